@@ -1,0 +1,46 @@
+# The README's commands. Each target installs what it needs first.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test install lint format migrate worker beat demo-xstest benchmarks
+
+install: $(STAMP)
+
+$(STAMP): requirements/lock.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements/lock.txt
+	touch $(STAMP)
+
+run: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py runserver 127.0.0.1:8000
+
+test: install
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+migrate: install
+	$(BIN)/python manage.py migrate --noinput
+
+worker: install
+	$(BIN)/celery -A config worker -l info
+
+beat: install
+	$(BIN)/celery -A config beat -l info
+
+demo-xstest: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py demo_xstest
+
+benchmarks: install
+	$(BIN)/python -m pytest tests/benchmarks -p no:randomly -s -o addopts=""

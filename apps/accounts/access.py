@@ -1,0 +1,29 @@
+"""The one rule every access helper applies: 404 for those who must not know, 403 for the rest.
+
+Each app has its own helper per object kind (``get_protocol_for``, ``get_version_for``,
+``get_task_for``, …); they all decide through ``require_roles`` so the rule lives in one place.
+"""
+
+from collections.abc import Iterable
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+
+from apps.accounts.models import User
+from apps.accounts.selectors import SIGHTED_ROLES, roles_for
+
+
+def require_roles(*, user: User, protocol_id: int, roles: Iterable[str]) -> frozenset[str]:
+    """Return the user's roles on the protocol if one of them is in ``roles``.
+
+    Raises Http404 when the user holds no role on the protocol, or holds only roles that must not
+    learn it exists (a blind reviewer asking for a sighted page); PermissionDenied when the user
+    can see the protocol but lacks every role in ``roles``.
+    """
+    held = roles_for(user=user, protocol_id=protocol_id)
+    wanted = frozenset(roles)
+    if held & wanted:
+        return held
+    if not held or not (held & SIGHTED_ROLES):
+        raise Http404("No such protocol.")
+    raise PermissionDenied("Your role on this protocol does not allow this.")

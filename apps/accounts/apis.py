@@ -1,0 +1,22 @@
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.accounts.selectors import user_roles
+
+
+class MeApi(APIView):
+    """Who the caller is and which roles they hold on any protocol."""
+
+    class OutputSerializer(serializers.Serializer):
+        username = serializers.CharField()
+        roles = serializers.ListField(child=serializers.CharField())
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request):
+        data = {
+            "username": request.user.get_username(),
+            "roles": sorted(user_roles(user=request.user)),
+        }
+        return Response(self.OutputSerializer(data).data)

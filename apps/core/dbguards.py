@@ -1,0 +1,111 @@
+"""Database-level guards: PostgreSQL triggers that make rows append-only or frozen.
+
+The application has no update or delete path for these rows, but "the code does not do it" is not
+the promise; the promise is that the database refuses it. Each guard is a migration operation that
+runs only on PostgreSQL (SQLite, the embedded development default, keeps the application-level
+checks only; the PostgreSQL tests prove the triggers).
+
+Refusals raise SQLSTATE P0001 with a message starting ``preregistry:``, which the API's exception
+handler turns into a 409 response.
+"""
+
+from django.db import migrations
+
+_FUNCTIONS = r"""
+CREATE OR REPLACE FUNCTION preregistry_refuse_change() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'preregistry: % on % is refused: rows of this table are append-only',
+        TG_OP, TG_TABLE_NAME;
+END
+$$;
+
+-- Refuses INSERT, UPDATE and DELETE of a row that belongs to a version that is no longer a
+-- draft. TG_ARGV[0] names the column holding the version id (read through to_jsonb so that one
+-- function serves every table).
+CREATE OR REPLACE FUNCTION preregistry_guard_frozen() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    version_ids bigint[] := ARRAY[]::bigint[];
+BEGIN
+    IF TG_OP IN ('UPDATE', 'DELETE') THEN
+        version_ids := version_ids || (to_jsonb(OLD) ->> TG_ARGV[0])::bigint;
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        version_ids := version_ids || (to_jsonb(NEW) ->> TG_ARGV[0])::bigint;
+    END IF;
+    IF EXISTS (
+        SELECT 1 FROM protocols_protocolversion
+        WHERE id = ANY(version_ids) AND state <> 'draft'
+    ) THEN
+        RAISE EXCEPTION 'preregistry: % on % is refused: the protocol version is frozen',
+            TG_OP, TG_TABLE_NAME;
+    END IF;
+    IF TG_OP = 'DELETE' THEN
+        RETURN OLD;
+    END IF;
+    RETURN NEW;
+END
+$$;
+"""
+
+
+def _on_postgresql(sql: str):
+    def forward(apps, schema_editor):
+        if schema_editor.connection.vendor == "postgresql":
+            schema_editor.execute(sql, params=None)
+
+    return forward
+
+
+def _operation(forward_sql: str, reverse_sql: str) -> migrations.RunPython:
+    return migrations.RunPython(_on_postgresql(forward_sql), _on_postgresql(reverse_sql))
+
+
+def install_guard_functions() -> migrations.RunPython:
+    """Create (or replace) the trigger functions the guards below call."""
+    return _operation(
+        _FUNCTIONS,
+        "DROP FUNCTION IF EXISTS preregistry_guard_frozen(); "
+        "DROP FUNCTION IF EXISTS preregistry_refuse_change();",
+    )
+
+
+def append_only(table: str) -> migrations.RunPython:
+    """Refuse UPDATE, DELETE and TRUNCATE on ``table``; INSERT stays allowed."""
+    return _operation(
+        f"""
+        CREATE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table}
+            FOR EACH ROW EXECUTE FUNCTION preregistry_refuse_change();
+        CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table}
+            FOR EACH STATEMENT EXECUTE FUNCTION preregistry_refuse_change();
+        """,
+        f"""
+        DROP TRIGGER IF EXISTS {table}_append_only ON {table};
+        DROP TRIGGER IF EXISTS {table}_no_truncate ON {table};
+        """,
+    )
+
+
+def frozen_with_version(table: str, column: str = "version_id") -> migrations.RunPython:
+    """Refuse any write to a row of ``table`` whose version (``column``) is not a draft.
+
+    TRUNCATE of the table is refused outright: it cannot be checked row by row.
+    """
+    return _operation(
+        f"""
+        CREATE TRIGGER {table}_frozen_guard BEFORE INSERT OR UPDATE OR DELETE ON {table}
+            FOR EACH ROW EXECUTE FUNCTION preregistry_guard_frozen('{column}');
+        CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table}
+            FOR EACH STATEMENT EXECUTE FUNCTION preregistry_refuse_change();
+        """,
+        f"""
+        DROP TRIGGER IF EXISTS {table}_frozen_guard ON {table};
+        DROP TRIGGER IF EXISTS {table}_no_truncate ON {table};
+        """,
+    )
+
+
+def is_guard_refusal(error: BaseException) -> bool:
+    """Whether a database error is one of these guards refusing a write."""
+    return "preregistry:" in str(error)

@@ -1,0 +1,15 @@
+from django.contrib import admin
+
+from apps.core.admin import ReadOnlyAdmin
+from apps.deviations.models import LogEntry, OutcomeUnsealing
+
+
+@admin.register(LogEntry)
+class LogEntryAdmin(ReadOnlyAdmin):
+    list_display = ("protocol", "seq", "kind", "actor_name", "recorded_at", "outcome_visible")
+    list_filter = ("kind", "outcome_visible")
+
+
+@admin.register(OutcomeUnsealing)
+class OutcomeUnsealingAdmin(ReadOnlyAdmin):
+    list_display = ("version", "unsealed_by", "unsealed_at")

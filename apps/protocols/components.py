@@ -1,0 +1,62 @@
+"""The one registry through which other apps take part in a version's life.
+
+A protocol version contains more than this app knows about: the design and scoring keys (items),
+the evaluand roster and administration schedule (responses), the rubric (raters). Each of those
+apps registers a ``VersionComponent`` from its ``AppConfig.ready()``; this app then
+
+- asks every component's ``checks`` for problems that block a freeze (the freeze gate),
+- runs every component's ``on_freeze`` inside the freeze transaction, before the document is
+  built (e.g. generating the administration schedule from the plan's seed),
+- puts every component's ``document`` under its ``name`` in the canonical frozen document,
+- asks every component to ``copy`` its rows into a new draft when a version is amended.
+
+Components run in registration order, which follows ``INSTALLED_APPS``, so a later app may rely
+on what an earlier app's ``on_freeze`` wrote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from apps.protocols.models import ProtocolVersion
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing that blocks a freeze: ``param_missing: the equivalence margin ε has no value``.
+
+    ``code`` is a stable machine-readable slug, ``message`` a sentence for the PI and ``url`` the
+    page where it is fixed (may be empty).
+    """
+
+    code: str
+    message: str
+    url: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message, "url": self.url}
+
+
+@dataclass(frozen=True)
+class VersionComponent:
+    name: str
+    checks: Callable[[ProtocolVersion], Iterable[Problem]] | None = None
+    on_freeze: Callable[[ProtocolVersion], None] | None = None
+    document: Callable[[ProtocolVersion], Any] | None = None
+    copy: Callable[[ProtocolVersion, ProtocolVersion], None] | None = None
+
+
+_components: dict[str, VersionComponent] = {}
+
+
+def register_component(component: VersionComponent) -> VersionComponent:
+    """Register (or, on a repeated ``ready()``, replace) a component by its name."""
+    _components[component.name] = component
+    return component
+
+
+def registered_components() -> list[VersionComponent]:
+    return list(_components.values())

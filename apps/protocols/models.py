@@ -1,0 +1,197 @@
+"""Protocols, their versions, the analysis plan's parameters and content-addressed blobs.
+
+A version's lifecycle is draft → frozen, stored in ``state``. "Superseded" and "withdrawn" are
+not stored on the frozen row (a frozen row never changes, by any path): a version is superseded
+when a frozen version names it in ``supersedes``, and withdrawn when it has a ``Withdrawal``
+tombstone. ``ProtocolVersion.status`` and the selectors derive them.
+"""
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+from simple_history.models import HistoricalRecords
+
+
+class Protocol(models.Model):
+    """A study: a code such as ``OPB-01`` and a title; its content lives in its versions."""
+
+    code = models.CharField(
+        max_length=32,
+        unique=True,
+        validators=[
+            RegexValidator(
+                r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+                "Use letters, digits, '.', '_' and '-', starting with a letter or digit.",
+            )
+        ],
+    )
+    title = models.CharField(max_length=300)
+    template = models.CharField(
+        max_length=32,
+        default="opb",
+        help_text="The plan template whose parameters each new version starts with.",
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["code"]
+
+    def __str__(self) -> str:
+        return self.code
+
+
+class VersionState(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    FROZEN = "frozen", "Frozen"
+
+
+class VersionStatus(models.TextChoices):
+    """The lifecycle shown to people; ``superseded`` and ``withdrawn`` are derived."""
+
+    DRAFT = "draft", "Draft"
+    FROZEN = "frozen", "Frozen"
+    SUPERSEDED = "superseded", "Superseded"
+    WITHDRAWN = "withdrawn", "Withdrawn"
+
+
+SECTION_FIELDS = ("background", "hypotheses", "design", "exclusions", "stopping_rules", "analysis")
+
+
+class ProtocolVersion(models.Model):
+    """One version of a protocol. Drafts are edited; a frozen version never changes again."""
+
+    protocol = models.ForeignKey(Protocol, on_delete=models.PROTECT, related_name="versions")
+    label = models.CharField(
+        max_length=16,
+        validators=[RegexValidator(r"^\d+(\.\d+)*$", "A version label looks like 1.0 or 1.1.")],
+    )
+    state = models.CharField(max_length=8, choices=VersionState.choices, default=VersionState.DRAFT)
+
+    background = models.TextField(blank=True)
+    hypotheses = models.TextField(blank=True)
+    design = models.TextField(blank=True)
+    exclusions = models.TextField(blank=True)
+    stopping_rules = models.TextField(blank=True)
+    analysis = models.TextField(blank=True)
+    decision_table = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The plan's decision table as data: rules mapping estimates to findings.",
+    )
+
+    supersedes = models.OneToOneField(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="successor"
+    )
+    amendment_rationale = models.TextField(blank=True)
+
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    frozen_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    frozen_at = models.DateTimeField(null=True, blank=True)
+    sha256 = models.CharField(max_length=64, blank=True, db_index=True)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["protocol", "label"], name="version_unique_label"),
+        ]
+        ordering = ["protocol", "created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.protocol.code} v{self.label}"
+
+    @property
+    def is_draft(self) -> bool:
+        return self.state == VersionState.DRAFT
+
+    @property
+    def status(self) -> str:
+        """draft, frozen, superseded or withdrawn (see the module docstring)."""
+        if self.is_draft:
+            return VersionStatus.DRAFT
+        if hasattr(self, "withdrawal"):
+            return VersionStatus.WITHDRAWN
+        successor = getattr(self, "successor", None)
+        if successor is not None and successor.state == VersionState.FROZEN:
+            return VersionStatus.SUPERSEDED
+        return VersionStatus.FROZEN
+
+
+class ParameterKind(models.TextChoices):
+    NUMBER = "number", "Number"
+    INTEGER = "integer", "Integer"
+    CHOICE = "choice", "Choice"
+    INTERVAL_METHOD = "interval_method", "Interval method"
+    TEXT = "text", "Text"
+
+
+class AnalysisParameter(models.Model):
+    """One typed parameter of a version's analysis plan (OPB-01 §7's brackets, for example).
+
+    ``value`` is stored as text exactly as the PI wrote it and validated by ``kind``; empty means
+    not yet instantiated, which blocks the freeze when ``required``.
+    """
+
+    version = models.ForeignKey(
+        ProtocolVersion, on_delete=models.CASCADE, related_name="parameters"
+    )
+    name = models.SlugField(max_length=64)
+    label = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, choices=ParameterKind.choices)
+    value = models.CharField(max_length=500, blank=True)
+    unit = models.CharField(max_length=40, blank=True)
+    required = models.BooleanField(default=True)
+    choices = models.JSONField(default=list, blank=True)
+    minimum = models.DecimalField(max_digits=20, decimal_places=10, null=True, blank=True)
+    maximum = models.DecimalField(max_digits=20, decimal_places=10, null=True, blank=True)
+    help_text = models.CharField(max_length=500, blank=True)
+    position = models.PositiveIntegerField(default=0)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["version", "name"], name="parameter_unique_name"),
+        ]
+        ordering = ["version", "position", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} = {self.value or '⟨ ⟩'}"
+
+
+class Withdrawal(models.Model):
+    """The tombstone of a withdrawn frozen version: who withdrew it, when and why."""
+
+    version = models.OneToOneField(
+        ProtocolVersion, on_delete=models.PROTECT, related_name="withdrawal"
+    )
+    reason = models.TextField()
+    withdrawn_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    withdrawn_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"withdrawal of version {self.version_id}"
+
+
+class Blob(models.Model):
+    """A content-addressed frozen document, kept forever and served by its SHA-256."""
+
+    sha256 = models.CharField(max_length=64, primary_key=True)
+    content = models.BinaryField()
+    media_type = models.CharField(max_length=100, default="application/json")
+    size = models.PositiveBigIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.sha256[:16]

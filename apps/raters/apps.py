@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class RatersConfig(AppConfig):
+    name = "apps.raters"
+    label = "raters"
+    verbose_name = "Blind rating"

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class ResponsesConfig(AppConfig):
+    name = "apps.responses"
+    label = "responses"
+    verbose_name = "Responses"

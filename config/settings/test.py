@@ -1,0 +1,15 @@
+"""Test settings: the suite runs on SQLite by default and on PostgreSQL/Redis when configured.
+
+Tasks run eagerly here; the tests that prove the real path start a real Celery worker against
+Redis themselves (they are marked ``redis``).
+"""
+
+from config.settings.base import *  # noqa: F403
+
+DEBUG = False
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+CELERY_TASK_ALWAYS_EAGER = True
+PREREGISTRY_TEST_FLUSH_BYPASSES_GUARDS = True
+# Static files come from the finders, not a collected STATIC_ROOT.
+WHITENOISE_AUTOREFRESH = True
+WHITENOISE_USE_FINDERS = True

@@ -1,0 +1,26 @@
+"""Every URL of Preregistry. Each app's ``urls.py`` gives its pages (``urlpatterns``) and its API
+(``api_urlpatterns``, mounted under ``/api/v1/``)."""
+
+from importlib import import_module
+
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from apps.core.views import healthz
+
+APPS = ("accounts", "protocols", "items", "responses", "raters", "deviations", "analysis")
+
+
+def _api(app: str):
+    return import_module(f"apps.{app}.urls").api_urlpatterns
+
+
+urlpatterns = [
+    path("healthz", healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/schema/ui/", SpectacularSwaggerView.as_view(url_name="schema"), name="schema-ui"),
+    *[path("api/v1/", include((_api(app), app), namespace=f"{app}-api")) for app in APPS],
+    *[path("", include(f"apps.{app}.urls")) for app in APPS],
+]

@@ -1,0 +1,47 @@
+"""Per-protocol roles: who may reach what, and who must not even learn a protocol exists."""
+
+import pytest
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+
+from apps.protocols.access import get_protocol_for
+from tests.factories import MembershipFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(
+    ("person", "roles", "outcome"),
+    [
+        ("pi", {"pi"}, "ok"),
+        ("editor", {"pi", "editor"}, "ok"),
+        ("editor", {"pi"}, PermissionDenied),
+        ("auditor", {"auditor"}, "ok"),
+        ("auditor", {"pi", "editor"}, PermissionDenied),
+        ("reviewer", {"pi", "editor", "auditor"}, Http404),
+        ("reviewer", {"reviewer"}, "ok"),
+        ("outsider", {"pi", "editor", "auditor", "reviewer"}, Http404),
+    ],
+)
+def test_get_protocol_for_applies_the_role_matrix(request, protocol, person, roles, outcome):
+    user = request.getfixturevalue(person)
+    if outcome == "ok":
+        assert get_protocol_for(user=user, pk=protocol.pk, roles=roles) == protocol
+    else:
+        with pytest.raises(outcome):
+            get_protocol_for(user=user, pk=protocol.pk, roles=roles)
+
+
+def test_get_protocol_for_accepts_the_code(pi, protocol):
+    assert get_protocol_for(user=pi, pk=protocol.code, roles={"pi"}) == protocol
+
+
+def test_a_reviewer_who_is_also_pi_elsewhere_is_still_blind_here(reviewer, protocol):
+    MembershipFactory(user=reviewer, role="pi")  # PI of another protocol
+    with pytest.raises(Http404):
+        get_protocol_for(user=reviewer, pk=protocol.pk, roles={"pi", "auditor"})
+
+
+def test_unknown_protocol_is_404(pi):
+    with pytest.raises(Http404):
+        get_protocol_for(user=pi, pk=999_999, roles={"pi"})

@@ -1,0 +1,98 @@
+"""Shared fixtures: people in each role, and the rules for tests that need real services.
+
+Tests marked ``postgres`` need PostgreSQL (triggers, SKIP LOCKED, advisory locks), ``redis`` a
+real Redis broker, ``browser`` Debian's Chromium. Without the service they are skipped with the
+reason; under ``CI=true`` a skip of a marked test fails the run instead, so CI cannot pass by
+quietly not testing what only the real service can show.
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from tests.factories import MembershipFactory, ProtocolFactory, UserFactory
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def _skip_or_fail(reason: str) -> None:
+    if IN_CI:
+        pytest.fail(f"CI=true and a marked test cannot run: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def _redis_answers() -> bool:
+    if not settings.REDIS_URL:
+        return False
+    import redis
+
+    try:
+        return bool(redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1).ping())
+    except redis.RedisError:
+        return False
+
+
+def chromium_path() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(autouse=True)
+def _require_marked_services(request):
+    if request.node.get_closest_marker("postgres"):
+        from django.db import connection
+
+        if connection.vendor != "postgresql":
+            _skip_or_fail("needs PostgreSQL: set DATABASE_URL=postgres://…")
+    if request.node.get_closest_marker("redis") and not _redis_answers():
+        _skip_or_fail("needs Redis: set REDIS_URL=redis://127.0.0.1:6379/0 with Redis running")
+    if request.node.get_closest_marker("browser") and not chromium_path():
+        _skip_or_fail("needs Debian's chromium (apt-get install chromium chromium-driver)")
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """The read-only shared data folder (``../shared/data``); skips when it is absent."""
+    folder = Path(settings.SHARED_DATA_DIR)
+    if not folder.is_dir():
+        pytest.skip(f"shared data folder {folder} is absent (set PREREGISTRY_SHARED_DATA)")
+    return folder
+
+
+# People: one per role on one protocol, and an outsider with no role on it.
+
+
+@pytest.fixture
+def protocol(db):
+    return ProtocolFactory()
+
+
+def _member(protocol, role):
+    return MembershipFactory(protocol=protocol, role=role).user
+
+
+@pytest.fixture
+def pi(protocol):
+    return _member(protocol, "pi")
+
+
+@pytest.fixture
+def editor(protocol):
+    return _member(protocol, "editor")
+
+
+@pytest.fixture
+def reviewer(protocol):
+    return _member(protocol, "reviewer")
+
+
+@pytest.fixture
+def auditor(protocol):
+    return _member(protocol, "auditor")
+
+
+@pytest.fixture
+def outsider(db):
+    return UserFactory()
