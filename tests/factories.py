@@ -135,3 +135,24 @@ class ResponseFactory(factory.django.DjangoModelFactory):
     version = factory.SelfAttribute("attempt.version")
     text = factory.Sequence(lambda n: f"A response, number {n}.")
     word_count = factory.LazyAttribute(lambda o: len(o.text.split()))
+
+
+class RosterEntryFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "responses.RosterEntry"
+
+    version = factory.SubFactory(ProtocolVersionFactory)
+    evaluand = factory.SubFactory(EvaluandFactory)
+    code = factory.Sequence(lambda n: f"ev{n}")
+    position = factory.Sequence(lambda n: n)
+
+
+class AnalysisParameterFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "protocols.AnalysisParameter"
+
+    version = factory.SubFactory(ProtocolVersionFactory)
+    name = factory.Sequence(lambda n: f"parameter_{n}")
+    label = factory.LazyAttribute(lambda o: o.name.replace("_", " "))
+    kind = "integer"
+    value = "1"

@@ -5,9 +5,12 @@ schedule belong to a version and freeze with it. Attempts, responses, imports an
 arrive after the freeze and are append-only: a rerun is a new attempt, a correction a new record.
 """
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
+from apps.core.canonical import canonical_json, sha256_hex
 from apps.items.models import Cell
 from apps.protocols.models import ProtocolVersion
 
@@ -25,6 +28,11 @@ IDENTITY_FIELDS = (
     "budgets",
     "retry_policy",
 )
+
+
+def identity_sha256_of(identity: dict[str, Any]) -> str:
+    """The SHA-256 of the canonical JSON of an identity tuple (every key of ``IDENTITY_FIELDS``)."""
+    return sha256_hex(canonical_json({name: identity[name] for name in IDENTITY_FIELDS}))
 
 
 class Evaluand(models.Model):
@@ -60,6 +68,10 @@ class Evaluand(models.Model):
 
     def __str__(self) -> str:
         return f"{self.label} ({self.identity_sha256[:12]})"
+
+    def identity(self) -> dict[str, Any]:
+        """The identity tuple as a dict, in ``IDENTITY_FIELDS`` order."""
+        return {name: getattr(self, name) for name in IDENTITY_FIELDS}
 
 
 class RosterEntry(models.Model):
@@ -129,6 +141,12 @@ class ResponseImport(models.Model):
     filename = models.CharField(max_length=255)
     format = models.CharField(max_length=16, choices=ImportFormat.choices)
     mapping = models.JSONField(default=dict, blank=True)
+    header = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What the file says about itself (an Inspect log's eval header), as received.",
+    )
+    note = models.TextField(blank=True, help_text="Why this file was imported (reruns, say).")
     counts = models.JSONField(default=dict)
     imported_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
@@ -173,6 +191,9 @@ class Attempt(models.Model):
     source = models.ForeignKey(
         ResponseImport, on_delete=models.PROTECT, null=True, blank=True, related_name="attempts"
     )
+    source_row = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The record number in the source file (1-based)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -197,6 +218,20 @@ class Response(models.Model):
 
     def __str__(self) -> str:
         return f"response to attempt {self.attempt_id}"
+
+
+# Reasons every plan may use: evidence-integrity failures that make an attempt ineligible whatever
+# its content (CRUCIBLE §7, §10). A plan adds its own frozen reasons in its ``exclusion_reasons``
+# parameter. There is deliberately no code for "anomalous" or "unfavourable" behaviour.
+EVIDENCE_INTEGRITY_REASONS = {
+    "containment_breach": "A containment breach occurred during the attempt.",
+    "observation_fault": "The observation path failed: the record does not show what happened.",
+    "telemetry_loss": "Telemetry was lost and could not be reconciled.",
+    "control_validation_failed": "The execution environment failed the frozen control validation.",
+    "input_mismatch": "The input administered differs from the frozen cell.",
+    "evaluand_mismatch": "The attempt ran on a system other than the enrolled evaluand.",
+    "record_corrupt": "The received record is truncated or corrupt.",
+}
 
 
 class Exclusion(models.Model):

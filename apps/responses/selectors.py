@@ -1,0 +1,273 @@
+"""Reads of evaluands, rosters, schedules, attempts, imports and exclusions."""
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Count, Q, QuerySet
+
+from apps.accounts.models import User
+from apps.accounts.selectors import SIGHTED_ROLES
+from apps.items.models import Cell
+from apps.protocols.models import AnalysisParameter, ProtocolVersion
+from apps.responses.models import (
+    EVIDENCE_INTEGRITY_REASONS,
+    Administration,
+    Attempt,
+    Evaluand,
+    Exclusion,
+    Response,
+    ResponseImport,
+    RosterEntry,
+    TerminalOutcome,
+)
+
+# The outcomes that describe the model's behaviour; platform losses are counted apart.
+MODEL_OUTCOMES = [o.value for o in TerminalOutcome if o != TerminalOutcome.PLATFORM_LOSS]
+
+
+def version_ref(version: ProtocolVersion) -> dict[str, Any]:
+    """A deviation-log reference to ``version``."""
+    return {"type": "version", "id": version.pk, "label": str(version)}
+
+
+def roster_of(version: ProtocolVersion) -> QuerySet[RosterEntry]:
+    """The version's roster in order, with each evaluand."""
+    return RosterEntry.objects.filter(version=version).select_related("evaluand")
+
+
+def roster_code(administration: Administration) -> str:
+    """The roster code under which the administration's evaluand is enrolled."""
+    return RosterEntry.objects.filter(
+        version_id=administration.version_id, evaluand_id=administration.evaluand_id
+    ).values_list("code", flat=True).first() or str(administration.evaluand_id)
+
+
+def cell_label(administration: Administration) -> str:
+    """``xs-1@L0, gpt4, repetition 1``: what an administration gives to whom."""
+    cell = administration.cell
+    return (
+        f"{cell.item.code}@{cell.level.code}, {roster_code(administration)}, "
+        f"repetition {administration.repetition}"
+    )
+
+
+def evaluands_visible_to(*, user: User) -> QuerySet[Evaluand]:
+    """Evaluands ``user`` registered, or enrolled in a protocol where they hold a sighted role.
+
+    A blind reviewer's role never makes an evaluand visible.
+    """
+    sighted = Q(
+        rosters__version__protocol__memberships__user=user,
+        rosters__version__protocol__memberships__role__in=SIGHTED_ROLES,
+    )
+    return (
+        Evaluand.objects.filter(Q(created_by=user) | sighted)
+        .select_related("derived_from")
+        .distinct()
+        .order_by("label", "created_at")
+    )
+
+
+def exclusion_reasons(version: ProtocolVersion) -> dict[str, str]:
+    """The reason codes an exclusion in ``version`` may give: code → description.
+
+    The evidence-integrity reasons every plan has, then the plan's own frozen reasons from its
+    ``exclusion_reasons`` parameter: one ``code: description`` per line (or separated by ``;``).
+    """
+    reasons = dict(EVIDENCE_INTEGRITY_REASONS)
+    parameter = AnalysisParameter.objects.filter(version=version, name="exclusion_reasons").first()
+    if parameter is not None:
+        for line in parameter.value.replace(";", "\n").splitlines():
+            code, _, description = line.partition(":")
+            if code.strip():
+                reasons[code.strip()] = description.strip() or code.strip()
+    return reasons
+
+
+def imports_of(version: ProtocolVersion) -> QuerySet[ResponseImport]:
+    """The version's imports, newest first, with who imported each."""
+    return (
+        ResponseImport.objects.filter(version=version)
+        .select_related("imported_by")
+        .order_by("-imported_at", "-pk")
+    )
+
+
+def attempts_of(version: ProtocolVersion) -> QuerySet[Attempt]:
+    """The version's attempts in schedule order, with what pages show of each."""
+    return (
+        Attempt.objects.filter(version=version)
+        .select_related(
+            "administration__cell__item",
+            "administration__cell__level",
+            "administration__evaluand",
+            "response",
+            "source",
+        )
+        .prefetch_related("exclusions__decided_by")
+        .order_by("administration__position", "number")
+    )
+
+
+def attempt_detail(pk: int) -> Attempt | None:
+    """One attempt with its administration, response, source file and exclusion."""
+    return (
+        Attempt.objects.select_related(
+            "version__protocol",
+            "administration__cell__item",
+            "administration__cell__level",
+            "administration__evaluand",
+            "response",
+            "source__imported_by",
+        )
+        .prefetch_related("exclusions__decided_by")
+        .filter(pk=pk)
+        .first()
+    )
+
+
+def exclusions_of(version: ProtocolVersion) -> QuerySet[Exclusion]:
+    """The version's exclusions, newest first."""
+    return (
+        Exclusion.objects.filter(version=version)
+        .select_related(
+            "decided_by",
+            "attempt__administration__cell__item",
+            "attempt__administration__cell__level",
+        )
+        .order_by("-decided_at", "-pk")
+    )
+
+
+def version_responses(version: ProtocolVersion) -> QuerySet[Response]:
+    """Every response of the version, in schedule order then attempt number.
+
+    Excluded responses are included (exclusions are reported, never hidden); callers that score
+    or analyse decide what to do with ``attempt.exclusions``.
+    """
+    return (
+        Response.objects.filter(version=version)
+        .select_related("attempt__administration__cell")
+        .order_by("attempt__administration__position", "attempt__number")
+    )
+
+
+def outcome_counts(version: ProtocolVersion) -> dict[str, Any]:
+    """Attempts by terminal outcome, with platform losses apart from the model's outcomes."""
+    counts = Counter(
+        dict(
+            Attempt.objects.filter(version=version)
+            .values("terminal_outcome")
+            .annotate(n=Count("pk"))
+            .values_list("terminal_outcome", "n")
+        )
+    )
+    return {
+        "model_outcomes": {outcome: counts.get(outcome, 0) for outcome in MODEL_OUTCOMES},
+        "platform_losses": counts.get(TerminalOutcome.PLATFORM_LOSS, 0),
+        "attempts": sum(counts.values()),
+        "excluded": Exclusion.objects.filter(version=version).count(),
+    }
+
+
+@dataclass
+class EvaluandCounts:
+    code: str
+    label: str
+    administrations: int = 0
+    observed: int = 0
+    outcomes: dict[str, int] = field(default_factory=dict)
+    platform_losses: int = 0
+    reruns: int = 0
+    excluded: int = 0
+
+    @property
+    def outcome_list(self) -> list[int]:
+        return [self.outcomes.get(outcome, 0) for outcome in MODEL_OUTCOMES]
+
+
+@dataclass
+class ResponsesSummary:
+    rows: list[EvaluandCounts]
+    total: EvaluandCounts
+    outcomes: list[str]
+    absent_cells: list[dict[str, str]]
+    unobserved_count: int
+    unobserved: list[str]
+    imports: int
+
+
+def responses_summary(version: ProtocolVersion, *, unobserved_listed: int = 50) -> ResponsesSummary:
+    """Counts by evaluand × outcome, platform losses apart, reruns, exclusions; absent cells;
+    administrations not yet observed (no attempt with a model outcome)."""
+    rows = {
+        entry.evaluand_id: EvaluandCounts(code=entry.code, label=entry.evaluand.label)
+        for entry in roster_of(version)
+    }
+    administrations = Administration.objects.filter(version=version)
+    for evaluand_id, n in administrations.values_list("evaluand_id").annotate(n=Count("pk")):
+        rows[evaluand_id].administrations = n
+    model_attempt = Q(attempts__terminal_outcome__in=MODEL_OUTCOMES)
+    for evaluand_id, n in (
+        administrations.filter(model_attempt)
+        .values_list("evaluand_id")
+        .annotate(n=Count("pk", distinct=True))
+    ):
+        rows[evaluand_id].observed = n
+    attempts = Attempt.objects.filter(version=version)
+    for evaluand_id, outcome, n in attempts.values_list(
+        "administration__evaluand_id", "terminal_outcome"
+    ).annotate(n=Count("pk")):
+        if outcome == TerminalOutcome.PLATFORM_LOSS:
+            rows[evaluand_id].platform_losses = n
+        else:
+            rows[evaluand_id].outcomes[outcome] = n
+    for evaluand_id, n in (
+        attempts.filter(number__gt=1)
+        .values_list("administration__evaluand_id")
+        .annotate(n=Count("pk"))
+    ):
+        rows[evaluand_id].reruns = n
+    for evaluand_id, n in (
+        Exclusion.objects.filter(version=version)
+        .values_list("attempt__administration__evaluand_id")
+        .annotate(n=Count("pk"))
+    ):
+        rows[evaluand_id].excluded = n
+    total = EvaluandCounts(code="all", label="All evaluands")
+    for row in rows.values():
+        total.administrations += row.administrations
+        total.observed += row.observed
+        total.platform_losses += row.platform_losses
+        total.reruns += row.reruns
+        total.excluded += row.excluded
+        for outcome, n in row.outcomes.items():
+            total.outcomes[outcome] = total.outcomes.get(outcome, 0) + n
+    unobserved = (
+        administrations.exclude(pk__in=administrations.filter(model_attempt).values("pk"))
+        .select_related("cell__item", "cell__level")
+        .order_by("position")
+    )
+    codes = {evaluand_id: row.code for evaluand_id, row in rows.items()}
+    listed = [
+        f"#{a.position} {a.cell.item.code}@{a.cell.level.code}, {codes[a.evaluand_id]}, "
+        f"repetition {a.repetition}"
+        for a in unobserved[:unobserved_listed]
+    ]
+    absent = (
+        Cell.objects.filter(version=version, absent=True)
+        .select_related("item", "level")
+        .order_by("item__code", "level__ordinal")
+    )
+    return ResponsesSummary(
+        rows=list(rows.values()),
+        total=total,
+        outcomes=MODEL_OUTCOMES,
+        absent_cells=[
+            {"cell": f"{c.item.code}@{c.level.code}", "reason": c.absent_reason} for c in absent
+        ],
+        unobserved_count=unobserved.count(),
+        unobserved=listed,
+        imports=ResponseImport.objects.filter(version=version).count(),
+    )

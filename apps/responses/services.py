@@ -1,0 +1,250 @@
+"""Writes of evaluands, rosters, imported attempts and exclusions.
+
+Every public service here is keyword-only and atomic; those that change a protocol's record
+write their deviation-log entry in the same transaction.
+"""
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import IntegrityError, transaction
+
+from apps.accounts.models import Role, User
+from apps.accounts.selectors import roles_for
+from apps.deviations.models import EntryKind
+from apps.deviations.selectors import protocol_outcomes_visible
+from apps.deviations.services import deviation_append
+from apps.protocols.models import ProtocolVersion
+from apps.responses.importing import ImportOutcome, import_file
+from apps.responses.models import (
+    IDENTITY_FIELDS,
+    Attempt,
+    Evaluand,
+    Exclusion,
+    RosterEntry,
+    identity_sha256_of,
+)
+from apps.responses.selectors import cell_label, exclusion_reasons, version_ref
+
+IMPORT_ROLES = frozenset({Role.PI, Role.EDITOR})
+ROSTER_ROLES = frozenset({Role.PI, Role.EDITOR})
+EXCLUSION_ROLES = frozenset({Role.PI})
+
+_IDENTITY_KINDS: dict[str, type] = {
+    "safeguards": dict,
+    "inference_settings": dict,
+    "toolkit": list,
+    "budgets": dict,
+}
+_CODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def _require_roles(*, user: User, version: ProtocolVersion, roles: Iterable[str], doing: str):
+    if not roles_for(user=user, protocol_id=version.protocol_id) & frozenset(roles):
+        raise PermissionDenied(f"Your role on {version} does not allow you to {doing}.")
+
+
+def _identity_values(identity: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(identity) - set(IDENTITY_FIELDS)
+    if unknown:
+        raise ValidationError(f"Not part of an evaluand's identity: {', '.join(sorted(unknown))}.")
+    values: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for name in IDENTITY_FIELDS:
+        kind = _IDENTITY_KINDS.get(name, str)
+        value = identity.get(name)
+        if value is None:
+            value = kind()
+        if not isinstance(value, kind):
+            expected = {dict: "a JSON object", list: "a JSON list", str: "text"}[kind]
+            errors[name] = f"must be {expected}."
+        values[name] = value
+    if not str(values["model"]).strip():
+        errors["model"] = "Name the model (identifier and snapshot)."
+    if errors:
+        raise ValidationError(errors)
+    return values
+
+
+@transaction.atomic
+def evaluand_register(*, user: User | None, label: str, **identity: Any) -> tuple[Evaluand, bool]:
+    """The evaluand with this identity tuple, created if new: ``(evaluand, created)``.
+
+    ``identity`` holds the elements of ``IDENTITY_FIELDS`` (missing ones are empty). Identity is
+    the SHA-256 of their canonical JSON, so registering the same tuple twice returns the first
+    evaluand (with its label) rather than a second one.
+    """
+    values = _identity_values(identity)
+    digest = identity_sha256_of(values)
+    existing = Evaluand.objects.filter(identity_sha256=digest).first()
+    if existing is not None:
+        return existing, False
+    evaluand = Evaluand(label=label.strip(), created_by=user, identity_sha256=digest, **values)
+    evaluand.full_clean()
+    try:
+        with transaction.atomic():
+            evaluand.save()
+    except IntegrityError:  # registered concurrently by someone else: theirs is the one
+        return Evaluand.objects.get(identity_sha256=digest), False
+    return evaluand, True
+
+
+@transaction.atomic
+def evaluand_revise(
+    *, evaluand: Evaluand, user: User | None, label: str | None = None, **changes: Any
+) -> Evaluand:
+    """A NEW evaluand: ``evaluand``'s identity with ``changes`` applied, derived from it.
+
+    The old evaluand is untouched (evaluands are append-only). Raises ValidationError when the
+    changes leave the identity as it was, or produce the identity of another evaluand.
+    """
+    values = _identity_values({**evaluand.identity(), **changes})
+    digest = identity_sha256_of(values)
+    if digest == evaluand.identity_sha256:
+        raise ValidationError("Nothing in the identity changed, so this is the same evaluand.")
+    existing = Evaluand.objects.filter(identity_sha256=digest).first()
+    if existing is not None:
+        raise ValidationError(f"That identity is already the evaluand {existing}.")
+    revised = Evaluand(
+        label=(label if label is not None else evaluand.label).strip(),
+        created_by=user,
+        identity_sha256=digest,
+        derived_from=evaluand,
+        **values,
+    )
+    revised.full_clean()
+    revised.save()
+    return revised
+
+
+def _require_draft(version: ProtocolVersion, doing: str) -> None:
+    if not version.is_draft:
+        raise ValidationError(f"{version} is frozen: {doing} only in a draft (amend it).")
+
+
+@transaction.atomic
+def roster_enroll(
+    *, version: ProtocolVersion, evaluand: Evaluand, code: str, user: User
+) -> RosterEntry:
+    """Enrol ``evaluand`` in the draft ``version``'s roster under ``code``."""
+    _require_roles(user=user, version=version, roles=ROSTER_ROLES, doing="change the roster")
+    _require_draft(version, "the roster changes")
+    code = code.strip()
+    if not _CODE.match(code):
+        raise ValidationError(
+            {"code": "Use letters, digits, '.', '_' and '-', starting with a letter or digit."}
+        )
+    roster = RosterEntry.objects.filter(version=version)
+    if roster.filter(code=code).exists():
+        raise ValidationError({"code": f"The code {code!r} is already on this roster."})
+    if roster.filter(evaluand=evaluand).exists():
+        raise ValidationError({"evaluand": f"{evaluand} is already on this roster."})
+    last = roster.order_by("-position").values_list("position", flat=True).first()
+    entry = RosterEntry(
+        version=version, evaluand=evaluand, code=code, position=0 if last is None else last + 1
+    )
+    entry.full_clean()
+    entry.save()
+    return entry
+
+
+@transaction.atomic
+def roster_remove(*, entry: RosterEntry, user: User) -> None:
+    """Take an evaluand off a draft version's roster."""
+    _require_roles(user=user, version=entry.version, roles=ROSTER_ROLES, doing="change the roster")
+    _require_draft(entry.version, "the roster changes")
+    entry.delete()
+
+
+@transaction.atomic
+def responses_import(
+    *,
+    version: ProtocolVersion,
+    user: User,
+    data: bytes,
+    filename: str,
+    format: str | None = None,
+    mapping: dict | None = None,
+    note: str = "",
+    dry_run: bool = False,
+) -> ImportOutcome:
+    """Import a file of attempts into the frozen ``version``: all of it, or nothing.
+
+    Every record is checked before anything is written; any problem raises ``ImportRejected``
+    (a ValidationError) naming each row and field, and nothing is written. The same file (by
+    SHA-256) imported twice into a version is a no-op that says when and by whom it was first
+    imported. ``dry_run`` checks and previews without writing. A successful import writes an
+    ``import`` log entry, a ``platform_loss`` entry when the file holds platform losses and a
+    ``rerun`` entry when it holds reruns. See ``docs/import-formats.md``.
+    """
+    _require_roles(user=user, version=version, roles=IMPORT_ROLES, doing="import responses")
+    return import_file(
+        version=version,
+        user=user,
+        data=data,
+        filename=filename,
+        format=format,
+        mapping=mapping,
+        note=note,
+        dry_run=dry_run,
+    )
+
+
+@transaction.atomic
+def exclusion_record(
+    *, attempt: Attempt, reason_code: str, rationale: str, user: User
+) -> Exclusion:
+    """Exclude ``attempt`` from analysis, for a frozen or evidence-integrity reason (PI only).
+
+    Whether outcome data were visible when the decision was made comes from the outcome seal —
+    true once any version of the protocol has been unsealed — never from the caller. Writes an
+    ``exclusion`` log entry. The attempt and its response stay visible and counted.
+    """
+    version = attempt.version
+    _require_roles(user=user, version=version, roles=EXCLUSION_ROLES, doing="exclude attempts")
+    reasons = exclusion_reasons(version)
+    errors = {}
+    if reason_code not in reasons:
+        errors["reason_code"] = (
+            f"{reason_code!r} is not a frozen exclusion reason; the reasons are "
+            f"{', '.join(reasons)}."
+        )
+    if not rationale.strip():
+        errors["rationale"] = "Say why this attempt is excluded."
+    if errors:
+        raise ValidationError(errors)
+    previous = Exclusion.objects.filter(attempt=attempt).select_related("decided_by").first()
+    if previous is not None:
+        raise ValidationError(
+            f"This attempt was already excluded ({previous.reason_code}) on "
+            f"{previous.decided_at:%Y-%m-%d %H:%M} UTC by {previous.decided_by}."
+        )
+    outcome_visible = protocol_outcomes_visible(protocol_id=version.protocol_id)
+    exclusion = Exclusion(
+        version=version,
+        attempt=attempt,
+        reason_code=reason_code,
+        rationale=rationale.strip(),
+        decided_by=user,
+        outcome_visible=outcome_visible,
+    )
+    exclusion.full_clean()
+    exclusion.save()
+    administration = attempt.administration
+    deviation_append(
+        protocol=version.protocol,
+        kind=EntryKind.EXCLUSION,
+        rationale=(
+            f"Excluded attempt {attempt.number} of administration #{administration.position} "
+            f"({cell_label(administration)}) for {reason_code}: {exclusion.rationale}"
+        ),
+        actor=user,
+        refs=[
+            version_ref(version),
+            {"type": "attempt", "id": attempt.pk, "label": f"attempt {attempt.number}"},
+            {"type": "exclusion", "id": exclusion.pk, "label": reason_code},
+        ],
+    )
+    return exclusion

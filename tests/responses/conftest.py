@@ -1,0 +1,110 @@
+"""A small study for the response tests: items × levels, a roster, the plan's seed and repetitions.
+
+``freeze`` goes through ``apps.responses.standins.version_freeze_standin`` until the protocols
+branch's ``version_freeze`` lands on main (then this one function switches).
+"""
+
+import csv
+import io
+
+import pytest
+
+from apps.responses.models import Administration
+from apps.responses.services import evaluand_register, roster_enroll
+from apps.responses.standins import version_freeze_standin
+from tests.factories import (
+    AnalysisParameterFactory,
+    CellFactory,
+    FamilyFactory,
+    ItemFactory,
+    LevelFactory,
+    ProtocolVersionFactory,
+)
+
+
+def build_draft(
+    *,
+    protocol,
+    user,
+    items: int = 3,
+    levels: tuple[str, ...] = ("L0",),
+    evaluands: tuple[str, ...] = ("alpha", "beta"),
+    repetitions: int | None = 1,
+    seed: int | None = 7,
+    absent: tuple[str, ...] = (),
+):
+    """A draft version with ``items`` items (``it-1`` …) at ``levels``, a roster of ``evaluands``
+    (codes; model ``model-<code>``) and the plan's ``repetitions`` and ``seed``."""
+    version = ProtocolVersionFactory(protocol=protocol)
+    level_rows = [
+        LevelFactory(version=version, ordinal=i, code=code) for i, code in enumerate(levels)
+    ]
+    family = FamilyFactory(version=version, code="A")
+    for n in range(1, items + 1):
+        item = ItemFactory(version=version, family=family, code=f"it-{n}")
+        for level in level_rows:
+            key = f"{item.code}@{level.code}"
+            if key in absent:
+                CellFactory(
+                    version=version,
+                    item=item,
+                    level=level,
+                    prompt="",
+                    absent=True,
+                    absent_reason="cannot be written at this level without changing its content",
+                )
+            else:
+                CellFactory(version=version, item=item, level=level)
+    for code in evaluands:
+        evaluand, _ = evaluand_register(user=user, label=f"Model {code}", model=f"model-{code}")
+        roster_enroll(version=version, evaluand=evaluand, code=code, user=user)
+    if repetitions is not None:
+        AnalysisParameterFactory(version=version, name="repetitions", value=str(repetitions))
+    if seed is not None:
+        AnalysisParameterFactory(version=version, name="seed", value=str(seed))
+    return version
+
+
+def freeze(version, user):
+    return version_freeze_standin(version=version, user=user)
+
+
+def schedule_rows(version):
+    """``(item, level, evaluand code, repetition)`` of every administration, in position order."""
+    codes = {e.evaluand_id: e.code for e in version.roster.all()}
+    return [
+        (a.cell.item.code, a.cell.level.code, codes[a.evaluand_id], a.repetition)
+        for a in Administration.objects.filter(version=version)
+        .select_related("cell__item", "cell__level")
+        .order_by("position")
+    ]
+
+
+def csv_bytes(rows: list[dict], columns: list[str] | None = None) -> bytes:
+    columns = columns or list(rows[0])
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue().encode()
+
+
+def answer_rows(version, *, outcome: str = "completed") -> list[dict]:
+    """One CSV row per administration, in schedule order, answering each."""
+    return [
+        {
+            "item": item,
+            "level": level,
+            "evaluand": code,
+            "repetition": repetition,
+            "terminal_outcome": outcome,
+            "response": f"An answer to {item} at {level} from {code}.",
+        }
+        for item, level, code, repetition in schedule_rows(version)
+    ]
+
+
+@pytest.fixture
+def frozen(protocol, pi):
+    """A frozen version: 3 items at L0, evaluands alpha and beta, 1 repetition."""
+    return freeze(build_draft(protocol=protocol, user=pi), pi)
