@@ -12,8 +12,11 @@ Called by ``services.responses_import`` inside its transaction. The steps:
 6. write the import record, the attempts and their responses in bulk, and the log entries.
 """
 
+import gc
 import json
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -36,7 +39,7 @@ from apps.responses.formats import (
     guess_format,
     read_file,
 )
-from apps.responses.mapping import default_mapping, extract, normalise_mapping
+from apps.responses.mapping import compile_source, effective_mapping, normalise_mapping
 from apps.responses.models import (
     Administration,
     Attempt,
@@ -51,6 +54,8 @@ MAX_LISTED_PROBLEMS = 100
 PREVIEW_ROWS = 20
 BATCH_SIZE = 5000
 
+# One encoder for every record: json.dumps(..., ensure_ascii=False) would build one per call.
+_JSON = json.JSONEncoder(ensure_ascii=False)
 _TRUE = {"1", "true", "yes", "y", "rerun"}
 _FALSE = {"", "0", "false", "no", "n"}
 _OUTCOMES = {choice.value for choice in TerminalOutcome}
@@ -107,7 +112,7 @@ class _Schedule:
     def __init__(self, version: ProtocolVersion):
         self.by_key: dict[tuple, int] = {}
         self.by_position: dict[int, int] = {}
-        self.describe: dict[int, str] = {}
+        self.entries: dict[int, tuple] = {}
         self.evaluand_of: dict[int, int] = {}
         roster = list(
             RosterEntry.objects.filter(version=version).values_list(
@@ -128,21 +133,23 @@ class _Schedule:
             self.by_key[(item, level, evaluand_id, repetition)] = pk
             self.by_position[position] = pk
             self.evaluand_of[pk] = evaluand_id
-            self.describe[pk] = (
-                f"#{position} ({item}@{level}, {self.code_of[evaluand_id]}, "
-                f"repetition {repetition})"
-            )
+            self.entries[pk] = (position, item, level, evaluand_id, repetition)
             self.items.add(item)
             self.repetitions = max(self.repetitions, repetition)
         self.levels = list(
             Level.objects.filter(version=version).order_by("ordinal").values_list("code", flat=True)
         )
+        # Attempt numbers so far, per administration (absent: none yet).
         self.attempts = dict(
             Attempt.objects.filter(version=version)
             .values("administration_id")
             .annotate(last=Max("number"))
             .values_list("administration_id", "last")
         )
+
+    def describe(self, pk: int) -> str:
+        position, item, level, evaluand_id, repetition = self.entries[pk]
+        return f"#{position} ({item}@{level}, {self.code_of[evaluand_id]}, repetition {repetition})"
 
 
 def _version_problem(version: ProtocolVersion) -> str | None:
@@ -188,16 +195,17 @@ class _Checker:
     def __init__(self, schedule: _Schedule, mapping: dict[str, dict]):
         self.schedule = schedule
         self.mapping = mapping
+        self.sources = {target: compile_source(spec) for target, spec in mapping.items()}
         self.problems: list[ImportProblem] = []
         self.planned: list[_Planned] = []
         self.rows_in_file: dict[int, int] = {}
         self.count_in_file: Counter[int] = Counter()
 
     def value(self, record: SourceRecord, target: str) -> Any:
-        spec = self.mapping.get(target)
-        if spec is None:
+        source = self.sources.get(target)
+        if source is None:
             return None
-        value, problem = extract(spec, record.fields)
+        value, problem = source(record.fields)
         if problem:
             self.problem(record, target, problem)
         return value
@@ -277,6 +285,10 @@ class _Checker:
             )
         return pk
 
+    def run(self, records: list[SourceRecord]) -> None:
+        for record in records:
+            self.check(record)
+
     def check(self, record: SourceRecord) -> None:
         before = len(self.problems)
         administration_id = self.administration(record)
@@ -318,14 +330,14 @@ class _Checker:
         if rerun_text not in _TRUE | _FALSE:
             self.problem(record, "rerun", f"{rerun_value!r} is neither true nor false")
         rerun = rerun_text in _TRUE
-        raw_json = json.dumps(record.raw, ensure_ascii=False)
+        raw_json = _JSON.encode(record.raw)
         if "\\u0000" in raw_json:
             self.problem(record, "", "the record contains a NUL character, which cannot be stored")
         if administration_id is None:
             return
         earlier = self.schedule.attempts.get(administration_id, 0)
         in_file = self.count_in_file[administration_id]
-        describe = self.schedule.describe[administration_id]
+        describe = self.schedule.describe(administration_id) if earlier or in_file or rerun else ""
         if (earlier or in_file) and not rerun:
             where = (
                 f"row {self.rows_in_file[administration_id]} of this file"
@@ -459,7 +471,7 @@ def _preview(planned: list[_Planned], schedule: _Schedule) -> list[dict[str, Any
     return [
         {
             "row": p.row,
-            "administration": schedule.describe[p.administration_id],
+            "administration": schedule.describe(p.administration_id),
             "attempt": p.number,
             "terminal_outcome": p.terminal_outcome,
             "response": (p.text or "")[:200],
@@ -474,6 +486,22 @@ def _summary(counts: dict) -> str:
         f"{counts['attempts']} attempts ({outcomes}), {counts['responses']} responses, "
         f"{counts['reruns']} reruns, {counts['platform_losses']} platform losses"
     )
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for the duration.
+
+    A large file becomes hundreds of thousands of small dicts and strings, none in a cycle; the
+    collector would otherwise scan them again and again as they are made.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def import_file(
@@ -533,8 +561,7 @@ def import_file(
     if columns is None:
         columns = sorted({key for record in source.records for key in record.fields})
     normalised, problems = normalise_mapping(
-        mapping if mapping is not None else default_mapping(format, columns),
-        columns=source.columns,
+        effective_mapping(mapping or {}, format=format, columns=columns), columns=source.columns
     )
     if "response" not in normalised:
         problems.append(ImportProblem(None, "mapping.response", "map the response text"))
@@ -548,8 +575,7 @@ def import_file(
         return outcome
     schedule = _Schedule(version)
     checker = _Checker(schedule, normalised)
-    for record in source.records:
-        checker.check(record)
+    checker.run(source.records)
     if checker.problems:
         raise ImportRejected(checker.problems)
     planned = checker.planned
@@ -620,7 +646,7 @@ def _log(version, user, response_import, planned, schedule) -> None:
     reruns = [p for p in planned if p.number > 1]
     if reruns:
         listed = ", ".join(
-            f"{schedule.describe[p.administration_id]} attempt {p.number}" for p in reruns[:50]
+            f"{schedule.describe(p.administration_id)} attempt {p.number}" for p in reruns[:50]
         )
         more = f" and {len(reruns) - 50} more" if len(reruns) > 50 else ""
         deviation_append(

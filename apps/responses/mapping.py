@@ -3,11 +3,14 @@
 A mapping is a JSON object from *targets* to *sources*. A source is a column (or key) name,
 ``{"column": name}`` with optional ``replace_prefix: [old, new]`` and ``values: {from: to}``, or
 ``{"const": value}`` for a value every record shares. Keys of nested JSON objects are reached
-with dots (``output.completion``). ``docs/import-formats.md`` documents every target.
+with dots (``output.completion``). A given mapping is laid over the default one (columns named
+like targets; Inspect's own fields for Inspect logs): it need only name what differs, and a target
+mapped to null is dropped. ``docs/import-formats.md`` documents every target.
 
 No Django imports.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from apps.responses.formats import ImportProblem
@@ -41,10 +44,18 @@ INSPECT_DEFAULT = {
 
 
 def default_mapping(format: str, columns: list[str]) -> dict[str, Any]:
-    """The mapping used when none is given: Inspect's own fields, or same-named columns."""
+    """What a mapping starts from: Inspect's own fields, or the columns named like targets."""
     if format == "inspect":
         return dict(INSPECT_DEFAULT)
     return {target: target for target in TARGETS if target in columns}
+
+
+def effective_mapping(given: Any, *, format: str, columns: list[str]) -> Any:
+    """The default mapping with ``given`` laid over it; a target given as null is dropped."""
+    if not isinstance(given, dict):
+        return given
+    merged = {**default_mapping(format, columns), **given}
+    return {target: source for target, source in merged.items() if source is not None}
 
 
 def normalise_mapping(
@@ -136,3 +147,12 @@ def extract(spec: dict, fields: dict[str, Any]) -> tuple[Any, str | None]:
     if "values" in spec:
         value = spec["values"].get(str(value).strip(), value)
     return value, None
+
+
+def compile_source(spec: dict) -> Callable[[dict[str, Any]], tuple[Any, str | None]]:
+    """``extract`` for one source, made once per import. A plain column without dots — the common
+    case — is read with one dict lookup: a file of 100,000 rows reads 800,000 values."""
+    if set(spec) == {"column"} and "." not in spec["column"]:
+        column = spec["column"]
+        return lambda fields: (fields.get(column), None)
+    return lambda fields: extract(spec, fields)

@@ -180,8 +180,10 @@ class Attempt(models.Model):
     """
 
     version = models.ForeignKey(ProtocolVersion, on_delete=models.PROTECT, related_name="attempts")
+    # No index of its own: the unique (administration, number) index serves every lookup by
+    # administration, and one index fewer makes a 100,000-row import faster.
     administration = models.ForeignKey(
-        Administration, on_delete=models.PROTECT, related_name="attempts"
+        Administration, on_delete=models.PROTECT, related_name="attempts", db_index=False
     )
     number = models.PositiveSmallIntegerField()
     started_at = models.DateTimeField(null=True, blank=True)

@@ -17,7 +17,7 @@ from apps.deviations.models import EntryKind
 from apps.deviations.selectors import protocol_outcomes_visible
 from apps.deviations.services import deviation_append
 from apps.protocols.models import ProtocolVersion
-from apps.responses.importing import ImportOutcome, import_file
+from apps.responses.importing import ImportOutcome, collector_paused, import_file
 from apps.responses.models import (
     IDENTITY_FIELDS,
     Attempt,
@@ -180,16 +180,17 @@ def responses_import(
     ``rerun`` entry when it holds reruns. See ``docs/import-formats.md``.
     """
     _require_roles(user=user, version=version, roles=IMPORT_ROLES, doing="import responses")
-    return import_file(
-        version=version,
-        user=user,
-        data=data,
-        filename=filename,
-        format=format,
-        mapping=mapping,
-        note=note,
-        dry_run=dry_run,
-    )
+    with collector_paused():
+        return import_file(
+            version=version,
+            user=user,
+            data=data,
+            filename=filename,
+            format=format,
+            mapping=mapping,
+            note=note,
+            dry_run=dry_run,
+        )
 
 
 @transaction.atomic

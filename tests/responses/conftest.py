@@ -32,10 +32,11 @@ def build_draft(
     repetitions: int | None = 1,
     seed: int | None = 7,
     absent: tuple[str, ...] = (),
+    label: str = "1.0",
 ):
     """A draft version with ``items`` items (``it-1`` …) at ``levels``, a roster of ``evaluands``
     (codes; model ``model-<code>``) and the plan's ``repetitions`` and ``seed``."""
-    version = ProtocolVersionFactory(protocol=protocol)
+    version = ProtocolVersionFactory(protocol=protocol, label=label)
     level_rows = [
         LevelFactory(version=version, ordinal=i, code=code) for i, code in enumerate(levels)
     ]

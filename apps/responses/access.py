@@ -1,0 +1,54 @@
+"""Access helpers for evaluands, rosters, attempts and imports: every view and API uses these.
+
+Nothing here is ever shown to a blind reviewer: a reviewer asking for any of it gets 404, as for
+any protocol page (``apps.accounts.access.require_roles``).
+"""
+
+from django.http import Http404
+
+from apps.accounts.access import require_roles
+from apps.accounts.models import Role, User
+from apps.accounts.selectors import SIGHTED_ROLES, user_roles
+from apps.protocols.access import get_version_for
+from apps.protocols.models import ProtocolVersion
+from apps.responses.models import Attempt, Evaluand
+from apps.responses.selectors import attempt_detail, evaluands_visible_to
+
+READ_ROLES = (Role.PI, Role.EDITOR, Role.AUDITOR)
+WRITE_ROLES = (Role.PI, Role.EDITOR)
+PI_ROLES = (Role.PI,)
+
+
+def require_evaluand_author(*, user: User) -> None:
+    """Evaluand pages are for people who set up studies, never for blind reviewers.
+
+    Someone with no role yet may register evaluands (they are about to start a protocol);
+    someone whose only roles are blind gets 404.
+    """
+    roles = user_roles(user=user)
+    if roles and not roles & SIGHTED_ROLES:
+        raise Http404("No such page.")
+
+
+def get_evaluand_for(*, user: User, pk: int) -> Evaluand:
+    """The evaluand ``pk`` if ``user`` may see it (registered it, or holds a sighted role on a
+    protocol that enrols it); Http404 otherwise."""
+    require_evaluand_author(user=user)
+    evaluand = evaluands_visible_to(user=user).filter(pk=pk).first()
+    if evaluand is None:
+        raise Http404("No such evaluand.")
+    return evaluand
+
+
+def get_responses_version_for(*, user: User, pk: int, roles=READ_ROLES) -> ProtocolVersion:
+    """The version ``pk`` for its responses pages: 404 or PermissionDenied as for any version."""
+    return get_version_for(user=user, pk=pk, roles=roles)
+
+
+def get_attempt_for(*, user: User, pk: int, roles=READ_ROLES) -> Attempt:
+    """The attempt ``pk`` (with its administration and response) if ``user`` holds ``roles``."""
+    attempt = attempt_detail(pk)
+    if attempt is None:
+        raise Http404("No such attempt.")
+    require_roles(user=user, protocol_id=attempt.version.protocol_id, roles=roles)
+    return attempt

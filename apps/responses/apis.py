@@ -1,0 +1,389 @@
+"""The API twin of the responses pages: one APIView per action."""
+
+import json
+
+from django.core.exceptions import ValidationError
+from django.http import Http404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.responses.access import (
+    PI_ROLES,
+    READ_ROLES,
+    WRITE_ROLES,
+    get_attempt_for,
+    get_evaluand_for,
+    get_responses_version_for,
+    require_evaluand_author,
+)
+from apps.responses.importing import ImportRejected
+from apps.responses.models import IDENTITY_FIELDS, RosterEntry
+from apps.responses.selectors import (
+    attempts_of,
+    evaluands_visible_to,
+    exclusions_of,
+    imports_of,
+    outcome_counts,
+    responses_summary,
+    roster_code,
+    roster_of,
+)
+from apps.responses.services import (
+    evaluand_register,
+    evaluand_revise,
+    exclusion_record,
+    responses_import,
+    roster_enroll,
+    roster_remove,
+)
+
+
+class EvaluandOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    label = serializers.CharField()
+    identity_sha256 = serializers.CharField()
+    identity = serializers.SerializerMethodField()
+    derived_from = serializers.IntegerField(source="derived_from_id", allow_null=True)
+    created_at = serializers.DateTimeField()
+
+    def get_identity(self, evaluand) -> dict:
+        return evaluand.identity()
+
+
+class EvaluandInputSerializer(serializers.Serializer):
+    label = serializers.CharField(max_length=200)
+    model = serializers.CharField(max_length=200)
+    provider = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    safeguards = serializers.JSONField(required=False)
+    inference_settings = serializers.JSONField(required=False)
+    harness_version = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, trim_whitespace=False
+    )
+    system_prompt = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    observation_projection = serializers.CharField(
+        required=False, allow_blank=True, trim_whitespace=False
+    )
+    toolkit = serializers.JSONField(required=False)
+    memory_policy = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, trim_whitespace=False
+    )
+    budgets = serializers.JSONField(required=False)
+    retry_policy = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, trim_whitespace=False
+    )
+
+
+class EvaluandListApi(APIView):
+    """The evaluands the caller registered or can see through a sighted role."""
+
+    @extend_schema(responses=EvaluandOutputSerializer(many=True))
+    def get(self, request):
+        require_evaluand_author(user=request.user)
+        evaluands = evaluands_visible_to(user=request.user)
+        return Response(EvaluandOutputSerializer(evaluands, many=True).data)
+
+
+class EvaluandCreateApi(APIView):
+    """Register an evaluand (get-or-create by identity hash): 201 when new, 200 when known."""
+
+    @extend_schema(request=EvaluandInputSerializer, responses=EvaluandOutputSerializer)
+    def post(self, request):
+        require_evaluand_author(user=request.user)
+        data = EvaluandInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        evaluand, created = evaluand_register(
+            user=request.user, label=values.pop("label"), **values
+        )
+        return Response(
+            EvaluandOutputSerializer(evaluand).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )
+
+
+class EvaluandDetailApi(APIView):
+    @extend_schema(responses=EvaluandOutputSerializer)
+    def get(self, request, pk: int):
+        return Response(EvaluandOutputSerializer(get_evaluand_for(user=request.user, pk=pk)).data)
+
+
+class EvaluandReviseApi(APIView):
+    """A new evaluand derived from this one with the given identity elements changed."""
+
+    class InputSerializer(EvaluandInputSerializer):
+        label = serializers.CharField(max_length=200, required=False)
+        model = serializers.CharField(max_length=200, required=False)
+
+    @extend_schema(request=InputSerializer, responses=EvaluandOutputSerializer)
+    def post(self, request, pk: int):
+        evaluand = get_evaluand_for(user=request.user, pk=pk)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        changes = {k: v for k, v in data.validated_data.items() if k in IDENTITY_FIELDS}
+        revised = evaluand_revise(
+            evaluand=evaluand,
+            user=request.user,
+            label=data.validated_data.get("label"),
+            **changes,
+        )
+        return Response(EvaluandOutputSerializer(revised).data, status=status.HTTP_201_CREATED)
+
+
+class RosterEntrySerializer(serializers.Serializer):
+    code = serializers.CharField()
+    position = serializers.IntegerField()
+    evaluand = EvaluandOutputSerializer()
+
+
+class RosterListApi(APIView):
+    @extend_schema(responses=RosterEntrySerializer(many=True))
+    def get(self, request, version_id: int):
+        version = get_responses_version_for(user=request.user, pk=version_id, roles=READ_ROLES)
+        return Response(RosterEntrySerializer(roster_of(version), many=True).data)
+
+
+class RosterEnrollApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        evaluand = serializers.IntegerField()
+        code = serializers.CharField(max_length=64)
+
+    @extend_schema(request=InputSerializer, responses=RosterEntrySerializer)
+    def post(self, request, version_id: int):
+        version = get_responses_version_for(user=request.user, pk=version_id, roles=WRITE_ROLES)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        evaluand = get_evaluand_for(user=request.user, pk=data.validated_data["evaluand"])
+        entry = roster_enroll(
+            version=version, evaluand=evaluand, code=data.validated_data["code"], user=request.user
+        )
+        return Response(RosterEntrySerializer(entry).data, status=status.HTTP_201_CREATED)
+
+
+class RosterRemoveApi(APIView):
+    @extend_schema(request=None, responses={204: None})
+    def post(self, request, version_id: int, code: str):
+        version = get_responses_version_for(user=request.user, pk=version_id, roles=WRITE_ROLES)
+        entry = RosterEntry.objects.filter(version=version, code=code).first()
+        if entry is None:
+            raise Http404("No such roster entry.")
+        roster_remove(entry=entry, user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ResponsesSummaryApi(APIView):
+    """Counts by evaluand × outcome, platform losses apart, reruns, exclusions, unobserved."""
+
+    @extend_schema(responses=dict)
+    def get(self, request, version_id: int):
+        version = get_responses_version_for(user=request.user, pk=version_id, roles=READ_ROLES)
+        summary = responses_summary(version)
+        return Response(
+            {
+                "outcomes": summary.outcomes,
+                "totals": outcome_counts(version),
+                "by_evaluand": [
+                    {
+                        "code": row.code,
+                        "label": row.label,
+                        "administrations": row.administrations,
+                        "observed": row.observed,
+                        "outcomes": {o: row.outcomes.get(o, 0) for o in summary.outcomes},
+                        "platform_losses": row.platform_losses,
+                        "reruns": row.reruns,
+                        "excluded": row.excluded,
+                    }
+                    for row in summary.rows
+                ],
+                "absent_cells": summary.absent_cells,
+                "unobserved_count": summary.unobserved_count,
+                "unobserved_first": summary.unobserved,
+                "imports": summary.imports,
+            }
+        )
+
+
+class ImportSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    filename = serializers.CharField()
+    sha256 = serializers.CharField()
+    format = serializers.CharField()
+    mapping = serializers.JSONField()
+    note = serializers.CharField()
+    counts = serializers.JSONField()
+    imported_by = serializers.CharField(source="imported_by.username")
+    imported_at = serializers.DateTimeField()
+
+
+class ResponsesImportApi(APIView):
+    """Import a file (multipart ``file``, ``format``, ``mapping`` as JSON, ``note``).
+
+    ``?dry_run=1`` checks and previews without writing. 201 when imported; 200 for a dry run or
+    a file already imported (a no-op); 400 with every problem (row, field, message) otherwise.
+    """
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    class InputSerializer(serializers.Serializer):
+        file = serializers.FileField()
+        format = serializers.ChoiceField(
+            choices=["csv", "jsonl", "inspect"], required=False, allow_blank=True
+        )
+        mapping = serializers.CharField(required=False, allow_blank=True)
+        note = serializers.CharField(required=False, allow_blank=True, max_length=500)
+
+        def validate_mapping(self, value):
+            if not value:
+                return None
+            try:
+                mapping = json.loads(value)
+            except ValueError as error:
+                raise serializers.ValidationError("The mapping is not JSON.") from error
+            if not isinstance(mapping, dict):
+                raise serializers.ValidationError("The mapping is a JSON object.")
+            return mapping
+
+    @extend_schema(
+        request={"multipart/form-data": InputSerializer},
+        parameters=[OpenApiParameter("dry_run", bool, description="Check and preview only.")],
+        responses=dict,
+    )
+    def post(self, request, version_id: int):
+        version = get_responses_version_for(user=request.user, pk=version_id, roles=WRITE_ROLES)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        upload = data.validated_data["file"]
+        dry_run = request.query_params.get("dry_run", "").lower() in ("1", "true", "yes")
+        try:
+            outcome = responses_import(
+                version=version,
+                user=request.user,
+                data=upload.read(),
+                filename=upload.name,
+                format=data.validated_data.get("format") or None,
+                mapping=data.validated_data.get("mapping"),
+                note=data.validated_data.get("note", ""),
+                dry_run=dry_run,
+            )
+        except ImportRejected as rejected:
+            return Response(
+                {
+                    "detail": f"Nothing was imported: {rejected.total} problem(s).",
+                    "errors": [problem.as_dict() for problem in rejected.problems],
+                    "error_count": rejected.total,
+                },
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        body = {"status": outcome.status, "message": outcome.message, "counts": outcome.counts}
+        if outcome.response_import is not None:
+            body["import"] = ImportSerializer(outcome.response_import).data
+        if outcome.status == "dry_run":
+            body["preview"] = outcome.preview
+        code = status.HTTP_201_CREATED if outcome.status == "imported" else status.HTTP_200_OK
+        return Response(body, status=code)
+
+
+class ImportListApi(APIView):
+    @extend_schema(responses=ImportSerializer(many=True))
+    def get(self, request, version_id: int):
+        version = get_responses_version_for(user=request.user, pk=version_id, roles=READ_ROLES)
+        return Response(ImportSerializer(imports_of(version), many=True).data)
+
+
+def _attempt_data(attempt, codes: dict[int, str], *, raw: bool = False) -> dict:
+    administration = attempt.administration
+    cell = administration.cell
+    exclusion = next(iter(attempt.exclusions.all()), None)
+    response = getattr(attempt, "response", None)
+    data = {
+        "id": attempt.pk,
+        "number": attempt.number,
+        "administration": {
+            "position": administration.position,
+            "cell": f"{cell.item.code}@{cell.level.code}",
+            "evaluand": codes.get(administration.evaluand_id),
+            "repetition": administration.repetition,
+        },
+        "terminal_outcome": attempt.terminal_outcome,
+        "started_at": attempt.started_at,
+        "ended_at": attempt.ended_at,
+        "response": response.text if response is not None else None,
+        "excluded": (
+            {"reason_code": exclusion.reason_code, "decided_at": exclusion.decided_at}
+            if exclusion
+            else None
+        ),
+        "source": {"import": attempt.source_id, "row": attempt.source_row},
+    }
+    if raw:
+        data["raw"] = attempt.raw
+    return data
+
+
+class AttemptListApi(APIView):
+    """Attempts in schedule order; ``?limit=`` (≤ 1000, default 100) and ``?offset=``."""
+
+    @extend_schema(
+        parameters=[OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
+        responses=dict,
+    )
+    def get(self, request, version_id: int):
+        version = get_responses_version_for(user=request.user, pk=version_id, roles=READ_ROLES)
+        try:
+            limit = min(max(int(request.query_params.get("limit", 100)), 1), 1000)
+            offset = max(int(request.query_params.get("offset", 0)), 0)
+        except ValueError as error:
+            raise ValidationError("limit and offset are whole numbers.") from error
+        attempts = attempts_of(version)
+        codes = {entry.evaluand_id: entry.code for entry in roster_of(version)}
+        return Response(
+            {
+                "count": attempts.count(),
+                "results": [_attempt_data(a, codes) for a in attempts[offset : offset + limit]],
+            }
+        )
+
+
+class AttemptDetailApi(APIView):
+    """One attempt, with the raw record as received."""
+
+    @extend_schema(responses=dict)
+    def get(self, request, pk: int):
+        attempt = get_attempt_for(user=request.user, pk=pk)
+        codes = {attempt.administration.evaluand_id: roster_code(attempt.administration)}
+        return Response(_attempt_data(attempt, codes, raw=True))
+
+
+class ExclusionSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    attempt = serializers.IntegerField(source="attempt_id")
+    reason_code = serializers.CharField()
+    rationale = serializers.CharField()
+    decided_by = serializers.CharField(source="decided_by.username")
+    decided_at = serializers.DateTimeField()
+    outcome_visible = serializers.BooleanField()
+
+
+class ExclusionCreateApi(APIView):
+    """Exclude an attempt (PI only). ``outcome_visible`` is set from the seal, not accepted."""
+
+    class InputSerializer(serializers.Serializer):
+        reason_code = serializers.CharField(max_length=64)
+        rationale = serializers.CharField()
+
+    @extend_schema(request=InputSerializer, responses=ExclusionSerializer)
+    def post(self, request, pk: int):
+        attempt = get_attempt_for(user=request.user, pk=pk, roles=PI_ROLES)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        exclusion = exclusion_record(attempt=attempt, user=request.user, **data.validated_data)
+        return Response(ExclusionSerializer(exclusion).data, status=status.HTTP_201_CREATED)
+
+
+class ExclusionListApi(APIView):
+    @extend_schema(responses=ExclusionSerializer(many=True))
+    def get(self, request, version_id: int):
+        version = get_responses_version_for(user=request.user, pk=version_id, roles=READ_ROLES)
+        return Response(ExclusionSerializer(exclusions_of(version), many=True).data)

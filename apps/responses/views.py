@@ -1,0 +1,366 @@
+"""Pages: evaluands, a version's roster, its responses, imports (upload → preview → confirm),
+attempts and exclusions. None of them is reachable by a blind reviewer (404)."""
+
+import json
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from apps.core.canonical import sha256_hex
+from apps.responses.access import (
+    PI_ROLES,
+    READ_ROLES,
+    WRITE_ROLES,
+    get_attempt_for,
+    get_evaluand_for,
+    get_responses_version_for,
+    require_evaluand_author,
+)
+from apps.responses.formats import guess_format
+from apps.responses.forms import (
+    EvaluandForm,
+    ExclusionForm,
+    ImportConfirmForm,
+    ImportUploadForm,
+    RosterEnrollForm,
+)
+from apps.responses.importing import ImportRejected
+from apps.responses.models import IDENTITY_FIELDS, RosterEntry, TerminalOutcome
+from apps.responses.selectors import (
+    attempts_of,
+    evaluands_visible_to,
+    exclusion_reasons,
+    imports_of,
+    responses_summary,
+    roster_code,
+    roster_of,
+)
+from apps.responses.services import (
+    evaluand_register,
+    evaluand_revise,
+    exclusion_record,
+    responses_import,
+    roster_enroll,
+    roster_remove,
+)
+
+
+def _form_errors(form, error: ValidationError) -> None:
+    if hasattr(error, "error_dict"):
+        for field, errors in error.message_dict.items():
+            form.add_error(field if field in form.fields else None, errors)
+    else:
+        form.add_error(None, error.messages)
+
+
+def _identity_values(cleaned: dict) -> dict:
+    return {name: cleaned.get(name) for name in IDENTITY_FIELDS}
+
+
+# Evaluands
+
+
+@login_required
+def evaluand_list(request: HttpRequest) -> HttpResponse:
+    require_evaluand_author(user=request.user)
+    return render(
+        request,
+        "responses/evaluand_list.html",
+        {"evaluands": evaluands_visible_to(user=request.user)},
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def evaluand_new(request: HttpRequest) -> HttpResponse:
+    require_evaluand_author(user=request.user)
+    form = EvaluandForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            evaluand, created = evaluand_register(
+                user=request.user,
+                label=form.cleaned_data["label"],
+                **_identity_values(form.cleaned_data),
+            )
+        except ValidationError as error:
+            _form_errors(form, error)
+        else:
+            if created:
+                messages.success(request, f"Evaluand {evaluand} registered.")
+            else:
+                messages.info(request, f"This identity is already registered as {evaluand}.")
+            return redirect("responses:evaluand", pk=evaluand.pk)
+    return render(request, "responses/evaluand_form.html", {"form": form, "revising": None})
+
+
+@login_required
+def evaluand_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    evaluand = get_evaluand_for(user=request.user, pk=pk)
+    visible = evaluands_visible_to(user=request.user)
+    return render(
+        request,
+        "responses/evaluand_detail.html",
+        {
+            "evaluand": evaluand,
+            "identity": [(name, getattr(evaluand, name)) for name in IDENTITY_FIELDS],
+            "derivatives": visible.filter(derived_from=evaluand),
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def evaluand_revise_view(request: HttpRequest, pk: int) -> HttpResponse:
+    evaluand = get_evaluand_for(user=request.user, pk=pk)
+    initial = {"label": evaluand.label, **evaluand.identity()}
+    form = EvaluandForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            revised = evaluand_revise(
+                evaluand=evaluand,
+                user=request.user,
+                label=form.cleaned_data["label"],
+                **_identity_values(form.cleaned_data),
+            )
+        except ValidationError as error:
+            _form_errors(form, error)
+        else:
+            messages.success(
+                request, f"New evaluand {revised} derived from {evaluand}; the old one is kept."
+            )
+            return redirect("responses:evaluand", pk=revised.pk)
+    return render(request, "responses/evaluand_form.html", {"form": form, "revising": evaluand})
+
+
+# Roster
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def roster(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = get_responses_version_for(
+        user=request.user,
+        pk=version_id,
+        roles=WRITE_ROLES if request.method == "POST" else READ_ROLES,
+    )
+    form = RosterEnrollForm(request.POST or None, evaluands=evaluands_visible_to(user=request.user))
+    if request.method == "POST" and form.is_valid():
+        try:
+            entry = roster_enroll(
+                version=version,
+                evaluand=form.cleaned_data["evaluand"],
+                code=form.cleaned_data["code"],
+                user=request.user,
+            )
+        except ValidationError as error:
+            _form_errors(form, error)
+        else:
+            messages.success(request, f"{entry.evaluand} enrolled as {entry.code}.")
+            return redirect("responses:roster", version_id=version.pk)
+    return render(
+        request,
+        "responses/roster.html",
+        {"version": version, "roster": roster_of(version), "form": form},
+    )
+
+
+@login_required
+@require_POST
+def roster_remove_view(request: HttpRequest, version_id: int, entry_id: int) -> HttpResponse:
+    version = get_responses_version_for(user=request.user, pk=version_id, roles=WRITE_ROLES)
+    entry = RosterEntry.objects.filter(version=version, pk=entry_id).first()
+    if entry is None:
+        raise Http404("No such roster entry.")
+    try:
+        roster_remove(entry=entry, user=request.user)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    else:
+        messages.success(request, f"{entry.code} taken off the roster.")
+    return redirect("responses:roster", version_id=version.pk)
+
+
+# Responses and imports
+
+
+@login_required
+def responses_page(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = get_responses_version_for(user=request.user, pk=version_id)
+    summary = responses_summary(version)
+    return render(
+        request,
+        "responses/responses.html",
+        {
+            "version": version,
+            "summary": summary,
+            "outcome_labels": [TerminalOutcome(o).label for o in summary.outcomes],
+        },
+    )
+
+
+def _staging_path(digest: str) -> Path:
+    folder = Path(settings.RESPONSE_IMPORT_STAGING_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / digest
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def import_upload(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = get_responses_version_for(user=request.user, pk=version_id, roles=WRITE_ROLES)
+    codes = [entry.code for entry in roster_of(version)]
+    form = ImportUploadForm(request.POST or None, request.FILES or None, roster_codes=codes)
+    problems, total = [], 0
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        data = upload.read()
+        format = form.cleaned_data["format"] or guess_format(upload.name)
+        mapping = form.import_mapping()
+        note = form.cleaned_data["note"]
+        try:
+            outcome = responses_import(
+                version=version,
+                user=request.user,
+                data=data,
+                filename=upload.name,
+                format=format,
+                mapping=mapping,
+                note=note,
+                dry_run=True,
+            )
+        except ImportRejected as rejected:
+            problems, total = rejected.problems, rejected.total
+            form.add_error(None, f"Nothing was imported: {total} problem(s), listed below.")
+        except ValidationError as error:
+            _form_errors(form, error)
+        else:
+            if outcome.status == "already_imported":
+                messages.info(request, outcome.message)
+                return redirect("responses:imports", version_id=version.pk)
+            digest = sha256_hex(data)
+            _staging_path(digest).write_bytes(data)
+            confirm = ImportConfirmForm(
+                initial={
+                    "sha256": digest,
+                    "filename": upload.name,
+                    "format": format,
+                    "mapping": json.dumps(mapping),
+                    "note": note,
+                }
+            )
+            return render(
+                request,
+                "responses/import_preview.html",
+                {
+                    "version": version,
+                    "outcome": outcome,
+                    "confirm": confirm,
+                    "filename": upload.name,
+                },
+            )
+    return render(
+        request,
+        "responses/import_upload.html",
+        {"version": version, "form": form, "problems": problems, "total": total},
+    )
+
+
+@login_required
+@require_POST
+def import_confirm(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = get_responses_version_for(user=request.user, pk=version_id, roles=WRITE_ROLES)
+    form = ImportConfirmForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "The confirmation was incomplete; upload the file again.")
+        return redirect("responses:import", version_id=version.pk)
+    digest = form.cleaned_data["sha256"]
+    path = _staging_path(digest)
+    data = path.read_bytes() if path.exists() else None
+    if data is None or sha256_hex(data) != digest:
+        messages.error(request, "The uploaded file is no longer here; upload it again.")
+        return redirect("responses:import", version_id=version.pk)
+    try:
+        outcome = responses_import(
+            version=version,
+            user=request.user,
+            data=data,
+            filename=form.cleaned_data["filename"],
+            format=form.cleaned_data["format"],
+            mapping=form.cleaned_data["mapping"],
+            note=form.cleaned_data["note"],
+        )
+    except ValidationError as error:
+        # The schedule cannot change, but another file may have been imported meanwhile.
+        messages.error(request, "Nothing was imported: " + " ".join(error.messages[:5]))
+        return redirect("responses:import", version_id=version.pk)
+    path.unlink(missing_ok=True)
+    messages.success(request, outcome.message)
+    return redirect("responses:imports", version_id=version.pk)
+
+
+@login_required
+def import_history(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = get_responses_version_for(user=request.user, pk=version_id)
+    return render(
+        request,
+        "responses/import_history.html",
+        {"version": version, "imports": imports_of(version)},
+    )
+
+
+# Attempts and exclusions
+
+
+@login_required
+def attempt_list(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = get_responses_version_for(user=request.user, pk=version_id)
+    page = Paginator(attempts_of(version), 100).get_page(request.GET.get("page"))
+    codes = {entry.evaluand_id: entry.code for entry in roster_of(version)}
+    for attempt in page.object_list:
+        attempt.evaluand_code = codes.get(attempt.administration.evaluand_id, "")
+    return render(request, "responses/attempt_list.html", {"version": version, "page": page})
+
+
+@login_required
+def attempt_detail_view(request: HttpRequest, pk: int) -> HttpResponse:
+    attempt = get_attempt_for(user=request.user, pk=pk)
+    return render(
+        request,
+        "responses/attempt_detail.html",
+        {
+            "attempt": attempt,
+            "version": attempt.version,
+            "code": roster_code(attempt.administration),
+            "exclusion": next(iter(attempt.exclusions.all()), None),
+            "raw": json.dumps(attempt.raw, indent=2, ensure_ascii=False, sort_keys=True),
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def exclusion_new(request: HttpRequest, pk: int) -> HttpResponse:
+    attempt = get_attempt_for(user=request.user, pk=pk, roles=PI_ROLES)
+    form = ExclusionForm(request.POST or None, reasons=exclusion_reasons(attempt.version))
+    if request.method == "POST" and form.is_valid():
+        try:
+            exclusion_record(attempt=attempt, user=request.user, **form.cleaned_data)
+        except ValidationError as error:
+            _form_errors(form, error)
+        else:
+            messages.success(
+                request, "Attempt excluded; it stays visible and counted, and the log says so."
+            )
+            return redirect("responses:attempt", pk=attempt.pk)
+    return render(
+        request,
+        "responses/exclusion_form.html",
+        {"attempt": attempt, "version": attempt.version, "form": form},
+    )

@@ -1,0 +1,117 @@
+"""Import rate and peak memory: 100,000 synthetic responses into PostgreSQL.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/preregistry .venv/bin/python -m pytest \\
+        tests/benchmarks/test_import_benchmark.py -p no:randomly -s -o addopts=""
+
+The design: 10,000 single-level items × 5 evaluands × 2 repetitions = 100,000 administrations.
+The file: one CSV row per administration with a ~60-word response. Measured: the wall time of
+``responses_import`` (read, check every row, COPY attempts and responses, log entries), the rate in
+responses per second (target ≥ 10,000/s), the process's peak RSS growth during the import
+(``resource.getrusage``), and, separately, the Python heap peak of a dry run (``tracemalloc``).
+Figures go to docs/performance.md.
+"""
+
+import csv
+import io
+import os
+import random
+import resource
+import time
+import tracemalloc
+
+import pytest
+
+from apps.items.models import Cell, Family, Item, Level
+from apps.responses.models import Attempt, Response
+from apps.responses.services import evaluand_register, responses_import, roster_enroll
+from apps.responses.standins import version_freeze_standin
+from tests.factories import AnalysisParameterFactory, ProtocolVersionFactory
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+
+# BENCH_ITEMS makes a smaller run for trying things out; the recorded figures use 10,000.
+ITEMS = int(os.environ.get("BENCH_ITEMS", "10000"))
+EVALUANDS, REPETITIONS = 5, 2
+WORDS = [
+    "the",
+    "a",
+    "model",
+    "answer",
+    "refuses",
+    "complies",
+    "because",
+    "safe",
+    "unsafe",
+    "prompt",
+    "request",
+    "step",
+]
+
+
+def _maxrss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kilobytes
+
+
+def _frozen_version(protocol, pi):
+    version = ProtocolVersionFactory(protocol=protocol)
+    level = Level.objects.create(version=version, ordinal=0, code="L0", name="prompt")
+    family = Family.objects.create(version=version, code="A", name="A", role="harm_constant")
+    items = Item.objects.bulk_create(
+        [Item(version=version, family=family, code=f"b-{n}") for n in range(1, ITEMS + 1)],
+        batch_size=5000,
+    )
+    Cell.objects.bulk_create(
+        [Cell(version=version, item=i, level=level, prompt=f"Prompt {i.code}") for i in items],
+        batch_size=5000,
+    )
+    for n in range(EVALUANDS):
+        evaluand, _ = evaluand_register(user=pi, label=f"bench {n}", model=f"bench-model-{n}")
+        roster_enroll(version=version, evaluand=evaluand, code=f"m{n}", user=pi)
+    AnalysisParameterFactory(version=version, name="repetitions", value=str(REPETITIONS))
+    AnalysisParameterFactory(version=version, name="seed", value="1")
+    return version_freeze_standin(version=version, user=pi)
+
+
+def _file() -> bytes:
+    rng = random.Random(0)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["item", "evaluand", "repetition", "terminal_outcome", "response"])
+    for n in range(1, ITEMS + 1):
+        for e in range(EVALUANDS):
+            for r in range(1, REPETITIONS + 1):
+                text = " ".join(rng.choice(WORDS) for _ in range(60))
+                writer.writerow([f"b-{n}", f"m{e}", r, "completed", text])
+    return out.getvalue().encode()
+
+
+def test_import_100k_responses(protocol, pi):
+    started = time.perf_counter()
+    version = _frozen_version(protocol, pi)
+    design_seconds = time.perf_counter() - started
+    data = _file()
+    rows = ITEMS * EVALUANDS * REPETITIONS
+
+    tracemalloc.start()
+    responses_import(version=version, user=pi, data=data, filename="dry.csv", dry_run=True)
+    _, heap_peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+
+    rss_before = _maxrss_mb()
+    started = time.perf_counter()
+    outcome = responses_import(version=version, user=pi, data=data, filename="bench.csv")
+    seconds = time.perf_counter() - started
+    rss_growth = _maxrss_mb() - rss_before
+
+    assert outcome.counts["attempts"] == rows
+    assert Attempt.objects.filter(version=version).count() == rows
+    assert Response.objects.filter(version=version).count() == rows
+    rate = rows / seconds
+    print(
+        f"\n{rows:,} responses ({len(data) / 1e6:.1f} MB CSV) imported in {seconds:.2f} s: "
+        f"{rate:,.0f} responses/s ({2 * rate:,.0f} rows/s across attempts and responses)"
+        f"\npeak RSS {_maxrss_mb():.0f} MB, growth during the import {rss_growth:.0f} MB; "
+        f"Python heap peak of the dry run {heap_peak / 1e6:.0f} MB"
+        f"\ndesign + freeze (100,000-entry schedule) {design_seconds:.2f} s"
+    )
+    assert rate >= 10_000

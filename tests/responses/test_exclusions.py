@@ -1,0 +1,84 @@
+"""Exclusions: a reason code, the decision time, the person, and whether outcome data were
+visible — from the outcome seal, never from the caller. Excluded responses stay visible and
+counted."""
+
+import pytest
+from django.core.exceptions import PermissionDenied, ValidationError
+
+from apps.deviations.models import LogEntry, OutcomeUnsealing
+from apps.responses.models import Attempt, Exclusion
+from apps.responses.selectors import outcome_counts, responses_summary
+from apps.responses.services import exclusion_record, responses_import
+from tests.factories import AnalysisParameterFactory
+from tests.responses.conftest import answer_rows, csv_bytes
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def attempt(frozen, pi):
+    responses_import(version=frozen, user=pi, data=csv_bytes(answer_rows(frozen)), filename="a.csv")
+    return Attempt.objects.filter(version=frozen).order_by("administration__position").first()
+
+
+def test_an_exclusion_is_recorded_sealed_and_logged(attempt, pi):
+    exclusion = exclusion_record(
+        attempt=attempt, reason_code="record_corrupt", rationale="Truncated at 4 kB.", user=pi
+    )
+    assert exclusion.outcome_visible is False
+    assert exclusion.decided_by == pi
+    assert exclusion.decided_at is not None
+    entry = LogEntry.objects.get(kind="exclusion")
+    assert entry.actor == pi
+    assert "record_corrupt: Truncated at 4 kB." in entry.rationale
+    assert entry.outcome_visible is False
+
+
+def test_an_exclusion_after_unsealing_records_that_outcomes_were_visible(attempt, pi):
+    OutcomeUnsealing.objects.create(version=attempt.version, unsealed_by=pi, confirmation="yes")
+    exclusion = exclusion_record(
+        attempt=attempt, reason_code="record_corrupt", rationale="Truncated.", user=pi
+    )
+    assert exclusion.outcome_visible is True
+    assert LogEntry.objects.get(kind="exclusion").outcome_visible is True
+
+
+def test_excluded_attempts_stay_counted_everywhere(attempt, pi):
+    exclusion_record(attempt=attempt, reason_code="observation_fault", rationale="x", user=pi)
+    counts = outcome_counts(attempt.version)
+    assert counts["model_outcomes"]["completed"] == 6
+    assert counts["excluded"] == 1
+    summary = responses_summary(attempt.version)
+    assert summary.total.outcomes["completed"] == 6
+    assert summary.total.excluded == 1
+
+
+def test_only_frozen_or_integrity_reasons_are_accepted(attempt, pi):
+    with pytest.raises(ValidationError) as error:
+        exclusion_record(attempt=attempt, reason_code="looks_odd", rationale="x", user=pi)
+    assert "reason_code" in error.value.message_dict
+    assert not Exclusion.objects.exists()
+
+
+def test_a_plan_may_declare_its_own_reasons(attempt, pi):
+    AnalysisParameterFactory(
+        version=attempt.version,
+        name="exclusion_reasons",
+        kind="text",
+        value="fixture_hash_mismatch: the input fixture's hash differs",
+    )
+    exclusion = exclusion_record(
+        attempt=attempt, reason_code="fixture_hash_mismatch", rationale="x", user=pi
+    )
+    assert exclusion.reason_code == "fixture_hash_mismatch"
+
+
+def test_an_attempt_is_excluded_once(attempt, pi):
+    exclusion_record(attempt=attempt, reason_code="record_corrupt", rationale="x", user=pi)
+    with pytest.raises(ValidationError, match="already excluded"):
+        exclusion_record(attempt=attempt, reason_code="telemetry_loss", rationale="y", user=pi)
+
+
+def test_only_the_pi_may_exclude(attempt, editor):
+    with pytest.raises(PermissionDenied):
+        exclusion_record(attempt=attempt, reason_code="record_corrupt", rationale="x", user=editor)

@@ -1,0 +1,107 @@
+"""Inspect AI logs (``../shared/data/inspect``), read with inspect_ai's own reader.
+
+inspect_ai is the optional extra ``inspect`` (heavy: see the README); without it these tests are
+skipped, and the importer answers with a clear message instead of a traceback.
+"""
+
+import pytest
+
+from apps.responses.formats import INSPECT_MISSING, inspect_available
+from apps.responses.importing import ImportRejected
+from apps.responses.models import Attempt
+from apps.responses.services import evaluand_register, responses_import
+from tests.factories import (
+    AnalysisParameterFactory,
+    CellFactory,
+    FamilyFactory,
+    ItemFactory,
+    LevelFactory,
+    ProtocolVersionFactory,
+)
+from tests.responses.conftest import freeze
+
+pytestmark = [pytest.mark.django_db, pytest.mark.shared_data]
+needs_inspect = pytest.mark.skipif(
+    not inspect_available(),
+    reason="inspect_ai (the optional extra 'inspect') is not installed: "
+    "pip install -e '.[inspect]'",
+)
+
+
+def _demo_version(protocol, pi):
+    """The log's design: samples xs-1 … xs-3, one level, the mock model, two epochs."""
+    version = ProtocolVersionFactory(protocol=protocol)
+    level = LevelFactory(version=version, ordinal=0, code="L0")
+    family = FamilyFactory(version=version, code="S")
+    for code in ("xs-1", "xs-2", "xs-3"):
+        CellFactory(
+            version=version,
+            level=level,
+            item=ItemFactory(version=version, family=family, code=code),
+        )
+    evaluand, _ = evaluand_register(user=pi, label="Inspect mock model", model="mockllm/model")
+    from apps.responses.services import roster_enroll
+
+    roster_enroll(version=version, evaluand=evaluand, code="mock", user=pi)
+    AnalysisParameterFactory(version=version, name="repetitions", value="2")
+    AnalysisParameterFactory(version=version, name="seed", value="1")
+    return freeze(version, pi)
+
+
+@needs_inspect
+@pytest.mark.parametrize("filename", ["refusal_demo_mockllm.eval", "refusal_demo_mockllm.json"])
+def test_an_inspect_log_imports_each_sample_and_epoch_as_an_attempt(
+    shared_data, protocol, pi, filename
+):
+    version = _demo_version(protocol, pi)
+    data = (shared_data / "inspect" / filename).read_bytes()
+    outcome = responses_import(version=version, user=pi, data=data, filename=filename)
+    assert outcome.status == "imported"
+    assert outcome.counts["attempts"] == 6
+    attempts = Attempt.objects.filter(version=version).select_related(
+        "administration__cell__item", "response"
+    )
+    seen = {(a.administration.cell.item.code, a.administration.repetition) for a in attempts}
+    assert seen == {(f"xs-{n}", epoch) for n in (1, 2, 3) for epoch in (1, 2)}
+    refusal = attempts.get(administration__cell__item__code="xs-2", administration__repetition=1)
+    assert refusal.terminal_outcome == "completed"  # a refusal is a score, not a terminal outcome
+    assert refusal.response.text == "I'm sorry, but I can't help with that."
+    assert refusal.raw["id"] == "xs-2" and refusal.raw["epoch"] == 1
+    assert refusal.started_at is not None and refusal.ended_at >= refusal.started_at
+    assert outcome.response_import.header["model"] == "mockllm/model"
+
+
+@needs_inspect
+def test_the_json_log_after_the_eval_log_is_refused_sample_by_sample(shared_data, protocol, pi):
+    version = _demo_version(protocol, pi)
+    folder = shared_data / "inspect"
+    responses_import(
+        version=version,
+        user=pi,
+        data=(folder / "refusal_demo_mockllm.eval").read_bytes(),
+        filename="refusal_demo_mockllm.eval",
+    )
+    with pytest.raises(ImportRejected) as rejected:
+        responses_import(
+            version=version,
+            user=pi,
+            data=(folder / "refusal_demo_mockllm.json").read_bytes(),
+            filename="refusal_demo_mockllm.json",
+        )
+    assert [p.row for p in rejected.value.problems] == [1, 2, 3, 4, 5, 6]
+    assert Attempt.objects.filter(version=version).count() == 6
+
+
+@pytest.mark.skipif(inspect_available(), reason="checks the message shown without inspect_ai")
+def test_without_the_extra_an_inspect_log_is_refused_with_a_clear_message(
+    shared_data, protocol, pi
+):
+    version = _demo_version(protocol, pi)
+    with pytest.raises(ImportRejected) as rejected:
+        responses_import(
+            version=version,
+            user=pi,
+            data=(shared_data / "inspect" / "refusal_demo_mockllm.eval").read_bytes(),
+            filename="refusal_demo_mockllm.eval",
+        )
+    assert INSPECT_MISSING in str(rejected.value)

@@ -1,0 +1,306 @@
+"""Pages and API: the permission matrix (blind reviewers get 404 on all of it), the import's
+upload → preview → confirm, attempt detail with its raw record, and the exclusion form."""
+
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from apps.responses.models import Attempt, Evaluand, Exclusion, ResponseImport
+from apps.responses.services import responses_import
+from tests.responses.conftest import answer_rows, csv_bytes
+
+pytestmark = pytest.mark.django_db
+
+PEOPLE = ("pi", "editor", "auditor", "reviewer", "outsider")
+
+
+@pytest.fixture
+def imported(frozen, pi):
+    responses_import(version=frozen, user=pi, data=csv_bytes(answer_rows(frozen)), filename="a.csv")
+    return frozen
+
+
+def _pages(version) -> dict[str, str]:
+    attempt = Attempt.objects.filter(version=version).first()
+    evaluand = version.roster.first().evaluand
+    return {
+        "evaluands": "/evaluands/",
+        "evaluand": f"/evaluands/{evaluand.pk}/",
+        "roster": f"/versions/{version.pk}/roster/",
+        "responses": f"/versions/{version.pk}/responses/",
+        "import": f"/versions/{version.pk}/responses/import/",
+        "imports": f"/versions/{version.pk}/responses/imports/",
+        "attempts": f"/versions/{version.pk}/attempts/",
+        "attempt": f"/attempts/{attempt.pk}/",
+        "exclude": f"/attempts/{attempt.pk}/exclude/",
+        "api evaluands": "/api/v1/evaluands",
+        "api evaluand": f"/api/v1/evaluands/{evaluand.pk}",
+        "api roster": f"/api/v1/versions/{version.pk}/roster",
+        "api summary": f"/api/v1/versions/{version.pk}/responses/summary",
+        "api imports": f"/api/v1/versions/{version.pk}/responses/imports",
+        "api attempts": f"/api/v1/versions/{version.pk}/attempts",
+        "api attempt": f"/api/v1/attempts/{attempt.pk}",
+        "api exclusions": f"/api/v1/versions/{version.pk}/exclusions",
+    }
+
+
+READ = {"pi": 200, "editor": 200, "auditor": 200, "reviewer": 404, "outsider": 404}
+WRITE = {"pi": 200, "editor": 200, "auditor": 403, "reviewer": 404, "outsider": 404}
+PI_ONLY = {"pi": 200, "editor": 403, "auditor": 403, "reviewer": 404, "outsider": 404}
+EXPECTED = {
+    # Someone with no role yet may register evaluands (they are about to start a protocol).
+    "evaluands": {**READ, "outsider": 200},
+    "evaluand": READ,
+    "roster": READ,
+    "responses": READ,
+    "import": WRITE,
+    "imports": READ,
+    "attempts": READ,
+    "attempt": READ,
+    "exclude": PI_ONLY,
+    "api evaluands": {**READ, "outsider": 200},
+    "api evaluand": READ,
+    "api roster": READ,
+    "api summary": READ,
+    "api imports": READ,
+    "api attempts": READ,
+    "api attempt": READ,
+    "api exclusions": READ,
+}
+
+
+@pytest.mark.parametrize("person", PEOPLE)
+def test_permission_matrix(client, request, imported, person, pi, editor, auditor, reviewer):
+    client.force_login(request.getfixturevalue(person))
+    pages = _pages(imported)
+    answers = {name: client.get(url).status_code for name, url in pages.items()}
+    assert answers == {name: EXPECTED[name][person] for name in pages}
+
+
+@pytest.mark.parametrize("person", ["reviewer", "outsider"])
+def test_blind_and_unknown_people_cannot_import_or_exclude_through_the_api(
+    client, request, imported, person
+):
+    client.force_login(request.getfixturevalue(person))
+    attempt = Attempt.objects.filter(version=imported).first()
+    upload = SimpleUploadedFile("a.csv", b"item,evaluand,response\n")
+    import_url = f"/api/v1/versions/{imported.pk}/responses/import"
+    assert client.post(import_url, {"file": upload}).status_code == 404
+    exclude_url = f"/api/v1/attempts/{attempt.pk}/exclude"
+    answer = client.post(exclude_url, {"reason_code": "record_corrupt", "rationale": "x"})
+    assert answer.status_code == 404
+    assert not Exclusion.objects.exists()
+
+
+def test_upload_preview_confirm(client, frozen, pi, settings, tmp_path):
+    settings.RESPONSE_IMPORT_STAGING_DIR = tmp_path
+    client.force_login(pi)
+    data = csv_bytes(answer_rows(frozen))
+    preview = client.post(
+        f"/versions/{frozen.pk}/responses/import/",
+        {"file": SimpleUploadedFile("answers.csv", data), "format": "", "mapping": ""},
+    )
+    assert preview.status_code == 200
+    html = preview.content.decode()
+    assert "Ready to import answers.csv: 6 attempts" in html
+    assert not Attempt.objects.exists()
+    confirm = preview.context["confirm"].initial
+    done = client.post(f"/versions/{frozen.pk}/responses/import/confirm/", confirm, follow=True)
+    assert done.status_code == 200
+    assert "Imported answers.csv: 6 attempts" in done.content.decode()
+    assert Attempt.objects.count() == 6
+    assert not list(tmp_path.iterdir())  # the staged file is gone
+    again = client.post(
+        f"/versions/{frozen.pk}/responses/import/",
+        {"file": SimpleUploadedFile("answers.csv", data)},
+        follow=True,
+    )
+    assert "already imported on" in again.content.decode()
+
+
+def test_a_rejected_upload_lists_row_and_field(client, frozen, pi, settings, tmp_path):
+    settings.RESPONSE_IMPORT_STAGING_DIR = tmp_path
+    client.force_login(pi)
+    rows = answer_rows(frozen)
+    rows[4]["repetition"] = "7"
+    answer = client.post(
+        f"/versions/{frozen.pk}/responses/import/",
+        {"file": SimpleUploadedFile("answers.csv", csv_bytes(rows))},
+    )
+    assert answer.status_code == 200
+    problems = answer.context["problems"]
+    assert [(p.row, p.field) for p in problems] == [(5, "administration")]
+    assert "Nothing was imported" in answer.content.decode()
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_evaluand_chooser_sets_a_constant(client, frozen, pi, settings, tmp_path):
+    settings.RESPONSE_IMPORT_STAGING_DIR = tmp_path
+    client.force_login(pi)
+    data = b"item,response\nit-1,a\nit-2,b\nit-3,c\n"
+    preview = client.post(
+        f"/versions/{frozen.pk}/responses/import/",
+        {"file": SimpleUploadedFile("beta.csv", data), "evaluand": "beta"},
+    )
+    assert "Ready to import beta.csv: 3 attempts" in preview.content.decode()
+
+
+def test_the_api_imports_with_dry_run_errors_and_idempotency(client, frozen, editor):
+    client.force_login(editor)
+    url = f"/api/v1/versions/{frozen.pk}/responses/import"
+    rows = answer_rows(frozen)
+    dry = client.post(f"{url}?dry_run=1", {"file": SimpleUploadedFile("a.csv", csv_bytes(rows))})
+    assert dry.status_code == 200
+    assert dry.json()["status"] == "dry_run"
+    assert len(dry.json()["preview"]) == 6
+    bad = [dict(row) for row in rows]
+    bad[2]["terminal_outcome"] = "exploded"
+    answer = client.post(url, {"file": SimpleUploadedFile("b.csv", csv_bytes(bad))})
+    assert answer.status_code == 400
+    assert answer.json()["errors"] == [
+        {
+            "row": 3,
+            "field": "terminal_outcome",
+            "message": "'exploded' is not a terminal outcome (budget_exhausted, completed, "
+            "error, platform_loss, refused, timeout)",
+        }
+    ]
+    created = client.post(url, {"file": SimpleUploadedFile("a.csv", csv_bytes(rows))})
+    assert created.status_code == 201
+    assert created.json()["import"]["counts"]["attempts"] == 6
+    again = client.post(url, {"file": SimpleUploadedFile("a.csv", csv_bytes(rows))})
+    assert again.status_code == 200
+    assert again.json()["status"] == "already_imported"
+    assert ResponseImport.objects.count() == 1
+
+
+def test_the_api_import_takes_a_mapping(client, frozen, pi):
+    client.force_login(pi)
+    answer = client.post(
+        f"/api/v1/versions/{frozen.pk}/responses/import",
+        {
+            "file": SimpleUploadedFile("x.csv", b"q,text\nit-1,a\n"),
+            "mapping": json.dumps(
+                {"item": "q", "evaluand": {"const": "alpha"}, "response": "text"}
+            ),
+        },
+    )
+    assert answer.status_code == 201, answer.json()
+
+
+def test_a_draft_refuses_an_api_import_with_400(client, protocol, pi):
+    from tests.responses.conftest import build_draft
+
+    draft = build_draft(protocol=protocol, user=pi)
+    client.force_login(pi)
+    answer = client.post(
+        f"/api/v1/versions/{draft.pk}/responses/import",
+        {"file": SimpleUploadedFile("a.csv", b"item,evaluand,response\nit-1,alpha,x\n")},
+    )
+    assert answer.status_code == 400
+    assert "frozen version" in json.dumps(answer.json())
+
+
+def test_attempt_detail_shows_the_raw_record(client, imported, auditor):
+    client.force_login(auditor)
+    attempt = Attempt.objects.filter(version=imported).first()
+    html = client.get(f"/attempts/{attempt.pk}/").content.decode()
+    assert "Raw record, as received" in html
+    assert attempt.raw["response"] in html
+    api = client.get(f"/api/v1/attempts/{attempt.pk}").json()
+    assert api["raw"] == attempt.raw
+
+
+def test_the_exclusion_form_and_the_struck_through_list(client, imported, pi):
+    client.force_login(pi)
+    attempt = Attempt.objects.filter(version=imported).order_by("administration__position")[0]
+    answer = client.post(
+        f"/attempts/{attempt.pk}/exclude/",
+        {"reason_code": "observation_fault", "rationale": "The log stops mid-answer."},
+        follow=True,
+    )
+    assert answer.status_code == 200
+    assert "Outcome data were sealed" in answer.content.decode()
+    listing = client.get(f"/versions/{imported.pk}/attempts/").content.decode()
+    assert "<del>" in listing
+    assert "excluded: observation_fault" in listing
+    assert listing.count("<tr") == 7  # header + all six attempts, the excluded one included
+
+
+def test_the_api_ignores_an_outcome_visible_sent_by_the_caller(client, imported, pi):
+    client.force_login(pi)
+    attempt = Attempt.objects.filter(version=imported).first()
+    answer = client.post(
+        f"/api/v1/attempts/{attempt.pk}/exclude",
+        {"reason_code": "record_corrupt", "rationale": "x", "outcome_visible": True},
+        content_type="application/json",
+    )
+    assert answer.status_code == 201
+    assert answer.json()["outcome_visible"] is False
+
+
+def test_the_responses_page_counts_by_evaluand_and_outcome(client, imported, pi):
+    client.force_login(pi)
+    html = client.get(f"/versions/{imported.pk}/responses/").content.decode()
+    assert "Platform losses" in html
+    assert "Every scheduled administration has been observed." in html
+    summary = client.get(f"/api/v1/versions/{imported.pk}/responses/summary").json()
+    assert summary["totals"]["model_outcomes"]["completed"] == 6
+    assert [row["outcomes"]["completed"] for row in summary["by_evaluand"]] == [3, 3]
+
+
+def test_evaluands_are_registered_and_revised_through_pages_and_api(client, pi):
+    client.force_login(pi)
+    answer = client.post(
+        "/evaluands/new/",
+        {"label": "Model A", "model": "model-a", "system_prompt": "Be brief."},
+        follow=True,
+    )
+    assert answer.status_code == 200
+    old = Evaluand.objects.get(model="model-a")
+    answer = client.post(
+        f"/evaluands/{old.pk}/revise/",
+        {"label": "Model A", "model": "model-a", "system_prompt": "Be thorough."},
+        follow=True,
+    )
+    assert "derived from" in answer.content.decode()
+    new = Evaluand.objects.get(derived_from=old)
+    assert new.system_prompt == "Be thorough."
+    created = client.post(
+        "/api/v1/evaluands/create",
+        {"label": "B", "model": "model-b", "budgets": {"max_tokens": 5}},
+        content_type="application/json",
+    )
+    assert created.status_code == 201
+    same = client.post(
+        "/api/v1/evaluands/create",
+        {"label": "B again", "model": "model-b", "budgets": {"max_tokens": 5}},
+        content_type="application/json",
+    )
+    assert same.status_code == 200
+    assert same.json()["id"] == created.json()["id"]
+    revised = client.post(
+        f"/api/v1/evaluands/{created.json()['id']}/revise",
+        {"budgets": {"max_tokens": 6}},
+        content_type="application/json",
+    )
+    assert revised.status_code == 201
+    assert revised.json()["derived_from"] == created.json()["id"]
+
+
+def test_the_roster_page_enrols_in_a_draft(client, protocol, pi):
+    from apps.responses.services import evaluand_register
+    from tests.responses.conftest import build_draft
+
+    draft = build_draft(protocol=protocol, user=pi, evaluands=())
+    evaluand, _ = evaluand_register(user=pi, label="Model Z", model="model-z")
+    client.force_login(pi)
+    answer = client.post(
+        f"/versions/{draft.pk}/roster/", {"evaluand": evaluand.pk, "code": "zed"}, follow=True
+    )
+    assert "enrolled as zed" in answer.content.decode()
+    entry = draft.roster.get()
+    answer = client.post(f"/versions/{draft.pk}/roster/{entry.pk}/remove/", follow=True)
+    assert "taken off the roster" in answer.content.decode()
+    assert not draft.roster.exists()

@@ -1,0 +1,58 @@
+"""XSTest as the first real study: 450 items in two families, five evaluands, 2,250 responses."""
+
+import pytest
+
+from apps.deviations.models import LogEntry
+from apps.items.models import Family, Item
+from apps.responses.models import Attempt, Response, RosterEntry
+from apps.responses.xstest import xstest_build
+
+pytestmark = [pytest.mark.django_db, pytest.mark.shared_data]
+
+
+def test_xstest_builds_with_2250_responses_in_five_evaluands(shared_data, pi):
+    build = xstest_build(user=pi, folder=shared_data / "xstest")
+    version = build.version
+    assert version.state == "frozen"
+    assert Item.objects.filter(version=version).count() == 450
+    families = {f.code: (f.role, f.items.count()) for f in Family.objects.filter(version=version)}
+    assert families == {"S": ("harm_constant", 250), "U": ("discrimination_control", 200)}
+    assert set(RosterEntry.objects.filter(version=version).values_list("code", flat=True)) == {
+        "gpt4",
+        "llama2new",
+        "llama2orig",
+        "mistralguard",
+        "mistralinstruct",
+    }
+    assert version.administrations.count() == 2250
+    assert Response.objects.filter(version=version).count() == 2250
+    for code in ("gpt4", "llama2orig"):
+        assert build.imports[code].counts["by_evaluand"] == {code: 450}
+    attempt = Attempt.objects.select_related("response").get(
+        version=version,
+        administration__cell__item__code="xs-1",
+        administration__evaluand__rosters__code="llama2orig",
+    )
+    assert attempt.response.text.startswith(" I cannot provide instructions on how to kill")
+    # The annotators' labels are kept in the raw row only, never in the response.
+    assert attempt.raw["final_label"] == "2_full_refusal"
+    assert "2_full_refusal" not in attempt.response.text
+    assert LogEntry.objects.filter(protocol=version.protocol, kind="import").count() == 5
+    # The published prompt of item 195 differs from the one the models were given.
+    assert set(build.input_mismatches) == {"xs-195"}
+
+
+def test_building_xstest_again_changes_nothing(shared_data, pi):
+    xstest_build(user=pi, folder=shared_data / "xstest")
+    again = xstest_build(user=pi, folder=shared_data / "xstest")
+    assert not again.created
+    assert {o.status for o in again.imports.values()} == {"already_imported"}
+    assert Attempt.objects.count() == 2250
+
+
+@pytest.mark.postgres
+def test_xstest_builds_in_under_ten_seconds_on_postgresql(shared_data, pi):
+    build = xstest_build(user=pi, folder=shared_data / "xstest")
+    print(f"\nXSTest: 450 items, 5 evaluands, 2,250 responses built in {build.seconds:.2f} s")
+    assert Response.objects.count() == 2250
+    assert build.seconds < 10
