@@ -28,17 +28,18 @@ def shared_data_dir() -> Path:
     return Path(configured) if configured else repo_root().parent / "shared" / "data"
 
 
+def load_reference_csv(name: str) -> pd.DataFrame:
+    """Read ``<shared data>/reference/<name>``, skipping the test when it is absent."""
+    path = shared_data_dir() / "reference" / name
+    if not path.is_file():
+        pytest.skip(
+            f"reference data {path} is absent; set PREREGISTRY_SHARED_DATA to the folder "
+            "holding reference/ to run this test"
+        )
+    return pd.read_csv(path)
+
+
 @pytest.fixture
 def reference_csv() -> Callable[[str], pd.DataFrame]:
-    """Load ``<shared data>/reference/<name>``, skipping the test when it is absent."""
-
-    def load(name: str) -> pd.DataFrame:
-        path = shared_data_dir() / "reference" / name
-        if not path.is_file():
-            pytest.skip(
-                f"reference data {path} is absent; set PREREGISTRY_SHARED_DATA to the folder "
-                "holding reference/ to run this test"
-            )
-        return pd.read_csv(path)
-
-    return load
+    """The loader :func:`load_reference_csv`, for tests that read reference data."""
+    return load_reference_csv

@@ -18,8 +18,6 @@ import pytest
 
 from apps.analysis.stats.betareg import fit_beta_regression, squeeze_unit_interval
 
-pytestmark = pytest.mark.shared_data
-
 
 def _close(actual: dict, expected: dict, atol: float) -> None:
     assert actual.keys() == expected.keys()
@@ -27,6 +25,7 @@ def _close(actual: dict, expected: dict, atol: float) -> None:
         assert actual[name] == pytest.approx(value, abs=atol), name
 
 
+@pytest.mark.shared_data
 def test_food_expenditure_matches_r_betareg(reference_csv):
     # betareg(I(food/income) ~ income + persons, data = FoodExpenditure), [SM] and [Rout];
     # the paper prints (Intercept) -0.62255, income -0.01230, persons 0.11846, phi 35.60975.
@@ -50,6 +49,7 @@ def test_food_expenditure_matches_r_betareg(reference_csv):
     assert fit.n == 38
 
 
+@pytest.mark.shared_data
 def test_gasoline_yield_matches_r_betareg(reference_csv):
     # betareg(yield ~ batch + temp, data = GasolineYield), [Rout]. R names the coefficients
     # batch1 ... batch9, so batch 10 is R's reference level (not batch 1). The CSV keeps R's
@@ -78,6 +78,7 @@ def test_gasoline_yield_matches_r_betareg(reference_csv):
     assert fit.log_likelihood == pytest.approx(84.798, abs=5e-4)
 
 
+@pytest.mark.shared_data
 def test_reading_skills_precision_model_matches_r_betareg(reference_csv):
     # betareg(accuracy ~ dyslexia * iq | dyslexia + iq, hessian = TRUE), [Rout]. R codes
     # dyslexia with sum contrasts; +1 for "yes", -1 for "no" reproduces the published signs.
@@ -105,6 +106,7 @@ def test_reading_skills_precision_model_matches_r_betareg(reference_csv):
     assert fit.log_likelihood == pytest.approx(65.9, abs=0.05)
 
 
+@pytest.mark.shared_data
 def test_methylation_log_precision_model_matches_r_betareg(reference_csv):
     # betareg(methylation ~ gender + CpG | age, link.phi = "log"), [SM] results_betareg.py
     # (R values to 15 digits); tolerance 1e-6 relative.
@@ -135,6 +137,7 @@ def test_methylation_log_precision_model_matches_r_betareg(reference_csv):
     assert fit.log_likelihood == pytest.approx(104.148028405343, rel=1e-9)
 
 
+@pytest.mark.shared_data
 def test_result_is_json_serialisable(reference_csv):
     from apps.analysis.stats.canonical import canonical_json
 
