@@ -67,9 +67,11 @@ def cluster_weights(n_clusters: int, replicates: int, rng: np.random.Generator) 
     if replicates < 1:
         raise ValueError(f"replicates must be >= 1, got {replicates}")
     draws = rng.integers(0, n_clusters, size=(replicates, n_clusters))
-    # Offsetting each row by row * n_clusters lets one bincount count all rows at once.
-    flat = (draws + (np.arange(replicates) * n_clusters)[:, None]).ravel()
-    return np.bincount(flat, minlength=replicates * n_clusters).reshape(replicates, n_clusters)
+    # Offsetting each row by row * n_clusters (in place, to save a copy) lets one bincount
+    # count all rows at once.
+    draws += (np.arange(replicates) * n_clusters)[:, None]
+    counts = np.bincount(draws.ravel(), minlength=replicates * n_clusters)
+    return counts.reshape(replicates, n_clusters)
 
 
 def percentile_interval(replicate_values: np.ndarray, confidence: float) -> tuple[float, float]:
