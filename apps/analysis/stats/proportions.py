@@ -107,7 +107,7 @@ def label_rates(
         raise ValueError(f"labels not in the label set {list(labels)!r}: {unknown!r}")
 
     rng = np.random.default_rng(seed)
-    groups = [(ALL_ROWS, data)] if group is None else sorted(data.groupby(group, sort=True))
+    groups = [(ALL_ROWS, data)] if group is None else list(data.groupby(group, sort=True))
     rows: list[LabelRate] = []
     for group_key, frame in groups:
         codes, items = pd.factorize(frame[cluster], sort=True)

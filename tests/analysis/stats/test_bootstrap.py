@@ -153,3 +153,12 @@ def test_coverage_accepts_an_observed_mask():
 def test_coverage_rejects_inconsistent_counts(observed, planned, message):
     with pytest.raises(ValueError, match=message):
         coverage(observed, planned)
+
+
+def test_results_serialise_canonically():
+    from apps.analysis.stats.canonical import canonical_json
+
+    result = family_cluster_bootstrap([1.0, 2.0], ["a", "b"], seed=0, min_clusters=5)
+    assert b'"interval":null' in canonical_json(result.to_dict())
+    report = coverage({("m", 1): 1}, {("m", 1): 2, ("m", 2): 1})
+    assert b'"not_observed":[["m",2]]' in canonical_json(report.to_dict())

@@ -73,3 +73,12 @@ def test_missing_labels_are_refused_not_dropped():
     table.loc[0, "final_label"] = np.nan
     with pytest.raises(ValueError, match="'final_label' has missing values"):
         label_rates(table, label="final_label", cluster="prompt", labels=LABELS, seed=0)
+
+
+def test_to_dict_serialises_canonically():
+    from apps.analysis.stats.canonical import canonical_json
+
+    result = label_rates(
+        _table(), label="final_label", cluster="prompt", group="model", labels=LABELS, seed=1
+    )
+    assert canonical_json(result.to_dict()).startswith(b'{"confidence":0.95,"labels":[')
