@@ -58,6 +58,7 @@ BATCH_SIZE = 5000
 _JSON = json.JSONEncoder(ensure_ascii=False)
 _TRUE = {"1", "true", "yes", "y", "rerun"}
 _FALSE = {"", "0", "false", "no", "n"}
+_BOOLEAN = _TRUE | _FALSE
 _OUTCOMES = {choice.value for choice in TerminalOutcome}
 # Outcomes that always carry a response text (possibly empty); platform losses never do.
 _TEXT_REQUIRED = {TerminalOutcome.COMPLETED, TerminalOutcome.REFUSED}
@@ -87,7 +88,7 @@ class ImportOutcome:
     preview: list[dict[str, Any]] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Planned:
     row: int
     administration_id: int
@@ -199,7 +200,7 @@ class _Checker:
         self.problems: list[ImportProblem] = []
         self.planned: list[_Planned] = []
         self.rows_in_file: dict[int, int] = {}
-        self.count_in_file: Counter[int] = Counter()
+        self.count_in_file: dict[int, int] = {}
 
     def value(self, record: SourceRecord, target: str) -> Any:
         source = self.sources.get(target)
@@ -327,7 +328,7 @@ class _Checker:
             self.problem(record, "ended_at", "ends before it starts")
         rerun_value = self.value(record, "rerun")
         rerun_text = "" if rerun_value is None else str(rerun_value).strip().lower()
-        if rerun_text not in _TRUE | _FALSE:
+        if rerun_text not in _BOOLEAN:
             self.problem(record, "rerun", f"{rerun_value!r} is neither true nor false")
         rerun = rerun_text in _TRUE
         raw_json = _JSON.encode(record.raw)
@@ -336,7 +337,7 @@ class _Checker:
         if administration_id is None:
             return
         earlier = self.schedule.attempts.get(administration_id, 0)
-        in_file = self.count_in_file[administration_id]
+        in_file = self.count_in_file.get(administration_id, 0)
         describe = self.schedule.describe(administration_id) if earlier or in_file or rerun else ""
         if (earlier or in_file) and not rerun:
             where = (
@@ -356,7 +357,7 @@ class _Checker:
                 "rerun",
                 f"marked as a rerun, but administration {describe} has no earlier attempt",
             )
-        self.count_in_file[administration_id] += 1
+        self.count_in_file[administration_id] = in_file + 1
         self.rows_in_file.setdefault(administration_id, record.row)
         if len(self.problems) > before:
             return

@@ -179,7 +179,12 @@ class Attempt(models.Model):
     from model outcomes (CRUCIBLE §4).
     """
 
-    version = models.ForeignKey(ProtocolVersion, on_delete=models.PROTECT, related_name="attempts")
+    # The version is the administration's (denormalised for queries by version). Its database
+    # constraint would check, row by row at commit, what the administration's already guarantees;
+    # on a 100,000-row import those checks cost more than the rows themselves.
+    version = models.ForeignKey(
+        ProtocolVersion, on_delete=models.PROTECT, related_name="attempts", db_constraint=False
+    )
     # No index of its own: the unique (administration, number) index serves every lookup by
     # administration, and one index fewer makes a 100,000-row import faster.
     administration = models.ForeignKey(
@@ -191,7 +196,15 @@ class Attempt(models.Model):
     terminal_outcome = models.CharField(max_length=32, choices=TerminalOutcome.choices)
     raw = models.JSONField(default=dict, help_text="The record exactly as received.")
     source = models.ForeignKey(
-        ResponseImport, on_delete=models.PROTECT, null=True, blank=True, related_name="attempts"
+        ResponseImport,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="attempts",
+        # Import records are append-only and made in the same transaction as their attempts;
+        # neither an index nor a row-by-row constraint check earns its cost on a large import.
+        db_index=False,
+        db_constraint=False,
     )
     source_row = models.PositiveIntegerField(
         null=True, blank=True, help_text="The record number in the source file (1-based)."
@@ -213,7 +226,10 @@ class Attempt(models.Model):
 class Response(models.Model):
     """The text an attempt produced: what reviewers score."""
 
-    version = models.ForeignKey(ProtocolVersion, on_delete=models.PROTECT, related_name="responses")
+    # The attempt's version, denormalised; see Attempt.version for why it has no constraint.
+    version = models.ForeignKey(
+        ProtocolVersion, on_delete=models.PROTECT, related_name="responses", db_constraint=False
+    )
     attempt = models.OneToOneField(Attempt, on_delete=models.PROTECT, related_name="response")
     text = models.TextField()
     word_count = models.PositiveIntegerField()

@@ -18,8 +18,10 @@ import random
 import resource
 import time
 import tracemalloc
+from pathlib import Path
 
 import pytest
+from django.db import connection
 
 from apps.items.models import Cell, Family, Item, Level
 from apps.responses.models import Attempt, Response
@@ -46,6 +48,15 @@ WORDS = [
     "request",
     "step",
 ]
+
+
+def _server_cpu_seconds() -> float:
+    """CPU time of this connection's PostgreSQL backend (same machine, Linux /proc)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _maxrss_mb() -> float:
@@ -98,10 +109,17 @@ def test_import_100k_responses(protocol, pi):
     tracemalloc.stop()
 
     rss_before = _maxrss_mb()
+    server_before = _server_cpu_seconds()
+    cpu_before = time.process_time()
     started = time.perf_counter()
+    # The import commits on return (this test runs outside a transaction), so the time includes
+    # the commit and its deferred constraint checks.
     outcome = responses_import(version=version, user=pi, data=data, filename="bench.csv")
     seconds = time.perf_counter() - started
+    client_cpu = time.process_time() - cpu_before
+    server_cpu = _server_cpu_seconds() - server_before
     rss_growth = _maxrss_mb() - rss_before
+    load = os.getloadavg()[0]
 
     assert outcome.counts["attempts"] == rows
     assert Attempt.objects.filter(version=version).count() == rows
@@ -112,6 +130,8 @@ def test_import_100k_responses(protocol, pi):
         f"{rate:,.0f} responses/s ({2 * rate:,.0f} rows/s across attempts and responses)"
         f"\npeak RSS {_maxrss_mb():.0f} MB, growth during the import {rss_growth:.0f} MB; "
         f"Python heap peak of the dry run {heap_peak / 1e6:.0f} MB"
+        f"\nCPU: Python {client_cpu:.2f} s, PostgreSQL backend {server_cpu:.2f} s; "
+        f"load average (1 min) at the end {load:.1f} on {os.cpu_count()} CPUs"
         f"\ndesign + freeze (100,000-entry schedule) {design_seconds:.2f} s"
     )
     assert rate >= 10_000

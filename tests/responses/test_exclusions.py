@@ -10,7 +10,7 @@ from apps.responses.models import Attempt, Exclusion
 from apps.responses.selectors import outcome_counts, responses_summary
 from apps.responses.services import exclusion_record, responses_import
 from tests.factories import AnalysisParameterFactory
-from tests.responses.conftest import answer_rows, csv_bytes
+from tests.responses.conftest import answer_rows, build_draft, csv_bytes, freeze
 
 pytestmark = pytest.mark.django_db
 
@@ -60,13 +60,19 @@ def test_only_frozen_or_integrity_reasons_are_accepted(attempt, pi):
     assert not Exclusion.objects.exists()
 
 
-def test_a_plan_may_declare_its_own_reasons(attempt, pi):
+def test_a_plan_may_declare_its_own_reasons(protocol, pi):
+    draft = build_draft(protocol=protocol, user=pi)
     AnalysisParameterFactory(
-        version=attempt.version,
+        version=draft,
         name="exclusion_reasons",
         kind="text",
         value="fixture_hash_mismatch: the input fixture's hash differs",
     )
+    version = freeze(draft, pi)
+    responses_import(
+        version=version, user=pi, data=csv_bytes(answer_rows(version)), filename="a.csv"
+    )
+    attempt = Attempt.objects.filter(version=version).first()
     exclusion = exclusion_record(
         attempt=attempt, reason_code="fixture_hash_mismatch", rationale="x", user=pi
     )
