@@ -33,15 +33,19 @@ class ImportProblem:
     row: int | None
     field: str
     message: str
+    # How the record names itself, when more than its row helps (an Inspect sample's id, epoch).
+    label: str = ""
 
     def __str__(self) -> str:
         where = f"row {self.row}" if self.row is not None else "file"
+        if self.label:
+            where = f"{where} ({self.label})"
         if self.field:
             return f"{where}, {self.field}: {self.message}"
         return f"{where}: {self.message}"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"row": self.row, "field": self.field, "message": self.message}
+        return {"row": self.row, "field": self.field, "message": self.message, "label": self.label}
 
 
 class FileUnreadable(Exception):
@@ -52,12 +56,12 @@ class FileUnreadable(Exception):
         self.problems = problems
 
 
-@dataclass
+@dataclass(slots=True)
 class SourceRecord:
     row: int
     fields: dict[str, Any]
     raw: Any
-    where: str
+    label: str = ""
 
 
 @dataclass
@@ -81,26 +85,43 @@ def guess_format(filename: str) -> str | None:
     return None
 
 
-def _decode(data: bytes) -> str:
+def _lines(data: bytes, newline: str) -> io.TextIOWrapper:
+    # Decoded line by line as it is read: a whole-file str (and io.StringIO's wide buffer)
+    # would hold several copies of a large file at once.
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline=newline)
+
+
+def _not_utf8(data: bytes) -> FileUnreadable:
+    # Only on this error path is the whole file decoded at once, to say where it goes wrong.
     try:
-        return data.decode("utf-8-sig")
+        data.decode("utf-8-sig")
+        offset = len(data)
     except UnicodeDecodeError as error:
-        raise FileUnreadable(
-            [ImportProblem(None, "", f"the file is not UTF-8 text (byte {error.start})")]
-        ) from error
+        offset = error.start
+    line = data[:offset].count(b"\n") + 1
+    return FileUnreadable(
+        [
+            ImportProblem(
+                None,
+                "",
+                f"the file is not UTF-8 text: byte {offset} (line {line}) cannot be decoded",
+            )
+        ]
+    )
 
 
 def read_csv(data: bytes) -> SourceFile:
     """Read a CSV file with a header row; every data row becomes one record."""
-    text = _decode(data)
     csv.field_size_limit(_CSV_FIELD_LIMIT)
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv.reader(_lines(data, newline=""))
     try:
         columns = next(reader)
     except StopIteration:
         raise FileUnreadable([ImportProblem(None, "", "the file is empty")]) from None
     except csv.Error as error:
         raise FileUnreadable([ImportProblem(None, "header", str(error))]) from error
+    except UnicodeDecodeError as error:
+        raise _not_utf8(data) from error
     problems = []
     seen = set()
     for position, name in enumerate(columns, start=1):
@@ -126,9 +147,11 @@ def read_csv(data: bytes) -> SourceFile:
                 )
                 continue
             fields = dict(zip(columns, values, strict=True))
-            records.append(SourceRecord(row=row, fields=fields, raw=fields, where=f"row {row}"))
+            records.append(SourceRecord(row=row, fields=fields, raw=fields))
     except csv.Error as error:
         problems.append(ImportProblem(row + 1, "", f"cannot be read as CSV: {error}"))
+    except UnicodeDecodeError as error:
+        raise _not_utf8(data) from error
     if problems:
         raise FileUnreadable(problems)
     return SourceFile(format="csv", records=records, columns=columns)
@@ -140,9 +163,16 @@ def _refuse_constant(name: str):
 
 def read_jsonl(data: bytes) -> SourceFile:
     """Read a JSON Lines file: one JSON object per line."""
-    text = _decode(data)
     records, problems = [], []
-    for line_number, line in enumerate(text.split("\n"), start=1):
+    lines = enumerate(_lines(data, newline="\n"), start=1)
+    line_number = 0
+    while True:
+        try:
+            line_number, line = next(lines)
+        except StopIteration:
+            break
+        except UnicodeDecodeError as error:
+            raise _not_utf8(data) from error
         if not line.strip():
             continue
         try:
@@ -160,9 +190,7 @@ def read_jsonl(data: bytes) -> SourceFile:
         if not isinstance(value, dict):
             problems.append(ImportProblem(line_number, "", "is not a JSON object"))
             continue
-        records.append(
-            SourceRecord(row=line_number, fields=value, raw=value, where=f"row {line_number}")
-        )
+        records.append(SourceRecord(row=line_number, fields=value, raw=value))
     if problems:
         raise FileUnreadable(problems)
     return SourceFile(format="jsonl", records=records)
@@ -245,7 +273,7 @@ def read_inspect(data: bytes) -> SourceFile:
                 row=row,
                 fields=fields,
                 raw=raw,
-                where=f"sample {row} (id {sample.id}, epoch {sample.epoch})",
+                label=f"sample {sample.id}, epoch {sample.epoch}",
             )
         )
     return SourceFile(format="inspect", records=records, header=header)

@@ -212,7 +212,7 @@ class _Checker:
         return value
 
     def problem(self, record: SourceRecord, target: str, message: str) -> None:
-        self.problems.append(ImportProblem(record.row, target, message))
+        self.problems.append(ImportProblem(record.row, target, message, record.label))
 
     def administration(self, record: SourceRecord) -> int | None:
         schedule = self.schedule

@@ -258,3 +258,19 @@ def test_an_editor_may_import_and_an_auditor_may_not(frozen, editor, auditor):
     with pytest.raises(PermissionDenied):
         _import(frozen, auditor, csv_bytes(answer_rows(frozen)))
     assert _import(frozen, editor, csv_bytes(answer_rows(frozen))).status == "imported"
+
+
+def test_a_file_that_is_not_utf8_is_refused_with_its_row(frozen, pi):
+    data = "item,evaluand,response\nit-1,alpha,fine\nit-2,alpha,caf\u00e9\n".encode("latin-1")
+    with pytest.raises(
+        ImportRejected, match=r"not UTF-8 text: byte 53 \(line 3\) cannot be decoded"
+    ):
+        _import(frozen, pi, data)
+
+
+def test_a_utf8_byte_order_mark_and_crlf_line_ends_are_read(frozen, pi):
+    rows = answer_rows(frozen)
+    rows[0]["response"] = "two\nlines"
+    data = b"\xef\xbb\xbf" + csv_bytes(rows).replace(b"\n", b"\r\n")
+    _import(frozen, pi, data)
+    assert Attempt.objects.get(source_row=1).response.text == "two\r\nlines"

@@ -89,6 +89,9 @@ def test_the_json_log_after_the_eval_log_is_refused_sample_by_sample(shared_data
             filename="refusal_demo_mockllm.json",
         )
     assert [p.row for p in rejected.value.problems] == [1, 2, 3, 4, 5, 6]
+    assert str(rejected.value.problems[0]).startswith(
+        "row 1 (sample xs-1, epoch 1), administration"
+    )
     assert Attempt.objects.filter(version=version).count() == 6
 
 

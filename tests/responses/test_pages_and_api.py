@@ -164,6 +164,7 @@ def test_the_api_imports_with_dry_run_errors_and_idempotency(client, frozen, edi
             "field": "terminal_outcome",
             "message": "'exploded' is not a terminal outcome (budget_exhausted, completed, "
             "error, platform_loss, refused, timeout)",
+            "label": "",
         }
     ]
     created = client.post(url, {"file": SimpleUploadedFile("a.csv", csv_bytes(rows))})
