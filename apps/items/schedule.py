@@ -239,9 +239,7 @@ def administration_schedule(
         for j, d in enumerate(rng.shuffled(range(n_design))):
             cb = cb_combos[cb_label[(t + evaluand_offset[evaluand] + design_offset[d]) % n_cb]]
             assignment = {f.name: level for f, level in zip(design, design_combos[d], strict=True)}
-            assignment.update(
-                {f.name: level for f, level in zip(counterbalanced, cb, strict=True)}
-            )
+            assignment.update({f.name: level for f, level in zip(counterbalanced, cb, strict=True)})
             entries.append(
                 ScheduleEntry(
                     position=len(entries) + 1,

@@ -55,7 +55,9 @@ def test_the_generator_has_not_drifted_across_platforms_or_python_versions():
     # Pinned once; if Python's Mersenne Twister or this module's use of it changes, every frozen
     # schedule would stop being reproducible from its seed, and this digest changes with it.
     schedule = administration_schedule(
-        cells=[("a", "L0"), ("a", "L1"), ("b", "L0")], evaluands=["e1", "e2"], repetitions=2,
+        cells=[("a", "L0"), ("a", "L1"), ("b", "L0")],
+        evaluands=["e1", "e2"],
+        repetitions=2,
         seed=42,
     )
     assert [(e.block, f"{e.cell[0]}@{e.cell[1]}", e.evaluand, e.repetition) for e in schedule] == [
@@ -126,7 +128,10 @@ def test_an_evaluand_block_holds_one_evaluand_and_the_rounds_cells_in_one_order(
 def test_seed_002_counterbalancing_is_exact_within_every_design_cell():
     tasks = [(f"task-{i:02d}", "L0") for i in range(1, 65)]
     schedule = administration_schedule(
-        cells=tasks, evaluands=["model-a", "model-b"], repetitions=8, seed=2,
+        cells=tasks,
+        evaluands=["model-a", "model-b"],
+        repetitions=8,
+        seed=2,
         factors=SEED_002_FACTORS,
     )
     assert len(schedule) == 64 * 2 * 8
@@ -150,9 +155,7 @@ def test_seed_002_counterbalancing_is_exact_within_every_design_cell():
         by_design: dict = {}
         for e in mine:
             key = tuple(e.assignment[n] for n in design_names)
-            by_design.setdefault(key, Counter())[
-                tuple(e.assignment[n] for n in cb_names)
-            ] += 1
+            by_design.setdefault(key, Counter())[tuple(e.assignment[n] for n in cb_names)] += 1
         assert len(by_design) == 8
         for counts in by_design.values():
             assert len(counts) == 4 and set(counts.values()) == {16}
@@ -168,9 +171,7 @@ def test_design_combinations_are_randomised_within_task_blocks():
     schedule = administration_schedule(
         cells=tasks, evaluands=["m"], repetitions=8, seed=5, factors=SEED_002_FACTORS[:3]
     )
-    firsts = Counter(
-        tuple(sorted(e.assignment.items())) for e in schedule if e.repetition == 1
-    )
+    firsts = Counter(tuple(sorted(e.assignment.items())) for e in schedule if e.repetition == 1)
     # Not the same combination first in every task block.
     assert len(firsts) > 1
 
@@ -205,9 +206,10 @@ def test_every_order_of_three_cells_is_equally_likely_over_seeds():
     # (Deterministic: the seeds are fixed, so this either always passes or always fails.)
     cells = [("a", "L0"), ("b", "L0"), ("c", "L0")]
     counts = Counter(
-        tuple(e.cell for e in administration_schedule(
-            cells=cells, evaluands=["m"], repetitions=1, seed=seed
-        ))
+        tuple(
+            e.cell
+            for e in administration_schedule(cells=cells, evaluands=["m"], repetitions=1, seed=seed)
+        )
         for seed in range(6000)
     )
     assert len(counts) == 6
