@@ -182,7 +182,9 @@ class KeyUnit(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["cell", "position"], name="keyunit_unique_position"),
         ]
-        ordering = ["cell", "position"]
+        # By the column, not the relation: following Cell's ordering (version, item → version)
+        # reaches the version table twice and Django refuses it as an ordering loop.
+        ordering = ["cell_id", "position"]
 
     def __str__(self) -> str:
         return f"{self.position}. {self.text[:40]}"

@@ -510,15 +510,20 @@ def cell_save(
         absent_reason=absent_reason,
         key=key,
     )
-    cell = Cell.objects.filter(item=item, level=level).first() or Cell(
-        version=version, item=item, level=level
-    )
+    existing = Cell.objects.filter(item=item, level=level).first()
+    cell = existing or Cell(version=version, item=item, level=level)
     cell.prompt = "" if absent else prompt.strip()
     cell.absent, cell.absent_reason = absent, absent_reason.strip() if absent else ""
-    _save(cell)
-    current = [KeyUnitSpec(u.text, u.executable) for u in cell.key_units.order_by("position")]
+    # The related rows were just read from this version; re-checking that they exist would cost
+    # three queries per cell on a large import.
+    cell.full_clean(exclude=["version", "item", "level"])
+    cell.save()
+    current = []
+    if existing is not None:
+        current = [KeyUnitSpec(u.text, u.executable) for u in cell.key_units.order_by("position")]
     if current != key:
-        cell.key_units.all().delete()
+        if existing is not None:
+            cell.key_units.all().delete()
         KeyUnit.objects.bulk_create(
             KeyUnit(
                 version=version,
