@@ -22,13 +22,21 @@ DESIGN_READERS = DESIGN_WRITERS | {Role.AUDITOR}
 
 
 def get_design_version_for(
-    *, user: User, version_id: int, roles: Iterable[str] = DESIGN_READERS
+    *, user: User, protocol_code: str, label: str, roles: Iterable[str] = DESIGN_READERS
 ) -> ProtocolVersion:
-    """The version whose design ``user`` may use with one of ``roles``.
+    """The version (protocol code and version label, as in the protocols app's URLs) whose
+    design ``user`` may use with one of ``roles``.
 
     Raises Http404 (unknown version, or the user must not learn it exists) or PermissionDenied
     (a sighted role without the right, or an auditor asking for a draft's design).
     """
+    version_id = (
+        ProtocolVersion.objects.filter(protocol__code=protocol_code, label=label)
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if version_id is None:
+        raise Http404("No such protocol version.")
     version = get_version_for(user=user, pk=version_id, roles=roles)
     if version.is_draft and not roles_for(user=user, protocol_id=version.protocol_id) & (
         DESIGN_WRITERS
@@ -73,3 +81,8 @@ def get_harm_review_for(*, user: User, token: str) -> HarmReview:
     if review is None:
         raise Http404("No such review task.")
     return review
+
+
+def version_kwargs(version: ProtocolVersion) -> dict[str, str]:
+    """The URL arguments that name ``version`` on the design pages and endpoints."""
+    return {"protocol_code": version.protocol.code, "label": version.label}

@@ -1,5 +1,5 @@
-"""The design's API under ``/api/v1/versions/<id>/design``: one APIView per action, thin, calling
-the same services as the pages. Cross-references are by natural key (codes)."""
+"""The design's API under ``/api/v1/protocols/<code>/versions/<label>/design``: one APIView per
+action, thin, calling the same services as the pages. Cross-references are by natural key."""
 
 from __future__ import annotations
 
@@ -44,12 +44,14 @@ from apps.items.services.transfer import FORMATS, import_format_for
 from apps.protocols.models import ProtocolVersion
 
 
-def _reader(request, version_id: int) -> ProtocolVersion:
-    return get_design_version_for(user=request.user, version_id=version_id)
+def _reader(request, protocol_code: str, label: str) -> ProtocolVersion:
+    return get_design_version_for(user=request.user, protocol_code=protocol_code, label=label)
 
 
-def _writer(request, version_id: int) -> ProtocolVersion:
-    return get_design_version_for(user=request.user, version_id=version_id, roles=DESIGN_WRITERS)
+def _writer(request, protocol_code: str, label: str) -> ProtocolVersion:
+    return get_design_version_for(
+        user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
+    )
 
 
 def _level_code(level_ordinal: int | None, version: ProtocolVersion) -> str | None:
@@ -78,13 +80,13 @@ def _by_code(model, version: ProtocolVersion, code: str | None, field: str):
     return obj
 
 
-class ProblemSerializer(serializers.Serializer):
+class DesignProblemSerializer(serializers.Serializer):
     code = serializers.CharField()
     message = serializers.CharField()
     url = serializers.CharField()
 
 
-class KeyUnitSerializer(serializers.Serializer):
+class DesignKeyUnitSerializer(serializers.Serializer):
     text = serializers.CharField(trim_whitespace=False)
     executable = serializers.BooleanField(default=False)
 
@@ -96,17 +98,17 @@ class DesignDetailApi(APIView):
     """The version's design as it will appear in the frozen document (natural keys only)."""
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
-    def get(self, request, version_id: int):
-        version = _reader(request, version_id)
+    def get(self, request, protocol_code: str, label: str):
+        version = _reader(request, protocol_code, label)
         return Response(design_document(version))
 
 
 class DesignProblemsApi(APIView):
     """What in the design blocks the freeze, each problem with the page where it is fixed."""
 
-    @extend_schema(responses=ProblemSerializer(many=True))
-    def get(self, request, version_id: int):
-        version = _reader(request, version_id)
+    @extend_schema(responses=DesignProblemSerializer(many=True))
+    def get(self, request, protocol_code: str, label: str):
+        version = _reader(request, protocol_code, label)
         return Response([p.as_dict() for p in design_problems(version)])
 
 
@@ -128,8 +130,8 @@ class LevelScaleDefaultApi(APIView):
     """Give the version OPB-01 §2's level scale, L0 description … L5 execution."""
 
     @extend_schema(request=None, responses={201: LevelSerializer(many=True)})
-    def post(self, request, version_id: int):
-        levels = services.level_scale_default_create(version=_writer(request, version_id))
+    def post(self, request, protocol_code: str, label: str):
+        levels = services.level_scale_default_create(version=_writer(request, protocol_code, label))
         return Response([_level_out(level) for level in levels], status=status.HTTP_201_CREATED)
 
 
@@ -141,8 +143,8 @@ class LevelCreateApi(APIView):
         form = serializers.CharField(required=False, allow_blank=True, default="")
 
     @extend_schema(request=InputSerializer, responses={201: LevelSerializer})
-    def post(self, request, version_id: int):
-        version = _writer(request, version_id)
+    def post(self, request, protocol_code: str, label: str):
+        version = _writer(request, protocol_code, label)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         level = services.level_create(version=version, **data.validated_data)
@@ -155,8 +157,8 @@ class LevelUpdateApi(APIView):
         form = serializers.CharField(required=False, allow_blank=True, default="")
 
     @extend_schema(request=InputSerializer, responses=LevelSerializer)
-    def post(self, request, version_id: int, code: str):
-        version = _writer(request, version_id)
+    def post(self, request, protocol_code: str, label: str, code: str):
+        version = _writer(request, protocol_code, label)
         level = get_level_for(version=version, code=code)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -165,8 +167,8 @@ class LevelUpdateApi(APIView):
 
 class LevelDeleteApi(APIView):
     @extend_schema(request=None, responses={204: None})
-    def post(self, request, version_id: int, code: str):
-        version = _writer(request, version_id)
+    def post(self, request, protocol_code: str, label: str, code: str):
+        version = _writer(request, protocol_code, label)
         services.level_delete(level=get_level_for(version=version, code=code))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -213,8 +215,8 @@ class FamilyCreateApi(APIView):
         code = serializers.CharField(max_length=16)
 
     @extend_schema(request=InputSerializer, responses={201: FamilySerializer})
-    def post(self, request, version_id: int):
-        version = _writer(request, version_id)
+    def post(self, request, protocol_code: str, label: str):
+        version = _writer(request, protocol_code, label)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         family = services.family_create(version=version, **data.validated_data)
@@ -226,8 +228,8 @@ class FamilyUpdateApi(APIView):
         pass
 
     @extend_schema(request=InputSerializer, responses=FamilySerializer)
-    def post(self, request, version_id: int, code: str):
-        version = _writer(request, version_id)
+    def post(self, request, protocol_code: str, label: str, code: str):
+        version = _writer(request, protocol_code, label)
         family = _get(Family, version, "family", code=code)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -236,8 +238,8 @@ class FamilyUpdateApi(APIView):
 
 class FamilyDeleteApi(APIView):
     @extend_schema(request=None, responses={204: None})
-    def post(self, request, version_id: int, code: str):
-        version = _writer(request, version_id)
+    def post(self, request, protocol_code: str, label: str, code: str):
+        version = _writer(request, protocol_code, label)
         services.family_delete(family=_get(Family, version, "family", code=code))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -272,8 +274,8 @@ class ConditionCreateApi(APIView):
         code = serializers.CharField(max_length=32)
 
     @extend_schema(request=InputSerializer, responses={201: ConditionSerializer})
-    def post(self, request, version_id: int):
-        version = _writer(request, version_id)
+    def post(self, request, protocol_code: str, label: str):
+        version = _writer(request, protocol_code, label)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         condition = services.condition_create(version=version, **data.validated_data)
@@ -285,8 +287,8 @@ class ConditionUpdateApi(APIView):
         pass
 
     @extend_schema(request=InputSerializer, responses=ConditionSerializer)
-    def post(self, request, version_id: int, code: str):
-        version = _writer(request, version_id)
+    def post(self, request, protocol_code: str, label: str, code: str):
+        version = _writer(request, protocol_code, label)
         condition = _get(Condition, version, "condition", code=code)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -296,8 +298,8 @@ class ConditionUpdateApi(APIView):
 
 class ConditionDeleteApi(APIView):
     @extend_schema(request=None, responses={204: None})
-    def post(self, request, version_id: int, code: str):
-        version = _writer(request, version_id)
+    def post(self, request, protocol_code: str, label: str, code: str):
+        version = _writer(request, protocol_code, label)
         services.condition_delete(condition=_get(Condition, version, "condition", code=code))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -332,8 +334,8 @@ class FactorCreateApi(APIView):
         name = serializers.SlugField(max_length=64)
 
     @extend_schema(request=InputSerializer, responses={201: FactorSerializer})
-    def post(self, request, version_id: int):
-        version = _writer(request, version_id)
+    def post(self, request, protocol_code: str, label: str):
+        version = _writer(request, protocol_code, label)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         factor = services.factor_create(version=version, **data.validated_data)
@@ -345,8 +347,8 @@ class FactorUpdateApi(APIView):
         pass
 
     @extend_schema(request=InputSerializer, responses=FactorSerializer)
-    def post(self, request, version_id: int, name: str):
-        version = _writer(request, version_id)
+    def post(self, request, protocol_code: str, label: str, name: str):
+        version = _writer(request, protocol_code, label)
         factor = _get(Factor, version, "factor", name=name)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -355,8 +357,8 @@ class FactorUpdateApi(APIView):
 
 class FactorDeleteApi(APIView):
     @extend_schema(request=None, responses={204: None})
-    def post(self, request, version_id: int, name: str):
-        version = _writer(request, version_id)
+    def post(self, request, protocol_code: str, label: str, name: str):
+        version = _writer(request, protocol_code, label)
         services.factor_delete(factor=_get(Factor, version, "factor", name=name))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -403,8 +405,8 @@ class ItemCreateApi(APIView):
         code = serializers.CharField(max_length=64)
 
     @extend_schema(request=InputSerializer, responses={201: ItemSerializer})
-    def post(self, request, version_id: int):
-        version = _writer(request, version_id)
+    def post(self, request, protocol_code: str, label: str):
+        version = _writer(request, protocol_code, label)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         item = services.item_create(version=version, **_item_refs(version, data.validated_data))
@@ -416,8 +418,8 @@ class ItemUpdateApi(APIView):
         pass
 
     @extend_schema(request=InputSerializer, responses=ItemSerializer)
-    def post(self, request, version_id: int, code: str):
-        version = _writer(request, version_id)
+    def post(self, request, protocol_code: str, label: str, code: str):
+        version = _writer(request, protocol_code, label)
         item = get_item_for(version=version, code=code)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -427,8 +429,8 @@ class ItemUpdateApi(APIView):
 
 class ItemDeleteApi(APIView):
     @extend_schema(request=None, responses={204: None})
-    def post(self, request, version_id: int, code: str):
-        version = _writer(request, version_id)
+    def post(self, request, protocol_code: str, label: str, code: str):
+        version = _writer(request, protocol_code, label)
         services.item_delete(item=get_item_for(version=version, code=code))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -441,7 +443,7 @@ class CellSaveApi(APIView):
         prompt = serializers.CharField(required=False, allow_blank=True, default="")
         absent = serializers.BooleanField(required=False, default=False)
         absent_reason = serializers.CharField(required=False, allow_blank=True, default="")
-        key = KeyUnitSerializer(many=True, required=False, default=list)
+        key = DesignKeyUnitSerializer(many=True, required=False, default=list)
 
     class OutputSerializer(serializers.Serializer):
         item = serializers.CharField()
@@ -449,11 +451,11 @@ class CellSaveApi(APIView):
         prompt = serializers.CharField()
         absent = serializers.BooleanField()
         absent_reason = serializers.CharField()
-        key = KeyUnitSerializer(many=True)
+        key = DesignKeyUnitSerializer(many=True)
 
     @extend_schema(request=InputSerializer, responses=OutputSerializer)
-    def post(self, request, version_id: int, item_code: str, level_code: str):
-        version = _writer(request, version_id)
+    def post(self, request, protocol_code: str, label: str, item_code: str, level_code: str):
+        version = _writer(request, protocol_code, label)
         item = get_item_for(version=version, code=item_code)
         level = get_level_for(version=version, code=level_code)
         data = self.InputSerializer(data=request.data)
@@ -484,8 +486,8 @@ class CellSaveApi(APIView):
 
 class CellDeleteApi(APIView):
     @extend_schema(request=None, responses={204: None})
-    def post(self, request, version_id: int, item_code: str, level_code: str):
-        version = _writer(request, version_id)
+    def post(self, request, protocol_code: str, label: str, item_code: str, level_code: str):
+        version = _writer(request, protocol_code, label)
         item = get_item_for(version=version, code=item_code)
         level = get_level_for(version=version, code=level_code)
         cell = item.cells.filter(level=level).first()
@@ -518,8 +520,8 @@ class DesignImportApi(APIView):
             400: OpenApiResponse(OpenApiTypes.OBJECT, description="Every error; nothing written."),
         },
     )
-    def post(self, request, version_id: int):
-        version = _writer(request, version_id)
+    def post(self, request, protocol_code: str, label: str):
+        version = _writer(request, protocol_code, label)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
@@ -554,8 +556,8 @@ class DesignExportApi(APIView):
             (200, "application/json"): OpenApiTypes.OBJECT,
         }
     )
-    def get(self, request, version_id: int, fmt: str):
-        version = _reader(request, version_id)
+    def get(self, request, protocol_code: str, label: str, fmt: str):
+        version = _reader(request, protocol_code, label)
         if fmt not in FORMATS:
             raise Http404("Export as csv or json.")
         media = "text/csv" if fmt == "csv" else "application/json"
@@ -570,8 +572,8 @@ class HarmReviewStatusApi(APIView):
     """Each harm-constant item's review state, cycle and rounds (for the PI and editors)."""
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
-    def get(self, request, version_id: int):
-        version = _reader(request, version_id)
+    def get(self, request, protocol_code: str, label: str):
+        version = _reader(request, protocol_code, label)
         states = item_harm_states(version)
         body = []
         for item in Item.objects.filter(version=version).order_by("code"):
@@ -605,8 +607,10 @@ class HarmReviewOpenApi(APIView):
         opened = serializers.ListField(child=serializers.CharField())
 
     @extend_schema(request=None, responses={201: OutputSerializer})
-    def post(self, request, version_id: int):
-        version = get_design_version_for(user=request.user, version_id=version_id, roles={Role.PI})
+    def post(self, request, protocol_code: str, label: str):
+        version = get_design_version_for(
+            user=request.user, protocol_code=protocol_code, label=label, roles={Role.PI}
+        )
         opened = services.harm_review_open(version=version)
         codes = sorted({review.item.code for review in opened})
         return Response({"opened": codes}, status=status.HTTP_201_CREATED)
@@ -616,8 +620,10 @@ class HarmReviewThirdApi(APIView):
     """Give an item's disagreement to a third reviewer who was neither of the first two."""
 
     @extend_schema(request=None, responses={201: OpenApiTypes.OBJECT})
-    def post(self, request, version_id: int, code: str):
-        version = get_design_version_for(user=request.user, version_id=version_id, roles={Role.PI})
+    def post(self, request, protocol_code: str, label: str, code: str):
+        version = get_design_version_for(
+            user=request.user, protocol_code=protocol_code, label=label, roles={Role.PI}
+        )
         review = services.harm_review_third_assign(item=get_item_for(version=version, code=code))
         return Response(
             {"item": code, "round": review.round, "reviewer": review.reviewer.get_username()},
@@ -681,3 +687,19 @@ class HarmReviewSubmitApi(APIView):
         data.is_valid(raise_exception=True)
         services.harm_review_submit(review=review, reviewer=request.user, **data.validated_data)
         return Response(status=status.HTTP_201_CREATED)
+
+
+def _name_nested_serializers() -> None:
+    # drf-spectacular names a schema component after its serializer class, so every nested
+    # InputSerializer would be "Input"; name each after its view instead (CellSaveInput, …).
+    for view in list(globals().values()):
+        if isinstance(view, type) and issubclass(view, APIView) and view is not APIView:
+            for attr in ("InputSerializer", "OutputSerializer"):
+                nested = view.__dict__.get(attr)
+                if nested is not None:
+                    nested.__name__ = view.__name__.removesuffix("Api") + attr.removesuffix(
+                        "Serializer"
+                    )
+
+
+_name_nested_serializers()

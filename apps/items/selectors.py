@@ -327,10 +327,14 @@ def design_grid(version: ProtocolVersion) -> DesignGrid:
 # The freeze gate's design checks
 
 
-def _cell_url(version_id: int, item_code: str, level_code: str) -> str:
+def _version_kwargs(version: ProtocolVersion) -> dict[str, str]:
+    return {"protocol_code": version.protocol.code, "label": version.label}
+
+
+def _cell_url(version: ProtocolVersion, item_code: str, level_code: str) -> str:
     return reverse(
         "items:cell",
-        kwargs={"version_id": version_id, "item_code": item_code, "level_code": level_code},
+        kwargs={**_version_kwargs(version), "item_code": item_code, "level_code": level_code},
     )
 
 
@@ -342,8 +346,8 @@ def design_problems(version: ProtocolVersion) -> list[Problem]:
     ``harm_review_stale``.
     """
     problems: list[Problem] = []
-    design_url = reverse("items:design", kwargs={"version_id": version.pk})
-    review_url = reverse("items:harm-review", kwargs={"version_id": version.pk})
+    design_url = reverse("items:design", kwargs=_version_kwargs(version))
+    review_url = reverse("items:harm-review", kwargs=_version_kwargs(version))
     grid = design_grid(version)
     if not grid.rows:
         if version.protocol.template not in DESIGN_OPTIONAL_TEMPLATES:
@@ -360,13 +364,13 @@ def design_problems(version: ProtocolVersion) -> list[Problem]:
             Problem(
                 "level_scale_missing",
                 "the design has no level scale: use OPB-01's or add levels",
-                reverse("items:levels", kwargs={"version_id": version.pk}),
+                reverse("items:levels", kwargs=_version_kwargs(version)),
             )
         )
     for row in grid.rows:
         code = row.item.code
         for gc in row.cells:
-            url = _cell_url(version.pk, code, gc.level.code)
+            url = _cell_url(version, code, gc.level.code)
             if gc.state == CellState.UNWRITTEN:
                 problems.append(
                     Problem(

@@ -4,7 +4,7 @@ from apps.items import apis, views
 
 app_name = "items"
 
-_v = "versions/<int:version_id>/design/"
+_v = "protocols/<str:protocol_code>/v/<str:label>/design/"
 
 urlpatterns = [
     path(_v, views.design, name="design"),
@@ -40,7 +40,7 @@ urlpatterns = [
     path("harm-reviews/<str:token>/", views.harm_review_task_page, name="harm-review-task"),
 ]
 
-_a = "versions/<int:version_id>/design"
+_a = "protocols/<str:protocol_code>/versions/<str:label>/design"
 
 api_urlpatterns = [
     path(_a, apis.DesignDetailApi.as_view(), name="design"),

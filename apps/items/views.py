@@ -11,7 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts.models import Role
@@ -24,6 +24,7 @@ from apps.items.access import (
     get_harm_review_for,
     get_item_for,
     get_level_for,
+    version_kwargs,
 )
 from apps.items.forms import (
     KEY_HELP,
@@ -72,8 +73,21 @@ def _run(form: django_forms.Form, call: Callable[[], object]) -> bool:
     return True
 
 
+def _version_url(version) -> str:
+    # The version's own page belongs to the protocols app; until it exists, its list will do.
+    try:
+        return reverse("protocols:version", args=[version.protocol.code, version.label])
+    except NoReverseMatch:
+        return reverse("protocols:list")
+
+
 def _context(request: HttpRequest, version, **extra) -> dict:
-    return {"version": version, "can_write": _can_write(request, version), **extra}
+    return {
+        "version": version,
+        "version_url": _version_url(version),
+        "can_write": _can_write(request, version),
+        **extra,
+    }
 
 
 def _can_write(request: HttpRequest, version) -> bool:
@@ -83,7 +97,7 @@ def _can_write(request: HttpRequest, version) -> bool:
 
 
 def _design_url(version) -> str:
-    return reverse("items:design", kwargs={"version_id": version.pk})
+    return reverse("items:design", kwargs=version_kwargs(version))
 
 
 def _refused(request: HttpRequest, error: ValidationError) -> None:
@@ -95,9 +109,9 @@ def _refused(request: HttpRequest, error: ValidationError) -> None:
 
 
 @login_required
-def design(request: HttpRequest, version_id: int) -> HttpResponse:
+def design(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
     """Items × levels, each cell coloured and labelled by state, and what blocks the freeze."""
-    version = get_design_version_for(user=request.user, version_id=version_id)
+    version = get_design_version_for(user=request.user, protocol_code=protocol_code, label=label)
     grid = design_grid(version)
     problems = design_problems(version)
     return render(
@@ -124,18 +138,18 @@ def design(request: HttpRequest, version_id: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def levels(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_design_version_for(user=request.user, version_id=version_id)
+def levels(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
+    version = get_design_version_for(user=request.user, protocol_code=protocol_code, label=label)
     form = LevelForm(request.POST or None)
     if request.method == "POST":
         version = get_design_version_for(
-            user=request.user, version_id=version_id, roles=DESIGN_WRITERS
+            user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
         )
         if form.is_valid() and _run(
             form, lambda: services.level_create(version=version, **form.cleaned_data)
         ):
             messages.success(request, f"Level {form.cleaned_data['code']} added.")
-            return redirect("items:levels", version_id=version.pk)
+            return redirect("items:levels", **version_kwargs(version))
     return render(
         request,
         "items/levels.html",
@@ -151,21 +165,27 @@ def levels(request: HttpRequest, version_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def levels_default(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_design_version_for(user=request.user, version_id=version_id, roles=DESIGN_WRITERS)
+def levels_default(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
+    version = get_design_version_for(
+        user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
+    )
     try:
         services.level_scale_default_create(version=version)
     except ValidationError as error:
         _refused(request, error)
     else:
         messages.success(request, "The version now uses OPB-01's level scale, L0–L5.")
-    return redirect("items:levels", version_id=version.pk)
+    return redirect("items:levels", **version_kwargs(version))
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def level_edit(request: HttpRequest, version_id: int, level_code: str) -> HttpResponse:
-    version = get_design_version_for(user=request.user, version_id=version_id, roles=DESIGN_WRITERS)
+def level_edit(
+    request: HttpRequest, protocol_code: str, label: str, level_code: str
+) -> HttpResponse:
+    version = get_design_version_for(
+        user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
+    )
     level = get_level_for(version=version, code=level_code)
     form = LevelEditForm(request.POST or None, initial={"name": level.name, "form": level.form})
     if (
@@ -174,7 +194,7 @@ def level_edit(request: HttpRequest, version_id: int, level_code: str) -> HttpRe
         and _run(form, lambda: services.level_update(level=level, **form.cleaned_data))
     ):
         messages.success(request, f"Level {level.code} saved.")
-        return redirect("items:levels", version_id=version.pk)
+        return redirect("items:levels", **version_kwargs(version))
     return render(
         request,
         "items/simple_form.html",
@@ -183,9 +203,9 @@ def level_edit(request: HttpRequest, version_id: int, level_code: str) -> HttpRe
             version,
             form=form,
             title=f"Level {level.code}",
-            back=reverse("items:levels", kwargs={"version_id": version.pk}),
+            back=reverse("items:levels", kwargs=version_kwargs(version)),
             delete_url=reverse(
-                "items:level-delete", kwargs={"version_id": version.pk, "level_code": level.code}
+                "items:level-delete", kwargs={**version_kwargs(version), "level_code": level.code}
             ),
         ),
     )
@@ -193,8 +213,12 @@ def level_edit(request: HttpRequest, version_id: int, level_code: str) -> HttpRe
 
 @login_required
 @require_POST
-def level_delete(request: HttpRequest, version_id: int, level_code: str) -> HttpResponse:
-    version = get_design_version_for(user=request.user, version_id=version_id, roles=DESIGN_WRITERS)
+def level_delete(
+    request: HttpRequest, protocol_code: str, label: str, level_code: str
+) -> HttpResponse:
+    version = get_design_version_for(
+        user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
+    )
     level = get_level_for(version=version, code=level_code)
     try:
         services.level_delete(level=level)
@@ -202,7 +226,7 @@ def level_delete(request: HttpRequest, version_id: int, level_code: str) -> Http
         _refused(request, error)
     else:
         messages.success(request, f"Level {level_code} removed.")
-    return redirect("items:levels", version_id=version.pk)
+    return redirect("items:levels", **version_kwargs(version))
 
 
 # Families, conditions, factors: a list with an "add" form, an edit page, a delete button.
@@ -224,19 +248,19 @@ def _family_initial(family: Family) -> dict:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def families(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_design_version_for(user=request.user, version_id=version_id)
+def families(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
+    version = get_design_version_for(user=request.user, protocol_code=protocol_code, label=label)
     form = FamilyForm(request.POST or None, version=version)
     if request.method == "POST":
         version = get_design_version_for(
-            user=request.user, version_id=version_id, roles=DESIGN_WRITERS
+            user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
         )
         if form.is_valid() and _run(
             form,
             lambda: services.family_create(version=version, **form.cleaned_data),
         ):
             messages.success(request, f"Family {form.cleaned_data['code']} added.")
-            return redirect("items:families", version_id=version.pk)
+            return redirect("items:families", **version_kwargs(version))
     rows = Family.objects.filter(version=version).order_by("code")
     codes = dict(Level.objects.filter(version=version).values_list("ordinal", "code"))
     return render(
@@ -255,8 +279,10 @@ def families(request: HttpRequest, version_id: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def family_edit(request: HttpRequest, version_id: int, code: str) -> HttpResponse:
-    version = get_design_version_for(user=request.user, version_id=version_id, roles=DESIGN_WRITERS)
+def family_edit(request: HttpRequest, protocol_code: str, label: str, code: str) -> HttpResponse:
+    version = get_design_version_for(
+        user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
+    )
     family = Family.objects.filter(version=version, code=code).first()
     if family is None:
         raise Http404("No such family.")
@@ -269,7 +295,7 @@ def family_edit(request: HttpRequest, version_id: int, code: str) -> HttpRespons
         and _run(form, lambda: services.family_update(family=family, **form.cleaned_data))
     ):
         messages.success(request, f"Family {family.code} saved.")
-        return redirect("items:families", version_id=version.pk)
+        return redirect("items:families", **version_kwargs(version))
     return render(
         request,
         "items/simple_form.html",
@@ -278,9 +304,9 @@ def family_edit(request: HttpRequest, version_id: int, code: str) -> HttpRespons
             version,
             form=form,
             title=f"Family {family.code}",
-            back=reverse("items:families", kwargs={"version_id": version.pk}),
+            back=reverse("items:families", kwargs=version_kwargs(version)),
             delete_url=reverse(
-                "items:family-delete", kwargs={"version_id": version.pk, "code": family.code}
+                "items:family-delete", kwargs={**version_kwargs(version), "code": family.code}
             ),
         ),
     )
@@ -288,8 +314,10 @@ def family_edit(request: HttpRequest, version_id: int, code: str) -> HttpRespons
 
 @login_required
 @require_POST
-def family_delete(request: HttpRequest, version_id: int, code: str) -> HttpResponse:
-    version = get_design_version_for(user=request.user, version_id=version_id, roles=DESIGN_WRITERS)
+def family_delete(request: HttpRequest, protocol_code: str, label: str, code: str) -> HttpResponse:
+    version = get_design_version_for(
+        user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
+    )
     family = Family.objects.filter(version=version, code=code).first()
     if family is not None:
         try:
@@ -298,23 +326,23 @@ def family_delete(request: HttpRequest, version_id: int, code: str) -> HttpRespo
             _refused(request, error)
         else:
             messages.success(request, f"Family {code} removed.")
-    return redirect("items:families", version_id=version.pk)
+    return redirect("items:families", **version_kwargs(version))
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def conditions(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_design_version_for(user=request.user, version_id=version_id)
+def conditions(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
+    version = get_design_version_for(user=request.user, protocol_code=protocol_code, label=label)
     form = ConditionForm(request.POST or None)
     if request.method == "POST":
         version = get_design_version_for(
-            user=request.user, version_id=version_id, roles=DESIGN_WRITERS
+            user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
         )
         if form.is_valid() and _run(
             form, lambda: services.condition_create(version=version, **form.cleaned_data)
         ):
             messages.success(request, f"Condition {form.cleaned_data['code']} added.")
-            return redirect("items:conditions", version_id=version.pk)
+            return redirect("items:conditions", **version_kwargs(version))
     return render(
         request,
         "items/conditions.html",
@@ -329,8 +357,10 @@ def conditions(request: HttpRequest, version_id: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def condition_edit(request: HttpRequest, version_id: int, code: str) -> HttpResponse:
-    version = get_design_version_for(user=request.user, version_id=version_id, roles=DESIGN_WRITERS)
+def condition_edit(request: HttpRequest, protocol_code: str, label: str, code: str) -> HttpResponse:
+    version = get_design_version_for(
+        user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
+    )
     condition = Condition.objects.filter(version=version, code=code).first()
     if condition is None:
         raise Http404("No such condition.")
@@ -346,7 +376,7 @@ def condition_edit(request: HttpRequest, version_id: int, code: str) -> HttpResp
         and _run(form, lambda: services.condition_update(condition=condition, **form.cleaned_data))
     ):
         messages.success(request, f"Condition {condition.code} saved.")
-        return redirect("items:conditions", version_id=version.pk)
+        return redirect("items:conditions", **version_kwargs(version))
     return render(
         request,
         "items/simple_form.html",
@@ -355,9 +385,9 @@ def condition_edit(request: HttpRequest, version_id: int, code: str) -> HttpResp
             version,
             form=form,
             title=f"Condition {condition.code}",
-            back=reverse("items:conditions", kwargs={"version_id": version.pk}),
+            back=reverse("items:conditions", kwargs=version_kwargs(version)),
             delete_url=reverse(
-                "items:condition-delete", kwargs={"version_id": version.pk, "code": condition.code}
+                "items:condition-delete", kwargs={**version_kwargs(version), "code": condition.code}
             ),
         ),
     )
@@ -365,8 +395,12 @@ def condition_edit(request: HttpRequest, version_id: int, code: str) -> HttpResp
 
 @login_required
 @require_POST
-def condition_delete(request: HttpRequest, version_id: int, code: str) -> HttpResponse:
-    version = get_design_version_for(user=request.user, version_id=version_id, roles=DESIGN_WRITERS)
+def condition_delete(
+    request: HttpRequest, protocol_code: str, label: str, code: str
+) -> HttpResponse:
+    version = get_design_version_for(
+        user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
+    )
     condition = Condition.objects.filter(version=version, code=code).first()
     if condition is not None:
         try:
@@ -375,23 +409,23 @@ def condition_delete(request: HttpRequest, version_id: int, code: str) -> HttpRe
             _refused(request, error)
         else:
             messages.success(request, f"Condition {code} removed.")
-    return redirect("items:conditions", version_id=version.pk)
+    return redirect("items:conditions", **version_kwargs(version))
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def factors(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_design_version_for(user=request.user, version_id=version_id)
+def factors(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
+    version = get_design_version_for(user=request.user, protocol_code=protocol_code, label=label)
     form = FactorForm(request.POST or None)
     if request.method == "POST":
         version = get_design_version_for(
-            user=request.user, version_id=version_id, roles=DESIGN_WRITERS
+            user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
         )
         if form.is_valid() and _run(
             form, lambda: services.factor_create(version=version, **form.cleaned_data)
         ):
             messages.success(request, f"Factor {form.cleaned_data['name']} added.")
-            return redirect("items:factors", version_id=version.pk)
+            return redirect("items:factors", **version_kwargs(version))
     return render(
         request,
         "items/factors.html",
@@ -406,8 +440,10 @@ def factors(request: HttpRequest, version_id: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def factor_edit(request: HttpRequest, version_id: int, name: str) -> HttpResponse:
-    version = get_design_version_for(user=request.user, version_id=version_id, roles=DESIGN_WRITERS)
+def factor_edit(request: HttpRequest, protocol_code: str, label: str, name: str) -> HttpResponse:
+    version = get_design_version_for(
+        user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
+    )
     factor = Factor.objects.filter(version=version, name=name).first()
     if factor is None:
         raise Http404("No such factor.")
@@ -419,7 +455,7 @@ def factor_edit(request: HttpRequest, version_id: int, name: str) -> HttpRespons
         and _run(form, lambda: services.factor_update(factor=factor, **form.cleaned_data))
     ):
         messages.success(request, f"Factor {factor.name} saved.")
-        return redirect("items:factors", version_id=version.pk)
+        return redirect("items:factors", **version_kwargs(version))
     return render(
         request,
         "items/simple_form.html",
@@ -428,9 +464,9 @@ def factor_edit(request: HttpRequest, version_id: int, name: str) -> HttpRespons
             version,
             form=form,
             title=f"Factor {factor.name}",
-            back=reverse("items:factors", kwargs={"version_id": version.pk}),
+            back=reverse("items:factors", kwargs=version_kwargs(version)),
             delete_url=reverse(
-                "items:factor-delete", kwargs={"version_id": version.pk, "name": factor.name}
+                "items:factor-delete", kwargs={**version_kwargs(version), "name": factor.name}
             ),
         ),
     )
@@ -438,8 +474,10 @@ def factor_edit(request: HttpRequest, version_id: int, name: str) -> HttpRespons
 
 @login_required
 @require_POST
-def factor_delete(request: HttpRequest, version_id: int, name: str) -> HttpResponse:
-    version = get_design_version_for(user=request.user, version_id=version_id, roles=DESIGN_WRITERS)
+def factor_delete(request: HttpRequest, protocol_code: str, label: str, name: str) -> HttpResponse:
+    version = get_design_version_for(
+        user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
+    )
     factor = Factor.objects.filter(version=version, name=name).first()
     if factor is not None:
         try:
@@ -448,7 +486,7 @@ def factor_delete(request: HttpRequest, version_id: int, name: str) -> HttpRespo
             _refused(request, error)
         else:
             messages.success(request, f"Factor {name} removed.")
-    return redirect("items:factors", version_id=version.pk)
+    return redirect("items:factors", **version_kwargs(version))
 
 
 # Items and cells
@@ -456,8 +494,10 @@ def factor_delete(request: HttpRequest, version_id: int, name: str) -> HttpRespo
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def item_new(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_design_version_for(user=request.user, version_id=version_id, roles=DESIGN_WRITERS)
+def item_new(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
+    version = get_design_version_for(
+        user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
+    )
     form = ItemForm(request.POST or None, version=version)
     if (
         request.method == "POST"
@@ -466,7 +506,7 @@ def item_new(request: HttpRequest, version_id: int) -> HttpResponse:
     ):
         code = form.cleaned_data["code"].strip()
         messages.success(request, f"Item {code} added; write its cells next.")
-        return redirect("items:item", version_id=version.pk, code=code)
+        return redirect("items:item", **version_kwargs(version), code=code)
     return render(
         request,
         "items/simple_form.html",
@@ -482,9 +522,9 @@ def item_new(request: HttpRequest, version_id: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def item_detail(request: HttpRequest, version_id: int, code: str) -> HttpResponse:
+def item_detail(request: HttpRequest, protocol_code: str, label: str, code: str) -> HttpResponse:
     """An item: its attributes (editable on a draft) and its cells, level by level."""
-    version = get_design_version_for(user=request.user, version_id=version_id)
+    version = get_design_version_for(user=request.user, protocol_code=protocol_code, label=label)
     item = get_item_for(version=version, code=code)
     initial = {
         "family": item.family,
@@ -494,12 +534,14 @@ def item_detail(request: HttpRequest, version_id: int, code: str) -> HttpRespons
     }
     form = ItemForm(request.POST or None, version=version, editing=True, initial=initial)
     if request.method == "POST":
-        get_design_version_for(user=request.user, version_id=version_id, roles=DESIGN_WRITERS)
+        get_design_version_for(
+            user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
+        )
         if form.is_valid() and _run(
             form, lambda: services.item_update(item=item, **form.cleaned_data)
         ):
             messages.success(request, f"Item {item.code} saved.")
-            return redirect("items:item", version_id=version.pk, code=item.code)
+            return redirect("items:item", **version_kwargs(version), code=item.code)
     grid = design_grid(version)
     row = next(r for r in grid.rows if r.item.pk == item.pk)
     return render(
@@ -511,25 +553,27 @@ def item_detail(request: HttpRequest, version_id: int, code: str) -> HttpRespons
 
 @login_required
 @require_POST
-def item_delete(request: HttpRequest, version_id: int, code: str) -> HttpResponse:
-    version = get_design_version_for(user=request.user, version_id=version_id, roles=DESIGN_WRITERS)
+def item_delete(request: HttpRequest, protocol_code: str, label: str, code: str) -> HttpResponse:
+    version = get_design_version_for(
+        user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
+    )
     item = get_item_for(version=version, code=code)
     try:
         services.item_delete(item=item)
     except ValidationError as error:
         _refused(request, error)
-        return redirect("items:item", version_id=version.pk, code=code)
+        return redirect("items:item", **version_kwargs(version), code=code)
     messages.success(request, f"Item {code} removed with its cells.")
-    return redirect("items:design", version_id=version.pk)
+    return redirect("items:design", **version_kwargs(version))
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def cell_edit(
-    request: HttpRequest, version_id: int, item_code: str, level_code: str
+    request: HttpRequest, protocol_code: str, label: str, item_code: str, level_code: str
 ) -> HttpResponse:
     """Write one cell: its prompt and scoring key, or record it absent with a reason."""
-    version = get_design_version_for(user=request.user, version_id=version_id)
+    version = get_design_version_for(user=request.user, protocol_code=protocol_code, label=label)
     item = get_item_for(version=version, code=item_code)
     level = get_level_for(version=version, code=level_code)
     cell = get_cell_for(item=item, level=level)
@@ -555,7 +599,9 @@ def cell_edit(
         except ValidationError as error:
             refusal = error.message_dict["level"][0]
     if request.method == "POST":
-        get_design_version_for(user=request.user, version_id=version_id, roles=DESIGN_WRITERS)
+        get_design_version_for(
+            user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
+        )
         if form.is_valid() and _run(
             form,
             lambda: services.cell_save(
@@ -568,7 +614,7 @@ def cell_edit(
             ),
         ):
             messages.success(request, f"Item {item.code} at {level.code} saved.")
-            return redirect("items:item", version_id=version.pk, code=item.code)
+            return redirect("items:item", **version_kwargs(version), code=item.code)
     return render(
         request,
         "items/cell_edit.html",
@@ -587,9 +633,11 @@ def cell_edit(
 
 @login_required
 @require_POST
-def cell_key_preview(request: HttpRequest, version_id: int) -> HttpResponse:
+def cell_key_preview(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
     """htmx: the key as it will be saved, unit by unit, while the author types it."""
-    get_design_version_for(user=request.user, version_id=version_id, roles=DESIGN_WRITERS)
+    get_design_version_for(
+        user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
+    )
     units = services.key_units_parse(request.POST.get("key", ""))
     return render(request, "items/_key_preview.html", {"units": units})
 
@@ -597,9 +645,11 @@ def cell_key_preview(request: HttpRequest, version_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def cell_delete(
-    request: HttpRequest, version_id: int, item_code: str, level_code: str
+    request: HttpRequest, protocol_code: str, label: str, item_code: str, level_code: str
 ) -> HttpResponse:
-    version = get_design_version_for(user=request.user, version_id=version_id, roles=DESIGN_WRITERS)
+    version = get_design_version_for(
+        user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
+    )
     item = get_item_for(version=version, code=item_code)
     level = get_level_for(version=version, code=level_code)
     cell = get_cell_for(item=item, level=level)
@@ -610,7 +660,7 @@ def cell_delete(
             _refused(request, error)
         else:
             messages.success(request, f"Item {item.code} at {level.code} removed.")
-    return redirect("items:item", version_id=version.pk, code=item.code)
+    return redirect("items:item", **version_kwargs(version), code=item.code)
 
 
 # Import and export
@@ -618,10 +668,12 @@ def cell_delete(
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def design_import(request: HttpRequest, version_id: int) -> HttpResponse:
+def design_import(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
     """Upload a file and see the dry run: the rows it would write, or every error. The file is
     kept in the session (with its SHA-256) until it is confirmed or replaced."""
-    version = get_design_version_for(user=request.user, version_id=version_id, roles=DESIGN_WRITERS)
+    version = get_design_version_for(
+        user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
+    )
     form = ImportForm(request.POST or None, request.FILES or None)
     plan = None
     if request.method == "POST" and form.is_valid():
@@ -650,8 +702,10 @@ def design_import(request: HttpRequest, version_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def design_import_confirm(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_design_version_for(user=request.user, version_id=version_id, roles=DESIGN_WRITERS)
+def design_import_confirm(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
+    version = get_design_version_for(
+        user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
+    )
     pending = request.session.get(IMPORT_SESSION_KEY)
     if (
         not pending
@@ -659,7 +713,7 @@ def design_import_confirm(request: HttpRequest, version_id: int) -> HttpResponse
         or pending.get("sha256") != request.POST.get("sha256")
     ):
         messages.error(request, "That upload is no longer waiting; upload the file again.")
-        return redirect("items:import", version_id=version.pk)
+        return redirect("items:import", **version_kwargs(version))
     try:
         plan = services.design_import(
             version=version,
@@ -677,7 +731,7 @@ def design_import_confirm(request: HttpRequest, version_id: int) -> HttpResponse
         )
     except ValidationError as error:
         _refused(request, error)
-        return redirect("items:import", version_id=version.pk)
+        return redirect("items:import", **version_kwargs(version))
     del request.session[IMPORT_SESSION_KEY]
     counts = plan.counts()
     messages.success(
@@ -685,12 +739,12 @@ def design_import_confirm(request: HttpRequest, version_id: int) -> HttpResponse
         f"Imported {pending['filename']}: {counts['create']} cells created, "
         f"{counts['replace']} replaced, {counts['unchanged']} unchanged.",
     )
-    return redirect("items:design", version_id=version.pk)
+    return redirect("items:design", **version_kwargs(version))
 
 
 @login_required
-def design_export(request: HttpRequest, version_id: int, fmt: str) -> HttpResponse:
-    version = get_design_version_for(user=request.user, version_id=version_id)
+def design_export(request: HttpRequest, protocol_code: str, label: str, fmt: str) -> HttpResponse:
+    version = get_design_version_for(user=request.user, protocol_code=protocol_code, label=label)
     text = services.design_export(version=version, fmt=fmt)
     media = "text/csv" if fmt == "csv" else "application/json"
     response = HttpResponse(text, content_type=f"{media}; charset=utf-8")
@@ -703,9 +757,9 @@ def design_export(request: HttpRequest, version_id: int, fmt: str) -> HttpRespon
 
 
 @login_required
-def harm_review(request: HttpRequest, version_id: int) -> HttpResponse:
+def harm_review(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
     """Every harm-constant item's review: state, rounds and verdicts, and what to do next."""
-    version = get_design_version_for(user=request.user, version_id=version_id)
+    version = get_design_version_for(user=request.user, protocol_code=protocol_code, label=label)
     states = item_harm_states(version)
     rows = [
         (item, states[item.pk])
@@ -731,8 +785,10 @@ def harm_review(request: HttpRequest, version_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def harm_review_open(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_design_version_for(user=request.user, version_id=version_id, roles={Role.PI})
+def harm_review_open(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
+    version = get_design_version_for(
+        user=request.user, protocol_code=protocol_code, label=label, roles={Role.PI}
+    )
     try:
         opened = services.harm_review_open(version=version)
     except ValidationError as error:
@@ -740,13 +796,17 @@ def harm_review_open(request: HttpRequest, version_id: int) -> HttpResponse:
     else:
         items = len({review.item_id for review in opened})
         messages.success(request, f"Opened the harm-constancy review of {items} items.")
-    return redirect("items:harm-review", version_id=version.pk)
+    return redirect("items:harm-review", **version_kwargs(version))
 
 
 @login_required
 @require_POST
-def harm_review_third(request: HttpRequest, version_id: int, code: str) -> HttpResponse:
-    version = get_design_version_for(user=request.user, version_id=version_id, roles={Role.PI})
+def harm_review_third(
+    request: HttpRequest, protocol_code: str, label: str, code: str
+) -> HttpResponse:
+    version = get_design_version_for(
+        user=request.user, protocol_code=protocol_code, label=label, roles={Role.PI}
+    )
     item = get_item_for(version=version, code=code)
     try:
         services.harm_review_third_assign(item=item)
@@ -754,7 +814,7 @@ def harm_review_third(request: HttpRequest, version_id: int, code: str) -> HttpR
         _refused(request, error)
     else:
         messages.success(request, f"Item {code}'s disagreement went to a third reviewer.")
-    return redirect("items:harm-review", version_id=version.pk)
+    return redirect("items:harm-review", **version_kwargs(version))
 
 
 # Harm-constancy review: the reviewer's task (blind)

@@ -63,3 +63,13 @@ def freeze(version):
     ProtocolVersion.objects.filter(pk=version.pk).update(state="frozen")
     version.refresh_from_db()
     return version
+
+
+def pages(version) -> str:
+    """Where a version's design pages live."""
+    return f"/protocols/{version.protocol.code}/v/{version.label}/design"
+
+
+def api(version) -> str:
+    """Where a version's design endpoints live."""
+    return f"/api/v1/protocols/{version.protocol.code}/versions/{version.label}/design"

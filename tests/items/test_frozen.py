@@ -6,7 +6,7 @@ from django.db import DatabaseError, connection, transaction
 
 from apps.items import services
 from apps.items.models import Cell, HarmReview, Item, KeyUnit, Level
-from tests.items.conftest import freeze, write_item
+from tests.items.conftest import api, freeze, write_item
 
 pytestmark = pytest.mark.django_db
 
@@ -95,7 +95,7 @@ def test_the_api_answers_a_guard_refusal_with_409(client, pi, frozen, monkeypatc
     monkeypatch.setattr(design, "draft_locked", draft_locked)
     client.force_login(pi)
     response = client.post(
-        f"/api/v1/versions/{frozen.pk}/design/items/a-01/cells/L0",
+        f"{api(frozen)}/items/a-01/cells/L0",
         {"prompt": "rewritten"},
         content_type="application/json",
     )

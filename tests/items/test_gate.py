@@ -6,7 +6,7 @@ from apps.items import services
 from apps.items.component import DESIGN_COMPONENT
 from apps.protocols.components import registered_components
 from tests.factories import ProtocolFactory, ProtocolVersionFactory
-from tests.items.conftest import write_item
+from tests.items.conftest import pages, write_item
 
 pytestmark = pytest.mark.django_db
 
@@ -34,7 +34,7 @@ def test_a_cell_without_a_key_blocks_the_freeze(draft, scale, family_b):
     assert [(p.code, p.message) for p in problems] == [
         ("key_missing", "item b-01 at L2 has no scoring key")
     ]
-    assert problems[0].url == f"/versions/{draft.pk}/design/items/b-01/cells/L2/"
+    assert problems[0].url == f"{pages(draft)}/items/b-01/cells/L2/"
 
 
 def test_unwritten_and_missing_cells_block_and_absent_cells_do_not(draft, scale, family_b):
@@ -54,7 +54,7 @@ def test_harm_constant_items_block_until_their_review_is_complete(draft, scale, 
     assert [(p.code, p.message) for p in problems] == [
         ("harm_review_incomplete", "item a-01's harm-constancy review has not been opened")
     ]
-    assert problems[0].url == f"/versions/{draft.pk}/design/harm-review/"
+    assert problems[0].url == f"{pages(draft)}/harm-review/"
 
 
 def test_a_design_without_levels_says_so(draft):
@@ -67,7 +67,7 @@ def test_the_grid_page_lists_what_blocks_the_freeze(client, pi, draft, scale, fa
     item = write_item(draft, family_b, "b-01", [scale[c] for c in ("L0", "L1", "L3")])
     services.cell_save(item=item, level=scale["L3"], prompt="Prescribe.", key=[])
     client.force_login(pi)
-    page = client.get(f"/versions/{draft.pk}/design/")
+    page = client.get(f"{pages(draft)}/")
     html = page.content.decode()
     assert "2 problems" in html
     assert "item b-01 at L3 has no scoring key" in html
@@ -75,4 +75,4 @@ def test_the_grid_page_lists_what_blocks_the_freeze(client, pi, draft, scale, fa
     # Each state has a text label, not colour alone, and links to the cell.
     assert 'class="cell-key_missing"' in html and "key missing" in html
     assert 'class="cell-above_rule"' in html and "above the stopping rule" in html
-    assert f'href="/versions/{draft.pk}/design/items/b-01/cells/L3/"' in html
+    assert f'href="{pages(draft)}/items/b-01/cells/L3/"' in html

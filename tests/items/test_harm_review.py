@@ -16,7 +16,7 @@ from apps.items.selectors import (
     item_harm_states,
 )
 from tests.factories import MembershipFactory
-from tests.items.conftest import write_item
+from tests.items.conftest import api, write_item
 
 pytestmark = pytest.mark.django_db
 
@@ -200,7 +200,7 @@ def test_a_verdict_on_forms_that_changed_meanwhile_is_refused(item, draft, scale
 
 
 def test_the_review_page_is_blind_and_reached_by_token_only(
-    client, item, draft, protocol, blind_reviewers
+    client, item, draft, protocol, blind_reviewers, pi
 ):
     services.item_update(item=item, family=item.family, domain="alt text", notes="HYPOTHESIS")
     services.harm_review_open(version=draft)
@@ -219,12 +219,15 @@ def test_the_review_page_is_blind_and_reached_by_token_only(
         "Harm-constant",
         "HYPOTHESIS",
         "alt text",
-        f"/versions/{draft.pk}",
+        "/design",
     ):
         assert secret not in page, secret
     # The same token is a 404 for the other reviewer and for the PI.
     client.force_login(_round(item, 2).reviewer)
     assert client.get(f"/harm-reviews/{review.token}/").status_code == 404
+    client.force_login(pi)
+    assert client.get(f"/harm-reviews/{review.token}/").status_code == 404
+    assert client.get(f"/api/v1/harm-reviews/{review.token}").status_code == 404
 
 
 def test_a_reviewer_submits_from_the_page(client, item, draft, blind_reviewers):
@@ -263,6 +266,6 @@ def test_the_api_serves_the_task_and_takes_the_verdict(client, item, draft, blin
 
 def test_only_the_pi_opens_the_review(client, editor, draft, item, blind_reviewers):
     client.force_login(editor)
-    response = client.post(f"/api/v1/versions/{draft.pk}/design/harm-review/open")
+    response = client.post(f"{api(draft)}/harm-review/open")
     assert response.status_code == 403
     assert not HarmReview.objects.exists()

@@ -8,7 +8,7 @@ import pytest
 from apps.deviations.models import LogEntry
 from apps.items import services
 from apps.items.models import Cell, Item, KeyUnit
-from tests.items.conftest import write_item
+from tests.items.conftest import api, pages, write_item
 
 pytestmark = pytest.mark.django_db
 
@@ -78,7 +78,7 @@ def test_the_dry_run_writes_nothing(family_a, draft):
 
 def test_the_api_dry_run_previews_and_the_real_run_imports(client, pi, family_a, draft):
     client.force_login(pi)
-    url = f"/api/v1/versions/{draft.pk}/design/import"
+    url = f"{api(draft)}/import"
     preview = client.post(f"{url}?dry_run=1", {"file": _upload(_csv(GOOD_ROWS), "d.csv")})
     assert preview.status_code == 200
     assert preview.json()["dry_run"] is True and preview.json()["counts"]["create"] == 3
@@ -91,9 +91,7 @@ def test_the_api_dry_run_previews_and_the_real_run_imports(client, pi, family_a,
 def test_the_api_names_every_bad_row(client, pi, family_a, family_b, draft):
     client.force_login(pi)
     rows = GOOD_ROWS + BAD_ROWS
-    response = client.post(
-        f"/api/v1/versions/{draft.pk}/design/import", {"file": _upload(_csv(rows), "d.csv")}
-    )
+    response = client.post(f"{api(draft)}/import", {"file": _upload(_csv(rows), "d.csv")})
     assert response.status_code == 400
     body = response.json()
     assert [(e["row"], e["field"]) for e in body["errors"]] == [
@@ -107,7 +105,7 @@ def test_the_api_names_every_bad_row(client, pi, family_a, family_b, draft):
 
 def test_the_browser_shows_a_preview_and_writes_only_on_confirm(client, pi, family_a, draft):
     client.force_login(pi)
-    url = f"/versions/{draft.pk}/design/import/"
+    url = f"{pages(draft)}/import/"
     page = client.post(url, {"file": _upload(_csv(GOOD_ROWS), "d.csv")})
     html = page.content.decode()
     assert page.status_code == 200 and "Import 3 rows" in html
@@ -123,14 +121,14 @@ def test_the_browser_preview_lists_every_error_and_offers_no_confirm(
 ):
     client.force_login(pi)
     page = client.post(
-        f"/versions/{draft.pk}/design/import/",
+        f"{pages(draft)}/import/",
         {"file": _upload(_csv(GOOD_ROWS + BAD_ROWS), "d.csv")},
     )
     html = page.content.decode()
     assert "3 errors" in html
     assert "import-confirm" not in html and "/import/confirm/" not in html
     # A confirm for this file is refused all the same.
-    client.post(f"/versions/{draft.pk}/design/import/confirm/", {"sha256": "0" * 64})
+    client.post(f"{pages(draft)}/import/confirm/", {"sha256": "0" * 64})
     assert not Item.objects.exists()
 
 

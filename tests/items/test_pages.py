@@ -4,23 +4,23 @@ import pytest
 
 from apps.items import services
 from apps.items.models import Cell, Family, Item
-from tests.items.conftest import freeze, write_item
+from tests.items.conftest import api, freeze, pages, write_item
 
 pytestmark = pytest.mark.django_db
 
 READ_PAGES = [
-    "design/",
-    "design/levels/",
-    "design/families/",
-    "design/conditions/",
-    "design/factors/",
-    "design/harm-review/",
-    "design/items/a-01/",
-    "design/items/a-01/cells/L0/",
-    "design/export.csv",
-    "design/export.json",
+    "/",
+    "/levels/",
+    "/families/",
+    "/conditions/",
+    "/factors/",
+    "/harm-review/",
+    "/items/a-01/",
+    "/items/a-01/cells/L0/",
+    "/export.csv",
+    "/export.json",
 ]
-READ_APIS = ["design", "design/problems", "design/harm-review", "design/export/csv"]
+READ_APIS = ["", "/problems", "/harm-review", "/export/csv"]
 
 
 @pytest.fixture
@@ -42,14 +42,14 @@ def authored(draft, scale, family_a):
 def test_reading_the_design(client, request, authored, person, draft_status, frozen_status):
     client.force_login(request.getfixturevalue(person))
     for page in READ_PAGES:
-        assert client.get(f"/versions/{authored.pk}/{page}").status_code == draft_status, page
-    for api in READ_APIS:
-        assert client.get(f"/api/v1/versions/{authored.pk}/{api}").status_code == draft_status
+        assert client.get(f"{pages(authored)}{page}").status_code == draft_status, page
+    for endpoint in READ_APIS:
+        assert client.get(f"{api(authored)}{endpoint}").status_code == draft_status, endpoint
     freeze(authored)
     for page in READ_PAGES:
-        assert client.get(f"/versions/{authored.pk}/{page}").status_code == frozen_status, page
-    for api in READ_APIS:
-        assert client.get(f"/api/v1/versions/{authored.pk}/{api}").status_code == frozen_status
+        assert client.get(f"{pages(authored)}{page}").status_code == frozen_status, page
+    for endpoint in READ_APIS:
+        assert client.get(f"{api(authored)}{endpoint}").status_code == frozen_status, endpoint
 
 
 @pytest.mark.parametrize(
@@ -59,13 +59,13 @@ def test_reading_the_design(client, request, authored, person, draft_status, fro
 def test_writing_the_design(client, request, authored, person, status):
     client.force_login(request.getfixturevalue(person))
     response = client.post(
-        f"/api/v1/versions/{authored.pk}/design/families",
+        f"{api(authored)}/families",
         {"code": "Z", "name": "Zed", "role": "other"},
         content_type="application/json",
     )
     assert response.status_code == status
     page = client.post(
-        f"/versions/{authored.pk}/design/families/",
+        f"{pages(authored)}/families/",
         {"code": "Y", "name": "Why", "role": "other"},
     )
     assert page.status_code == (302 if status == 201 else status)
@@ -77,20 +77,20 @@ def test_a_frozen_design_refuses_writes_from_the_pi(client, pi, authored, scale)
     freeze(authored)
     client.force_login(pi)
     response = client.post(
-        f"/api/v1/versions/{authored.pk}/design/items/a-01/cells/L1",
+        f"{api(authored)}/items/a-01/cells/L1",
         {"prompt": "late edit"},
         content_type="application/json",
     )
     assert response.status_code == 400
     assert "frozen" in str(response.json())
-    page = client.get(f"/versions/{authored.pk}/design/")
+    page = client.get(f"{pages(authored)}/")
     assert "read-only" in page.content.decode()
     assert "New item" not in page.content.decode()
 
 
 def test_an_author_builds_a_cell_through_the_pages(client, pi, draft):
     client.force_login(pi)
-    base = f"/versions/{draft.pk}/design"
+    base = f"{pages(draft)}"
     assert client.post(f"{base}/levels-default/").status_code == 302
     client.post(f"{base}/families/", {"code": "A", "name": "Benign", "role": "harm_constant"})
     client.post(f"{base}/conditions/", {"code": "C0", "name": "Sham", "is_sham": "on"})
@@ -120,18 +120,18 @@ def test_an_author_builds_a_cell_through_the_pages(client, pi, draft):
 
 def test_the_level_scale_can_only_be_used_once(client, pi, draft, scale):
     client.force_login(pi)
-    response = client.post(f"/versions/{draft.pk}/design/levels-default/", follow=True)
+    response = client.post(f"{pages(draft)}/levels-default/", follow=True)
     assert "already has a level scale" in response.content.decode()
 
 
 def test_the_api_builds_and_reads_a_design(client, pi, draft):
     client.force_login(pi)
-    api = f"/api/v1/versions/{draft.pk}/design"
-    assert client.post(f"{api}/levels/default").status_code == 201
+    base = api(draft)
+    assert client.post(f"{base}/levels/default").status_code == 201
     json = "application/json"
     assert (
         client.post(
-            f"{api}/families",
+            f"{base}/families",
             {
                 "code": "B",
                 "name": "Control",
@@ -144,29 +144,29 @@ def test_the_api_builds_and_reads_a_design(client, pi, draft):
         == 201
     )
     assert (
-        client.post(f"{api}/items", {"code": "b-01", "family": "B"}, content_type=json).status_code
+        client.post(f"{base}/items", {"code": "b-01", "family": "B"}, content_type=json).status_code
         == 201
     )
     saved = client.post(
-        f"{api}/items/b-01/cells/L3",
+        f"{base}/items/b-01/cells/L3",
         {"prompt": "What should be done?", "key": [{"text": "an action", "executable": True}]},
         content_type=json,
     )
     assert saved.status_code == 200 and saved.json()["key"][0]["executable"] is True
     assert (
         client.post(
-            f"{api}/factors",
+            f"{base}/factors",
             {"name": "framing", "label": "Framing", "levels": ["safety", "quality"]},
             content_type=json,
         ).status_code
         == 201
     )
-    document = client.get(api).json()
+    document = client.get(base).json()
     assert document["families"][0]["max_level"] == "L3"
     assert document["items"][0]["cells"][0]["level"] == "L3"
-    unknown = client.post(f"{api}/items", {"code": "x", "family": "Q"}, content_type=json)
+    unknown = client.post(f"{base}/items", {"code": "x", "family": "Q"}, content_type=json)
     assert unknown.status_code == 400 and "family" in unknown.json()
-    assert client.post(f"{api}/items/b-01/delete").status_code == 204
+    assert client.post(f"{base}/items/b-01/delete").status_code == 204
     assert not Item.objects.exists()
 
 
@@ -174,10 +174,11 @@ def test_the_openapi_schema_lists_the_design_endpoints(client, pi):
     client.force_login(pi)
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
     paths = schema["paths"]
+    prefix = "/api/v1/protocols/{protocol_code}/versions/{label}/design"
     for path in (
-        "/api/v1/versions/{version_id}/design",
-        "/api/v1/versions/{version_id}/design/items/{item_code}/cells/{level_code}",
-        "/api/v1/versions/{version_id}/design/import",
+        prefix,
+        f"{prefix}/items/{{item_code}}/cells/{{level_code}}",
+        f"{prefix}/import",
         "/api/v1/harm-reviews/{token}/verdict",
     ):
         assert path in paths, path
@@ -185,16 +186,16 @@ def test_the_openapi_schema_lists_the_design_endpoints(client, pi):
 
 def test_the_grid_page_stays_usable_at_375_pixels(client, pi, authored):
     client.force_login(pi)
-    html = client.get(f"/versions/{authored.pk}/design/").content.decode()
+    html = client.get(f"{pages(authored)}/").content.decode()
     assert 'class="table-scroll"' in html  # the grid scrolls sideways inside its own box
     assert 'role="region"' in html and 'tabindex="0"' in html
 
 
 def test_deleting_a_family_with_items_is_refused_on_the_page(client, pi, authored):
     client.force_login(pi)
-    response = client.post(f"/versions/{authored.pk}/design/families/A/delete/", follow=True)
+    response = client.post(f"{pages(authored)}/families/A/delete/", follow=True)
     assert "has items" in response.content.decode()
     assert Family.objects.filter(code="A").exists()
     services.item_delete(item=Item.objects.get(code="a-01"))
-    client.post(f"/versions/{authored.pk}/design/families/A/delete/")
+    client.post(f"{pages(authored)}/families/A/delete/")
     assert not Family.objects.filter(code="A").exists()

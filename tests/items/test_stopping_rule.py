@@ -10,7 +10,7 @@ from django.db import connection
 from apps.items import services
 from apps.items.models import Cell
 from apps.items.selectors import CellState, design_grid, design_problems
-from tests.items.conftest import B_RULE, write_item
+from tests.items.conftest import B_RULE, api, pages, write_item
 
 pytestmark = pytest.mark.django_db
 
@@ -42,7 +42,7 @@ def test_cells_up_to_the_highest_level_are_allowed(family_b, scale, draft):
 def test_the_form_refuses_a_family_b_cell_at_l4(client, pi, family_b, scale, draft):
     services.item_create(version=draft, family=family_b, code="b-01")
     client.force_login(pi)
-    url = f"/versions/{draft.pk}/design/items/b-01/cells/L4/"
+    url = f"{pages(draft)}/items/b-01/cells/L4/"
     page = html.unescape(client.get(url).content.decode())
     assert RULE_NAMED in page
     assert 'name="prompt"' not in page  # no form is offered
@@ -56,7 +56,7 @@ def test_the_api_refuses_a_family_b_cell_at_l4(client, pi, family_b, scale, draf
     services.item_create(version=draft, family=family_b, code="b-01")
     client.force_login(pi)
     response = client.post(
-        f"/api/v1/versions/{draft.pk}/design/items/b-01/cells/L4",
+        f"{api(draft)}/items/b-01/cells/L4",
         {"prompt": "operative text", "key": [{"text": "step", "executable": True}]},
         content_type="application/json",
     )
@@ -71,7 +71,7 @@ def test_the_import_refuses_a_family_b_row_above_l3(client, pi, family_b, scale,
     client.force_login(pi)
     upload = io.BytesIO(csv.encode())
     upload.name = "design.csv"
-    response = client.post(f"/api/v1/versions/{draft.pk}/design/import", {"file": upload})
+    response = client.post(f"{api(draft)}/import", {"file": upload})
     assert response.status_code == 400
     errors = response.json()["errors"]
     assert [(e["row"], e["field"]) for e in errors] == [(2, "level")]
