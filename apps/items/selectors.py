@@ -237,6 +237,15 @@ class CellState:
         ABOVE_RULE: "above the stopping rule",
         BREACH: "breaks the stopping rule",
     }
+    # The grid's cells are narrow: the same states in fewer words (the legend has the long ones).
+    SHORT = {
+        KEYED: "keyed",
+        KEY_MISSING: "key missing",
+        UNWRITTEN: "not written",
+        ABSENT: "absent",
+        ABOVE_RULE: "above rule",
+        BREACH: "breaks rule",
+    }
     BLOCKING = frozenset({KEY_MISSING, UNWRITTEN, BREACH})
 
 
@@ -251,6 +260,10 @@ class GridCell:
     @property
     def label(self) -> str:
         return CellState.LABELS[self.state]
+
+    @property
+    def short_label(self) -> str:
+        return CellState.SHORT[self.state]
 
     @property
     def blocks(self) -> bool:
