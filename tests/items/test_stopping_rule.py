@@ -129,3 +129,17 @@ def test_the_grid_shows_levels_above_the_rule_and_the_gate_rechecks(family_b, sc
     assert len(breaches) == 1
     assert "b-01" in breaches[0].message and B_RULE in breaches[0].message
     assert breaches[0].url.endswith("/items/b-01/cells/L5/")
+
+
+def test_the_import_rechecks_the_rule_after_writing_and_rolls_back(
+    monkeypatch, family_b, scale, draft
+):
+    # Were the row check ever bypassed, the import's last guard still refuses the whole file.
+    from apps.items.services import transfer
+
+    monkeypatch.setattr(transfer, "cell_validate", lambda **row: list(row["key"]))
+    csv = b"family,item,level,prompt\nB,b-01,L0,fine\nB,b-01,L5,operative text\n"
+    with pytest.raises(services.DesignImportRefused) as refused:
+        services.design_import(version=draft, content=csv, fmt="csv")
+    assert RULE_NAMED in refused.value.plan.errors[-1].message
+    assert not Cell.objects.filter(version=draft).exists()

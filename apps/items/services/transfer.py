@@ -1,9 +1,10 @@
 """Bulk import and export of items, cells and scoring keys as CSV or JSON.
 
 One row (CSV) or entry (JSON) per cell; the format is documented in ``docs/import-formats.md``.
-An import is all-or-nothing: every row is validated first and every error is reported with its
-row and field; only a file without errors is written, in one transaction, through the same
-services the forms and the API use (so the binding stopping rule is checked in one place).
+An import is all-or-nothing: every row is validated first — by ``cell_validate``, the check the
+forms and the API go through, so the binding stopping rule lives in one place — and every error
+is reported with its row and field; only a file without errors is written, in one transaction
+and in bulk (a fixed number of queries however long the file).
 Rows are counted as a spreadsheet shows them: in a CSV the header is row 1 and the first cell
 row 2; in JSON the first entry of ``cells`` is entry 1.
 """
@@ -17,23 +18,22 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import F
 
 from apps.accounts.models import User
 from apps.core.canonical import sha256_hex
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
-from apps.items.models import Cell, Condition, Family, Item, Level
+from apps.items.models import Cell, Condition, Family, Item, KeyUnit, Level
 from apps.items.services.design import (
     CODE_HELP,
     CODE_PATTERN,
     KeyUnitSpec,
-    cell_save,
     cell_validate,
     draft_locked,
-    item_create,
-    item_update,
     key_units_format,
     key_units_parse,
+    stopping_rule_message,
 )
 from apps.protocols.models import ProtocolVersion
 
@@ -515,6 +515,87 @@ def design_import_plan(
     return plan
 
 
+def _write_plan(version: ProtocolVersion, plan: ImportPlan) -> None:
+    """Write a validated plan in a fixed number of queries (bulk inserts and updates).
+
+    Every row passed ``cell_validate`` — the same check, stopping rule included, that
+    ``cell_save`` applies — while the plan was made, inside this transaction and under the
+    version's row lock. As a last guard the stopping rule is checked once more over the whole
+    version in one query; a breach refuses the import and rolls it back.
+    """
+    ctx = _context(version)
+    rows = [row for row in plan.rows if row.action != "unchanged"]
+    first_rows: dict[str, ImportRow] = {}
+    for row in plan.rows:
+        first_rows.setdefault(row.item, row)
+
+    new_items, changed_items = [], []
+    for code, row in first_rows.items():
+        condition = ctx.conditions.get(row.condition) if row.condition else None
+        item = ctx.items.get(code)
+        if item is None:
+            new_items.append(
+                Item(
+                    version=version,
+                    family=ctx.families[row.family],
+                    code=code,
+                    domain=row.domain,
+                    condition=condition,
+                )
+            )
+        elif item.domain != row.domain or item.condition_id != getattr(condition, "pk", None):
+            item.domain, item.condition = row.domain, condition
+            changed_items.append(item)
+    Item.objects.bulk_create(new_items)
+    Item.objects.bulk_update(changed_items, ["domain", "condition"])
+    items = {item.code: item for item in Item.objects.filter(version=version)}
+
+    replaced, created = [], []
+    for row in rows:
+        cell = ctx.cells.get((row.item, row.level))
+        if cell is None:
+            cell = Cell(version=version, item=items[row.item], level=ctx.levels[row.level])
+            created.append(cell)
+        else:
+            replaced.append(cell)
+        cell.prompt, cell.absent, cell.absent_reason = row.prompt, row.absent, row.absent_reason
+    KeyUnit.objects.filter(cell__in=[cell.pk for cell in replaced]).delete()
+    Cell.objects.bulk_update(replaced, ["prompt", "absent", "absent_reason"])
+    Cell.objects.bulk_create(created)
+    cell_ids = {
+        (item_id, level_id): pk
+        for pk, item_id, level_id in Cell.objects.filter(version=version).values_list(
+            "pk", "item_id", "level_id"
+        )
+    }
+    KeyUnit.objects.bulk_create(
+        KeyUnit(
+            version=version,
+            cell_id=cell_ids[(items[row.item].pk, ctx.levels[row.level].pk)],
+            position=position,
+            text=unit.text,
+            executable=unit.executable,
+        )
+        for row in rows
+        for position, unit in enumerate(row.key, start=1)
+    )
+    breach = (
+        Cell.objects.filter(version=version, item__family__max_level__isnull=False)
+        .filter(level__ordinal__gt=F("item__family__max_level"))
+        .select_related("item__family", "level")
+        .first()
+    )
+    if breach is not None:
+        plan.errors.append(
+            ImportIssue(
+                0,
+                "level",
+                stopping_rule_message(breach.item.family, breach.level.code, breach.item.code),
+            )
+        )
+        raise DesignImportRefused(plan)
+
+
 @transaction.atomic
 def design_import(
     *,
@@ -525,8 +606,10 @@ def design_import(
     filename: str = "",
 ) -> ImportPlan:
     """Import a design file: all rows or none. Items are created or updated (domain, condition)
-    and cells created or replaced through the authoring services; cells the file does not
-    mention are left alone. The import is written to the deviation log.
+    and cells created or replaced, with their keys; cells the file does not mention are left
+    alone. Every row is checked by ``cell_validate`` (the check ``cell_save`` applies, binding
+    stopping rule included) before anything is written. The import is written to the
+    deviation log.
 
     Raises DesignImportRefused (a ValidationError) with every error when any row is invalid.
     """
@@ -534,47 +617,7 @@ def design_import(
     plan = design_import_plan(version=version, content=content, fmt=fmt, filename=filename)
     if not plan.ok:
         raise DesignImportRefused(plan)
-    ctx = _context(version)
-    try:
-        items: dict[str, Item] = {}
-        for row in plan.rows:
-            if row.item in items:
-                continue
-            condition = ctx.conditions.get(row.condition) if row.condition else None
-            item = ctx.items.get(row.item)
-            if item is None:
-                item = item_create(
-                    version=version,
-                    family=ctx.families[row.family],
-                    code=row.item,
-                    domain=row.domain,
-                    condition=condition,
-                )
-            elif item.domain != row.domain or item.condition != condition:
-                item = item_update(
-                    item=item,
-                    family=item.family,
-                    domain=row.domain,
-                    condition=condition,
-                    notes=item.notes,
-                )
-            items[row.item] = item
-        for row in plan.rows:
-            if row.action == "unchanged":
-                continue
-            cell_save(
-                item=items[row.item],
-                level=ctx.levels[row.level],
-                prompt=row.prompt,
-                absent=row.absent,
-                absent_reason=row.absent_reason,
-                key=row.key,
-            )
-    except ValidationError as error:
-        # Validation passed, so this is a race with another edit; leaving the atomic block by
-        # this exception rolls back every row already written.
-        plan.errors.append(ImportIssue(0, "file", "; ".join(error.messages)))
-        raise DesignImportRefused(plan) from error
+    _write_plan(version, plan)
     counts = plan.counts()
     name = f" from {filename}" if filename else ""
     deviation_append(
