@@ -1,8 +1,9 @@
 """Benchmarks of the study design: generating an administration schedule, and importing a
 design file. Not part of the default run (pyproject's addopts ignore tests/benchmarks).
 
-    .venv/bin/python -m pytest tests/benchmarks/test_design_benchmark.py -s
-    DATABASE_URL=postgres://… .venv/bin/python -m pytest tests/benchmarks/test_design_benchmark.py -s
+    .venv/bin/python -m pytest tests/benchmarks/test_design_benchmark.py -s -o addopts=""
+
+(with ``DATABASE_URL=postgres://…`` for the PostgreSQL figures).
 
 Results and the machine they came from are recorded in docs/performance.md.
 """

@@ -199,3 +199,21 @@ def test_deleting_a_family_with_items_is_refused_on_the_page(client, pi, authore
     services.item_delete(item=Item.objects.get(code="a-01"))
     client.post(f"{pages(authored)}/families/A/delete/")
     assert not Family.objects.filter(code="A").exists()
+
+
+def test_the_grid_page_query_count_does_not_grow_with_items(client, pi, draft, scale, family_a):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client.force_login(pi)
+
+    def count():
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(f"{pages(draft)}/").status_code == 200
+        return len(queries)
+
+    write_item(draft, family_a, "a-01", list(scale.values()))
+    few = count()
+    for n in range(2, 12):
+        write_item(draft, family_a, f"a-{n:02d}", list(scale.values()))
+    assert count() == few
