@@ -382,7 +382,10 @@ def design_problems(version: ProtocolVersion) -> list[Problem]:
         )
     for row in grid.rows:
         code = row.item.code
-        for gc in row.cells:
+        # An item excluded by its harm-constancy review is never administered: its cells need
+        # no more work, and it stays in the design so that its exclusion is on the record.
+        cells = [] if row.harm.state == HarmState.EXCLUDED else row.cells
+        for gc in cells:
             url = _cell_url(version, code, gc.level.code)
             if gc.state == CellState.UNWRITTEN:
                 problems.append(

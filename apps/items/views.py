@@ -745,6 +745,8 @@ def design_import_confirm(request: HttpRequest, protocol_code: str, label: str) 
 @login_required
 def design_export(request: HttpRequest, protocol_code: str, label: str, fmt: str) -> HttpResponse:
     version = get_design_version_for(user=request.user, protocol_code=protocol_code, label=label)
+    if fmt not in ("csv", "json"):
+        raise Http404("Export as .csv or .json.")
     text = services.design_export(version=version, fmt=fmt)
     media = "text/csv" if fmt == "csv" else "application/json"
     response = HttpResponse(text, content_type=f"{media}; charset=utf-8")

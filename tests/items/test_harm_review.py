@@ -269,3 +269,16 @@ def test_only_the_pi_opens_the_review(client, editor, draft, item, blind_reviewe
     response = client.post(f"{api(draft)}/harm-review/open")
     assert response.status_code == 403
     assert not HarmReview.objects.exists()
+
+
+def test_an_excluded_items_unfinished_cells_do_not_block_and_it_stays_on_record(
+    item, draft, scale, blind_reviewers
+):
+    services.cell_save(item=item, level=scale["L2"], prompt="", key=[])
+    services.harm_review_open(version=draft)
+    _submit(_round(item, 1), MORE, ["deception"])
+    _submit(_round(item, 2), MORE, ["deception"])
+    assert design_problems(draft) == []
+    from apps.items.component import design_document
+
+    assert design_document(draft)["excluded_items"] == ["a-01"]

@@ -217,3 +217,18 @@ def test_the_grid_page_query_count_does_not_grow_with_items(client, pi, draft, s
     for n in range(2, 12):
         write_item(draft, family_a, f"a-{n:02d}", list(scale.values()))
     assert count() == few
+
+
+def test_an_unknown_export_format_is_a_404(client, pi, authored):
+    client.force_login(pi)
+    assert client.get(f"{pages(authored)}/export.xml").status_code == 404
+    assert client.get(f"{api(authored)}/export/xml").status_code == 404
+
+
+def test_the_admin_shows_the_design_but_offers_no_change(admin_client, authored):
+    item = Item.objects.get(code="a-01")
+    assert admin_client.get(f"/admin/items/item/{item.pk}/change/").status_code == 200
+    assert admin_client.get("/admin/items/item/add/").status_code == 403
+    response = admin_client.post(f"/admin/items/item/{item.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 403
+    assert Item.objects.filter(pk=item.pk).exists()
