@@ -114,13 +114,15 @@ class SectionsSerializer(serializers.Serializer):
     stopping_rules = _section_field()
     analysis = _section_field()
 
-    def validate(self, attrs):
-        unknown = sorted(set(self.initial_data) - set(SECTION_FIELDS))
-        if unknown:
-            raise serializers.ValidationError(
-                f"unknown sections {', '.join(unknown)}; sections are {', '.join(SECTION_FIELDS)}"
-            )
-        return attrs
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(SECTION_FIELDS))
+            if unknown:
+                raise serializers.ValidationError(
+                    f"unknown sections {', '.join(unknown)}; "
+                    f"sections are {', '.join(SECTION_FIELDS)}"
+                )
+        return super().to_internal_value(data)
 
 
 class WithdrawalSerializer(serializers.Serializer):

@@ -14,9 +14,13 @@ class ProtocolCreateForm(forms.Form):
     template = forms.ChoiceField(
         choices=plan_template_choices,
         initial="opb",
+        required=False,
         label="Plan template",
         help_text="The analysis plan's parameters and outline that draft 1.0 starts with.",
     )
+
+    def clean_template(self) -> str:
+        return self.cleaned_data.get("template") or "opb"
 
 
 class MemberAddForm(forms.Form):

@@ -156,7 +156,7 @@ def version_update(
     (``hypotheses``, ``parameters.equivalence_margin``, ``decision_table``…) otherwise. Returns
     the saved version.
     """
-    version = _locked(version)
+    given, version = version, _locked(version)
     _require_editable(version)
     errors: dict[str, list[str]] = {}
     row_changes: dict[str, object] = {}
@@ -216,6 +216,7 @@ def version_update(
         parameter.full_clean()
         parameter._history_user = user
         parameter.save(update_fields=["value"])
+    given.refresh_from_db()
     return version
 
 
@@ -240,7 +241,7 @@ def version_freeze(*, version: ProtocolVersion, user: User) -> ProtocolVersion:
     is not an open draft. Writes a ``freeze`` entry, or an ``amendment`` entry (with the
     rationale) when the version supersedes another. Returns the frozen version.
     """
-    version = _locked(version)
+    given, version = version, _locked(version)
     _require_editable(version)
     predecessor = version.supersedes
     if predecessor is not None:
@@ -276,6 +277,7 @@ def version_freeze(*, version: ProtocolVersion, user: User) -> ProtocolVersion:
     deviation_append(
         protocol=version.protocol, kind=kind, rationale=rationale, actor=user, refs=refs
     )
+    given.refresh_from_db()
     return version
 
 
@@ -299,7 +301,7 @@ def version_amend(*, version: ProtocolVersion, user: User) -> ProtocolVersion:
     gate), it is set aside: kept exactly as it is, closed to edits, and read as superseded.
     Raises VersionStateError when ``version`` already has a successor.
     """
-    version = _locked(version)
+    given, version = version, _locked(version)
     successor = getattr(version, "successor", None)
     if successor is not None:
         raise VersionStateError(f"{version} already has a successor, v{successor.label}.")
@@ -340,6 +342,7 @@ def version_amend(*, version: ProtocolVersion, user: User) -> ProtocolVersion:
     for component in registered_components():
         if component.copy is not None:
             component.copy(version, new)
+    given.refresh_from_db()
     return new
 
 
@@ -351,7 +354,7 @@ def version_withdraw(*, version: ProtocolVersion, user: User, reason: str) -> Wi
     ValidationError when the reason is empty, VersionStateError when the version is a draft,
     already withdrawn, or superseded (withdraw the version that superseded it instead).
     """
-    version = _locked(version)
+    given, version = version, _locked(version)
     if version.is_draft:
         raise VersionStateError(f"{version} is a draft; only a frozen version is withdrawn.")
     if hasattr(version, "withdrawal"):
@@ -374,6 +377,7 @@ def version_withdraw(*, version: ProtocolVersion, user: User, reason: str) -> Wi
         actor=user,
         refs=[version_ref(version)],
     )
+    given.refresh_from_db()
     return withdrawal
 
 
