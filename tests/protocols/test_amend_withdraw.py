@@ -49,7 +49,7 @@ def test_the_amended_version_stays_frozen_until_its_successor_freezes(frozen, cr
 
 def test_a_version_is_amended_once(frozen, creator):
     version_amend(version=frozen, user=creator)
-    with pytest.raises(VersionStateError, match="already has a successor, v1.1"):
+    with pytest.raises(VersionStateError, match=r"already has a successor, v1\.1"):
         version_amend(version=frozen, user=creator)
 
 
@@ -100,7 +100,7 @@ def test_a_superseded_version_is_not_withdrawn_its_successor_is(frozen, creator)
     amendment = version_amend(version=frozen, user=creator)
     version_update(version=amendment, user=creator, amendment_rationale="r")
     version_freeze(version=amendment, user=creator)
-    with pytest.raises(VersionStateError, match="withdraw v1.1 instead"):
+    with pytest.raises(VersionStateError, match=r"withdraw v1\.1 instead"):
         version_withdraw(version=frozen, user=creator, reason="no")
 
 
@@ -112,7 +112,7 @@ def test_amending_a_draft_sets_it_aside_unaltered_and_closed(ready_draft, creato
     assert ready_draft.status == "superseded"
     assert ready_draft.is_set_aside and not ready_draft.is_editable
     assert {f: getattr(ready_draft, f) for f in before} == before
-    with pytest.raises(VersionStateError, match="set aside for v1.1"):
+    with pytest.raises(VersionStateError, match=r"set aside for v1\.1"):
         version_update(version=ready_draft, user=creator, sections={"design": "changed"})
     with pytest.raises(VersionStateError, match="set aside"):
         version_freeze(version=ready_draft, user=creator)
