@@ -89,7 +89,7 @@ class DraftForm(forms.Form):
                 field.widget.attrs.update(
                     {
                         "hx-post": autosave_url,
-                        "hx-trigger": "keyup changed delay:800ms, change",
+                        "hx-trigger": "input changed delay:800ms, change",
                         "hx-params": name,
                         "hx-target": "#save-status",
                         "hx-swap": "outerHTML",

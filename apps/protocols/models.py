@@ -123,6 +123,10 @@ class ProtocolVersion(models.Model):
         return self.is_draft and not self.is_set_aside
 
     @property
+    def status_label(self) -> str:
+        return VersionStatus(self.status).label
+
+    @property
     def status(self) -> str:
         """draft, frozen, superseded or withdrawn (see the module docstring).
 

@@ -60,7 +60,7 @@ def test_the_draft_page_shows_fields_previews_and_the_checklist(client, pi, draf
     assert '<label for="param-equivalence_margin">Equivalence margin ε (logit per level)' in html
     assert 'id="section-hypotheses"' in html and 'id="preview-hypotheses"' in html
     assert 'hx-post="/protocols/OPB-T/v/1.0/autosave/"' in html
-    assert 'hx-trigger="keyup changed delay:800ms, change"' in html
+    assert 'hx-trigger="input changed delay:800ms, change"' in html
     assert (
         '<a href="/protocols/OPB-T/v/1.0/edit/#param-equivalence_margin">'
         "the equivalence margin ε has no value</a>"
@@ -213,3 +213,27 @@ def test_a_set_aside_draft_shows_what_the_gate_found(client, pi, draft):
     assert "never frozen" in html
     assert "the equivalence margin ε has no value" in html
     assert client.get(V + "edit/").status_code == 302
+
+
+def _queries(client, url):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        assert client.get(url).status_code == 200
+    return len(captured)
+
+
+def test_page_queries_do_not_grow_with_the_number_of_versions(client, pi, frozen, creator):
+    from apps.protocols.services import version_amend, version_freeze
+
+    client.force_login(pi)
+    urls = [P, P + "v/1.0/", "/api/v1/protocols/OPB-T/versions"]
+    before = [_queries(client, url) for url in urls]
+    version = frozen
+    for _ in range(4):
+        version = version_amend(version=version, user=creator)
+        version_update(version=version, user=creator, amendment_rationale="next")
+        version = version_freeze(version=version, user=creator)
+    after = [_queries(client, url) for url in urls]
+    assert after == before
