@@ -53,10 +53,6 @@ from apps.protocols.services import (
 )
 
 
-def _messages_of(error: ValidationError) -> list[str]:
-    return error.messages
-
-
 def _version_url(version: ProtocolVersion, name: str = "protocols:version") -> str:
     return reverse(name, args=[version.protocol.code, version.label])
 
@@ -118,7 +114,7 @@ def protocol_members(request: HttpRequest, code: str) -> HttpResponse:
             try:
                 protocol_member_remove(membership=membership)
             except ValidationError as error:
-                messages.error(request, " ".join(_messages_of(error)))
+                messages.error(request, " ".join(error.messages))
             else:
                 messages.success(
                     request, f"{membership.user} is no longer {membership.get_role_display()}."
@@ -308,7 +304,7 @@ def version_freeze_action(request: HttpRequest, code: str, label: str) -> HttpRe
         messages.error(request, f"Not frozen: {len(refusal.problems)} problem(s) block the freeze.")
         return redirect(_version_url(version, "protocols:edit"))
     except ValidationError as error:
-        messages.error(request, " ".join(_messages_of(error)))
+        messages.error(request, " ".join(error.messages))
         return redirect(_version_url(version))
     messages.success(request, f"v{version.label} is frozen. SHA-256 {version.sha256}.")
     return redirect(_version_url(version))
@@ -321,7 +317,7 @@ def version_amend_action(request: HttpRequest, code: str, label: str) -> HttpRes
     try:
         new = version_amend(version=version, user=request.user)
     except ValidationError as error:
-        messages.error(request, " ".join(_messages_of(error)))
+        messages.error(request, " ".join(error.messages))
         return redirect(_version_url(version))
     messages.success(
         request,

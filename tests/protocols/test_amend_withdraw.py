@@ -125,3 +125,17 @@ def test_the_successor_of_a_set_aside_draft_needs_a_rationale_too(ready_draft, c
     with pytest.raises(FreezeRefused) as refusal:
         version_freeze(version=successor, user=creator)
     assert [p.code for p in refusal.value.problems] == ["rationale_missing"]
+
+
+def test_a_withdrawn_version_may_be_re_registered_by_amendment(frozen, creator):
+    version_withdraw(version=frozen, user=creator, reason="Flawed pilot.")
+    amendment = version_amend(version=frozen, user=creator)
+    version_update(version=amendment, user=creator, amendment_rationale="Re-registered.")
+    version_freeze(version=amendment, user=creator)
+    frozen.refresh_from_db()
+    assert frozen.status == "withdrawn"  # the tombstone outranks "superseded"
+    assert [e.kind for e in LogEntry.objects.order_by("seq")] == [
+        "freeze",
+        "withdrawal",
+        "amendment",
+    ]
