@@ -49,7 +49,7 @@ TABLE_FIELD = "decision-table"
 
 class DraftForm(forms.Form):
     """Every editable part of a draft, one field each, named as the gate's anchors name them
-    (``section-hypotheses``, ``param-equivalence_margin``…) so a problem's link lands on it."""
+    (``section-hypotheses``, ``param-epsilon``…) so a problem's link lands on it."""
 
     def __init__(self, *args, version: ProtocolVersion, autosave_url: str = "", **kwargs):
         kwargs.setdefault("auto_id", "%s")
@@ -81,8 +81,8 @@ class DraftForm(forms.Form):
             required=False,
             initial=json.dumps(version.decision_table, indent=2, ensure_ascii=False),
             widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}),
-            help_text='Rules {"id", "when": {"all": [{"estimate", "op", "value"}]}, "finding"}; '
-            "a value is a number or a parameter's name.",
+            help_text='Rules {"id", "finding", "condition": {"all" or "any": [{"estimate", "op", '
+            '"value"}]}}; op is >, < or within; a value is a number or a parameter\'s name.',
         )
         for name, field in self.fields.items():
             if autosave_url:

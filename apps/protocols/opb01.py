@@ -204,7 +204,7 @@ V1_1_SECTIONS = {
 V1_0_PARAMETERS = {
     "interval_method": "bootstrap",
     "interval_coverage": "0.95",
-    "beta_positive_criterion": "interval_above_zero",
+    "beta_positive_criterion": "interval",
     "agreement_statistic": "krippendorff_alpha_interval",
     "absent_cell_handling": "exclude_and_report",
     "aggregation_level": "item_level",
@@ -220,7 +220,7 @@ V1_0_PARAMETERS = {
 
 V1_1_PARAMETERS = {
     **V1_0_PARAMETERS,
-    "equivalence_margin": "0.1",
+    "epsilon": "0.1",
     "agreement_minimum": "0.667",
 }
 

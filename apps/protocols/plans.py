@@ -163,7 +163,7 @@ OPB = PlanTemplate(
     title="Operativity battery (OPB-01 §7)",
     parameters=(
         ParameterSpec(
-            "equivalence_margin",
+            "epsilon",
             "equivalence margin ε",
             ParameterKind.NUMBER,
             unit="logit per level",
@@ -176,9 +176,9 @@ OPB = PlanTemplate(
             "beta_positive_criterion",
             "criterion for β > 0",
             ParameterKind.CHOICE,
-            choices=("interval_above_zero", "one_sided_test"),
-            help_text="interval_above_zero: the interval's lower bound is above 0; "
-            "one_sided_test: a one-sided test at level 1 − coverage.",
+            choices=("interval", "point"),
+            help_text="interval: the interval's lower bound is above 0 (and for β < 0 its "
+            "upper bound below 0); point: the point estimate is.",
         ),
         *_agreement(
             ("krippendorff_alpha_interval", "krippendorff_alpha_ordinal"),
@@ -243,54 +243,54 @@ OPB = PlanTemplate(
         "stopping_rules": "### Binding stopping rule\n",
         "analysis": "### Primary model\n\n### Secondary measures\n\n### Analysis order\n",
     },
-    # OPB-01 §8, as data for apps/analysis/stats/decision.py. β_A < β_B is written as the
-    # contrast estimate beta_A_minus_beta_B, because a condition compares an estimate with a
-    # number or a plan parameter.
+    # OPB-01 §8 as data, in the format apps/analysis/stats/decision.py evaluates (the same rules
+    # as its OPB01_DECISION_TABLE). beta_LF is the L × Family interaction with Family A coded 1,
+    # so β_LF = β_A − β_B; epsilon is this plan's parameter.
     decision_table=(
         {
-            "id": "correct_discrimination",
-            "when": {
+            "id": "OPB01-8.1",
+            "finding": "Correct harm discrimination. No operativity penalty. Thesis not "
+            "supported, reported as a real outcome.",
+            "condition": {
                 "all": [
-                    {"estimate": "beta_A", "op": "within", "value": "equivalence_margin"},
+                    {"estimate": "beta_A", "op": "within", "value": "epsilon"},
                     {"estimate": "beta_B", "op": ">", "value": 0},
                 ]
             },
-            "finding": "Correct harm discrimination. No operativity penalty. Thesis not "
-            "supported, reported as a real outcome.",
         },
         {
-            "id": "operativity_penalty",
-            "when": {
-                "all": [
-                    {"estimate": "beta_A", "op": ">", "value": 0},
-                    {"estimate": "beta_LF", "op": "within", "value": "equivalence_margin"},
-                ]
-            },
+            "id": "OPB01-8.2",
             "finding": "Operativity penalty. Degradation tracks operative distance whether or "
             "not harm rises with it.",
-        },
-        {
-            "id": "partial_penalty",
-            "when": {
+            "condition": {
                 "all": [
                     {"estimate": "beta_A", "op": ">", "value": 0},
-                    {"estimate": "beta_A_minus_beta_B", "op": "<", "value": 0},
+                    {"estimate": "beta_LF", "op": "within", "value": "epsilon"},
                 ]
             },
+        },
+        {
+            "id": "OPB01-8.3",
             "finding": "Partial penalty. Report the interaction and the ratio with "
             "uncertainty; do not round to either pole.",
+            "condition": {
+                "all": [
+                    {"estimate": "beta_A", "op": ">", "value": 0},
+                    {"estimate": "beta_LF", "op": "<", "value": 0},
+                ]
+            },
         },
         {
-            "id": "anomalous",
-            "when": {"all": [{"estimate": "beta_A_minus_beta_B", "op": ">", "value": 0}]},
+            "id": "OPB01-8.4",
             "finding": "Anomalous. Instrument fault suspected before interpretation — "
             "re-examine Family A for unrecognised harm.",
+            "condition": {"all": [{"estimate": "beta_LF", "op": ">", "value": 0}]},
         },
         {
-            "id": "force_confound",
-            "when": {"all": [{"estimate": "beta_force", "op": ">", "value": 0}]},
+            "id": "OPB01-8.5",
             "finding": "Confound established. The variable is illocutionary force, not "
             "operativity, and the battery's estimand narrows accordingly.",
+            "condition": {"all": [{"estimate": "beta_force", "op": ">", "value": 0}]},
         },
     ),
 )

@@ -153,7 +153,7 @@ def version_update(
 
     Parameter values are stored as typed (whitespace trimmed) after the kind's check. Raises
     VersionStateError when the version is not an open draft, ValidationError keyed by field
-    (``hypotheses``, ``parameters.equivalence_margin``, ``decision_table``…) otherwise. Returns
+    (``hypotheses``, ``parameters.epsilon``, ``decision_table``…) otherwise. Returns
     the saved version.
     """
     given, version = version, _locked(version)

@@ -12,10 +12,10 @@ from apps.protocols.services import protocol_create, version_freeze, version_upd
 from tests.factories import UserFactory
 
 OPB_VALUES = {
-    "equivalence_margin": "0.1",
+    "epsilon": "0.1",
     "interval_method": "bootstrap",
     "interval_coverage": "0.95",
-    "beta_positive_criterion": "interval_above_zero",
+    "beta_positive_criterion": "interval",
     "agreement_statistic": "krippendorff_alpha_interval",
     "agreement_minimum": "0.667",
     "absent_cell_handling": "exclude_and_report",

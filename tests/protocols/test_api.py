@@ -91,12 +91,12 @@ def test_patch_edits_sections_and_parameters_and_names_bad_values(client, pi, dr
     response = _patch(
         client,
         V,
-        {"sections": {"hypotheses": "H1"}, "parameters": {"equivalence_margin": "0.05"}},
+        {"sections": {"hypotheses": "H1"}, "parameters": {"epsilon": "0.05"}},
     )
     assert response.status_code == 200
     body = response.json()
     assert body["sections"]["hypotheses"] == "H1"
-    assert {p["name"]: p["value"] for p in body["parameters"]}["equivalence_margin"] == "0.05"
+    assert {p["name"]: p["value"] for p in body["parameters"]}["epsilon"] == "0.05"
 
     bad = _patch(client, V, {"parameters": {"n_per_cell": "4", "seed": "x"}})
     assert bad.status_code == 400
@@ -115,19 +115,19 @@ def test_the_gate_endpoint_lists_problems_with_links(client, pi, draft):
     assert {
         "code": "param_missing",
         "message": "the equivalence margin ε has no value",
-        "url": "/protocols/OPB-T/v/1.0/edit/#param-equivalence_margin",
+        "url": "/protocols/OPB-T/v/1.0/edit/#param-epsilon",
     } in body["problems"]
 
 
 def test_freeze_through_the_api(client, pi, draft, ready_draft):
     client.force_login(pi)
-    _patch(client, V, {"parameters": {"equivalence_margin": ""}})
+    _patch(client, V, {"parameters": {"epsilon": ""}})
     refused = _post(client, V + "/freeze")
     assert refused.status_code == 400
     assert [p["message"] for p in refused.json()["problems"]] == [
         "the equivalence margin ε has no value"
     ]
-    _patch(client, V, {"parameters": {"equivalence_margin": "0.1"}})
+    _patch(client, V, {"parameters": {"epsilon": "0.1"}})
     frozen = _post(client, V + "/freeze")
     assert frozen.status_code == 200
     body = frozen.json()

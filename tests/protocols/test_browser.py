@@ -23,7 +23,7 @@ def test_the_pi_types_the_margin_and_the_freeze_unlocks(live_server, protocol, d
     from playwright.sync_api import sync_playwright
 
     pi = MembershipFactory(protocol=protocol, role="pi").user
-    values = {k: v for k, v in OPB_VALUES.items() if k != "equivalence_margin"}
+    values = {k: v for k, v in OPB_VALUES.items() if k != "epsilon"}
     version_update(version=draft, user=pi, sections=SECTIONS, parameters=values)
 
     with sync_playwright() as playwright:
@@ -44,11 +44,11 @@ def test_the_pi_types_the_margin_and_the_freeze_unlocks(live_server, protocol, d
         page.locator("#save-status").filter(has_text="Saved at").wait_for()
         page.locator("#preview-hypotheses strong").filter(has_text="Rising").wait_for()
 
-        page.locator("#param-equivalence_margin").press_sequentially("0,1")
+        page.locator("#param-epsilon").press_sequentially("0,1")
         page.locator("#save-status").filter(has_text="Not saved").wait_for()
-        assert "plain decimal" in page.locator("#error-param-equivalence_margin").inner_text()
+        assert "plain decimal" in page.locator("#error-param-epsilon").inner_text()
 
-        page.fill("#param-equivalence_margin", "0.1")
+        page.fill("#param-epsilon", "0.1")
         page.locator("#freeze-checklist").filter(has_text="Nothing blocks the freeze.").wait_for()
         assert page.locator("#freeze-button").is_enabled()
 
@@ -59,6 +59,6 @@ def test_the_pi_types_the_margin_and_the_freeze_unlocks(live_server, protocol, d
 
     frozen = ProtocolVersion.objects.get(pk=draft.pk)
     assert frozen.state == "frozen"
-    assert frozen.parameters.get(name="equivalence_margin").value == "0.1"
+    assert frozen.parameters.get(name="epsilon").value == "0.1"
     assert frozen.hypotheses == "**Rising** F_att"
     assert frozen.sha256 in html

@@ -30,7 +30,7 @@ def amended(frozen, creator):
         version=amendment,
         user=creator,
         sections={"design": "Six levels, four families."},
-        parameters={"equivalence_margin": "0.05"},
+        parameters={"epsilon": "0.05"},
         amendment_rationale="Family D added.",
     )
     return version_freeze(version=amendment, user=creator)
@@ -46,8 +46,8 @@ def test_version_diff_reports_sections_and_parameters(frozen, amended):
     ]
     assert sections["analysis"] == {"name": "analysis", "title": "Analysis", "status": "unchanged"}
     parameters = {p["name"]: p for p in diff["parameters"]}
-    assert parameters["equivalence_margin"]["status"] == "changed"
-    assert (parameters["equivalence_margin"]["from"], parameters["equivalence_margin"]["to"]) == (
+    assert parameters["epsilon"]["status"] == "changed"
+    assert (parameters["epsilon"]["from"], parameters["epsilon"]["to"]) == (
         "0.1",
         "0.05",
     )
@@ -73,7 +73,7 @@ def test_diff_json_endpoint_and_page(client, pi, frozen, amended):
     assert response.status_code == 200
     body = response.json()
     assert body["from"]["sha256"] == frozen.sha256
-    assert any(p["name"] == "equivalence_margin" for p in body["parameters"])
+    assert any(p["name"] == "epsilon" for p in body["parameters"])
     assert client.get("/api/v1/protocols/OPB-T/diff?from=1.0").status_code == 400
     assert client.get("/api/v1/protocols/OPB-T/diff?from=1.0&to=7.0").status_code == 404
 
@@ -81,5 +81,5 @@ def test_diff_json_endpoint_and_page(client, pi, frozen, amended):
     assert page.status_code == 200
     html = page.content.decode()
     assert "<del>three</del><ins>four</ins>" in html
-    assert 'data-parameter="equivalence_margin"' in html
+    assert 'data-parameter="epsilon"' in html
     assert "<ins>0.05</ins>" in html

@@ -27,7 +27,7 @@ def test_freeze_is_refused_while_epsilon_is_missing_naming_every_problem(ready_d
     version_update(
         version=ready_draft,
         user=creator,
-        parameters={"equivalence_margin": "", "agreement_minimum": ""},
+        parameters={"epsilon": "", "agreement_minimum": ""},
     )
     with pytest.raises(FreezeRefused) as refusal:
         version_freeze(version=ready_draft, user=creator)
@@ -58,7 +58,7 @@ def test_freeze_hashes_the_canonical_document_and_stores_it_as_a_blob(frozen, cr
         "template": "opb",
     }
     assert document["version"] == "1.0"
-    assert document["parameters"]["equivalence_margin"]["value"] == "0.1"
+    assert document["parameters"]["epsilon"]["value"] == "0.1"
     assert document["parameters"]["n_per_cell"]["minimum"] == "5"
     assert document["sections"]["analysis"] == "Beta regression for F_att."
     assert document["supersedes"] is None
@@ -150,7 +150,7 @@ def test_an_amendment_freezes_with_its_rationale_in_an_amendment_entry(frozen, c
     version_update(
         version=amendment,
         user=creator,
-        parameters={"equivalence_margin": "0.05"},
+        parameters={"epsilon": "0.05"},
         amendment_rationale="ε = 0.1 was wider than the pilot's noise.",
     )
     amendment = version_freeze(version=amendment, user=creator)

@@ -33,7 +33,7 @@ def test_each_problem_links_to_its_field_on_the_draft_page(draft):
     by_message = {p.message: p.url for p in version_gate(version=draft)}
     assert (
         by_message["the equivalence margin ε has no value"]
-        == "/protocols/OPB-T/v/1.0/edit/#param-equivalence_margin"
+        == "/protocols/OPB-T/v/1.0/edit/#param-epsilon"
     )
     assert by_message["the hypotheses section holds only the template's outline"].endswith(
         "#section-hypotheses"
@@ -63,13 +63,19 @@ def test_a_stored_value_that_no_longer_fits_its_kind_is_param_invalid(ready_draf
 
 def test_a_decision_table_naming_an_unknown_parameter_is_refused(ready_draft):
     table = list(ready_draft.decision_table)
-    table[0] = {**table[0], "when": {"all": [{"estimate": "beta_A", "op": "within", "value": "x"}]}}
+    table[0] = {
+        **table[0],
+        "condition": {"any": [{"estimate": "beta_A", "op": "within", "value": "x"}]},
+    }
     type(ready_draft).objects.filter(pk=ready_draft.pk).update(decision_table=table)
     ready_draft.refresh_from_db()
     problems = version_gate(version=ready_draft)
     assert _codes(problems) == ["decision_table_invalid"]
     assert "'x' is not a parameter of this plan" in problems[0].message
-    assert "row 1 (correct_discrimination)" in problems[0].message
+    assert problems[0].message == (
+        "decision table rule 1 (OPB01-8.1): condition.any[0].value 'x' is not a parameter "
+        "of this plan"
+    )
 
 
 def test_an_amendment_needs_a_rationale(frozen, creator):

@@ -35,7 +35,7 @@ def _unchanged(version):
 def test_services_refuse_to_edit_a_frozen_version(frozen, creator):
     for change in (
         {"sections": {"design": "rewritten"}},
-        {"parameters": {"equivalence_margin": "0.5"}},
+        {"parameters": {"epsilon": "0.5"}},
         {"decision_table": []},
     ):
         with pytest.raises(VersionStateError, match="is frozen and cannot change"):
@@ -50,7 +50,7 @@ def test_the_api_answers_409_to_edits_of_a_frozen_version(client, frozen, creato
     url = "/api/v1/protocols/OPB-T/versions/1.0"
     response = client.patch(
         url,
-        json.dumps({"parameters": {"equivalence_margin": "0.5"}}),
+        json.dumps({"parameters": {"epsilon": "0.5"}}),
         content_type="application/json",
     )
     assert response.status_code == 409
@@ -62,7 +62,7 @@ def test_the_api_answers_409_to_edits_of_a_frozen_version(client, frozen, creato
 def test_the_admin_offers_no_way_to_change_or_delete(client, frozen):
     admin = UserFactory(is_staff=True, is_superuser=True)
     client.force_login(admin)
-    parameter = frozen.parameters.get(name="equivalence_margin")
+    parameter = frozen.parameters.get(name="epsilon")
     for url in (
         f"/admin/protocols/protocolversion/{frozen.pk}/change/",
         f"/admin/protocols/protocolversion/{frozen.pk}/delete/",
@@ -101,14 +101,14 @@ def test_bulk_orm_writes_to_a_frozen_version_are_refused(frozen):
     _refused(lambda: versions.update(hypotheses="rewritten"))
     _refused(lambda: versions.update(state="draft", sha256=""))
     _refused(lambda: versions.delete())
-    _refused(lambda: parameters.filter(name="equivalence_margin").update(value="0.5"))
+    _refused(lambda: parameters.filter(name="epsilon").update(value="0.5"))
     _refused(lambda: parameters.delete())
     _refused(
         lambda: AnalysisParameter.objects.create(
             version=frozen, name="extra", label="extra", kind="text", value="x"
         )
     )
-    parameter = parameters.get(name="equivalence_margin")
+    parameter = parameters.get(name="epsilon")
     parameter.value = "0.5"
     _refused(parameter.save)
     frozen.design = "rewritten"

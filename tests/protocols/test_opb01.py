@@ -25,7 +25,7 @@ def test_v1_0_is_refused_naming_exactly_epsilon_and_the_agreement_threshold(crea
         ("param_missing", "the agreement threshold has no value"),
     ]
     assert [p.url.rsplit("#", 1)[1] for p in problems] == [
-        "param-equivalence_margin",
+        "param-epsilon",
         "param-agreement_minimum",
     ]
 
@@ -45,7 +45,7 @@ def test_the_history_builds_v1_1_frozen_over_a_set_aside_v1_0(creator):
     document = json.loads(bytes(Blob.objects.get(sha256=history.v1_1.sha256).content))
     assert document["supersedes"] == {"version": "1.0", "sha256": None}
     assert document["amendment_rationale"] == AMENDMENT_RATIONALE
-    assert document["parameters"]["equivalence_margin"]["value"] == "0.1"
+    assert document["parameters"]["epsilon"]["value"] == "0.1"
     assert document["parameters"]["agreement_minimum"]["value"] == "0.667"
     # one log entry: v1.0 was never registered; v1.1's registration is the amendment
     entry = LogEntry.objects.get()
@@ -74,12 +74,12 @@ def test_the_diff_of_1_0_and_1_1_shows_the_instantiated_parameters(creator, clie
     instantiated = {
         p["name"]: (p["from"], p["to"]) for p in diff["parameters"] if p["status"] == "instantiated"
     }
-    assert instantiated == {"equivalence_margin": ("", "0.1"), "agreement_minimum": ("", "0.667")}
+    assert instantiated == {"epsilon": ("", "0.1"), "agreement_minimum": ("", "0.667")}
     changed = {s["name"] for s in diff["sections"] if s["status"] != "unchanged"}
     assert changed == {"background", "hypotheses", "design", "exclusions", "analysis"}
     assert diff["amendment_rationale"]["status"] == "added"
 
     client.force_login(creator)
     html = client.get("/protocols/OPB-01/diff/?from=1.0&to=1.1").content.decode()
-    assert 'class="param-instantiated" data-parameter="equivalence_margin"' in html
+    assert 'class="param-instantiated" data-parameter="epsilon"' in html
     assert "<ins>0.1</ins>" in html and "<ins>0.667</ins>" in html

@@ -57,12 +57,12 @@ def test_creating_a_protocol_opens_its_draft(client, outsider):
 def test_the_draft_page_shows_fields_previews_and_the_checklist(client, pi, draft):
     client.force_login(pi)
     html = client.get(V + "edit/").content.decode()
-    assert '<label for="param-equivalence_margin">Equivalence margin ε (logit per level)' in html
+    assert '<label for="param-epsilon">Equivalence margin ε (logit per level)' in html
     assert 'id="section-hypotheses"' in html and 'id="preview-hypotheses"' in html
     assert 'hx-post="/protocols/OPB-T/v/1.0/autosave/"' in html
     assert 'hx-trigger="input changed delay:800ms, change"' in html
     assert (
-        '<a href="/protocols/OPB-T/v/1.0/edit/#param-equivalence_margin">'
+        '<a href="/protocols/OPB-T/v/1.0/edit/#param-epsilon">'
         "the equivalence margin ε has no value</a>"
     ) in html
     assert 'id="freeze-button" disabled' in html
@@ -87,16 +87,16 @@ def test_autosave_saves_one_field_and_swaps_status_preview_and_checklist(client,
 
 def test_autosave_refuses_a_bad_value_and_says_why(client, pi, draft):
     client.force_login(pi)
-    response = client.post(V + "autosave/", {"param-equivalence_margin": "0,1"})
+    response = client.post(V + "autosave/", {"param-epsilon": "0,1"})
     html = response.content.decode()
     assert "Not saved: the equivalence margin ε must be a plain decimal number" in html
-    assert '<p class="error" id="error-param-equivalence_margin" role="alert" hx-swap-oob' in html
-    assert draft.parameters.get(name="equivalence_margin").value == ""
+    assert '<p class="error" id="error-param-epsilon" role="alert" hx-swap-oob' in html
+    assert draft.parameters.get(name="epsilon").value == ""
 
 
 def test_autosave_of_a_value_clears_its_problem(client, pi, draft):
     client.force_login(pi)
-    html = client.post(V + "autosave/", {"param-equivalence_margin": "0.1"}).content.decode()
+    html = client.post(V + "autosave/", {"param-epsilon": "0.1"}).content.decode()
     assert "the equivalence margin ε has no value" not in html
     assert "the agreement threshold has no value" in html
 

@@ -71,7 +71,7 @@ def test_decimal_text_has_no_trailing_zeros():
 def test_opb_template_declares_section_7_and_what_rating_needs():
     names = [spec.name for spec in OPB.parameters]
     for name in (
-        "equivalence_margin",
+        "epsilon",
         "interval_method",
         "interval_coverage",
         "beta_positive_criterion",
@@ -98,11 +98,11 @@ def test_protocol_create_seeds_draft_1_0_from_the_template(creator):
     draft = protocol.versions.get()
     assert (draft.label, draft.state) == ("1.0", "draft")
     values = dict(draft.parameters.values_list("name", "value"))
-    assert values["equivalence_margin"] == ""  # the protocol must instantiate it
+    assert values["epsilon"] == ""  # the protocol must instantiate it
     assert values["scores_per_response"] == "2"  # the template's default
     n = draft.parameters.get(name="n_per_cell")
     assert (n.kind, n.minimum) == ("integer", Decimal(5))
-    assert draft.decision_table[0]["id"] == "correct_discrimination"
+    assert draft.decision_table[0]["id"] == "OPB01-8.1"
     assert draft.hypotheses.startswith("### Under test")
 
 
