@@ -84,3 +84,27 @@ def test_the_demo_schedule_covers_every_present_cell(demo):
     )
     assert len(schedule) == present * 2 * 5
     assert ("f-01", "L2") not in {entry.cell for entry in schedule}
+
+
+def test_load_demo_freezes_opb01_with_its_design_and_leaves_the_demo_review_open(db):
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    from apps.accounts.models import User
+    from apps.items.selectors import harm_reviews_pending_for
+    from apps.protocols.models import Blob, ProtocolVersion
+
+    call_command("load_demo", stdout=io.StringIO())
+    v1_1 = ProtocolVersion.objects.get(protocol__code="OPB-01", label="1.1")
+    assert v1_1.state == "frozen"
+    document = json.loads(bytes(Blob.objects.get(sha256=v1_1.sha256).content))
+    design = document["design"]
+    assert len(design["items"]) == 18 and design["excluded_items"] == []
+    assert {r["round"] for r in design["harm_reviews"]} == {1, 2, 3}
+    demo_draft = ProtocolVersion.objects.get(protocol__code="DEMO-OPB", label="1.0")
+    assert {p.code for p in design_problems(demo_draft)} == {"harm_review_incomplete"}
+    assert harm_reviews_pending_for(User.objects.get(username="reviewer1")).exists()
+    call_command("load_demo", stdout=io.StringIO())  # idempotent
+    assert Item.objects.filter(version=demo_draft).count() == 18
