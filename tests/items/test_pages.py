@@ -232,3 +232,9 @@ def test_the_admin_shows_the_design_but_offers_no_change(admin_client, authored)
     response = admin_client.post(f"/admin/items/item/{item.pk}/delete/", {"post": "yes"})
     assert response.status_code == 403
     assert Item.objects.filter(pk=item.pk).exists()
+
+
+def test_the_version_page_links_to_its_design(client, pi, authored):
+    client.force_login(pi)
+    html = client.get(f"/protocols/{authored.protocol.code}/v/{authored.label}/").content.decode()
+    assert f'href="{pages(authored)}/"' in html
