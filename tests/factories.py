@@ -156,3 +156,14 @@ class AnalysisParameterFactory(factory.django.DjangoModelFactory):
     label = factory.LazyAttribute(lambda o: o.name.replace("_", " "))
     kind = "integer"
     value = "1"
+
+
+class FactorFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "items.Factor"
+
+    version = factory.SubFactory(ProtocolVersionFactory)
+    name = factory.Sequence(lambda n: f"factor_{n}")
+    label = factory.LazyAttribute(lambda o: o.name.replace("_", " "))
+    levels = factory.LazyFunction(lambda: ["a", "b"])
+    role = "design"

@@ -11,6 +11,7 @@ from apps.protocols.models import Protocol, ProtocolVersion, VersionState
 from apps.protocols.opb01 import CODE as OPB01_CODE
 from apps.protocols.opb01 import opb01_history_build
 from apps.protocols.services import protocol_create
+from apps.responses.demo import demo_roster_enroll
 
 DEMO_CODE = "DEMO-OPB"
 REVIEWERS = ("reviewer1", "reviewer2", "reviewer3")
@@ -35,6 +36,8 @@ def demo_study_load() -> str:
     if draft is not None and not draft.items.exists():
         demo_design_build(draft)
         harm_review_open(version=draft)
+    if draft is not None:
+        demo_roster_enroll(version=draft, user=users["pi"])
 
     def opb01_design(version: ProtocolVersion) -> None:
         # OPB-01 v1.1 freezes, so its design must be complete, the review included.
@@ -44,6 +47,7 @@ def demo_study_load() -> str:
             )
         demo_design_build(version)
         demo_harm_review_complete(version)
+        demo_roster_enroll(version=version, user=users["pi"])
 
     # OPB-01's own history (seed 000): v1.0 refused at the freeze gate, v1.1 frozen.
     opb01 = Protocol.objects.filter(code=OPB01_CODE).first()

@@ -150,6 +150,9 @@ def _edge_cells(version: ProtocolVersion) -> dict[int, tuple[Cell | None, Cell |
 def item_harm_states(version: ProtocolVersion) -> dict[int, ItemHarm]:
     """Every item's harm-review standing, by item id, in a fixed number of queries."""
     edges = _edge_cells(version)
+    # On a one-level scale there is no higher form to compare with: harm cannot rise with the
+    # level, so the review has nothing to judge (XSTest's safe prompts, one level each).
+    single_level = Level.objects.filter(version=version).count() < 2
     reviews: dict[int, list[HarmReview]] = {}
     for review in HarmReview.objects.filter(version=version).select_related("reviewer"):
         reviews.setdefault(review.item_id, []).append(review)
@@ -159,7 +162,7 @@ def item_harm_states(version: ProtocolVersion) -> dict[int, ItemHarm]:
         cycle = max((r.cycle for r in mine), default=0)
         current = [r for r in mine if r.cycle == cycle]
         sha = harm_forms_sha256(*edges.get(item.pk, (None, None)))
-        if item.family.role != FamilyRole.HARM_CONSTANT:
+        if item.family.role != FamilyRole.HARM_CONSTANT or single_level:
             state = HarmState.NOT_REQUIRED
         else:
             state = harm_review_state(reviews=current, forms_sha256=sha)

@@ -4,7 +4,7 @@ import json
 
 from django.core.exceptions import ValidationError
 from django.http import Http404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
@@ -113,6 +113,7 @@ class EvaluandDetailApi(APIView):
 class EvaluandReviseApi(APIView):
     """A new evaluand derived from this one with the given identity elements changed."""
 
+    @extend_schema_serializer(component_name="EvaluandRevise")
     class InputSerializer(EvaluandInputSerializer):
         label = serializers.CharField(max_length=200, required=False)
         model = serializers.CharField(max_length=200, required=False)
@@ -146,6 +147,7 @@ class RosterListApi(APIView):
 
 
 class RosterEnrollApi(APIView):
+    @extend_schema_serializer(component_name="RosterEnroll")
     class InputSerializer(serializers.Serializer):
         evaluand = serializers.IntegerField()
         code = serializers.CharField(max_length=64)
@@ -226,6 +228,7 @@ class ResponsesImportApi(APIView):
 
     parser_classes = [MultiPartParser, FormParser]
 
+    @extend_schema_serializer(component_name="ResponsesImport")
     class InputSerializer(serializers.Serializer):
         file = serializers.FileField()
         format = serializers.ChoiceField(
@@ -369,6 +372,7 @@ class ExclusionSerializer(serializers.Serializer):
 class ExclusionCreateApi(APIView):
     """Exclude an attempt (PI only). ``outcome_visible`` is set from the seal, not accepted."""
 
+    @extend_schema_serializer(component_name="ExclusionCreate")
     class InputSerializer(serializers.Serializer):
         reason_code = serializers.CharField(max_length=64)
         rationale = serializers.CharField()

@@ -1,22 +1,21 @@
-"""A small study for the response tests: items × levels, a roster, the plan's seed and repetitions.
-
-``freeze`` goes through ``apps.responses.standins.version_freeze_standin`` until the protocols
-branch's ``version_freeze`` lands on main (then this one function switches).
-"""
+"""A small study for the response tests: items × levels with keys, a roster, the plan's seed and
+repetitions, frozen through the real freeze gate (``version_freeze``)."""
 
 import csv
 import io
 
 import pytest
 
+from apps.protocols.models import SECTION_FIELDS
+from apps.protocols.services import version_freeze
 from apps.responses.models import Administration
 from apps.responses.services import evaluand_register, roster_enroll
-from apps.responses.standins import version_freeze_standin
 from tests.factories import (
     AnalysisParameterFactory,
     CellFactory,
     FamilyFactory,
     ItemFactory,
+    KeyUnitFactory,
     LevelFactory,
     ProtocolVersionFactory,
 )
@@ -26,23 +25,31 @@ def build_draft(
     *,
     protocol,
     user,
-    items: int = 3,
+    items: int | list[str] = 3,
     levels: tuple[str, ...] = ("L0",),
-    evaluands: tuple[str, ...] = ("alpha", "beta"),
+    evaluands: tuple[str, ...] | dict[str, str] = ("alpha", "beta"),
     repetitions: int | None = 1,
     seed: int | None = 7,
     absent: tuple[str, ...] = (),
     label: str = "1.0",
 ):
-    """A draft version with ``items`` items (``it-1`` …) at ``levels``, a roster of ``evaluands``
-    (codes; model ``model-<code>``) and the plan's ``repetitions`` and ``seed``."""
-    version = ProtocolVersionFactory(protocol=protocol, label=label)
+    """A draft version with ``items`` items (``it-1`` …, or the codes given) at ``levels``, each
+    present cell with a one-unit key, a roster of ``evaluands`` (codes, with model
+    ``model-<code>``, or a dict code → model) and the plan's ``repetitions`` and ``seed``."""
+    version = ProtocolVersionFactory(
+        protocol=protocol,
+        label=label,
+        created_by=user,
+        **{name: f"The {name}." for name in SECTION_FIELDS},
+    )
     level_rows = [
         LevelFactory(version=version, ordinal=i, code=code) for i, code in enumerate(levels)
     ]
-    family = FamilyFactory(version=version, code="A")
-    for n in range(1, items + 1):
-        item = ItemFactory(version=version, family=family, code=f"it-{n}")
+    # Not harm-constant: a multi-level harm-constant family would need its review first.
+    family = FamilyFactory(version=version, code="A", role="discrimination_control")
+    codes = items if isinstance(items, list) else [f"it-{n}" for n in range(1, items + 1)]
+    for code in codes:
+        item = ItemFactory(version=version, family=family, code=code)
         for level in level_rows:
             key = f"{item.code}@{level.code}"
             if key in absent:
@@ -55,9 +62,11 @@ def build_draft(
                     absent_reason="cannot be written at this level without changing its content",
                 )
             else:
-                CellFactory(version=version, item=item, level=level)
-    for code in evaluands:
-        evaluand, _ = evaluand_register(user=user, label=f"Model {code}", model=f"model-{code}")
+                cell = CellFactory(version=version, item=item, level=level)
+                KeyUnitFactory(version=version, cell=cell, position=1)
+    models = evaluands if isinstance(evaluands, dict) else {c: f"model-{c}" for c in evaluands}
+    for code, model in models.items():
+        evaluand, _ = evaluand_register(user=user, label=f"Model {code}", model=model)
         roster_enroll(version=version, evaluand=evaluand, code=code, user=user)
     if repetitions is not None:
         AnalysisParameterFactory(version=version, name="repetitions", value=str(repetitions))
@@ -67,7 +76,7 @@ def build_draft(
 
 
 def freeze(version, user):
-    return version_freeze_standin(version=version, user=user)
+    return version_freeze(version=version, user=user)
 
 
 def schedule_rows(version):

@@ -9,16 +9,8 @@ import pytest
 from apps.responses.formats import INSPECT_MISSING, inspect_available
 from apps.responses.importing import ImportRejected
 from apps.responses.models import Attempt
-from apps.responses.services import evaluand_register, responses_import
-from tests.factories import (
-    AnalysisParameterFactory,
-    CellFactory,
-    FamilyFactory,
-    ItemFactory,
-    LevelFactory,
-    ProtocolVersionFactory,
-)
-from tests.responses.conftest import freeze
+from apps.responses.services import responses_import
+from tests.responses.conftest import build_draft, freeze
 
 pytestmark = [pytest.mark.django_db, pytest.mark.shared_data]
 needs_inspect = pytest.mark.skipif(
@@ -30,22 +22,14 @@ needs_inspect = pytest.mark.skipif(
 
 def _demo_version(protocol, pi):
     """The log's design: samples xs-1 … xs-3, one level, the mock model, two epochs."""
-    version = ProtocolVersionFactory(protocol=protocol)
-    level = LevelFactory(version=version, ordinal=0, code="L0")
-    family = FamilyFactory(version=version, code="S")
-    for code in ("xs-1", "xs-2", "xs-3"):
-        CellFactory(
-            version=version,
-            level=level,
-            item=ItemFactory(version=version, family=family, code=code),
-        )
-    evaluand, _ = evaluand_register(user=pi, label="Inspect mock model", model="mockllm/model")
-    from apps.responses.services import roster_enroll
-
-    roster_enroll(version=version, evaluand=evaluand, code="mock", user=pi)
-    AnalysisParameterFactory(version=version, name="repetitions", value="2")
-    AnalysisParameterFactory(version=version, name="seed", value="1")
-    return freeze(version, pi)
+    draft = build_draft(
+        protocol=protocol,
+        user=pi,
+        items=["xs-1", "xs-2", "xs-3"],
+        evaluands={"mock": "mockllm/model"},
+        repetitions=2,
+    )
+    return freeze(draft, pi)
 
 
 @needs_inspect

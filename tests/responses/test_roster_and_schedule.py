@@ -1,14 +1,19 @@
 """The responses component: the freeze gate's roster checks, the schedule at freeze, the frozen
 document, and the roster's copy into an amendment."""
 
+import json
+
 import pytest
 from django.core.exceptions import ValidationError
 
+from apps.items.schedule import administration_schedule, schedule_sha256
+from apps.items.selectors import design_schedule_inputs
 from apps.protocols.components import registered_components
+from apps.protocols.models import Blob
 from apps.responses.components import responses_document, roster_checks, roster_copy
 from apps.responses.models import Administration, RosterEntry
 from apps.responses.services import roster_enroll, roster_remove
-from tests.factories import AnalysisParameterFactory, ProtocolVersionFactory
+from tests.factories import AnalysisParameterFactory, FactorFactory, ProtocolVersionFactory
 from tests.responses.conftest import build_draft, freeze, schedule_rows
 
 pytestmark = pytest.mark.django_db
@@ -27,11 +32,27 @@ def test_an_empty_roster_blocks_the_freeze(protocol, pi):
     assert _codes(version) == ["roster_empty"]
 
 
-def test_an_empty_roster_does_not_block_a_rubric_only_protocol(protocol, pi):
-    protocol.template = "rubric"
+def test_a_generic_protocol_with_nothing_to_administer_needs_no_roster(protocol, pi):
+    protocol.template = "generic"
     protocol.save()
-    version = build_draft(protocol=protocol, user=pi, evaluands=(), repetitions=None, seed=None)
+    version = build_draft(
+        protocol=protocol, user=pi, items=0, evaluands=(), repetitions=None, seed=None
+    )
     assert _codes(version) == []
+
+
+def test_a_generic_protocol_with_cells_needs_a_roster(protocol, pi):
+    protocol.template = "generic"
+    protocol.save()
+    version = build_draft(protocol=protocol, user=pi, evaluands=())
+    assert _codes(version) == ["roster_empty"]
+
+
+def test_repetitions_must_fill_the_design_factors_task_blocks(protocol, pi):
+    version = build_draft(protocol=protocol, user=pi, repetitions=3)
+    FactorFactory(version=version, name="friction", levels=["low", "high"])
+    assert _codes(version) == ["repetitions_invalid"]
+    assert "multiple of 2" in next(iter(roster_checks(version))).message
 
 
 def test_the_plan_must_say_repetitions_and_seed(protocol, pi):
@@ -84,9 +105,22 @@ def test_the_document_holds_the_roster_with_identities_and_the_ordered_schedule(
     assert len(alpha["identity_sha256"]) == 64
     schedule = document["schedule"]
     assert [entry["position"] for entry in schedule] == [1, 2, 3, 4, 5, 6]
-    expected = [(f"{i}@{lv}", code, rep) for i, lv, code, rep in schedule_rows(frozen)]
-    assert [(e["cell"], e["evaluand"], e["repetition"]) for e in schedule] == expected
+    expected = [tuple(row) for row in schedule_rows(frozen)]
+    assert [(e["item"], e["level"], e["evaluand"], e["repetition"]) for e in schedule] == expected
     assert schedule[0]["assignment"] == {}
+    # Anyone can regenerate the schedule from the frozen seed and compare digests.
+    inputs = design_schedule_inputs(frozen)
+    regenerated = administration_schedule(
+        cells=inputs.cells, evaluands=["alpha", "beta"], repetitions=1, seed=7, strata=inputs.strata
+    )
+    assert document["schedule_sha256"] == schedule_sha256(regenerated)
+
+
+def test_the_frozen_blob_holds_the_roster_and_schedule(frozen):
+    blob = Blob.objects.get(sha256=frozen.sha256)
+    document = json.loads(bytes(blob.content))
+    assert document["responses"] == responses_document(frozen)
+    assert len(document["responses"]["schedule"]) == 6
 
 
 def test_the_roster_is_copied_into_an_amendment_but_not_the_schedule(frozen):
