@@ -6,10 +6,9 @@ any protocol page (``apps.accounts.access.require_roles``).
 
 from django.http import Http404
 
-from apps.accounts.access import require_roles
 from apps.accounts.models import Role, User
 from apps.accounts.selectors import SIGHTED_ROLES, user_roles
-from apps.protocols.access import get_version_for
+from apps.protocols.access import get_version_by_label_for
 from apps.protocols.models import ProtocolVersion
 from apps.responses.models import Attempt, Evaluand
 from apps.responses.selectors import attempt_detail, evaluands_visible_to
@@ -40,15 +39,21 @@ def get_evaluand_for(*, user: User, pk: int) -> Evaluand:
     return evaluand
 
 
-def get_responses_version_for(*, user: User, pk: int, roles=READ_ROLES) -> ProtocolVersion:
-    """The version ``pk`` for its responses pages: 404 or PermissionDenied as for any version."""
-    return get_version_for(user=user, pk=pk, roles=roles)
+def get_responses_version_for(
+    *, user: User, code: str, label: str, roles=READ_ROLES
+) -> ProtocolVersion:
+    """Version ``label`` of protocol ``code`` for its responses pages: 404 or PermissionDenied as
+    for any version (a draft is read by its PI and editors only)."""
+    return get_version_by_label_for(user=user, code=code, label=label, roles=roles)
 
 
-def get_attempt_for(*, user: User, pk: int, roles=READ_ROLES) -> Attempt:
-    """The attempt ``pk`` (with its administration and response) if ``user`` holds ``roles``."""
-    attempt = attempt_detail(pk)
+def get_attempt_for(
+    *, user: User, code: str, label: str, position: int, number: int, roles=READ_ROLES
+) -> Attempt:
+    """Attempt ``number`` of the administration at schedule ``position`` of the version, with
+    what its page shows, if ``user`` holds ``roles``; the role is checked first."""
+    version = get_responses_version_for(user=user, code=code, label=label, roles=roles)
+    attempt = attempt_detail(version=version, position=position, number=number)
     if attempt is None:
         raise Http404("No such attempt.")
-    require_roles(user=user, protocol_id=attempt.version.protocol_id, roles=roles)
     return attempt

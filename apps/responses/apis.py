@@ -141,8 +141,10 @@ class RosterEntrySerializer(serializers.Serializer):
 
 class RosterListApi(APIView):
     @extend_schema(responses=RosterEntrySerializer(many=True))
-    def get(self, request, version_id: int):
-        version = get_responses_version_for(user=request.user, pk=version_id, roles=READ_ROLES)
+    def get(self, request, code: str, label: str):
+        version = get_responses_version_for(
+            user=request.user, code=code, label=label, roles=READ_ROLES
+        )
         return Response(RosterEntrySerializer(roster_of(version), many=True).data)
 
 
@@ -153,8 +155,10 @@ class RosterEnrollApi(APIView):
         code = serializers.CharField(max_length=64)
 
     @extend_schema(request=InputSerializer, responses=RosterEntrySerializer)
-    def post(self, request, version_id: int):
-        version = get_responses_version_for(user=request.user, pk=version_id, roles=WRITE_ROLES)
+    def post(self, request, code: str, label: str):
+        version = get_responses_version_for(
+            user=request.user, code=code, label=label, roles=WRITE_ROLES
+        )
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         evaluand = get_evaluand_for(user=request.user, pk=data.validated_data["evaluand"])
@@ -166,12 +170,14 @@ class RosterEnrollApi(APIView):
 
 class RosterRemoveApi(APIView):
     @extend_schema(request=None, responses={204: None})
-    def post(self, request, version_id: int, code: str):
-        version = get_responses_version_for(user=request.user, pk=version_id, roles=WRITE_ROLES)
-        entry = RosterEntry.objects.filter(version=version, code=code).first()
-        if entry is None:
+    def post(self, request, code: str, label: str, entry: str):
+        version = get_responses_version_for(
+            user=request.user, code=code, label=label, roles=WRITE_ROLES
+        )
+        found = RosterEntry.objects.filter(version=version, code=entry).first()
+        if found is None:
             raise Http404("No such roster entry.")
-        roster_remove(entry=entry, user=request.user)
+        roster_remove(entry=found, user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -179,8 +185,10 @@ class ResponsesSummaryApi(APIView):
     """Counts by evaluand × outcome, platform losses apart, reruns, exclusions, unobserved."""
 
     @extend_schema(responses=dict)
-    def get(self, request, version_id: int):
-        version = get_responses_version_for(user=request.user, pk=version_id, roles=READ_ROLES)
+    def get(self, request, code: str, label: str):
+        version = get_responses_version_for(
+            user=request.user, code=code, label=label, roles=READ_ROLES
+        )
         summary = responses_summary(version)
         return Response(
             {
@@ -253,8 +261,10 @@ class ResponsesImportApi(APIView):
         parameters=[OpenApiParameter("dry_run", bool, description="Check and preview only.")],
         responses=dict,
     )
-    def post(self, request, version_id: int):
-        version = get_responses_version_for(user=request.user, pk=version_id, roles=WRITE_ROLES)
+    def post(self, request, code: str, label: str):
+        version = get_responses_version_for(
+            user=request.user, code=code, label=label, roles=WRITE_ROLES
+        )
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
@@ -290,8 +300,10 @@ class ResponsesImportApi(APIView):
 
 class ImportListApi(APIView):
     @extend_schema(responses=ImportSerializer(many=True))
-    def get(self, request, version_id: int):
-        version = get_responses_version_for(user=request.user, pk=version_id, roles=READ_ROLES)
+    def get(self, request, code: str, label: str):
+        version = get_responses_version_for(
+            user=request.user, code=code, label=label, roles=READ_ROLES
+        )
         return Response(ImportSerializer(imports_of(version), many=True).data)
 
 
@@ -329,11 +341,14 @@ class AttemptListApi(APIView):
     """Attempts in schedule order; ``?limit=`` (≤ 1000, default 100) and ``?offset=``."""
 
     @extend_schema(
+        operation_id="v1_attempts_list",
         parameters=[OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
         responses=dict,
     )
-    def get(self, request, version_id: int):
-        version = get_responses_version_for(user=request.user, pk=version_id, roles=READ_ROLES)
+    def get(self, request, code: str, label: str):
+        version = get_responses_version_for(
+            user=request.user, code=code, label=label, roles=READ_ROLES
+        )
         try:
             limit = min(max(int(request.query_params.get("limit", 100)), 1), 1000)
             offset = max(int(request.query_params.get("offset", 0)), 0)
@@ -352,9 +367,11 @@ class AttemptListApi(APIView):
 class AttemptDetailApi(APIView):
     """One attempt, with the raw record as received."""
 
-    @extend_schema(responses=dict)
-    def get(self, request, pk: int):
-        attempt = get_attempt_for(user=request.user, pk=pk)
+    @extend_schema(operation_id="v1_attempt_retrieve", responses=dict)
+    def get(self, request, code: str, label: str, position: int, number: int):
+        attempt = get_attempt_for(
+            user=request.user, code=code, label=label, position=position, number=number
+        )
         codes = {attempt.administration.evaluand_id: roster_code(attempt.administration)}
         return Response(_attempt_data(attempt, codes, raw=True))
 
@@ -378,8 +395,15 @@ class ExclusionCreateApi(APIView):
         rationale = serializers.CharField()
 
     @extend_schema(request=InputSerializer, responses=ExclusionSerializer)
-    def post(self, request, pk: int):
-        attempt = get_attempt_for(user=request.user, pk=pk, roles=PI_ROLES)
+    def post(self, request, code: str, label: str, position: int, number: int):
+        attempt = get_attempt_for(
+            user=request.user,
+            code=code,
+            label=label,
+            position=position,
+            number=number,
+            roles=PI_ROLES,
+        )
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         exclusion = exclusion_record(attempt=attempt, user=request.user, **data.validated_data)
@@ -388,6 +412,8 @@ class ExclusionCreateApi(APIView):
 
 class ExclusionListApi(APIView):
     @extend_schema(responses=ExclusionSerializer(many=True))
-    def get(self, request, version_id: int):
-        version = get_responses_version_for(user=request.user, pk=version_id, roles=READ_ROLES)
+    def get(self, request, code: str, label: str):
+        version = get_responses_version_for(
+            user=request.user, code=code, label=label, roles=READ_ROLES
+        )
         return Response(ExclusionSerializer(exclusions_of(version), many=True).data)

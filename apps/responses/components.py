@@ -96,7 +96,7 @@ def roster_checks(version: ProtocolVersion) -> Iterator[Problem]:
     generic protocol as soon as its design has a cell: with no evaluand, no schedule exists and
     no response could ever attach to the frozen version.
     """
-    url = reverse("responses:roster", args=[version.pk])
+    url = reverse("responses:roster", args=[version.protocol.code, version.label])
     has_roster = RosterEntry.objects.filter(version=version).exists()
     needs_roster = (
         version.protocol.template not in ROSTER_OPTIONAL_TEMPLATES

@@ -110,8 +110,9 @@ def attempts_of(version: ProtocolVersion) -> QuerySet[Attempt]:
     )
 
 
-def attempt_detail(pk: int) -> Attempt | None:
-    """One attempt with its administration, response, source file and exclusion."""
+def attempt_detail(*, version: ProtocolVersion, position: int, number: int) -> Attempt | None:
+    """Attempt ``number`` of the administration at ``position``, with its administration,
+    response, source file and exclusion."""
     return (
         Attempt.objects.select_related(
             "version__protocol",
@@ -122,7 +123,7 @@ def attempt_detail(pk: int) -> Attempt | None:
             "source__imported_by",
         )
         .prefetch_related("exclusions__decided_by")
-        .filter(pk=pk)
+        .filter(version=version, administration__position=position, number=number)
         .first()
     )
 

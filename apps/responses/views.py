@@ -144,10 +144,11 @@ def evaluand_revise_view(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def roster(request: HttpRequest, version_id: int) -> HttpResponse:
+def roster(request: HttpRequest, code: str, label: str) -> HttpResponse:
     version = get_responses_version_for(
         user=request.user,
-        pk=version_id,
+        code=code,
+        label=label,
         roles=WRITE_ROLES if request.method == "POST" else READ_ROLES,
     )
     form = RosterEnrollForm(request.POST or None, evaluands=evaluands_visible_to(user=request.user))
@@ -163,7 +164,7 @@ def roster(request: HttpRequest, version_id: int) -> HttpResponse:
             _form_errors(form, error)
         else:
             messages.success(request, f"{entry.evaluand} enrolled as {entry.code}.")
-            return redirect("responses:roster", version_id=version.pk)
+            return redirect("responses:roster", code=version.protocol.code, label=version.label)
     return render(
         request,
         "responses/roster.html",
@@ -173,9 +174,11 @@ def roster(request: HttpRequest, version_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def roster_remove_view(request: HttpRequest, version_id: int, entry_id: int) -> HttpResponse:
-    version = get_responses_version_for(user=request.user, pk=version_id, roles=WRITE_ROLES)
-    entry = RosterEntry.objects.filter(version=version, pk=entry_id).first()
+def roster_remove_view(request: HttpRequest, code: str, label: str, entry: str) -> HttpResponse:
+    version = get_responses_version_for(
+        user=request.user, code=code, label=label, roles=WRITE_ROLES
+    )
+    entry = RosterEntry.objects.filter(version=version, code=entry).first()
     if entry is None:
         raise Http404("No such roster entry.")
     try:
@@ -184,15 +187,15 @@ def roster_remove_view(request: HttpRequest, version_id: int, entry_id: int) -> 
         messages.error(request, " ".join(error.messages))
     else:
         messages.success(request, f"{entry.code} taken off the roster.")
-    return redirect("responses:roster", version_id=version.pk)
+    return redirect("responses:roster", code=version.protocol.code, label=version.label)
 
 
 # Responses and imports
 
 
 @login_required
-def responses_page(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_responses_version_for(user=request.user, pk=version_id)
+def responses_page(request: HttpRequest, code: str, label: str) -> HttpResponse:
+    version = get_responses_version_for(user=request.user, code=code, label=label)
     summary = responses_summary(version)
     return render(
         request,
@@ -213,8 +216,10 @@ def _staging_path(digest: str) -> Path:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def import_upload(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_responses_version_for(user=request.user, pk=version_id, roles=WRITE_ROLES)
+def import_upload(request: HttpRequest, code: str, label: str) -> HttpResponse:
+    version = get_responses_version_for(
+        user=request.user, code=code, label=label, roles=WRITE_ROLES
+    )
     codes = [entry.code for entry in roster_of(version)]
     form = ImportUploadForm(request.POST or None, request.FILES or None, roster_codes=codes)
     problems, total = [], 0
@@ -243,7 +248,9 @@ def import_upload(request: HttpRequest, version_id: int) -> HttpResponse:
         else:
             if outcome.status == "already_imported":
                 messages.info(request, outcome.message)
-                return redirect("responses:imports", version_id=version.pk)
+                return redirect(
+                    "responses:imports", code=version.protocol.code, label=version.label
+                )
             digest = sha256_hex(data)
             _staging_path(digest).write_bytes(data)
             confirm = ImportConfirmForm(
@@ -274,18 +281,20 @@ def import_upload(request: HttpRequest, version_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def import_confirm(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_responses_version_for(user=request.user, pk=version_id, roles=WRITE_ROLES)
+def import_confirm(request: HttpRequest, code: str, label: str) -> HttpResponse:
+    version = get_responses_version_for(
+        user=request.user, code=code, label=label, roles=WRITE_ROLES
+    )
     form = ImportConfirmForm(request.POST)
     if not form.is_valid():
         messages.error(request, "The confirmation was incomplete; upload the file again.")
-        return redirect("responses:import", version_id=version.pk)
+        return redirect("responses:import", code=version.protocol.code, label=version.label)
     digest = form.cleaned_data["sha256"]
     path = _staging_path(digest)
     data = path.read_bytes() if path.exists() else None
     if data is None or sha256_hex(data) != digest:
         messages.error(request, "The uploaded file is no longer here; upload it again.")
-        return redirect("responses:import", version_id=version.pk)
+        return redirect("responses:import", code=version.protocol.code, label=version.label)
     try:
         outcome = responses_import(
             version=version,
@@ -299,15 +308,15 @@ def import_confirm(request: HttpRequest, version_id: int) -> HttpResponse:
     except ValidationError as error:
         # The schedule cannot change, but another file may have been imported meanwhile.
         messages.error(request, "Nothing was imported: " + " ".join(error.messages[:5]))
-        return redirect("responses:import", version_id=version.pk)
+        return redirect("responses:import", code=version.protocol.code, label=version.label)
     path.unlink(missing_ok=True)
     messages.success(request, outcome.message)
-    return redirect("responses:imports", version_id=version.pk)
+    return redirect("responses:imports", code=version.protocol.code, label=version.label)
 
 
 @login_required
-def import_history(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_responses_version_for(user=request.user, pk=version_id)
+def import_history(request: HttpRequest, code: str, label: str) -> HttpResponse:
+    version = get_responses_version_for(user=request.user, code=code, label=label)
     return render(
         request,
         "responses/import_history.html",
@@ -319,8 +328,8 @@ def import_history(request: HttpRequest, version_id: int) -> HttpResponse:
 
 
 @login_required
-def attempt_list(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_responses_version_for(user=request.user, pk=version_id)
+def attempt_list(request: HttpRequest, code: str, label: str) -> HttpResponse:
+    version = get_responses_version_for(user=request.user, code=code, label=label)
     page = Paginator(attempts_of(version), 100).get_page(request.GET.get("page"))
     codes = {entry.evaluand_id: entry.code for entry in roster_of(version)}
     for attempt in page.object_list:
@@ -329,8 +338,12 @@ def attempt_list(request: HttpRequest, version_id: int) -> HttpResponse:
 
 
 @login_required
-def attempt_detail_view(request: HttpRequest, pk: int) -> HttpResponse:
-    attempt = get_attempt_for(user=request.user, pk=pk)
+def attempt_detail_view(
+    request: HttpRequest, code: str, label: str, position: int, number: int
+) -> HttpResponse:
+    attempt = get_attempt_for(
+        user=request.user, code=code, label=label, position=position, number=number
+    )
     return render(
         request,
         "responses/attempt_detail.html",
@@ -346,8 +359,12 @@ def attempt_detail_view(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def exclusion_new(request: HttpRequest, pk: int) -> HttpResponse:
-    attempt = get_attempt_for(user=request.user, pk=pk, roles=PI_ROLES)
+def exclusion_new(
+    request: HttpRequest, code: str, label: str, position: int, number: int
+) -> HttpResponse:
+    attempt = get_attempt_for(
+        user=request.user, code=code, label=label, position=position, number=number, roles=PI_ROLES
+    )
     form = ExclusionForm(request.POST or None, reasons=exclusion_reasons(attempt.version))
     if request.method == "POST" and form.is_valid():
         try:
@@ -358,7 +375,13 @@ def exclusion_new(request: HttpRequest, pk: int) -> HttpResponse:
             messages.success(
                 request, "Attempt excluded; it stays visible and counted, and the log says so."
             )
-            return redirect("responses:attempt", pk=attempt.pk)
+            return redirect(
+                "responses:attempt",
+                code=code,
+                label=label,
+                position=attempt.administration.position,
+                number=attempt.number,
+            )
     return render(
         request,
         "responses/exclusion_form.html",

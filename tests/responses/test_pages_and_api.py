@@ -15,6 +15,26 @@ pytestmark = pytest.mark.django_db
 PEOPLE = ("pi", "editor", "auditor", "reviewer", "outsider")
 
 
+def _page(version) -> str:
+    return f"/protocols/{version.protocol.code}/v/{version.label}/"
+
+
+def _api(version) -> str:
+    return f"/api/v1/protocols/{version.protocol.code}/versions/{version.label}/"
+
+
+def _where(attempt) -> str:
+    return f"attempts/{attempt.administration.position}/{attempt.number}"
+
+
+def _page_attempt(attempt) -> str:
+    return f"{_page(attempt.version)}{_where(attempt)}/"
+
+
+def _api_attempt(attempt) -> str:
+    return f"{_api(attempt.version)}{_where(attempt)}"
+
+
 @pytest.fixture
 def imported(frozen, pi):
     responses_import(version=frozen, user=pi, data=csv_bytes(answer_rows(frozen)), filename="a.csv")
@@ -27,21 +47,21 @@ def _pages(version) -> dict[str, str]:
     return {
         "evaluands": "/evaluands/",
         "evaluand": f"/evaluands/{evaluand.pk}/",
-        "roster": f"/versions/{version.pk}/roster/",
-        "responses": f"/versions/{version.pk}/responses/",
-        "import": f"/versions/{version.pk}/responses/import/",
-        "imports": f"/versions/{version.pk}/responses/imports/",
-        "attempts": f"/versions/{version.pk}/attempts/",
-        "attempt": f"/attempts/{attempt.pk}/",
-        "exclude": f"/attempts/{attempt.pk}/exclude/",
+        "roster": f"{_page(version)}roster/",
+        "responses": f"{_page(version)}responses/",
+        "import": f"{_page(version)}responses/import/",
+        "imports": f"{_page(version)}responses/imports/",
+        "attempts": f"{_page(version)}attempts/",
+        "attempt": f"{_page_attempt(attempt)}",
+        "exclude": f"{_page_attempt(attempt)}exclude/",
         "api evaluands": "/api/v1/evaluands",
         "api evaluand": f"/api/v1/evaluands/{evaluand.pk}",
-        "api roster": f"/api/v1/versions/{version.pk}/roster",
-        "api summary": f"/api/v1/versions/{version.pk}/responses/summary",
-        "api imports": f"/api/v1/versions/{version.pk}/responses/imports",
-        "api attempts": f"/api/v1/versions/{version.pk}/attempts",
-        "api attempt": f"/api/v1/attempts/{attempt.pk}",
-        "api exclusions": f"/api/v1/versions/{version.pk}/exclusions",
+        "api roster": f"{_api(version)}roster",
+        "api summary": f"{_api(version)}responses/summary",
+        "api imports": f"{_api(version)}responses/imports",
+        "api attempts": f"{_api(version)}attempts",
+        "api attempt": f"{_api_attempt(attempt)}",
+        "api exclusions": f"{_api(version)}exclusions",
     }
 
 
@@ -85,9 +105,9 @@ def test_blind_and_unknown_people_cannot_import_or_exclude_through_the_api(
     client.force_login(request.getfixturevalue(person))
     attempt = Attempt.objects.filter(version=imported).first()
     upload = SimpleUploadedFile("a.csv", b"item,evaluand,response\n")
-    import_url = f"/api/v1/versions/{imported.pk}/responses/import"
+    import_url = f"{_api(imported)}responses/import"
     assert client.post(import_url, {"file": upload}).status_code == 404
-    exclude_url = f"/api/v1/attempts/{attempt.pk}/exclude"
+    exclude_url = f"{_api_attempt(attempt)}/exclude"
     answer = client.post(exclude_url, {"reason_code": "record_corrupt", "rationale": "x"})
     assert answer.status_code == 404
     assert not Exclusion.objects.exists()
@@ -98,7 +118,7 @@ def test_upload_preview_confirm(client, frozen, pi, settings, tmp_path):
     client.force_login(pi)
     data = csv_bytes(answer_rows(frozen))
     preview = client.post(
-        f"/versions/{frozen.pk}/responses/import/",
+        f"{_page(frozen)}responses/import/",
         {"file": SimpleUploadedFile("answers.csv", data), "format": "", "mapping": ""},
     )
     assert preview.status_code == 200
@@ -106,13 +126,13 @@ def test_upload_preview_confirm(client, frozen, pi, settings, tmp_path):
     assert "Ready to import answers.csv: 6 attempts" in html
     assert not Attempt.objects.exists()
     confirm = preview.context["confirm"].initial
-    done = client.post(f"/versions/{frozen.pk}/responses/import/confirm/", confirm, follow=True)
+    done = client.post(f"{_page(frozen)}responses/import/confirm/", confirm, follow=True)
     assert done.status_code == 200
     assert "Imported answers.csv: 6 attempts" in done.content.decode()
     assert Attempt.objects.count() == 6
     assert not list(tmp_path.iterdir())  # the staged file is gone
     again = client.post(
-        f"/versions/{frozen.pk}/responses/import/",
+        f"{_page(frozen)}responses/import/",
         {"file": SimpleUploadedFile("answers.csv", data)},
         follow=True,
     )
@@ -125,7 +145,7 @@ def test_a_rejected_upload_lists_row_and_field(client, frozen, pi, settings, tmp
     rows = answer_rows(frozen)
     rows[4]["repetition"] = "7"
     answer = client.post(
-        f"/versions/{frozen.pk}/responses/import/",
+        f"{_page(frozen)}responses/import/",
         {"file": SimpleUploadedFile("answers.csv", csv_bytes(rows))},
     )
     assert answer.status_code == 200
@@ -140,7 +160,7 @@ def test_the_evaluand_chooser_sets_a_constant(client, frozen, pi, settings, tmp_
     client.force_login(pi)
     data = b"item,response\nit-1,a\nit-2,b\nit-3,c\n"
     preview = client.post(
-        f"/versions/{frozen.pk}/responses/import/",
+        f"{_page(frozen)}responses/import/",
         {"file": SimpleUploadedFile("beta.csv", data), "evaluand": "beta"},
     )
     assert "Ready to import beta.csv: 3 attempts" in preview.content.decode()
@@ -148,7 +168,7 @@ def test_the_evaluand_chooser_sets_a_constant(client, frozen, pi, settings, tmp_
 
 def test_the_api_imports_with_dry_run_errors_and_idempotency(client, frozen, editor):
     client.force_login(editor)
-    url = f"/api/v1/versions/{frozen.pk}/responses/import"
+    url = f"{_api(frozen)}responses/import"
     rows = answer_rows(frozen)
     dry = client.post(f"{url}?dry_run=1", {"file": SimpleUploadedFile("a.csv", csv_bytes(rows))})
     assert dry.status_code == 200
@@ -179,7 +199,7 @@ def test_the_api_imports_with_dry_run_errors_and_idempotency(client, frozen, edi
 def test_the_api_import_takes_a_mapping(client, frozen, pi):
     client.force_login(pi)
     answer = client.post(
-        f"/api/v1/versions/{frozen.pk}/responses/import",
+        f"{_api(frozen)}responses/import",
         {
             "file": SimpleUploadedFile("x.csv", b"q,text\nit-1,a\n"),
             "mapping": json.dumps(
@@ -196,7 +216,7 @@ def test_a_draft_refuses_an_api_import_with_400(client, protocol, pi):
     draft = build_draft(protocol=protocol, user=pi)
     client.force_login(pi)
     answer = client.post(
-        f"/api/v1/versions/{draft.pk}/responses/import",
+        f"{_api(draft)}responses/import",
         {"file": SimpleUploadedFile("a.csv", b"item,evaluand,response\nit-1,alpha,x\n")},
     )
     assert answer.status_code == 400
@@ -206,10 +226,10 @@ def test_a_draft_refuses_an_api_import_with_400(client, protocol, pi):
 def test_attempt_detail_shows_the_raw_record(client, imported, auditor):
     client.force_login(auditor)
     attempt = Attempt.objects.filter(version=imported).first()
-    html = client.get(f"/attempts/{attempt.pk}/").content.decode()
+    html = client.get(f"{_page_attempt(attempt)}").content.decode()
     assert "Raw record, as received" in html
     assert attempt.raw["response"] in html
-    api = client.get(f"/api/v1/attempts/{attempt.pk}").json()
+    api = client.get(f"{_api_attempt(attempt)}").json()
     assert api["raw"] == attempt.raw
 
 
@@ -217,13 +237,13 @@ def test_the_exclusion_form_and_the_struck_through_list(client, imported, pi):
     client.force_login(pi)
     attempt = Attempt.objects.filter(version=imported).order_by("administration__position")[0]
     answer = client.post(
-        f"/attempts/{attempt.pk}/exclude/",
+        f"{_page_attempt(attempt)}exclude/",
         {"reason_code": "observation_fault", "rationale": "The log stops mid-answer."},
         follow=True,
     )
     assert answer.status_code == 200
     assert "Outcome data were sealed" in answer.content.decode()
-    listing = client.get(f"/versions/{imported.pk}/attempts/").content.decode()
+    listing = client.get(f"{_page(imported)}attempts/").content.decode()
     assert "<del>" in listing
     assert "excluded: observation_fault" in listing
     assert listing.count("<tr") == 7  # header + all six attempts, the excluded one included
@@ -233,7 +253,7 @@ def test_the_api_ignores_an_outcome_visible_sent_by_the_caller(client, imported,
     client.force_login(pi)
     attempt = Attempt.objects.filter(version=imported).first()
     answer = client.post(
-        f"/api/v1/attempts/{attempt.pk}/exclude",
+        f"{_api_attempt(attempt)}/exclude",
         {"reason_code": "record_corrupt", "rationale": "x", "outcome_visible": True},
         content_type="application/json",
     )
@@ -243,10 +263,10 @@ def test_the_api_ignores_an_outcome_visible_sent_by_the_caller(client, imported,
 
 def test_the_responses_page_counts_by_evaluand_and_outcome(client, imported, pi):
     client.force_login(pi)
-    html = client.get(f"/versions/{imported.pk}/responses/").content.decode()
+    html = client.get(f"{_page(imported)}responses/").content.decode()
     assert "Platform losses" in html
     assert "Every scheduled administration has been observed." in html
-    summary = client.get(f"/api/v1/versions/{imported.pk}/responses/summary").json()
+    summary = client.get(f"{_api(imported)}responses/summary").json()
     assert summary["totals"]["model_outcomes"]["completed"] == 6
     assert [row["outcomes"]["completed"] for row in summary["by_evaluand"]] == [3, 3]
 
@@ -298,10 +318,10 @@ def test_the_roster_page_enrols_in_a_draft(client, protocol, pi):
     evaluand, _ = evaluand_register(user=pi, label="Model Z", model="model-z")
     client.force_login(pi)
     answer = client.post(
-        f"/versions/{draft.pk}/roster/", {"evaluand": evaluand.pk, "code": "zed"}, follow=True
+        f"{_page(draft)}roster/", {"evaluand": evaluand.pk, "code": "zed"}, follow=True
     )
     assert "enrolled as zed" in answer.content.decode()
     entry = draft.roster.get()
-    answer = client.post(f"/versions/{draft.pk}/roster/{entry.pk}/remove/", follow=True)
+    answer = client.post(f"{_page(draft)}roster/{entry.code}/remove/", follow=True)
     assert "taken off the roster" in answer.content.decode()
     assert not draft.roster.exists()
