@@ -85,8 +85,9 @@ def _errorbar(ax, xs, cells, label, colour, offset=0.0):
         return
     x = [p[0] + offset for p in points]
     y = [p[1]["estimate"] for p in points]
-    low = [p[1]["estimate"] - p[1]["interval"][0] if p[1].get("interval") else 0 for p in points]
-    high = [p[1]["interval"][1] - p[1]["estimate"] if p[1].get("interval") else 0 for p in points]
+    # max(0, …): a percentile interval need not contain its point estimate.
+    low = [max(0, c["estimate"] - c["interval"][0]) if c.get("interval") else 0 for _, c in points]
+    high = [max(0, c["interval"][1] - c["estimate"]) if c.get("interval") else 0 for _, c in points]
     ax.errorbar(x, y, yerr=[low, high], marker="o", capsize=3, label=label, color=colour)
 
 
@@ -132,11 +133,15 @@ def _xstest_figure(estimates: dict):
             xs = [i + (j - (len(labels) - 1) / 2) * width for i in range(len(models))]
             ys = [rows[m]["rate"] if m in rows else 0 for m in models]
             err_low = [
-                rows[m]["rate"] - rows[m]["interval"][0] if m in rows and rows[m]["interval"] else 0
+                max(0, rows[m]["rate"] - rows[m]["interval"][0])
+                if m in rows and rows[m]["interval"]
+                else 0
                 for m in models
             ]
             err_high = [
-                rows[m]["interval"][1] - rows[m]["rate"] if m in rows and rows[m]["interval"] else 0
+                max(0, rows[m]["interval"][1] - rows[m]["rate"])
+                if m in rows and rows[m]["interval"]
+                else 0
                 for m in models
             ]
             ax.bar(xs, ys, width, label=str(label), color=_COLOURS[j % len(_COLOURS)])

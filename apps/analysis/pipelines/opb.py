@@ -110,6 +110,8 @@ def _ticked(value: Any, positions: list[int]) -> set[int] | None:
         except (TypeError, ValueError):
             return None
     if isinstance(value, list):
+        if not value:
+            return set()
         if all(isinstance(v, bool) for v in value):
             if len(value) != len(positions):
                 return None
@@ -327,7 +329,7 @@ def _frame(inputs: dict) -> pd.DataFrame:
     arm = {f["code"]: ARM_OF_ROLE.get(f["role"], "other") for f in inputs["families"]}
     df["arm"] = df["family"].map(arm).fillna("other")
     sham = {c["code"]: bool(c["is_sham"]) for c in inputs["conditions"]}
-    df["sham"] = df["condition"].map(sham).fillna(False).astype(bool)
+    df["sham"] = [sham.get(c, False) for c in df["condition"]]
     for column in ("supplied_units", "executable_supplied", "refusal", "hedge_count"):
         df[column] = pd.to_numeric(df[column], errors="coerce")
     for column in ("deflection", "scope_reduction"):

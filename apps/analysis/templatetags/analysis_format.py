@@ -46,3 +46,12 @@ def get(mapping, key):
         return mapping.get(key)
     except AttributeError:
         return None
+
+
+@register.filter
+def stage_beta(stage) -> dict | None:
+    """The slope a report stage carries: β_B, β_A or β_force."""
+    for key in ("beta_B", "beta_A", "beta_force"):
+        if key in stage:
+            return stage[key]
+    return None
