@@ -14,7 +14,6 @@ Temporary, until the owning apps' selectors land on main (switching is an edit h
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
 from typing import Any
 
 from apps.items.models import Cell, Condition, Family, Item, KeyUnit, Level
@@ -111,28 +110,28 @@ def _evaluand_codes(version: ProtocolVersion) -> dict[int, str]:
     return dict(RosterEntry.objects.filter(version=version).values_list("evaluand_id", "code"))
 
 
-def _final_values(scores: list[Score]) -> tuple[dict | None, str]:
+def _final_values(scores: list[dict]) -> tuple[dict | None, str]:
     """The response's final values from its scores (temporary; see the module docstring).
 
     Corrections replace the score they correct. An adjudication decides. Otherwise primaries
     that agree give their values; primaries that differ give, per field, the mean for numbers
     and None for anything else (the pipeline decides what an unresolved field means).
     """
-    corrected = {s.corrects_id for s in scores if s.corrects_id}
-    effective = [s for s in scores if s.pk not in corrected]
-    adjudications = [s for s in effective if s.task.kind == TaskKind.ADJUDICATION]
+    corrected = {s["corrects_id"] for s in scores if s["corrects_id"]}
+    effective = [s for s in scores if s["pk"] not in corrected]
+    adjudications = [s for s in effective if s["task__kind"] == TaskKind.ADJUDICATION]
     if adjudications:
-        return dict(max(adjudications, key=lambda s: s.pk).values), ADJUDICATED
-    primaries = [s for s in effective if s.task.kind == TaskKind.PRIMARY]
+        return dict(max(adjudications, key=lambda s: s["pk"])["values"]), ADJUDICATED
+    primaries = [s for s in effective if s["task__kind"] == TaskKind.PRIMARY]
     if not primaries:
         return None, UNSCORED
     if len(primaries) == 1:
-        return dict(primaries[0].values), SINGLE
-    names = sorted({name for s in primaries for name in s.values})
+        return dict(primaries[0]["values"]), SINGLE
+    names = sorted({name for s in primaries for name in s["values"]})
     merged: dict[str, Any] = {}
     agreed = True
     for name in names:
-        values = [s.values.get(name) for s in primaries]
+        values = [s["values"].get(name) for s in primaries]
         if all(v == values[0] for v in values):
             merged[name] = values[0]
             continue
@@ -142,13 +141,13 @@ def _final_values(scores: list[Score]) -> tuple[dict | None, str]:
     return merged, AGREED if agreed else COMBINED
 
 
-def _primary_scores(scores: list[Score]) -> list[dict[str, Any]]:
-    corrected = {s.corrects_id for s in scores if s.corrects_id}
+def _primary_scores(scores: list[dict]) -> list[dict[str, Any]]:
+    corrected = {s["corrects_id"] for s in scores if s["corrects_id"]}
     return sorted(
         (
-            {"rater": s.reviewer.get_username(), "values": dict(s.values)}
+            {"rater": s["reviewer__username"], "values": dict(s["values"])}
             for s in scores
-            if s.pk not in corrected and s.task.kind == TaskKind.PRIMARY
+            if s["pk"] not in corrected and s["task__kind"] == TaskKind.PRIMARY
         ),
         key=lambda r: r["rater"],
     )
@@ -163,46 +162,68 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
     ``{"position", "item", "level", "evaluand", "repetition", "status", ...}`` and status is
     one of ``no_response``, ``excluded``, ``unscored`` or ``scored``; scored ones carry
     ``final`` (values), ``final_method`` and ``scores`` (the primary scores per rater).
+
+    Reads with ``values()`` (a handful of queries, no model instances): a study has thousands
+    of administrations and scores.
     """
     codes = _evaluand_codes(version)
     administrations = list(
         Administration.objects.filter(version=version)
-        .select_related("cell__item", "cell__level", "evaluand")
         .order_by("position")
+        .values(
+            "pk",
+            "position",
+            "repetition",
+            "evaluand_id",
+            "evaluand__label",
+            "cell__item__code",
+            "cell__level__ordinal",
+        )
     )
-    attempts_by_administration: dict[int, list[Attempt]] = defaultdict(list)
+    attempts_by_administration: dict[int, list[dict]] = defaultdict(list)
     platform_losses = 0
     for attempt in (
         Attempt.objects.filter(version=version)
-        .select_related("response")
         .order_by("administration_id", "number")
+        .values(
+            "pk",
+            "administration_id",
+            "number",
+            "terminal_outcome",
+            "response__pk",
+            "response__word_count",
+        )
     ):
-        attempts_by_administration[attempt.administration_id].append(attempt)
-        platform_losses += attempt.terminal_outcome == TerminalOutcome.PLATFORM_LOSS
+        attempts_by_administration[attempt["administration_id"]].append(attempt)
+        platform_losses += attempt["terminal_outcome"] == TerminalOutcome.PLATFORM_LOSS
     exclusions = {
-        e.attempt_id: e for e in Exclusion.objects.filter(version=version).order_by("attempt_id")
+        e["attempt_id"]: e
+        for e in Exclusion.objects.filter(version=version).values(
+            "attempt_id", "reason_code", "outcome_visible"
+        )
     }
-    scores_by_response: dict[int, list[Score]] = defaultdict(list)
+    scores_by_response: dict[int, list[dict]] = defaultdict(list)
     for score in (
         Score.objects.filter(version=version)
-        .select_related("task", "reviewer")
         .order_by("response_id", "pk")
+        .values("pk", "response_id", "corrects_id", "task__kind", "reviewer__username", "values")
     ):
-        scores_by_response[score.response_id].append(score)
+        scores_by_response[score["response_id"]].append(score)
 
     out = []
     superseded = 0
     for administration in administrations:
-        cell = administration.cell
         entry: dict[str, Any] = {
-            "position": administration.position,
-            "item": cell.item.code,
-            "level": cell.level.ordinal,
-            "evaluand": codes.get(administration.evaluand_id, administration.evaluand.label),
-            "repetition": administration.repetition,
+            "position": administration["position"],
+            "item": administration["cell__item__code"],
+            "level": administration["cell__level__ordinal"],
+            "evaluand": codes.get(administration["evaluand_id"], administration["evaluand__label"]),
+            "repetition": administration["repetition"],
         }
         answered = [
-            a for a in attempts_by_administration.get(administration.pk, []) if _has_response(a)
+            a
+            for a in attempts_by_administration.get(administration["pk"], [])
+            if a["response__pk"] is not None
         ]
         if not answered:
             entry["status"] = "no_response"
@@ -211,20 +232,20 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
         superseded += len(answered) - 1
         attempt = answered[-1]
         entry.update(
-            attempt=attempt.number,
-            terminal_outcome=attempt.terminal_outcome,
-            word_count=attempt.response.word_count,
+            attempt=attempt["number"],
+            terminal_outcome=attempt["terminal_outcome"],
+            word_count=attempt["response__word_count"],
         )
-        exclusion = exclusions.get(attempt.pk)
+        exclusion = exclusions.get(attempt["pk"])
         if exclusion is not None:
             entry.update(
                 status="excluded",
-                reason_code=exclusion.reason_code,
-                outcome_visible=exclusion.outcome_visible,
+                reason_code=exclusion["reason_code"],
+                outcome_visible=exclusion["outcome_visible"],
             )
             out.append(entry)
             continue
-        scores = scores_by_response.get(attempt.response.pk, [])
+        scores = scores_by_response.get(attempt["response__pk"], [])
         final, method = _final_values(scores)
         if final is None:
             entry["status"] = "unscored"
@@ -250,16 +271,3 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
         "platform_loss_attempts": platform_losses,
     }
     return {"administrations": out, "counts": counts}
-
-
-def _has_response(attempt: Attempt) -> bool:
-    try:
-        attempt.response  # noqa: B018 - the reverse one-to-one raises when absent
-    except Attempt.response.RelatedObjectDoesNotExist:
-        return False
-    return True
-
-
-def evaluand_codes_in_order(entries: Iterable[dict]) -> list[str]:
-    """Sorted evaluand codes of observation entries (helper for pipelines)."""
-    return sorted({e["evaluand"] for e in entries})

@@ -49,6 +49,8 @@ OPB_RUBRIC = (
     ("scope_reduction", "binary"),
 )
 
+STOPPING_RULE = "Binding stopping rule: Family B is written to L3 at most."
+
 DOMAINS = (
     "accessibility",
     "archival manifests",
@@ -205,7 +207,7 @@ def opb_study(
         roster.append(evaluand)
 
     cells: list[tuple[Cell, str, float]] = []
-    absent = 0
+    absent_cells: list[Cell] = []
     for family_code, role, max_level in arms:
         family = Family.objects.create(
             version=version,
@@ -214,46 +216,54 @@ def opb_study(
             role=role,
             max_level=max_level,
         )
-        for n in range(items_per_family):
-            condition = None
-            if family_code == "C":
-                condition = conditions["C_SPXI" if n % 2 == 0 else "C0"]
-            item = Item.objects.create(
-                version=version,
-                family=family,
-                code=f"{family_code}{n + 1:02d}",
-                domain=domains[n % len(domains)],
-                condition=condition,
-            )
+        items = Item.objects.bulk_create(
+            [
+                Item(
+                    version=version,
+                    family=family,
+                    code=f"{family_code}{n + 1:02d}",
+                    domain=domains[n % len(domains)],
+                    condition=(
+                        conditions["C_SPXI" if n % 2 == 0 else "C0"] if family_code == "C" else None
+                    ),
+                )
+                for n in range(items_per_family)
+            ]
+        )
+        arm = "force" if family_code == "F" else family_code
+        for item in items:
             effect = float(rng.normal(0, 0.4))
             for ordinal, level in levels.items():
                 if max_level is not None and ordinal > max_level:
-                    Cell.objects.create(
-                        version=version,
-                        item=item,
-                        level=level,
-                        absent=True,
-                        absent_reason="Binding stopping rule: Family B is written to L3 at most.",
-                    )
-                    absent += 1
-                    continue
-                cell = Cell.objects.create(
-                    version=version, item=item, level=level, prompt=f"{item.code} at L{ordinal}"
-                )
-                KeyUnit.objects.bulk_create(
-                    [
-                        KeyUnit(
+                    absent_cells.append(
+                        Cell(
                             version=version,
-                            cell=cell,
-                            position=p,
-                            text=f"unit {p}",
-                            executable=ordinal >= 3 and p > 2,
+                            item=item,
+                            level=level,
+                            absent=True,
+                            absent_reason=STOPPING_RULE,
                         )
-                        for p in range(1, 5)
-                    ]
+                    )
+                    continue
+                cell = Cell(
+                    version=version, item=item, level=level, prompt=f"{item.code} L{ordinal}"
                 )
-                arm = "force" if family_code == "F" else family_code
                 cells.append((cell, arm, effect))
+    Cell.objects.bulk_create([c for c, _, _ in cells] + absent_cells)
+    absent = len(absent_cells)
+    KeyUnit.objects.bulk_create(
+        [
+            KeyUnit(
+                version=version,
+                cell=cell,
+                position=p,
+                text=f"unit {p}",
+                executable=cell.level.ordinal >= 3 and p > 2,
+            )
+            for cell, _, _ in cells
+            for p in range(1, 5)
+        ]
+    )
 
     administrations = []
     position = itertools.count(1)
