@@ -1,18 +1,19 @@
 """Access helpers for analysis runs: PI and auditor read them, the PI starts them.
 
-Through ``apps.accounts.access.require_roles``: a blind reviewer or a stranger gets 404 (the
-protocol does not exist for them), an editor 403. The role is checked before the version label
-or run number is looked up, so someone who may not know the protocol learns nothing about them.
+Through the protocols app's version helper, so through ``apps.accounts.access.require_roles``:
+a blind reviewer or a stranger gets 404 (the protocol does not exist for them), an editor 403.
+The role is checked before the version label or run number is looked up, so someone who may not
+know the protocol learns nothing about them.
 """
 
 from collections.abc import Iterable
 
 from django.http import Http404
 
-from apps.accounts.access import require_roles
 from apps.accounts.models import Role, User
 from apps.analysis.models import AnalysisRun
-from apps.protocols.models import Protocol, ProtocolVersion
+from apps.protocols.access import get_version_by_label_for
+from apps.protocols.models import ProtocolVersion
 
 READ_ROLES = frozenset({Role.PI, Role.AUDITOR})
 START_ROLES = frozenset({Role.PI})
@@ -23,20 +24,9 @@ def get_analysis_version_for(
 ) -> ProtocolVersion:
     """Version ``label`` of protocol ``code`` if ``user`` holds one of ``roles`` on it.
 
-    Raises Http404 or PermissionDenied.
+    Raises Http404 or PermissionDenied (``apps.protocols.access.get_version_by_label_for``).
     """
-    protocol = Protocol.objects.filter(code=code).first()
-    if protocol is None:
-        raise Http404("No such protocol.")
-    require_roles(user=user, protocol_id=protocol.pk, roles=roles)
-    version = (
-        ProtocolVersion.objects.select_related("protocol")
-        .filter(protocol=protocol, label=label)
-        .first()
-    )
-    if version is None:
-        raise Http404("No such protocol version.")
-    return version
+    return get_version_by_label_for(user=user, code=code, label=label, roles=roles)
 
 
 def get_run_for(

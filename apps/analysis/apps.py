@@ -8,11 +8,8 @@ class AnalysisConfig(AppConfig):
 
     def ready(self):
         import apps.analysis.pipelines  # noqa: F401  (registers the built-in pipelines)
-
-        try:
-            from apps.protocols.blobs import register_blob_reader
-        except ImportError:  # the blob endpoint has not landed on this branch yet
-            return
         from apps.analysis.selectors import analysis_blob_readable
+        from apps.protocols.blobs import register_blob_reader
 
+        # Inputs and results are blobs too: served by hash only once the outcomes are unsealed.
         register_blob_reader("analysis.run", analysis_blob_readable)

@@ -80,3 +80,16 @@ def test_the_analysis_endpoints_are_in_the_openapi_schema(api, study):
     assert "post" in paths[base]
     assert "get" in paths[base + "/{number}"]
     assert set(paths[base + "/{number}/result"]["get"]["responses"]) >= {"200", "403", "409"}
+
+
+def test_the_blob_endpoint_serves_a_result_only_once_unsealed(api, study, run_now, unseal):
+    run = run_now(study.version, study.pi)
+    api.force_authenticate(study.pi)
+    for digest in (run.result_sha256, run.input_sha256):
+        assert api.get(f"/api/v1/blob/{digest}").status_code == 404  # sealed: as if unknown
+    unseal(study.version, study.pi)
+    for digest, blob in ((run.result_sha256, run.result), (run.input_sha256, run.inputs)):
+        response = api.get(f"/api/v1/blob/{digest}")
+        assert response.status_code == 200 and response.content == bytes(blob.content)
+    api.force_authenticate(study.reviewers[0])
+    assert api.get(f"/api/v1/blob/{run.result_sha256}").status_code == 404

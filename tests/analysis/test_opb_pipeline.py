@@ -96,7 +96,7 @@ def test_correct_discrimination_is_found_when_a_is_flat_and_b_rises(run_now):
         items_per_family=8,
         repetitions=3,
         slopes={"A": 0.0, "B": 1.2},
-        parameters={"equivalence_margin": "0.5", "bootstrap_replicates": "400"},
+        parameters={"epsilon": "0.5", "bootstrap_replicates": "400"},
     )
     surface = _result(run_now(study.version, study.pi))["surfaces"][0]
     decision = surface["stages"][-1]
@@ -116,27 +116,19 @@ def test_the_versions_own_decision_table_is_the_one_evaluated(run_now):
         decision_table=[
             {
                 "id": "b_rises",
-                "when": {"all": [{"estimate": "beta_B", "op": ">", "value": 0}]},
+                "condition": {"all": [{"estimate": "beta_B", "op": ">", "value": 0}]},
                 "finding": "B rises with level.",
             },
             {
-                "id": "a_minus_b",
-                "when": {
-                    "all": [
-                        {
-                            "estimate": "beta_A_minus_beta_B",
-                            "op": "within",
-                            "value": "equivalence_margin",
-                        }
-                    ]
-                },
+                "id": "a_like_b",
+                "condition": {"all": [{"estimate": "beta_LF", "op": "within", "value": "epsilon"}]},
                 "finding": "A and B alike.",
             },
         ],
     )
     decision = _result(run_now(study.version, study.pi))["surfaces"][0]["stages"][-1]
     assert decision["table_source"] == "the version's decision table"
-    assert [r["rule_id"] for r in decision["rules"]] == ["b_rises", "a_minus_b"]
+    assert [r["rule_id"] for r in decision["rules"]] == ["b_rises", "a_like_b"]
     assert decision["rules"][1]["evidence"][0]["value"] == 0.1  # the plan's margin
 
 
@@ -146,7 +138,7 @@ def test_a_decision_table_the_evaluator_cannot_read_is_reported_not_guessed(run_
         decision_table=[
             {
                 "id": "at_least",
-                "when": {"all": [{"estimate": "beta_B", "op": ">=", "value": 0}]},
+                "condition": {"all": [{"estimate": "beta_B", "op": ">=", "value": 0}]},
                 "finding": "B does not fall.",
             }
         ],

@@ -26,7 +26,7 @@ def test_a_rerun_on_the_same_inputs_gives_the_same_bytes(study, run_now):
 def test_the_result_does_not_depend_on_the_order_rows_arrive_in(study):
     pipeline = get_pipeline("opb")
     inputs = json.loads(canonical_json(pipeline.collect(study.version)))
-    parameters = {"bootstrap_replicates": "200", "equivalence_margin": "0.1"}
+    parameters = {"bootstrap_replicates": "200", "epsilon": "0.1"}
     shuffled = dict(inputs, rows=list(reversed(inputs["rows"])))
     assert canonical_json(
         pipeline.compute(inputs, parameters=parameters, seed=5)
@@ -36,7 +36,7 @@ def test_the_result_does_not_depend_on_the_order_rows_arrive_in(study):
 def test_another_seed_gives_other_intervals_and_the_same_point_estimates(study):
     pipeline = get_pipeline("opb")
     inputs = json.loads(canonical_json(pipeline.collect(study.version)))
-    parameters = {"bootstrap_replicates": "200", "equivalence_margin": "0.1"}
+    parameters = {"bootstrap_replicates": "200", "epsilon": "0.1"}
     a = pipeline.compute(inputs, parameters=parameters, seed=1)["surfaces"][0]["stages"][0]
     b = pipeline.compute(inputs, parameters=parameters, seed=2)["surfaces"][0]["stages"][0]
     assert a["beta_B"]["estimate"] == b["beta_B"]["estimate"]

@@ -253,11 +253,9 @@ class _Plan:
             "interval_method", choices=("bootstrap", "analytic"), default="bootstrap"
         )
         self.replicates = read.integer("bootstrap_replicates", default=10_000)
-        self.epsilon = read.number("epsilon", "equivalence_margin", "epsilon", default=None)
+        self.epsilon = read.number("epsilon", default=None)
         self.criterion = read.choice(
-            "beta_positive_criterion",
-            choices=("interval_above_zero", "one_sided_test"),
-            default="interval_above_zero",
+            "beta_positive_criterion", choices=("interval", "point"), default="interval"
         )
         self.statistic = read.choice(
             "agreement_statistic",
@@ -287,8 +285,6 @@ class _Plan:
         # TOST at α = 1 − coverage reads the (1 − 2α) interval.
         self.tost_alpha = 1.0 - self.confidence
         self.numeric = _numeric_parameters(parameters)
-        if self.epsilon is not None:
-            self.numeric["epsilon"] = self.epsilon
 
     @property
     def aggregation(self) -> str:
@@ -557,16 +553,15 @@ def _decision_table(inputs: dict) -> tuple[list[dict], str]:
     table = inputs.get("decision_table") or []
     if not table:
         return [dict(rule) for rule in OPB01_DECISION_TABLE], "stats default (OPB-01 §8)"
-    converted = []
-    for rule in table:
-        rule = dict(rule)
-        if "when" in rule and "condition" not in rule:
-            rule["condition"] = rule.pop("when")
-        converted.append(rule)
-    return converted, "the version's decision table"
+    return table, "the version's decision table"
 
 
 def _decision(estimates: dict, plan: _Plan, inputs: dict) -> dict:
+    """Evaluate the decision table on the surface's estimates (``stats.decision``).
+
+    ``within`` reads each estimate's (1 − 2α) equivalence interval (TOST); ``>`` and ``<`` read
+    its interval (``criterion`` = interval) or its point estimate (= point), as the plan says.
+    """
     table, source = _decision_table(inputs)
     usable = {}
     for name, estimate in estimates.items():
@@ -575,14 +570,10 @@ def _decision(estimates: dict, plan: _Plan, inputs: dict) -> dict:
         entry = {"estimate": estimate["estimate"], "interval": estimate.get("interval")}
         if estimate.get("equivalence_interval") is not None:
             entry["equivalence_interval"] = estimate["equivalence_interval"]
-        if plan.criterion == "one_sided_test":
-            # A one-sided test at α rejects "β ≤ 0" exactly when the (1 − 2α) interval's lower
-            # bound is above 0, so that interval decides > and <.
-            entry["interval"] = estimate.get("equivalence_interval")
         usable[name] = entry
     try:
         outcome = evaluate_decision_table(
-            usable, plan.numeric, table=table, criterion="interval"
+            usable, plan.numeric, table=table, criterion=plan.criterion
         ).to_dict()
     except ValueError as error:
         return {"evaluated": False, "table_source": source, "error": str(error)}
@@ -653,7 +644,6 @@ def _surface(df: pd.DataFrame, evaluand: str, plan: _Plan, inputs: dict, seed, t
             "beta_B": _clean(betas["B"]),
             "beta_A": _clean(betas["A"]),
             "beta_LF": beta_lf,
-            "beta_A_minus_beta_B": beta_lf,
         }
         try:
             contrast["rho_OP"] = op_ratio(
