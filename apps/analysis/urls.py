@@ -15,7 +15,7 @@ urlpatterns = [
     path(f"{_RUN}plots/<int:index>.svg", views.plot_svg, name="plot"),
 ]
 
-_API = "protocols/<str:code>/v/<str:label>/analysis/runs"
+_API = "protocols/<str:code>/versions/<str:label>/analysis-runs"
 
 api_urlpatterns = [
     path(_API, apis.AnalysisRunStartApi.as_view(), name="run-start"),

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.django_db
 
 
 def _base(study):
-    return f"/api/v1/protocols/{study.protocol.code}/v/{study.version.label}/analysis/runs"
+    return f"/api/v1/protocols/{study.protocol.code}/versions/{study.version.label}/analysis-runs"
 
 
 @pytest.fixture
@@ -76,7 +76,7 @@ def test_the_analysis_endpoints_are_in_the_openapi_schema(api, study):
     api.force_authenticate(study.pi)
     schema = api.get("/api/schema/", HTTP_ACCEPT="application/json").json()
     paths = schema["paths"]
-    base = "/api/v1/protocols/{code}/v/{label}/analysis/runs"
+    base = "/api/v1/protocols/{code}/versions/{label}/analysis-runs"
     assert "post" in paths[base]
     assert "get" in paths[base + "/{number}"]
     assert set(paths[base + "/{number}/result"]["get"]["responses"]) >= {"200", "403", "409"}

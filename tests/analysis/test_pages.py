@@ -177,3 +177,13 @@ def test_a_failed_run_shows_its_error_and_no_result(client, study, run_now):
         reverse("analysis:report", kwargs={"code": "BROKEN", "label": "1.1", "number": run.number})
     ).content.decode()
     assert "The run failed and left no result" in text and "interval_coverage" in text
+
+
+def test_the_version_page_links_to_the_analysis_for_pi_and_auditor_only(client, study):
+    url = reverse("protocols:version", kwargs={"code": study.protocol.code, "label": "1.1"})
+    runs = _url("runs", study)
+    for user, shown in ((study.pi, True), (study.auditor, True), (study.editor, False)):
+        client.force_login(user)
+        page = client.get(url)
+        assert page.status_code == 200
+        assert (runs in page.content.decode()) is shown
