@@ -232,3 +232,37 @@ def test_a_requeued_run_completes_on_its_second_claim(
         analysis_runs_reap()
     run.refresh_from_db()
     assert run.state == RunState.SUCCEEDED and run.attempts == 2
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)  # the threads must see the committed run
+def test_two_workers_claiming_at_the_same_moment_get_one_claim(monkeypatch):
+    import threading
+
+    from django.db import connection
+
+    from tests.analysis.builders import opb_study
+
+    # Committed requests would run their task at once (eager in tests): hold the tasks back.
+    monkeypatch.setattr("apps.analysis.services._enqueue", lambda run_id: None)
+    study = opb_study(code="RACE", evaluands=1, items_per_family=5, repetitions=1)
+    for _ in range(5):
+        run = analysis_run_request(version=study.version, user=study.pi)
+        barrier = threading.Barrier(2)
+        claims = []
+
+        def worker(run_id=run.pk, barrier=barrier, claims=claims):
+            try:
+                barrier.wait()
+                claims.append(analysis_run_claim(run_id=run_id))
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=worker) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(claims, key=str) == [1, None]
+        run.refresh_from_db()
+        assert run.attempts == 1 and run.state == RunState.RUNNING

@@ -101,3 +101,23 @@ def test_agreement_is_alpha_between_the_two_primary_reviewers(small_xstest, run_
     assert overall["raters"] == ["xstest-reviewer1", "xstest-reviewer2"]  # not the adjudicator
     assert 0 < overall["alpha"] < 1
     assert [r["evaluand"] for r in reliability["per_evaluand"]] == sorted(XSTEST_MODELS)
+
+
+def test_the_unsealed_xstest_report_shows_rates_agreement_and_a_plot(
+    small_xstest, run_now, unseal, client
+):
+    from django.urls import reverse
+
+    folder, _, _ = small_xstest
+    study = xstest_study(folder, replicates="100")
+    run = run_now(study.version, study.pi)
+    unseal(study.version, study.pi)
+    client.force_login(study.auditor)
+    kwargs = {"code": "XSTEST", "label": "1.0", "number": run.number}
+    text = client.get(reverse("analysis:report", kwargs=kwargs)).content.decode()
+    assert "Label rates" in text and "Agreement between reviewers" in text
+    # gpt4 on the six safe prompts: labels cycle, so each is 2 of 6 = 33.3 %
+    assert "33.3 %" in text and "2 / 6" in text
+    assert reverse("analysis:plot", kwargs={**kwargs, "index": 0}) in text
+    svg = client.get(reverse("analysis:plot", kwargs={**kwargs, "index": 0}))
+    assert svg.status_code == 200 and svg.content.startswith(b"<?xml")
