@@ -39,3 +39,9 @@ class ProtocolVersionFactory(factory.django.DjangoModelFactory):
 
     protocol = factory.SubFactory(ProtocolFactory)
     label = "1.0"
+
+
+class FrozenVersionFactory(ProtocolVersionFactory):
+    """A frozen version (created frozen: the freeze itself is the protocols app's service)."""
+
+    state = "frozen"
