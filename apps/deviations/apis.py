@@ -3,7 +3,7 @@
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.urls import reverse
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -28,6 +28,7 @@ from apps.protocols.access import get_protocol_for, get_version_for
 from apps.protocols.models import ProtocolVersion
 
 
+@extend_schema_serializer(component_name="LogEntry")
 class EntrySerializer(serializers.Serializer):
     """One entry exactly as exported and hashed (``docs/deviation-log.md``)."""
 
@@ -50,6 +51,7 @@ class EntrySerializer(serializers.Serializer):
 class LogFeedApi(APIView):
     """A protocol's log as a JSON feed: newest first, or from ``after`` onwards in order."""
 
+    @extend_schema_serializer(component_name="LogFeedQuery")
     class InputSerializer(serializers.Serializer):
         kind = serializers.ChoiceField(choices=EntryKind.choices, required=False)
         actor = serializers.CharField(required=False)
@@ -64,6 +66,7 @@ class LogFeedApi(APIView):
                 raise serializers.ValidationError("Give after or before, not both.")
             return data
 
+    @extend_schema_serializer(component_name="LogFeedPage")
     class OutputSerializer(serializers.Serializer):
         protocol = serializers.CharField()
         entries = EntrySerializer(many=True)
@@ -119,6 +122,7 @@ class LogFeedApi(APIView):
 class LogVerifyApi(APIView):
     """Recompute a protocol's chain now and name the first broken entry."""
 
+    @extend_schema_serializer(component_name="LogVerification")
     class OutputSerializer(serializers.Serializer):
         protocol = serializers.CharField()
         ok = serializers.BooleanField()
@@ -142,6 +146,7 @@ class LogVerifyApi(APIView):
 class DeviationCreateApi(APIView):
     """Record a deviation by hand (PI or editor). Whether outcomes had been seen is the seal's."""
 
+    @extend_schema_serializer(component_name="DeviationInput")
     class InputSerializer(serializers.Serializer):
         kind = serializers.ChoiceField(
             choices=[(k.value, k.label) for k in MANUAL_KINDS], default=EntryKind.DEVIATION
@@ -183,6 +188,7 @@ class DeviationCreateApi(APIView):
         return Response(entry_dict(entry), status=status.HTTP_201_CREATED)
 
 
+@extend_schema_serializer(component_name="OutcomeSeal")
 class SealOutputSerializer(serializers.Serializer):
     version = serializers.IntegerField()
     label = serializers.CharField()
@@ -216,6 +222,7 @@ class SealApi(APIView):
 class UnsealApi(APIView):
     """Unseal a frozen version's outcomes (PI only), confirming with the protocol code."""
 
+    @extend_schema_serializer(component_name="UnsealInput")
     class InputSerializer(serializers.Serializer):
         confirmation = serializers.CharField(
             trim_whitespace=False, help_text="The protocol's code, typed exactly."

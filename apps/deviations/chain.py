@@ -161,8 +161,18 @@ def entry_hash(entry: Mapping) -> str:
 
 
 def entry_line(entry: Mapping) -> str:
-    """One JSONL export line (canonical JSON of the whole entry, hash included), no newline."""
-    return canonical_json({name: entry[name] for name in ENTRY_FIELDS}).decode("utf-8")
+    """One JSONL export line: the whole entry, hash included, keys sorted, no newline.
+
+    Written in ASCII (non-ASCII as ``\\uXXXX`` escapes): the line itself is not hashed, and
+    pure ASCII lines cannot be split or mangled by a reader that treats U+2028 or U+0085 as a
+    line break or guesses the wrong encoding. The values, and so the hashes, are the same.
+    """
+    return json.dumps(
+        {name: entry[name] for name in ENTRY_FIELDS},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=True,
+    )
 
 
 # -- the verifier ---------------------------------------------------------------------------

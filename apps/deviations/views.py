@@ -100,7 +100,7 @@ def _attachment(lines, *, content_type: str, filename: str) -> StreamingHttpResp
 @login_required
 @require_GET
 def log_export_jsonl(request: HttpRequest, code: str) -> StreamingHttpResponse:
-    """The whole chain as JSONL, one canonical JSON entry per line (the offline verifier's input)."""
+    """The whole chain as JSONL, one canonical JSON entry per line: the offline verifier's input."""
     protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
     return _attachment(
         jsonl_lines(entry_dicts(protocol=protocol)),
