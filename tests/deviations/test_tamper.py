@@ -61,12 +61,15 @@ def log(protocol, append):
 
 
 def test_without_switching_the_guards_off_even_the_superuser_is_refused(log):
-    with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"UPDATE deviations_logentry SET {TAMPERING['rationale']} WHERE protocol_id = %s",
-                [log.pk],
-            )
+    with (
+        pytest.raises(DatabaseError, match="append-only"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(
+            f"UPDATE deviations_logentry SET {TAMPERING['rationale']} WHERE protocol_id = %s",
+            [log.pk],
+        )
 
 
 @pytest.mark.parametrize("field", list(TAMPERING))
