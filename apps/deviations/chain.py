@@ -105,6 +105,19 @@ def _ref_json(ref) -> str:
     return "{" + ",".join(f"{_quote(key)}:{_scalar(ref[key])}" for key in keys) + "}"
 
 
+# Quoted forms of the few strings that repeat on nearly every entry (protocol code, kinds, actor
+# names, dates), so a long chain quotes each once. Bounded: cleared when it grows past the limit.
+_QUOTED: dict[str, str] = {}
+_QUOTED_LIMIT = 10_000
+
+
+def _quoted(text: str) -> str:
+    if len(_QUOTED) >= _QUOTED_LIMIT:
+        _QUOTED.clear()
+    quoted = _QUOTED[text] = _quote(text)
+    return quoted
+
+
 def entry_payload(entry: Mapping) -> bytes:
     """The canonical JSON bytes an entry's hash is taken over: its ``PAYLOAD_FIELDS``.
 
@@ -112,8 +125,8 @@ def entry_payload(entry: Mapping) -> bytes:
     canonical JSON cannot hold.
     """
     # The common case, written out: identical bytes to canonical_json() (the tests compare them
-    # on many shapes) at a fraction of its cost, which is what lets verification keep up with
-    # large logs. Anything unusual (floats, nested values, other types) takes canonical_json().
+    # on thousands of shapes) at a fraction of its cost, which is what lets verification keep up
+    # with long logs. Anything unusual (floats, nesting, other types) takes canonical_json().
     try:
         actor, kind, occurred_on = entry["actor"], entry["kind"], entry["occurred_on"]
         prev_hash, protocol, rationale = entry["prev_hash"], entry["protocol"], entry["rationale"]
@@ -131,10 +144,14 @@ def entry_payload(entry: Mapping) -> bytes:
             or type(refs) is not list
         ):
             raise _SlowPath
+        get = _QUOTED.get
+        quoted_actor = get(actor) or _quoted(actor)
+        quoted_kind = get(kind) or _quoted(kind)
+        quoted_protocol = get(protocol) or _quoted(protocol)
         if occurred_on is None:
-            occurred = "null"
+            quoted_occurred = "null"
         elif type(occurred_on) is str:
-            occurred = _quote(occurred_on)
+            quoted_occurred = get(occurred_on) or _quoted(occurred_on)
         else:
             raise _SlowPath
         if not refs:
@@ -144,9 +161,9 @@ def entry_payload(entry: Mapping) -> bytes:
         else:
             refs_text = "[" + ",".join([_ref_json(ref) for ref in refs]) + "]"
         text = (
-            f'{{"actor":{_quote(actor)},"kind":{_quote(kind)},"occurred_on":{occurred},'
+            f'{{"actor":{quoted_actor},"kind":{quoted_kind},"occurred_on":{quoted_occurred},'
             f'"outcome_visible":{"true" if visible else "false"},'
-            f'"prev_hash":{_quote(prev_hash)},"protocol":{_quote(protocol)},'
+            f'"prev_hash":{_quote(prev_hash)},"protocol":{quoted_protocol},'
             f'"rationale":{_quote(rationale)},"recorded_at":{_quote(recorded_at)},'
             f'"refs":{refs_text},"seq":{seq}}}'
         )

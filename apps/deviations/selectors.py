@@ -1,9 +1,12 @@
 """Reads of the deviation log and the outcome seal."""
 
+import json
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
+from django.db import connection
 from django.db.models import Count, Max, QuerySet
 
 from apps.accounts.models import Role, User
@@ -134,12 +137,17 @@ def _format_time(moment: datetime) -> str:
     )
 
 
-def entry_dicts(*, protocol, chunk_size: int = 5000) -> Iterator[dict[str, Any]]:
+def entry_dicts(*, protocol, chunk_size: int = 10_000) -> Iterator[dict[str, Any]]:
     """The protocol's whole chain in ``seq`` order, as the dicts that are exported and verified.
 
-    Streams (a server-side cursor on PostgreSQL), so memory stays flat for long logs. The keys
-    are ``chain.ENTRY_FIELDS``: ``actor`` is the hashed username, times are formatted as hashed.
+    Streams, so memory stays flat for long logs. The keys are ``chain.ENTRY_FIELDS``: ``actor``
+    is the hashed username, times are formatted as hashed. On PostgreSQL the rows come through a
+    server-side cursor with the times already formatted by the server, which is several times
+    faster than the ORM's per-row conversions (see docs/performance.md).
     """
+    if connection.vendor == "postgresql":
+        yield from _entry_dicts_postgresql(protocol, chunk_size)
+        return
     code = protocol.code
     rows = (
         LogEntry.objects.filter(protocol_id=protocol.pk)
@@ -161,6 +169,53 @@ def entry_dicts(*, protocol, chunk_size: int = 5000) -> Iterator[dict[str, Any]]
             "prev_hash": prev,
             "hash": own,
         }
+
+
+# The same fields as _EXPORT_COLUMNS, formatted by PostgreSQL exactly as format_timestamp() does.
+_ENTRY_SQL = """
+    SELECT seq,
+           to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+           to_char(occurred_on, 'YYYY-MM-DD'),
+           actor_name, kind, rationale, refs::text, outcome_visible, prev_hash, hash
+    FROM deviations_logentry WHERE protocol_id = %s ORDER BY seq
+"""
+
+
+def _entry_dicts_postgresql(protocol, chunk_size: int) -> Iterator[dict[str, Any]]:
+    code = protocol.code
+    decode = json.JSONDecoder().raw_decode  # refs::text is always one JSON array: skip loads()
+    connection.ensure_connection()
+    # A named (server-side) cursor needs a transaction; WITH HOLD lets it outlive one, so this
+    # works in autocommit (a streamed export) and inside a caller's transaction alike.
+    with connection.connection.cursor(name=f"log_{uuid.uuid4().hex}", withhold=True) as cursor:
+        cursor.itersize = chunk_size
+        cursor.execute(_ENTRY_SQL, [protocol.pk])
+        while rows := cursor.fetchmany(chunk_size):
+            for (
+                seq,
+                recorded_at,
+                occurred_on,
+                actor,
+                kind,
+                rationale,
+                refs,
+                visible,
+                prev,
+                own,
+            ) in rows:
+                yield {
+                    "protocol": code,
+                    "seq": seq,
+                    "recorded_at": recorded_at,
+                    "occurred_on": occurred_on,
+                    "actor": actor,
+                    "kind": kind,
+                    "rationale": rationale,
+                    "refs": [] if refs == "[]" else decode(refs)[0],
+                    "outcome_visible": visible,
+                    "prev_hash": prev,
+                    "hash": own,
+                }
 
 
 def entry_dict(entry: LogEntry) -> dict[str, Any]:

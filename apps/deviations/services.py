@@ -61,16 +61,6 @@ def format_timestamp(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _database_now() -> datetime:
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            # clock_timestamp(), not now(): the lock may have been waited for, and entries must
-            # be in time order along the chain.
-            cursor.execute("SELECT clock_timestamp()")
-            return cursor.fetchone()[0]
-    return timezone.now()
-
-
 def _lock_protocol_log(protocol_id: int) -> None:
     """Hold the protocol's log lock until the surrounding transaction ends (PostgreSQL).
 
@@ -88,6 +78,41 @@ def _lock_protocol_log(protocol_id: int) -> None:
 
 # PostgreSQL text cannot hold NUL, and a lone surrogate has no UTF-8 encoding.
 _UNENCODABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+# One round trip for everything an append reads, taken after the lock: under READ COMMITTED a
+# statement that starts after pg_advisory_xact_lock returned sees every entry committed by the
+# appender it waited for. clock_timestamp(), not now(): the lock may have been waited for, and
+# entry times must rise along the chain.
+_HEAD_SQL = """
+    SELECT last.seq, last.hash, clock_timestamp(),
+           EXISTS (SELECT 1 FROM deviations_outcomeunsealing u
+                   JOIN protocols_protocolversion v ON v.id = u.version_id
+                   WHERE v.protocol_id = %(protocol)s)
+    FROM (SELECT 1) AS one
+    LEFT JOIN LATERAL (SELECT seq, hash FROM deviations_logentry
+                       WHERE protocol_id = %(protocol)s ORDER BY seq DESC LIMIT 1) AS last ON true
+"""
+
+
+def _chain_head(protocol_id: int) -> tuple[int, str, datetime, bool]:
+    """(last seq or 0, its hash or the genesis hash, the time now, whether outcomes were seen)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(_HEAD_SQL, {"protocol": protocol_id})
+            last_seq, last_hash, now, visible = cursor.fetchone()
+    else:
+        last = (
+            LogEntry.objects.filter(protocol_id=protocol_id)
+            .order_by("-seq")
+            .values_list("seq", "hash")
+            .first()
+        )
+        last_seq, last_hash = last or (None, None)
+        now, visible = timezone.now(), protocol_outcomes_visible(protocol_id=protocol_id)
+    if last_seq is None:
+        return 0, GENESIS_HASH, now, visible
+    return last_seq, last_hash, now, visible
 
 
 def _has_unencodable(text: str) -> bool:
@@ -166,19 +191,9 @@ def _append(
         raise ValidationError({"actor": "The actor must be a saved user, or None for the system."})
 
     _lock_protocol_log(protocol.pk)
-    # Read after the lock: under READ COMMITTED this statement sees every entry committed by
-    # the appender we waited for.
-    previous = (
-        LogEntry.objects.filter(protocol_id=protocol.pk)
-        .order_by("-seq")
-        .values("seq", "hash")
-        .first()
-    )
-    seq = previous["seq"] + 1 if previous else 1
-    prev_hash = previous["hash"] if previous else GENESIS_HASH
-    recorded_at = _database_now()
+    last_seq, prev_hash, recorded_at, outcome_visible = _chain_head(protocol.pk)
+    seq = last_seq + 1
     actor_name = actor.get_username() if actor is not None else SYSTEM_ACTOR
-    outcome_visible = protocol_outcomes_visible(protocol_id=protocol.pk)
     entry = LogEntry(
         protocol=protocol,
         seq=seq,
@@ -210,10 +225,7 @@ def _append(
     entry.full_clean(
         exclude=["protocol", "actor"], validate_unique=False, validate_constraints=False
     )
-    # A savepoint, so a refused insert leaves the caller's transaction usable for its own
-    # error handling; the advisory lock is the transaction's and stays held either way.
-    with transaction.atomic():
-        entry.save(force_insert=True)
+    entry.save(force_insert=True)
     return entry
 
 
