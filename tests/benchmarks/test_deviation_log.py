@@ -30,6 +30,9 @@ from apps.deviations.selectors import chain_verify
 from apps.deviations.services import deviation_append
 from tests.factories import ProtocolFactory, UserFactory
 
+# Building, loading and verifying a million entries takes minutes on a small machine: no timeout.
+pytestmark = pytest.mark.timeout(0)
+
 ENTRIES = int(os.environ.get("DEVIATION_BENCH_ENTRIES", "1000000"))
 APPENDS_PER_WRITER = int(os.environ.get("DEVIATION_BENCH_APPENDS", "250"))
 TARGET_PER_SECOND = 200_000
@@ -75,19 +78,20 @@ def million():
 
 def test_pure_verification_speed(million):
     entries = [entry for entry, _ in million]
-    best = 0.0
+    best_wall = best_cpu = 0.0
     for _ in range(3):
-        started = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         result = verify_chain(entries)
-        best = max(
-            best, report("pure verify_chain over dicts", ENTRIES, time.perf_counter() - started)
-        )
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        best_wall = max(best_wall, report("pure verify_chain over dicts (wall)", ENTRIES, wall))
+        best_cpu = max(best_cpu, ENTRIES / cpu)
         assert result.ok and result.verified_through == ENTRIES
     print(
-        f"[bench] pure verification, best of 3: {best:,.0f} entries/s "
-        f"(target {TARGET_PER_SECOND:,})"
+        f"[bench] pure verification, best of 3: {best_wall:,.0f} entries/s wall clock, "
+        f"{best_cpu:,.0f} entries/s of this process's CPU time (target {TARGET_PER_SECOND:,}); "
+        f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
     )
-    assert best >= TARGET_PER_SECOND
+    assert best_wall >= TARGET_PER_SECOND
 
 
 def test_offline_script_over_a_jsonl_export(million, tmp_path):
@@ -108,11 +112,13 @@ def test_offline_script_over_a_jsonl_export(million, tmp_path):
 
 
 @pytest.mark.postgres
-@pytest.mark.django_db
+@pytest.mark.django_db(transaction=True)
 def test_verification_from_postgresql(million):
+    # Transactional: the entries are committed and verify_log's read runs in autocommit, as the
+    # management command and the export do in production (a WITH HOLD server-side cursor).
     protocol = ProtocolFactory(code="BENCH-01")
     started = time.perf_counter()
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
         raw = cursor.cursor  # psycopg's own cursor, for COPY
         with raw.copy(
             "COPY deviations_logentry (protocol_id, seq, recorded_at, actor_name, kind, "
