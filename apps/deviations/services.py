@@ -2,7 +2,7 @@
 
 import re
 from collections.abc import Iterable, Mapping
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -301,7 +301,9 @@ def deviation_record(
         )
     if not isinstance(occurred_on, date) or isinstance(occurred_on, datetime):
         raise ValidationError({"occurred_on": "Give the date the deviation happened."})
-    if occurred_on > timezone.now().astimezone(UTC).date():
+    # "Today" anywhere on Earth (UTC+14 is the earliest): a deviation recorded in the Pacific
+    # morning is not "in the future" for being dated by its local day.
+    if occurred_on > (timezone.now().astimezone(UTC) + timedelta(hours=14)).date():
         raise ValidationError(
             {
                 "occurred_on": f"{occurred_on.isoformat()} is in the future; a deviation is "

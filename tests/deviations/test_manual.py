@@ -48,7 +48,7 @@ def test_a_blank_rationale_is_refused_with_a_clear_message(protocol, pi):
 
 
 def test_a_deviation_cannot_be_dated_in_the_future(protocol, pi):
-    tomorrow = timezone.now().date() + timedelta(days=2)
+    tomorrow = timezone.now().date() + timedelta(days=2)  # past today everywhere on Earth
     with pytest.raises(ValidationError, match="is in the future"):
         deviation_record(protocol=protocol, user=pi, rationale="x", occurred_on=tomorrow)
 

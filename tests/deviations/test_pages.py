@@ -6,6 +6,8 @@ import json
 from datetime import date, timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from apps.deviations import refs
@@ -302,3 +304,16 @@ def test_an_occurred_on_date_is_shown(client, auditor, protocol, append):
     append(protocol, 1, occurred_on=date(2026, 11, 2))
     client.force_login(auditor)
     assert "2026-11-02" in client.get(log_url(protocol)).content.decode()
+
+
+def test_the_log_pages_query_count_does_not_grow_with_its_entries(
+    client, auditor, protocol, append
+):
+    client.force_login(auditor)
+    append(protocol, 3)
+    with CaptureQueriesContext(connection) as few:
+        client.get(log_url(protocol))
+    append(protocol, 30, refs=[{"type": "version", "id": 1, "label": "v1"}] * 3)
+    with CaptureQueriesContext(connection) as many:
+        client.get(log_url(protocol))
+    assert len(many) == len(few)
