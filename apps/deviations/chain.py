@@ -157,7 +157,18 @@ def entry_payload(entry: Mapping) -> bytes:
         if not refs:
             refs_text = "[]"
         elif len(refs) == 1:
-            refs_text = f"[{_ref_json(refs[0])}]"
+            ref = refs[0]
+            # The one-reference case, inlined: most entries concern exactly one object.
+            if (
+                type(ref) is dict
+                and len(ref) == 3
+                and type(ref_id := ref.get("id")) is int
+                and type(label := ref.get("label")) is str
+                and type(ref_type := ref.get("type")) is str
+            ):
+                refs_text = f'[{{"id":{ref_id},"label":{_quote(label)},"type":{_quote(ref_type)}}}]'
+            else:
+                refs_text = f"[{_ref_json(ref)}]"
         else:
             refs_text = "[" + ",".join([_ref_json(ref) for ref in refs]) + "]"
         text = (
