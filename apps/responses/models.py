@@ -1,0 +1,228 @@
+"""What comes back from model surfaces: evaluands, administrations, attempts and responses.
+
+Evaluands are identity-hashed and never change (CRUCIBLE §2). The roster and the administration
+schedule belong to a version and freeze with it. Attempts, responses, imports and exclusions
+arrive after the freeze and are append-only: a rerun is a new attempt, a correction a new record.
+"""
+
+from django.conf import settings
+from django.db import models
+
+from apps.items.models import Cell
+from apps.protocols.models import ProtocolVersion
+
+# The elements of an evaluand's identity, in the order of CRUCIBLE §2's tuple.
+IDENTITY_FIELDS = (
+    "model",
+    "provider",
+    "safeguards",
+    "inference_settings",
+    "harness_version",
+    "system_prompt",
+    "observation_projection",
+    "toolkit",
+    "memory_policy",
+    "budgets",
+    "retry_policy",
+)
+
+
+class Evaluand(models.Model):
+    """A declared system under test: the complete frozen tuple of CRUCIBLE §2.
+
+    ``identity_sha256`` is the SHA-256 of the canonical JSON of ``IDENTITY_FIELDS``; changing any
+    element yields a different hash and therefore a new evaluand, and the old one stays.
+    """
+
+    label = models.CharField(max_length=200, help_text="A name for people; not part of identity.")
+    model = models.CharField(max_length=200, help_text="Model identifier and snapshot.")
+    provider = models.CharField(max_length=200, blank=True)
+    safeguards = models.JSONField(default=dict, blank=True)
+    inference_settings = models.JSONField(default=dict, blank=True)
+    harness_version = models.CharField(max_length=200, blank=True)
+    system_prompt = models.TextField(blank=True)
+    observation_projection = models.TextField(blank=True)
+    toolkit = models.JSONField(default=list, blank=True)
+    memory_policy = models.CharField(max_length=200, blank=True)
+    budgets = models.JSONField(default=dict, blank=True)
+    retry_policy = models.CharField(max_length=200, blank=True)
+    identity_sha256 = models.CharField(max_length=64, unique=True)
+    derived_from = models.ForeignKey(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="derivatives"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["label", "created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.label} ({self.identity_sha256[:12]})"
+
+
+class RosterEntry(models.Model):
+    """An evaluand enrolled in a version; ``code`` is how the schedule and reports name it."""
+
+    version = models.ForeignKey(ProtocolVersion, on_delete=models.CASCADE, related_name="roster")
+    evaluand = models.ForeignKey(Evaluand, on_delete=models.PROTECT, related_name="rosters")
+    code = models.CharField(max_length=64)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["version", "evaluand"], name="roster_unique_evaluand"),
+            models.UniqueConstraint(fields=["version", "code"], name="roster_unique_code"),
+        ]
+        ordering = ["version", "position", "code"]
+        verbose_name_plural = "roster entries"
+
+    def __str__(self) -> str:
+        return self.code
+
+
+class Administration(models.Model):
+    """One cell given to one evaluand at one repetition: an entry of the frozen schedule.
+
+    Generated at freeze from the plan's seed, in ``position`` order; ``assignment`` holds the
+    levels of randomised and counterbalanced factors for this administration.
+    """
+
+    version = models.ForeignKey(
+        ProtocolVersion, on_delete=models.CASCADE, related_name="administrations"
+    )
+    position = models.PositiveIntegerField()
+    cell = models.ForeignKey(Cell, on_delete=models.PROTECT, related_name="administrations")
+    evaluand = models.ForeignKey(Evaluand, on_delete=models.PROTECT, related_name="administrations")
+    repetition = models.PositiveSmallIntegerField()
+    block = models.PositiveIntegerField(default=0)
+    assignment = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["version", "position"], name="administration_unique_position"
+            ),
+            models.UniqueConstraint(
+                fields=["version", "cell", "evaluand", "repetition"],
+                name="administration_unique_cell_evaluand_repetition",
+            ),
+        ]
+        ordering = ["version", "position"]
+
+    def __str__(self) -> str:
+        return f"administration {self.position}"
+
+
+class ImportFormat(models.TextChoices):
+    CSV = "csv", "CSV"
+    JSONL = "jsonl", "JSON Lines"
+    INSPECT = "inspect", "Inspect AI log"
+
+
+class ResponseImport(models.Model):
+    """One imported file: who imported what, when, with what counts. Idempotent by file hash."""
+
+    version = models.ForeignKey(ProtocolVersion, on_delete=models.PROTECT, related_name="imports")
+    sha256 = models.CharField(max_length=64)
+    filename = models.CharField(max_length=255)
+    format = models.CharField(max_length=16, choices=ImportFormat.choices)
+    mapping = models.JSONField(default=dict, blank=True)
+    counts = models.JSONField(default=dict)
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["version", "sha256"], name="import_unique_file"),
+        ]
+        ordering = ["-imported_at"]
+
+    def __str__(self) -> str:
+        return f"{self.filename} ({self.sha256[:12]})"
+
+
+class TerminalOutcome(models.TextChoices):
+    COMPLETED = "completed", "Completed"
+    REFUSED = "refused", "Refused"
+    ERROR = "error", "Error"
+    TIMEOUT = "timeout", "Timeout"
+    BUDGET_EXHAUSTED = "budget_exhausted", "Budget exhausted"
+    PLATFORM_LOSS = "platform_loss", "Platform loss"
+
+
+class Attempt(models.Model):
+    """One try at an administration. A rerun is a new attempt; nothing is overwritten.
+
+    Platform losses (infrastructure failures that never reached the model) are counted apart
+    from model outcomes (CRUCIBLE §4).
+    """
+
+    version = models.ForeignKey(ProtocolVersion, on_delete=models.PROTECT, related_name="attempts")
+    administration = models.ForeignKey(
+        Administration, on_delete=models.PROTECT, related_name="attempts"
+    )
+    number = models.PositiveSmallIntegerField()
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    terminal_outcome = models.CharField(max_length=32, choices=TerminalOutcome.choices)
+    raw = models.JSONField(default=dict, help_text="The record exactly as received.")
+    source = models.ForeignKey(
+        ResponseImport, on_delete=models.PROTECT, null=True, blank=True, related_name="attempts"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["administration", "number"], name="attempt_unique_number"
+            ),
+        ]
+        ordering = ["administration", "number"]
+
+    def __str__(self) -> str:
+        return f"attempt {self.number} of administration {self.administration_id}"
+
+
+class Response(models.Model):
+    """The text an attempt produced: what reviewers score."""
+
+    version = models.ForeignKey(ProtocolVersion, on_delete=models.PROTECT, related_name="responses")
+    attempt = models.OneToOneField(Attempt, on_delete=models.PROTECT, related_name="response")
+    text = models.TextField()
+    word_count = models.PositiveIntegerField()
+
+    def __str__(self) -> str:
+        return f"response to attempt {self.attempt_id}"
+
+
+class Exclusion(models.Model):
+    """An attempt excluded from analysis, with a reason code, the decision time, the person, and
+    whether outcome data were visible then (from the outcome seal, never typed; CRUCIBLE §10).
+
+    Excluded attempts stay visible and are counted in every report.
+    """
+
+    version = models.ForeignKey(
+        ProtocolVersion, on_delete=models.PROTECT, related_name="exclusion_records"
+    )
+    attempt = models.ForeignKey(Attempt, on_delete=models.PROTECT, related_name="exclusions")
+    reason_code = models.CharField(max_length=64)
+    rationale = models.TextField()
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    decided_at = models.DateTimeField(auto_now_add=True)
+    outcome_visible = models.BooleanField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["attempt"], name="exclusion_one_per_attempt"),
+        ]
+        ordering = ["-decided_at"]
+
+    def __str__(self) -> str:
+        return f"exclusion of attempt {self.attempt_id} ({self.reason_code})"
