@@ -293,13 +293,19 @@ def verify_chain(
     """
     report = ChainReport(protocol=protocol)
     expect = dict(expect or {})
+    chain_protocol = protocol
     previous_hash = GENESIS_HASH
     expected_seq = 1
+    last_good = None  # the last intact entry; the report is filled from it once, at the end
     sha256 = hashlib.sha256
 
-    def broken(seq: int, reason: str) -> ChainReport:
-        report.broken_at = seq
-        report.reason = reason
+    def finish(broken_at: int | None = None, reason: str = "") -> ChainReport:
+        report.protocol = chain_protocol
+        if last_good is not None:
+            report.entries = report.verified_through = last_good["seq"]
+            report.verified_through_at = last_good["recorded_at"]
+            report.head_hash = last_good["hash"]
+        report.broken_at, report.reason = broken_at, reason
         return report
 
     for entry in entries:
@@ -309,60 +315,57 @@ def verify_chain(
             stored_hash = entry["hash"]
             prev_hash = entry["prev_hash"]
         except (KeyError, TypeError):
-            return broken(expected_seq, f"entry {expected_seq} {_shape_problem(entry)}")
+            return finish(expected_seq, f"entry {expected_seq} {_shape_problem(entry)}")
         if type(seq) is not int:
-            return broken(expected_seq, f"entry {expected_seq} has a seq that is not an integer")
-        if report.protocol is None:
-            report.protocol = entry_protocol
-        elif entry_protocol != report.protocol:
-            return broken(
-                expected_seq,
-                f"entry {seq} belongs to protocol {entry_protocol!r}, not {report.protocol!r}",
-            )
+            return finish(expected_seq, f"entry {expected_seq} has a seq that is not an integer")
+        if entry_protocol != chain_protocol:
+            if chain_protocol is not None:
+                return finish(
+                    expected_seq,
+                    f"entry {seq} belongs to protocol {entry_protocol!r}, not {chain_protocol!r}",
+                )
+            chain_protocol = entry_protocol
         if seq != expected_seq:
             if seq > expected_seq:
-                return broken(
+                return finish(
                     expected_seq, f"entry {expected_seq} is missing (the next entry is {seq})"
                 )
-            return broken(
+            return finish(
                 expected_seq, f"entry {seq} appears again where entry {expected_seq} should be"
             )
         if prev_hash != previous_hash:
             if seq == 1:
-                return broken(seq, "prev_hash of the first entry is not the genesis hash")
-            return broken(
+                return finish(seq, "prev_hash of the first entry is not the genesis hash")
+            return finish(
                 seq, f"prev_hash does not match the hash of entry {seq - 1} ({previous_hash})"
             )
         try:
             recomputed = sha256(entry_payload(entry)).hexdigest()
         except KeyError:
-            return broken(seq, f"entry {seq} {_shape_problem(entry)}")
+            return finish(seq, f"entry {seq} {_shape_problem(entry)}")
         except (TypeError, ValueError) as error:  # UnicodeEncodeError is a ValueError
-            return broken(seq, f"entry {seq} cannot be encoded: {error}")
+            return finish(seq, f"entry {seq} cannot be encoded: {error}")
         if recomputed != stored_hash:
-            return broken(
+            return finish(
                 seq,
                 f"hash does not match the entry's content (stored {stored_hash}, "
                 f"recomputed {recomputed})",
             )
-        if seq in expect:
+        if expect and seq in expect:
             if expect[seq] != stored_hash:
-                return broken(
+                return finish(
                     seq, f"hash is {stored_hash}, but it was {expect[seq]} when seen before"
                 )
             report.anchors_checked.append(seq)
-        report.entries = seq
-        report.verified_through = seq
-        report.verified_through_at = entry["recorded_at"]
-        report.head_hash = stored_hash
+        last_good = entry
         previous_hash = stored_hash
         expected_seq = seq + 1
 
     missing = sorted(seq for seq in expect if seq >= expected_seq)
     if missing:
         ends = f"the log ends at entry {expected_seq - 1}" if expected_seq > 1 else "it is empty"
-        return broken(missing[0], f"entry {missing[0]} was seen before, but {ends}")
-    return report
+        return finish(missing[0], f"entry {missing[0]} was seen before, but {ends}")
+    return finish()
 
 
 # -- the offline command ----------------------------------------------------------------------
