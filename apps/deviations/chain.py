@@ -132,28 +132,17 @@ def entry_payload(entry: Mapping) -> bytes:
         prev_hash, protocol, rationale = entry["prev_hash"], entry["protocol"], entry["rationale"]
         recorded_at, refs, seq = entry["recorded_at"], entry["refs"], entry["seq"]
         visible = entry["outcome_visible"]
-        if (
-            type(actor) is not str
-            or type(kind) is not str
-            or type(prev_hash) is not str
-            or type(protocol) is not str
-            or type(rationale) is not str
-            or type(recorded_at) is not str
-            or type(seq) is not int
-            or type(visible) is not bool
-            or type(refs) is not list
-        ):
+        # The strings need no check here: _quote() raises TypeError for anything but a str,
+        # which sends the entry down the slow path. An int, a bool and a list would not raise.
+        if type(seq) is not int or type(visible) is not bool or type(refs) is not list:
             raise _SlowPath
         get = _QUOTED.get
         quoted_actor = get(actor) or _quoted(actor)
         quoted_kind = get(kind) or _quoted(kind)
         quoted_protocol = get(protocol) or _quoted(protocol)
-        if occurred_on is None:
-            quoted_occurred = "null"
-        elif type(occurred_on) is str:
-            quoted_occurred = get(occurred_on) or _quoted(occurred_on)
-        else:
-            raise _SlowPath
+        quoted_occurred = (
+            "null" if occurred_on is None else (get(occurred_on) or _quoted(occurred_on))
+        )
         if not refs:
             refs_text = "[]"
         elif len(refs) == 1:
@@ -180,7 +169,7 @@ def entry_payload(entry: Mapping) -> bytes:
         )
     except (_SlowPath, TypeError):
         return canonical_json({name: entry[name] for name in PAYLOAD_FIELDS})
-    return text.encode("utf-8")
+    return text.encode()
 
 
 def entry_hash(entry: Mapping) -> str:

@@ -135,6 +135,15 @@ def test_the_fast_payload_gives_the_same_bytes_as_the_projects_canonical_json():
         assert chain.canonical_json(entry) == core_canonical_json(entry)
 
 
+@pytest.mark.parametrize("field", PAYLOAD_FIELDS)
+@pytest.mark.parametrize("odd", [7, True, None, ["x"], {"k": "v"}, 2.5, "ß"])
+def test_oddly_typed_fields_take_the_canonical_path(field, odd):
+    entry = make_chain(1)[0]
+    entry[field] = odd
+    expected = core_canonical_json({name: entry[name] for name in PAYLOAD_FIELDS})
+    assert entry_payload(entry) == expected
+
+
 def test_the_payload_holds_every_field_but_the_hash():
     entry = make_chain(1)[0]
     assert set(PAYLOAD_FIELDS) == set(entry) - {"hash"}
