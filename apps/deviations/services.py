@@ -76,10 +76,6 @@ def _lock_protocol_log(protocol_id: int) -> None:
             )
 
 
-# PostgreSQL text cannot hold NUL, and a lone surrogate has no UTF-8 encoding.
-_UNENCODABLE = re.compile("[\x00\ud800-\udfff]")
-
-
 # One round trip for everything an append reads, taken after the lock: under READ COMMITTED a
 # statement that starts after pg_advisory_xact_lock returned sees every entry committed by the
 # appender it waited for. clock_timestamp(), not now(): the lock may have been waited for, and
@@ -113,6 +109,10 @@ def _chain_head(protocol_id: int) -> tuple[int, str, datetime, bool]:
     if last_seq is None:
         return 0, GENESIS_HASH, now, visible
     return last_seq, last_hash, now, visible
+
+
+# PostgreSQL text cannot hold NUL, and a lone surrogate has no UTF-8 encoding.
+_UNENCODABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 def _has_unencodable(text: str) -> bool:
