@@ -60,16 +60,27 @@ def resolved_refs(refs: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [{**ref, "url": ref_url(ref), "text": ref_label(ref)} for ref in refs]
 
 
-# The types the study's apps write, pointing at the URL names their pages are expected to have.
-# Until a page exists the ref degrades to plain text; an app that names its page differently
-# registers its own resolver in ready(), which replaces these.
+def _version_url(ref: Mapping[str, Any]) -> str | None:
+    # A version's page is addressed by protocol code and label, which its ref's label carries
+    # ("OPB-01 v1.1", written by version_ref in protocols and here); no database lookup.
+    code, separator, label = str(ref.get("label", "")).rpartition(" v")
+    if not separator or not code or not label:
+        return None
+    try:
+        return reverse("protocols:version", kwargs={"code": code, "label": label})
+    except NoReverseMatch:
+        return None
+
+
+# The types the study's apps write. A ref whose page does not exist (yet) degrades to plain
+# text; an app that names its page differently registers its own resolver in ready().
 _DEFAULTS = {
-    "version": url_for_name("protocols:version", "pk"),
+    "version": _version_url,
+    "blob": url_for_name("protocols-api:blob", "digest"),
     "item": url_for_name("items:item", "pk"),
     "response": url_for_name("responses:response", "pk"),
     "exclusion": url_for_name("responses:exclusion", "pk"),
     "run": url_for_name("analysis:run", "pk"),
-    "blob": url_for_name("protocols-api:blob", "sha256"),
 }
 for _type, _resolver in _DEFAULTS.items():
     register_ref_type(_type, _resolver)

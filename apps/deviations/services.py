@@ -265,12 +265,15 @@ def deviation_append(
 
 
 def version_ref(version) -> dict[str, Any]:
-    """The log reference to a protocol version: ``{"type": "version", "id", "label"}``."""
-    return {
+    """The log reference to a protocol version (as ``apps.protocols.services.version_ref``)."""
+    ref = {
         "type": "version",
         "id": version.pk,
         "label": f"{version.protocol.code} v{version.label}",
     }
+    if version.sha256:
+        ref["sha256"] = version.sha256
+    return ref
 
 
 @transaction.atomic

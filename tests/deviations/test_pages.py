@@ -317,3 +317,17 @@ def test_the_log_pages_query_count_does_not_grow_with_its_entries(
     with CaptureQueriesContext(connection) as many:
         client.get(log_url(protocol))
     assert len(many) == len(few)
+
+
+def test_a_version_ref_links_to_the_versions_page(
+    client, auditor, protocol, frozen_version, append
+):
+    from django.urls import reverse
+
+    from apps.deviations.services import version_ref
+
+    append(protocol, 1, refs=[version_ref(frozen_version)])
+    client.force_login(auditor)
+    html = client.get(log_url(protocol)).content.decode()
+    url = reverse("protocols:version", kwargs={"code": protocol.code, "label": "1.0"})
+    assert f'<a href="{url}">{protocol.code} v1.0</a>' in html
