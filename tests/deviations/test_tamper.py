@@ -2,6 +2,7 @@
 and switches them on again. The server's verifier, ``verify_log``, the API, the log page and the
 offline verifier on a fresh export all name exactly that entry."""
 
+import os
 import subprocess
 import sys
 from datetime import date
@@ -18,6 +19,7 @@ from apps.deviations.selectors import chain_verify
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 TAMPERED_SEQ = 6
+ROOT = Path(__file__).resolve().parents[2]
 
 # One byte of one field (or, for the two scalar fields, the smallest change they admit).
 TAMPERING = {
@@ -114,3 +116,27 @@ def test_every_verifier_names_the_tampered_entry_and_agrees_on_why(log, client, 
     )
     assert offline.returncode == 1
     assert offline.stdout.strip() == f"{log.code}: {server.summary()}"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_manage_py_verify_log_exits_non_zero_on_a_tampered_committed_log(protocol, append):
+    """The command as an operator runs it: a separate process, against committed data."""
+    append(protocol, 8)
+    database = connection.settings_dict
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.local",
+        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}"
+        f"/{database['NAME']}",
+    }
+    manage = [sys.executable, str(ROOT / "manage.py"), "verify_log", "--protocol", protocol.code]
+
+    intact = subprocess.run(manage, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert intact.returncode == 0, intact.stderr
+    assert intact.stdout.startswith(f"{protocol.code}: verified through entry 8 at ")
+
+    with transaction.atomic():
+        tamper(protocol, TAMPERING["kind"])
+    broken = subprocess.run(manage, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert broken.returncode == 1
+    assert f"{protocol.code}: broken at entry {TAMPERED_SEQ}: hash does not match" in broken.stdout
