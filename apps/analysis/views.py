@@ -12,7 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from apps.accounts.models import Role
@@ -33,12 +33,8 @@ from apps.analysis.services import analysis_run_request
 
 
 def unseal_url(version) -> str:
-    """The page where the PI unseals the version's outcomes (built by the deviations app)."""
-    kwargs = {"code": version.protocol.code, "label": version.label}
-    try:
-        return reverse("deviations:unseal", kwargs=kwargs)
-    except NoReverseMatch:
-        return f"/protocols/{kwargs['code']}/v/{kwargs['label']}/unseal/"
+    """The page where the PI unseals the version's outcomes (the deviations app's)."""
+    return reverse("deviations:unseal", kwargs={"pk": version.pk})
 
 
 def _is_pi(request, version) -> bool:

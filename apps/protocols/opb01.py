@@ -14,6 +14,7 @@ v1.0 said (its inverted primary variable, its undefined "competent reviewer", it
 built here; the integration adds them.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -253,13 +254,22 @@ def opb01_v1_0_draft(*, pi: User, code: str = CODE) -> ProtocolVersion:
 
 
 @transaction.atomic
-def opb01_history_build(*, pi: User, code: str = CODE) -> Opb01History:
+def opb01_history_build(
+    *,
+    pi: User,
+    code: str = CODE,
+    prepare: Callable[[ProtocolVersion], None] | None = None,
+) -> Opb01History:
     """Build OPB-01's history with ``pi`` as its PI: v1.0 refused at the gate and set aside,
     v1.1 amended from it with §7 instantiated and the seed's rationale, frozen.
 
-    Raises RuntimeError if the gate lets v1.0 through (it must not).
+    ``prepare``, if given, is called with the v1.0 draft before its freeze is attempted: the
+    integration's hook for the rows other apps hold (the design, …), which the amendment then
+    copies into v1.1. Raises RuntimeError if the gate lets v1.0 through (it must not).
     """
     v1_0 = opb01_v1_0_draft(pi=pi, code=code)
+    if prepare is not None:
+        prepare(v1_0)
     try:
         version_freeze(version=v1_0, user=pi)
     except FreezeRefused as refusal:

@@ -28,12 +28,10 @@ def run_now(django_capture_on_commit_callbacks):
 
 @pytest.fixture
 def unseal():
-    """Break the version's outcome seal as the deviations app's ``outcome_unseal`` will."""
-    from apps.deviations.models import OutcomeUnsealing
+    """Break the version's outcome seal through the deviations app's service (logged)."""
+    from apps.deviations.services import outcome_unseal
 
     def unseal(version, user):
-        return OutcomeUnsealing.objects.create(
-            version=version, unsealed_by=user, confirmation=version.protocol.code
-        )
+        return outcome_unseal(version=version, user=user, confirmation=version.protocol.code)
 
     return unseal
