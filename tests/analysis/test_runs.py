@@ -266,3 +266,12 @@ def test_two_workers_claiming_at_the_same_moment_get_one_claim(monkeypatch):
         assert sorted(claims, key=str) == [1, None]
         run.refresh_from_db()
         assert run.attempts == 1 and run.state == RunState.RUNNING
+
+
+def test_beat_runs_the_reaper_every_minute(settings):
+    from config.celery import app
+
+    app.loader.import_default_modules()
+    entry = settings.CELERY_BEAT_SCHEDULE["analysis-runs-reap"]
+    assert entry["task"] in app.tasks and entry["schedule"] == 60.0
+    assert "analysis.run_execute" in app.tasks
