@@ -170,7 +170,12 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=16 * 60)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 60 * 60}
 CELERY_RESULT_EXPIRES = 24 * 60 * 60
-CELERY_BEAT_SCHEDULE: dict = {}
+CELERY_BEAT_SCHEDULE: dict = {
+    # Analysis runs whose worker died: requeue (or fail after 3 claims); resend lost messages.
+    "analysis-runs-reap": {"task": "analysis.runs_reap", "schedule": 60.0},
+}
+# A running analysis run with no heartbeat for this long counts as abandoned by its worker.
+ANALYSIS_HEARTBEAT_TIMEOUT_SECONDS = env.int("ANALYSIS_HEARTBEAT_TIMEOUT_SECONDS", default=300)
 
 LOGGING = {
     "version": 1,
