@@ -5,7 +5,8 @@ counted."""
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
-from apps.deviations.models import LogEntry, OutcomeUnsealing
+from apps.deviations.models import LogEntry
+from apps.deviations.services import outcome_unseal
 from apps.responses.models import Attempt, Exclusion
 from apps.responses.selectors import outcome_counts, responses_summary
 from apps.responses.services import exclusion_record, responses_import
@@ -35,7 +36,7 @@ def test_an_exclusion_is_recorded_sealed_and_logged(attempt, pi):
 
 
 def test_an_exclusion_after_unsealing_records_that_outcomes_were_visible(attempt, pi):
-    OutcomeUnsealing.objects.create(version=attempt.version, unsealed_by=pi, confirmation="yes")
+    outcome_unseal(version=attempt.version, user=pi, confirmation=attempt.version.protocol.code)
     exclusion = exclusion_record(
         attempt=attempt, reason_code="record_corrupt", rationale="Truncated.", user=pi
     )
