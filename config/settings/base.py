@@ -162,7 +162,10 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=16 * 60)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 60 * 60}
 CELERY_RESULT_EXPIRES = 24 * 60 * 60
-CELERY_BEAT_SCHEDULE: dict = {}
+CELERY_BEAT_SCHEDULE: dict = {
+    # Expired reservations return to the pool even when no reviewer asks for a task.
+    "raters-assignments-expire": {"task": "raters.assignments_expire", "schedule": 60.0},
+}
 
 LOGGING = {
     "version": 1,
