@@ -44,7 +44,7 @@ def test_alpha_per_field_from_scores_equals_alpha_on_the_raw_matrix():
     second_labels = [0, 1, 1, 1, 0, 2, 2, 1, 0, 0]
     study = frozen_study(responses=10, parameters={"reliability_minimum": "0.8"})
     scoring_open(version=study.version, user=study.pi)
-    first, second, third = study.reviewers
+    first, second, _ = study.reviewers
     index = {r.pk: n for n, r in enumerate(study.responses)}
     for reviewer, coded in ((first, first_labels), (second, second_labels)):
         for _ in range(10):

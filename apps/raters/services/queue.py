@@ -9,13 +9,17 @@ How the queue serves a task (``task_next``)
    reviewers skip each other's candidate rows instead of waiting on them), and in the same
    transaction the task becomes ``assigned`` and the ``Assignment`` is written.
 
+When nothing is open, reservations whose expiry has passed are freed lazily (bounded) and the
+claim is tried again; Celery beat frees them every minute in any case.
+
 Candidates are the open tasks of the versions where the reviewer holds the reviewer role and
 scoring is open, minus responses the reviewer holds or has scored (a reviewer never scores one
 response twice, so an adjudication task always goes to someone who scored neither original), minus
 excluded responses. Order: partly scored responses first (``queue_rank`` 0), then the
 reviewer's own pseudo-random order: ``shuffle_key`` (a keyed hash of the plan's seed and the
 response) read from a per-reviewer starting point (a keyed hash of the seed and the reviewer),
-wrapping round. Both reads are range scans of the partial index ``scoringtask_queue``.
+wrapping round. Fresh tasks are read by two range scans of the partial index
+``scoringtask_queue``; partly scored ones (few at any time) by one query that sorts them.
 
 A reviewer whose own reservation expired may be served that response again: they never scored
 it, and with exactly k reviewers a response could otherwise never be finished.
@@ -31,7 +35,7 @@ from datetime import timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Case, Exists, OuterRef, Value, When
 from django.utils import timezone
 
 from apps.accounts.models import Role, User
@@ -50,7 +54,8 @@ from apps.responses.models import Exclusion, Response
 
 # Namespace of the per-reviewer advisory locks (an arbitrary constant, distinct from the log's).
 _REVIEWER_LOCK_NAMESPACE = 7_301_007
-# Expired reservations freed lazily by one call to next (the beat task frees the rest).
+# Expired reservations freed lazily by a call to next that finds nothing open (beat frees the
+# rest every minute).
 _LAZY_EXPIRY_LIMIT = 100
 
 
@@ -198,7 +203,13 @@ def assignments_expire(*, now=None, version_ids=None, limit: int | None = None) 
         return _expire_tasks(task_ids=task_ids, now=now)
 
 
-def _claim(*, version_id: int, reviewer: User, rank: int, offset: int, wrapped: bool):
+def _claim(*, version_id: int, reviewer: User, rank: int, offset: int, wrapped: bool | None):
+    """Lock and return the reviewer's first eligible open task of ``rank`` in ``version_id``.
+
+    ``wrapped`` False reads shuffle keys from the reviewer's offset up, True those below it (the
+    wrap-round): each is one range scan of ``scoringtask_queue``. None reads both in one query,
+    ordered by (wrapped, key): a sort, used for the small set of partly scored responses.
+    """
     held = Assignment.objects.filter(
         response_id=OuterRef("response_id"),
         reviewer=reviewer,
@@ -207,17 +218,34 @@ def _claim(*, version_id: int, reviewer: User, rank: int, offset: int, wrapped: 
     excluded = Exclusion.objects.filter(attempt__response=OuterRef("response_id"))
     candidates = ScoringTask.objects.filter(
         version_id=version_id, state=TaskState.OPEN, queue_rank=rank
-    )
-    if wrapped:
-        candidates = candidates.filter(shuffle_key__lt=offset)
+    ).filter(~Exists(held), ~Exists(excluded))
+    if wrapped is None:
+        candidates = candidates.annotate(
+            wrapped=Case(When(shuffle_key__lt=offset, then=Value(1)), default=Value(0))
+        ).order_by("wrapped", "shuffle_key", "id")
+    elif wrapped:
+        candidates = candidates.filter(shuffle_key__lt=offset).order_by("shuffle_key", "id")
     else:
-        candidates = candidates.filter(shuffle_key__gte=offset)
-    candidates = (
-        candidates.filter(~Exists(held), ~Exists(excluded))
-        .order_by("shuffle_key", "id")
-        .select_for_update(skip_locked=True, of=("self",))
-    )
-    return candidates.first()
+        candidates = candidates.filter(shuffle_key__gte=offset).order_by("shuffle_key", "id")
+    return candidates.select_for_update(skip_locked=True, of=("self",)).first()
+
+
+def _claim_in_order(*, versions, plans, reviewer: User):
+    # Partly scored responses first (all versions), then fresh ones, each in the reviewer's order.
+    for rank, segments in ((0, (None,)), (1, (False, True))):
+        for version in versions:
+            offset = reviewer_offset(seed=plans[version.pk].seed, reviewer_id=reviewer.pk)
+            for wrapped in segments:
+                task = _claim(
+                    version_id=version.pk,
+                    reviewer=reviewer,
+                    rank=rank,
+                    offset=offset,
+                    wrapped=wrapped,
+                )
+                if task is not None:
+                    return task
+    return None
 
 
 def active_assignment(*, reviewer: User, version_ids=None) -> Assignment | None:
@@ -252,23 +280,16 @@ def task_next(*, version_or_none: ProtocolVersion | None, reviewer: User) -> Ass
         _expire_tasks(task_ids=locked, now=now)
     if not versions:
         return None
-    assignments_expire(now=now, version_ids=version_ids, limit=_LAZY_EXPIRY_LIMIT)
     plans = {v.pk: rating_plan(v) for v in versions}
-    for rank in (0, 1):
-        for version in versions:
-            plan = plans[version.pk]
-            offset = reviewer_offset(seed=plan.seed, reviewer_id=reviewer.pk)
-            for wrapped in (False, True):
-                task = _claim(
-                    version_id=version.pk,
-                    reviewer=reviewer,
-                    rank=rank,
-                    offset=offset,
-                    wrapped=wrapped,
-                )
-                if task is not None:
-                    return _reserve(task=task, reviewer=reviewer, now=now, plan=plan)
-    return None
+    task = _claim_in_order(versions=versions, plans=plans, reviewer=reviewer)
+    # Nothing open: reservations whose expiry passed are free too, even before beat's next run.
+    if task is None and assignments_expire(
+        now=now, version_ids=version_ids, limit=_LAZY_EXPIRY_LIMIT
+    ):
+        task = _claim_in_order(versions=versions, plans=plans, reviewer=reviewer)
+    if task is None:
+        return None
+    return _reserve(task=task, reviewer=reviewer, now=now, plan=plans[task.version_id])
 
 
 def _reserve(*, task: ScoringTask, reviewer: User, now, plan) -> Assignment:

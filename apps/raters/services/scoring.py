@@ -4,6 +4,7 @@ import secrets
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Subquery
 from django.http import Http404
 from django.utils import timezone
 
@@ -14,6 +15,7 @@ from apps.items.models import KeyUnit
 from apps.raters.models import (
     Assignment,
     AssignmentOutcome,
+    FieldKind,
     RubricField,
     Score,
     ScoringTask,
@@ -26,6 +28,7 @@ from apps.raters.values import score_values_clean, values_disagree
 from apps.responses.models import Response
 
 NO_SUCH_TASK = "No such task."
+_FOREIGN_KEYS = ["task", "version", "response", "reviewer", "corrects"]
 
 
 def _lock_response_tasks(response_id: int) -> dict[int, ScoringTask]:
@@ -34,15 +37,21 @@ def _lock_response_tasks(response_id: int) -> dict[int, ScoringTask]:
 
 
 def _clean(*, task: ScoringTask, values: dict) -> dict:
-    response = Response.objects.select_related("attempt__administration").get(pk=task.response_id)
-    units = list(
-        KeyUnit.objects.filter(cell_id=response.attempt.administration.cell_id)
-        .order_by("position")
-        .values_list("position", "executable")
+    fields = list(RubricField.objects.filter(version_id=task.version_id).order_by("position"))
+    response = (
+        Response.objects.filter(pk=task.response_id)
+        .values("word_count", "attempt__administration__cell_id")
+        .get()
     )
-    fields = RubricField.objects.filter(version_id=task.version_id).order_by("position")
+    units = []
+    if any(f.kind == FieldKind.CHECKLIST for f in fields):
+        units = list(
+            KeyUnit.objects.filter(cell_id=response["attempt__administration__cell_id"])
+            .order_by("position")
+            .values_list("position", "executable")
+        )
     return score_values_clean(
-        fields=fields, values=values, word_count=response.word_count, units=units
+        fields=fields, values=values, word_count=response["word_count"], units=units
     )
 
 
@@ -62,8 +71,6 @@ def _adjudicate_if_needed(
     plan = rating_plan(task.version)
     primaries = effective_scores(response_id=task.response_id)
     if len(primaries) < plan.k:
-        return None
-    if any(t.kind == TaskKind.ADJUDICATION for t in tasks.values()):
         return None
     fields = RubricField.objects.filter(version_id=task.version_id)
     if not values_disagree(fields, [s.values for s in primaries], delta=plan.delta):
@@ -123,19 +130,24 @@ def score_submit(
     existing = _existing(idempotency_key=idempotency_key, reviewer=reviewer, task_token=task_token)
     if existing is not None:
         return existing
-    task = ScoringTask.objects.filter(token=task_token).only("pk", "response_id").first()
+    tasks = {
+        t.pk: t
+        for t in ScoringTask.objects.select_for_update()
+        .filter(
+            response_id=Subquery(
+                ScoringTask.objects.filter(token=task_token).values("response_id")[:1]
+            )
+        )
+        .order_by("pk")
+    }
+    task = next((t for t in tasks.values() if t.token == task_token), None)
     if task is None:
         raise Http404(NO_SUCH_TASK)
-    tasks = _lock_response_tasks(task.response_id)
-    task = tasks[task.pk]
     assignment = (
         Assignment.objects.filter(task=task, reviewer=reviewer).order_by("-reserved_at").first()
     )
     if assignment is None:
         raise Http404(NO_SUCH_TASK)
-    existing = _existing(idempotency_key=idempotency_key, reviewer=reviewer, task_token=task_token)
-    if existing is not None:
-        return existing
     now = timezone.now()
     if assignment.outcome == AssignmentOutcome.SUBMITTED:
         raise ValidationError(
@@ -171,7 +183,8 @@ def score_submit(
         idempotency_key=idempotency_key,
         seconds_spent=seconds_spent,
     )
-    score.full_clean(validate_unique=False, validate_constraints=False)
+    # Foreign keys were just read under lock; the constraints are the database's to enforce.
+    score.full_clean(exclude=_FOREIGN_KEYS, validate_unique=False, validate_constraints=False)
     try:
         with transaction.atomic():
             score.save()
@@ -181,7 +194,10 @@ def score_submit(
         ) from None
     assignment.outcome = AssignmentOutcome.SUBMITTED
     assignment.ended_at = now
-    assignment.save()
+    if assignment.pk is None:
+        assignment.save()
+    else:
+        assignment.save(update_fields=["outcome", "ended_at"])
     task.state = TaskState.DONE
     task.save(update_fields=["state"])
     # The response is now partly scored: its remaining tasks go to the front of every queue.
@@ -221,7 +237,7 @@ def score_correct(*, score: Score, reviewer: User, values: dict, reason: str) ->
         corrects=score,
         correction_reason=reason,
     )
-    correction.full_clean(validate_unique=False, validate_constraints=False)
+    correction.full_clean(exclude=_FOREIGN_KEYS, validate_unique=False, validate_constraints=False)
     correction.save()
     version = task.version
     deviation_append(
