@@ -46,7 +46,9 @@ class _TaskOutput(serializers.Serializer):
 
 
 def _task_payload(task, assignment, reviewer) -> dict:
-    score = own_score(task=task, reviewer=reviewer)
+    # A live reservation has no score yet (submitting ends it): no need to look one up.
+    active = assignment.outcome == AssignmentOutcome.ACTIVE
+    score = None if active else own_score(task=task, reviewer=reviewer)
     if score is not None:
         state = "scored"
     elif assignment.outcome == AssignmentOutcome.ACTIVE:

@@ -19,7 +19,6 @@ from apps.raters.models import (
     Assignment,
     AssignmentOutcome,
     FieldKind,
-    Rubric,
     RubricField,
     Score,
     ScoringTask,
@@ -30,7 +29,7 @@ from apps.raters.plan import rating_plan
 from apps.raters.reliability import LEVEL_FOR_KIND, krippendorff_alpha
 from apps.raters.services.queue import queue_versions
 from apps.raters.values import values_disagree
-from apps.responses.models import Exclusion
+from apps.responses.models import Exclusion, Response
 
 NO_SUCH_TASK = "No such task."
 
@@ -59,10 +58,19 @@ def task_content(task: ScoringTask) -> dict:
     "fields": [{"name", "label", "kind", "choices", "required", "minimum", "maximum", "group",
     "help_text"}]}``. Derived fields are left out: they are computed, never typed.
     """
-    response = task.response
+    response = (
+        Response.objects.select_related("attempt__administration__cell")
+        .only("text", "attempt__administration__cell__prompt")
+        .get(pk=task.response_id)
+    )
     cell = response.attempt.administration.cell
-    rubric = Rubric.objects.get(version_id=task.version_id)
-    fields = [f for f in rubric.fields.order_by("position") if not f.derivation]
+    all_fields = list(
+        RubricField.objects.filter(version_id=task.version_id)
+        .select_related("rubric")
+        .order_by("position")
+    )
+    instructions = all_fields[0].rubric.instructions if all_fields else ""
+    fields = [f for f in all_fields if not f.derivation]
     has_checklist = any(f.kind == FieldKind.CHECKLIST for f in fields)
     units = (
         [
@@ -75,7 +83,7 @@ def task_content(task: ScoringTask) -> dict:
     return {
         "prompt": cell.prompt,
         "response": response.text,
-        "instructions": rubric.instructions,
+        "instructions": instructions,
         "key_units": units,
         "fields": [
             {

@@ -131,6 +131,22 @@ def _work(reviewer_id, barrier, results):
         results.put({"next": mine, "submit": mine_submit, "error": error})
 
 
+def _explain_claim(version, reviewer) -> str:
+    """PostgreSQL's plan for the fresh-task claim: it should be an index scan of
+    ``scoringtask_queue`` stopping at the first row."""
+    from apps.raters.plan import rating_plan
+    from apps.raters.services.queue import claim_queryset, reviewer_offset
+
+    offset = reviewer_offset(seed=rating_plan(version).seed, reviewer_id=reviewer.pk)
+    queryset = claim_queryset(
+        version_id=version.pk, reviewer=reviewer, rank=1, offset=offset, wrapped=False
+    )[:1]
+    sql, params = queryset.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) " + sql, params)
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
 def test_queue_under_16_concurrent_reviewers():
     started = time.perf_counter()
     version = _build_study()
@@ -148,6 +164,7 @@ def test_queue_under_16_concurrent_reviewers():
         MembershipFactory(user=user, protocol=version.protocol, role="reviewer")
         reviewers.append(user)
 
+    plan = _explain_claim(version, reviewers[0])
     # One process per reviewer (as gunicorn workers would be), each with its own connection:
     # threads would measure the GIL rather than the queue.
     connections.close_all()
@@ -210,4 +227,5 @@ def test_queue_under_16_concurrent_reviewers():
         "per_reviewer_min_max": [min(counts), max(counts)],
     }
     print("\nQUEUE BENCHMARK " + json.dumps(result, indent=2))
+    print("CLAIM PLAN\n" + plan)
     assert doubles == 0

@@ -30,7 +30,7 @@ pytestmark = [
     pytest.mark.shared_data,
     pytest.mark.django_db,
     # 2,250 responses, ~9,500 requests through the API: minutes, not seconds, on a busy machine.
-    pytest.mark.timeout(1200),
+    pytest.mark.timeout(1800),
 ]
 
 MODELS = ("gpt4", "llama2new", "llama2orig", "mistralguard", "mistralinstruct")

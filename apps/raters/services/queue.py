@@ -203,8 +203,9 @@ def assignments_expire(*, now=None, version_ids=None, limit: int | None = None) 
         return _expire_tasks(task_ids=task_ids, now=now)
 
 
-def _claim(*, version_id: int, reviewer: User, rank: int, offset: int, wrapped: bool | None):
-    """Lock and return the reviewer's first eligible open task of ``rank`` in ``version_id``.
+def claim_queryset(*, version_id: int, reviewer: User, rank: int, offset: int, wrapped):
+    """The reviewer's eligible open tasks of ``rank`` in ``version_id``, in serving order, to be
+    locked with SKIP LOCKED (``_claim`` takes the first).
 
     ``wrapped`` False reads shuffle keys from the reviewer's offset up, True those below it (the
     wrap-round): each is one range scan of ``scoringtask_queue``. None reads both in one query,
@@ -227,7 +228,13 @@ def _claim(*, version_id: int, reviewer: User, rank: int, offset: int, wrapped: 
         candidates = candidates.filter(shuffle_key__lt=offset).order_by("shuffle_key", "id")
     else:
         candidates = candidates.filter(shuffle_key__gte=offset).order_by("shuffle_key", "id")
-    return candidates.select_for_update(skip_locked=True, of=("self",)).first()
+    return candidates.select_for_update(skip_locked=True, of=("self",))
+
+
+def _claim(*, version_id: int, reviewer: User, rank: int, offset: int, wrapped: bool | None):
+    return claim_queryset(
+        version_id=version_id, reviewer=reviewer, rank=rank, offset=offset, wrapped=wrapped
+    ).first()
 
 
 def _claim_in_order(*, versions, plans, reviewer: User):
