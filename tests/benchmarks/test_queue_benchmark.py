@@ -21,7 +21,7 @@ import time
 from collections import Counter
 
 import pytest
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 
 from apps.raters.models import Assignment, Score, ScoringTask
 from apps.raters.services import score_submit, scoring_open, task_next
@@ -141,8 +141,8 @@ def _explain_claim(version, reviewer) -> str:
     queryset = claim_queryset(
         version_id=version.pk, reviewer=reviewer, rank=1, offset=offset, wrapped=False
     )[:1]
-    sql, params = queryset.query.sql_with_params()
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
+        sql, params = queryset.query.sql_with_params()
         cursor.execute("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) " + sql, params)
         return "\n".join(row[0] for row in cursor.fetchall())
 
