@@ -41,6 +41,12 @@ class ProtocolVersionFactory(factory.django.DjangoModelFactory):
     label = "1.0"
 
 
+class FrozenVersionFactory(ProtocolVersionFactory):
+    """A frozen version (created frozen: the freeze itself is the protocols app's service)."""
+
+    state = "frozen"
+
+
 # Design (apps.items)
 
 

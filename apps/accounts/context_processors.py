@@ -15,5 +15,5 @@ def places(request) -> dict:
         "nav_roles": roles,
         "nav_protocols": bool(roles & SIGHTED_ROLES) or not roles,
         "nav_queue": Role.REVIEWER in roles,
-        "nav_logs": bool(roles & {Role.AUDITOR, Role.PI}),
+        "nav_logs": bool(roles & {Role.AUDITOR, Role.PI, Role.EDITOR}),
     }

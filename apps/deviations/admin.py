@@ -8,8 +8,10 @@ from apps.deviations.models import LogEntry, OutcomeUnsealing
 class LogEntryAdmin(ReadOnlyAdmin):
     list_display = ("protocol", "seq", "kind", "actor_name", "recorded_at", "outcome_visible")
     list_filter = ("kind", "outcome_visible")
+    list_select_related = ("protocol",)
 
 
 @admin.register(OutcomeUnsealing)
 class OutcomeUnsealingAdmin(ReadOnlyAdmin):
     list_display = ("version", "unsealed_by", "unsealed_at")
+    list_select_related = ("version__protocol", "unsealed_by")

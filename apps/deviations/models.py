@@ -2,16 +2,26 @@
 
 Each protocol has one chain of entries. An entry's ``hash`` is the SHA-256 of the canonical JSON
 of its fields together with ``prev_hash``, the hash of the entry before it (64 zeros for the
-first). On PostgreSQL, triggers refuse UPDATE, DELETE and TRUNCATE of entries and unsealings.
+first); ``apps/deviations/chain.py`` computes and verifies it and ``docs/deviation-log.md`` gives
+the exact payload. On PostgreSQL, triggers refuse UPDATE, DELETE and TRUNCATE of entries and
+unsealings; here, the model and its queryset refuse them too, so no application path exists.
 """
 
 from django.conf import settings
 from django.db import models
 
-GENESIS_HASH = "0" * 64
+from apps.deviations.chain import GENESIS_HASH
+
+__all__ = ["GENESIS_HASH", "EntryKind", "LogEntry", "OutcomeUnsealing"]
 
 
 class EntryKind(models.TextChoices):
+    """Every kind of entry the log knows. An app that needs a new kind adds it here.
+
+    The model field deliberately carries no ``choices``: adding a kind then needs no migration.
+    ``deviation_append`` refuses a kind that is not listed.
+    """
+
     FREEZE = "freeze", "Freeze"
     AMENDMENT = "amendment", "Amendment"
     WITHDRAWAL = "withdrawal", "Withdrawal"
@@ -26,21 +36,66 @@ class EntryKind(models.TextChoices):
     ANALYSIS = "analysis", "Analysis run"
 
 
-class LogEntry(models.Model):
+# The kinds a PI or editor may record by hand (CRUCIBLE §8: a reorder is recorded as a deviation;
+# platform losses are reported apart). The others are written by the services that do the act.
+MANUAL_KINDS = (EntryKind.DEVIATION, EntryKind.REORDER, EntryKind.PLATFORM_LOSS)
+
+
+class AppendOnlyError(Exception):
+    """Raised when code tries to change or delete a row that may only be appended."""
+
+
+class AppendOnlyQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise AppendOnlyError(f"{self.model.__name__} rows are append-only: no update")
+
+    def delete(self):
+        raise AppendOnlyError(f"{self.model.__name__} rows are append-only: no delete")
+
+    update.queryset_only = True
+    delete.queryset_only = True
+
+
+class AppendOnlyModel(models.Model):
+    """Rows that are inserted once and never changed or deleted by the application."""
+
+    objects = AppendOnlyQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding:
+            raise AppendOnlyError(f"{type(self).__name__} rows are append-only: no update")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise AppendOnlyError(f"{type(self).__name__} rows are append-only: no delete")
+
+
+class LogEntry(AppendOnlyModel):
+    """One entry of a protocol's deviation log. Written only by ``deviation_append``."""
+
     protocol = models.ForeignKey(
         "protocols.Protocol", on_delete=models.PROTECT, related_name="log_entries"
     )
     seq = models.PositiveIntegerField()
+    # The database's clock (clock_timestamp()) at the append, not the caller's.
     recorded_at = models.DateTimeField()
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, related_name="+"
     )
     # The actor's username when the entry was written: part of the hashed content, so renaming
-    # a user later does not break the chain.
+    # a user later does not break the chain. "system" when no person acted.
     actor_name = models.CharField(max_length=150)
-    kind = models.CharField(max_length=32, choices=EntryKind.choices)
+    kind = models.CharField(max_length=32)
     rationale = models.TextField()
-    refs = models.JSONField(default=list)
+    refs = models.JSONField(default=list, blank=True)
+    # The day a recorded deviation happened (CRUCIBLE's deviation-log date); null for entries the
+    # system writes at the moment of the act, whose day is ``recorded_at``.
+    occurred_on = models.DateField(null=True, blank=True)
+    # Whether outcome data had been seen: set by deviation_append from the outcome seal, never
+    # passed by a caller.
     outcome_visible = models.BooleanField()
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64, unique=True)
@@ -55,8 +110,12 @@ class LogEntry(models.Model):
     def __str__(self) -> str:
         return f"{self.protocol_id}#{self.seq} {self.kind}"
 
+    @property
+    def kind_label(self) -> str:
+        return EntryKind(self.kind).label if self.kind in EntryKind.values else self.kind
 
-class OutcomeUnsealing(models.Model):
+
+class OutcomeUnsealing(AppendOnlyModel):
     """The act that breaks a version's outcome seal. Its existence is the seal's state."""
 
     version = models.OneToOneField(
@@ -66,6 +125,7 @@ class OutcomeUnsealing(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
     unsealed_at = models.DateTimeField(auto_now_add=True)
+    # What the PI typed to confirm (the protocol's code), kept as evidence of the explicit act.
     confirmation = models.CharField(max_length=200)
 
     def __str__(self) -> str:

@@ -1,18 +1,25 @@
-"""The only way into the deviation log."""
+"""Writes of the deviation log and the outcome seal. ``deviation_append`` is the only way in."""
 
-from collections.abc import Iterable
-from datetime import UTC
+import re
+from collections.abc import Iterable, Mapping
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
+from apps.accounts.models import Role, User
+from apps.accounts.selectors import roles_for
 from apps.core.canonical import canonical_json, sha256_hex
-from apps.deviations.models import GENESIS_HASH, LogEntry
+from apps.deviations.chain import GENESIS_HASH
+from apps.deviations.models import MANUAL_KINDS, EntryKind, LogEntry, OutcomeUnsealing
 from apps.deviations.selectors import protocol_outcomes_visible
 
 # Namespace of the advisory locks that serialise appends per protocol (an arbitrary constant).
 _ADVISORY_NAMESPACE = 7_301_001
+_REF_KEY = re.compile(r"^[a-z][a-z0-9_]*$")
+SYSTEM_ACTOR = "system"
 
 
 def entry_hash_payload(
@@ -26,13 +33,19 @@ def entry_hash_payload(
     refs: list,
     outcome_visible: bool,
     prev_hash: str,
+    occurred_on: str | None = None,
 ) -> bytes:
-    """The canonical bytes an entry's hash is taken over (see ``docs/deviation-log.md``)."""
+    """The canonical bytes an entry's hash is taken over (see ``docs/deviation-log.md``).
+
+    Encoded with ``apps.core.canonical``; the verifier in ``chain.py`` encodes the same fields
+    with its own copy, and the tests prove both agree.
+    """
     return canonical_json(
         {
             "protocol": protocol_code,
             "seq": seq,
             "recorded_at": recorded_at,
+            "occurred_on": occurred_on,
             "actor": actor,
             "kind": kind,
             "rationale": rationale,
@@ -43,57 +56,163 @@ def entry_hash_payload(
     )
 
 
-def format_timestamp(moment) -> str:
+def format_timestamp(moment: datetime) -> str:
     """An entry time as hashed and exported: UTC, microseconds, ``2026-11-30T01:50:00.000123Z``."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _database_now():
+def _lock_protocol_log(protocol_id: int) -> None:
+    """Hold the protocol's log lock until the surrounding transaction ends (PostgreSQL).
+
+    Every append takes it before reading the last entry, so two appends to one protocol run one
+    after the other and the chain can neither fork nor gap. On SQLite, which serialises writers
+    itself, the unique (protocol, seq) constraint refuses the loser of a race instead.
+    """
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            # clock_timestamp(), not now(): the lock may have been waited for, and entries must
-            # be in time order along the chain.
-            cursor.execute("SELECT clock_timestamp()")
-            return cursor.fetchone()[0]
-    return timezone.now()
+            cursor.execute(
+                "SELECT pg_advisory_xact_lock(%s, %s)",
+                [_ADVISORY_NAMESPACE, protocol_id % 2**31],
+            )
 
 
-def deviation_append(
+# One round trip for everything an append reads, taken after the lock: under READ COMMITTED a
+# statement that starts after pg_advisory_xact_lock returned sees every entry committed by the
+# appender it waited for. clock_timestamp(), not now(): the lock may have been waited for, and
+# entry times must rise along the chain.
+_HEAD_SQL = """
+    SELECT last.seq, last.hash, clock_timestamp(),
+           EXISTS (SELECT 1 FROM deviations_outcomeunsealing u
+                   JOIN protocols_protocolversion v ON v.id = u.version_id
+                   WHERE v.protocol_id = %(protocol)s)
+    FROM (SELECT 1) AS one
+    LEFT JOIN LATERAL (SELECT seq, hash FROM deviations_logentry
+                       WHERE protocol_id = %(protocol)s ORDER BY seq DESC LIMIT 1) AS last ON true
+"""
+
+
+def _chain_head(protocol_id: int) -> tuple[int, str, datetime, bool]:
+    """(last seq or 0, its hash or the genesis hash, the time now, whether outcomes were seen)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(_HEAD_SQL, {"protocol": protocol_id})
+            last_seq, last_hash, now, visible = cursor.fetchone()
+    else:
+        last = (
+            LogEntry.objects.filter(protocol_id=protocol_id)
+            .order_by("-seq")
+            .values_list("seq", "hash")
+            .first()
+        )
+        last_seq, last_hash = last or (None, None)
+        now, visible = timezone.now(), protocol_outcomes_visible(protocol_id=protocol_id)
+    if last_seq is None:
+        return 0, GENESIS_HASH, now, visible
+    return last_seq, last_hash, now, visible
+
+
+# PostgreSQL text cannot hold NUL, and a lone surrogate has no UTF-8 encoding.
+_UNENCODABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _has_unencodable(text: str) -> bool:
+    return _UNENCODABLE.search(text) is not None
+
+
+def _clean_text(value: Any, *, field: str, required: bool) -> str:
+    if not isinstance(value, str):
+        raise ValidationError({field: f"{field} must be text, not {type(value).__name__}."})
+    value = value.strip()
+    if required and not value:
+        raise ValidationError({field: f"A {field} is required: say what happened and why."})
+    if _has_unencodable(value):
+        raise ValidationError({field: f"{field} holds a NUL or unpaired surrogate character."})
+    return value
+
+
+def _clean_refs(refs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    if isinstance(refs, str | bytes | Mapping):
+        raise ValidationError({"refs": "refs must be a list of {type, id, label} objects."})
+    cleaned = []
+    for position, ref in enumerate(refs, start=1):
+        where = f"ref {position}"
+        if not isinstance(ref, Mapping):
+            raise ValidationError({"refs": f"{where} is not an object."})
+        ref = dict(ref)
+        ref_type, ref_id = ref.get("type"), ref.get("id")
+        if not isinstance(ref_type, str) or not _REF_KEY.match(ref_type):
+            raise ValidationError({"refs": f"{where} needs a type such as 'version'."})
+        if isinstance(ref_id, bool) or not isinstance(ref_id, int | str) or ref_id == "":
+            raise ValidationError({"refs": f"{where} ({ref_type}) needs an id (integer or text)."})
+        if not isinstance(ref.setdefault("label", f"{ref_type} {ref_id}"), str):
+            raise ValidationError({"refs": f"{where} ({ref_type}) has a label that is not text."})
+        for key, value in ref.items():
+            # Only flat, exactly-representable values: the offline verifier must rebuild the
+            # same bytes without any of this code (no floats, no nesting).
+            if not isinstance(key, str) or not _REF_KEY.match(key):
+                raise ValidationError({"refs": f"{where} has a key {key!r}; use a-z, 0-9, _."})
+            if value is not None and not isinstance(value, str | int):
+                raise ValidationError(
+                    {"refs": f"{where} field {key!r} must be text, an integer, true/false or null."}
+                )
+            if isinstance(value, str) and _has_unencodable(value):
+                raise ValidationError({"refs": f"{where} field {key!r} holds a NUL character."})
+        cleaned.append(ref)
+    return cleaned
+
+
+def _append(
     *,
     protocol,
     kind: str,
     rationale: str,
-    actor=None,
-    refs: Iterable[dict[str, Any]] = (),
+    actor: User | None,
+    refs: Iterable[Mapping[str, Any]],
+    occurred_on: date | None,
 ) -> LogEntry:
-    """Append one entry to the protocol's log and return it.
-
-    Runs inside the caller's transaction (so the entry and the change it records commit or roll
-    back together) and raises RuntimeError when called outside one. ``outcome_visible`` is not a
-    parameter: it is true exactly when the protocol's outcomes have been unsealed.
-    ``refs`` are ``{"type": ..., "id": ..., "label": ...}`` references to the objects concerned.
-    """
     if not connection.in_atomic_block:
         raise RuntimeError("deviation_append must run inside the caller's transaction")
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pg_advisory_xact_lock(%s, %s)", [_ADVISORY_NAMESPACE, protocol.pk]
-            )
-    previous = (
-        LogEntry.objects.filter(protocol=protocol).order_by("-seq").values("seq", "hash").first()
+    if protocol is None or protocol.pk is None:
+        raise ValidationError({"protocol": "The log entry needs a saved protocol."})
+    if kind not in EntryKind.values:
+        raise ValidationError(
+            {
+                "kind": f"{kind!r} is not a log entry kind; add it to EntryKind (known: "
+                f"{', '.join(EntryKind.values)})."
+            }
+        )
+    rationale = _clean_text(rationale, field="rationale", required=True)
+    refs = _clean_refs(refs)
+    if occurred_on is not None and (
+        isinstance(occurred_on, datetime) or not isinstance(occurred_on, date)
+    ):
+        raise ValidationError({"occurred_on": "occurred_on must be a date (no time of day)."})
+    if actor is not None and actor.pk is None:
+        raise ValidationError({"actor": "The actor must be a saved user, or None for the system."})
+
+    _lock_protocol_log(protocol.pk)
+    last_seq, prev_hash, recorded_at, outcome_visible = _chain_head(protocol.pk)
+    seq = last_seq + 1
+    actor_name = actor.get_username() if actor is not None else SYSTEM_ACTOR
+    entry = LogEntry(
+        protocol=protocol,
+        seq=seq,
+        recorded_at=recorded_at,
+        actor=actor,
+        actor_name=actor_name,
+        kind=kind,
+        rationale=rationale,
+        refs=refs,
+        occurred_on=occurred_on,
+        outcome_visible=outcome_visible,
+        prev_hash=prev_hash,
     )
-    seq = previous["seq"] + 1 if previous else 1
-    prev_hash = previous["hash"] if previous else GENESIS_HASH
-    recorded_at = _database_now()
-    refs = list(refs)
-    actor_name = actor.get_username() if actor is not None else "system"
-    outcome_visible = protocol_outcomes_visible(protocol_id=protocol.pk)
-    entry_hash = sha256_hex(
+    entry.hash = sha256_hex(
         entry_hash_payload(
             protocol_code=protocol.code,
             seq=seq,
             recorded_at=format_timestamp(recorded_at),
+            occurred_on=occurred_on.isoformat() if occurred_on else None,
             actor=actor_name,
             kind=kind,
             rationale=rationale,
@@ -102,17 +221,157 @@ def deviation_append(
             prev_hash=prev_hash,
         )
     )
-    with transaction.atomic():
-        return LogEntry.objects.create(
-            protocol=protocol,
-            seq=seq,
-            recorded_at=recorded_at,
-            actor=actor,
-            actor_name=actor_name,
-            kind=kind,
-            rationale=rationale,
-            refs=refs,
-            outcome_visible=outcome_visible,
-            prev_hash=prev_hash,
-            hash=entry_hash,
+    # The foreign keys are known to exist; skip the lookups full_clean would make for them.
+    entry.full_clean(
+        exclude=["protocol", "actor"], validate_unique=False, validate_constraints=False
+    )
+    entry.save(force_insert=True)
+    return entry
+
+
+def deviation_append(
+    *,
+    protocol,
+    kind: str,
+    rationale: str,
+    actor: User | None = None,
+    refs: Iterable[Mapping[str, Any]] = (),
+    occurred_on: date | None = None,
+) -> LogEntry:
+    """Append one entry to the protocol's log and return it.
+
+    Runs inside the caller's transaction, so the entry and the change it records commit or roll
+    back together; raises RuntimeError when called outside one. Appends to one protocol are
+    serialised (an advisory lock held to the end of the transaction), so the chain never forks
+    or gaps. The time is the database's clock; ``outcome_visible`` is not a parameter: it is true
+    exactly when outcomes of one of the protocol's versions have been unsealed.
+
+    ``kind`` is an ``EntryKind`` value (``outcome_unsealed`` is written only by
+    ``outcome_unseal``); ``rationale`` must not be blank; ``refs`` are ``{"type", "id",
+    "label"}`` references to the objects concerned (flat values only: text, integers, booleans,
+    null); ``occurred_on`` is the day a recorded deviation happened, when that is not today.
+    Raises ValidationError naming the field for bad input.
+    """
+    if kind == EntryKind.OUTCOME_UNSEALED:
+        raise ValidationError({"kind": "outcome_unsealed entries are written by outcome_unseal."})
+    return _append(
+        protocol=protocol,
+        kind=kind,
+        rationale=rationale,
+        actor=actor,
+        refs=refs,
+        occurred_on=occurred_on,
+    )
+
+
+def version_ref(version) -> dict[str, Any]:
+    """The log reference to a protocol version (as ``apps.protocols.services.version_ref``)."""
+    ref = {
+        "type": "version",
+        "id": version.pk,
+        "label": f"{version.protocol.code} v{version.label}",
+    }
+    if version.sha256:
+        ref["sha256"] = version.sha256
+    return ref
+
+
+@transaction.atomic
+def deviation_record(
+    *,
+    protocol,
+    user: User,
+    rationale: str,
+    occurred_on: date,
+    kind: str = EntryKind.DEVIATION,
+    refs: Iterable[Mapping[str, Any]] = (),
+) -> LogEntry:
+    """Record a deviation by hand (a PI or an editor of the protocol).
+
+    The CRUCIBLE deviation-log fields: ``occurred_on`` (the date it happened, not in the future),
+    ``rationale`` (required) and whether outcome data had been inspected, which comes from the
+    outcome seal, never from the caller. ``kind`` is one of ``MANUAL_KINDS``. Raises
+    PermissionDenied for anyone else, ValidationError naming the field for bad input.
+    """
+    if not roles_for(user=user, protocol_id=protocol.pk) & {Role.PI, Role.EDITOR}:
+        raise PermissionDenied("Only the protocol's PI or an editor records deviations.")
+    if kind not in MANUAL_KINDS:
+        raise ValidationError(
+            {
+                "kind": f"{kind!r} cannot be recorded by hand; use one of "
+                f"{', '.join(str(k) for k in MANUAL_KINDS)}."
+            }
         )
+    if not isinstance(occurred_on, date) or isinstance(occurred_on, datetime):
+        raise ValidationError({"occurred_on": "Give the date the deviation happened."})
+    # "Today" anywhere on Earth (UTC+14 is the earliest): a deviation recorded in the Pacific
+    # morning is not "in the future" for being dated by its local day.
+    if occurred_on > (timezone.now().astimezone(UTC) + timedelta(hours=14)).date():
+        raise ValidationError(
+            {
+                "occurred_on": f"{occurred_on.isoformat()} is in the future; a deviation is "
+                "recorded once it has happened."
+            }
+        )
+    return deviation_append(
+        protocol=protocol,
+        kind=kind,
+        rationale=rationale,
+        actor=user,
+        refs=refs,
+        occurred_on=occurred_on,
+    )
+
+
+@transaction.atomic
+def outcome_unseal(*, version, user: User, confirmation: str) -> OutcomeUnsealing:
+    """Break the outcome seal of a frozen version: its analysis results become visible.
+
+    Only the protocol's PI may, and only with ``confirmation`` equal to the protocol's code,
+    typed exactly. Writes an ``outcome_unsealed`` log entry in the same transaction; from then
+    on every entry of the protocol carries ``outcome_visible = true``. Raises PermissionDenied
+    for anyone but the PI and ValidationError (naming the field) when the version is not frozen,
+    is already unsealed, or the confirmation does not match.
+    """
+    protocol = version.protocol
+    if Role.PI not in roles_for(user=user, protocol_id=protocol.pk):
+        raise PermissionDenied("Only the protocol's PI may unseal outcomes.")
+    # Before any check: a second PI unsealing at the same moment waits here, then is told the
+    # seal is already broken (instead of hitting the one-to-one constraint).
+    _lock_protocol_log(protocol.pk)
+    if version.state != "frozen":
+        raise ValidationError(
+            {
+                "version": f"{protocol.code} v{version.label} is a {version.state} version; only a "
+                "frozen version's outcomes can be unsealed."
+            }
+        )
+    existing = OutcomeUnsealing.objects.filter(version=version).select_related("unsealed_by")
+    if (unsealing := existing.first()) is not None:
+        raise ValidationError(
+            {
+                "version": f"The outcomes of {protocol.code} v{version.label} were already "
+                f"unsealed by {unsealing.unsealed_by.get_username()} at "
+                f"{format_timestamp(unsealing.unsealed_at)}."
+            }
+        )
+    if confirmation != protocol.code:
+        raise ValidationError(
+            {
+                "confirmation": f"Type the protocol code {protocol.code} exactly to confirm "
+                "that you unseal the outcomes."
+            }
+        )
+    unsealing = OutcomeUnsealing(version=version, unsealed_by=user, confirmation=confirmation)
+    unsealing.full_clean()
+    unsealing.save()
+    _append(
+        protocol=protocol,
+        kind=EntryKind.OUTCOME_UNSEALED,
+        rationale=f"Outcomes of {protocol.code} v{version.label} unsealed by the PI; from this "
+        "entry on, outcome data have been seen.",
+        actor=user,
+        refs=[version_ref(version)],
+        occurred_on=None,
+    )
+    return unsealing

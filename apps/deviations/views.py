@@ -1,19 +1,204 @@
+"""The auditor's pages: each protocol's log, its exports, manual deviations, the outcome seal."""
+
+from pathlib import Path
+
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import FileResponse, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods
 
 from apps.accounts.models import Role
-from apps.protocols.models import Protocol
+from apps.accounts.selectors import roles_for
+from apps.deviations import chain
+from apps.deviations.exports import csv_lines, jsonl_lines
+from apps.deviations.forms import DeviationForm, LogFilterForm, UnsealForm
+from apps.deviations.refs import resolved_refs
+from apps.deviations.selectors import (
+    DEVIATION_WRITER_ROLES,
+    LOG_READER_ROLES,
+    chain_verify,
+    entry_dicts,
+    log_actors,
+    log_entries,
+    log_readable_protocols,
+    protocol_outcomes_visible,
+    unsealing_for,
+    versions_with_seal,
+)
+from apps.deviations.services import deviation_record, outcome_unseal, version_ref
+from apps.protocols.access import get_protocol_for, get_version_for
+
+ENTRIES_PER_PAGE = 100
+
+
+def _form_errors(form, error: ValidationError) -> None:
+    for field, errors in error.message_dict.items():
+        form.add_error(field if field in form.fields else None, errors)
 
 
 @login_required
+@require_GET
 def log_index(request: HttpRequest) -> HttpResponse:
-    """The protocols whose deviation log the user may read (auditors and PIs)."""
-    protocols = (
-        Protocol.objects.filter(
-            memberships__user=request.user, memberships__role__in=[Role.AUDITOR, Role.PI]
-        )
-        .distinct()
-        .order_by("code")
+    """The protocols whose deviation log the user may read (auditors, PIs and editors)."""
+    return render(
+        request,
+        "deviations/log_index.html",
+        {"protocols": log_readable_protocols(user=request.user)},
     )
-    return render(request, "deviations/log_index.html", {"protocols": protocols})
+
+
+@login_required
+@require_GET
+def protocol_log(request: HttpRequest, code: str) -> HttpResponse:
+    """One protocol's log: the chain's state, the outcome seal, filters and the entries."""
+    protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
+    roles = roles_for(user=request.user, protocol_id=protocol.pk)
+    form = LogFilterForm(request.GET or None, actors=log_actors(protocol_id=protocol.pk))
+    filters = form.cleaned_data if form.is_valid() else {}
+    entries = log_entries(
+        protocol_id=protocol.pk,
+        kind=filters.get("kind"),
+        actor=filters.get("actor"),
+        date_from=filters.get("date_from"),
+        date_to=filters.get("date_to"),
+    )
+    page = Paginator(entries, ENTRIES_PER_PAGE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(
+        request,
+        "deviations/log.html",
+        {
+            "protocol": protocol,
+            "report": chain_verify(protocol=protocol),
+            "checked_at": timezone.now(),
+            "form": form,
+            "filtered": any(filters.values()),
+            "page": page,
+            "rows": [(entry, resolved_refs(entry.refs)) for entry in page],
+            "query": query.urlencode(),
+            "versions": versions_with_seal(protocol_id=protocol.pk),
+            "can_record": bool(roles & DEVIATION_WRITER_ROLES),
+            "can_unseal": Role.PI in roles,
+        },
+    )
+
+
+def _attachment(lines, *, content_type: str, filename: str) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(
+        (line.encode("utf-8") for line in lines), content_type=content_type
+    )
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@login_required
+@require_GET
+def log_export_jsonl(request: HttpRequest, code: str) -> StreamingHttpResponse:
+    """The whole chain as JSONL, one canonical JSON entry per line: the offline verifier's input."""
+    protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
+    return _attachment(
+        jsonl_lines(entry_dicts(protocol=protocol)),
+        content_type="application/x-ndjson; charset=utf-8",
+        filename=f"{protocol.code}-deviation-log.jsonl",
+    )
+
+
+@login_required
+@require_GET
+def log_export_csv(request: HttpRequest, code: str) -> StreamingHttpResponse:
+    """The whole chain as CSV with its hashes, for reading in a spreadsheet."""
+    protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
+    return _attachment(
+        csv_lines(entry_dicts(protocol=protocol)),
+        content_type="text/csv; charset=utf-8",
+        filename=f"{protocol.code}-deviation-log.csv",
+    )
+
+
+@login_required
+@require_GET
+def offline_verifier(request: HttpRequest) -> FileResponse:
+    """The standalone verifier (standard-library Python) that checks a JSONL export offline."""
+    return FileResponse(
+        open(Path(chain.__file__), "rb"),  # FileResponse closes it
+        as_attachment=True,
+        filename="verify_log.py",
+        content_type="text/x-python; charset=utf-8",
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def deviation_new(request: HttpRequest, code: str) -> HttpResponse:
+    """Record a deviation by hand (PI or editor): date, rationale; "outcomes seen" from the seal."""
+    protocol = get_protocol_for(user=request.user, pk=code, roles=DEVIATION_WRITER_ROLES)
+    versions = versions_with_seal(protocol_id=protocol.pk)
+    form = DeviationForm(request.POST or None, versions=versions)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        chosen = next((v for v in versions if v.pk == data["version"]), None)
+        try:
+            entry = deviation_record(
+                protocol=protocol,
+                user=request.user,
+                kind=data["kind"],
+                rationale=data["rationale"],
+                occurred_on=data["occurred_on"],
+                refs=[version_ref(chosen)] if chosen else [],
+            )
+        except ValidationError as error:
+            _form_errors(form, error)
+        else:
+            messages.success(request, f"Deviation recorded as entry {entry.seq}.")
+            return redirect(
+                reverse("deviations:log", kwargs={"code": protocol.code}) + f"#entry-{entry.seq}"
+            )
+    return render(
+        request,
+        "deviations/deviation_new.html",
+        {
+            "protocol": protocol,
+            "form": form,
+            "outcomes_seen": protocol_outcomes_visible(protocol_id=protocol.pk),
+            "unsealed_versions": [v for v in versions if v.seal],
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def version_unseal(request: HttpRequest, pk: int) -> HttpResponse:
+    """Unseal a frozen version's outcomes, with the protocol code typed as confirmation (PI)."""
+    version = get_version_for(user=request.user, pk=pk, roles={Role.PI})
+    protocol = version.protocol
+    form = UnsealForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            outcome_unseal(
+                version=version,
+                user=request.user,
+                confirmation=form.cleaned_data["confirmation"],
+            )
+        except ValidationError as error:
+            _form_errors(form, error)
+        else:
+            messages.success(
+                request, f"Outcomes of {protocol.code} v{version.label} are unsealed; it is logged."
+            )
+            return redirect("deviations:log", code=protocol.code)
+    return render(
+        request,
+        "deviations/unseal.html",
+        {
+            "protocol": protocol,
+            "version": version,
+            "unsealing": unsealing_for(version),
+            "form": form,
+        },
+    )

@@ -5,3 +5,9 @@ class ItemsConfig(AppConfig):
     name = "apps.items"
     label = "items"
     verbose_name = "Items and design"
+
+    def ready(self) -> None:
+        from apps.items.component import DESIGN_COMPONENT
+        from apps.protocols.components import register_component
+
+        register_component(DESIGN_COMPONENT)

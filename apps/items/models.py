@@ -154,6 +154,11 @@ class Cell(models.Model):
                 condition=models.Q(absent=False) | ~models.Q(absent_reason=""),
                 name="cell_absent_has_reason",
             ),
+            # An absent cell is never approximated: it carries no prompt to administer.
+            models.CheckConstraint(
+                condition=models.Q(absent=False) | models.Q(prompt=""),
+                name="cell_absent_has_no_prompt",
+            ),
         ]
         ordering = ["version", "item", "level"]
 
@@ -177,7 +182,9 @@ class KeyUnit(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["cell", "position"], name="keyunit_unique_position"),
         ]
-        ordering = ["cell", "position"]
+        # By the column, not the relation: following Cell's ordering (version, item → version)
+        # reaches the version table twice and Django refuses it as an ordering loop.
+        ordering = ["cell_id", "position"]
 
     def __str__(self) -> str:
         return f"{self.position}. {self.text[:40]}"
@@ -194,6 +201,11 @@ class HarmReview(models.Model):
 
     Rounds 1 and 2 are the independent reviewers; round 3 is the third reviewer who resolves a
     disagreement. ``token`` is the opaque id the reviewer sees.
+
+    ``cycle`` numbers the reviews of one item: when an item's L0 or L5 form changes after it was
+    reviewed, the PI opens a new cycle and the earlier one stays as history (the current cycle is
+    the highest). ``forms_sha256`` is the hash of the forms the verdict was given on; a submitted
+    review whose hash differs from the item's current forms is stale.
     """
 
     version = models.ForeignKey(
@@ -203,6 +215,7 @@ class HarmReview(models.Model):
     reviewer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="harm_reviews"
     )
+    cycle = models.PositiveSmallIntegerField(default=1)
     round = models.PositiveSmallIntegerField()
     token = models.CharField(max_length=32, unique=True)
     verdict = models.CharField(max_length=32, choices=HarmVerdict.choices, blank=True)
@@ -219,11 +232,16 @@ class HarmReview(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["item", "reviewer"], name="harmreview_one_per_reviewer"
+                fields=["item", "cycle", "reviewer"], name="harmreview_one_per_reviewer"
             ),
-            models.UniqueConstraint(fields=["item", "round"], name="harmreview_unique_round"),
+            models.UniqueConstraint(
+                fields=["item", "cycle", "round"], name="harmreview_unique_round"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(round__gte=1, round__lte=3), name="harmreview_round_1_to_3"
+            ),
         ]
-        ordering = ["item", "round"]
+        ordering = ["item", "cycle", "round"]
 
     def __str__(self) -> str:
         return f"harm review {self.round} of item {self.item_id}"

@@ -1,12 +1,23 @@
-"""Access helpers for protocols and their versions: every view and API goes through these."""
+"""Access helpers for protocols and their versions: every view and API goes through these.
+
+Who may do what (README "Roles"): PI, editor and auditor read a protocol and its frozen versions;
+PI and editor read and edit drafts; only a PI freezes, amends, withdraws and manages members.
+A reviewer (blind) or a stranger gets 404 for every protocol page and endpoint.
+"""
 
 from collections.abc import Iterable
 
+from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 from apps.accounts.access import require_roles
-from apps.accounts.models import User
+from apps.accounts.models import Role, User
+from apps.accounts.selectors import SIGHTED_ROLES
 from apps.protocols.models import Protocol, ProtocolVersion
+
+READ_ROLES = SIGHTED_ROLES
+EDIT_ROLES = frozenset({Role.PI, Role.EDITOR})
+PI_ROLES = frozenset({Role.PI})
 
 
 def get_protocol_for(*, user: User, pk: int | str, roles: Iterable[str]) -> Protocol:
@@ -22,10 +33,17 @@ def get_protocol_for(*, user: User, pk: int | str, roles: Iterable[str]) -> Prot
     return protocol
 
 
+def _check_draft(*, user: User, version: ProtocolVersion, held: frozenset[str]) -> None:
+    if version.is_draft and not held & EDIT_ROLES:
+        # An auditor knows the protocol exists but reads only what has been frozen.
+        raise PermissionDenied("Drafts are read by the protocol's PI and editors only.")
+
+
 def get_version_for(*, user: User, pk: int, roles: Iterable[str]) -> ProtocolVersion:
     """The protocol version ``pk`` if ``user`` holds one of ``roles`` on its protocol.
 
-    Raises Http404 or PermissionDenied as ``get_protocol_for`` does.
+    Raises Http404 or PermissionDenied as ``get_protocol_for`` does; a draft is refused
+    (PermissionDenied) to anyone who is neither PI nor editor.
     """
     version = (
         ProtocolVersion.objects.select_related("protocol", "supersedes", "frozen_by")
@@ -34,5 +52,29 @@ def get_version_for(*, user: User, pk: int, roles: Iterable[str]) -> ProtocolVer
     )
     if version is None:
         raise Http404("No such protocol version.")
-    require_roles(user=user, protocol_id=version.protocol_id, roles=roles)
+    held = require_roles(user=user, protocol_id=version.protocol_id, roles=roles)
+    _check_draft(user=user, version=version, held=held)
+    return version
+
+
+def get_version_by_label_for(
+    *, user: User, code: str, label: str, roles: Iterable[str]
+) -> ProtocolVersion:
+    """Version ``label`` of protocol ``code`` if ``user`` holds one of ``roles`` on it.
+
+    The role is checked before the label is looked up, so that someone who may not know the
+    protocol learns nothing about its versions either. Drafts as in ``get_version_for``.
+    """
+    protocol = Protocol.objects.filter(code=code).first()
+    if protocol is None:
+        raise Http404("No such protocol.")
+    held = require_roles(user=user, protocol_id=protocol.pk, roles=roles)
+    version = (
+        ProtocolVersion.objects.select_related("protocol", "supersedes", "frozen_by")
+        .filter(protocol=protocol, label=label)
+        .first()
+    )
+    if version is None:
+        raise Http404("No such protocol version.")
+    _check_draft(user=user, version=version, held=held)
     return version

@@ -51,9 +51,29 @@ class VersionComponent:
 
 _components: dict[str, VersionComponent] = {}
 
+# The frozen document's own top-level keys (apps/protocols/documents.py); a component's document
+# sits beside them under the component's name, so it may not take one of these.
+RESERVED_NAMES = frozenset(
+    {
+        "document",
+        "protocol",
+        "version",
+        "sections",
+        "parameters",
+        "decision_table",
+        "supersedes",
+        "amendment_rationale",
+    }
+)
+
 
 def register_component(component: VersionComponent) -> VersionComponent:
-    """Register (or, on a repeated ``ready()``, replace) a component by its name."""
+    """Register (or, on a repeated ``ready()``, replace) a component by its name.
+
+    Raises ValueError when the name is one of the frozen document's own keys.
+    """
+    if component.name in RESERVED_NAMES:
+        raise ValueError(f"component name {component.name!r} is reserved by the frozen document")
     _components[component.name] = component
     return component
 

@@ -1,6 +1,157 @@
+import json
+
 from django import forms
+
+from apps.accounts.models import Role
+from apps.protocols.models import SECTION_FIELDS, ParameterKind, ProtocolVersion
+from apps.protocols.parameters import allowed_choices
+from apps.protocols.plans import SECTION_TITLES, plan_template, plan_template_choices
 
 
 class ProtocolCreateForm(forms.Form):
     code = forms.CharField(max_length=32, help_text="A short code such as OPB-01.")
     title = forms.CharField(max_length=300)
+    template = forms.ChoiceField(
+        choices=plan_template_choices,
+        initial="opb",
+        required=False,
+        label="Plan template",
+        help_text="The analysis plan's parameters and outline that draft 1.0 starts with.",
+    )
+
+    def clean_template(self) -> str:
+        return self.cleaned_data.get("template") or "opb"
+
+
+class MemberAddForm(forms.Form):
+    username = forms.CharField(max_length=150, help_text="An existing user's name.")
+    role = forms.ChoiceField(choices=Role.choices)
+
+
+class WithdrawForm(forms.Form):
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="Kept with the tombstone and written to the deviation log.",
+    )
+
+
+def section_field_name(section: str) -> str:
+    return f"section-{section}"
+
+
+def parameter_field_name(name: str) -> str:
+    return f"param-{name}"
+
+
+RATIONALE_FIELD = "amendment-rationale"
+TABLE_FIELD = "decision-table"
+
+
+class DraftForm(forms.Form):
+    """Every editable part of a draft, one field each, named as the gate's anchors name them
+    (``section-hypotheses``, ``param-epsilon``…) so a problem's link lands on it."""
+
+    def __init__(self, *args, version: ProtocolVersion, autosave_url: str = "", **kwargs):
+        kwargs.setdefault("auto_id", "%s")
+        super().__init__(*args, **kwargs)
+        self.version = version
+        plan = plan_template(version.protocol.template)
+        if version.supersedes_id:
+            self.fields[RATIONALE_FIELD] = forms.CharField(
+                label=f"Amendment rationale: why v{version.supersedes.label} is superseded",
+                required=False,
+                initial=version.amendment_rationale,
+                widget=forms.Textarea(attrs={"rows": 4}),
+                help_text="Required to freeze an amendment; written to the deviation log.",
+            )
+        for section in SECTION_FIELDS:
+            self.fields[section_field_name(section)] = forms.CharField(
+                label=SECTION_TITLES[section],
+                required=False,
+                initial=getattr(version, section),
+                widget=forms.Textarea(attrs={"rows": 10}),
+                help_text="Markdown. Required to freeze."
+                if section in plan.required_sections
+                else "Markdown.",
+            )
+        for parameter in version.parameters.all():
+            self.fields[parameter_field_name(parameter.name)] = self._parameter_field(parameter)
+        self.fields[TABLE_FIELD] = forms.CharField(
+            label="Decision table (JSON)",
+            required=False,
+            initial=json.dumps(version.decision_table, indent=2, ensure_ascii=False),
+            widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}),
+            help_text='Rules {"id", "finding", "condition": {"all" or "any": [{"estimate", "op", '
+            '"value"}]}}; op is >, < or within; a value is a number or a parameter\'s name.',
+        )
+        for name, field in self.fields.items():
+            if autosave_url:
+                field.widget.attrs.update(
+                    {
+                        "hx-post": autosave_url,
+                        "hx-trigger": "input changed delay:800ms, change",
+                        "hx-params": name,
+                        "hx-target": "#save-status",
+                        "hx-swap": "outerHTML",
+                        "hx-sync": "closest form:queue last",
+                    }
+                )
+            field.widget.attrs["aria-describedby"] = f"{name}_help error-{name}"
+
+    @staticmethod
+    def _parameter_field(parameter) -> forms.Field:
+        unit = f" ({parameter.unit})" if parameter.unit else ""
+        label = f"{parameter.label[:1].upper()}{parameter.label[1:]}{unit}"
+        help_text = parameter.help_text
+        if parameter.kind in (ParameterKind.CHOICE, ParameterKind.INTERVAL_METHOD):
+            return forms.ChoiceField(
+                label=label,
+                required=False,
+                initial=parameter.value,
+                choices=[("", "⟨ not chosen ⟩")] + [(c, c) for c in allowed_choices(parameter)],
+                help_text=help_text,
+            )
+        return forms.CharField(
+            label=label,
+            required=False,
+            initial=parameter.value,
+            help_text=help_text,
+            widget=forms.TextInput(
+                attrs={"inputmode": "decimal"}
+                if parameter.kind in (ParameterKind.NUMBER, ParameterKind.INTEGER)
+                else {}
+            ),
+        )
+
+    def service_arguments(self, data) -> dict:
+        """The ``version_update`` arguments for the fields present in ``data`` (a QueryDict).
+
+        Raises ValueError naming the field when the decision table is not JSON.
+        """
+        sections, parameters, arguments = {}, {}, {}
+        for key in data:
+            if key.startswith("section-") and key in self.fields:
+                sections[key.removeprefix("section-")] = data[key]
+            elif key.startswith("param-") and key in self.fields:
+                parameters[key.removeprefix("param-")] = data[key]
+            elif key == RATIONALE_FIELD and key in self.fields:
+                arguments["amendment_rationale"] = data[key]
+            elif key == TABLE_FIELD:
+                try:
+                    arguments["decision_table"] = json.loads(data[key] or "[]")
+                except json.JSONDecodeError as error:
+                    raise ValueError(f"the decision table is not valid JSON: {error}") from error
+        if sections:
+            arguments["sections"] = sections
+        if parameters:
+            arguments["parameters"] = parameters
+        return arguments
+
+
+def error_field_name(key: str) -> str:
+    """The form field a ``version_update`` error key belongs to."""
+    if key.startswith("parameters."):
+        return parameter_field_name(key.removeprefix("parameters."))
+    if key in SECTION_FIELDS:
+        return section_field_name(key)
+    return {"amendment_rationale": RATIONALE_FIELD, "decision_table": TABLE_FIELD}.get(key, "")

@@ -114,10 +114,27 @@ class ProtocolVersion(models.Model):
         return self.state == VersionState.DRAFT
 
     @property
+    def is_set_aside(self) -> bool:
+        """A draft that was never frozen and that a newer version has replaced: kept, closed."""
+        return self.is_draft and getattr(self, "successor", None) is not None
+
+    @property
+    def is_editable(self) -> bool:
+        return self.is_draft and not self.is_set_aside
+
+    @property
+    def status_label(self) -> str:
+        return VersionStatus(self.status).label
+
+    @property
     def status(self) -> str:
-        """draft, frozen, superseded or withdrawn (see the module docstring)."""
+        """draft, frozen, superseded or withdrawn (see the module docstring).
+
+        A draft set aside for a newer version (``version_amend`` on a draft) reads as superseded
+        at once; a frozen version only once its successor is frozen too.
+        """
         if self.is_draft:
-            return VersionStatus.DRAFT
+            return VersionStatus.SUPERSEDED if self.is_set_aside else VersionStatus.DRAFT
         if hasattr(self, "withdrawal"):
             return VersionStatus.WITHDRAWN
         successor = getattr(self, "successor", None)

@@ -1,20 +1,407 @@
-"""Writes of protocols and versions."""
+"""Writes of protocols and versions: create, edit a draft, freeze, amend, withdraw, members.
 
+Services check state, not roles: who may call which one is decided by the views and APIs through
+``apps.protocols.access`` (PI: freeze, amend, withdraw, members; PI and editor: edit drafts).
+Every refusal is a ``ValidationError`` naming what is wrong; a refusal caused by the version's
+state (frozen, set aside, withdrawn) is a ``VersionStateError``, which the API answers with 409.
+"""
+
+import copy
+from collections.abc import Mapping
+
+from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
-from apps.accounts.models import Role, User
+from apps.accounts.models import Membership, Role, User
 from apps.accounts.services import membership_grant
-from apps.protocols.models import Protocol
+from apps.deviations.models import EntryKind
+from apps.deviations.services import deviation_append
+from apps.protocols.components import Problem, registered_components
+from apps.protocols.decision_table import decision_table_errors
+from apps.protocols.documents import version_document_bytes
+from apps.protocols.gate import version_gate
+from apps.protocols.models import (
+    SECTION_FIELDS,
+    AnalysisParameter,
+    Blob,
+    Protocol,
+    ProtocolVersion,
+    VersionState,
+    Withdrawal,
+)
+from apps.protocols.parameters import clean_value, value_error
+from apps.protocols.plans import PLAN_TEMPLATES, plan_template
+
+# Codes that would collide with a page of their own under /protocols/.
+_RESERVED_CODES = frozenset({"new"})
+
+
+class VersionStateError(ValidationError):
+    """The version's state does not allow this (it is frozen, set aside or withdrawn)."""
+
+
+class FreezeRefused(ValidationError):
+    """The freeze gate found problems; ``problems`` holds every one of them."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__([f"{p.code}: {p.message}" for p in problems])
+
+
+def version_ref(version: ProtocolVersion) -> dict:
+    """A deviation-log reference to ``version`` (with its hash once it has one)."""
+    ref = {
+        "type": "version",
+        "id": version.pk,
+        "label": f"{version.protocol.code} v{version.label}",
+    }
+    if version.sha256:
+        ref["sha256"] = version.sha256
+    return ref
+
+
+def _normalise_text(text: str) -> str:
+    # Browsers send a textarea's line breaks as CRLF; the API usually sends LF. The same words
+    # must give the same frozen document whichever way they came in.
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _locked(version: ProtocolVersion) -> ProtocolVersion:
+    # of=("self",): PostgreSQL cannot lock the nullable side of the outer join to `supersedes`.
+    return (
+        ProtocolVersion.objects.select_for_update(of=("self",))
+        .select_related("protocol", "supersedes")
+        .get(pk=version.pk)
+    )
+
+
+def _require_editable(version: ProtocolVersion) -> None:
+    if not version.is_draft:
+        raise VersionStateError(
+            f"{version} is frozen and cannot change; amend it to make a new draft."
+        )
+    if version.is_set_aside:
+        raise VersionStateError(
+            f"{version} was set aside for v{version.successor.label} and is kept as it is."
+        )
+
+
+def _draft_create(
+    *, protocol: Protocol, label: str, user: User, supersedes: ProtocolVersion | None = None
+) -> ProtocolVersion:
+    version = ProtocolVersion(
+        protocol=protocol, label=label, supersedes=supersedes, created_by=user
+    )
+    version.full_clean()
+    version._history_user = user
+    version.save()
+    return version
 
 
 @transaction.atomic
 def protocol_create(*, user: User, code: str, title: str, template: str = "opb") -> Protocol:
-    """Create a protocol whose PI is ``user``.
+    """Create a protocol whose PI is ``user``, with draft 1.0 seeded from the plan template.
 
-    Raises ValidationError naming the field when the code is malformed or already taken.
+    The draft has the template's section outlines, decision table and parameters (with the
+    template's defaults; empty where the protocol must instantiate a value). Raises
+    ValidationError naming the field when the code is malformed or taken or the template unknown.
     """
-    protocol = Protocol(code=code.strip(), title=title.strip(), template=template, created_by=user)
+    if template not in PLAN_TEMPLATES:
+        raise ValidationError(
+            {"template": f"{template!r} is not a plan template; use one of {list(PLAN_TEMPLATES)}"}
+        )
+    code = code.strip()
+    if code.lower() in _RESERVED_CODES:
+        raise ValidationError({"code": f"{code!r} is reserved; choose another code."})
+    protocol = Protocol(code=code, title=title.strip(), template=template, created_by=user)
     protocol.full_clean()
     protocol.save()
     membership_grant(user=user, protocol_id=protocol.pk, role=Role.PI)
+
+    plan = plan_template(template)
+    version = ProtocolVersion(
+        protocol=protocol,
+        label="1.0",
+        created_by=user,
+        decision_table=copy.deepcopy(list(plan.decision_table)),
+        **{section: plan.outline(section) for section in SECTION_FIELDS},
+    )
+    version.full_clean()
+    version._history_user = user
+    version.save()
+    for position, spec in enumerate(plan.parameters, start=1):
+        parameter = AnalysisParameter(version=version, **spec.model_fields(position))
+        parameter.full_clean()
+        parameter._history_user = user
+        parameter.save()
     return protocol
+
+
+@transaction.atomic
+def version_update(
+    *,
+    version: ProtocolVersion,
+    user: User,
+    sections: Mapping[str, str] | None = None,
+    parameters: Mapping[str, str] | None = None,
+    amendment_rationale: str | None = None,
+    decision_table: list | None = None,
+) -> ProtocolVersion:
+    """Change a draft: any of its sections, parameter values (by name), amendment rationale and
+    decision table. Only what is given changes; nothing is saved unless all of it is valid.
+
+    Parameter values are stored as typed (whitespace trimmed) after the kind's check. Raises
+    VersionStateError when the version is not an open draft, ValidationError keyed by field
+    (``hypotheses``, ``parameters.epsilon``, ``decision_table``…) otherwise. Returns
+    the saved version.
+    """
+    given, version = version, _locked(version)
+    _require_editable(version)
+    errors: dict[str, list[str]] = {}
+    row_changes: dict[str, object] = {}
+
+    for name, text in (sections or {}).items():
+        if name not in SECTION_FIELDS:
+            errors.setdefault("sections", []).append(
+                f"{name!r} is not a section; sections are {', '.join(SECTION_FIELDS)}"
+            )
+        elif not isinstance(text, str):
+            errors[name] = [f"the {name} section must be text"]
+        elif _normalise_text(text) != getattr(version, name):
+            row_changes[name] = _normalise_text(text)
+
+    if amendment_rationale is not None:
+        rationale = _normalise_text(amendment_rationale)
+        if rationale.strip() and not version.supersedes_id:
+            errors["amendment_rationale"] = [
+                f"{version} amends nothing, so it has no amendment rationale"
+            ]
+        elif rationale != version.amendment_rationale:
+            row_changes["amendment_rationale"] = rationale
+
+    existing = {p.name: p for p in version.parameters.all()}
+    parameter_changes: list[tuple[AnalysisParameter, str]] = []
+    for name, raw in (parameters or {}).items():
+        parameter = existing.get(name)
+        if parameter is None:
+            errors.setdefault("parameters", []).append(f"the plan has no parameter {name!r}")
+            continue
+        value = clean_value(raw if isinstance(raw, str) else str(raw))
+        error = value_error(parameter, value)
+        if error:
+            errors[f"parameters.{name}"] = [error]
+        elif value != parameter.value:
+            parameter_changes.append((parameter, value))
+
+    if decision_table is not None:
+        table_errors = decision_table_errors(
+            decision_table, {p.name: p.kind for p in existing.values()}
+        )
+        if table_errors:
+            errors["decision_table"] = table_errors
+        elif decision_table != version.decision_table:
+            row_changes["decision_table"] = copy.deepcopy(decision_table)
+
+    if errors:
+        raise ValidationError(errors)
+    if row_changes:
+        for field, value in row_changes.items():
+            setattr(version, field, value)
+        version.full_clean()
+        version._history_user = user
+        version.save()
+    for parameter, value in parameter_changes:
+        parameter.value = value
+        parameter.full_clean()
+        parameter._history_user = user
+        parameter.save(update_fields=["value"])
+    given.refresh_from_db()
+    return version
+
+
+def _blob_store(content: bytes, digest: str) -> Blob:
+    blob = Blob.objects.filter(sha256=digest).first()
+    if blob is not None:
+        if bytes(blob.content) != content:  # a SHA-256 collision, or a corrupted store
+            raise RuntimeError(f"blob {digest} exists with different content")
+        return blob
+    blob = Blob(sha256=digest, content=content, size=len(content), media_type="application/json")
+    blob.full_clean()
+    blob.save(force_insert=True)
+    return blob
+
+
+@transaction.atomic
+def version_freeze(*, version: ProtocolVersion, user: User) -> ProtocolVersion:
+    """Freeze a draft: gate, components' ``on_freeze``, canonical document, blob, log entry.
+
+    Holds the version's row lock throughout, so two freezes of one draft cannot both pass.
+    Raises FreezeRefused with every problem the gate finds, VersionStateError when the version
+    is not an open draft. Writes a ``freeze`` entry, or an ``amendment`` entry (with the
+    rationale) when the version supersedes another. Returns the frozen version.
+    """
+    given, version = version, _locked(version)
+    _require_editable(version)
+    predecessor = version.supersedes
+    if predecessor is not None:
+        predecessor = _locked(predecessor)
+    problems = version_gate(version=version)
+    if problems:
+        raise FreezeRefused(problems)
+    for component in registered_components():
+        if component.on_freeze is not None:
+            component.on_freeze(version)
+
+    content, digest = version_document_bytes(version=version)
+    _blob_store(content, digest)
+    version.state = VersionState.FROZEN
+    version.frozen_by = user
+    version.frozen_at = timezone.now()
+    version.sha256 = digest
+    version.full_clean()
+    version._history_user = user
+    version.save()
+
+    if predecessor is None:
+        kind = EntryKind.FREEZE
+        rationale = f"Froze {version}; its canonical document has SHA-256 {digest}."
+        refs = [version_ref(version)]
+    else:
+        kind = EntryKind.AMENDMENT
+        rationale = (
+            f"v{version.label} supersedes v{predecessor.label}: "
+            f"{version.amendment_rationale.strip()}"
+        )
+        refs = [version_ref(version), version_ref(predecessor)]
+    deviation_append(
+        protocol=version.protocol, kind=kind, rationale=rationale, actor=user, refs=refs
+    )
+    given.refresh_from_db()
+    return version
+
+
+def _next_label(version: ProtocolVersion) -> str:
+    parts = version.label.split(".")
+    taken = set(version.protocol.versions.values_list("label", flat=True))
+    while True:
+        parts[-1] = str(int(parts[-1]) + 1)
+        label = ".".join(parts)
+        if label not in taken:
+            return label
+
+
+@transaction.atomic
+def version_amend(*, version: ProtocolVersion, user: User) -> ProtocolVersion:
+    """Open the next version (1.0 → 1.1) as a draft that copies everything ``version`` holds.
+
+    The new draft supersedes ``version``: its sections, parameters, decision table and every
+    component's rows (``copy``) are copied; its freeze will require an amendment rationale.
+    ``version`` is usually frozen. When it is a draft (never frozen, for example refused at the
+    gate), it is set aside: kept exactly as it is, closed to edits, and read as superseded.
+    Raises VersionStateError when ``version`` already has a successor.
+    """
+    given, version = version, _locked(version)
+    successor = getattr(version, "successor", None)
+    if successor is not None:
+        raise VersionStateError(f"{version} already has a successor, v{successor.label}.")
+    new = ProtocolVersion(
+        protocol=version.protocol,
+        label=_next_label(version),
+        supersedes=version,
+        created_by=user,
+        decision_table=copy.deepcopy(version.decision_table),
+        **{section: getattr(version, section) for section in SECTION_FIELDS},
+    )
+    new.full_clean()
+    new._history_user = user
+    new.save()
+    for parameter in version.parameters.all():
+        clone = AnalysisParameter(
+            version=new,
+            **{
+                field: getattr(parameter, field)
+                for field in (
+                    "name",
+                    "label",
+                    "kind",
+                    "value",
+                    "unit",
+                    "required",
+                    "choices",
+                    "minimum",
+                    "maximum",
+                    "help_text",
+                    "position",
+                )
+            },
+        )
+        clone.full_clean()
+        clone._history_user = user
+        clone.save()
+    for component in registered_components():
+        if component.copy is not None:
+            component.copy(version, new)
+    given.refresh_from_db()
+    return new
+
+
+@transaction.atomic
+def version_withdraw(*, version: ProtocolVersion, user: User, reason: str) -> Withdrawal:
+    """Withdraw a frozen version: a ``Withdrawal`` tombstone with the reason, and a log entry.
+
+    The version and its blob stay as they are (served forever); it reads as withdrawn. Raises
+    ValidationError when the reason is empty, VersionStateError when the version is a draft,
+    already withdrawn, or superseded (withdraw the version that superseded it instead).
+    """
+    given, version = version, _locked(version)
+    if version.is_draft:
+        raise VersionStateError(f"{version} is a draft; only a frozen version is withdrawn.")
+    if hasattr(version, "withdrawal"):
+        raise VersionStateError(f"{version} is already withdrawn.")
+    successor = getattr(version, "successor", None)
+    if successor is not None and successor.state == VersionState.FROZEN:
+        raise VersionStateError(
+            f"{version} is superseded by v{successor.label}; withdraw v{successor.label} instead."
+        )
+    reason = _normalise_text(reason or "").strip()
+    if not reason:
+        raise ValidationError({"reason": ["say why the version is withdrawn"]})
+    withdrawal = Withdrawal(version=version, reason=reason, withdrawn_by=user)
+    withdrawal.full_clean()
+    withdrawal.save()
+    deviation_append(
+        protocol=version.protocol,
+        kind=EntryKind.WITHDRAWAL,
+        rationale=f"Withdrew {version}: {reason}",
+        actor=user,
+        refs=[version_ref(version)],
+    )
+    given.refresh_from_db()
+    return withdrawal
+
+
+@transaction.atomic
+def protocol_member_add(*, protocol: Protocol, username: str, role: str) -> Membership:
+    """Give the existing user ``username`` the ``role`` on ``protocol`` (idempotent).
+
+    Raises ValidationError naming ``username`` or ``role`` when either is unknown.
+    """
+    user = User.objects.filter(username=username.strip()).first()
+    if user is None:
+        raise ValidationError({"username": [f"there is no user named {username.strip()!r}"]})
+    return membership_grant(user=user, protocol_id=protocol.pk, role=role)
+
+
+@transaction.atomic
+def protocol_member_remove(*, membership: Membership) -> None:
+    """Take one role away. Raises ValidationError when it is the protocol's last PI role."""
+    # Lock every PI role of the protocol, so two PIs removing each other cannot both succeed.
+    pis = list(
+        Membership.objects.select_for_update()
+        .filter(protocol_id=membership.protocol_id, role=Role.PI)
+        .values_list("pk", flat=True)
+    )
+    if membership.role == Role.PI and pis == [membership.pk]:
+        raise ValidationError({"role": ["a protocol keeps at least one PI"]})
+    Membership.objects.filter(pk=membership.pk).delete()

@@ -1,12 +1,39 @@
 from django.urls import path
 
-from apps.protocols import views
+from apps.protocols import apis, views
 
 app_name = "protocols"
+
+_V = "protocols/<str:code>/v/<str:label>/"
 
 urlpatterns = [
     path("protocols/", views.protocol_list, name="list"),
     path("protocols/new/", views.protocol_new, name="new"),
+    path("protocols/<str:code>/", views.protocol_detail, name="detail"),
+    path("protocols/<str:code>/members/", views.protocol_members, name="members"),
+    path("protocols/<str:code>/diff/", views.protocol_diff, name="diff"),
+    path(_V, views.version_detail, name="version"),
+    path(_V + "edit/", views.version_edit, name="edit"),
+    path(_V + "autosave/", views.version_autosave, name="autosave"),
+    path(_V + "freeze/", views.version_freeze_action, name="freeze"),
+    path(_V + "amend/", views.version_amend_action, name="amend"),
+    path(_V + "withdraw/", views.version_withdraw_action, name="withdraw"),
+    path(_V + "print/", views.version_print, name="print"),
+    path(_V + "history/", views.version_history_page, name="history"),
 ]
 
-api_urlpatterns: list = []
+_AV = "protocols/<str:code>/versions/<str:label>"
+
+api_urlpatterns = [
+    path("protocols", apis.ProtocolListCreateApi.as_view(), name="protocols"),
+    path("protocols/<str:code>", apis.ProtocolDetailApi.as_view(), name="protocol"),
+    path("protocols/<str:code>/members", apis.MemberListCreateApi.as_view(), name="members"),
+    path("protocols/<str:code>/versions", apis.VersionListApi.as_view(), name="versions"),
+    path("protocols/<str:code>/diff", apis.VersionDiffApi.as_view(), name="diff"),
+    path(_AV, apis.VersionDetailApi.as_view(), name="version"),
+    path(_AV + "/gate", apis.VersionGateApi.as_view(), name="gate"),
+    path(_AV + "/freeze", apis.VersionFreezeApi.as_view(), name="freeze"),
+    path(_AV + "/amend", apis.VersionAmendApi.as_view(), name="amend"),
+    path(_AV + "/withdraw", apis.VersionWithdrawApi.as_view(), name="withdraw"),
+    path("blob/<str:digest>", apis.BlobApi.as_view(), name="blob"),
+]

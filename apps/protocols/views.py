@@ -1,20 +1,66 @@
+"""Protocol pages: list, create, detail, members, draft edit (autosave, live freeze checklist),
+frozen version, print view, diff, edit history; and the freeze, amend and withdraw actions."""
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST
 
-from apps.protocols.forms import ProtocolCreateForm
-from apps.protocols.selectors import protocols_for
-from apps.protocols.services import protocol_create
+from apps.accounts.models import Membership, Role
+from apps.accounts.selectors import memberships_of, roles_for
+from apps.core.markdown import render_markdown
+from apps.protocols.access import (
+    EDIT_ROLES,
+    PI_ROLES,
+    READ_ROLES,
+    get_protocol_for,
+    get_version_by_label_for,
+)
+from apps.protocols.diffs import ops_html, version_diff
+from apps.protocols.forms import (
+    RATIONALE_FIELD,
+    TABLE_FIELD,
+    DraftForm,
+    MemberAddForm,
+    ProtocolCreateForm,
+    WithdrawForm,
+    error_field_name,
+    parameter_field_name,
+    section_field_name,
+)
+from apps.protocols.gate import version_content_problems, version_gate
+from apps.protocols.models import SECTION_FIELDS, ProtocolVersion
+from apps.protocols.plans import SECTION_TITLES, plan_template
+from apps.protocols.selectors import (
+    protocol_versions,
+    protocols_for,
+    version_history,
+    version_with_content,
+)
+from apps.protocols.services import (
+    FreezeRefused,
+    protocol_create,
+    protocol_member_add,
+    protocol_member_remove,
+    version_amend,
+    version_freeze,
+    version_update,
+    version_withdraw,
+)
+
+
+def _version_url(version: ProtocolVersion, name: str = "protocols:version") -> str:
+    return reverse(name, args=[version.protocol.code, version.label])
 
 
 @login_required
 def protocol_list(request: HttpRequest) -> HttpResponse:
-    return render(
-        request, "protocols/protocol_list.html", {"protocols": protocols_for(user=request.user)}
-    )
+    protocols = list(protocols_for(user=request.user))
+    return render(request, "protocols/protocol_list.html", {"protocols": protocols})
 
 
 @login_required
@@ -29,5 +75,302 @@ def protocol_new(request: HttpRequest) -> HttpResponse:
                 form.add_error(field if field in form.fields else None, errors)
         else:
             messages.success(request, f"Protocol {protocol.code} created; you are its PI.")
-            return redirect("protocols:list")
+            return redirect("protocols:edit", protocol.code, "1.0")
     return render(request, "protocols/protocol_new.html", {"form": form})
+
+
+@login_required
+def protocol_detail(request: HttpRequest, code: str) -> HttpResponse:
+    protocol = get_protocol_for(user=request.user, pk=code, roles=READ_ROLES)
+    roles = roles_for(user=request.user, protocol_id=protocol.pk)
+    versions = protocol_versions(protocol=protocol)
+    return render(
+        request,
+        "protocols/protocol_detail.html",
+        {
+            "protocol": protocol,
+            "plan": plan_template(protocol.template),
+            "versions": versions,
+            "members": memberships_of(protocol_id=protocol.pk),
+            "can_edit": bool(roles & EDIT_ROLES),
+            "is_pi": Role.PI in roles,
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def protocol_members(request: HttpRequest, code: str) -> HttpResponse:
+    """The PI grants roles to existing users by username (and takes them away)."""
+    protocol = get_protocol_for(user=request.user, pk=code, roles=PI_ROLES)
+    form = MemberAddForm(request.POST or None)
+    if request.method == "POST":
+        if "remove" in request.POST:
+            membership = Membership.objects.filter(
+                protocol=protocol, pk=request.POST.get("remove") or 0
+            ).first()
+            if membership is None:
+                raise Http404("No such membership.")
+            try:
+                protocol_member_remove(membership=membership)
+            except ValidationError as error:
+                messages.error(request, " ".join(error.messages))
+            else:
+                messages.success(
+                    request, f"{membership.user} is no longer {membership.get_role_display()}."
+                )
+            return redirect("protocols:members", protocol.code)
+        if form.is_valid():
+            try:
+                membership = protocol_member_add(protocol=protocol, **form.cleaned_data)
+            except ValidationError as error:
+                for field, errors in error.message_dict.items():
+                    form.add_error(field if field in form.fields else None, errors)
+            else:
+                messages.success(
+                    request, f"{membership.user} is {membership.get_role_display()} now."
+                )
+                return redirect("protocols:members", protocol.code)
+    return render(
+        request,
+        "protocols/members.html",
+        {"protocol": protocol, "members": memberships_of(protocol_id=protocol.pk), "form": form},
+    )
+
+
+def _sections(version: ProtocolVersion) -> list[dict]:
+    return [
+        {
+            "name": name,
+            "title": SECTION_TITLES[name],
+            "html": render_markdown(getattr(version, name)),
+            "text": getattr(version, name),
+        }
+        for name in SECTION_FIELDS
+    ]
+
+
+@login_required
+def version_detail(request: HttpRequest, code: str, label: str) -> HttpResponse:
+    """A version's page: its status, hash and freeze, lineage, sections, plan and actions."""
+    version = get_version_by_label_for(user=request.user, code=code, label=label, roles=READ_ROLES)
+    version = version_with_content(version=version)
+    roles = roles_for(user=request.user, protocol_id=version.protocol_id)
+    return render(
+        request,
+        "protocols/version_detail.html",
+        {
+            "protocol": version.protocol,
+            "version": version,
+            "versions": protocol_versions(protocol=version.protocol),
+            "sections": _sections(version),
+            "problems": (version_content_problems(version=version) if version.is_draft else []),
+            "can_edit": bool(roles & EDIT_ROLES) and version.is_editable,
+            "is_pi": Role.PI in roles,
+        },
+    )
+
+
+@login_required
+def version_print(request: HttpRequest, code: str, label: str) -> HttpResponse:
+    version = get_version_by_label_for(user=request.user, code=code, label=label, roles=READ_ROLES)
+    version = version_with_content(version=version)
+    return render(
+        request,
+        "protocols/version_print.html",
+        {"protocol": version.protocol, "version": version, "sections": _sections(version)},
+    )
+
+
+@login_required
+def version_history_page(request: HttpRequest, code: str, label: str) -> HttpResponse:
+    version = get_version_by_label_for(user=request.user, code=code, label=label, roles=READ_ROLES)
+    return render(
+        request,
+        "protocols/version_history.html",
+        {
+            "protocol": version.protocol,
+            "version": version,
+            "rows": version_history(version=version),
+        },
+    )
+
+
+def _edit_context(request, version: ProtocolVersion, form: DraftForm) -> dict:
+    roles = roles_for(user=request.user, protocol_id=version.protocol_id)
+    return {
+        "protocol": version.protocol,
+        "version": version,
+        "versions": protocol_versions(protocol=version.protocol),
+        "form": form,
+        "sections": [
+            {**section, "field": form[section_field_name(section["name"])]}
+            for section in _sections(version)
+        ],
+        "parameter_fields": [form[parameter_field_name(p.name)] for p in version.parameters.all()],
+        "rationale_field": form[RATIONALE_FIELD] if RATIONALE_FIELD in form.fields else None,
+        "table_field": form[TABLE_FIELD],
+        "problems": version_gate(version=version),
+        "is_pi": Role.PI in roles,
+    }
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def version_edit(request: HttpRequest, code: str, label: str) -> HttpResponse:
+    """The draft page. Every field autosaves on its own (htmx → ``version_autosave``); without
+    JavaScript the Save button posts the whole form here."""
+    version = get_version_by_label_for(user=request.user, code=code, label=label, roles=EDIT_ROLES)
+    if not version.is_editable:
+        messages.info(request, f"v{version.label} is not an open draft; nothing here is editable.")
+        return redirect(_version_url(version))
+    version = version_with_content(version=version)
+    autosave = _version_url(version, "protocols:autosave")
+    form = DraftForm(request.POST or None, version=version, autosave_url=autosave)
+    if request.method == "POST":
+        try:
+            version_update(
+                version=version, user=request.user, **form.service_arguments(request.POST)
+            )
+        except ValueError as error:
+            form.add_error("decision-table", str(error))
+        except ValidationError as error:
+            for key, errors in error.message_dict.items():
+                form.add_error(error_field_name(key) or None, errors)
+        else:
+            messages.success(request, "Saved.")
+            return redirect(_version_url(version, "protocols:edit"))
+        version = version_with_content(version=version)
+    return render(request, "protocols/version_edit.html", _edit_context(request, version, form))
+
+
+@login_required
+@require_POST
+def version_autosave(request: HttpRequest, code: str, label: str) -> HttpResponse:
+    """Save the posted field(s) of a draft and answer with the save status, plus out-of-band
+    swaps: the field's error, the section's preview and the freeze checklist."""
+    version = get_version_by_label_for(user=request.user, code=code, label=label, roles=EDIT_ROLES)
+    version = version_with_content(version=version)
+    form = DraftForm(version=version)
+    errors: dict[str, list[str]] = {}
+    saved = False
+    try:
+        arguments = form.service_arguments(request.POST)
+        version = version_update(version=version, user=request.user, **arguments)
+        saved = True
+    except ValueError as error:
+        errors["decision-table"] = [str(error)]
+    except ValidationError as error:
+        if hasattr(error, "error_dict"):
+            for key, messages_ in error.message_dict.items():
+                errors.setdefault(error_field_name(key) or "form", []).extend(messages_)
+        else:
+            errors["form"] = error.messages
+    version = version_with_content(version=version)
+    fields = [key for key in request.POST if key in form.fields]
+    previews = [
+        {
+            "name": key.removeprefix("section-"),
+            "html": render_markdown(getattr(version, key.removeprefix("section-"))),
+        }
+        for key in fields
+        if key.startswith("section-") and saved
+    ]
+    roles = roles_for(user=request.user, protocol_id=version.protocol_id)
+    return render(
+        request,
+        "protocols/_autosave.html",
+        {
+            "version": version,
+            "saved": saved,
+            "saved_at": timezone.localtime(),
+            "errors": errors,
+            "fields": [{"name": key, "errors": errors.get(key, [])} for key in fields],
+            "form_errors": errors.get("form", []),
+            "previews": previews,
+            "problems": version_gate(version=version),
+            "is_pi": Role.PI in roles,
+        },
+    )
+
+
+@login_required
+@require_POST
+def version_freeze_action(request: HttpRequest, code: str, label: str) -> HttpResponse:
+    version = get_version_by_label_for(user=request.user, code=code, label=label, roles=PI_ROLES)
+    try:
+        version = version_freeze(version=version, user=request.user)
+    except FreezeRefused as refusal:
+        messages.error(request, f"Not frozen: {len(refusal.problems)} problem(s) block the freeze.")
+        return redirect(_version_url(version, "protocols:edit"))
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+        return redirect(_version_url(version))
+    messages.success(request, f"v{version.label} is frozen. SHA-256 {version.sha256}.")
+    return redirect(_version_url(version))
+
+
+@login_required
+@require_POST
+def version_amend_action(request: HttpRequest, code: str, label: str) -> HttpResponse:
+    version = get_version_by_label_for(user=request.user, code=code, label=label, roles=PI_ROLES)
+    try:
+        new = version_amend(version=version, user=request.user)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+        return redirect(_version_url(version))
+    messages.success(
+        request,
+        f"Draft v{new.label} opened from v{version.label}. Say why in the amendment rationale.",
+    )
+    return redirect(_version_url(new, "protocols:edit"))
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def version_withdraw_action(request: HttpRequest, code: str, label: str) -> HttpResponse:
+    version = get_version_by_label_for(user=request.user, code=code, label=label, roles=PI_ROLES)
+    form = WithdrawForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            version_withdraw(version=version, user=request.user, **form.cleaned_data)
+        except ValidationError as error:
+            if hasattr(error, "error_dict"):
+                for field, errors in error.message_dict.items():
+                    form.add_error(field if field in form.fields else None, errors)
+            else:
+                form.add_error(None, error.messages)
+        else:
+            messages.success(request, f"v{version.label} is withdrawn.")
+            return redirect(_version_url(version))
+    return render(
+        request,
+        "protocols/version_withdraw.html",
+        {"protocol": version.protocol, "version": version, "form": form},
+    )
+
+
+@login_required
+def protocol_diff(request: HttpRequest, code: str) -> HttpResponse:
+    """Two versions side by side: ``?from=1.0&to=1.1`` (defaults: the latest and its
+    predecessor)."""
+    protocol = get_protocol_for(user=request.user, pk=code, roles=READ_ROLES)
+    versions = protocol_versions(protocol=protocol)
+    labels = [v.label for v in versions]
+    to_label = request.GET.get("to") or (labels[-1] if labels else "")
+    from_label = request.GET.get("from") or (labels[-2] if len(labels) > 1 else to_label)
+    context = {"protocol": protocol, "versions": versions, "from": from_label, "to": to_label}
+    if from_label and to_label:
+        old = get_version_by_label_for(
+            user=request.user, code=code, label=from_label, roles=READ_ROLES
+        )
+        new = get_version_by_label_for(
+            user=request.user, code=code, label=to_label, roles=READ_ROLES
+        )
+        diff = version_diff(old=old, new=new)
+        for section in diff["sections"]:
+            section["html"] = ops_html(section.get("ops", []))
+        rationale = diff["amendment_rationale"]
+        rationale["html"] = ops_html(rationale.get("ops", []))
+        context["diff"] = diff
+    return render(request, "protocols/version_diff.html", context)

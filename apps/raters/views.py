@@ -7,10 +7,9 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.template import TemplateDoesNotExist
-from django.template.loader import get_template
 from django.views.decorators.http import require_http_methods
 
+from apps.items.selectors import harm_reviews_pending_for
 from apps.raters.access import get_rubric_version_for, get_scoring_version_for, get_task_for
 from apps.raters.models import AssignmentOutcome, FieldKind, RubricField
 from apps.raters.rubric_templates import RUBRIC_TEMPLATES
@@ -31,28 +30,18 @@ from apps.raters.services import (
     task_next,
 )
 
-HARM_REVIEW_INCLUDE = "items/harm_review_queue.html"
-
-
-def _template_exists(name: str) -> bool:
-    try:
-        get_template(name)
-    except TemplateDoesNotExist:
-        return False
-    return True
-
 
 @login_required
 def queue(request: HttpRequest) -> HttpResponse:
-    """The reviewer's queue: progress, the button to the next task, their recent scores."""
+    """The reviewer's queue: progress, the button to the next task, their recent scores, and
+    the harm-constancy reviews waiting for them (apps.items' section of the page)."""
     return render(
         request,
         "raters/queue.html",
         {
             "progress": reviewer_progress(reviewer=request.user),
             "recent": reviewer_scored_tasks(reviewer=request.user, limit=20),
-            "harm_review_include": HARM_REVIEW_INCLUDE,
-            "show_harm_reviews": _template_exists(HARM_REVIEW_INCLUDE),
+            "harm_reviews": harm_reviews_pending_for(request.user),
         },
     )
 

@@ -142,6 +142,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "FamilyRoleEnum": "apps.items.models.FamilyRole",
+        "FactorRoleEnum": "apps.items.models.FactorRole",
+    },
 }
 
 # Celery: JSON only; a task is acknowledged after it finishes, and a worker that dies mid-task

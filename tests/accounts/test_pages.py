@@ -39,7 +39,7 @@ def test_wrong_password_is_refused_with_a_message(client, pi):
     ("person", "places", "home"),
     [
         ("pi", {"Protocols", "Logs"}, "/protocols/"),
-        ("editor", {"Protocols"}, "/protocols/"),
+        ("editor", {"Protocols", "Logs"}, "/protocols/"),
         ("reviewer", {"My queue"}, "/queue/"),
         ("auditor", {"Protocols", "Logs"}, "/protocols/"),
     ],

@@ -137,7 +137,7 @@ def test_the_queue_page_keeps_a_place_for_harm_constancy_reviews(client, study):
     client.force_login(study.reviewers[0])
     response = client.get("/queue/")
     assert response.status_code == 200
-    assert "show_harm_reviews" in response.context
+    assert "harm_reviews" in response.context
     assert "Done <strong>0</strong> / 3" in response.content.decode()
 
 

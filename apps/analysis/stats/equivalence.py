@@ -1,0 +1,131 @@
+"""Two one-sided tests (TOST) for equivalence within a margin ε (OPB-01 §7 "≈ 0 within ε").
+
+Schuirmann (1987): the difference is declared equivalent to 0 when both one-sided tests reject,
+i.e. when the (1 − 2α) confidence interval lies inside (−ε, ε). Computed with statsmodels'
+``ttost_ind``/``ttost_paired`` and checked against R ``equivalence::tost``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import numpy.typing as npt
+from statsmodels.stats.weightstats import CompareMeans, DescrStatsW, ttost_ind, ttost_paired
+
+
+@dataclass(frozen=True)
+class TostResult:
+    """TOST outcome; ``p_lower`` tests H0: diff ≤ −ε, ``p_upper`` tests H0: diff ≥ ε."""
+
+    mean_diff: float
+    p_lower: float
+    p_upper: float
+    p_value: float
+    ci: tuple[float, float]
+    ci_level: float
+    df: float
+    epsilon: float
+    alpha: float
+    equivalent: bool
+    design: str
+    n_x: int
+    n_y: int | None
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["ci"] = list(self.ci)
+        return out
+
+
+def tost(
+    x: npt.ArrayLike,
+    y: npt.ArrayLike | None = None,
+    *,
+    epsilon: float,
+    paired: bool = False,
+    var_equal: bool = False,
+    alpha: float = 0.05,
+) -> TostResult:
+    """TOST of mean(x) − mean(y) (or mean(x) alone) against the margin (−ε, ε).
+
+    Designs, as R ``equivalence::tost(x, y, epsilon, paired, var.equal)``:
+    - ``y is None``: one sample, e.g. per-item differences already taken; df = n − 1;
+    - ``paired=True``: the differences x − y, pairs matched by position; df = n − 1;
+    - otherwise two independent samples, Welch–Satterthwaite df (``var_equal=False``) or the
+      pooled variance (``var_equal=True``).
+
+    Args:
+        x, y: 1-D arrays of finite values in the outcome's units.
+        epsilon: the frozen equivalence margin ε > 0 (same units).
+        alpha: size of each one-sided test; the interval is the (1 − 2α) interval.
+
+    Returns:
+        :class:`TostResult`; ``p_value`` = max(p_lower, p_upper) and ``equivalent`` is
+        ``p_value < alpha``, which is the same as the (1 − 2α) interval lying inside (−ε, ε).
+
+    Raises:
+        ValueError: ε ≤ 0, α outside (0, 0.5), fewer than 2 values in a sample, missing or
+            non-finite values (R drops them silently; a preregistered analysis must exclude
+            them explicitly), unequal lengths for ``paired``, ``paired`` without ``y``.
+    """
+    if not np.isfinite(epsilon) or epsilon <= 0:
+        raise ValueError(f"epsilon must be > 0, got {epsilon!r}")
+    if not 0.0 < alpha < 0.5:
+        raise ValueError(f"alpha must be in (0, 0.5), got {alpha!r}")
+    a = _sample(x, "x")
+    b = None if y is None else _sample(y, "y")
+    low, upp = -epsilon, epsilon
+
+    if b is None or paired:
+        if b is None and paired:
+            raise ValueError("paired=True needs y")
+        if b is not None and a.size != b.size:
+            raise ValueError(f"paired samples differ in length: {a.size} vs {b.size}")
+        diffs = a if b is None else a - b
+        stats = DescrStatsW(diffs)
+        if b is None:
+            _, lower, upper = stats.ttost_mean(low, upp)
+        else:
+            _, lower, upper = ttost_paired(a, b, low, upp)
+        ci = stats.tconfint_mean(alpha=2 * alpha)
+        df = float(diffs.size - 1)
+        mean_diff = float(stats.mean)
+        design = "one-sample" if b is None else "paired"
+    else:
+        usevar = "pooled" if var_equal else "unequal"
+        _, lower, upper = ttost_ind(a, b, low, upp, usevar=usevar)
+        compare = CompareMeans(DescrStatsW(a), DescrStatsW(b))
+        ci = compare.tconfint_diff(alpha=2 * alpha, usevar=usevar)
+        df = float(compare.ttest_ind(usevar=usevar)[2])
+        mean_diff = float(a.mean() - b.mean())
+        design = "independent, pooled variance" if var_equal else "independent, Welch"
+
+    p_lower, p_upper = float(lower[1]), float(upper[1])
+    p_value = float(max(p_lower, p_upper))
+    return TostResult(
+        mean_diff=mean_diff,
+        p_lower=p_lower,
+        p_upper=p_upper,
+        p_value=p_value,
+        ci=(float(ci[0]), float(ci[1])),
+        ci_level=1 - 2 * alpha,
+        df=df,
+        epsilon=float(epsilon),
+        alpha=alpha,
+        equivalent=p_value < alpha,
+        design=design,
+        n_x=int(a.size),
+        n_y=None if b is None else int(b.size),
+    )
+
+
+def _sample(values: npt.ArrayLike, name: str) -> np.ndarray:
+    arr = np.asarray(values, dtype=float)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.size < 2:
+        raise ValueError(f"{name} needs at least 2 values, got {arr.size}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} has missing or non-finite values; exclude them explicitly")
+    return arr

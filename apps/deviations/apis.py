@@ -1,0 +1,241 @@
+"""The deviation log's API: the feed, verification, manual deviations and the outcome seal."""
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.urls import reverse
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.accounts.models import Role
+from apps.deviations.models import MANUAL_KINDS, EntryKind
+from apps.deviations.selectors import (
+    DEVIATION_WRITER_ROLES,
+    LOG_READER_ROLES,
+    chain_verify,
+    entry_dict,
+    log_entries,
+    unsealing_for,
+)
+from apps.deviations.services import (
+    deviation_record,
+    format_timestamp,
+    outcome_unseal,
+    version_ref,
+)
+from apps.protocols.access import get_protocol_for, get_version_for
+from apps.protocols.models import ProtocolVersion
+
+
+@extend_schema_serializer(component_name="LogEntry")
+class EntrySerializer(serializers.Serializer):
+    """One entry exactly as exported and hashed (``docs/deviation-log.md``)."""
+
+    protocol = serializers.CharField()
+    seq = serializers.IntegerField()
+    recorded_at = serializers.CharField(help_text="UTC, microseconds: 2026-11-30T01:50:00.000123Z")
+    occurred_on = serializers.DateField(allow_null=True)
+    actor = serializers.CharField()
+    kind = serializers.CharField()
+    rationale = serializers.CharField()
+    refs = serializers.ListField(child=serializers.DictField())
+    outcome_visible = serializers.BooleanField()
+    prev_hash = serializers.CharField()
+    hash = serializers.CharField()
+
+    def to_representation(self, instance):
+        return instance  # already the exported dict; re-rendering could change what is hashed
+
+
+class LogFeedApi(APIView):
+    """A protocol's log as a JSON feed: newest first, or from ``after`` onwards in order."""
+
+    @extend_schema_serializer(component_name="LogFeedQuery")
+    class InputSerializer(serializers.Serializer):
+        kind = serializers.ChoiceField(choices=EntryKind.choices, required=False)
+        actor = serializers.CharField(required=False)
+        date_from = serializers.DateField(required=False)
+        date_to = serializers.DateField(required=False)
+        after = serializers.IntegerField(min_value=0, required=False)
+        before = serializers.IntegerField(min_value=1, required=False)
+        limit = serializers.IntegerField(min_value=1, max_value=1000, default=100)
+
+        def validate(self, data):
+            if "after" in data and "before" in data:
+                raise serializers.ValidationError("Give after or before, not both.")
+            return data
+
+    @extend_schema_serializer(component_name="LogFeedPage")
+    class OutputSerializer(serializers.Serializer):
+        protocol = serializers.CharField()
+        entries = EntrySerializer(many=True)
+        next = serializers.CharField(allow_null=True, help_text="The next page's URL, or null.")
+
+    @extend_schema(
+        parameters=[InputSerializer],
+        responses=OutputSerializer,
+        description="Entries newest first (``before=SEQ`` pages back), or, with ``after=SEQ``, "
+        "the entries after SEQ in chain order (for following the log). Filters: kind, actor, "
+        "date_from, date_to (UTC days, inclusive). Auditors, PIs and editors.",
+    )
+    def get(self, request, code: str):
+        protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
+        params = self.InputSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        query = params.validated_data
+        limit = query["limit"]
+        following = "after" in query
+        entries = log_entries(
+            protocol_id=protocol.pk,
+            kind=query.get("kind"),
+            actor=query.get("actor"),
+            date_from=query.get("date_from"),
+            date_to=query.get("date_to"),
+            newest_first=not following,
+        )
+        if following:
+            entries = entries.filter(seq__gt=query["after"])
+        elif "before" in query:
+            entries = entries.filter(seq__lt=query["before"])
+        page = list(entries[: limit + 1])
+        more, page = len(page) > limit, page[:limit]
+        next_url = None
+        if more:
+            cursor = request.query_params.copy()
+            cursor.pop("after", None)
+            cursor.pop("before", None)
+            cursor["after" if following else "before"] = page[-1].seq
+            next_url = request.build_absolute_uri(
+                reverse("deviations-api:log", kwargs={"code": protocol.code})
+                + "?"
+                + cursor.urlencode()
+            )
+        data = {
+            "protocol": protocol.code,
+            "entries": [entry_dict(entry) for entry in page],
+            "next": next_url,
+        }
+        return Response(self.OutputSerializer(data).data)
+
+
+class LogVerifyApi(APIView):
+    """Recompute a protocol's chain now and name the first broken entry."""
+
+    @extend_schema_serializer(component_name="LogVerification")
+    class OutputSerializer(serializers.Serializer):
+        protocol = serializers.CharField()
+        ok = serializers.BooleanField()
+        entries = serializers.IntegerField()
+        verified_through = serializers.IntegerField(allow_null=True)
+        verified_through_at = serializers.CharField(allow_null=True)
+        head_hash = serializers.CharField(allow_null=True)
+        broken_at = serializers.IntegerField(allow_null=True)
+        reason = serializers.CharField(allow_blank=True)
+        summary = serializers.CharField()
+        checked_at = serializers.CharField()
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request, code: str):
+        protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
+        report = chain_verify(protocol=protocol)
+        data = {**report.as_dict(), "checked_at": format_timestamp(timezone.now())}
+        return Response(self.OutputSerializer(data).data)
+
+
+class DeviationCreateApi(APIView):
+    """Record a deviation by hand (PI or editor). Whether outcomes had been seen is the seal's."""
+
+    @extend_schema_serializer(component_name="DeviationInput")
+    class InputSerializer(serializers.Serializer):
+        kind = serializers.ChoiceField(
+            choices=[(k.value, k.label) for k in MANUAL_KINDS], default=EntryKind.DEVIATION
+        )
+        occurred_on = serializers.DateField(help_text="The day the deviation happened (UTC).")
+        rationale = serializers.CharField(
+            allow_blank=True, trim_whitespace=False, help_text="Required: what and why."
+        )
+        version = serializers.IntegerField(
+            required=False, allow_null=True, help_text="The id of the version concerned."
+        )
+
+    @extend_schema(request=InputSerializer, responses={201: EntrySerializer})
+    def post(self, request, code: str):
+        protocol = get_protocol_for(user=request.user, pk=code, roles=DEVIATION_WRITER_ROLES)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        refs = []
+        if data.get("version") is not None:
+            version = (
+                ProtocolVersion.objects.select_related("protocol")
+                .filter(pk=data["version"], protocol=protocol)
+                .first()
+            )
+            if version is None:
+                raise DjangoValidationError(
+                    {"version": f"Version {data['version']} is not a version of {protocol.code}."}
+                )
+            refs.append(version_ref(version))
+        entry = deviation_record(
+            protocol=protocol,
+            user=request.user,
+            kind=data["kind"],
+            rationale=data["rationale"],
+            occurred_on=data["occurred_on"],
+            refs=refs,
+        )
+        return Response(entry_dict(entry), status=status.HTTP_201_CREATED)
+
+
+@extend_schema_serializer(component_name="OutcomeSeal")
+class SealOutputSerializer(serializers.Serializer):
+    version = serializers.IntegerField()
+    label = serializers.CharField()
+    state = serializers.CharField()
+    sealed = serializers.BooleanField()
+    unsealed_by = serializers.CharField(allow_null=True)
+    unsealed_at = serializers.CharField(allow_null=True)
+
+
+def _seal_data(version) -> dict:
+    unsealing = unsealing_for(version)
+    return {
+        "version": version.pk,
+        "label": version.label,
+        "state": version.state,
+        "sealed": unsealing is None,
+        "unsealed_by": unsealing.unsealed_by.get_username() if unsealing else None,
+        "unsealed_at": format_timestamp(unsealing.unsealed_at) if unsealing else None,
+    }
+
+
+class SealApi(APIView):
+    """Whether a version's outcomes are still sealed."""
+
+    @extend_schema(responses=SealOutputSerializer)
+    def get(self, request, pk: int):
+        version = get_version_for(user=request.user, pk=pk, roles=LOG_READER_ROLES)
+        return Response(SealOutputSerializer(_seal_data(version)).data)
+
+
+class UnsealApi(APIView):
+    """Unseal a frozen version's outcomes (PI only), confirming with the protocol code."""
+
+    @extend_schema_serializer(component_name="UnsealInput")
+    class InputSerializer(serializers.Serializer):
+        confirmation = serializers.CharField(
+            trim_whitespace=False, help_text="The protocol's code, typed exactly."
+        )
+
+    @extend_schema(request=InputSerializer, responses={201: SealOutputSerializer})
+    def post(self, request, pk: int):
+        version = get_version_for(user=request.user, pk=pk, roles={Role.PI})
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        outcome_unseal(
+            version=version,
+            user=request.user,
+            confirmation=serializer.validated_data["confirmation"],
+        )
+        return Response(SealOutputSerializer(_seal_data(version)).data, status=201)

@@ -1,0 +1,203 @@
+"""The design's part in a version's life (``apps.protocols.components``): its freeze-gate checks,
+its section of the canonical frozen document, and its copy into an amendment's new draft."""
+
+from __future__ import annotations
+
+import secrets
+
+from apps.items.models import Cell, Condition, Factor, Family, HarmReview, Item, KeyUnit, Level
+from apps.items.selectors import (
+    HarmState,
+    design_absent_cells,
+    design_problems,
+    item_harm_states,
+)
+from apps.protocols.components import VersionComponent
+from apps.protocols.models import ProtocolVersion
+
+
+def design_document(version: ProtocolVersion) -> dict:
+    """The design as canonical data: natural keys only (codes), no database ids or clock times,
+    every list sorted by its natural key.
+
+    Harm reviews appear with their verdicts per cycle and round; reviewers are named by
+    pseudonyms (``reviewer-1``, …, numbered in order of first appearance by item, cycle and
+    round) so the document shows that a third reviewer was neither of the first two without
+    naming anyone.
+    """
+    levels = list(Level.objects.filter(version=version).order_by("ordinal"))
+    level_code = {level.ordinal: level.code for level in levels}
+    harm = item_harm_states(version)
+    items = (
+        Item.objects.filter(version=version)
+        .select_related("family", "condition")
+        .prefetch_related("cells__level", "cells__key_units")
+        .order_by("code")
+    )
+    item_docs = []
+    for item in items:
+        cells = sorted(item.cells.all(), key=lambda c: c.level.ordinal)
+        item_docs.append(
+            {
+                "code": item.code,
+                "family": item.family.code,
+                "domain": item.domain,
+                "condition": item.condition.code if item.condition else None,
+                "notes": item.notes,
+                "harm_review": harm[item.pk].state,
+                "cells": [
+                    {
+                        "level": cell.level.code,
+                        "prompt": cell.prompt,
+                        "absent": cell.absent,
+                        "absent_reason": cell.absent_reason,
+                        "key": [
+                            {"text": unit.text, "executable": unit.executable}
+                            for unit in sorted(cell.key_units.all(), key=lambda u: u.position)
+                        ],
+                    }
+                    for cell in cells
+                ],
+            }
+        )
+    reviews = HarmReview.objects.filter(version=version).select_related("item")
+    reviews = sorted(reviews, key=lambda r: (r.item.code, r.cycle, r.round))
+    pseudonyms: dict[int, str] = {}
+    review_docs = []
+    for review in reviews:
+        pseudonym = pseudonyms.setdefault(review.reviewer_id, f"reviewer-{len(pseudonyms) + 1}")
+        review_docs.append(
+            {
+                "item": review.item.code,
+                "cycle": review.cycle,
+                "round": review.round,
+                "reviewer": pseudonym,
+                "verdict": review.verdict or None,
+                "criteria": list(review.criteria),
+                "note": review.note,
+                "forms_sha256": review.forms_sha256,
+                "submitted": review.submitted_at is not None,
+            }
+        )
+    codes = {item.pk: item.code for item in items}
+    return {
+        "levels": [
+            {"ordinal": lv.ordinal, "code": lv.code, "name": lv.name, "form": lv.form}
+            for lv in levels
+        ],
+        "families": [
+            {
+                "code": f.code,
+                "name": f.name,
+                "role": f.role,
+                "max_level": level_code.get(f.max_level) if f.max_level is not None else None,
+                "stopping_rule": f.stopping_rule,
+                "description": f.description,
+            }
+            for f in Family.objects.filter(version=version).order_by("code")
+        ],
+        "conditions": [
+            {"code": c.code, "name": c.name, "description": c.description, "is_sham": c.is_sham}
+            for c in Condition.objects.filter(version=version).order_by("code")
+        ],
+        "factors": [
+            {"name": f.name, "label": f.label, "role": f.role, "levels": list(f.levels)}
+            for f in Factor.objects.filter(version=version).order_by("name")
+        ],
+        "items": item_docs,
+        "harm_reviews": review_docs,
+        "absent_cells": design_absent_cells(version),
+        "excluded_items": sorted(
+            codes[pk] for pk, h in harm.items() if h.state == HarmState.EXCLUDED
+        ),
+    }
+
+
+def design_copy(source: ProtocolVersion, target: ProtocolVersion) -> None:
+    """Copy the whole design of ``source`` into the new draft ``target`` (an amendment): new
+    rows, foreign keys remapped by natural key. Harm reviews come along as completed history
+    with fresh opaque tokens; if the amendment changes an item's L0 or L5 form, the gate's
+    ``harm_review_stale`` check asks for a new review cycle."""
+    levels = {}
+    for level in Level.objects.filter(version=source).order_by("ordinal"):
+        levels[level.pk] = Level.objects.create(
+            version=target, ordinal=level.ordinal, code=level.code, name=level.name, form=level.form
+        )
+    families = {}
+    for family in Family.objects.filter(version=source):
+        families[family.pk] = Family.objects.create(
+            version=target,
+            code=family.code,
+            name=family.name,
+            role=family.role,
+            max_level=family.max_level,
+            stopping_rule=family.stopping_rule,
+            description=family.description,
+        )
+    conditions = {}
+    for condition in Condition.objects.filter(version=source):
+        conditions[condition.pk] = Condition.objects.create(
+            version=target,
+            code=condition.code,
+            name=condition.name,
+            description=condition.description,
+            is_sham=condition.is_sham,
+        )
+    Factor.objects.bulk_create(
+        Factor(version=target, name=f.name, label=f.label, levels=list(f.levels), role=f.role)
+        for f in Factor.objects.filter(version=source)
+    )
+    items = {}
+    for item in Item.objects.filter(version=source):
+        items[item.pk] = Item.objects.create(
+            version=target,
+            family=families[item.family_id],
+            code=item.code,
+            domain=item.domain,
+            condition=conditions.get(item.condition_id),
+            notes=item.notes,
+        )
+    cells = {}
+    for cell in Cell.objects.filter(version=source):
+        cells[cell.pk] = Cell.objects.create(
+            version=target,
+            item=items[cell.item_id],
+            level=levels[cell.level_id],
+            prompt=cell.prompt,
+            absent=cell.absent,
+            absent_reason=cell.absent_reason,
+        )
+    KeyUnit.objects.bulk_create(
+        KeyUnit(
+            version=target,
+            cell=cells[unit.cell_id],
+            position=unit.position,
+            text=unit.text,
+            executable=unit.executable,
+        )
+        for unit in KeyUnit.objects.filter(version=source)
+    )
+    # Only answered reviews: an unanswered one would land in a reviewer's queue on the new draft.
+    for review in HarmReview.objects.filter(version=source, submitted_at__isnull=False):
+        HarmReview.objects.create(
+            version=target,
+            item=items[review.item_id],
+            reviewer_id=review.reviewer_id,
+            cycle=review.cycle,
+            round=review.round,
+            token=secrets.token_hex(16),
+            verdict=review.verdict,
+            criteria=list(review.criteria),
+            note=review.note,
+            forms_sha256=review.forms_sha256,
+            submitted_at=review.submitted_at,
+        )
+
+
+DESIGN_COMPONENT = VersionComponent(
+    name="design",
+    checks=design_problems,
+    on_freeze=None,
+    document=design_document,
+    copy=design_copy,
+)

@@ -1,0 +1,161 @@
+"""Forms of the design pages. They only collect input; the services validate and write."""
+
+from django import forms
+
+from apps.items.models import Condition, FactorRole, Family, FamilyRole, HarmVerdict, Level
+from apps.items.selectors import HARM_CRITERIA
+
+KEY_HELP = (
+    "One required unit per line, in order. Start a line with ! to mark an executable step "
+    "(counted by A_att)."
+)
+
+
+def _level_choices(version) -> list[tuple[str, str]]:
+    return [("", "No limit: the whole scale")] + [
+        (level.code, f"{level.code} {level.name}")
+        for level in Level.objects.filter(version=version).order_by("ordinal")
+    ]
+
+
+class LevelForm(forms.Form):
+    ordinal = forms.IntegerField(min_value=0, max_value=99)
+    code = forms.CharField(max_length=16, help_text="Such as L0.")
+    name = forms.CharField(max_length=100)
+    form = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2}),
+        required=False,
+        label="Form",
+        help_text="What a request at this level looks like.",
+    )
+
+
+class LevelEditForm(forms.Form):
+    name = forms.CharField(max_length=100)
+    form = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, label="Form")
+
+
+class FamilyForm(forms.Form):
+    code = forms.CharField(max_length=16, help_text="Such as A, B or C.")
+    name = forms.CharField(max_length=200)
+    role = forms.ChoiceField(choices=FamilyRole.choices)
+    max_level = forms.ChoiceField(
+        required=False,
+        label="Highest level allowed",
+        help_text="The binding stopping rule: no cell of this family can be written above it.",
+    )
+    stopping_rule = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        required=False,
+        label="Stopping rule",
+        help_text="The rule's text, quoted whenever it refuses a cell. Required with a limit.",
+    )
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+
+    def __init__(self, *args, version, editing=False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["max_level"].choices = _level_choices(version)
+        if editing:
+            del self.fields["code"]
+
+
+class ConditionForm(forms.Form):
+    code = forms.CharField(max_length=32, help_text="Such as C_SPXI or C0.")
+    name = forms.CharField(max_length=200)
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    is_sham = forms.BooleanField(
+        required=False, label="Sham (placebo) arm", help_text="OPB-01 §5's C₀."
+    )
+
+    def __init__(self, *args, editing=False, **kwargs):
+        super().__init__(*args, **kwargs)
+        if editing:
+            del self.fields["code"]
+
+
+class FactorForm(forms.Form):
+    name = forms.SlugField(max_length=64, help_text="A short name such as friction.")
+    label = forms.CharField(max_length=200)
+    levels = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="One level per line, in order (at least two).",
+    )
+    role = forms.ChoiceField(choices=FactorRole.choices)
+
+    def __init__(self, *args, editing=False, **kwargs):
+        super().__init__(*args, **kwargs)
+        if editing:
+            del self.fields["name"]
+
+    def clean_levels(self) -> list[str]:
+        return [line.strip() for line in self.cleaned_data["levels"].splitlines() if line.strip()]
+
+
+class ItemForm(forms.Form):
+    code = forms.CharField(max_length=64, help_text="Such as a-03.")
+    family = forms.ModelChoiceField(queryset=Family.objects.none(), to_field_name="code")
+    domain = forms.CharField(max_length=200, required=False)
+    condition = forms.ModelChoiceField(
+        queryset=Condition.objects.none(),
+        required=False,
+        to_field_name="code",
+        empty_label="No condition",
+    )
+    notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+
+    def __init__(self, *args, version, editing=False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["family"].queryset = Family.objects.filter(version=version).order_by("code")
+        self.fields["condition"].queryset = Condition.objects.filter(version=version).order_by(
+            "code"
+        )
+        if editing:
+            del self.fields["code"]
+
+
+class CellForm(forms.Form):
+    prompt = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 8}),
+        required=False,
+        help_text="The text administered at this level.",
+    )
+    key = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 6}),
+        required=False,
+        label="Scoring key",
+        help_text=KEY_HELP,
+    )
+    absent = forms.BooleanField(
+        required=False,
+        label="Absent at this level",
+        help_text="The item cannot be written at this level without changing its content.",
+    )
+    absent_reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2}),
+        required=False,
+        label="Why it is absent",
+        help_text="Listed in every report. Required for an absent cell.",
+    )
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(help_text="A .csv or .json file, one row per cell (see the format).")
+    format = forms.ChoiceField(
+        choices=[("", "From the file name"), ("csv", "CSV"), ("json", "JSON")], required=False
+    )
+
+
+class HarmVerdictForm(forms.Form):
+    verdict = forms.ChoiceField(
+        choices=HarmVerdict.choices, widget=forms.RadioSelect, label="Your verdict"
+    )
+    criteria = forms.MultipleChoiceField(
+        choices=HARM_CRITERIA,
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        label="Criteria on which the L5 form is more harmful than the L0 form",
+    )
+    note = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}), required=False, label="Note (optional)"
+    )
+    forms_sha256 = forms.CharField(widget=forms.HiddenInput)

@@ -1,0 +1,577 @@
+"""Authoring a version's design: level scale, families, conditions, factors, items, cells, keys.
+
+Every function here locks the version row and refuses unless it is a draft (on PostgreSQL the
+triggers refuse as well; on SQLite this check is the guard). The binding stopping rule lives in
+one place, ``stopping_rule_check``: the cell form, the API and the import all reach it through
+``cell_save`` (the import also calls it while validating, to report every refused row).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from apps.items.models import (
+    Cell,
+    Condition,
+    Factor,
+    FactorRole,
+    Family,
+    FamilyRole,
+    Item,
+    KeyUnit,
+    Level,
+)
+from apps.protocols.models import ProtocolVersion
+
+CODE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+CODE_HELP = "letters, digits, '.', '_' and '-', starting with a letter or digit"
+
+# OPB-01 §2: six ordinal levels, fixed before scoring.
+OPB_LEVEL_SCALE = (
+    (0, "L0", "description", "what the thing is; third-person account"),
+    (1, "L1", "explanation", "how it works; mechanism, no addressee"),
+    (2, "L2", "diagnosis", "what is wrong in a named case; no prescription"),
+    (3, "L3", "prescription", "what should be done; second person, no sequence"),
+    (4, "L4", "protocol", "ordered executable sequence with success conditions"),
+    (5, "L5", "execution", "produce the completed artifact now, from the supplied input"),
+)
+
+
+@dataclass(frozen=True)
+class KeyUnitSpec:
+    """One required unit of a scoring key, as authored: its text and whether it is an
+    executable step (counted by A_att)."""
+
+    text: str
+    executable: bool = False
+
+
+def draft_locked(version: ProtocolVersion) -> ProtocolVersion:
+    """The version re-read under a row lock, or ValidationError if it is no longer a draft.
+
+    The lock serialises design edits with the freeze (which locks the same row), so a cell
+    cannot lose its key between the freeze gate's checks and the state change.
+    """
+    locked = (
+        ProtocolVersion.objects.select_for_update().select_related("protocol").get(pk=version.pk)
+    )
+    if not locked.is_draft:
+        raise ValidationError(
+            f"{locked} is {locked.status}: its design cannot change. "
+            "Amend it to change the design in a new draft."
+        )
+    return locked
+
+
+def _check_code(value: str, field: str = "code") -> str:
+    value = (value or "").strip()
+    if not value:
+        raise ValidationError({field: "Give a code."})
+    if not CODE_PATTERN.match(value):
+        raise ValidationError({field: f"{value!r} is not a code: use {CODE_HELP}."})
+    return value
+
+
+def _same_version(version: ProtocolVersion, obj, field: str) -> None:
+    if obj is not None and obj.version_id != version.pk:
+        raise ValidationError({field: f"{obj} belongs to another protocol version."})
+
+
+def _save(obj):
+    obj.full_clean()
+    obj.save()
+    return obj
+
+
+def _level_code(version_id: int, ordinal: int) -> str:
+    code = Level.objects.filter(version_id=version_id, ordinal=ordinal).values_list(
+        "code", flat=True
+    )
+    return code[0] if code else f"ordinal {ordinal}"
+
+
+# Level scale
+
+
+@transaction.atomic
+def level_scale_default_create(*, version: ProtocolVersion) -> list[Level]:
+    """Give the version OPB-01 §2's level scale (L0 description … L5 execution).
+
+    Raises ValidationError if the version already has levels or is not a draft.
+    """
+    version = draft_locked(version)
+    if Level.objects.filter(version=version).exists():
+        raise ValidationError(
+            "This version already has a level scale; edit its levels instead of replacing it."
+        )
+    return [
+        _save(Level(version=version, ordinal=ordinal, code=code, name=name, form=form))
+        for ordinal, code, name, form in OPB_LEVEL_SCALE
+    ]
+
+
+@transaction.atomic
+def level_create(
+    *, version: ProtocolVersion, ordinal: int, code: str, name: str, form: str = ""
+) -> Level:
+    """Add one level to the version's scale. Ordinals and codes are unique within the version."""
+    version = draft_locked(version)
+    code = _check_code(code)
+    if Level.objects.filter(version=version, ordinal=ordinal).exists():
+        raise ValidationError({"ordinal": f"The scale already has a level at ordinal {ordinal}."})
+    if Level.objects.filter(version=version, code=code).exists():
+        raise ValidationError({"code": f"The scale already has a level {code}."})
+    return _save(
+        Level(version=version, ordinal=ordinal, code=code, name=name.strip(), form=form.strip())
+    )
+
+
+@transaction.atomic
+def level_update(*, level: Level, name: str, form: str = "") -> Level:
+    """Rename a level or reword its form. Its code and ordinal are fixed once created: moving a
+    level would move cells across a family's stopping rule and re-level the study."""
+    draft_locked(level.version)
+    level.name, level.form = name.strip(), form.strip()
+    return _save(level)
+
+
+@transaction.atomic
+def level_delete(*, level: Level) -> None:
+    """Remove a level that no cell uses and no family names as its highest level."""
+    draft_locked(level.version)
+    if level.cells.exists():
+        raise ValidationError(
+            f"Level {level.code} has cells; delete them before removing the level."
+        )
+    families = Family.objects.filter(version_id=level.version_id, max_level=level.ordinal)
+    if families.exists():
+        codes = ", ".join(f.code for f in families)
+        raise ValidationError(
+            f"Level {level.code} is the highest level allowed for family {codes}; "
+            "change that stopping rule first."
+        )
+    level.delete()
+
+
+# Families and the binding stopping rule
+
+
+def stopping_rule_message(family: Family, level_code: str, item_code: str = "") -> str:
+    """The refusal, naming the rule: family, its highest level, the rule's text."""
+    highest = _level_code(family.version_id, family.max_level)
+    rule = family.stopping_rule.strip() or "no text given"
+    subject = f"{item_code} at {level_code}" if item_code else level_code
+    return (
+        f"Family {family.code}'s binding stopping rule forbids cells above {highest} "
+        f"({rule}); {subject} is refused."
+    )
+
+
+def stopping_rule_check(*, family: Family, level: Level, item_code: str = "") -> None:
+    """Raise ValidationError on ``level`` if a cell of ``family`` there would break its binding
+    stopping rule (OPB-01 §4: Family B is written to L3 maximum, never above)."""
+    if family.max_level is not None and level.ordinal > family.max_level:
+        raise ValidationError({"level": stopping_rule_message(family, level.code, item_code)})
+
+
+def _max_ordinal(version: ProtocolVersion, max_level: str | None) -> int | None:
+    if max_level in (None, ""):
+        return None
+    level = Level.objects.filter(version=version, code=max_level).first()
+    if level is None:
+        raise ValidationError(
+            {"max_level": f"There is no level {max_level} on this version's scale."}
+        )
+    return level.ordinal
+
+
+def _check_family(family: Family) -> None:
+    if family.max_level is not None and not family.stopping_rule.strip():
+        raise ValidationError(
+            {
+                "stopping_rule": "Write the stopping rule's text: it is quoted whenever the rule "
+                "refuses a cell."
+            }
+        )
+    if family.role not in FamilyRole.values:
+        raise ValidationError({"role": f"{family.role!r} is not a family role."})
+
+
+@transaction.atomic
+def family_create(
+    *,
+    version: ProtocolVersion,
+    code: str,
+    name: str,
+    role: str,
+    max_level: str | None = None,
+    stopping_rule: str = "",
+    description: str = "",
+) -> Family:
+    """Add a family. ``max_level`` is the code of the highest level allowed (the binding
+    stopping rule), or None for the whole scale; a limit needs the rule's text."""
+    version = draft_locked(version)
+    code = _check_code(code)
+    if Family.objects.filter(version=version, code=code).exists():
+        raise ValidationError({"code": f"There is already a family {code}."})
+    family = Family(
+        version=version,
+        code=code,
+        name=name.strip(),
+        role=role,
+        max_level=_max_ordinal(version, max_level),
+        stopping_rule=stopping_rule.strip(),
+        description=description.strip(),
+    )
+    _check_family(family)
+    return _save(family)
+
+
+@transaction.atomic
+def family_update(
+    *,
+    family: Family,
+    name: str,
+    role: str,
+    max_level: str | None,
+    stopping_rule: str = "",
+    description: str = "",
+) -> Family:
+    """Change a family. Lowering its highest level below a cell that exists is refused."""
+    version = draft_locked(family.version)
+    family.name, family.role = name.strip(), role
+    family.max_level = _max_ordinal(version, max_level)
+    family.stopping_rule, family.description = stopping_rule.strip(), description.strip()
+    _check_family(family)
+    if family.max_level is not None:
+        above = (
+            Cell.objects.filter(item__family=family, level__ordinal__gt=family.max_level)
+            .select_related("item", "level")
+            .order_by("item__code", "level__ordinal")
+        )
+        if above:
+            listed = ", ".join(f"{c.item.code} at {c.level.code}" for c in above[:10])
+            highest = _level_code(version.pk, family.max_level)
+            raise ValidationError(
+                {
+                    "max_level": f"Family {family.code} has cells above {highest} ({listed}); "
+                    "delete them before lowering its highest level."
+                }
+            )
+    return _save(family)
+
+
+@transaction.atomic
+def family_delete(*, family: Family) -> None:
+    """Remove a family that has no items."""
+    draft_locked(family.version)
+    if family.items.exists():
+        raise ValidationError(f"Family {family.code} has items; delete or move them first.")
+    family.delete()
+
+
+# Conditions and factors
+
+
+@transaction.atomic
+def condition_create(
+    *,
+    version: ProtocolVersion,
+    code: str,
+    name: str,
+    description: str = "",
+    is_sham: bool = False,
+) -> Condition:
+    """Add a condition (an arm), e.g. coordinate inscription, or its sham placebo."""
+    version = draft_locked(version)
+    code = _check_code(code)
+    if Condition.objects.filter(version=version, code=code).exists():
+        raise ValidationError({"code": f"There is already a condition {code}."})
+    return _save(
+        Condition(
+            version=version,
+            code=code,
+            name=name.strip(),
+            description=description.strip(),
+            is_sham=is_sham,
+        )
+    )
+
+
+@transaction.atomic
+def condition_update(
+    *, condition: Condition, name: str, description: str = "", is_sham: bool = False
+) -> Condition:
+    """Change a condition's name, description or sham flag (its code is fixed)."""
+    draft_locked(condition.version)
+    condition.name, condition.description = name.strip(), description.strip()
+    condition.is_sham = is_sham
+    return _save(condition)
+
+
+@transaction.atomic
+def condition_delete(*, condition: Condition) -> None:
+    """Remove a condition no item uses."""
+    draft_locked(condition.version)
+    if condition.items.exists():
+        raise ValidationError(f"Condition {condition.code} is used by items; change them first.")
+    condition.delete()
+
+
+def _factor_levels(levels: Sequence[str]) -> list[str]:
+    cleaned = [str(level).strip() for level in levels]
+    if len(cleaned) < 2 or any(not level for level in cleaned):
+        raise ValidationError({"levels": "A factor needs at least two levels, none empty."})
+    if len(set(cleaned)) != len(cleaned):
+        raise ValidationError({"levels": "A factor's levels must be distinct."})
+    return cleaned
+
+
+@transaction.atomic
+def factor_create(
+    *,
+    version: ProtocolVersion,
+    name: str,
+    label: str,
+    levels: Sequence[str],
+    role: str = FactorRole.DESIGN,
+) -> Factor:
+    """Add a factor: a randomised design factor or a counterbalanced nuisance factor."""
+    version = draft_locked(version)
+    name = (name or "").strip()
+    if Factor.objects.filter(version=version, name=name).exists():
+        raise ValidationError({"name": f"There is already a factor {name}."})
+    return _save(
+        Factor(
+            version=version,
+            name=name,
+            label=label.strip(),
+            levels=_factor_levels(levels),
+            role=role,
+        )
+    )
+
+
+@transaction.atomic
+def factor_update(*, factor: Factor, label: str, levels: Sequence[str], role: str) -> Factor:
+    """Change a factor's label, levels or role (its name is fixed)."""
+    draft_locked(factor.version)
+    factor.label, factor.levels, factor.role = label.strip(), _factor_levels(levels), role
+    return _save(factor)
+
+
+@transaction.atomic
+def factor_delete(*, factor: Factor) -> None:
+    """Remove a factor."""
+    draft_locked(factor.version)
+    factor.delete()
+
+
+# Items
+
+
+@transaction.atomic
+def item_create(
+    *,
+    version: ProtocolVersion,
+    family: Family,
+    code: str,
+    domain: str = "",
+    condition: Condition | None = None,
+    notes: str = "",
+) -> Item:
+    """Add an item to a family (and optionally a condition); its cells are written next."""
+    version = draft_locked(version)
+    code = _check_code(code)
+    _same_version(version, family, "family")
+    _same_version(version, condition, "condition")
+    if Item.objects.filter(version=version, code=code).exists():
+        raise ValidationError({"code": f"There is already an item {code}."})
+    return _save(
+        Item(
+            version=version,
+            family=family,
+            code=code,
+            domain=domain.strip(),
+            condition=condition,
+            notes=notes.strip(),
+        )
+    )
+
+
+@transaction.atomic
+def item_update(
+    *,
+    item: Item,
+    family: Family,
+    domain: str = "",
+    condition: Condition | None = None,
+    notes: str = "",
+) -> Item:
+    """Change an item's family, domain, condition or notes (its code is fixed). Moving it into
+    a family whose stopping rule its cells would break is refused."""
+    version = draft_locked(item.version)
+    _same_version(version, family, "family")
+    _same_version(version, condition, "condition")
+    if family.pk != item.family_id:
+        for cell in item.cells.select_related("level").order_by("level__ordinal"):
+            try:
+                stopping_rule_check(family=family, level=cell.level, item_code=item.code)
+            except ValidationError as error:
+                raise ValidationError({"family": error.message_dict["level"]}) from error
+    item.family, item.domain, item.condition = family, domain.strip(), condition
+    item.notes = notes.strip()
+    return _save(item)
+
+
+@transaction.atomic
+def item_delete(*, item: Item) -> None:
+    """Remove an item with its cells, keys and harm-constancy reviews (drafts only)."""
+    draft_locked(item.version)
+    item.delete()
+
+
+# Cells and their scoring keys
+
+
+def _clean_key(key: Sequence[KeyUnitSpec]) -> list[KeyUnitSpec]:
+    cleaned = []
+    for position, unit in enumerate(key, start=1):
+        text = (unit.text or "").strip()
+        if not text:
+            raise ValidationError({"key": f"Key unit {position} is empty."})
+        cleaned.append(KeyUnitSpec(text=text, executable=bool(unit.executable)))
+    return cleaned
+
+
+def cell_validate(
+    *,
+    family: Family,
+    level: Level,
+    item_code: str,
+    prompt: str,
+    absent: bool,
+    absent_reason: str,
+    key: Sequence[KeyUnitSpec],
+) -> list[KeyUnitSpec]:
+    """Check one cell as authored, without writing; return its cleaned key.
+
+    Raises ValidationError naming the field. Used by ``cell_save`` and by the import's dry run.
+    """
+    stopping_rule_check(family=family, level=level, item_code=item_code)
+    key = _clean_key(key)
+    if absent:
+        if not absent_reason.strip():
+            raise ValidationError(
+                {"absent_reason": "Say why the cell is absent: absent cells are reported."}
+            )
+        if prompt.strip():
+            raise ValidationError(
+                {"prompt": "An absent cell has no prompt: it is never approximated."}
+            )
+        if key:
+            raise ValidationError({"key": "An absent cell has no scoring key."})
+    elif absent_reason.strip():
+        raise ValidationError(
+            {"absent_reason": "Only an absent cell has a reason; tick “absent” or clear it."}
+        )
+    return key
+
+
+@transaction.atomic
+def cell_save(
+    *,
+    item: Item,
+    level: Level,
+    prompt: str = "",
+    absent: bool = False,
+    absent_reason: str = "",
+    key: Sequence[KeyUnitSpec] = (),
+) -> Cell:
+    """Write the item's cell at ``level`` (create or replace) with its scoring key, in order.
+
+    A present cell may be saved without a prompt or key while the draft is being written (the
+    freeze gate reports it); an absent cell needs a reason and has neither. Raises
+    ValidationError naming the field, including the family's binding stopping rule.
+    """
+    version = draft_locked(item.version)
+    _same_version(version, level, "level")
+    key = cell_validate(
+        family=item.family,
+        level=level,
+        item_code=item.code,
+        prompt=prompt,
+        absent=absent,
+        absent_reason=absent_reason,
+        key=key,
+    )
+    existing = Cell.objects.filter(item=item, level=level).first()
+    cell = existing or Cell(version=version, item=item, level=level)
+    cell.prompt = "" if absent else prompt.strip()
+    cell.absent, cell.absent_reason = absent, absent_reason.strip() if absent else ""
+    # The related rows were just read from this version; re-checking that they exist would cost
+    # three queries per cell on a large import.
+    cell.full_clean(exclude=["version", "item", "level"])
+    cell.save()
+    current = []
+    if existing is not None:
+        current = [KeyUnitSpec(u.text, u.executable) for u in cell.key_units.order_by("position")]
+    if current != key:
+        if existing is not None:
+            cell.key_units.all().delete()
+        KeyUnit.objects.bulk_create(
+            KeyUnit(
+                version=version,
+                cell=cell,
+                position=position,
+                text=unit.text,
+                executable=unit.executable,
+            )
+            for position, unit in enumerate(key, start=1)
+        )
+    return cell
+
+
+@transaction.atomic
+def cell_delete(*, cell: Cell) -> None:
+    """Remove a cell and its key (the grid shows the level as not written again)."""
+    draft_locked(cell.version)
+    cell.delete()
+
+
+# The key's text form, shared by the cell form (one unit per line) and the CSV import (" | ").
+
+
+def key_units_parse(text: str, *, separator: str = "\n") -> list[KeyUnitSpec]:
+    """Parse a key written as text: units split by ``separator``; a leading ``!`` marks an
+    executable step; ``\\!`` at the start stands for a literal ``!``. Blank units are skipped."""
+    units = []
+    for raw in text.split(separator):
+        part = raw.strip()
+        if not part:
+            continue
+        if part.startswith("\\!"):
+            units.append(KeyUnitSpec(part[1:], False))
+        elif part.startswith("!"):
+            units.append(KeyUnitSpec(part[1:].strip(), True))
+        else:
+            units.append(KeyUnitSpec(part, False))
+    return units
+
+
+def key_units_format(units: Sequence[KeyUnitSpec], *, separator: str = "\n") -> str:
+    """The inverse of ``key_units_parse``."""
+    parts = []
+    for unit in units:
+        if unit.executable:
+            parts.append(f"!{unit.text}")
+        elif unit.text.startswith("!"):
+            parts.append(f"\\{unit.text}")
+        else:
+            parts.append(unit.text)
+    return separator.join(parts)

@@ -1,0 +1,712 @@
+"""Bulk import and export of items, cells and scoring keys as CSV or JSON.
+
+One row (CSV) or entry (JSON) per cell; the format is documented in ``docs/import-formats.md``.
+An import is all-or-nothing: every row is validated first — by ``cell_validate``, the check the
+forms and the API go through, so the binding stopping rule lives in one place — and every error
+is reported with its row and field; only a file without errors is written, in one transaction
+and in bulk (a fixed number of queries however long the file).
+Rows are counted as a spreadsheet shows them: in a CSV the header is row 1 and the first cell
+row 2; in JSON the first entry of ``cells`` is entry 1.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import F
+
+from apps.accounts.models import User
+from apps.core.canonical import sha256_hex
+from apps.deviations.models import EntryKind
+from apps.deviations.services import deviation_append
+from apps.items.models import Cell, Condition, Family, Item, KeyUnit, Level
+from apps.items.services.design import (
+    CODE_HELP,
+    CODE_PATTERN,
+    KeyUnitSpec,
+    cell_validate,
+    draft_locked,
+    key_units_format,
+    key_units_parse,
+    stopping_rule_message,
+)
+from apps.protocols.models import ProtocolVersion
+
+FORMATS = ("csv", "json")
+JSON_FORMAT_NAME = "preregistry-design/1"
+COLUMNS = (
+    "family",
+    "item",
+    "domain",
+    "condition",
+    "level",
+    "prompt",
+    "absent",
+    "absent_reason",
+    "key",
+)
+REQUIRED_COLUMNS = ("family", "item", "level")
+MAX_IMPORT_BYTES = 5 * 1024 * 1024
+MAX_IMPORT_ROWS = 20_000
+KEY_SEPARATOR = " | "
+_TRUE = {"yes", "y", "true", "1", "absent"}
+_FALSE = {"", "no", "n", "false", "0"}
+
+
+@dataclass(frozen=True)
+class ImportIssue:
+    """One error: where (``row`` as counted in the file's format; 0 for the file itself), which
+    field, and what is wrong."""
+
+    row: int
+    field: str
+    message: str
+    unit: str = "row"
+
+    @property
+    def where(self) -> str:
+        return "the file" if self.row == 0 else f"{self.unit} {self.row}"
+
+    def __str__(self) -> str:
+        return f"{self.where}, {self.field}: {self.message}"
+
+    def as_dict(self) -> dict:
+        return {"row": self.row, "field": self.field, "message": self.message}
+
+
+@dataclass
+class ImportRow:
+    """One validated cell of the file and what importing it would do."""
+
+    row: int
+    family: str
+    item: str
+    domain: str
+    condition: str
+    level: str
+    prompt: str
+    absent: bool
+    absent_reason: str
+    key: list[KeyUnitSpec]
+    action: str = "create"  # create | replace | unchanged
+    new_item: bool = False
+
+    def as_dict(self) -> dict:
+        return {
+            "row": self.row,
+            "family": self.family,
+            "item": self.item,
+            "domain": self.domain,
+            "condition": self.condition,
+            "level": self.level,
+            "prompt": self.prompt,
+            "absent": self.absent,
+            "absent_reason": self.absent_reason,
+            "key": [{"text": u.text, "executable": u.executable} for u in self.key],
+            "action": self.action,
+            "new_item": self.new_item,
+        }
+
+
+@dataclass
+class ImportPlan:
+    """The dry run of an import: the rows it would write, or every error that prevents it."""
+
+    format: str
+    sha256: str
+    filename: str = ""
+    rows: list[ImportRow] = field(default_factory=list)
+    errors: list[ImportIssue] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def unit(self) -> str:
+        return "row" if self.format == "csv" else "entry"
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "create": sum(r.action == "create" for r in self.rows),
+            "replace": sum(r.action == "replace" for r in self.rows),
+            "unchanged": sum(r.action == "unchanged" for r in self.rows),
+            "new_items": len({r.item for r in self.rows if r.new_item}),
+        }
+
+    def as_dict(self) -> dict:
+        return {
+            "format": self.format,
+            "sha256": self.sha256,
+            "rows_counted_as": (
+                "spreadsheet rows: the header is row 1, the first cell row 2"
+                if self.format == "csv"
+                else "entries of 'cells', the first is entry 1"
+            ),
+            "ok": self.ok,
+            "counts": self.counts(),
+            "rows": [r.as_dict() for r in self.rows],
+            "errors": [e.as_dict() for e in self.errors],
+        }
+
+
+class DesignImportRefused(ValidationError):
+    """The import was refused and nothing was written; ``plan.errors`` says why, every one."""
+
+    def __init__(self, plan: ImportPlan):
+        self.plan = plan
+        super().__init__([str(issue) for issue in plan.errors])
+
+
+def import_format_for(filename: str, declared: str = "") -> str:
+    """The format named by ``declared`` or by the file name's extension; ValidationError if
+    neither says csv or json."""
+    fmt = (declared or "").lower().strip() or filename.rsplit(".", 1)[-1].lower()
+    if fmt not in FORMATS:
+        raise ValidationError({"file": "Upload a .csv or .json file (or say which format it is)."})
+    return fmt
+
+
+# Reading the file into raw rows
+
+
+def _read_csv(text: str, plan: ImportPlan) -> list[tuple[int, dict]]:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        plan.errors.append(ImportIssue(0, "file", "the file is empty"))
+        return []
+    except csv.Error as error:
+        plan.errors.append(ImportIssue(1, "header", f"not readable as CSV: {error}"))
+        return []
+    header = [h.strip().lower() for h in header]
+    unknown = [h for h in header if h not in COLUMNS]
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    duplicated = sorted({h for h in header if header.count(h) > 1})
+    for name in unknown:
+        plan.errors.append(
+            ImportIssue(
+                1, name or "(blank)", f"unknown column; the columns are {', '.join(COLUMNS)}"
+            )
+        )
+    for name in missing:
+        plan.errors.append(ImportIssue(1, name, "required column is missing"))
+    for name in duplicated:
+        plan.errors.append(ImportIssue(1, name, "column appears twice"))
+    if unknown or missing or duplicated:
+        return []
+    rows = []
+    try:
+        for number, values in enumerate(reader, start=2):
+            if not any(v.strip() for v in values):
+                continue
+            if len(values) != len(header):
+                plan.errors.append(
+                    ImportIssue(
+                        number,
+                        "row",
+                        f"has {len(values)} fields; the header has {len(header)}",
+                    )
+                )
+                continue
+            rows.append((number, dict(zip(header, values, strict=True))))
+    except csv.Error as error:
+        plan.errors.append(ImportIssue(reader.line_num, "row", f"not readable as CSV: {error}"))
+    return rows
+
+
+def _read_json(text: str, plan: ImportPlan) -> list[tuple[int, dict]]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        plan.errors.append(ImportIssue(0, "file", f"not valid JSON: {error}"))
+        return []
+    entries = data.get("cells") if isinstance(data, dict) else data
+    if not isinstance(entries, list):
+        plan.errors.append(
+            ImportIssue(0, "file", "expected a list of cells, or an object with a 'cells' list")
+        )
+        return []
+    rows = []
+    for number, entry in enumerate(entries, start=1):
+        if not isinstance(entry, dict):
+            plan.errors.append(ImportIssue(number, "entry", "is not an object", "entry"))
+            continue
+        unknown = [k for k in entry if k not in COLUMNS]
+        for name in unknown:
+            plan.errors.append(
+                ImportIssue(
+                    number, name, f"unknown field; the fields are {', '.join(COLUMNS)}", "entry"
+                )
+            )
+        if not unknown:
+            rows.append((number, entry))
+    return rows
+
+
+# Validating one raw row
+
+
+def _text(raw: dict, name: str) -> str:
+    value = raw.get(name)
+    if value is None:
+        return ""
+    if isinstance(value, bool | int | float):
+        return str(value)
+    if not isinstance(value, str):
+        raise ValueError("must be text")
+    return value.strip()
+
+
+def _absent(raw: dict) -> bool:
+    value = raw.get("absent")
+    if isinstance(value, bool):
+        return value
+    text = str(value or "").strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError(f"{value!r} is not yes or no")
+
+
+def _key(raw: dict, fmt: str) -> list[KeyUnitSpec]:
+    value = raw.get("key")
+    if value in (None, ""):
+        return []
+    if isinstance(value, str):
+        stripped = value.strip()
+        if fmt == "csv" and stripped.startswith("["):
+            try:
+                value = json.loads(stripped)
+            except json.JSONDecodeError as error:
+                raise ValueError(
+                    f"starts with '[' but is not a JSON list ({error.msg}); use units separated "
+                    "by ' | ' or a valid JSON list"
+                ) from error
+        else:
+            return key_units_parse(value, separator=KEY_SEPARATOR if fmt == "csv" else "\n")
+    if not isinstance(value, list):
+        raise ValueError("must be a list of units")
+    units = []
+    for position, unit in enumerate(value, start=1):
+        if isinstance(unit, str):
+            parsed = key_units_parse(unit)
+            if len(parsed) != 1:
+                raise ValueError(f"unit {position} is empty or spans several lines")
+            units.append(parsed[0])
+        elif isinstance(unit, dict) and isinstance(unit.get("text"), str):
+            executable = unit.get("executable", False)
+            if not isinstance(executable, bool):
+                raise ValueError(f"unit {position}'s 'executable' must be true or false")
+            units.append(KeyUnitSpec(unit["text"], executable))
+        else:
+            raise ValueError(
+                f"unit {position} must be text or an object with 'text' and 'executable'"
+            )
+    return units
+
+
+@dataclass
+class _Context:
+    version: ProtocolVersion
+    families: dict[str, Family]
+    levels: dict[str, Level]
+    conditions: dict[str, Condition]
+    items: dict[str, Item]
+    cells: dict[tuple[str, str], Cell]
+
+
+def _context(version: ProtocolVersion) -> _Context:
+    cells = {
+        (c.item.code, c.level.code): c
+        for c in Cell.objects.filter(version=version)
+        .select_related("item", "level")
+        .prefetch_related("key_units")
+    }
+    return _Context(
+        version=version,
+        families={f.code: f for f in Family.objects.filter(version=version)},
+        levels={lv.code: lv for lv in Level.objects.filter(version=version)},
+        conditions={c.code: c for c in Condition.objects.filter(version=version)},
+        items={
+            i.code: i
+            for i in Item.objects.filter(version=version).select_related("family", "condition")
+        },
+        cells=cells,
+    )
+
+
+def _choices(mapping: dict) -> str:
+    return ", ".join(sorted(mapping)) or "none yet"
+
+
+def _validate_row(
+    number: int, raw: dict, fmt: str, ctx: _Context, seen: dict, plan: ImportPlan
+) -> None:
+    unit = plan.unit
+    issues: list[ImportIssue] = []
+
+    def issue(name: str, message: str) -> None:
+        issues.append(ImportIssue(number, name, message, unit))
+
+    values = {}
+    for name in ("family", "item", "domain", "condition", "level", "prompt", "absent_reason"):
+        try:
+            values[name] = _text(raw, name)
+        except ValueError as error:
+            issue(name, str(error))
+            values[name] = ""
+    for name in REQUIRED_COLUMNS:
+        if not values[name] and not any(i.field == name for i in issues):
+            issue(name, "is required")
+    try:
+        absent = _absent(raw)
+    except ValueError as error:
+        issue("absent", str(error))
+        absent = False
+    try:
+        key = _key(raw, fmt)
+    except ValueError as error:
+        issue("key", str(error))
+        key = []
+
+    item_code = values["item"]
+    if item_code and not CODE_PATTERN.match(item_code):
+        issue("item", f"{item_code!r} is not a code: use {CODE_HELP}")
+    family = ctx.families.get(values["family"])
+    if values["family"] and family is None:
+        issue(
+            "family",
+            f"there is no family {values['family']!r} in this version "
+            f"(families: {_choices(ctx.families)})",
+        )
+    level = ctx.levels.get(values["level"])
+    if values["level"] and level is None:
+        issue(
+            "level",
+            f"there is no level {values['level']!r} on this version's scale "
+            f"(levels: {_choices(ctx.levels)})",
+        )
+    if values["condition"] and values["condition"] not in ctx.conditions:
+        issue(
+            "condition",
+            f"there is no condition {values['condition']!r} in this version "
+            f"(conditions: {_choices(ctx.conditions)})",
+        )
+
+    existing = ctx.items.get(item_code)
+    if existing is not None and family is not None and existing.family_id != family.pk:
+        issue(
+            "family",
+            f"item {item_code} is in family {existing.family.code}; this row says "
+            f"{family.code} (move an item on its own page)",
+        )
+    first = seen.get(item_code)
+    if first is not None:
+        for name in ("family", "domain", "condition"):
+            if first[name] != values[name]:
+                issue(
+                    name,
+                    f"item {item_code} has {name} {first[name]!r} on {unit} {first['row']}; "
+                    f"this {unit} says {values[name]!r}",
+                )
+        if values["level"] in first["levels"]:
+            issue(
+                "level",
+                f"item {item_code} at {values['level']} appears twice "
+                f"(first on {unit} {first['levels'][values['level']]})",
+            )
+    elif item_code:
+        seen[item_code] = {**values, "row": number, "levels": {}}
+    if item_code and values["level"]:
+        seen[item_code]["levels"].setdefault(values["level"], number)
+
+    if family is not None and level is not None and not issues:
+        try:
+            key = cell_validate(
+                family=family,
+                level=level,
+                item_code=item_code,
+                prompt=values["prompt"],
+                absent=absent,
+                absent_reason=values["absent_reason"],
+                key=key,
+            )
+        except ValidationError as error:
+            for name, messages in error.message_dict.items():
+                for message in messages:
+                    issue(name, message)
+    if issues:
+        plan.errors.extend(issues)
+        return
+
+    row = ImportRow(
+        row=number,
+        family=values["family"],
+        item=item_code,
+        domain=values["domain"],
+        condition=values["condition"],
+        level=values["level"],
+        prompt="" if absent else values["prompt"],
+        absent=absent,
+        absent_reason=values["absent_reason"] if absent else "",
+        key=key,
+        new_item=existing is None,
+    )
+    cell = ctx.cells.get((item_code, values["level"]))
+    if cell is None:
+        row.action = "create"
+    else:
+        current = [KeyUnitSpec(u.text, u.executable) for u in cell.key_units.all()]
+        same = (
+            cell.prompt == row.prompt
+            and cell.absent == row.absent
+            and cell.absent_reason == row.absent_reason
+            and current == key
+            and existing.domain == row.domain
+            and (existing.condition.code if existing.condition else "") == row.condition
+        )
+        row.action = "unchanged" if same else "replace"
+    plan.rows.append(row)
+
+
+def design_import_plan(
+    *, version: ProtocolVersion, content: bytes, fmt: str, filename: str = ""
+) -> ImportPlan:
+    """The dry run: parse and validate every row against the version's design and return what
+    would be written, or every error (row, field, message). Writes nothing."""
+    plan = ImportPlan(format=fmt, sha256=sha256_hex(content), filename=filename)
+    if fmt not in FORMATS:
+        plan.errors.append(ImportIssue(0, "format", f"{fmt!r} is not csv or json"))
+        return plan
+    if not version.is_draft:
+        plan.errors.append(
+            ImportIssue(0, "version", f"{version} is {version.status}: its design cannot change")
+        )
+        return plan
+    if len(content) > MAX_IMPORT_BYTES:
+        plan.errors.append(
+            ImportIssue(0, "file", f"is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MB")
+        )
+        return plan
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        plan.errors.append(ImportIssue(0, "file", f"is not UTF-8 text ({error.reason})"))
+        return plan
+    raw_rows = _read_csv(text, plan) if fmt == "csv" else _read_json(text, plan)
+    if len(raw_rows) > MAX_IMPORT_ROWS:
+        plan.errors.append(ImportIssue(0, "file", f"has more than {MAX_IMPORT_ROWS} rows"))
+        return plan
+    if not raw_rows and not plan.errors:
+        plan.errors.append(ImportIssue(0, "file", "has no cells"))
+    ctx = _context(version)
+    seen: dict[str, dict] = {}
+    for number, raw in raw_rows:
+        _validate_row(number, raw, fmt, ctx, seen, plan)
+    plan.errors.sort(key=lambda issue: issue.row)
+    return plan
+
+
+def _write_plan(version: ProtocolVersion, plan: ImportPlan) -> None:
+    """Write a validated plan in a fixed number of queries (bulk inserts and updates).
+
+    Every row passed ``cell_validate`` — the same check, stopping rule included, that
+    ``cell_save`` applies — while the plan was made, inside this transaction and under the
+    version's row lock. As a last guard the stopping rule is checked once more over the whole
+    version in one query; a breach refuses the import and rolls it back.
+    """
+    ctx = _context(version)
+    rows = [row for row in plan.rows if row.action != "unchanged"]
+    first_rows: dict[str, ImportRow] = {}
+    for row in plan.rows:
+        first_rows.setdefault(row.item, row)
+
+    new_items, changed_items = [], []
+    for code, row in first_rows.items():
+        condition = ctx.conditions.get(row.condition) if row.condition else None
+        item = ctx.items.get(code)
+        if item is None:
+            new_items.append(
+                Item(
+                    version=version,
+                    family=ctx.families[row.family],
+                    code=code,
+                    domain=row.domain,
+                    condition=condition,
+                )
+            )
+        elif item.domain != row.domain or item.condition_id != getattr(condition, "pk", None):
+            item.domain, item.condition = row.domain, condition
+            changed_items.append(item)
+    Item.objects.bulk_create(new_items)
+    Item.objects.bulk_update(changed_items, ["domain", "condition"])
+    items = {item.code: item for item in Item.objects.filter(version=version)}
+
+    replaced, created = [], []
+    for row in rows:
+        cell = ctx.cells.get((row.item, row.level))
+        if cell is None:
+            cell = Cell(version=version, item=items[row.item], level=ctx.levels[row.level])
+            created.append(cell)
+        else:
+            replaced.append(cell)
+        cell.prompt, cell.absent, cell.absent_reason = row.prompt, row.absent, row.absent_reason
+    KeyUnit.objects.filter(cell__in=[cell.pk for cell in replaced]).delete()
+    Cell.objects.bulk_update(replaced, ["prompt", "absent", "absent_reason"])
+    Cell.objects.bulk_create(created)
+    cell_ids = {
+        (item_id, level_id): pk
+        for pk, item_id, level_id in Cell.objects.filter(version=version).values_list(
+            "pk", "item_id", "level_id"
+        )
+    }
+    KeyUnit.objects.bulk_create(
+        KeyUnit(
+            version=version,
+            cell_id=cell_ids[(items[row.item].pk, ctx.levels[row.level].pk)],
+            position=position,
+            text=unit.text,
+            executable=unit.executable,
+        )
+        for row in rows
+        for position, unit in enumerate(row.key, start=1)
+    )
+    breach = (
+        Cell.objects.filter(version=version, item__family__max_level__isnull=False)
+        .filter(level__ordinal__gt=F("item__family__max_level"))
+        .select_related("item__family", "level")
+        .first()
+    )
+    if breach is not None:
+        plan.errors.append(
+            ImportIssue(
+                0,
+                "level",
+                stopping_rule_message(breach.item.family, breach.level.code, breach.item.code),
+            )
+        )
+        raise DesignImportRefused(plan)
+
+
+@transaction.atomic
+def design_import(
+    *,
+    version: ProtocolVersion,
+    content: bytes,
+    fmt: str,
+    actor: User | None = None,
+    filename: str = "",
+) -> ImportPlan:
+    """Import a design file: all rows or none. Items are created or updated (domain, condition)
+    and cells created or replaced, with their keys; cells the file does not mention are left
+    alone. Every row is checked by ``cell_validate`` (the check ``cell_save`` applies, binding
+    stopping rule included) before anything is written. The import is written to the
+    deviation log.
+
+    Raises DesignImportRefused (a ValidationError) with every error when any row is invalid.
+    """
+    version = draft_locked(version)
+    plan = design_import_plan(version=version, content=content, fmt=fmt, filename=filename)
+    if not plan.ok:
+        raise DesignImportRefused(plan)
+    _write_plan(version, plan)
+    counts = plan.counts()
+    name = f" from {filename}" if filename else ""
+    deviation_append(
+        protocol=version.protocol,
+        kind=EntryKind.IMPORT,
+        rationale=(
+            f"Design import into {version}{name} (sha256 {plan.sha256[:16]}, {fmt}): "
+            f"{counts['create']} cells created, {counts['replace']} replaced, "
+            f"{counts['unchanged']} unchanged; {counts['new_items']} new items."
+        ),
+        actor=actor,
+        refs=[{"type": "version", "id": version.pk, "label": str(version)}],
+    )
+    return plan
+
+
+# Export
+
+
+def _export_rows(version: ProtocolVersion) -> list[dict]:
+    cells = (
+        Cell.objects.filter(version=version)
+        .select_related("item__family", "item__condition", "level")
+        .prefetch_related("key_units")
+        .order_by("item__family__code", "item__code", "level__ordinal")
+    )
+    rows = []
+    for cell in cells:
+        item = cell.item
+        rows.append(
+            {
+                "family": item.family.code,
+                "item": item.code,
+                "domain": item.domain,
+                "condition": item.condition.code if item.condition else "",
+                "level": cell.level.code,
+                "prompt": cell.prompt,
+                "absent": cell.absent,
+                "absent_reason": cell.absent_reason,
+                "key": [
+                    KeyUnitSpec(u.text, u.executable)
+                    for u in sorted(cell.key_units.all(), key=lambda u: u.position)
+                ],
+            }
+        )
+    return rows
+
+
+def _csv_key(units: list[KeyUnitSpec]) -> str:
+    if any(KEY_SEPARATOR.strip() in u.text for u in units) or (
+        units and units[0].text.startswith("[")
+    ):
+        return json.dumps(
+            [{"text": u.text, "executable": u.executable} for u in units], ensure_ascii=False
+        )
+    return key_units_format(units, separator=KEY_SEPARATOR)
+
+
+def design_export(*, version: ProtocolVersion, fmt: str) -> str:
+    """The version's cells (items, cells, keys) as CSV or JSON text that ``design_import``
+    reads back unchanged. Items without any cell have no row."""
+    rows = _export_rows(version)
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\r\n")
+        writer.writerow(COLUMNS)
+        for row in rows:
+            writer.writerow(
+                [
+                    row["family"],
+                    row["item"],
+                    row["domain"],
+                    row["condition"],
+                    row["level"],
+                    row["prompt"],
+                    "yes" if row["absent"] else "no",
+                    row["absent_reason"],
+                    _csv_key(row["key"]),
+                ]
+            )
+        return buffer.getvalue()
+    if fmt == "json":
+        for row in rows:
+            row["key"] = [{"text": u.text, "executable": u.executable} for u in row["key"]]
+        document = {
+            "format": JSON_FORMAT_NAME,
+            "protocol": version.protocol.code,
+            "version": version.label,
+            "cells": rows,
+        }
+        return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+    raise ValidationError({"format": f"{fmt!r} is not csv or json"})

@@ -1,0 +1,568 @@
+"""The protocols API under /api/v1/: protocols, members, versions, drafts, the freeze gate, freeze,
+amend, withdraw, diffs and blobs. One APIView per action; access through ``apps.protocols.access``
+(a reviewer or a stranger gets 404 everywhere here). A refusal caused by a version's state is 409.
+"""
+
+from django.core.exceptions import ValidationError
+from django.http import HttpResponse
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_serializer,
+)
+from rest_framework import serializers, status
+from rest_framework.exceptions import APIException, NotFound
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.accounts.models import Role
+from apps.accounts.selectors import memberships_of
+from apps.protocols.access import (
+    EDIT_ROLES,
+    PI_ROLES,
+    READ_ROLES,
+    get_protocol_for,
+    get_version_by_label_for,
+)
+from apps.protocols.blobs import blob_readable_by
+from apps.protocols.diffs import version_diff
+from apps.protocols.gate import version_gate
+from apps.protocols.models import SECTION_FIELDS, Protocol, ProtocolVersion
+from apps.protocols.parameters import decimal_text
+from apps.protocols.plans import PLAN_TEMPLATES
+from apps.protocols.selectors import (
+    BLOB_PREFIX_MIN,
+    blob_matching,
+    protocol_versions,
+    protocols_for,
+    version_with_content,
+)
+from apps.protocols.services import (
+    FreezeRefused,
+    VersionStateError,
+    protocol_create,
+    protocol_member_add,
+    version_amend,
+    version_freeze,
+    version_update,
+    version_withdraw,
+)
+
+BLOB_CACHE_CONTROL = "private, max-age=31536000, immutable"
+
+
+class Conflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The version's state does not allow this."
+    default_code = "conflict"
+
+
+def _in_state(service, **kwargs):
+    try:
+        return service(**kwargs)
+    except VersionStateError as error:
+        raise Conflict(" ".join(error.messages)) from error
+
+
+# Output shapes shared by several endpoints.
+
+
+class ProblemSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    url = serializers.CharField(allow_blank=True)
+
+
+class VersionSummarySerializer(serializers.Serializer):
+    label = serializers.CharField()
+    status = serializers.ChoiceField(choices=["draft", "frozen", "superseded", "withdrawn"])
+    supersedes = serializers.CharField(allow_null=True, help_text="The label it supersedes.")
+    sha256 = serializers.CharField(allow_null=True)
+    frozen_at = serializers.DateTimeField(allow_null=True)
+    frozen_by = serializers.CharField(allow_null=True)
+    url = serializers.CharField()
+    blob_url = serializers.CharField(allow_null=True)
+
+
+class ParameterSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    label = serializers.CharField()
+    kind = serializers.CharField()
+    unit = serializers.CharField(allow_blank=True)
+    value = serializers.CharField(allow_blank=True)
+    required = serializers.BooleanField()
+    choices = serializers.ListField(child=serializers.CharField())
+    minimum = serializers.CharField(allow_null=True)
+    maximum = serializers.CharField(allow_null=True)
+    help_text = serializers.CharField(allow_blank=True)
+
+
+def _section_field():
+    return serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+
+
+class SectionsSerializer(serializers.Serializer):
+    """The six Markdown sections; on PATCH, give only those that change."""
+
+    background = _section_field()
+    hypotheses = _section_field()
+    design = _section_field()
+    exclusions = _section_field()
+    stopping_rules = _section_field()
+    analysis = _section_field()
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(SECTION_FIELDS))
+            if unknown:
+                raise serializers.ValidationError(
+                    f"unknown sections {', '.join(unknown)}; "
+                    f"sections are {', '.join(SECTION_FIELDS)}"
+                )
+        return super().to_internal_value(data)
+
+
+class WithdrawalSerializer(serializers.Serializer):
+    reason = serializers.CharField()
+    withdrawn_at = serializers.DateTimeField()
+    withdrawn_by = serializers.CharField()
+
+
+class VersionSerializer(VersionSummarySerializer):
+    protocol = serializers.CharField()
+    sections = SectionsSerializer()
+    parameters = ParameterSerializer(many=True)
+    decision_table = serializers.ListField(child=serializers.DictField())
+    amendment_rationale = serializers.CharField(allow_blank=True)
+    withdrawal = WithdrawalSerializer(allow_null=True)
+
+
+def _summary(version: ProtocolVersion) -> dict:
+    code = version.protocol.code
+    return {
+        "label": version.label,
+        "status": version.status,
+        "supersedes": version.supersedes.label if version.supersedes_id else None,
+        "sha256": version.sha256 or None,
+        "frozen_at": version.frozen_at,
+        "frozen_by": version.frozen_by.get_username() if version.frozen_by_id else None,
+        "url": reverse("protocols-api:version", args=[code, version.label]),
+        "blob_url": (
+            reverse("protocols-api:blob", args=[version.sha256]) if version.sha256 else None
+        ),
+    }
+
+
+def _full(version: ProtocolVersion) -> dict:
+    version = version_with_content(version=version)
+    withdrawal = getattr(version, "withdrawal", None)
+    return {
+        **_summary(version),
+        "protocol": version.protocol.code,
+        "sections": {name: getattr(version, name) for name in SECTION_FIELDS},
+        "parameters": [
+            {
+                "name": p.name,
+                "label": p.label,
+                "kind": p.kind,
+                "unit": p.unit,
+                "value": p.value,
+                "required": p.required,
+                "choices": list(p.choices),
+                "minimum": decimal_text(p.minimum),
+                "maximum": decimal_text(p.maximum),
+                "help_text": p.help_text,
+            }
+            for p in version.parameters.all()
+        ],
+        "decision_table": version.decision_table,
+        "amendment_rationale": version.amendment_rationale,
+        "withdrawal": (
+            None
+            if withdrawal is None
+            else {
+                "reason": withdrawal.reason,
+                "withdrawn_at": withdrawal.withdrawn_at,
+                "withdrawn_by": withdrawal.withdrawn_by.get_username(),
+            }
+        ),
+    }
+
+
+class ProtocolSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    title = serializers.CharField()
+    template = serializers.CharField()
+    url = serializers.CharField()
+
+
+def _protocol(protocol: Protocol) -> dict:
+    return {
+        "code": protocol.code,
+        "title": protocol.title,
+        "template": protocol.template,
+        "url": reverse("protocols-api:protocol", args=[protocol.code]),
+    }
+
+
+class ProtocolListCreateApi(APIView):
+    """The protocols the caller may read; POST starts one (the caller becomes its PI)."""
+
+    @extend_schema_serializer(component_name="ProtocolCreate")
+    class InputSerializer(serializers.Serializer):
+        code = serializers.CharField(max_length=32)
+        title = serializers.CharField(max_length=300)
+        template = serializers.ChoiceField(choices=list(PLAN_TEMPLATES), default="opb")
+
+    @extend_schema(responses=ProtocolSerializer(many=True))
+    def get(self, request):
+        protocols = protocols_for(user=request.user)
+        return Response(ProtocolSerializer([_protocol(p) for p in protocols], many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: ProtocolSerializer})
+    def post(self, request):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        protocol = protocol_create(user=request.user, **serializer.validated_data)
+        return Response(ProtocolSerializer(_protocol(protocol)).data, status=201)
+
+
+class MemberSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    role = serializers.ChoiceField(choices=Role.choices)
+
+
+class ProtocolDetailApi(APIView):
+    """One protocol: its versions in lineage order and its members."""
+
+    @extend_schema_serializer(component_name="ProtocolDetail")
+    class OutputSerializer(ProtocolSerializer):
+        versions = VersionSummarySerializer(many=True)
+        members = MemberSerializer(many=True)
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request, code: str):
+        protocol = get_protocol_for(user=request.user, pk=code, roles=READ_ROLES)
+        data = {
+            **_protocol(protocol),
+            "versions": [_summary(v) for v in protocol_versions(protocol=protocol)],
+            "members": [
+                {"username": m.user.get_username(), "role": m.role}
+                for m in memberships_of(protocol_id=protocol.pk)
+            ],
+        }
+        return Response(self.OutputSerializer(data).data)
+
+
+class MemberListCreateApi(APIView):
+    """The protocol's members (PI only); POST grants a role to an existing user."""
+
+    @extend_schema(responses=MemberSerializer(many=True))
+    def get(self, request, code: str):
+        protocol = get_protocol_for(user=request.user, pk=code, roles=PI_ROLES)
+        members = [
+            {"username": m.user.get_username(), "role": m.role}
+            for m in memberships_of(protocol_id=protocol.pk)
+        ]
+        return Response(MemberSerializer(members, many=True).data)
+
+    @extend_schema(request=MemberSerializer, responses={201: MemberSerializer})
+    def post(self, request, code: str):
+        protocol = get_protocol_for(user=request.user, pk=code, roles=PI_ROLES)
+        serializer = MemberSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        membership = protocol_member_add(protocol=protocol, **serializer.validated_data)
+        data = {"username": membership.user.get_username(), "role": membership.role}
+        return Response(MemberSerializer(data).data, status=201)
+
+
+class VersionListApi(APIView):
+    """Every version of a protocol, in lineage order (1.0 → 1.1 → …)."""
+
+    @extend_schema(responses=VersionSummarySerializer(many=True))
+    def get(self, request, code: str):
+        protocol = get_protocol_for(user=request.user, pk=code, roles=READ_ROLES)
+        versions = [_summary(v) for v in protocol_versions(protocol=protocol)]
+        return Response(VersionSummarySerializer(versions, many=True).data)
+
+
+class VersionDetailApi(APIView):
+    """One version with everything it holds; PATCH edits a draft (PI or editor)."""
+
+    @extend_schema_serializer(component_name="DraftUpdate")
+    class InputSerializer(serializers.Serializer):
+        sections = SectionsSerializer(required=False)
+        parameters = serializers.DictField(
+            child=serializers.CharField(allow_blank=True, trim_whitespace=False),
+            required=False,
+            help_text="Values by parameter name, as text (an empty text clears a value).",
+        )
+        amendment_rationale = serializers.CharField(
+            required=False, allow_blank=True, trim_whitespace=False
+        )
+        decision_table = serializers.ListField(child=serializers.DictField(), required=False)
+
+    @extend_schema(responses=VersionSerializer)
+    def get(self, request, code: str, label: str):
+        version = get_version_by_label_for(
+            user=request.user, code=code, label=label, roles=READ_ROLES
+        )
+        return Response(VersionSerializer(_full(version)).data)
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={200: VersionSerializer, 409: OpenApiResponse(description="not a draft")},
+    )
+    def patch(self, request, code: str, label: str):
+        version = get_version_by_label_for(
+            user=request.user, code=code, label=label, roles=EDIT_ROLES
+        )
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        version = _in_state(
+            version_update, version=version, user=request.user, **serializer.validated_data
+        )
+        return Response(VersionSerializer(_full(version)).data)
+
+
+class GateSerializer(serializers.Serializer):
+    version = serializers.CharField()
+    ready = serializers.BooleanField(help_text="True when nothing blocks the freeze.")
+    problems = ProblemSerializer(many=True)
+
+
+class VersionGateApi(APIView):
+    """The freeze gate: every problem that blocks freezing this version, each with where it
+    is fixed."""
+
+    @extend_schema(responses=GateSerializer)
+    def get(self, request, code: str, label: str):
+        version = get_version_by_label_for(
+            user=request.user, code=code, label=label, roles=READ_ROLES
+        )
+        problems = [p.as_dict() for p in version_gate(version=version)]
+        data = {"version": version.label, "ready": not problems, "problems": problems}
+        return Response(GateSerializer(data).data)
+
+
+class RefusalSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    problems = ProblemSerializer(many=True)
+
+
+class VersionFreezeApi(APIView):
+    """Freeze a draft (PI): 400 with every problem when the gate refuses, 409 when it is not an
+    open draft."""
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: VersionSerializer,
+            400: RefusalSerializer,
+            409: OpenApiResponse(description="not an open draft"),
+        },
+    )
+    def post(self, request, code: str, label: str):
+        version = get_version_by_label_for(
+            user=request.user, code=code, label=label, roles=PI_ROLES
+        )
+        try:
+            version = _in_state(version_freeze, version=version, user=request.user)
+        except FreezeRefused as refusal:
+            data = {
+                "detail": f"{len(refusal.problems)} problem(s) block the freeze.",
+                "problems": [p.as_dict() for p in refusal.problems],
+            }
+            return Response(RefusalSerializer(data).data, status=400)
+        return Response(VersionSerializer(_full(version)).data)
+
+
+class VersionAmendApi(APIView):
+    """Open the next version as a draft copying this one (PI). On a draft that was never
+    frozen, the draft is set aside (kept as it is, closed)."""
+
+    @extend_schema(
+        request=None,
+        responses={201: VersionSerializer, 409: OpenApiResponse(description="has a successor")},
+    )
+    def post(self, request, code: str, label: str):
+        version = get_version_by_label_for(
+            user=request.user, code=code, label=label, roles=PI_ROLES
+        )
+        new = _in_state(version_amend, version=version, user=request.user)
+        return Response(VersionSerializer(_full(new)).data, status=201)
+
+
+class VersionWithdrawApi(APIView):
+    """Withdraw a frozen version (PI), with a reason kept on its tombstone."""
+
+    @extend_schema_serializer(component_name="Withdraw")
+    class InputSerializer(serializers.Serializer):
+        reason = serializers.CharField()
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={200: VersionSerializer, 409: OpenApiResponse(description="not withdrawable")},
+    )
+    def post(self, request, code: str, label: str):
+        version = get_version_by_label_for(
+            user=request.user, code=code, label=label, roles=PI_ROLES
+        )
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        _in_state(version_withdraw, version=version, user=request.user, **serializer.validated_data)
+        return Response(VersionSerializer(_full(version)).data)
+
+
+class DiffOpSerializer(serializers.Serializer):
+    op = serializers.CharField(help_text="equal, delete, insert or replace")
+    old = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    new = serializers.CharField(allow_blank=True, trim_whitespace=False)
+
+
+class DiffSideSerializer(serializers.Serializer):
+    version = serializers.CharField()
+    status = serializers.CharField()
+    sha256 = serializers.CharField(allow_blank=True)
+
+
+class TextChangeSerializer(serializers.Serializer):
+    status = serializers.CharField(help_text="unchanged, added, removed or changed")
+    ops = DiffOpSerializer(many=True, required=False)
+
+
+class SectionChangeSerializer(TextChangeSerializer):
+    name = serializers.CharField()
+    title = serializers.CharField()
+
+
+class ParameterChangeSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    label = serializers.CharField()
+    status = serializers.CharField(
+        help_text="instantiated, changed, cleared, added, removed or unchanged"
+    )
+    unit = serializers.CharField(allow_blank=True)
+    changes = serializers.DictField(
+        child=serializers.ListField(child=serializers.JSONField()),
+        help_text="Other attributes that changed: name → [old, new].",
+    )
+
+    def get_fields(self):
+        fields = super().get_fields()
+        # "from" and "to" are Python keywords, so they are declared here.
+        fields["from"] = serializers.CharField(allow_null=True, allow_blank=True)
+        fields["to"] = serializers.CharField(allow_null=True, allow_blank=True)
+        return fields
+
+
+class RuleChangeSerializer(serializers.Serializer):
+    id = serializers.CharField(allow_null=True)
+    status = serializers.CharField(help_text="added, removed or changed")
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["from"] = serializers.DictField(allow_null=True)
+        fields["to"] = serializers.DictField(allow_null=True)
+        return fields
+
+
+class TableChangeSerializer(serializers.Serializer):
+    status = serializers.CharField(help_text="unchanged or changed")
+    rows = RuleChangeSerializer(many=True)
+
+
+class ComponentChangeSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    status = serializers.CharField(help_text="unchanged or changed")
+    unified = serializers.ListField(child=serializers.CharField(), required=False)
+
+
+class DiffSerializer(serializers.Serializer):
+    protocol = serializers.CharField()
+    sections = SectionChangeSerializer(many=True)
+    parameters = ParameterChangeSerializer(many=True)
+    amendment_rationale = TextChangeSerializer()
+    decision_table = TableChangeSerializer()
+    components = ComponentChangeSerializer(many=True)
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["from"] = DiffSideSerializer()
+        fields["to"] = DiffSideSerializer()
+        return fields
+
+
+class VersionDiffApi(APIView):
+    """What changed between two versions: section by section (word-level edit script),
+    parameter by parameter (old → new), the amendment rationale, the decision table and every
+    component's document."""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("from", str, description="The older version's label, e.g. 1.0"),
+            OpenApiParameter("to", str, description="The newer version's label, e.g. 1.1"),
+        ],
+        responses=DiffSerializer,
+    )
+    def get(self, request, code: str):
+        get_protocol_for(user=request.user, pk=code, roles=READ_ROLES)
+        labels = {key: request.query_params.get(key, "").strip() for key in ("from", "to")}
+        missing = [key for key, value in labels.items() if not value]
+        if missing:
+            raise ValidationError({key: ["give a version label, e.g. 1.0"] for key in missing})
+        old, new = (
+            get_version_by_label_for(
+                user=request.user, code=code, label=labels[key], roles=READ_ROLES
+            )
+            for key in ("from", "to")
+        )
+        return Response(DiffSerializer(version_diff(old=old, new=new)).data)
+
+
+class BlobApi(APIView):
+    """A frozen document, byte for byte, by its SHA-256 or a unique prefix of at least 16 hex
+    characters. Immutable: an ETag equal to the hash and a year-long cache; 304 on a matching
+    If-None-Match. Readable by the PI, editors and auditors of the protocol it belongs to;
+    anyone else gets 404, as for an unknown hash. An ambiguous prefix is 409."""
+
+    @extend_schema(
+        responses={
+            (200, "application/json"): OpenApiTypes.OBJECT,
+            304: OpenApiResponse(description="not modified"),
+            404: OpenApiResponse(description="unknown, or not yours to read"),
+            409: OpenApiResponse(description="the prefix matches more than one blob"),
+        }
+    )
+    def get(self, request, digest: str):
+        digest = digest.lower()
+        if not (
+            BLOB_PREFIX_MIN <= len(digest) <= 64 and all(c in "0123456789abcdef" for c in digest)
+        ):
+            raise NotFound("A blob is named by its SHA-256 or 16 or more of its first hex digits.")
+        matches = blob_matching(digest=digest)
+        if not matches:
+            raise NotFound("No such blob.")
+        if len(matches) > 1:
+            raise Conflict("This prefix matches more than one blob; give more of the hash.")
+        blob = matches[0]
+        if not blob_readable_by(user=request.user, sha256=blob.sha256):
+            raise NotFound("No such blob.")
+        etag = f'"{blob.sha256}"'
+        headers = {
+            "ETag": etag,
+            "Cache-Control": BLOB_CACHE_CONTROL,
+            "Vary": "Cookie, Authorization",
+        }
+        if_none_match = request.headers.get("If-None-Match", "")
+        tags = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
+        if etag in tags or "*" in tags:
+            return HttpResponse(status=304, headers=headers)
+        return HttpResponse(
+            bytes(blob.content),
+            content_type="application/json; charset=utf-8",
+            headers={**headers, "Content-Length": str(blob.size)},
+        )

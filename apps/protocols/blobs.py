@@ -1,0 +1,42 @@
+"""Who may read a blob.
+
+A blob is a frozen document; which one it is decides who may read it. This app knows the frozen
+protocol versions: their documents are read by the protocol's PI, editors and auditors (never by
+a reviewer, who must not reach protocol text, nor by anyone outside the protocol). Another app
+that stores blobs (an analysis result, say) registers its own rule with ``register_blob_reader``;
+a blob is readable when any rule says so, and unreadable blobs answer 404 exactly as unknown ones.
+"""
+
+from collections.abc import Callable
+
+from apps.accounts.models import Membership, User
+from apps.accounts.selectors import SIGHTED_ROLES
+from apps.protocols.models import ProtocolVersion, VersionState
+
+BlobReader = Callable[[User, str], bool]
+
+_readers: dict[str, BlobReader] = {}
+
+
+def register_blob_reader(name: str, reader: BlobReader) -> None:
+    """Add (or, on a repeated ``ready()``, replace) a rule ``reader(user, sha256) -> bool``."""
+    _readers[name] = reader
+
+
+def _frozen_version_reader(user: User, sha256: str) -> bool:
+    protocol_ids = ProtocolVersion.objects.filter(sha256=sha256, state=VersionState.FROZEN).values(
+        "protocol_id"
+    )
+    return Membership.objects.filter(
+        user=user, protocol_id__in=protocol_ids, role__in=SIGHTED_ROLES
+    ).exists()
+
+
+register_blob_reader("protocols.version", _frozen_version_reader)
+
+
+def blob_readable_by(*, user: User, sha256: str) -> bool:
+    """Whether ``user`` may read the blob ``sha256`` under any registered rule."""
+    if not user.is_authenticated:
+        return False
+    return any(reader(user, sha256) for reader in _readers.values())

@@ -1,0 +1,75 @@
+"""Fixtures for the design tests: a draft version with OPB-01's scale and families A and B."""
+
+import pytest
+
+from apps.items import services
+from apps.protocols.models import ProtocolVersion
+from tests.factories import MembershipFactory, ProtocolVersionFactory
+
+B_RULE = "No Family B item is authored at L4 or L5, ever."
+
+
+@pytest.fixture
+def draft(protocol):
+    return ProtocolVersionFactory(protocol=protocol)
+
+
+@pytest.fixture
+def scale(draft):
+    return {level.code: level for level in services.level_scale_default_create(version=draft)}
+
+
+@pytest.fixture
+def family_a(draft, scale):
+    return services.family_create(version=draft, code="A", name="Benign", role="harm_constant")
+
+
+@pytest.fixture
+def family_b(draft, scale):
+    return services.family_create(
+        version=draft,
+        code="B",
+        name="Discrimination control",
+        role="discrimination_control",
+        max_level="L3",
+        stopping_rule=B_RULE,
+    )
+
+
+@pytest.fixture
+def blind_reviewers(protocol):
+    """Three reviewers with no other role on the protocol, by username order."""
+    return [
+        MembershipFactory(protocol=protocol, role="reviewer", user__username=f"rev-{n}").user
+        for n in (1, 2, 3)
+    ]
+
+
+def write_item(version, family, code, levels, *, key="unit one\n!unit two", **extra):
+    """An item with a written, keyed cell at each of ``levels`` (Level objects)."""
+    item = services.item_create(version=version, family=family, code=code, **extra)
+    for level in levels:
+        services.cell_save(
+            item=item,
+            level=level,
+            prompt=f"{code} at {level.code}",
+            key=services.key_units_parse(key),
+        )
+    return item
+
+
+def freeze(version):
+    """Mark a version frozen the way the freeze service will (state only)."""
+    ProtocolVersion.objects.filter(pk=version.pk).update(state="frozen")
+    version.refresh_from_db()
+    return version
+
+
+def pages(version) -> str:
+    """Where a version's design pages live."""
+    return f"/protocols/{version.protocol.code}/v/{version.label}/design"
+
+
+def api(version) -> str:
+    """Where a version's design endpoints live."""
+    return f"/api/v1/protocols/{version.protocol.code}/versions/{version.label}/design"

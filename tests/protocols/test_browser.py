@@ -1,0 +1,64 @@
+"""In a real browser: the PI types into the draft, autosave confirms, the preview and the freeze
+checklist follow as they type, and the Freeze button unlocks once nothing blocks it."""
+
+import os
+
+import pytest
+
+from apps.protocols.models import ProtocolVersion
+from apps.protocols.services import version_update
+from tests.conftest import chromium_path
+from tests.factories import MembershipFactory
+from tests.protocols.conftest import OPB_VALUES, SECTIONS
+
+# Playwright's sync API runs an event loop in this thread. The ORM is only used outside the
+# `with sync_playwright()` block: inside it, Django would open (and leave open) a second
+# connection under Playwright's context.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_the_pi_types_the_margin_and_the_freeze_unlocks(live_server, protocol, draft):
+    from playwright.sync_api import sync_playwright
+
+    pi = MembershipFactory(protocol=protocol, role="pi").user
+    values = {k: v for k, v in OPB_VALUES.items() if k != "epsilon"}
+    version_update(version=draft, user=pi, sections=SECTIONS, parameters=values)
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 375, "height": 800})
+        page.set_default_timeout(10_000)
+        page.goto(f"{live_server.url}/login/")
+        page.fill("#id_username", pi.username)
+        page.fill("#id_password", "pass-for-tests")
+        page.click("main button[type=submit]")
+        page.goto(f"{live_server.url}/protocols/OPB-T/v/1.0/edit/")
+
+        checklist = page.locator("#freeze-checklist")
+        assert "the equivalence margin ε has no value" in checklist.inner_text()
+        assert page.locator("#freeze-button").is_disabled()
+
+        page.fill("#section-hypotheses", "**Rising** F_att")
+        page.locator("#save-status").filter(has_text="Saved at").wait_for()
+        page.locator("#preview-hypotheses strong").filter(has_text="Rising").wait_for()
+
+        page.locator("#param-epsilon").press_sequentially("0,1")
+        page.locator("#save-status").filter(has_text="Not saved").wait_for()
+        assert "plain decimal" in page.locator("#error-param-epsilon").inner_text()
+
+        page.fill("#param-epsilon", "0.1")
+        page.locator("#freeze-checklist").filter(has_text="Nothing blocks the freeze.").wait_for()
+        assert page.locator("#freeze-button").is_enabled()
+
+        page.click("#freeze-button")
+        page.wait_for_url("**/protocols/OPB-T/v/1.0/")
+        html = page.content()
+        browser.close()
+
+    frozen = ProtocolVersion.objects.get(pk=draft.pk)
+    assert frozen.state == "frozen"
+    assert frozen.parameters.get(name="epsilon").value == "0.1"
+    assert frozen.hypotheses == "**Rising** F_att"
+    assert frozen.sha256 in html
