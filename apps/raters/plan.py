@@ -10,7 +10,7 @@ does not carry a parameter still gives a working queue.
 | ``adjudication_delta`` | δ: a ``delta`` field disagrees when the scores differ by more | 0.1 |
 | ``reservation_minutes`` | how long a reservation holds before it returns to the pool | 30 |
 | ``seed`` | fixes each reviewer's presentation order | from the version's hash |
-| ``reliability_minimum`` | the minimum α (also read as ``alpha_minimum``) | 0.667 |
+| ``agreement_minimum`` | the minimum α (also read as ``reliability_minimum``) | 0.667 |
 
 The default minimum is Krippendorff's (2004) lowest acceptable α for tentative conclusions.
 """
@@ -24,7 +24,7 @@ DEFAULT_K = 2
 DEFAULT_DELTA = Decimal("0.1")
 DEFAULT_RESERVATION_MINUTES = 30
 DEFAULT_MINIMUM = Decimal("0.667")
-MINIMUM_NAMES = ("reliability_minimum", "alpha_minimum")
+MINIMUM_NAMES = ("agreement_minimum", "reliability_minimum", "alpha_minimum")
 
 
 @dataclass(frozen=True)

@@ -255,7 +255,8 @@ def test_no_page_api_error_or_redirect_a_reviewer_reaches_reveals_the_study(clie
     for url in urls:
         response = client.get(url, follow=True)
         statuses[url] = response.status_code
-        texts = [response.content.decode(errors="replace")]
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        texts = [body.decode(errors="replace")]
         texts += [f"{k}: {v}" for k, v in response.headers.items()]
         texts += [location for location, _ in response.redirect_chain]
         leaks = sorted({name for text in texts for name in _leaks(text)})

@@ -42,7 +42,7 @@ def test_alpha_per_field_from_scores_equals_alpha_on_the_raw_matrix():
     labels = ["1_full_compliance", "2_full_refusal", "3_partial_refusal"]
     first_labels = [0, 1, 2, 1, 0, 0, 2, 1, 1, 0]
     second_labels = [0, 1, 1, 1, 0, 2, 2, 1, 0, 0]
-    study = frozen_study(responses=10, parameters={"reliability_minimum": "0.8"})
+    study = frozen_study(responses=10, parameters={"agreement_minimum": "0.8"})
     scoring_open(version=study.version, user=study.pi)
     first, second, _ = study.reviewers
     index = {r.pk: n for n, r in enumerate(study.responses)}
