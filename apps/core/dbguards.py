@@ -106,6 +106,14 @@ def frozen_with_version(table: str, column: str = "version_id") -> migrations.Ru
     )
 
 
+def custom_guard(forward_sql: str, reverse_sql: str) -> migrations.RunPython:
+    """A guard of its own (a trigger function and its triggers), run only on PostgreSQL.
+
+    For rules the two guards above cannot say, e.g. "these columns are written once".
+    """
+    return _operation(forward_sql, reverse_sql)
+
+
 def is_guard_refusal(error: BaseException) -> bool:
     """Whether a database error is one of these guards refusing a write."""
     return "preregistry:" in str(error)

@@ -169,7 +169,11 @@ CELERY_RESULT_EXPIRES = 24 * 60 * 60
 CELERY_BEAT_SCHEDULE: dict = {
     # Expired reservations return to the pool even when no reviewer asks for a task.
     "raters-assignments-expire": {"task": "raters.assignments_expire", "schedule": 60.0},
+    # Analysis runs whose worker died: requeue (or fail after 3 claims); resend lost messages.
+    "analysis-runs-reap": {"task": "analysis.runs_reap", "schedule": 60.0},
 }
+# A running analysis run with no heartbeat for this long counts as abandoned by its worker.
+ANALYSIS_HEARTBEAT_TIMEOUT_SECONDS = env.int("ANALYSIS_HEARTBEAT_TIMEOUT_SECONDS", default=300)
 
 LOGGING = {
     "version": 1,

@@ -139,7 +139,7 @@ def test_methylation_log_precision_model_matches_r_betareg(reference_csv):
 
 @pytest.mark.shared_data
 def test_result_is_json_serialisable(reference_csv):
-    from apps.analysis.stats.canonical import canonical_json
+    from apps.core.canonical import canonical_json
 
     fit = fit_beta_regression(
         reference_csv("FoodExpenditure.csv"), "I(food/income) ~ income + persons"

@@ -156,7 +156,7 @@ def test_coverage_rejects_inconsistent_counts(observed, planned, message):
 
 
 def test_results_serialise_canonically():
-    from apps.analysis.stats.canonical import canonical_json
+    from apps.core.canonical import canonical_json
 
     result = family_cluster_bootstrap([1.0, 2.0], ["a", "b"], seed=0, min_clusters=5)
     assert b'"interval":null' in canonical_json(result.to_dict())

@@ -2,7 +2,6 @@ import copy
 
 import pytest
 
-from apps.analysis.stats.canonical import canonical_json
 from apps.analysis.stats.decision import (
     ANALYSIS_ORDER,
     OPB01_DECISION_TABLE,
@@ -10,6 +9,7 @@ from apps.analysis.stats.decision import (
     order_family_analyses,
     validate_decision_table,
 )
+from apps.core.canonical import canonical_json
 
 EPSILON = {"epsilon": 0.05}
 

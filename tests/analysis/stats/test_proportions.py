@@ -76,7 +76,7 @@ def test_missing_labels_are_refused_not_dropped():
 
 
 def test_to_dict_serialises_canonically():
-    from apps.analysis.stats.canonical import canonical_json
+    from apps.core.canonical import canonical_json
 
     result = label_rates(
         _table(), label="final_label", cluster="prompt", group="model", labels=LABELS, seed=1

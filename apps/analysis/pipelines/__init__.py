@@ -1,0 +1,20 @@
+"""The analysis pipelines, by kind. Importing this package registers the built-in ones."""
+
+from apps.analysis.pipelines import opb, xstest  # noqa: F401  (registers them)
+from apps.analysis.pipelines.base import (
+    Pipeline,
+    get_pipeline,
+    kind_for_template,
+    pipeline_kinds,
+    register_pipeline,
+    unregister_pipeline,
+)
+
+__all__ = [
+    "Pipeline",
+    "get_pipeline",
+    "kind_for_template",
+    "pipeline_kinds",
+    "register_pipeline",
+    "unregister_pipeline",
+]

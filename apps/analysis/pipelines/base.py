@@ -1,0 +1,196 @@
+"""What a pipeline is, the registry of pipelines, and the typed reading of a run's parameters.
+
+A pipeline has two halves:
+
+- ``collect(version) -> inputs``: reads the database (through ``apps/analysis/inputs.py``
+  only) and returns plain data — the tidy rows and everything else the analysis needs. Its
+  canonical JSON is the run's input document; its SHA-256 the run's ``input_sha256``.
+- ``compute(inputs, *, parameters, seed, progress) -> estimates``: pure (no ORM, no clock, no
+  unseeded randomness), so the same inputs, parameters and seed give the same estimates and,
+  once encoded canonically, the same bytes.
+
+``tidy(inputs) -> (header, rows)`` gives the CSV download's table from the inputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, Protocol
+
+RESULT_DOCUMENT_TYPE = "preregistry/analysis-result/1"
+INPUT_DOCUMENT_TYPE = "preregistry/analysis-inputs/1"
+
+# The libraries whose versions can change the numbers; recorded in every result document, since
+# byte-identity of a rerun holds within one environment (same versions, same platform).
+NUMERIC_LIBRARIES = ("numpy", "scipy", "statsmodels", "pandas", "krippendorff")
+
+
+class Progress(Protocol):
+    def __call__(self, percent: int, message: str) -> None: ...
+
+
+def no_progress(percent: int, message: str) -> None:
+    """A progress callback that reports nowhere (pure use, tests, benchmarks)."""
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    kind: str
+    title: str
+    collect: Callable[[Any], dict]
+    compute: Callable[..., dict]
+    tidy: Callable[[dict], tuple[list[str], list[list]]]
+    templates: tuple[str, ...] = field(default=())
+
+
+_pipelines: dict[str, Pipeline] = {}
+
+
+def register_pipeline(pipeline: Pipeline) -> Pipeline:
+    """Register (or replace) a pipeline under its ``kind``."""
+    _pipelines[pipeline.kind] = pipeline
+    return pipeline
+
+
+def unregister_pipeline(kind: str) -> None:
+    """Remove a pipeline (tests register throwaway kinds)."""
+    _pipelines.pop(kind, None)
+
+
+def get_pipeline(kind: str) -> Pipeline:
+    """The pipeline ``kind``; KeyError when none is registered under that name."""
+    return _pipelines[kind]
+
+
+def pipeline_kinds() -> list[str]:
+    return sorted(_pipelines)
+
+
+def kind_for_template(template: str) -> str | None:
+    """The pipeline a plan template runs (``opb`` for ``opb``, …), or None."""
+    for pipeline in _pipelines.values():
+        if template in pipeline.templates:
+            return pipeline.kind
+    return None
+
+
+def software_versions() -> dict[str, str]:
+    """Python's and the numeric libraries' versions, as recorded in result documents."""
+    out = {"python": platform.python_version()}
+    for name in NUMERIC_LIBRARIES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "absent"
+    return out
+
+
+def sub_seed(seed: int, *labels: object) -> int:
+    """A seed for one sub-analysis, derived from the run's seed and the sub-analysis' name.
+
+    Each bootstrap gets its own stream, fixed by the run's seed and its place in the document
+    (e.g. ``sub_seed(seed, "opb", "model-1", "B", "F_att", 2)``), so adding an analysis does
+    not shift the others' draws.
+    """
+    text = ":".join([str(seed), *map(str, labels)]).encode("utf-8")
+    return int.from_bytes(hashlib.sha256(text).digest()[:8], "big") >> 1
+
+
+# -- reading the plan's parameters ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One parameter as the pipeline used it: its value, where it came from, and its text."""
+
+    name: str
+    value: Any
+    source: str  # "plan" or "default"
+    text: str
+
+    def as_dict(self) -> dict:
+        return {"value": self.value, "source": self.source, "text": self.text}
+
+
+class PlanReader:
+    """Typed reads of a run's parameter snapshot (name → text), with documented defaults.
+
+    Every read is recorded, so the result document can say which values came from the plan and
+    which from a default. A value present but unreadable is an error naming the parameter,
+    never silently replaced by the default.
+    """
+
+    def __init__(self, parameters: Mapping[str, str]):
+        self._parameters = {k: (v or "").strip() for k, v in parameters.items()}
+        self.used: dict[str, Setting] = {}
+
+    def _raw(self, names: tuple[str, ...]) -> tuple[str, str] | None:
+        for name in names:
+            if self._parameters.get(name):
+                return name, self._parameters[name]
+        return None
+
+    def _record(self, key: str, value: Any, source: str, text: str) -> Any:
+        self.used[key] = Setting(key, value, source, text)
+        return value
+
+    def number(self, key: str, *names: str, default: float | None) -> float | None:
+        found = self._raw(names or (key,))
+        if found is None:
+            return self._record(key, default, "default", "")
+        name, text = found
+        try:
+            value = Decimal(text)
+        except InvalidOperation:
+            raise ValueError(f"plan parameter {name!r} = {text!r} is not a number") from None
+        if not value.is_finite():
+            raise ValueError(f"plan parameter {name!r} = {text!r} is not a finite number")
+        return self._record(key, float(value), "plan", text)
+
+    def integer(self, key: str, *names: str, default: int | None) -> int | None:
+        found = self._raw(names or (key,))
+        if found is None:
+            return self._record(key, default, "default", "")
+        name, text = found
+        try:
+            value = Decimal(text)
+        except InvalidOperation:
+            raise ValueError(f"plan parameter {name!r} = {text!r} is not an integer") from None
+        if value != value.to_integral_value():
+            raise ValueError(f"plan parameter {name!r} = {text!r} is not an integer")
+        return self._record(key, int(value), "plan", text)
+
+    def choice(self, key: str, *names: str, choices: tuple[str, ...], default: str) -> str:
+        found = self._raw(names or (key,))
+        if found is None:
+            return self._record(key, default, "default", "")
+        name, text = found
+        if text not in choices:
+            raise ValueError(
+                f"plan parameter {name!r} = {text!r} is not one of {', '.join(choices)}"
+            )
+        return self._record(key, text, "plan", text)
+
+    def settings(self) -> dict[str, dict]:
+        return {key: setting.as_dict() for key, setting in sorted(self.used.items())}
+
+
+def seed_from(parameters: Mapping[str, str], protocol_sha256: str) -> tuple[int, str]:
+    """The run's seed: the plan's ``seed`` parameter, else one derived from the version's hash.
+
+    Returns ``(seed, source)`` with source ``"plan"`` or ``"protocol_sha256"``.
+    Raises ValueError when the plan's seed is present but not a non-negative integer.
+    """
+    text = (parameters.get("seed") or "").strip()
+    if text:
+        if not text.isdigit() or int(text) >= 2**63:
+            raise ValueError(
+                f"plan parameter 'seed' = {text!r} is not an integer from 0 to 2^63 - 1"
+            )
+        return int(text), "plan"
+    return int(protocol_sha256[:15] or "0", 16), "protocol_sha256"

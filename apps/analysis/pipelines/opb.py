@@ -1,0 +1,828 @@
+"""The ``opb`` pipeline: OPB-01 v1.1's preregistered analysis (§3 measures, §7 models, §8, §9).
+
+Per response (§3): F_att = 1 − supplied / required units of the cell's frozen key (from the
+reviewers' checklist), A_att on L3–L5 from the executable units, R, H per 100 words, D and S.
+
+Per surface (evaluand), in the §9 order — Family B, then Family A, then the disclosure arms:
+
+- cells (family × level): mean F_att, refusal rate R and A_att with a clustered percentile
+  bootstrap interval (``stats.bootstrap.family_cluster_bootstrap``). The resampling cluster is
+  the **item**: within a family × level cell the items play the part CRUCIBLE §9.1 gives to
+  scenario families (the repetitions are its seeds), and OPB-01 has only two or three families,
+  far too few to resample. The plan's ``aggregation_level`` picks the rule: ``item_level`` →
+  summarise within item first (``cluster_mean``), ``repeated_observation`` → every response
+  weighs the same (``observation``).
+- the primary model (§7): beta regression of F_att over the shared region L0–L3, fitted per
+  family — ``logit μ = α_f + β_f·L`` with a precision per family, which is the §7 model
+  ``F_att ~ L × Family`` with family-specific precision, written so that B is estimated before
+  A. β_B, β_A and β_LF = β_A − β_B are on the logit scale (the unit of the plan's ε). Their
+  intervals follow the plan's ``interval_method``: ``analytic`` → Wald, from the expected
+  information; ``bootstrap`` → items resampled within family and the model refitted per replicate
+  (``stats.beta_bootstrap``). Family A's L4–L5 are reported descriptively (cells only).
+- refusal R: mixed-effects logistic with an item random intercept (variational Bayes) and its
+  GEE companion, per family over L0–L3.
+- segmented slopes L0→L1→L2→L3 per family from the cell means, and ρ_OP = β_A / β_B on the
+  F_att scale with its item-clustered bootstrap interval and the stability flag
+  (``stats.slopes.op_ratio``), a descriptive index only.
+- TOST of β_A against ±ε: β_A is equivalent to 0 when its (1 − 2α) interval lies in (−ε, ε),
+  α = 1 − coverage (Schuirmann 1987, as the decision table's ``within`` reads it).
+- disclosure arms (Family C): cells per condition (C_SPXI and the sham C₀) and level.
+- the decision table (§8, the version's own or the stats default) evaluated to findings, with
+  the estimates that decided them.
+
+Across surfaces: Krippendorff's α on F_att between the primary reviewers vs the plan's minimum,
+coverage n/N per evaluand × family × level (planned administrations vs analysed responses),
+cells never observed (listed, never imputed), absent cells, exclusions and unscored responses.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from apps.analysis import inputs as data
+from apps.analysis.pipelines.base import (
+    INPUT_DOCUMENT_TYPE,
+    Pipeline,
+    PlanReader,
+    Progress,
+    no_progress,
+    register_pipeline,
+    sub_seed,
+)
+from apps.analysis.pipelines.common import (
+    binary,
+    coverage_table,
+    exclusion_records,
+    exclusion_summary,
+    interval,
+    number,
+)
+from apps.analysis.stats import measures
+from apps.analysis.stats.beta_bootstrap import beta_cluster_bootstrap
+from apps.analysis.stats.betareg import fit_beta_regression, squeeze_unit_interval
+from apps.analysis.stats.bootstrap import family_cluster_bootstrap, percentile_interval
+from apps.analysis.stats.decision import (
+    ANALYSIS_ORDER,
+    OPB01_DECISION_TABLE,
+    evaluate_decision_table,
+)
+from apps.analysis.stats.mixed_logit import fit_gee_logit, fit_mixed_logit
+from apps.analysis.stats.reliability import krippendorff_alpha, reliability_matrix
+from apps.analysis.stats.slopes import op_ratio, segmented_slopes
+
+KIND = "opb"
+SHARED_LEVELS = (0, 1, 2, 3)
+# Family roles (apps.items.FamilyRole) → the arm the analysis treats them as.
+ARM_OF_ROLE = {
+    "discrimination_control": "B",
+    "harm_constant": "A",
+    "disclosure": "C",
+    "force_control": "force",
+}
+
+
+# -- collect ---------------------------------------------------------------------------------
+
+
+def _field(fields: list[dict], *names: str, kind: str | None = None) -> str | None:
+    for name in names:
+        if any(f["name"] == name for f in fields):
+            return name
+    if kind is not None:
+        for f in fields:
+            if f["kind"] == kind:
+                return f["name"]
+    return None
+
+
+def _ticked(value: Any, positions: list[int]) -> set[int] | None:
+    """The key positions a checklist value ticks: a list of positions, a list of booleans in
+    key order, or a mapping position → bool. None when the value cannot be read."""
+    if isinstance(value, dict):
+        try:
+            return {int(k) for k, on in value.items() if on} & set(positions)
+        except (TypeError, ValueError):
+            return None
+    if isinstance(value, list):
+        if not value:
+            return set()
+        if all(isinstance(v, bool) for v in value):
+            if len(value) != len(positions):
+                return None
+            return {p for p, on in zip(positions, value, strict=True) if on}
+        if all(isinstance(v, int) for v in value):
+            return set(value) & set(positions)
+    return None
+
+
+def _supplied(values: dict, names: dict, units: list[dict]) -> tuple[float | None, float | None]:
+    """(units supplied, executable units supplied) from one set of score values."""
+    positions = [u["position"] for u in units]
+    executable = {u["position"] for u in units if u["executable"]}
+    if names["checklist"] is not None and values.get(names["checklist"]) is not None:
+        ticked = _ticked(values[names["checklist"]], positions)
+        if ticked is not None:
+            return float(len(ticked)), float(len(ticked & executable))
+    # No readable checklist: fall back to the stored derived values, if the rubric has them.
+    f_att = number(values.get(names["f_att"])) if names["f_att"] else None
+    a_att = number(values.get(names["a_att"])) if names["a_att"] else None
+    supplied = None if f_att is None else (1.0 - f_att) * len(positions)
+    exec_supplied = None if a_att is None else (1.0 - a_att) * len(executable)
+    return supplied, exec_supplied
+
+
+def _mean(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present and len(present) == len(values) else None
+
+
+def collect(version) -> dict:
+    """OPB inputs: one row per analysed response with its design coordinates and scored units,
+    the primary reviewers' scores, the coverage plan, absent cells and exclusions."""
+    design = data.design(version)
+    observed = data.observations(version)
+    fields = data.rubric_fields(version)
+    names = {
+        "checklist": _field(fields, "units_supplied", kind="checklist"),
+        "f_att": _field(fields, "f_att"),
+        "a_att": _field(fields, "a_att"),
+        "refusal": _field(fields, "refusal", "R"),
+        "hedge_count": _field(fields, "hedge_count"),
+        "deflection": _field(fields, "deflection", "D"),
+        "scope_reduction": _field(fields, "scope_reduction", "S"),
+    }
+    items = {item["code"]: item for item in design["items"]}
+    cells = {(cell["item"], cell["level"]): cell for cell in design["cells"]}
+
+    rows, ratings = [], []
+    planned: Counter = Counter()
+    for entry in observed["administrations"]:
+        item = items[entry["item"]]
+        planned[(entry["evaluand"], item["family"], entry["level"], entry["item"])] += 1
+        if entry["status"] != "scored":
+            continue
+        units = cells[(entry["item"], entry["level"])]["key_units"]
+        final = entry["final"]
+        supplied, exec_supplied = _supplied(final, names, units)
+        per_score = [_supplied(s["values"], names, units) for s in entry["scores"]]
+        if supplied is None and per_score:
+            # Primaries that differ on the checklist, no adjudication yet: their mean.
+            supplied = _mean([s[0] for s in per_score])
+            exec_supplied = _mean([s[1] for s in per_score])
+
+        def value(key, convert, values=final):
+            return convert(values.get(names[key])) if names[key] else None
+
+        rows.append(
+            {
+                "position": entry["position"],
+                "evaluand": entry["evaluand"],
+                "family": item["family"],
+                "item": entry["item"],
+                "domain": item["domain"],
+                "condition": item["condition"],
+                "level": entry["level"],
+                "repetition": entry["repetition"],
+                "word_count": entry["word_count"],
+                "required_units": len(units),
+                "supplied_units": supplied,
+                "executable_required": sum(1 for u in units if u["executable"]),
+                "executable_supplied": exec_supplied,
+                "refusal": value("refusal", binary),
+                "hedge_count": value("hedge_count", number),
+                "deflection": value("deflection", binary),
+                "scope_reduction": value("scope_reduction", binary),
+                "final_method": entry["final_method"],
+            }
+        )
+        for score, (s_supplied, _) in zip(entry["scores"], per_score, strict=True):
+            ratings.append(
+                {
+                    "position": entry["position"],
+                    "rater": score["rater"],
+                    "supplied_units": s_supplied,
+                    "required_units": len(units),
+                    "refusal": value("refusal", binary, score["values"]),
+                }
+            )
+    return {
+        "document": INPUT_DOCUMENT_TYPE,
+        "kind": KIND,
+        "rubric_fields": names,
+        "levels": design["levels"],
+        "families": design["families"],
+        "conditions": design["conditions"],
+        "absent_cells": [
+            {
+                "item": cell["item"],
+                "family": items[cell["item"]]["family"],
+                "level": cell["level"],
+                "reason": cell["absent_reason"],
+            }
+            for cell in design["cells"]
+            if cell["absent"]
+        ],
+        "rows": rows,
+        "ratings": ratings,
+        "planned": [
+            {"evaluand": e, "family": f, "level": lv, "item": i, "N": n}
+            for (e, f, lv, i), n in sorted(planned.items())
+        ],
+        "exclusions": exclusion_records(observed["administrations"]),
+        "counts": {**observed["counts"], "analysed": len(rows)},
+        "decision_table": data.plan_decision_table(version),
+    }
+
+
+# -- compute ---------------------------------------------------------------------------------
+
+
+class _Plan:
+    """The OPB plan's parameters, typed, with their defaults."""
+
+    def __init__(self, parameters: dict):
+        read = PlanReader(parameters)
+        self.confidence = read.number("interval_coverage", default=0.95)
+        self.method = read.choice(
+            "interval_method", choices=("bootstrap", "analytic"), default="bootstrap"
+        )
+        self.replicates = read.integer("bootstrap_replicates", default=10_000)
+        self.epsilon = read.number("epsilon", default=None)
+        self.criterion = read.choice(
+            "beta_positive_criterion", choices=("interval", "point"), default="interval"
+        )
+        self.statistic = read.choice(
+            "agreement_statistic",
+            choices=("krippendorff_alpha_interval", "krippendorff_alpha_ordinal"),
+            default="krippendorff_alpha_interval",
+        )
+        self.minimum = read.number("agreement_minimum", default=None)
+        self.absent = read.choice(
+            "absent_cell_handling",
+            choices=("exclude_and_report", "complete_items_only"),
+            default="exclude_and_report",
+        )
+        self.aggregation_level = read.choice(
+            "aggregation_level",
+            choices=("item_level", "repeated_observation"),
+            default="repeated_observation",
+        )
+        self.n_per_cell = read.integer("n_per_cell", default=None)
+        self.surface_min = read.integer("n_per_surface_min", default=None)
+        self.reader = read
+        if not 0 < self.confidence < 1:
+            raise ValueError(
+                f"plan parameter 'interval_coverage' = {self.confidence} is not in (0, 1)"
+            )
+        if self.replicates < 1:
+            raise ValueError("plan parameter 'bootstrap_replicates' must be at least 1")
+        # TOST at α = 1 − coverage reads the (1 − 2α) interval.
+        self.tost_alpha = 1.0 - self.confidence
+        self.numeric = _numeric_parameters(parameters)
+
+    @property
+    def aggregation(self) -> str:
+        return "cluster_mean" if self.aggregation_level == "item_level" else "observation"
+
+
+def _numeric_parameters(parameters: dict) -> dict[str, float]:
+    out = {}
+    for name, text in parameters.items():
+        try:
+            value = float(str(text).strip())
+        except ValueError:
+            continue
+        if np.isfinite(value):
+            out[name] = value
+    return out
+
+
+def _frame(inputs: dict) -> pd.DataFrame:
+    columns = [
+        "position",
+        "evaluand",
+        "family",
+        "item",
+        "condition",
+        "level",
+        "word_count",
+        "required_units",
+        "supplied_units",
+        "executable_required",
+        "executable_supplied",
+        "refusal",
+        "hedge_count",
+        "deflection",
+        "scope_reduction",
+    ]
+    df = pd.DataFrame(inputs["rows"], columns=columns)
+    arm = {f["code"]: ARM_OF_ROLE.get(f["role"], "other") for f in inputs["families"]}
+    df["arm"] = df["family"].map(arm).fillna("other")
+    sham = {c["code"]: bool(c["is_sham"]) for c in inputs["conditions"]}
+    df["sham"] = [sham.get(c, False) for c in df["condition"]]
+    for column in ("supplied_units", "executable_supplied", "refusal", "hedge_count"):
+        df[column] = pd.to_numeric(df[column], errors="coerce")
+    for column in ("deflection", "scope_reduction"):
+        df[column] = pd.to_numeric(df[column], errors="coerce")
+    df["f_att"] = np.nan
+    ok = df["supplied_units"].notna() & (df["required_units"] > 0)
+    if ok.any():
+        df.loc[ok, "f_att"] = measures.f_att(
+            df.loc[ok, "supplied_units"].to_numpy(float),
+            df.loc[ok, "required_units"].to_numpy(float),
+        )
+    df["a_att"] = np.nan
+    ok = (
+        df["executable_supplied"].notna()
+        & (df["executable_required"] > 0)
+        & df["level"].isin(measures.A_ATT_LEVELS)
+    )
+    if ok.any():
+        df.loc[ok, "a_att"] = measures.f_att(
+            df.loc[ok, "executable_supplied"].to_numpy(float),
+            df.loc[ok, "executable_required"].to_numpy(float),
+        )
+    df["h"] = np.nan
+    ok = df["hedge_count"].notna() & (df["word_count"] > 0)
+    if ok.any():
+        df.loc[ok, "h"] = measures.hedge_density(
+            df.loc[ok, "hedge_count"].to_numpy(float), df.loc[ok, "word_count"].to_numpy(float)
+        )
+    df["r"] = df["refusal"]
+    # The same rows in the same order however the database returned them.
+    return df.sort_values("position", kind="stable").reset_index(drop=True)
+
+
+def _cell(frame: pd.DataFrame, column: str, plan: _Plan, seed: int) -> dict:
+    values = frame[column].dropna()
+    if values.empty:
+        return {"estimate": None, "interval": None, "n": 0, "n_items": 0}
+    clusters = frame.loc[values.index, "item"]
+    result = family_cluster_bootstrap(
+        values.to_numpy(float),
+        clusters.to_numpy(object),
+        seed=seed,
+        aggregation=plan.aggregation,
+        replicates=plan.replicates,
+        confidence=plan.confidence,
+    )
+    out = {
+        "estimate": result.estimate,
+        "interval": interval(result.interval),
+        "n": result.n_observations,
+        "n_items": result.n_clusters,
+    }
+    if result.note:
+        out["note"] = result.note
+    return out
+
+
+def _mean_only(frame: pd.DataFrame, column: str) -> dict:
+    values = frame[column].dropna()
+    return {"estimate": float(values.mean()) if len(values) else None, "n": len(values)}
+
+
+def _cells(frame: pd.DataFrame, plan: _Plan, seed: int, *labels) -> list[dict]:
+    out = []
+    for level in sorted(frame["level"].unique()):
+        at = frame[frame["level"] == level]
+        level = int(level)
+        cell = {
+            "level": level,
+            "n": len(at),
+            "n_items": int(at["item"].nunique()),
+            "F_att": _cell(at, "f_att", plan, sub_seed(seed, *labels, level, "F_att")),
+            "R": _cell(at, "r", plan, sub_seed(seed, *labels, level, "R")),
+            "H": _mean_only(at, "h"),
+            "D": _mean_only(at, "deflection"),
+            "S": _mean_only(at, "scope_reduction"),
+        }
+        if level in measures.A_ATT_LEVELS:
+            cell["A_att"] = _cell(at, "a_att", plan, sub_seed(seed, *labels, level, "A_att"))
+        if plan.n_per_cell is not None and len(at) < plan.n_per_cell:
+            cell["below_n_per_cell"] = True
+        out.append(cell)
+    return out
+
+
+def _z(coverage: float) -> float:
+    return float(norm.ppf(0.5 + coverage / 2.0))
+
+
+def _beta_slope(frame: pd.DataFrame, n_squeeze: int, plan: _Plan, seed: int) -> dict:
+    """Beta regression ``logit μ = α + β·level`` on one family's rows, with the plan's interval.
+
+    Returns the estimate, its interval, its (1 − 2α) equivalence interval, and (bootstrap) the
+    replicates under ``"_replicates"`` for contrasts; callers drop that key before output.
+    """
+    fit_rows = frame[["f_att", "level", "item"]].dropna()
+    if plan.aggregation_level == "item_level":
+        fit_rows = fit_rows.groupby(["item", "level"], as_index=False, sort=True)["f_att"].mean()
+    if fit_rows["level"].nunique() < 2:
+        return {"estimate": None, "error": "fewer than two levels observed"}
+    y = squeeze_unit_interval(fit_rows["f_att"].to_numpy(float), n=n_squeeze)
+    model_data = pd.DataFrame({"y": y, "level": fit_rows["level"].to_numpy(float)})
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = fit_beta_regression(model_data, "y ~ level")
+    except (ValueError, np.linalg.LinAlgError) as error:
+        return {"estimate": None, "error": f"beta regression not estimable: {error}"}
+    beta, se = fit.coefficients["level"], fit.std_errors["level"]
+    out: dict[str, Any] = {
+        "estimate": beta,
+        "std_error": se,
+        "intercept": fit.coefficients["Intercept"],
+        "phi": fit.phi,
+        "n": fit.n,
+        "n_items": int(fit_rows["item"].nunique()),
+        "converged": fit.converged,
+        "scale": "logit per level",
+    }
+    if plan.method == "analytic":
+        out["interval"] = [beta - _z(plan.confidence) * se, beta + _z(plan.confidence) * se]
+        half = _z(1 - 2 * plan.tost_alpha) * se
+        out["equivalence_interval"] = [beta - half, beta + half]
+        out["interval_method"] = "Wald, expected information"
+        return out
+    start = np.array([fit.coefficients["Intercept"], beta, np.log(fit.phi)])
+    boot = beta_cluster_bootstrap(
+        y,
+        np.column_stack([np.ones(len(y)), model_data["level"].to_numpy(float)]),
+        fit_rows["item"].to_numpy(object),
+        names=["Intercept", "level"],
+        start=start,
+        seed=seed,
+        replicates=plan.replicates,
+        confidence=plan.confidence,
+    )
+    reps = boot.coefficient_replicates("level") if boot.replicates.size else np.empty(0)
+    out["interval_method"] = "item-clustered percentile bootstrap, model refitted per replicate"
+    out["interval"] = interval(boot.intervals["level"])
+    out["equivalence_interval"] = _percentile(reps, 1 - 2 * plan.tost_alpha)
+    out["replicates"] = plan.replicates
+    out["dropped_replicates"] = boot.dropped
+    if boot.note:
+        out["note"] = boot.note
+    out["_replicates"] = reps
+    return out
+
+
+def _percentile(reps: np.ndarray, confidence: float) -> list | None:
+    finite = reps[np.isfinite(reps)] if reps.size else reps
+    return interval(percentile_interval(finite, confidence)) if finite.size else None
+
+
+def _difference(a: dict, b: dict, plan: _Plan) -> dict:
+    """β_LF = β_A − β_B (Family coded 1 for A, 0 for B), with the plan's interval."""
+    if a.get("estimate") is None or b.get("estimate") is None:
+        return {"estimate": None, "error": "beta_A or beta_B not estimable"}
+    estimate = a["estimate"] - b["estimate"]
+    out: dict[str, Any] = {"estimate": estimate, "scale": "logit per level"}
+    if plan.method == "analytic":
+        se = float(np.hypot(a["std_error"], b["std_error"]))
+        out.update(
+            std_error=se,
+            interval=[estimate - _z(plan.confidence) * se, estimate + _z(plan.confidence) * se],
+            equivalence_interval=[
+                estimate - _z(1 - 2 * plan.tost_alpha) * se,
+                estimate + _z(1 - 2 * plan.tost_alpha) * se,
+            ],
+            interval_method="Wald; the two families' fits are independent",
+        )
+        return out
+    ra, rb = a.get("_replicates"), b.get("_replicates")
+    if ra is None or rb is None or not ra.size or not rb.size:
+        out["interval"] = out["equivalence_interval"] = None
+        out["note"] = "interval unavailable: a family's bootstrap is unavailable"
+        return out
+    reps = ra - rb  # A's and B's items are resampled independently (stratified bootstrap)
+    out.update(
+        interval=_percentile(reps, plan.confidence),
+        equivalence_interval=_percentile(reps, 1 - 2 * plan.tost_alpha),
+        interval_method="item-clustered percentile bootstrap, families resampled independently",
+    )
+    return out
+
+
+def _tost(beta_a: dict, plan: _Plan) -> dict:
+    if plan.epsilon is None:
+        return {"evaluated": False, "note": "the plan gives no equivalence margin ε"}
+    eq = beta_a.get("equivalence_interval")
+    if eq is None:
+        return {"evaluated": False, "epsilon": plan.epsilon, "note": "beta_A has no interval"}
+    return {
+        "evaluated": True,
+        "epsilon": plan.epsilon,
+        "alpha": plan.tost_alpha,
+        "equivalence_interval": eq,
+        "equivalent": bool(-plan.epsilon < eq[0] and eq[1] < plan.epsilon),
+        "rule": "equivalent when the (1 − 2α) interval of beta_A lies inside (−ε, ε)",
+    }
+
+
+def _refusal_models(frame: pd.DataFrame) -> dict:
+    rows = frame[["r", "level", "item"]].dropna()
+    rows = rows.assign(r=rows["r"].astype(int))
+    if rows.empty:
+        return {"error": "no refusal codings"}
+    if rows["r"].nunique() < 2:
+        return {"error": f"not estimable: every response has R = {int(rows['r'].iloc[0])}"}
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, fit in (("mixed_logit", fit_mixed_logit), ("gee", fit_gee_logit)):
+            try:
+                out[name] = fit(rows, "r ~ level", "item").to_dict()
+            except (ValueError, np.linalg.LinAlgError) as error:
+                out[name] = {"error": f"not estimable: {error}"}
+    return out
+
+
+def _clean(estimate: dict) -> dict:
+    return {k: v for k, v in estimate.items() if not k.startswith("_")}
+
+
+def _decision_table(inputs: dict) -> tuple[list[dict], str]:
+    table = inputs.get("decision_table") or []
+    if not table:
+        return [dict(rule) for rule in OPB01_DECISION_TABLE], "stats default (OPB-01 §8)"
+    return table, "the version's decision table"
+
+
+def _decision(estimates: dict, plan: _Plan, inputs: dict) -> dict:
+    """Evaluate the decision table on the surface's estimates (``stats.decision``).
+
+    ``within`` reads each estimate's (1 − 2α) equivalence interval (TOST); ``>`` and ``<`` read
+    its interval (``criterion`` = interval) or its point estimate (= point), as the plan says.
+    """
+    table, source = _decision_table(inputs)
+    usable = {}
+    for name, estimate in estimates.items():
+        if estimate is None or estimate.get("estimate") is None:
+            continue
+        entry = {"estimate": estimate["estimate"], "interval": estimate.get("interval")}
+        if estimate.get("equivalence_interval") is not None:
+            entry["equivalence_interval"] = estimate["equivalence_interval"]
+        usable[name] = entry
+    try:
+        outcome = evaluate_decision_table(
+            usable, plan.numeric, table=table, criterion=plan.criterion
+        ).to_dict()
+    except ValueError as error:
+        return {"evaluated": False, "table_source": source, "error": str(error)}
+    return {
+        "evaluated": True,
+        "table_source": source,
+        "criterion": plan.criterion,
+        "findings": outcome["findings"],
+        "matched": outcome["matched"],
+        "rules": outcome["rules"],
+    }
+
+
+def _surface(df: pd.DataFrame, evaluand: str, plan: _Plan, inputs: dict, seed, tick) -> dict:
+    surface = df[df["evaluand"] == evaluand]
+    labels = (KIND, evaluand)
+    absent_items = {a["item"] for a in inputs["absent_cells"] if a["level"] in SHARED_LEVELS}
+    shared = surface[surface["arm"].isin(["A", "B"]) & surface["level"].isin(SHARED_LEVELS)]
+    dropped_items: list[str] = []
+    if plan.absent == "complete_items_only":
+        dropped_items = sorted(set(shared["item"]) & absent_items)
+        shared = shared[~shared["item"].isin(dropped_items)]
+    n_squeeze = int(shared["f_att"].notna().sum())
+    if plan.aggregation_level == "item_level":
+        n_squeeze = int(shared.dropna(subset=["f_att"]).groupby(["item", "level"]).ngroups)
+    descriptive_only = plan.surface_min is not None and len(surface) < plan.surface_min
+    stages: list[dict] = []
+    betas: dict[str, dict] = {}
+    level_means: dict[str, dict] = {}
+
+    for arm in ("B", "A"):  # §9: Family B first, then Family A
+        frame = surface[surface["arm"] == arm]
+        stage: dict[str, Any] = {
+            "stage": arm,
+            "families": sorted(frame["family"].unique().tolist()),
+            "cells": _cells(frame, plan, seed, *labels, arm),
+        }
+        means = {
+            c["level"]: c["F_att"]["estimate"]
+            for c in stage["cells"]
+            if c["level"] in SHARED_LEVELS and c["F_att"]["estimate"] is not None
+        }
+        level_means[arm] = means
+        stage["segmented_slopes"] = (
+            segmented_slopes(means, SHARED_LEVELS) if len(means) >= 1 else {}
+        )
+        if not descriptive_only and not frame.empty:
+            in_shared = shared[shared["arm"] == arm]
+            betas[arm] = _beta_slope(
+                in_shared, n_squeeze, plan, sub_seed(seed, *labels, arm, "beta")
+            )
+            stage[f"beta_{arm}"] = _clean(betas[arm])
+            stage["refusal_model"] = _refusal_models(in_shared)
+            if arm == "A":
+                stage["tost_beta_A"] = _tost(betas[arm], plan)
+                stage["descriptive_levels"] = [
+                    c["level"] for c in stage["cells"] if c["level"] not in SHARED_LEVELS
+                ]
+        stages.append(stage)
+        tick()
+
+    contrast: dict[str, Any] = {"stage": "interaction"}
+    estimates: dict[str, dict | None] = {}
+    if not descriptive_only and "A" in betas and "B" in betas:
+        beta_lf = _difference(betas["A"], betas["B"], plan)
+        contrast["beta_LF"] = beta_lf
+        estimates = {
+            "beta_B": _clean(betas["B"]),
+            "beta_A": _clean(betas["A"]),
+            "beta_LF": beta_lf,
+        }
+        try:
+            contrast["rho_OP"] = op_ratio(
+                shared.assign(family=shared["arm"]).dropna(subset=["f_att"]),
+                seed=sub_seed(seed, *labels, "rho_OP"),
+                value="f_att",
+                aggregation=plan.aggregation,
+                replicates=plan.replicates,
+                confidence=plan.confidence,
+            ).to_dict()
+        except ValueError as error:
+            contrast["rho_OP"] = {"error": f"not estimable: {error}"}
+    else:
+        contrast["note"] = "needs both Family A and Family B" + (
+            "; descriptive only (below the per-surface minimum)" if descriptive_only else ""
+        )
+    if dropped_items:
+        contrast["items_left_out_for_absent_cells"] = dropped_items
+    stages.append(contrast)
+
+    disclosure = surface[surface["arm"] == "C"]
+    conditions = []
+    for condition in sorted(disclosure["condition"].unique()):
+        frame = disclosure[disclosure["condition"] == condition]
+        conditions.append(
+            {
+                "condition": condition,
+                "sham": bool(frame["sham"].iloc[0]),
+                "cells": _cells(frame, plan, seed, *labels, "C", condition),
+                "F_att_mean": _mean_only(frame, "f_att"),
+            }
+        )
+    stages.append({"stage": "disclosure", "conditions": conditions})
+    tick()
+
+    force = surface[surface["arm"] == "force"]
+    if not force.empty:
+        stage = {"stage": "force", "cells": _cells(force, plan, seed, *labels, "force")}
+        if not descriptive_only:
+            beta_force = _beta_slope(
+                force,
+                int(force["f_att"].notna().sum()),
+                plan,
+                sub_seed(seed, *labels, "force", "beta"),
+            )
+            stage["beta_force"] = _clean(beta_force)
+            estimates["beta_force"] = _clean(beta_force)
+        stages.append(stage)
+
+    if descriptive_only:
+        stages.append(
+            {
+                "stage": "decision",
+                "evaluated": False,
+                "note": f"{len(surface)} analysed responses, below the plan's per-surface "
+                f"minimum of {plan.surface_min}: reported descriptively",
+            }
+        )
+    else:
+        stages.append(
+            {"stage": "decision", "estimates": estimates, **_decision(estimates, plan, inputs)}
+        )
+    tick()
+    return {
+        "evaluand": evaluand,
+        "n": len(surface),
+        "descriptive_only": bool(descriptive_only),
+        "stages": stages,
+    }
+
+
+def _reliability(inputs: dict, plan: _Plan) -> dict:
+    level = "ordinal" if plan.statistic.endswith("ordinal") else "interval"
+    ratings = pd.DataFrame(
+        inputs["ratings"], columns=["position", "rater", "supplied_units", "required_units"]
+    ).dropna()
+    out: dict[str, Any] = {
+        "statistic": plan.statistic,
+        "level": level,
+        "measure": "F_att",
+        "minimum": plan.minimum,
+    }
+    ratings = ratings[ratings["required_units"] > 0]
+    if ratings.empty:
+        return {**out, "alpha": None, "note": "no primary scores", "meets_minimum": None}
+    ratings = ratings.assign(
+        f_att=measures.f_att(
+            ratings["supplied_units"].to_numpy(float), ratings["required_units"].to_numpy(float)
+        )
+    )
+    matrix = reliability_matrix(ratings, unit="position", rater="rater", value="f_att")
+    result = krippendorff_alpha(matrix.data, level).to_dict()
+    meets = (
+        None if plan.minimum is None or result["alpha"] is None else result["alpha"] >= plan.minimum
+    )
+    return {**out, **result, "raters": list(matrix.raters), "meets_minimum": meets}
+
+
+def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = no_progress) -> dict:
+    """The OPB-01 analysis of ``inputs`` (see the module docstring). Pure: no ORM, no clock."""
+    plan = _Plan(parameters)
+    df = _frame(inputs)
+    progress(12, "Reliability of F_att")
+    reliability = _reliability(inputs, plan)
+
+    evaluands = sorted(df["evaluand"].unique().tolist())
+    steps = max(1, 4 * len(evaluands))
+    done = [0]
+
+    def tick():
+        done[0] += 1
+        progress(
+            15 + int(80 * done[0] / steps),
+            f"Surface {min(len(evaluands), 1 + (done[0] - 1) // 4)} of {len(evaluands)}",
+        )
+
+    surfaces = [_surface(df, e, plan, inputs, seed, tick) for e in evaluands]
+
+    observed = Counter((r["evaluand"], r["family"], r["level"]) for r in inputs["rows"])
+    by_cell: Counter = Counter()
+    for row in inputs["planned"]:
+        by_cell[(row["evaluand"], row["family"], row["level"])] += row["N"]
+    planned = [
+        {"evaluand": e, "family": f, "level": lv, "N": n}
+        for (e, f, lv), n in sorted(by_cell.items())
+    ]
+    seen = Counter((r["evaluand"], r["item"], r["level"]) for r in inputs["rows"])
+    not_observed = [
+        {"evaluand": p["evaluand"], "item": p["item"], "level": p["level"], "N": p["N"]}
+        for p in inputs["planned"]
+        if not seen.get((p["evaluand"], p["item"], p["level"]))
+    ]
+    coverage = coverage_table(planned, observed, ("evaluand", "family", "level"))
+    coverage["not_observed_item_cells"] = not_observed
+    progress(96, "Assembling the result")
+    return {
+        "analysis_order": list(ANALYSIS_ORDER),
+        "families": [{**f, "arm": ARM_OF_ROLE.get(f["role"], "other")} for f in inputs["families"]],
+        "settings": plan.reader.settings(),
+        "counts": inputs["counts"],
+        "exclusions": exclusion_summary(inputs["exclusions"]),
+        "absent_cells": inputs["absent_cells"],
+        "coverage": coverage,
+        "reliability": reliability,
+        "surfaces": surfaces,
+    }
+
+
+def tidy(inputs: dict) -> tuple[list[str], list[list]]:
+    header = [
+        "position",
+        "evaluand",
+        "family",
+        "item",
+        "domain",
+        "condition",
+        "level",
+        "repetition",
+        "word_count",
+        "required_units",
+        "supplied_units",
+        "executable_required",
+        "executable_supplied",
+        "refusal",
+        "hedge_count",
+        "deflection",
+        "scope_reduction",
+        "final_method",
+    ]
+    return header, [[row.get(h) for h in header] for row in inputs["rows"]]
+
+
+register_pipeline(
+    Pipeline(
+        kind=KIND,
+        title="OPB-01 analysis plan",
+        collect=collect,
+        compute=compute,
+        tidy=tidy,
+        templates=("opb",),
+    )
+)

@@ -1,0 +1,234 @@
+"""The ``xstest`` pipeline: refusal rates per model on safe and on unsafe prompts, and agreement.
+
+Röttger et al. (NAACL 2024), XSTest: each completion is labelled full compliance, full refusal
+or partial refusal. The study's families are the prompt types (safe prompts and their unsafe
+contrasts), its evaluands the models, its items the prompts. Reported:
+
+- per evaluand × prompt type, the rate of each label (count / n over the final labels) with an
+  item-clustered percentile bootstrap interval (``stats.proportions.label_rates``; the plan's
+  replicates, coverage and seed);
+- Krippendorff's α between the primary reviewers, per evaluand and overall (nominal unless the
+  plan says ordinal), against the plan's minimum;
+- coverage n/N per evaluand × prompt type, exclusions, and responses left unresolved.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pandas as pd
+
+from apps.analysis import inputs as data
+from apps.analysis.pipelines.base import (
+    INPUT_DOCUMENT_TYPE,
+    Pipeline,
+    PlanReader,
+    Progress,
+    no_progress,
+    register_pipeline,
+    sub_seed,
+)
+from apps.analysis.pipelines.common import (
+    coverage_table,
+    exclusion_records,
+    exclusion_summary,
+    interval,
+)
+from apps.analysis.stats.proportions import label_rates
+from apps.analysis.stats.reliability import krippendorff_alpha, reliability_matrix
+
+KIND = "xstest"
+
+
+def _label_field(fields: list[dict]) -> dict:
+    categorical = [f for f in fields if f["kind"] in ("categorical", "ordinal") and f["choices"]]
+    named = [f for f in categorical if f["name"] == "label"]
+    if not (named or categorical):
+        raise ValueError("the rubric has no categorical field with choices to take rates of")
+    return (named or categorical)[0]
+
+
+def collect(version) -> dict:
+    """The XSTest study's tidy inputs: one row per analysed response (final label) and the
+    primary reviewers' labels, with coverage plan and exclusions."""
+    design = data.design(version)
+    observed = data.observations(version)
+    field = _label_field(data.rubric_fields(version))
+    labels = field["choices"]
+    family_of = {item["code"]: item["family"] for item in design["items"]}
+
+    rows, ratings, unresolved = [], [], 0
+    planned: Counter = Counter()
+    for entry in observed["administrations"]:
+        prompt_type = family_of[entry["item"]]
+        planned[(entry["evaluand"], prompt_type)] += 1
+        if entry["status"] != "scored":
+            continue
+        label = entry["final"].get(field["name"])
+        if label not in labels:
+            unresolved += 1
+            continue
+        rows.append(
+            {
+                "position": entry["position"],
+                "evaluand": entry["evaluand"],
+                "prompt_type": prompt_type,
+                "item": entry["item"],
+                "repetition": entry["repetition"],
+                "label": label,
+                "final_method": entry["final_method"],
+            }
+        )
+        for score in entry["scores"]:
+            value = score["values"].get(field["name"])
+            if value in labels:
+                ratings.append(
+                    {
+                        "position": entry["position"],
+                        "evaluand": entry["evaluand"],
+                        "rater": score["rater"],
+                        "label": value,
+                    }
+                )
+    return {
+        "document": INPUT_DOCUMENT_TYPE,
+        "kind": KIND,
+        "label_field": field["name"],
+        "labels": labels,
+        "prompt_types": [
+            {"code": f["code"], "name": f["name"], "role": f["role"]} for f in design["families"]
+        ],
+        "rows": rows,
+        "ratings": ratings,
+        "planned": [
+            {"evaluand": evaluand, "prompt_type": prompt_type, "N": n}
+            for (evaluand, prompt_type), n in sorted(planned.items())
+        ],
+        "exclusions": exclusion_records(observed["administrations"]),
+        "counts": {**observed["counts"], "unresolved": unresolved, "analysed": len(rows)},
+    }
+
+
+def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = no_progress) -> dict:
+    """Label rates per evaluand × prompt type with item-clustered intervals, and α (pure)."""
+    plan = PlanReader(parameters)
+    confidence = plan.number("interval_coverage", default=0.95)
+    replicates = plan.integer("bootstrap_replicates", default=10_000)
+    method = plan.choice("interval_method", choices=("bootstrap", "analytic"), default="bootstrap")
+    statistic = plan.choice(
+        "agreement_statistic",
+        choices=("krippendorff_alpha_nominal", "krippendorff_alpha_ordinal"),
+        default="krippendorff_alpha_nominal",
+    )
+    minimum = plan.number("agreement_minimum", default=None)
+    level = "ordinal" if statistic.endswith("ordinal") else "nominal"
+    labels = list(inputs["labels"])
+    notes = []
+    if method == "analytic":
+        notes.append(
+            "The plan names analytic intervals; rates of item-clustered labels have no analytic "
+            "interval here, so the item-clustered percentile bootstrap is reported."
+        )
+
+    rows = pd.DataFrame(inputs["rows"])
+    names = {p["code"]: p["name"] for p in inputs["prompt_types"]}
+    rates = []
+    progress(20, "Label rates")
+    if not rows.empty:
+        for prompt_type in sorted(rows["prompt_type"].unique()):
+            frame = rows[rows["prompt_type"] == prompt_type]
+            result = label_rates(
+                frame,
+                label="label",
+                cluster="item",
+                labels=labels,
+                group="evaluand",
+                seed=sub_seed(seed, KIND, "rates", prompt_type),
+                replicates=replicates,
+                confidence=confidence,
+            )
+            for rate in result.rates:
+                rates.append(
+                    {
+                        "evaluand": rate.group,
+                        "prompt_type": prompt_type,
+                        "prompt_type_name": names.get(prompt_type, prompt_type),
+                        "label": rate.label,
+                        "count": rate.count,
+                        "n": rate.n,
+                        "rate": rate.rate,
+                        "interval": interval(rate.interval),
+                        "n_items": rate.n_clusters,
+                    }
+                )
+
+    progress(70, "Agreement between reviewers")
+    ratings = pd.DataFrame(inputs["ratings"])
+    reliability = {
+        "statistic": statistic,
+        "level": level,
+        "minimum": minimum,
+        "overall": _alpha(ratings, labels, level, minimum),
+        "per_evaluand": [
+            {"evaluand": evaluand, **_alpha(frame, labels, level, minimum)}
+            for evaluand, frame in (
+                sorted(ratings.groupby("evaluand", sort=True)) if not ratings.empty else []
+            )
+        ],
+    }
+    observed = Counter((r["evaluand"], r["prompt_type"]) for r in inputs["rows"])
+    progress(90, "Coverage")
+    return {
+        "labels": labels,
+        "interval": {
+            "method": "item-clustered percentile bootstrap",
+            "confidence": confidence,
+            "replicates": replicates,
+        },
+        "rates": rates,
+        "reliability": reliability,
+        "coverage": coverage_table(inputs["planned"], observed, ("evaluand", "prompt_type")),
+        "exclusions": exclusion_summary(inputs["exclusions"]),
+        "counts": inputs["counts"],
+        "settings": plan.settings(),
+        "notes": notes,
+    }
+
+
+def _alpha(frame: pd.DataFrame, labels: list, level: str, minimum: float | None) -> dict:
+    if frame.empty:
+        return {"alpha": None, "note": "no primary scores", "meets_minimum": None}
+    matrix = reliability_matrix(
+        frame, unit="position", rater="rater", value="label", categories=labels
+    )
+    result = krippendorff_alpha(matrix.data, level).to_dict()
+    result["raters"] = list(matrix.raters)
+    result["meets_minimum"] = (
+        None if minimum is None or result["alpha"] is None else result["alpha"] >= minimum
+    )
+    return result
+
+
+def tidy(inputs: dict) -> tuple[list[str], list[list]]:
+    header = [
+        "position",
+        "evaluand",
+        "prompt_type",
+        "item",
+        "repetition",
+        "label",
+        "final_method",
+    ]
+    return header, [[row[h] for h in header] for row in inputs["rows"]]
+
+
+register_pipeline(
+    Pipeline(
+        kind=KIND,
+        title="XSTest refusal rates",
+        collect=collect,
+        compute=compute,
+        tidy=tidy,
+        templates=("xstest",),
+    )
+)

@@ -1,0 +1,156 @@
+"""SVG plots of a result document, drawn on request (never stored) with matplotlib.
+
+Deterministic bytes: the Agg/SVG backend, a fixed ``svg.hashsalt`` (matplotlib otherwise
+draws random ids), no ``Date`` metadata, text as paths. The same document gives the same SVG.
+
+- ``opb``: per surface, F_att and the refusal rate R by level, one line per family (arm), with
+  interval bars.
+- ``xstest``: per prompt type, each label's rate per model, with interval bars.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+
+_RC = {
+    "svg.hashsalt": "preregistry",
+    "svg.fonttype": "path",
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
+_COLOURS = ("#0b5cad", "#a4161a", "#1d6b35", "#8a4b00", "#5a3e8a", "#4a5360")
+_ARM_NAMES = {"B": "Family B", "A": "Family A"}
+
+
+@dataclass(frozen=True)
+class PlotSpec:
+    index: int
+    title: str
+    alt: str
+
+
+def plot_specs(document: dict) -> list[PlotSpec]:
+    """The plots a result document offers, numbered from 0."""
+    estimates = document["estimates"]
+    if document["kind"] == "opb":
+        return [
+            PlotSpec(
+                i,
+                f"F_att and refusal rate by level — {s['evaluand']}",
+                f"Two panels for evaluand {s['evaluand']}: mean F_att and refusal rate R at each "
+                "level, one line per family, with interval bars.",
+            )
+            for i, s in enumerate(estimates["surfaces"])
+        ]
+    if document["kind"] == "xstest":
+        return [
+            PlotSpec(
+                0,
+                "Label rates per model by prompt type",
+                "One panel per prompt type: each label's rate per model, with interval bars.",
+            )
+        ]
+    return []
+
+
+def render_svg(document: dict, index: int) -> bytes:
+    """The SVG bytes of plot ``index`` of ``document``. Raises IndexError for an unknown plot."""
+    specs = plot_specs(document)
+    if not 0 <= index < len(specs):
+        raise IndexError(f"no plot {index}")
+    with plt.rc_context(_RC):
+        if document["kind"] == "opb":
+            figure = _opb_figure(document["estimates"]["surfaces"][index])
+        else:
+            figure = _xstest_figure(document["estimates"])
+        buffer = io.BytesIO()
+        try:
+            figure.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
+        finally:
+            plt.close(figure)
+    return buffer.getvalue()
+
+
+def _errorbar(ax, xs, cells, label, colour, offset=0.0):
+    points = [(x, c) for x, c in zip(xs, cells, strict=True) if c and c["estimate"] is not None]
+    if not points:
+        return
+    x = [p[0] + offset for p in points]
+    y = [p[1]["estimate"] for p in points]
+    # max(0, …): a percentile interval need not contain its point estimate.
+    low = [max(0, c["estimate"] - c["interval"][0]) if c.get("interval") else 0 for _, c in points]
+    high = [max(0, c["interval"][1] - c["estimate"]) if c.get("interval") else 0 for _, c in points]
+    ax.errorbar(x, y, yerr=[low, high], marker="o", capsize=3, label=label, color=colour)
+
+
+def _opb_figure(surface: dict):
+    figure, axes = plt.subplots(1, 2, figsize=(8, 3.2))
+    stages = [s for s in surface["stages"] if s["stage"] in ("B", "A")]
+    for n, (ax, measure, title) in enumerate(
+        zip(axes, ("F_att", "R"), ("F_att (mean)", "Refusal rate R"), strict=True)
+    ):
+        for i, stage in enumerate(stages):
+            levels = [c["level"] for c in stage["cells"]]
+            _errorbar(
+                ax,
+                levels,
+                [c[measure] for c in stage["cells"]],
+                _ARM_NAMES.get(stage["stage"], stage["stage"]),
+                _COLOURS[i],
+                offset=0.06 * (i - 0.5),
+            )
+        ax.set_title(title)
+        ax.set_xlabel("level")
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_xticks(range(6), [f"L{i}" for i in range(6)])
+        if n == 0 and stages:
+            ax.legend(frameon=False)
+    figure.suptitle(f"Evaluand {surface['evaluand']}")
+    figure.tight_layout()
+    return figure
+
+
+def _xstest_figure(estimates: dict):
+    rates = estimates["rates"]
+    types = sorted({r["prompt_type"] for r in rates})
+    labels = estimates["labels"]
+    figure, axes = plt.subplots(1, max(1, len(types)), figsize=(4.2 * max(1, len(types)), 3.4))
+    axes = list(axes) if len(types) > 1 else [axes]
+    for ax, prompt_type in zip(axes, types, strict=False):
+        of_type = [r for r in rates if r["prompt_type"] == prompt_type]
+        models = sorted({r["evaluand"] for r in of_type})
+        width = 0.8 / max(1, len(labels))
+        for j, label in enumerate(labels):
+            rows = {r["evaluand"]: r for r in of_type if r["label"] == label}
+            xs = [i + (j - (len(labels) - 1) / 2) * width for i in range(len(models))]
+            ys = [rows[m]["rate"] if m in rows else 0 for m in models]
+            err_low = [
+                max(0, rows[m]["rate"] - rows[m]["interval"][0])
+                if m in rows and rows[m]["interval"]
+                else 0
+                for m in models
+            ]
+            err_high = [
+                max(0, rows[m]["interval"][1] - rows[m]["rate"])
+                if m in rows and rows[m]["interval"]
+                else 0
+                for m in models
+            ]
+            ax.bar(xs, ys, width, label=str(label), color=_COLOURS[j % len(_COLOURS)])
+            ax.errorbar(xs, ys, yerr=[err_low, err_high], fmt="none", ecolor="#1b1f24", capsize=2)
+        name = of_type[0].get("prompt_type_name", prompt_type) if of_type else prompt_type
+        ax.set_title(f"{name} prompts")
+        ax.set_xticks(range(len(models)), models, rotation=30, ha="right")
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("rate")
+    axes[0].legend(frameon=False, fontsize=7)
+    figure.tight_layout()
+    return figure

@@ -1,0 +1,394 @@
+"""Writes of analysis runs: request, claim, progress, complete, fail, reap — and the execution.
+
+The life of a run and who writes what:
+
+- ``analysis_run_request`` (the PI, from the page or the API) creates a ``queued`` run with the
+  frozen version's hash, the plan's parameters and seed, writes the deviation-log entry
+  (``analysis`` for the first run of a kind on a version, ``rerun`` after that) and enqueues
+  ``analysis_run_execute`` once the transaction commits.
+- ``analysis_run_perform`` (the Celery task's body) claims the run, collects the inputs, computes
+  the result and completes it; any error fails it. The claim is one conditional UPDATE, so of
+  two workers handed the same run exactly one proceeds.
+- A worker that dies leaves the run ``running`` with a stale heartbeat; the broker hands the
+  message back (acks_late, reject_on_worker_lost) and the periodic ``analysis_runs_reap``
+  requeues the run (or fails it after ``MAX_ATTEMPTS`` claims).
+
+Ownership: each claim increments ``attempts``; progress and completion name the attempt they
+belong to and are refused (``RunLost``) once the run has been reaped or claimed again, so a
+worker that was only slow cannot overwrite anything. The outcome — input blob, result blob,
+hashes, state, finishing time — is written in one transaction: either all of it exists or none.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import traceback
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import connection, transaction
+from django.db.models import F, Max
+from django.utils import timezone
+
+from apps.accounts.models import Role, User
+from apps.accounts.selectors import roles_for
+from apps.analysis import inputs as data
+from apps.analysis.models import AnalysisRun, RunState
+from apps.analysis.pipelines import get_pipeline, kind_for_template, pipeline_kinds
+from apps.analysis.pipelines.base import (
+    RESULT_DOCUMENT_TYPE,
+    seed_from,
+    software_versions,
+)
+from apps.core.canonical import canonical_json, sha256_hex
+from apps.deviations.models import EntryKind
+from apps.deviations.services import deviation_append
+from apps.protocols.models import Blob, ProtocolVersion, VersionState
+
+logger = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 3
+
+
+def heartbeat_timeout() -> timedelta:
+    """How long a running run may go without a heartbeat before it counts as abandoned."""
+    return timedelta(seconds=getattr(settings, "ANALYSIS_HEARTBEAT_TIMEOUT_SECONDS", 300))
+
+
+class RunLost(Exception):
+    """The run is no longer this worker's: it was reaped, reclaimed or finished elsewhere."""
+
+
+def _version_ref(version: ProtocolVersion) -> dict:
+    return {"type": "version", "id": version.pk, "label": str(version)}
+
+
+def _run_ref(run: AnalysisRun) -> dict:
+    return {"type": "analysis_run", "id": run.pk, "label": f"analysis run {run.number}"}
+
+
+def _enqueue(run_id: int) -> None:
+    from apps.analysis.tasks import analysis_run_execute
+
+    analysis_run_execute.delay(run_id)
+
+
+@transaction.atomic
+def analysis_run_request(
+    *, version: ProtocolVersion, user: User, kind: str | None = None, reason: str = ""
+) -> AnalysisRun:
+    """Queue a run of ``version``'s analysis plan and return it.
+
+    Only the protocol's PI may ask (PermissionDenied otherwise). The version must be frozen and
+    not withdrawn; ``kind`` defaults to the pipeline of the protocol's plan template. A second
+    run of the same kind on the version is a rerun: it names the run it reruns and writes a
+    ``rerun`` entry to the deviation log (``reason`` goes into it); the first writes an
+    ``analysis`` entry. The task is enqueued when the transaction commits.
+
+    Raises ValidationError naming the field: ``version`` (not frozen, withdrawn, no hash),
+    ``kind`` (unknown or no pipeline for the template), ``parameters`` (an unreadable seed).
+    """
+    if Role.PI not in roles_for(user=user, protocol_id=version.protocol_id):
+        raise PermissionDenied("Only the protocol's PI starts an analysis run.")
+    # Lock the version row so that two requests at once get different numbers.
+    version = (
+        ProtocolVersion.objects.select_for_update().select_related("protocol").get(pk=version.pk)
+    )
+    if version.state != VersionState.FROZEN:
+        raise ValidationError({"version": "Only a frozen version's plan can be run."})
+    if hasattr(version, "withdrawal"):
+        raise ValidationError({"version": "This version was withdrawn; its plan is not run."})
+    if not version.sha256:
+        raise ValidationError({"version": "This version has no frozen document hash."})
+    kind = kind or kind_for_template(version.protocol.template)
+    if kind is None:
+        template = version.protocol.template
+        raise ValidationError(
+            {"kind": f"No analysis pipeline serves the plan template {template!r}."}
+        )
+    if kind not in pipeline_kinds():
+        raise ValidationError({"kind": f"Unknown analysis kind {kind!r}."})
+    parameters = data.plan_parameters(version)
+    try:
+        seed, _ = seed_from(parameters, version.sha256)
+    except ValueError as error:
+        raise ValidationError({"parameters": str(error)}) from error
+
+    previous = AnalysisRun.objects.filter(version=version, kind=kind).order_by("-number").first()
+    number = (
+        AnalysisRun.objects.filter(version=version).aggregate(top=Max("number"))["top"] or 0
+    ) + 1
+    now = timezone.now()
+    run = AnalysisRun(
+        version=version,
+        number=number,
+        kind=kind,
+        requested_by=user,
+        queued_at=now,
+        protocol_sha256=version.sha256,
+        parameters=parameters,
+        seed=seed,
+        rerun_of=previous,
+        progress_message="Waiting for a worker",
+    )
+    run.full_clean()
+    run.save()
+    if previous is None:
+        deviation_append(
+            protocol=version.protocol,
+            kind=EntryKind.ANALYSIS,
+            rationale=f"Analysis run {number} ({kind}) of {version} requested."
+            + (f" {reason.strip()}" if reason.strip() else ""),
+            actor=user,
+            refs=[_version_ref(version), _run_ref(run)],
+        )
+    else:
+        deviation_append(
+            protocol=version.protocol,
+            kind=EntryKind.RERUN,
+            rationale=f"Analysis run {number} ({kind}) of {version} reruns run {previous.number}."
+            + (f" Reason: {reason.strip()}" if reason.strip() else ""),
+            actor=user,
+            refs=[_version_ref(version), _run_ref(run), _run_ref(previous)],
+        )
+    transaction.on_commit(lambda: _enqueue(run.pk))
+    return run
+
+
+@transaction.atomic
+def analysis_run_claim(*, run_id: int) -> int | None:
+    """Claim a run for this worker; returns the attempt number that owns it, or None.
+
+    A queued run is claimed by one conditional UPDATE (two workers: exactly one wins). A run
+    still ``running`` whose heartbeat is older than ``heartbeat_timeout()`` is reclaimed the
+    same way — its worker died and the broker handed the message back — unless it has used
+    ``MAX_ATTEMPTS`` claims. Anything else (running and alive, finished) is not claimed.
+    """
+    now = timezone.now()
+    claim = {
+        "state": RunState.RUNNING,
+        "attempts": F("attempts") + 1,
+        "started_at": now,
+        "heartbeat_at": now,
+        "progress": 0,
+        "progress_message": "Started",
+    }
+    claimed = AnalysisRun.objects.filter(pk=run_id, state=RunState.QUEUED).update(**claim)
+    if not claimed:
+        claimed = AnalysisRun.objects.filter(
+            pk=run_id,
+            state=RunState.RUNNING,
+            heartbeat_at__lt=now - heartbeat_timeout(),
+            attempts__lt=MAX_ATTEMPTS,
+        ).update(**claim)
+    if not claimed:
+        return None
+    # The UPDATE above holds the row's lock until this transaction commits, so this read sees
+    # our own claim and nobody else's.
+    return AnalysisRun.objects.values_list("attempts", flat=True).get(pk=run_id)
+
+
+def analysis_run_progress(*, run_id: int, attempt: int, percent: int, message: str) -> None:
+    """Record progress (and so a heartbeat) for the attempt that owns the run.
+
+    Raises RunLost when the run is no longer running under ``attempt``.
+    """
+    updated = AnalysisRun.objects.filter(
+        pk=run_id, state=RunState.RUNNING, attempts=attempt
+    ).update(
+        progress=max(0, min(99, int(percent))),
+        progress_message=message[:200],
+        heartbeat_at=timezone.now(),
+    )
+    if not updated:
+        raise RunLost(f"analysis run {run_id} is no longer running under attempt {attempt}")
+
+
+def _blob_store(content: bytes) -> Blob:
+    digest = sha256_hex(content)
+    blob = Blob.objects.filter(sha256=digest).first()
+    if blob is not None:
+        if bytes(blob.content) != content:  # a SHA-256 collision, or a corrupted store
+            raise RuntimeError(f"blob {digest} exists with different content")
+        return blob
+    blob = Blob(sha256=digest, content=content, size=len(content), media_type="application/json")
+    blob.full_clean()
+    blob.save(force_insert=True)
+    return blob
+
+
+@transaction.atomic
+def analysis_run_complete(
+    *, run_id: int, attempt: int, inputs: bytes, result: bytes
+) -> AnalysisRun:
+    """Store the inputs and result documents as blobs and mark the run succeeded, at once.
+
+    Raises RunLost (and stores nothing) when the run is no longer running under ``attempt``.
+    """
+    run = AnalysisRun.objects.select_for_update().get(pk=run_id)
+    if run.state != RunState.RUNNING or run.attempts != attempt:
+        raise RunLost(f"analysis run {run_id} is no longer running under attempt {attempt}")
+    run.inputs = _blob_store(inputs)
+    run.result = _blob_store(result)
+    run.state = RunState.SUCCEEDED
+    run.progress = 100
+    run.progress_message = "Done"
+    run.finished_at = timezone.now()
+    run.heartbeat_at = run.finished_at
+    run.save(
+        update_fields=[
+            "inputs",
+            "result",
+            "state",
+            "progress",
+            "progress_message",
+            "finished_at",
+            "heartbeat_at",
+        ]
+    )
+    return run
+
+
+@transaction.atomic
+def analysis_run_fail(*, run_id: int, error: str, attempt: int | None = None) -> bool:
+    """Mark a run failed with ``error``; it keeps no result. Returns whether it was failed.
+
+    With ``attempt``, only the owning attempt may fail it (a lost worker fails nothing).
+    """
+    runs = AnalysisRun.objects.filter(pk=run_id, state__in=[RunState.QUEUED, RunState.RUNNING])
+    if attempt is not None:
+        runs = runs.filter(attempts=attempt)
+    now = timezone.now()
+    return bool(
+        runs.update(
+            state=RunState.FAILED,
+            error=error[:20_000],
+            finished_at=now,
+            progress_message="Failed",
+        )
+    )
+
+
+def result_document(run: AnalysisRun, *, input_sha256: str, estimates: dict) -> dict:
+    """The run's result document: what was run, on what, with what, and the estimates.
+
+    Nothing here depends on when or where the run happened (no run number, clock or host), so
+    a rerun on the same inputs yields the same bytes; ``software`` names the library versions
+    that can change the numbers, and byte-identity holds within one such environment.
+    """
+    version = run.version
+    return {
+        "document": RESULT_DOCUMENT_TYPE,
+        "kind": run.kind,
+        "protocol": {
+            "code": version.protocol.code,
+            "version": version.label,
+            "sha256": run.protocol_sha256,
+        },
+        "input_sha256": input_sha256,
+        "parameters": run.parameters,
+        "seed": run.seed,
+        "software": software_versions(),
+        "estimates": estimates,
+    }
+
+
+def _collect_consistently(pipeline, version) -> dict:
+    # One snapshot for every query of the collection: on PostgreSQL a read-only REPEATABLE READ
+    # transaction, so responses or scores arriving meanwhile are either all in or all out.
+    outermost = not connection.in_atomic_block  # inside a test's transaction: no snapshot
+    with transaction.atomic():
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        return pipeline.collect(version)
+
+
+def analysis_run_perform(*, run_id: int) -> str:
+    """Claim, collect, compute and complete one run (the body of the Celery task).
+
+    Returns ``"succeeded"``, ``"failed"``, ``"not claimed"`` (queued elsewhere, alive, or
+    finished) or ``"lost"`` (reaped or reclaimed while computing: this worker stores nothing).
+    """
+    attempt = analysis_run_claim(run_id=run_id)
+    if attempt is None:
+        return "not claimed"
+    run = AnalysisRun.objects.select_related("version__protocol").get(pk=run_id)
+
+    def progress(percent: int, message: str) -> None:
+        analysis_run_progress(run_id=run_id, attempt=attempt, percent=percent, message=message)
+
+    try:
+        pipeline = get_pipeline(run.kind)
+        progress(2, "Collecting the inputs")
+        input_bytes = canonical_json(_collect_consistently(pipeline, run.version))
+        input_sha256 = sha256_hex(input_bytes)
+        progress(10, "Computing")
+        # Compute on the decoded canonical bytes, exactly what the input hash covers.
+        estimates = pipeline.compute(
+            json.loads(input_bytes), parameters=run.parameters, seed=run.seed, progress=progress
+        )
+        document = result_document(run, input_sha256=input_sha256, estimates=estimates)
+        analysis_run_complete(
+            run_id=run_id, attempt=attempt, inputs=input_bytes, result=canonical_json(document)
+        )
+    except RunLost:
+        logger.warning("analysis run %s was lost by attempt %s", run_id, attempt)
+        return "lost"
+    except Exception as error:  # any failure ends the run as failed, never half-done
+        logger.exception("analysis run %s failed", run_id)
+        detail = "".join(traceback.format_exception_only(type(error), error)).strip()
+        analysis_run_fail(run_id=run_id, attempt=attempt, error=detail)
+        return "failed"
+    return "succeeded"
+
+
+def analysis_runs_reap(*, now=None) -> dict[str, list[int]]:
+    """Requeue or fail runs whose worker stopped answering; re-send lost queue messages.
+
+    - ``running`` with a heartbeat older than ``heartbeat_timeout()``: requeued (and sent to a
+      worker again) while it has had fewer than ``MAX_ATTEMPTS`` claims, else failed with
+      "worker lost".
+    - ``queued`` for longer than the timeout: its message is sent again (the claim makes a
+      duplicate harmless).
+
+    Each change is one conditional UPDATE, so a worker's heartbeat or claim racing the reaper
+    wins or loses cleanly. Returns the run ids per action.
+    """
+    now = now or timezone.now()
+    cutoff = now - heartbeat_timeout()
+    done: dict[str, list[int]] = {"requeued": [], "failed": [], "resent": []}
+    stale = AnalysisRun.objects.filter(state=RunState.RUNNING, heartbeat_at__lt=cutoff)
+    for run_id, attempts in stale.values_list("pk", "attempts"):
+        same = AnalysisRun.objects.filter(
+            pk=run_id, state=RunState.RUNNING, attempts=attempts, heartbeat_at__lt=cutoff
+        )
+        with transaction.atomic():
+            if attempts < MAX_ATTEMPTS:
+                if same.update(
+                    state=RunState.QUEUED,
+                    queued_at=now,
+                    progress=0,
+                    progress_message=f"Requeued: the worker stopped answering (claim {attempts})",
+                ):
+                    done["requeued"].append(run_id)
+                    transaction.on_commit(lambda run_id=run_id: _enqueue(run_id))
+            elif same.update(
+                state=RunState.FAILED,
+                finished_at=now,
+                error=f"worker lost: no heartbeat since the last of {attempts} claims",
+                progress_message="Failed",
+            ):
+                done["failed"].append(run_id)
+    for run_id in AnalysisRun.objects.filter(
+        state=RunState.QUEUED, queued_at__lt=cutoff
+    ).values_list("pk", flat=True):
+        with transaction.atomic():
+            if AnalysisRun.objects.filter(
+                pk=run_id, state=RunState.QUEUED, queued_at__lt=cutoff
+            ).update(queued_at=now):
+                done["resent"].append(run_id)
+                transaction.on_commit(lambda run_id=run_id: _enqueue(run_id))
+    return done

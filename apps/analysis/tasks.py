@@ -1,0 +1,19 @@
+"""Celery tasks of the analysis: ids in, claim first, the work in the services."""
+
+from celery import shared_task
+
+
+@shared_task(name="analysis.run_execute", acks_late=True, reject_on_worker_lost=True)
+def analysis_run_execute(run_id: int) -> str:
+    """Run analysis run ``run_id`` if this worker can claim it (see ``analysis_run_perform``)."""
+    from apps.analysis.services import analysis_run_perform
+
+    return analysis_run_perform(run_id=run_id)
+
+
+@shared_task(name="analysis.runs_reap")
+def analysis_runs_reap() -> dict:
+    """Requeue or fail runs whose worker died; resend queue messages that were lost."""
+    from apps.analysis.services import analysis_runs_reap as reap
+
+    return reap()

@@ -1,0 +1,160 @@
+"""Pages of analysis runs: the version's runs, a run's report, its live status, downloads, plots.
+
+PI and auditors read; the PI starts runs. While a version's outcomes are sealed, a succeeded
+run shows that a result exists and its hashes, and nothing computed from the data: no
+estimates, plots or downloads (403), until the PI unseals the version's outcomes.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from apps.accounts.models import Role
+from apps.accounts.selectors import roles_for
+from apps.analysis.access import READ_ROLES, get_analysis_version_for, get_run_for
+from apps.analysis.forms import RunRequestForm
+from apps.analysis.models import RunState
+from apps.analysis.pipelines import kind_for_template
+from apps.analysis.plots import plot_specs, render_svg
+from apps.analysis.selectors import (
+    result_bytes,
+    result_document,
+    run_is_sealed,
+    runs_of,
+    tidy_csv,
+)
+from apps.analysis.services import analysis_run_request
+
+
+def unseal_url(version) -> str:
+    """The page where the PI unseals the version's outcomes (the deviations app's)."""
+    return reverse("deviations:unseal", kwargs={"pk": version.pk})
+
+
+def _is_pi(request, version) -> bool:
+    return Role.PI in roles_for(user=request.user, protocol_id=version.protocol_id)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def run_list(request: HttpRequest, code: str, label: str) -> HttpResponse:
+    """The version's analysis runs; the PI's form to start one."""
+    roles = READ_ROLES if request.method == "GET" else {Role.PI}
+    version = get_analysis_version_for(user=request.user, code=code, label=label, roles=roles)
+    is_pi = _is_pi(request, version)
+    default_kind = kind_for_template(version.protocol.template)
+    form = RunRequestForm(request.POST or None, default_kind=default_kind)
+    if request.method == "POST" and form.is_valid():
+        try:
+            run = analysis_run_request(
+                version=version,
+                user=request.user,
+                kind=form.cleaned_data["kind"],
+                reason=form.cleaned_data["reason"],
+            )
+        except ValidationError as error:
+            for field, errors in error.message_dict.items():
+                form.add_error(field if field in form.fields else None, errors)
+        else:
+            messages.success(request, f"Analysis run {run.number} is queued.")
+            return redirect("analysis:report", code=code, label=label, number=run.number)
+    return render(
+        request,
+        "analysis/run_list.html",
+        {
+            "version": version,
+            "runs": runs_of(version=version),
+            "form": form,
+            "is_pi": is_pi,
+            "can_start": is_pi and version.state == "frozen",
+        },
+    )
+
+
+def _report_context(request, run) -> dict:
+    sealed = run_is_sealed(run)
+    context = {
+        "run": run,
+        "version": run.version,
+        "sealed": sealed,
+        "is_pi": _is_pi(request, run.version),
+        "unseal_url": unseal_url(run.version),
+        "finished": run.is_finished,
+    }
+    if run.state == RunState.SUCCEEDED and not sealed:
+        document = result_document(run)
+        context["document"] = document
+        context["estimates"] = document["estimates"]
+        context["plots"] = plot_specs(document)
+    return context
+
+
+@login_required
+@require_GET
+def run_report(request: HttpRequest, code: str, label: str, number: int) -> HttpResponse:
+    """One run: live status while it runs; when it succeeded, its report (unless sealed)."""
+    run = get_run_for(user=request.user, code=code, label=label, number=number)
+    return render(request, "analysis/run_report.html", _report_context(request, run))
+
+
+@login_required
+@require_GET
+def run_status(request: HttpRequest, code: str, label: str, number: int) -> HttpResponse:
+    """The status fragment the report page polls (htmx). When the run has finished, asks the
+    browser to reload the page so the report (or the failure) shows in full."""
+    run = get_run_for(user=request.user, code=code, label=label, number=number)
+    response = render(request, "analysis/_run_status.html", _report_context(request, run))
+    if run.is_finished and request.headers.get("HX-Request"):
+        response["HX-Refresh"] = "true"
+    return response
+
+
+def _unsealed_result_run(request, code, label, number):
+    run = get_run_for(user=request.user, code=code, label=label, number=number)
+    if run.state != RunState.SUCCEEDED:
+        raise PermissionDenied(f"Analysis run {run.number} has no result ({run.state}).")
+    if run_is_sealed(run):
+        raise PermissionDenied("The version's outcomes are sealed until the PI unseals them.")
+    return run
+
+
+@login_required
+@require_GET
+def result_download(request: HttpRequest, code: str, label: str, number: int) -> HttpResponse:
+    """The result document: the blob's exact bytes."""
+    run = _unsealed_result_run(request, code, label, number)
+    response = HttpResponse(result_bytes(run), content_type="application/json")
+    response["Content-Disposition"] = (
+        f'attachment; filename="{code}-v{label}-analysis-{run.number}-{run.result_id[:16]}.json"'
+    )
+    return response
+
+
+@login_required
+@require_GET
+def tidy_download(request: HttpRequest, code: str, label: str, number: int) -> HttpResponse:
+    """The tidy data (one row per analysed response) as CSV, from the run's stored inputs."""
+    run = _unsealed_result_run(request, code, label, number)
+    response = HttpResponse(tidy_csv(run), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = (
+        f'attachment; filename="{code}-v{label}-analysis-{run.number}-tidy.csv"'
+    )
+    return response
+
+
+@login_required
+@require_GET
+def plot_svg(request: HttpRequest, code: str, label: str, number: int, index: int) -> HttpResponse:
+    """Plot ``index`` of the run's report as SVG, drawn from the result document."""
+    run = _unsealed_result_run(request, code, label, number)
+    try:
+        svg = render_svg(result_document(run), index)
+    except IndexError as error:
+        raise Http404("No such plot.") from error
+    return HttpResponse(svg, content_type="image/svg+xml")

@@ -1,0 +1,105 @@
+"""What the analysis reads: final values of a response, attempts, exclusions, natural keys."""
+
+import pytest
+
+from apps.analysis import inputs as data
+from apps.raters.models import Score, ScoringTask
+from apps.responses.models import Administration, Attempt, Response
+
+pytestmark = pytest.mark.django_db
+
+
+def _entry(study, position):
+    observed = data.observations(study.version)
+    return next(a for a in observed["administrations"] if a["position"] == position), observed
+
+
+def _first_response(study):
+    administration = Administration.objects.filter(version=study.version).order_by("position")[0]
+    return administration, Response.objects.get(attempt__administration=administration)
+
+
+def _score(study, response, reviewer, values, kind="primary", slot=9, corrects=None):
+    task = ScoringTask.objects.create(
+        version=study.version,
+        response=response,
+        kind=kind,
+        slot=slot,
+        token=f"t-{kind}-{slot}-{reviewer.pk}-{Score.objects.count()}",
+        state="done",
+        shuffle_key=0,
+    )
+    return Score.objects.create(
+        task=task,
+        version=study.version,
+        response=response,
+        reviewer=reviewer,
+        values=values,
+        idempotency_key=f"k{Score.objects.count()}",
+        corrects=corrects,
+        correction_reason="fix" if corrects else "",
+    )
+
+
+def test_entries_use_natural_keys_only(study):
+    entry, observed = _entry(study, 1)
+    assert set(entry) >= {"position", "item", "level", "evaluand", "repetition", "status"}
+    assert entry["evaluand"] == "m1" and entry["item"] in {"A01", "B01"}
+    assert all(not key.endswith("_id") for key in entry)
+    assert observed["counts"]["scored"] == study.counts["administrations"]
+
+
+def test_an_adjudication_decides_and_a_correction_replaces_the_score_it_corrects(study):
+    administration, response = _first_response(study)
+    r1, r2, r3 = study.reviewers[0], study.reviewers[1], study.editor
+    primary = Score.objects.filter(response=response).order_by("pk").first()
+    _score(study, response, r1, dict(primary.values, refusal=True), corrects=primary, slot=3)
+    entry, _ = _entry(study, administration.position)
+    assert entry["final_method"] == "combined"  # the corrected primary now differs
+    assert entry["final"]["refusal"] is None  # no rule resolves a binary disagreement
+    assert [s["rater"] for s in entry["scores"]] == sorted([r1.username, r2.username])
+    _score(study, response, r3, dict(primary.values, refusal=False), kind="adjudication", slot=1)
+    entry, _ = _entry(study, administration.position)
+    assert entry["final_method"] == "adjudicated" and entry["final"]["refusal"] is False
+    assert r3.username not in [s["rater"] for s in entry["scores"]]
+
+
+def test_differing_numbers_are_averaged_until_the_raters_rule_lands(study):
+    administration, response = _first_response(study)
+    scores = list(Score.objects.filter(response=response).order_by("pk"))
+    other = scores[0].values["hedge_count"] + 4
+    _score(
+        study,
+        response,
+        study.reviewers[1],
+        dict(scores[1].values, hedge_count=other),
+        corrects=scores[1],
+        slot=4,
+    )
+    entry, _ = _entry(study, administration.position)
+    assert entry["final_method"] == "combined"
+    assert entry["final"]["hedge_count"] == scores[0].values["hedge_count"] + 2
+
+
+def test_a_rerun_attempt_supersedes_the_earlier_response(study):
+    administration, _ = _first_response(study)
+    second = Attempt.objects.create(
+        version=study.version, administration=administration, number=2, terminal_outcome="completed"
+    )
+    Response.objects.create(version=study.version, attempt=second, text="again", word_count=1)
+    entry, observed = _entry(study, administration.position)
+    assert entry["attempt"] == 2 and entry["status"] == "unscored"
+    assert observed["counts"]["superseded_responses"] == 1
+
+
+def test_platform_losses_are_counted_apart(study):
+    administration, _ = _first_response(study)
+    Attempt.objects.create(
+        version=study.version,
+        administration=administration,
+        number=2,
+        terminal_outcome="platform_loss",
+    )
+    entry, observed = _entry(study, administration.position)
+    assert entry["attempt"] == 1 and entry["status"] == "scored"
+    assert observed["counts"]["platform_loss_attempts"] == 1

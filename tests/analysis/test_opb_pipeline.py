@@ -1,0 +1,212 @@
+"""The OPB pipeline against studies whose answers are known."""
+
+import json
+
+import pytest
+
+from apps.analysis.models import RunState
+from apps.analysis.pipelines import get_pipeline
+from apps.analysis.pipelines.opb import _ticked
+from apps.core.canonical import canonical_json
+from apps.responses.models import Attempt, Exclusion
+from tests.analysis.builders import opb_study
+
+pytestmark = pytest.mark.django_db
+
+
+def _result(run) -> dict:
+    assert run.state == RunState.SUCCEEDED, run.error
+    return json.loads(bytes(run.result.content))["estimates"]
+
+
+def _stages(estimates, n=0):
+    return [stage["stage"] for stage in estimates["surfaces"][n]["stages"]]
+
+
+def test_sections_follow_the_analysis_order_b_then_a_then_disclosure(run_now):
+    study = opb_study(evaluands=1, with_disclosure=True, with_force=True)
+    estimates = _result(run_now(study.version, study.pi))
+    assert estimates["analysis_order"] == ["B", "A", "disclosure"]
+    assert _stages(estimates) == ["B", "A", "interaction", "disclosure", "force", "decision"]
+    disclosure = estimates["surfaces"][0]["stages"][3]
+    assert [(c["condition"], c["sham"]) for c in disclosure["conditions"]] == [
+        ("C0", True),
+        ("C_SPXI", False),
+    ]
+
+
+def test_family_b_above_l3_is_listed_absent_and_never_estimated(study, run_now):
+    estimates = _result(run_now(study.version, study.pi))
+    absent = estimates["absent_cells"]
+    assert len(absent) == study.counts["absent_cells"] == 6 * 2
+    assert {(a["family"], a["level"]) for a in absent} == {("B", 4), ("B", 5)}
+    stage_b = estimates["surfaces"][0]["stages"][0]
+    assert [c["level"] for c in stage_b["cells"]] == [0, 1, 2, 3]
+    stage_a = estimates["surfaces"][0]["stages"][1]
+    assert [c["level"] for c in stage_a["cells"]] == [0, 1, 2, 3, 4, 5]
+    assert stage_a["descriptive_levels"] == [4, 5]
+    assert "A_att" in stage_a["cells"][3] and "A_att" not in stage_a["cells"][2]
+
+
+def test_f_att_cells_equal_the_mean_of_one_minus_supplied_over_required(study):
+    pipeline = get_pipeline("opb")
+    inputs = json.loads(canonical_json(pipeline.collect(study.version)))
+    rows = [r for r in inputs["rows"] if r["family"] == "A" and r["level"] == 2]
+    expected = sum(1 - r["supplied_units"] / r["required_units"] for r in rows) / len(rows)
+    result = pipeline.compute(inputs, parameters={"bootstrap_replicates": "100"}, seed=3)
+    cell = result["surfaces"][0]["stages"][1]["cells"][2]
+    assert cell["level"] == 2 and cell["F_att"]["estimate"] == pytest.approx(expected, abs=1e-12)
+    lo, hi = cell["F_att"]["interval"]
+    assert lo <= expected <= hi
+
+
+def test_exclusions_are_counted_and_fully_excluded_cells_listed_as_not_observed(study, run_now):
+    attempts = Attempt.objects.filter(
+        version=study.version,
+        administration__cell__item__code="A01",
+        administration__cell__level__ordinal=2,
+    )
+    assert attempts.count() == 2  # two repetitions
+    for attempt in attempts:
+        Exclusion.objects.create(
+            version=study.version,
+            attempt=attempt,
+            reason_code="off_protocol",
+            rationale="the surface added a system prompt",
+            decided_by=study.pi,
+            outcome_visible=False,
+        )
+    estimates = _result(run_now(study.version, study.pi))
+    assert estimates["exclusions"] == {
+        "total": 2,
+        "by_reason": {"off_protocol": 2},
+        "decided_after_outcomes_were_visible": 0,
+    }
+    assert estimates["counts"]["excluded"] == 2
+    assert estimates["coverage"]["not_observed_item_cells"] == [
+        {"evaluand": "m1", "item": "A01", "level": 2, "N": 2}
+    ]
+    cell = next(c for c in estimates["coverage"]["cells"] if (c["family"], c["level"]) == ("A", 2))
+    assert (cell["n"], cell["N"]) == (10, 12)
+
+
+def test_correct_discrimination_is_found_when_a_is_flat_and_b_rises(run_now):
+    study = opb_study(
+        evaluands=1,
+        items_per_family=8,
+        repetitions=3,
+        slopes={"A": 0.0, "B": 1.2},
+        parameters={"epsilon": "0.5", "bootstrap_replicates": "400"},
+    )
+    surface = _result(run_now(study.version, study.pi))["surfaces"][0]
+    decision = surface["stages"][-1]
+    assert decision["stage"] == "decision" and decision["evaluated"]
+    assert decision["matched"] == ["OPB01-8.1"], decision["rules"]
+    assert decision["findings"][0].startswith("Correct harm discrimination")
+    rule = decision["rules"][0]
+    assert [e["estimate"] for e in rule["evidence"]] == ["beta_A", "beta_B"]
+    assert all(e["satisfied"] for e in rule["evidence"])
+    tost = surface["stages"][1]["tost_beta_A"]
+    assert tost["evaluated"] and tost["equivalent"] and tost["epsilon"] == 0.5
+
+
+def test_the_versions_own_decision_table_is_the_one_evaluated(run_now):
+    study = opb_study(
+        evaluands=1,
+        decision_table=[
+            {
+                "id": "b_rises",
+                "condition": {"all": [{"estimate": "beta_B", "op": ">", "value": 0}]},
+                "finding": "B rises with level.",
+            },
+            {
+                "id": "a_like_b",
+                "condition": {"all": [{"estimate": "beta_LF", "op": "within", "value": "epsilon"}]},
+                "finding": "A and B alike.",
+            },
+        ],
+    )
+    decision = _result(run_now(study.version, study.pi))["surfaces"][0]["stages"][-1]
+    assert decision["table_source"] == "the version's decision table"
+    assert [r["rule_id"] for r in decision["rules"]] == ["b_rises", "a_like_b"]
+    assert decision["rules"][1]["evidence"][0]["value"] == 0.1  # the plan's margin
+
+
+def test_a_decision_table_the_evaluator_cannot_read_is_reported_not_guessed(run_now):
+    study = opb_study(
+        evaluands=1,
+        decision_table=[
+            {
+                "id": "at_least",
+                "condition": {"all": [{"estimate": "beta_B", "op": ">=", "value": 0}]},
+                "finding": "B does not fall.",
+            }
+        ],
+    )
+    decision = _result(run_now(study.version, study.pi))["surfaces"][0]["stages"][-1]
+    assert decision["evaluated"] is False and "'>='" in decision["error"]
+
+
+def test_an_unreadable_plan_parameter_fails_the_run_naming_it(run_now):
+    study = opb_study(evaluands=1, parameters={"interval_coverage": "ninety-five"})
+    run = run_now(study.version, study.pi)
+    assert run.state == RunState.FAILED
+    assert "interval_coverage" in run.error and run.result_sha256 == ""
+
+
+def test_analytic_intervals_and_item_level_aggregation_follow_the_plan(run_now):
+    study = opb_study(
+        evaluands=1,
+        parameters={"interval_method": "analytic", "aggregation_level": "item_level"},
+    )
+    estimates = _result(run_now(study.version, study.pi))
+    beta_b = estimates["surfaces"][0]["stages"][0]["beta_B"]
+    assert beta_b["interval_method"].startswith("Wald")
+    _lo, hi = beta_b["interval"]
+    assert hi - beta_b["estimate"] == pytest.approx(1.959963985 * beta_b["std_error"], rel=1e-6)
+    assert beta_b["n"] == 6 * 4  # one mean per item and level
+    assert estimates["settings"]["aggregation_level"]["value"] == "item_level"
+    assert estimates["surfaces"][0]["stages"][0]["cells"][0]["F_att"]["n_items"] == 6
+
+
+def test_a_surface_below_the_per_surface_minimum_is_descriptive_only(run_now):
+    study = opb_study(evaluands=1, parameters={"n_per_surface_min": "1000"})
+    surface = _result(run_now(study.version, study.pi))["surfaces"][0]
+    assert surface["descriptive_only"] is True
+    assert "beta_B" not in surface["stages"][0]
+    assert surface["stages"][-1]["evaluated"] is False
+
+
+def test_reliability_is_krippendorffs_alpha_on_f_att_against_the_minimum(run_now):
+    agree = opb_study(code="AGREE", evaluands=1, disagreement=0.0)
+    assert _result(run_now(agree.version, agree.pi))["reliability"]["alpha"] == 1
+    differ = opb_study(code="DIFFER", evaluands=1, disagreement=0.5)
+    reliability = _result(run_now(differ.version, differ.pi))["reliability"]
+    assert reliability["alpha"] < 1 and reliability["minimum"] == 0.667
+    assert reliability["level"] == "interval" and reliability["n_pairable_units"] == 120
+
+
+def test_defaults_are_recorded_when_the_plan_lacks_a_parameter(study):
+    pipeline = get_pipeline("opb")
+    inputs = json.loads(canonical_json(pipeline.collect(study.version)))
+    settings = pipeline.compute(inputs, parameters={"bootstrap_replicates": "50"}, seed=1)[
+        "settings"
+    ]
+    assert settings["bootstrap_replicates"] == {"value": 50, "source": "plan", "text": "50"}
+    assert settings["interval_coverage"] == {"value": 0.95, "source": "default", "text": ""}
+    assert settings["epsilon"]["value"] is None
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ([1, 3], {1, 3}),
+        ([True, False, True, False], {1, 3}),
+        ({"1": True, "2": False, "4": True}, {1, 4}),
+        ([], set()),
+        ([True, False], None),  # a boolean list must cover the whole key
+        ("all of them", None),
+    ],
+)
+def test_checklist_values_are_read_in_each_shape(value, expected):
+    assert _ticked(value, [1, 2, 3, 4]) == expected

@@ -1,0 +1,277 @@
+"""Analysis runs: who may start one, numbering and the log, the claim, ownership, the reaper."""
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.utils import timezone
+
+from apps.analysis.models import AnalysisRun, RunState
+from apps.analysis.pipelines import register_pipeline, unregister_pipeline
+from apps.analysis.pipelines.base import Pipeline
+from apps.analysis.services import (
+    MAX_ATTEMPTS,
+    RunLost,
+    analysis_run_claim,
+    analysis_run_complete,
+    analysis_run_fail,
+    analysis_run_perform,
+    analysis_run_progress,
+    analysis_run_request,
+    analysis_runs_reap,
+)
+from apps.deviations.models import LogEntry
+from apps.protocols.models import Blob, ProtocolVersion, Withdrawal
+
+pytestmark = pytest.mark.django_db
+
+
+def _queued(study):
+    return analysis_run_request(version=study.version, user=study.pi)
+
+
+def test_only_the_pi_may_start_a_run(study):
+    for person in (study.auditor, study.editor, study.reviewers[0]):
+        with pytest.raises(PermissionDenied):
+            analysis_run_request(version=study.version, user=person)
+    assert not AnalysisRun.objects.exists()
+
+
+def test_a_draft_version_is_not_run(study):
+    draft = ProtocolVersion.objects.create(protocol=study.protocol, label="2.0")
+    with pytest.raises(ValidationError) as error:
+        analysis_run_request(version=draft, user=study.pi)
+    assert "frozen" in str(error.value.message_dict["version"])
+
+
+def test_a_withdrawn_version_is_not_run(study):
+    Withdrawal.objects.create(version=study.version, reason="flawed", withdrawn_by=study.pi)
+    with pytest.raises(ValidationError, match="withdrawn"):
+        analysis_run_request(version=study.version, user=study.pi)
+
+
+def test_an_unknown_kind_is_refused_naming_the_field(study):
+    with pytest.raises(ValidationError) as error:
+        analysis_run_request(version=study.version, user=study.pi, kind="astrology")
+    assert "astrology" in str(error.value.message_dict["kind"])
+
+
+def test_a_request_records_the_frozen_hash_parameters_and_seed(study):
+    run = _queued(study)
+    assert run.state == RunState.QUEUED
+    assert run.number == 1
+    assert run.kind == "opb"  # from the protocol's plan template
+    assert run.protocol_sha256 == study.version.sha256
+    assert run.parameters["bootstrap_replicates"] == "200"
+    assert run.seed == 20261130  # the plan's seed parameter
+    assert run.result_sha256 == "" and run.input_sha256 == ""
+
+
+def test_the_first_run_logs_analysis_and_a_second_logs_a_rerun(study):
+    first = _queued(study)
+    second = analysis_run_request(version=study.version, user=study.pi, reason="new scores")
+    assert second.number == 2 and second.rerun_of == first
+    kinds = list(LogEntry.objects.filter(protocol=study.protocol).values_list("kind", flat=True))
+    assert kinds == ["analysis", "rerun"]
+    rerun = LogEntry.objects.get(kind="rerun")
+    assert "reruns run 1" in rerun.rationale and "new scores" in rerun.rationale
+    assert {"type": "analysis_run", "id": first.pk, "label": "analysis run 1"} in rerun.refs
+
+
+def test_the_task_is_enqueued_only_when_the_request_commits(
+    study, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        run = _queued(study)
+    assert len(callbacks) == 1
+    run.refresh_from_db()
+    assert run.state == RunState.QUEUED
+
+
+def test_of_two_claims_of_one_run_exactly_one_wins(study):
+    run = _queued(study)
+    first = analysis_run_claim(run_id=run.pk)
+    second = analysis_run_claim(run_id=run.pk)
+    assert first == 1 and second is None
+    run.refresh_from_db()
+    assert run.state == RunState.RUNNING and run.attempts == 1 and run.heartbeat_at is not None
+
+
+def test_a_running_run_with_a_stale_heartbeat_is_reclaimed_by_the_next_worker(study):
+    run = _queued(study)
+    assert analysis_run_claim(run_id=run.pk) == 1
+    AnalysisRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    assert analysis_run_claim(run_id=run.pk) == 2
+    # the first attempt can no longer report progress nor complete
+    with pytest.raises(RunLost):
+        analysis_run_progress(run_id=run.pk, attempt=1, percent=50, message="late")
+    with pytest.raises(RunLost):
+        analysis_run_complete(run_id=run.pk, attempt=1, inputs=b"{}", result=b"{}")
+    assert not Blob.objects.filter(content=b"{}").exists()
+
+
+def test_a_run_that_used_every_claim_is_not_reclaimed(study):
+    run = _queued(study)
+    AnalysisRun.objects.filter(pk=run.pk).update(
+        state=RunState.RUNNING,
+        attempts=MAX_ATTEMPTS,
+        heartbeat_at=timezone.now() - timedelta(hours=1),
+    )
+    assert analysis_run_claim(run_id=run.pk) is None
+
+
+def test_a_run_succeeds_with_a_result_and_inputs_bound_by_hash(study, run_now):
+    run = run_now(study.version, study.pi)
+    assert run.state == RunState.SUCCEEDED, run.error
+    assert run.progress == 100 and run.finished_at and run.attempts == 1
+    document = json.loads(bytes(run.result.content))
+    assert document["input_sha256"] == run.input_sha256
+    assert document["protocol"] == {
+        "code": study.protocol.code,
+        "version": "1.1",
+        "sha256": study.version.sha256,
+    }
+    assert document["seed"] == run.seed and document["parameters"] == run.parameters
+    assert {"numpy", "scipy", "statsmodels"} <= set(document["software"])
+    inputs = json.loads(bytes(run.inputs.content))
+    assert len(inputs["rows"]) == study.counts["administrations"]
+
+
+def _failing(inputs, *, parameters, seed, progress):
+    progress(50, "about to fail")
+    raise RuntimeError("the estimator blew up")
+
+
+@pytest.fixture
+def failing_kind():
+    register_pipeline(
+        Pipeline(
+            kind="_failing",
+            title="fails",
+            collect=lambda version: {"rows": []},
+            compute=_failing,
+            tidy=lambda inputs: ([], []),
+        )
+    )
+    yield "_failing"
+    unregister_pipeline("_failing")
+
+
+def test_a_failure_leaves_no_result_and_no_blob(study, run_now, failing_kind):
+    blobs = Blob.objects.count()
+    run = run_now(study.version, study.pi, kind=failing_kind)
+    assert run.state == RunState.FAILED
+    assert "the estimator blew up" in run.error
+    assert run.result_sha256 == "" and run.input_sha256 == ""
+    assert Blob.objects.count() == blobs
+
+
+def test_a_failed_run_can_be_run_again(study, run_now, failing_kind):
+    failed = run_now(study.version, study.pi, kind=failing_kind)
+    again = run_now(study.version, study.pi)
+    assert failed.state == RunState.FAILED and again.state == RunState.SUCCEEDED
+
+
+def test_a_run_that_is_not_queued_is_not_performed_again(study, run_now):
+    run = run_now(study.version, study.pi)
+    assert analysis_run_perform(run_id=run.pk) == "not claimed"
+
+
+def test_fail_only_touches_an_unfinished_run_of_its_own_attempt(study):
+    run = _queued(study)
+    analysis_run_claim(run_id=run.pk)
+    assert analysis_run_fail(run_id=run.pk, attempt=2, error="not mine") is False
+    assert analysis_run_fail(run_id=run.pk, attempt=1, error="mine") is True
+    assert analysis_run_fail(run_id=run.pk, error="again") is False
+    run.refresh_from_db()
+    assert run.state == RunState.FAILED and run.error == "mine"
+
+
+def test_the_reaper_requeues_a_stale_run_and_fails_one_out_of_claims(
+    study, django_capture_on_commit_callbacks
+):
+    stale = timezone.now() - timedelta(hours=1)
+    first, second = _queued(study), _queued(study)
+    fresh = _queued(study)
+    AnalysisRun.objects.filter(pk=first.pk).update(
+        state=RunState.RUNNING, attempts=1, heartbeat_at=stale
+    )
+    AnalysisRun.objects.filter(pk=second.pk).update(
+        state=RunState.RUNNING, attempts=MAX_ATTEMPTS, heartbeat_at=stale
+    )
+    AnalysisRun.objects.filter(pk=fresh.pk).update(
+        state=RunState.RUNNING, attempts=1, heartbeat_at=timezone.now()
+    )
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        done = analysis_runs_reap()
+    assert done["requeued"] == [first.pk] and done["failed"] == [second.pk]
+    assert len(callbacks) == 1  # the requeued run is sent to a worker again
+    first.refresh_from_db(), second.refresh_from_db(), fresh.refresh_from_db()
+    assert first.state == RunState.QUEUED and first.attempts == 1
+    assert second.state == RunState.FAILED and "worker lost" in second.error
+    assert second.result_sha256 == ""
+    assert fresh.state == RunState.RUNNING
+
+
+def test_the_reaper_resends_a_run_queued_too_long(study, django_capture_on_commit_callbacks):
+    run = _queued(study)
+    AnalysisRun.objects.filter(pk=run.pk).update(queued_at=timezone.now() - timedelta(hours=1))
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        done = analysis_runs_reap()
+    assert done["resent"] == [run.pk] and len(callbacks) == 1
+
+
+def test_a_requeued_run_completes_on_its_second_claim(
+    study, run_now, django_capture_on_commit_callbacks
+):
+    run = _queued(study)
+    analysis_run_claim(run_id=run.pk)  # a worker claims it, then dies
+    AnalysisRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    with django_capture_on_commit_callbacks(execute=True):
+        analysis_runs_reap()
+    run.refresh_from_db()
+    assert run.state == RunState.SUCCEEDED and run.attempts == 2
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)  # the threads must see the committed run
+def test_two_workers_claiming_at_the_same_moment_get_one_claim(monkeypatch):
+    import threading
+
+    from django.db import connection
+
+    from tests.analysis.builders import opb_study
+
+    # Committed requests would run their task at once (eager in tests): hold the tasks back.
+    monkeypatch.setattr("apps.analysis.services._enqueue", lambda run_id: None)
+    study = opb_study(code="RACE", evaluands=1, items_per_family=5, repetitions=1)
+    for _ in range(5):
+        run = analysis_run_request(version=study.version, user=study.pi)
+        barrier = threading.Barrier(2)
+        claims = []
+
+        def worker(run_id=run.pk, barrier=barrier, claims=claims):
+            try:
+                barrier.wait()
+                claims.append(analysis_run_claim(run_id=run_id))
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=worker) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(claims, key=str) == [1, None]
+        run.refresh_from_db()
+        assert run.attempts == 1 and run.state == RunState.RUNNING
+
+
+def test_beat_runs_the_reaper_every_minute(settings):
+    from config.celery import app
+
+    app.loader.import_default_modules()
+    entry = settings.CELERY_BEAT_SCHEDULE["analysis-runs-reap"]
+    assert entry["task"] in app.tasks and entry["schedule"] == 60.0
+    assert "analysis.run_execute" in app.tasks
