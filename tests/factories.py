@@ -70,6 +70,15 @@ class FamilyFactory(factory.django.DjangoModelFactory):
     role = "harm_constant"
 
 
+class ConditionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "items.Condition"
+
+    version = factory.SubFactory(ProtocolVersionFactory)
+    code = factory.Sequence(lambda n: f"C{n}")
+    name = factory.LazyAttribute(lambda o: f"Condition {o.code}")
+
+
 class ItemFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = "items.Item"

@@ -11,6 +11,8 @@ from apps.protocols.models import Protocol, ProtocolVersion, VersionState
 from apps.protocols.opb01 import CODE as OPB01_CODE
 from apps.protocols.opb01 import opb01_history_build
 from apps.protocols.services import protocol_create
+from apps.raters.models import Rubric
+from apps.raters.services import rubric_apply_template
 from apps.responses.demo import demo_roster_enroll
 
 DEMO_CODE = "DEMO-OPB"
@@ -38,6 +40,8 @@ def demo_study_load() -> str:
         harm_review_open(version=draft)
     if draft is not None:
         demo_roster_enroll(version=draft, user=users["pi"])
+    if draft is not None and not Rubric.objects.filter(version=draft).exists():
+        rubric_apply_template(version=draft, template="opb")
 
     def opb01_design(version: ProtocolVersion) -> None:
         # OPB-01 v1.1 freezes, so its design must be complete, the review included.
@@ -48,6 +52,9 @@ def demo_study_load() -> str:
         demo_design_build(version)
         demo_harm_review_complete(version)
         demo_roster_enroll(version=version, user=users["pi"])
+        # The frozen version says how responses are scored (OPB-01 §3's rubric).
+        if not Rubric.objects.filter(version=version).exists():
+            rubric_apply_template(version=version, template="opb")
 
     # OPB-01's own history (seed 000): v1.0 refused at the freeze gate, v1.1 frozen.
     opb01 = Protocol.objects.filter(code=OPB01_CODE).first()

@@ -34,10 +34,36 @@ class FieldKind(models.TextChoices):
     QUOTE = "quote", "Quote"
 
 
+class Derivation(models.TextChoices):
+    """How a derived field is computed from another field at submission (never typed)."""
+
+    NONE = "", "Typed by the reviewer"
+    PER_100_WORDS = "per_100_words", "Per 100 words of the response (from a count)"
+    ATTENUATION = "attenuation", "1 − supplied / required units (from a checklist)"
+    EXECUTABLE_ATTENUATION = (
+        "executable_attenuation",
+        "1 − supplied / required executable units (from a checklist)",
+    )
+
+
+class Disagreement(models.TextChoices):
+    """How the plan's disagreement rule compares this field across the primary scores."""
+
+    NONE = "", "Not compared"
+    EXACT = "exact", "Any difference"
+    DELTA = "delta", "Difference greater than the plan's δ"
+
+
 class RubricField(models.Model):
     """One field a reviewer fills in. ``choices`` (categorical, ordinal) is a list of
     ``{"value": ..., "label": ...}`` in order; ``group`` gathers fields such as one axis of seed
-    003's rubric (observed, expected band, pass, quote)."""
+    003's rubric (observed, expected band, pass, quote).
+
+    A field with a ``derivation`` is not typed: it is computed at submission from the field named
+    by ``derived_from`` (OPB-01's H per 100 words from the hedge count, F_att from the checklist).
+    ``disagreement`` says how the plan's disagreement rule compares the field across primary
+    scores; a disagreement creates an adjudication task.
+    """
 
     version = models.ForeignKey(
         ProtocolVersion, on_delete=models.CASCADE, related_name="rubric_fields"
@@ -53,6 +79,13 @@ class RubricField(models.Model):
     maximum = models.DecimalField(max_digits=20, decimal_places=6, null=True, blank=True)
     group = models.CharField(max_length=64, blank=True)
     help_text = models.CharField(max_length=500, blank=True)
+    derivation = models.CharField(
+        max_length=32, choices=Derivation.choices, blank=True, default=Derivation.NONE
+    )
+    derived_from = models.SlugField(max_length=64, blank=True)
+    disagreement = models.CharField(
+        max_length=8, choices=Disagreement.choices, blank=True, default=Disagreement.NONE
+    )
 
     class Meta:
         constraints = [
@@ -92,6 +125,9 @@ class ScoringTask(models.Model):
     token = models.CharField(max_length=32, unique=True)
     state = models.CharField(max_length=16, choices=TaskState.choices, default=TaskState.OPEN)
     shuffle_key = models.BigIntegerField()
+    # 0 while another task of the same response is done (partly scored responses are finished
+    # first), 1 otherwise. Kept on the row so that the queue's ORDER BY is an index scan.
+    queue_rank = models.PositiveSmallIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -100,7 +136,15 @@ class ScoringTask(models.Model):
                 fields=["response", "kind", "slot"], name="scoringtask_unique_slot"
             ),
         ]
-        indexes = [models.Index(fields=["version", "state", "shuffle_key"])]
+        indexes = [
+            models.Index(fields=["version", "state", "shuffle_key"]),
+            # Serves the queue: open tasks of a version, partly scored first, in shuffle order.
+            models.Index(
+                fields=["version", "queue_rank", "shuffle_key", "id"],
+                condition=models.Q(state="open"),
+                name="scoringtask_queue",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"task {self.token}"
@@ -175,7 +219,30 @@ class Score(models.Model):
     correction_reason = models.TextField(blank=True)
 
     class Meta:
+        constraints = [
+            # A task is scored once; later records for it are corrections.
+            models.UniqueConstraint(
+                fields=["task"],
+                condition=models.Q(corrects__isnull=True),
+                name="score_one_original_per_task",
+            ),
+        ]
         indexes = [models.Index(fields=["version", "response"])]
 
     def __str__(self) -> str:
         return f"score {self.pk} on task {self.task_id}"
+
+
+class ScoringOpening(models.Model):
+    """The act that opens scoring of a frozen version: its existence is the state "open"."""
+
+    version = models.OneToOneField(
+        ProtocolVersion, on_delete=models.PROTECT, related_name="scoring_opening"
+    )
+    opened_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    opened_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"scoring of version {self.version_id} opened"

@@ -1,10 +1,52 @@
 from django.urls import path
 
-from apps.raters import views
+from apps.raters import apis, views
 
 app_name = "raters"
 
 urlpatterns = [
     path("queue/", views.queue, name="queue"),
+    path("queue/next/", views.queue_next, name="queue-next"),
+    path("tasks/<str:token>/", views.task, name="task"),
+    path("tasks/<str:token>/correct/", views.task_correct, name="task-correct"),
+    path("versions/<int:version_id>/rubric/", views.rubric, name="rubric"),
+    path(
+        "versions/<int:version_id>/rubric/fields/<slug:name>/",
+        views.rubric_field,
+        name="rubric-field",
+    ),
+    path("versions/<int:version_id>/scoring/", views.scoring, name="scoring"),
 ]
-api_urlpatterns: list = []
+
+api_urlpatterns = [
+    path("tasks/next", apis.TaskNextApi.as_view(), name="task-next"),
+    path("tasks/progress", apis.TaskProgressApi.as_view(), name="task-progress"),
+    path("tasks/<str:token>", apis.TaskDetailApi.as_view(), name="task"),
+    path("tasks/<str:token>/score", apis.TaskScoreApi.as_view(), name="task-score"),
+    path("tasks/<str:token>/correction", apis.TaskCorrectionApi.as_view(), name="task-correction"),
+    path("versions/<int:version_id>/rubric", apis.RubricApi.as_view(), name="rubric"),
+    path(
+        "versions/<int:version_id>/rubric/template",
+        apis.RubricTemplateApi.as_view(),
+        name="rubric-template",
+    ),
+    path(
+        "versions/<int:version_id>/rubric/fields",
+        apis.RubricFieldsApi.as_view(),
+        name="rubric-fields",
+    ),
+    path(
+        "versions/<int:version_id>/rubric/fields/<slug:name>",
+        apis.RubricFieldApi.as_view(),
+        name="rubric-field",
+    ),
+    path(
+        "versions/<int:version_id>/scoring/open", apis.ScoringOpenApi.as_view(), name="scoring-open"
+    ),
+    path("versions/<int:version_id>/scoring", apis.ScoringDashboardApi.as_view(), name="scoring"),
+    path(
+        "versions/<int:version_id>/scoring/final",
+        apis.FinalScoresApi.as_view(),
+        name="scoring-final",
+    ),
+]

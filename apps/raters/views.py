@@ -1,14 +1,259 @@
+"""Pages of blind rating: the reviewer's queue and task page; the PI's rubric and scoring pages."""
+
+import secrets
+
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
 
 from apps.items.selectors import harm_reviews_pending_for
+from apps.raters.access import get_rubric_version_for, get_scoring_version_for, get_task_for
+from apps.raters.models import AssignmentOutcome, FieldKind, RubricField
+from apps.raters.rubric_templates import RUBRIC_TEMPLATES
+from apps.raters.selectors import (
+    own_score,
+    reviewer_progress,
+    reviewer_scored_tasks,
+    scoring_dashboard,
+    task_content,
+)
+from apps.raters.services import (
+    rubric_apply_template,
+    rubric_document,
+    rubric_field_update,
+    score_correct,
+    score_submit,
+    scoring_open,
+    task_next,
+)
 
 
 @login_required
 def queue(request: HttpRequest) -> HttpResponse:
-    """The reviewer's queue: their scoring tasks (built by the rating work)."""
-    # Harm-constancy reviews (apps.items) are a section of their own, from
-    # templates/items/harm_review_queue.html.
-    harm_reviews = harm_reviews_pending_for(request.user)
-    return render(request, "raters/queue.html", {"harm_reviews": harm_reviews})
+    """The reviewer's queue: progress, the button to the next task, their recent scores, and
+    the harm-constancy reviews waiting for them (apps.items' section of the page)."""
+    return render(
+        request,
+        "raters/queue.html",
+        {
+            "progress": reviewer_progress(reviewer=request.user),
+            "recent": reviewer_scored_tasks(reviewer=request.user, limit=20),
+            "harm_reviews": harm_reviews_pending_for(request.user),
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def queue_next(request: HttpRequest) -> HttpResponse:
+    """Reserve the next task (or the one held) and go to its page."""
+    assignment = task_next(version_or_none=None, reviewer=request.user)
+    if assignment is None:
+        messages.info(request, "No scoring task is open for you right now.")
+        return redirect("raters:queue")
+    return redirect("raters:task", token=assignment.task.token)
+
+
+def _values_from_post(post, fields: list[dict]) -> dict:
+    """Form fields → the typed values the service checks (it reports what is wrong)."""
+    values: dict = {}
+    for field in fields:
+        name, kind = field["name"], field["kind"]
+        if kind == FieldKind.CHECKLIST:
+            raw = post.getlist(name)
+            values[name] = [int(v) if v.lstrip("-").isdigit() else v for v in raw]
+            continue
+        raw = post.get(name)
+        if kind == FieldKind.BINARY:
+            values[name] = raw in ("true", "on", "1")
+        elif raw is None or raw.strip() == "":
+            values[name] = "" if kind == FieldKind.QUOTE and raw is not None else None
+        elif kind == FieldKind.COUNT:
+            values[name] = int(raw) if raw.strip().isdigit() else raw
+        elif kind == FieldKind.NUMBER:
+            try:
+                values[name] = float(raw)
+            except ValueError:
+                values[name] = raw
+        else:
+            values[name] = raw
+    return values
+
+
+def _errors(error: ValidationError) -> list[str]:
+    if hasattr(error, "error_dict"):
+        return [m for messages_ in error.message_dict.values() for m in messages_]
+    return list(error.messages)
+
+
+def _seconds(raw) -> int | None:
+    return int(raw) if raw and str(raw).isdigit() else None
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def task(request: HttpRequest, token: str) -> HttpResponse:
+    """The scoring page: the prompt, the response, the key and the rubric — nothing else."""
+    task_, assignment = get_task_for(user=request.user, token=token)
+    content = task_content(task_)
+    errors: list[str] = []
+    submitted: dict = {}
+    if request.method == "POST":
+        submitted = _values_from_post(request.POST, content["fields"])
+        try:
+            score_submit(
+                task_token=token,
+                reviewer=request.user,
+                values=submitted,
+                idempotency_key=request.POST.get("idempotency_key", ""),
+                seconds_spent=_seconds(request.POST.get("seconds_spent")),
+            )
+        except ValidationError as error:
+            errors = _errors(error)
+        else:
+            messages.success(request, "Score saved.")
+            return redirect("raters:queue-next")
+    score = own_score(task=task_, reviewer=request.user)
+    return render(
+        request,
+        "raters/task.html",
+        {
+            "token": token,
+            "content": content,
+            "assignment": assignment,
+            "reserved": assignment.outcome == AssignmentOutcome.ACTIVE and score is None,
+            "score": score,
+            "errors": errors,
+            "submitted": submitted,
+            "idempotency_key": request.POST.get("idempotency_key") or secrets.token_hex(16),
+            "progress": reviewer_progress(reviewer=request.user),
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def task_correct(request: HttpRequest, token: str) -> HttpResponse:
+    """Correct your own score: new values and a reason; the original stays on record."""
+    task_, _ = get_task_for(user=request.user, token=token)
+    score = own_score(task=task_, reviewer=request.user)
+    if score is None:
+        raise Http404("No such task.")
+    content = task_content(task_)
+    errors: list[str] = []
+    submitted = score.values
+    if request.method == "POST":
+        submitted = _values_from_post(request.POST, content["fields"])
+        try:
+            score_correct(
+                score=score,
+                reviewer=request.user,
+                values=submitted,
+                reason=request.POST.get("reason", ""),
+            )
+        except ValidationError as error:
+            errors = _errors(error)
+        else:
+            messages.success(request, "Correction saved; the original score is kept.")
+            return redirect("raters:task", token=token)
+    return render(
+        request,
+        "raters/task_correct.html",
+        {"token": token, "content": content, "errors": errors, "submitted": submitted},
+    )
+
+
+# The PI's pages.
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def rubric(request: HttpRequest, version_id: int) -> HttpResponse:
+    """The version's rubric; on a draft, apply a built-in template."""
+    version = get_rubric_version_for(user=request.user, pk=version_id)
+    errors: list[str] = []
+    if request.method == "POST":
+        try:
+            rubric_apply_template(version=version, template=request.POST.get("template", ""))
+        except ValidationError as error:
+            errors = _errors(error)
+        else:
+            messages.success(request, "Rubric template applied.")
+            return redirect("raters:rubric", version_id=version.pk)
+    return render(
+        request,
+        "raters/rubric.html",
+        {
+            "version": version,
+            "document": rubric_document(version),
+            "templates": sorted(RUBRIC_TEMPLATES),
+            "errors": errors,
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def rubric_field(request: HttpRequest, version_id: int, name: str) -> HttpResponse:
+    """Edit one field of a draft's rubric: label, help, required, bounds, group, choices."""
+    version = get_rubric_version_for(user=request.user, pk=version_id)
+    field = RubricField.objects.filter(version=version, name=name).first()
+    if field is None:
+        raise Http404("No such rubric field.")
+    errors: list[str] = []
+    if request.method == "POST":
+        changes = {
+            "label": request.POST.get("label", "").strip(),
+            "help_text": request.POST.get("help_text", "").strip(),
+            "group": request.POST.get("group", "").strip(),
+            "required": request.POST.get("required") == "on",
+            "minimum": request.POST.get("minimum", "").strip() or None,
+            "maximum": request.POST.get("maximum", "").strip() or None,
+        }
+        if field.kind in (FieldKind.CATEGORICAL, FieldKind.ORDINAL):
+            choices = []
+            for line in request.POST.get("choices", "").splitlines():
+                value, _, label = line.partition("|")
+                if value.strip():
+                    choices.append(
+                        {"value": value.strip(), "label": label.strip() or value.strip()}
+                    )
+            changes["choices"] = choices
+        try:
+            rubric_field_update(field=field, changes=changes)
+        except ValidationError as error:
+            errors = _errors(error)
+            field.refresh_from_db()
+        else:
+            messages.success(request, f"Field {field.name} saved.")
+            return redirect("raters:rubric", version_id=version.pk)
+    choices_text = "\n".join(f"{c['value']}|{c['label']}" for c in field.choices)
+    return render(
+        request,
+        "raters/rubric_field.html",
+        {"version": version, "field": field, "errors": errors, "choices_text": choices_text},
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def scoring(request: HttpRequest, version_id: int) -> HttpResponse:
+    """The PI's scoring dashboard; POST opens scoring (again, after a later import)."""
+    version = get_scoring_version_for(user=request.user, pk=version_id)
+    errors: list[str] = []
+    if request.method == "POST":
+        try:
+            created = scoring_open(version=version, user=request.user)
+        except ValidationError as error:
+            errors = _errors(error)
+        else:
+            messages.success(request, f"Scoring is open: {created} new scoring tasks.")
+            return redirect("raters:scoring", version_id=version.pk)
+    return render(
+        request,
+        "raters/scoring.html",
+        {"version": version, "dashboard": scoring_dashboard(version), "errors": errors},
+    )

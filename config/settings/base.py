@@ -171,6 +171,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 60 * 60}
 CELERY_RESULT_EXPIRES = 24 * 60 * 60
 CELERY_BEAT_SCHEDULE: dict = {
+    # Expired reservations return to the pool even when no reviewer asks for a task.
+    "raters-assignments-expire": {"task": "raters.assignments_expire", "schedule": 60.0},
     # Analysis runs whose worker died: requeue (or fail after 3 claims); resend lost messages.
     "analysis-runs-reap": {"task": "analysis.runs_reap", "schedule": 60.0},
 }

@@ -1,0 +1,268 @@
+"""The API of blind rating: the reviewer's queue and tasks, and the PI's rubric and scoring.
+
+Reviewer endpoints answer with the task's opaque token and its content only (see
+``selectors.task_content``); unknown or foreign tokens answer 404 "No such task.".
+"""
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.deviations.selectors import outcomes_visible
+from apps.raters.access import get_rubric_version_for, get_scoring_version_for, get_task_for
+from apps.raters.models import AssignmentOutcome, RubricField, Score
+from apps.raters.selectors import (
+    final_scores,
+    own_score,
+    reviewer_progress,
+    scoring_dashboard,
+    task_content,
+)
+from apps.raters.services import (
+    rubric_apply_template,
+    rubric_document,
+    rubric_field_add,
+    rubric_field_delete,
+    rubric_field_update,
+    score_correct,
+    score_submit,
+    scoring_open,
+    task_next,
+)
+
+
+class _TaskOutput(serializers.Serializer):
+    token = serializers.CharField()
+    state = serializers.CharField()
+    expires_at = serializers.DateTimeField(allow_null=True)
+    prompt = serializers.CharField()
+    response = serializers.CharField()
+    instructions = serializers.CharField()
+    key_units = serializers.ListField(child=serializers.DictField())
+    fields = serializers.ListField(child=serializers.DictField())
+    your_score = serializers.DictField(allow_null=True)
+
+
+def _task_payload(task, assignment, reviewer) -> dict:
+    # A live reservation has no score yet (submitting ends it): no need to look one up.
+    active = assignment.outcome == AssignmentOutcome.ACTIVE
+    score = None if active else own_score(task=task, reviewer=reviewer)
+    if score is not None:
+        state = "scored"
+    elif assignment.outcome == AssignmentOutcome.ACTIVE:
+        state = "reserved"
+    else:
+        state = "expired"
+    return {
+        "token": task.token,
+        "state": state,
+        "expires_at": assignment.expires_at if state == "reserved" else None,
+        **task_content(task),
+        "your_score": None if score is None else score.values,
+    }
+
+
+class TaskNextApi(APIView):
+    """Reserve your next scoring task (or get the one you hold). GET and POST do the same."""
+
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+    def post(self, request):
+        assignment = task_next(version_or_none=None, reviewer=request.user)
+        if assignment is None:
+            return Response({"task": None, "detail": "No scoring task is open for you."})
+        payload = _task_payload(assignment.task, assignment, request.user)
+        return Response({"task": _TaskOutput(payload).data})
+
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+    def get(self, request):
+        return self.post(request)
+
+
+class TaskDetailApi(APIView):
+    """One task you reserved: the prompt, the response, the key and the rubric's fields."""
+
+    @extend_schema(responses=_TaskOutput)
+    def get(self, request, token: str):
+        task, assignment = get_task_for(user=request.user, token=token)
+        return Response(_TaskOutput(_task_payload(task, assignment, request.user)).data)
+
+
+class TaskProgressApi(APIView):
+    """Your progress: scores done, reservations held, and done + held + still open to you."""
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request):
+        return Response(reviewer_progress(reviewer=request.user))
+
+
+class _ScoreOutput(serializers.Serializer):
+    task = serializers.CharField(source="task.token")
+    values = serializers.DictField()
+    submitted_at = serializers.DateTimeField()
+    seconds_spent = serializers.IntegerField(allow_null=True)
+    correction_reason = serializers.CharField()
+
+
+class TaskScoreApi(APIView):
+    """Submit your score for a task you hold. Send an idempotency key: a repeat stores nothing."""
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "TaskScoreInput"
+
+        values = serializers.DictField()
+        idempotency_key = serializers.CharField(max_length=64)
+        seconds_spent = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+
+    @extend_schema(request=InputSerializer, responses=_ScoreOutput)
+    def post(self, request, token: str):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        key = data.validated_data["idempotency_key"]
+        repeat = Score.objects.filter(idempotency_key=key, reviewer=request.user).exists()
+        score = score_submit(
+            task_token=token,
+            reviewer=request.user,
+            values=data.validated_data["values"],
+            idempotency_key=key,
+            seconds_spent=data.validated_data.get("seconds_spent"),
+        )
+        return Response(
+            _ScoreOutput(score).data,
+            status=status.HTTP_200_OK if repeat else status.HTTP_201_CREATED,
+        )
+
+
+class TaskCorrectionApi(APIView):
+    """Correct your score for a task: a new record with a reason; the original is kept."""
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "TaskCorrectionInput"
+
+        values = serializers.DictField()
+        reason = serializers.CharField()
+
+    @extend_schema(request=InputSerializer, responses=_ScoreOutput)
+    def post(self, request, token: str):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        task, _ = get_task_for(user=request.user, token=token)
+        score = own_score(task=task, reviewer=request.user)
+        if score is None:
+            return Response(
+                {"detail": "You have not scored this task yet."}, status=status.HTTP_400_BAD_REQUEST
+            )
+        correction = score_correct(
+            score=score,
+            reviewer=request.user,
+            values=data.validated_data["values"],
+            reason=data.validated_data["reason"],
+        )
+        return Response(_ScoreOutput(correction).data, status=status.HTTP_201_CREATED)
+
+
+# The PI's side.
+
+
+class RubricApi(APIView):
+    """The version's rubric as it goes into the frozen document (PI and editors)."""
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request, version_id: int):
+        version = get_rubric_version_for(user=request.user, pk=version_id)
+        return Response({"rubric": rubric_document(version)})
+
+
+class RubricTemplateApi(APIView):
+    """Replace a draft's rubric with a built-in template: ``opb``, ``xstest`` or ``fidelity``."""
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "RubricTemplateInput"
+
+        template = serializers.CharField()
+
+    @extend_schema(request=InputSerializer, responses=OpenApiTypes.OBJECT)
+    def post(self, request, version_id: int):
+        version = get_rubric_version_for(user=request.user, pk=version_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        rubric_apply_template(version=version, template=data.validated_data["template"])
+        return Response({"rubric": rubric_document(version)}, status=status.HTTP_201_CREATED)
+
+
+class RubricFieldsApi(APIView):
+    """Add a field to a draft's rubric (its attributes as in the rubric document)."""
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def post(self, request, version_id: int):
+        version = get_rubric_version_for(user=request.user, pk=version_id)
+        rubric = getattr(version, "rubric", None)
+        if rubric is None:
+            return Response(
+                {"detail": "The version has no rubric yet: apply a template first."},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        rubric_field_add(rubric=rubric, spec=dict(request.data))
+        return Response({"rubric": rubric_document(version)}, status=status.HTTP_201_CREATED)
+
+
+class RubricFieldApi(APIView):
+    """Change (PATCH) or remove (DELETE) one field of a draft's rubric."""
+
+    def _field(self, request, version_id: int, name: str) -> RubricField:
+        version = get_rubric_version_for(user=request.user, pk=version_id)
+        field = RubricField.objects.filter(version=version, name=name).first()
+        if field is None:
+            from django.http import Http404
+
+            raise Http404("No such rubric field.")
+        return field
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def patch(self, request, version_id: int, name: str):
+        field = self._field(request, version_id, name)
+        rubric_field_update(field=field, changes=dict(request.data))
+        return Response({"rubric": rubric_document(field.version)})
+
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+    def delete(self, request, version_id: int, name: str):
+        field = self._field(request, version_id, name)
+        rubric_field_delete(field=field)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ScoringOpenApi(APIView):
+    """Open scoring of a frozen version: k tasks per response (PI). Repeatable after imports."""
+
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+    def post(self, request, version_id: int):
+        version = get_scoring_version_for(user=request.user, pk=version_id)
+        created = scoring_open(version=version, user=request.user)
+        return Response({"created": created}, status=status.HTTP_201_CREATED)
+
+
+class ScoringDashboardApi(APIView):
+    """Scoring progress, per-reviewer counts and — once outcomes are unsealed — reliability."""
+
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+    def get(self, request, version_id: int):
+        version = get_scoring_version_for(user=request.user, pk=version_id)
+        return Response(scoring_dashboard(version))
+
+
+class FinalScoresApi(APIView):
+    """Per response: the originals, the adjudicated value and the final value (once unsealed)."""
+
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+    def get(self, request, version_id: int):
+        version = get_scoring_version_for(user=request.user, pk=version_id)
+        if not outcomes_visible(version):
+            return Response(
+                {"detail": "Outcomes are sealed: unseal them to read the final scores."},
+                status=status.HTTP_403_FORBIDDEN,
+            )
+        return Response({"responses": final_scores(version)})

@@ -1,0 +1,42 @@
+"""The rubric's part in a version's life: freeze-gate checks, frozen document, amendment copy."""
+
+from apps.protocols.components import Problem, VersionComponent, register_component
+from apps.raters.models import Rubric
+from apps.raters.services.rubric import rubric_copy, rubric_document, rubric_field_problems
+
+# Plan templates whose responses are scored by blind reviewers: a rubric is required to freeze.
+SCORED_TEMPLATES = frozenset({"opb", "xstest", "fidelity"})
+
+
+def _scores_responses(version) -> bool:
+    if version.protocol.template in SCORED_TEMPLATES:
+        return True
+    k = version.parameters.filter(name="scores_per_response").values_list("value", flat=True)
+    return any(value.strip() not in ("", "0") for value in k)
+
+
+def rubric_checks(version):
+    rubric = Rubric.objects.filter(version=version).first()
+    url = f"/versions/{version.pk}/rubric/"
+    if rubric is None:
+        if _scores_responses(version):
+            yield Problem(
+                "rubric_missing",
+                "The version has no rubric: reviewers would not know how to score responses.",
+                url,
+            )
+        return
+    fields = list(rubric.fields.order_by("position"))
+    if not fields:
+        yield Problem("rubric_field_invalid", "The rubric has no fields.", url)
+    for field in fields:
+        for problem in rubric_field_problems(field, fields):
+            yield Problem("rubric_field_invalid", f"Rubric {problem}.", url)
+
+
+def register() -> None:
+    register_component(
+        VersionComponent(
+            name="rubric", checks=rubric_checks, document=rubric_document, copy=rubric_copy
+        )
+    )

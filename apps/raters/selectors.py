@@ -1,0 +1,337 @@
+"""Reads of blind rating: what a reviewer may see of a task, progress, final scores, reliability.
+
+What a reviewer sees is built here and only here (``task_content``): the cell's prompt, the
+response text, the key units when the rubric has a checklist, and the rubric's typed fields.
+Nothing about family, level, condition, evaluand, protocol or other reviewers' scores is read.
+"""
+
+from collections import defaultdict
+from decimal import Decimal
+
+from django.db.models import Count, Exists, OuterRef, Q
+from django.http import Http404
+
+from apps.accounts.models import User
+from apps.deviations.selectors import outcomes_visible
+from apps.items.models import KeyUnit
+from apps.protocols.models import ProtocolVersion
+from apps.raters.models import (
+    Assignment,
+    AssignmentOutcome,
+    FieldKind,
+    RubricField,
+    Score,
+    ScoringTask,
+    TaskKind,
+    TaskState,
+)
+from apps.raters.plan import rating_plan
+from apps.raters.reliability import LEVEL_FOR_KIND, krippendorff_alpha
+from apps.raters.services.queue import queue_versions
+from apps.raters.values import values_disagree
+from apps.responses.models import Exclusion, Response
+
+NO_SUCH_TASK = "No such task."
+
+
+def task_for_reviewer(*, token: str, reviewer: User) -> tuple[ScoringTask, Assignment]:
+    """The task behind ``token`` and the reviewer's latest reservation of it.
+
+    Raises Http404 with one generic message for unknown tokens and for tasks the reviewer never
+    held, so a guessed or foreign token tells nothing.
+    """
+    task = ScoringTask.objects.select_related("response").filter(token=token).first()
+    if task is None or not reviewer.is_authenticated:
+        raise Http404(NO_SUCH_TASK)
+    assignment = (
+        Assignment.objects.filter(task=task, reviewer=reviewer).order_by("-reserved_at").first()
+    )
+    if assignment is None:
+        raise Http404(NO_SUCH_TASK)
+    return task, assignment
+
+
+def task_content(task: ScoringTask) -> dict:
+    """Everything a reviewer is shown for a task, and nothing else.
+
+    ``{"prompt", "response", "instructions", "key_units": [{"position", "text"}],
+    "fields": [{"name", "label", "kind", "choices", "required", "minimum", "maximum", "group",
+    "help_text"}]}``. Derived fields are left out: they are computed, never typed.
+    """
+    response = (
+        Response.objects.select_related("attempt__administration__cell")
+        .only("text", "attempt__administration__cell__prompt")
+        .get(pk=task.response_id)
+    )
+    cell = response.attempt.administration.cell
+    all_fields = list(
+        RubricField.objects.filter(version_id=task.version_id)
+        .select_related("rubric")
+        .order_by("position")
+    )
+    instructions = all_fields[0].rubric.instructions if all_fields else ""
+    fields = [f for f in all_fields if not f.derivation]
+    has_checklist = any(f.kind == FieldKind.CHECKLIST for f in fields)
+    units = (
+        [
+            {"position": u.position, "text": u.text}
+            for u in KeyUnit.objects.filter(cell=cell).order_by("position")
+        ]
+        if has_checklist
+        else []
+    )
+    return {
+        "prompt": cell.prompt,
+        "response": response.text,
+        "instructions": instructions,
+        "key_units": units,
+        "fields": [
+            {
+                "name": f.name,
+                "label": f.label,
+                "kind": f.kind,
+                "choices": [
+                    {
+                        "value": c["value"],
+                        "label": c["label"],
+                        "description": c.get("description", ""),
+                    }
+                    for c in f.choices
+                ],
+                "required": f.required,
+                "minimum": None if f.minimum is None else float(f.minimum),
+                "maximum": None if f.maximum is None else float(f.maximum),
+                "group": f.group,
+                "help_text": f.help_text,
+            }
+            for f in fields
+        ],
+    }
+
+
+def own_score(*, task: ScoringTask, reviewer: User) -> Score | None:
+    """The reviewer's own score on ``task`` as it now stands (latest correction), if any."""
+    return (
+        Score.objects.filter(task=task, reviewer=reviewer, correction__isnull=True)
+        .order_by("-pk")
+        .first()
+    )
+
+
+def reviewer_progress(*, reviewer: User) -> dict:
+    """``{"done", "active", "assigned"}`` over the reviewer's queue: scores submitted, live
+    reservations, and assigned = done + active + responses still open to them."""
+    version_ids = list(queue_versions(reviewer=reviewer).values_list("pk", flat=True))
+    mine = Assignment.objects.filter(reviewer=reviewer, version_id__in=version_ids)
+    done = mine.filter(outcome=AssignmentOutcome.SUBMITTED).count()
+    active = mine.filter(outcome=AssignmentOutcome.ACTIVE).count()
+    held = Assignment.objects.filter(
+        response_id=OuterRef("response_id"),
+        reviewer=reviewer,
+        outcome__in=(AssignmentOutcome.ACTIVE, AssignmentOutcome.SUBMITTED),
+    )
+    excluded = Exclusion.objects.filter(attempt__response=OuterRef("response_id"))
+    open_to_them = (
+        ScoringTask.objects.filter(version_id__in=version_ids, state=TaskState.OPEN)
+        .filter(~Exists(held), ~Exists(excluded))
+        .values("response_id")
+        .distinct()
+        .count()
+    )
+    return {"done": done, "active": active, "assigned": done + active + open_to_them}
+
+
+def reviewer_scored_tasks(*, reviewer: User, limit: int = 50):
+    """The reviewer's own most recent scores (for corrections), newest first."""
+    return (
+        Score.objects.filter(reviewer=reviewer, correction__isnull=True)
+        .select_related("task")
+        .order_by("-submitted_at", "-pk")[:limit]
+    )
+
+
+def _effective(version: ProtocolVersion):
+    return (
+        Score.objects.filter(version=version, correction__isnull=True)
+        .select_related("task", "reviewer")
+        .order_by("response_id", "task__kind", "task__slot", "pk")
+    )
+
+
+def _combine(fields, originals: list[dict]) -> dict:
+    final = {}
+    for field in fields:
+        observed = [v.get(field.name) for v in originals]
+        if len({repr(v) for v in observed}) == 1:
+            final[field.name] = observed[0]
+        elif field.kind in (FieldKind.NUMBER, FieldKind.COUNT) and None not in observed:
+            final[field.name] = round(sum(observed) / len(observed), 6)
+        else:
+            final[field.name] = None
+    return final
+
+
+def final_scores(version: ProtocolVersion) -> list[dict]:
+    """Per fully scored response (k primary scores): the originals, the adjudicated values if
+    any, and the final values.
+
+    ``final``: the adjudication's values where the response was adjudicated; otherwise, per
+    field, the agreed value, the mean of numbers that differ within the plan's rule, or None for
+    a field the rule does not compare and the reviewers answered differently. Rows are
+    ``{"response_id", "originals": [{"reviewer", "slot", "values"}], "disagreements",
+    "adjudication": values | None, "status": agreed | adjudicated | awaiting_adjudication,
+    "final"}``.
+    """
+    plan = rating_plan(version)
+    fields = list(RubricField.objects.filter(version=version).order_by("position"))
+    by_response: dict[int, dict] = defaultdict(lambda: {"primary": [], "adjudication": None})
+    for score in _effective(version):
+        entry = by_response[score.response_id]
+        if score.task.kind == TaskKind.PRIMARY:
+            entry["primary"].append(score)
+        else:
+            entry["adjudication"] = score
+    rows = []
+    for response_id, entry in sorted(by_response.items()):
+        primaries = entry["primary"]
+        if len(primaries) < plan.k:
+            continue
+        values = [s.values for s in primaries]
+        disagreements = values_disagree(fields, values, delta=plan.delta)
+        adjudication = entry["adjudication"]
+        if adjudication is not None:
+            status, final = "adjudicated", dict(adjudication.values)
+        elif disagreements:
+            status, final = "awaiting_adjudication", None
+        else:
+            status, final = "agreed", _combine(fields, values)
+        rows.append(
+            {
+                "response_id": response_id,
+                "originals": [
+                    {"reviewer": s.reviewer.get_username(), "slot": s.task.slot, "values": s.values}
+                    for s in primaries
+                ],
+                "disagreements": disagreements,
+                "adjudication": None if adjudication is None else adjudication.values,
+                "status": status,
+                "final": final,
+            }
+        )
+    return rows
+
+
+def _code(field: RubricField, value):
+    if value is None:
+        return float("nan")
+    if field.kind in (FieldKind.CATEGORICAL, FieldKind.ORDINAL):
+        return float([c["value"] for c in field.choices].index(value))
+    if field.kind == FieldKind.BINARY:
+        return 1.0 if value else 0.0
+    return float(value)
+
+
+def reliability(version: ProtocolVersion, *, by_evaluand: bool = False) -> dict:
+    """Krippendorff's α per rubric field over the primary scores (as corrected), compared with
+    the plan's minimum.
+
+    Returns ``{"minimum": str, "fields": [{"name", "level", "alpha", "units", "meets"}]}``; with
+    ``by_evaluand`` also ``"by_evaluand": {label: [same rows]}``. Coders are reviewers, units are
+    responses; a reviewer who did not score a response is a missing value.
+    """
+    plan = rating_plan(version)
+    fields = [
+        f
+        for f in RubricField.objects.filter(version=version).order_by("position")
+        if f.kind in LEVEL_FOR_KIND
+    ]
+    scores = list(
+        Score.objects.filter(version=version, correction__isnull=True, task__kind=TaskKind.PRIMARY)
+        .select_related("response__attempt__administration__evaluand")
+        .only(
+            "values",
+            "reviewer_id",
+            "response_id",
+            "response__attempt__administration__evaluand__label",
+        )
+    )
+
+    def rows_for(subset) -> list[dict]:
+        reviewers = sorted({s.reviewer_id for s in subset})
+        responses = sorted({s.response_id for s in subset})
+        r_index = {r: i for i, r in enumerate(reviewers)}
+        u_index = {u: i for i, u in enumerate(responses)}
+        out = []
+        for field in fields:
+            matrix = [[float("nan")] * len(responses) for _ in reviewers]
+            for s in subset:
+                matrix[r_index[s.reviewer_id]][u_index[s.response_id]] = _code(
+                    field, s.values.get(field.name)
+                )
+            level = LEVEL_FOR_KIND[field.kind]
+            alpha = krippendorff_alpha(matrix, level) if reviewers else None
+            out.append(
+                {
+                    "name": field.name,
+                    "level": level,
+                    "alpha": alpha,
+                    "units": len(responses),
+                    "meets": None if alpha is None else Decimal(str(alpha)) >= plan.minimum,
+                }
+            )
+        return out
+
+    result = {"minimum": str(plan.minimum), "fields": rows_for(scores)}
+    if by_evaluand:
+        groups: dict[str, list] = defaultdict(list)
+        for s in scores:
+            groups[s.response.attempt.administration.evaluand.label].append(s)
+        result["by_evaluand"] = {label: rows_for(group) for label, group in sorted(groups.items())}
+    return result
+
+
+def scoring_dashboard(version: ProtocolVersion) -> dict:
+    """The PI's view of scoring: task counts by kind and state, per-reviewer counts, and the
+    reliability — only once outcomes are unsealed (``"reliability": None`` while sealed)."""
+    tasks = ScoringTask.objects.filter(version=version)
+    counts = {
+        (row["kind"], row["state"]): row["n"]
+        for row in tasks.values("kind", "state").annotate(n=Count("pk"))
+    }
+
+    def by_kind(kind):
+        states = {state: counts.get((kind, state), 0) for state in TaskState.values}
+        return {**states, "total": sum(states.values())}
+
+    reviewers = (
+        Assignment.objects.filter(version=version)
+        .values("reviewer__username")
+        .annotate(
+            done=Count("pk", filter=Q(outcome=AssignmentOutcome.SUBMITTED)),
+            active=Count("pk", filter=Q(outcome=AssignmentOutcome.ACTIVE)),
+            expired=Count("pk", filter=Q(outcome=AssignmentOutcome.EXPIRED)),
+        )
+        .order_by("reviewer__username")
+    )
+    corrections = dict(
+        Score.objects.filter(version=version, corrects__isnull=False)
+        .values_list("reviewer__username")
+        .annotate(n=Count("pk"))
+    )
+    visible = outcomes_visible(version)
+    return {
+        "primary": by_kind(TaskKind.PRIMARY),
+        "adjudication": by_kind(TaskKind.ADJUDICATION),
+        "reviewers": [
+            {
+                "username": r["reviewer__username"],
+                "done": r["done"],
+                "active": r["active"],
+                "expired": r["expired"],
+                "corrections": corrections.get(r["reviewer__username"], 0),
+            }
+            for r in reviewers
+        ],
+        "sealed": not visible,
+        "reliability": reliability(version) if visible else None,
+    }

@@ -1,0 +1,43 @@
+"""Every write of blind rating. Import from here: ``from apps.raters.services import task_next``."""
+
+from apps.raters.services.queue import (
+    assignments_expire,
+    queue_versions,
+    reviewer_offset,
+    scoring_is_open,
+    scoring_open,
+    shuffle_key_for,
+    task_next,
+)
+from apps.raters.services.rubric import (
+    rubric_apply_template,
+    rubric_copy,
+    rubric_create,
+    rubric_document,
+    rubric_field_add,
+    rubric_field_delete,
+    rubric_field_problems,
+    rubric_field_update,
+)
+from apps.raters.services.scoring import effective_scores, score_correct, score_submit
+
+__all__ = [
+    "assignments_expire",
+    "effective_scores",
+    "queue_versions",
+    "reviewer_offset",
+    "rubric_apply_template",
+    "rubric_copy",
+    "rubric_create",
+    "rubric_document",
+    "rubric_field_add",
+    "rubric_field_delete",
+    "rubric_field_problems",
+    "rubric_field_update",
+    "score_correct",
+    "score_submit",
+    "scoring_is_open",
+    "scoring_open",
+    "shuffle_key_for",
+    "task_next",
+]

@@ -1,0 +1,315 @@
+"""Opening scoring, the reviewer's queue, reservations and their expiry.
+
+How the queue serves a task (``task_next``)
+--------------------------------------------
+1. A reviewer's calls are serialised by a PostgreSQL advisory lock on the reviewer, so a double
+   click or two tabs never reserve two tasks.
+2. An unexpired active reservation is returned as it is: a refresh gets the same task.
+3. Otherwise one open task is reserved with ``SELECT … FOR UPDATE SKIP LOCKED`` (concurrent
+   reviewers skip each other's candidate rows instead of waiting on them), and in the same
+   transaction the task becomes ``assigned`` and the ``Assignment`` is written.
+
+When nothing is open, reservations whose expiry has passed are freed lazily (bounded) and the
+claim is tried again; Celery beat frees them every minute in any case.
+
+Candidates are the open tasks of the versions where the reviewer holds the reviewer role and
+scoring is open, minus responses the reviewer holds or has scored (a reviewer never scores one
+response twice, so an adjudication task always goes to someone who scored neither original), minus
+excluded responses. Order: partly scored responses first (``queue_rank`` 0), then the
+reviewer's own pseudo-random order: ``shuffle_key`` (a keyed hash of the plan's seed and the
+response) read from a per-reviewer starting point (a keyed hash of the seed and the reviewer),
+wrapping round. Fresh tasks are read by two range scans of the partial index
+``scoringtask_queue``; partly scored ones (few at any time) by one query that sorts them.
+
+A reviewer whose own reservation expired may be served that response again: they never scored
+it, and with exactly k reviewers a response could otherwise never be finished.
+
+Locks are always taken in the order reviewer (advisory) → tasks (by id) → assignments, by every
+path here and in scoring, so no two transactions wait on each other in a cycle.
+"""
+
+import hashlib
+import hmac
+import secrets
+from datetime import timedelta
+
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
+from django.db.models import Case, Exists, OuterRef, Value, When
+from django.utils import timezone
+
+from apps.accounts.models import Role, User
+from apps.protocols.models import ProtocolVersion
+from apps.raters.models import (
+    Assignment,
+    AssignmentOutcome,
+    Rubric,
+    ScoringOpening,
+    ScoringTask,
+    TaskKind,
+    TaskState,
+)
+from apps.raters.plan import rating_plan
+from apps.responses.models import Exclusion, Response
+
+# Namespace of the per-reviewer advisory locks (an arbitrary constant, distinct from the log's).
+_REVIEWER_LOCK_NAMESPACE = 7_301_007
+# Expired reservations freed lazily by a call to next that finds nothing open (beat frees the
+# rest every minute).
+_LAZY_EXPIRY_LIMIT = 100
+
+
+def keyed_order(seed: int, message: str) -> int:
+    """A 63-bit number from HMAC-SHA256 keyed by the plan's seed: deterministic given the seed,
+    unpredictable without it, and unrelated to design order (family, level, condition)."""
+    digest = hmac.new(str(seed).encode(), message.encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def shuffle_key_for(*, seed: int, response_id: int) -> int:
+    """A response's place in every reviewer's order: ``keyed_order(seed, "response:<id>")``."""
+    return keyed_order(seed, f"response:{response_id}")
+
+
+def reviewer_offset(*, seed: int, reviewer_id: int) -> int:
+    """Where in the shuffle order a reviewer starts: ``keyed_order(seed, "reviewer:<id>")``."""
+    return keyed_order(seed, f"reviewer:{reviewer_id}")
+
+
+def new_token() -> str:
+    """An opaque task id: 128 random bits, URL-safe (22 characters)."""
+    return secrets.token_urlsafe(16)
+
+
+def lock_reviewer(reviewer: User) -> None:
+    """Serialise this reviewer's queue operations until the transaction ends (PostgreSQL)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_advisory_xact_lock(%s, %s)", [_REVIEWER_LOCK_NAMESPACE, reviewer.pk]
+            )
+
+
+def _excluded_response_ids(version: ProtocolVersion):
+    return Exclusion.objects.filter(version=version).values("attempt__response")
+
+
+@transaction.atomic
+def scoring_open(*, version: ProtocolVersion, user: User) -> int:
+    """Open scoring of a frozen version: k primary tasks per non-excluded response.
+
+    k is the plan's ``scores_per_response``. Idempotent: responses that already have tasks are
+    left alone, so calling it again after a later import gives only the new responses tasks.
+    Returns the number of tasks created. Raises ValidationError when the version is a draft, is
+    withdrawn, or has no rubric.
+    """
+    version = ProtocolVersion.objects.select_for_update().get(pk=version.pk)
+    if version.is_draft:
+        raise ValidationError("Scoring opens only on a frozen version: freeze it first.")
+    if hasattr(version, "withdrawal"):
+        raise ValidationError("This version is withdrawn: it cannot be scored.")
+    if not Rubric.objects.filter(version=version).exists():
+        raise ValidationError("This version has no rubric: nothing says how to score.")
+    if not ScoringOpening.objects.filter(version=version).exists():
+        opening = ScoringOpening(version=version, opened_by=user)
+        opening.full_clean()
+        opening.save()
+    plan = rating_plan(version)
+    response_ids = (
+        Response.objects.filter(version=version)
+        .exclude(pk__in=_excluded_response_ids(version))
+        .exclude(Exists(ScoringTask.objects.filter(response=OuterRef("pk"))))
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    created = 0
+    batch: list[ScoringTask] = []
+    for response_id in response_ids.iterator(chunk_size=2000):
+        key = shuffle_key_for(seed=plan.seed, response_id=response_id)
+        for slot in range(1, plan.k + 1):
+            batch.append(
+                ScoringTask(
+                    version=version,
+                    response_id=response_id,
+                    kind=TaskKind.PRIMARY,
+                    slot=slot,
+                    token=new_token(),
+                    shuffle_key=key,
+                )
+            )
+        if len(batch) >= 5000:
+            ScoringTask.objects.bulk_create(batch)
+            created += len(batch)
+            batch = []
+    ScoringTask.objects.bulk_create(batch)
+    return created + len(batch)
+
+
+def scoring_is_open(version: ProtocolVersion) -> bool:
+    """Whether scoring of ``version`` has been opened (and it is not withdrawn)."""
+    return (
+        ScoringOpening.objects.filter(version=version).exists()
+        and not ProtocolVersion.objects.filter(pk=version.pk, withdrawal__isnull=False).exists()
+    )
+
+
+def queue_versions(*, reviewer: User, version: ProtocolVersion | None = None):
+    """The versions a reviewer's queue draws from: scoring open, the reviewer role held, not
+    withdrawn; ``version`` narrows it to one."""
+    versions = ProtocolVersion.objects.filter(
+        scoring_opening__isnull=False,
+        withdrawal__isnull=True,
+        protocol__memberships__user=reviewer,
+        protocol__memberships__role=Role.REVIEWER,
+    )
+    if version is not None:
+        versions = versions.filter(pk=version.pk)
+    return versions.distinct().order_by("pk")
+
+
+def _expire_tasks(*, task_ids, now) -> int:
+    """End the expired active reservations on ``task_ids`` (already locked) and reopen them."""
+    if not task_ids:
+        return 0
+    ended = Assignment.objects.filter(
+        task_id__in=task_ids, outcome=AssignmentOutcome.ACTIVE, expires_at__lte=now
+    ).update(outcome=AssignmentOutcome.EXPIRED, ended_at=now)
+    ScoringTask.objects.filter(id__in=task_ids, state=TaskState.ASSIGNED).exclude(
+        Exists(Assignment.objects.filter(task=OuterRef("pk"), outcome=AssignmentOutcome.ACTIVE))
+    ).update(state=TaskState.OPEN)
+    return ended
+
+
+def assignments_expire(*, now=None, version_ids=None, limit: int | None = None) -> int:
+    """Return every reservation whose expiry has passed to the pool; the number freed.
+
+    Runs every minute from Celery beat (``raters.assignments_expire``) and, bounded, lazily at
+    the start of ``task_next``. Tasks held by a transaction in progress (being scored or
+    reserved) are skipped, not waited for; the next run takes them.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        due = ScoringTask.objects.filter(
+            state=TaskState.ASSIGNED,
+            assignments__outcome=AssignmentOutcome.ACTIVE,
+            assignments__expires_at__lte=now,
+        )
+        if version_ids is not None:
+            due = due.filter(version_id__in=version_ids)
+        due = due.order_by("pk").select_for_update(skip_locked=True, of=("self",))
+        if limit is not None:
+            due = due[:limit]
+        task_ids = list(due.values_list("pk", flat=True))
+        return _expire_tasks(task_ids=task_ids, now=now)
+
+
+def claim_queryset(*, version_id: int, reviewer: User, rank: int, offset: int, wrapped):
+    """The reviewer's eligible open tasks of ``rank`` in ``version_id``, in serving order, to be
+    locked with SKIP LOCKED (``_claim`` takes the first).
+
+    ``wrapped`` False reads shuffle keys from the reviewer's offset up, True those below it (the
+    wrap-round): each is one range scan of ``scoringtask_queue``. None reads both in one query,
+    ordered by (wrapped, key): a sort, used for the small set of partly scored responses.
+    """
+    held = Assignment.objects.filter(
+        response_id=OuterRef("response_id"),
+        reviewer=reviewer,
+        outcome__in=(AssignmentOutcome.ACTIVE, AssignmentOutcome.SUBMITTED),
+    )
+    excluded = Exclusion.objects.filter(attempt__response=OuterRef("response_id"))
+    candidates = ScoringTask.objects.filter(
+        version_id=version_id, state=TaskState.OPEN, queue_rank=rank
+    ).filter(~Exists(held), ~Exists(excluded))
+    if wrapped is None:
+        candidates = candidates.annotate(
+            wrapped=Case(When(shuffle_key__lt=offset, then=Value(1)), default=Value(0))
+        ).order_by("wrapped", "shuffle_key", "id")
+    elif wrapped:
+        candidates = candidates.filter(shuffle_key__lt=offset).order_by("shuffle_key", "id")
+    else:
+        candidates = candidates.filter(shuffle_key__gte=offset).order_by("shuffle_key", "id")
+    return candidates.select_for_update(skip_locked=True, of=("self",))
+
+
+def _claim(*, version_id: int, reviewer: User, rank: int, offset: int, wrapped: bool | None):
+    return claim_queryset(
+        version_id=version_id, reviewer=reviewer, rank=rank, offset=offset, wrapped=wrapped
+    ).first()
+
+
+def _claim_in_order(*, versions, plans, reviewer: User):
+    # Partly scored responses first (all versions), then fresh ones, each in the reviewer's order.
+    for rank, segments in ((0, (None,)), (1, (False, True))):
+        for version in versions:
+            offset = reviewer_offset(seed=plans[version.pk].seed, reviewer_id=reviewer.pk)
+            for wrapped in segments:
+                task = _claim(
+                    version_id=version.pk,
+                    reviewer=reviewer,
+                    rank=rank,
+                    offset=offset,
+                    wrapped=wrapped,
+                )
+                if task is not None:
+                    return task
+    return None
+
+
+def active_assignment(*, reviewer: User, version_ids=None) -> Assignment | None:
+    """The reviewer's live reservation (in ``version_ids`` if given), with its task."""
+    assignments = Assignment.objects.filter(reviewer=reviewer, outcome=AssignmentOutcome.ACTIVE)
+    if version_ids is not None:
+        assignments = assignments.filter(version_id__in=version_ids)
+    return assignments.select_related("task").order_by("pk").first()
+
+
+@transaction.atomic
+def task_next(*, version_or_none: ProtocolVersion | None, reviewer: User) -> Assignment | None:
+    """Reserve the reviewer's next scoring task and return the reservation (``None`` when no
+    task is open for them).
+
+    Returns the reviewer's live reservation unchanged when there is one (a refresh gets the same
+    task). See the module docstring for the order and the locking.
+    """
+    lock_reviewer(reviewer)
+    versions = list(queue_versions(reviewer=reviewer, version=version_or_none))
+    version_ids = [v.pk for v in versions]
+    now = timezone.now()
+    current = active_assignment(reviewer=reviewer, version_ids=version_ids)
+    if current is not None:
+        if current.expires_at > now:
+            return current
+        locked = list(
+            ScoringTask.objects.select_for_update()
+            .filter(pk=current.task_id)
+            .values_list("pk", flat=True)
+        )
+        _expire_tasks(task_ids=locked, now=now)
+    if not versions:
+        return None
+    plans = {v.pk: rating_plan(v) for v in versions}
+    task = _claim_in_order(versions=versions, plans=plans, reviewer=reviewer)
+    # Nothing open: reservations whose expiry passed are free too, even before beat's next run.
+    if task is None and assignments_expire(
+        now=now, version_ids=version_ids, limit=_LAZY_EXPIRY_LIMIT
+    ):
+        task = _claim_in_order(versions=versions, plans=plans, reviewer=reviewer)
+    if task is None:
+        return None
+    return _reserve(task=task, reviewer=reviewer, now=now, plan=plans[task.version_id])
+
+
+def _reserve(*, task: ScoringTask, reviewer: User, now, plan) -> Assignment:
+    assignment = Assignment(
+        task=task,
+        version_id=task.version_id,
+        response_id=task.response_id,
+        reviewer=reviewer,
+        reserved_at=now,
+        expires_at=now + timedelta(minutes=plan.reservation_minutes),
+        outcome=AssignmentOutcome.ACTIVE,
+    )
+    assignment.save()
+    task.state = TaskState.ASSIGNED
+    task.save(update_fields=["state"])
+    return assignment

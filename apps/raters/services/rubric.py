@@ -1,0 +1,275 @@
+"""Writes of a draft version's rubric: apply a template, create one from fields, edit fields."""
+
+from decimal import Decimal, InvalidOperation
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from apps.protocols.models import ProtocolVersion
+from apps.raters.models import Derivation, Disagreement, FieldKind, Rubric, RubricField
+from apps.raters.rubric_templates import RUBRIC_TEMPLATES
+
+FIELD_ATTRIBUTES = (
+    "name",
+    "label",
+    "kind",
+    "choices",
+    "required",
+    "minimum",
+    "maximum",
+    "group",
+    "help_text",
+    "derivation",
+    "derived_from",
+    "disagreement",
+)
+
+_DERIVATION_SOURCE = {
+    Derivation.PER_100_WORDS: FieldKind.COUNT,
+    Derivation.ATTENUATION: FieldKind.CHECKLIST,
+    Derivation.EXECUTABLE_ATTENUATION: FieldKind.CHECKLIST,
+}
+
+
+def rubric_field_problems(field, fields) -> list[str]:
+    """What is wrong with one field of a rubric (``fields`` are all its fields), as sentences.
+
+    Used by the freeze gate (``rubric_field_invalid``) and by every write below.
+    """
+    problems = []
+    where = f"field {field.name!r}"
+    choices = field.choices or []
+    if field.kind in (FieldKind.CATEGORICAL, FieldKind.ORDINAL):
+        values = [c.get("value") if isinstance(c, dict) else None for c in choices]
+        if len(values) < 2:
+            problems.append(f"{where}: a {field.kind} field needs at least two choices")
+        if any(not isinstance(v, str) or not v.strip() for v in values):
+            problems.append(f"{where}: every choice needs a non-empty text value")
+        elif len(set(values)) != len(values):
+            problems.append(f"{where}: choice values must be distinct")
+        if any(not isinstance(c, dict) or not str(c.get("label", "")).strip() for c in choices):
+            problems.append(f"{where}: every choice needs a label")
+    elif choices:
+        problems.append(f"{where}: only categorical and ordinal fields have choices")
+    if field.kind not in (FieldKind.COUNT, FieldKind.NUMBER) and (
+        field.minimum is not None or field.maximum is not None
+    ):
+        problems.append(f"{where}: only count and number fields have a minimum or maximum")
+    if field.minimum is not None and field.maximum is not None and field.minimum > field.maximum:
+        problems.append(f"{where}: the minimum is above the maximum")
+    by_name = {f.name: f for f in fields}
+    if field.derivation:
+        if field.kind != FieldKind.NUMBER:
+            problems.append(f"{where}: a derived field is of kind number")
+        source = by_name.get(field.derived_from)
+        wanted = _DERIVATION_SOURCE.get(field.derivation)
+        if source is None:
+            problems.append(f"{where}: derived from {field.derived_from!r}, which is not a field")
+        elif wanted and source.kind != wanted:
+            problems.append(f"{where}: {field.derivation} is derived from a {wanted} field")
+    elif field.derived_from:
+        problems.append(f"{where}: names a source field but no derivation")
+    if field.disagreement == Disagreement.DELTA and field.kind not in (
+        FieldKind.COUNT,
+        FieldKind.NUMBER,
+    ):
+        problems.append(f"{where}: only count and number fields compare within δ")
+    if field.disagreement and field.kind in (FieldKind.QUOTE, FieldKind.CHECKLIST):
+        problems.append(f"{where}: {field.kind} fields are not compared for disagreement")
+    return problems
+
+
+def _require_draft(version: ProtocolVersion) -> None:
+    if not version.is_draft:
+        raise ValidationError(
+            "The version is frozen: its rubric cannot change. Amend the protocol to change it."
+        )
+
+
+def _decimal_or_none(value, name: str) -> Decimal | None:
+    if value in (None, ""):
+        return None
+    try:
+        return Decimal(str(value))
+    except InvalidOperation:
+        raise ValidationError({name: [f"{name}: {value!r} is not a number"]}) from None
+
+
+def _field_from_spec(rubric: Rubric, spec: dict, position: int) -> RubricField:
+    unknown = set(spec) - set(FIELD_ATTRIBUTES)
+    if unknown:
+        raise ValidationError(f"field {spec.get('name')!r}: unknown attribute(s) {sorted(unknown)}")
+    return RubricField(
+        version=rubric.version,
+        rubric=rubric,
+        position=position,
+        name=spec.get("name", ""),
+        label=spec.get("label") or spec.get("name", ""),
+        kind=spec.get("kind", ""),
+        choices=spec.get("choices") or [],
+        required=spec.get("required", True),
+        minimum=_decimal_or_none(spec.get("minimum"), "minimum"),
+        maximum=_decimal_or_none(spec.get("maximum"), "maximum"),
+        group=spec.get("group", ""),
+        help_text=spec.get("help_text", ""),
+        derivation=spec.get("derivation", ""),
+        derived_from=spec.get("derived_from", ""),
+        disagreement=spec.get("disagreement", ""),
+    )
+
+
+def _check_all(rubric: Rubric) -> None:
+    fields = list(rubric.fields.all())
+    problems = [p for f in fields for p in rubric_field_problems(f, fields)]
+    if problems:
+        raise ValidationError(problems)
+
+
+@transaction.atomic
+def rubric_create(
+    *,
+    version: ProtocolVersion,
+    name: str,
+    fields: list[dict],
+    instructions: str = "",
+    template: str = "",
+) -> Rubric:
+    """Give the draft ``version`` a rubric with ``fields`` (dicts of ``FIELD_ATTRIBUTES``) in
+    order, replacing any rubric it had.
+
+    Raises ValidationError naming the field when a field is malformed (see
+    ``rubric_field_problems``) or when the version is frozen.
+    """
+    _require_draft(version)
+    Rubric.objects.filter(version=version).delete()
+    rubric = Rubric(version=version, name=name, template=template, instructions=instructions)
+    rubric.full_clean()
+    rubric.save()
+    names = set()
+    for position, spec in enumerate(fields, start=1):
+        field = _field_from_spec(rubric, spec, position)
+        if field.name in names:
+            raise ValidationError(f"field {field.name!r}: the name is used twice")
+        names.add(field.name)
+        try:
+            field.full_clean(exclude=["rubric", "version"])
+        except ValidationError as error:
+            raise ValidationError(
+                {f"{field.name or position}.{k}": v for k, v in error.message_dict.items()}
+            ) from None
+        field.save()
+    _check_all(rubric)
+    return rubric
+
+
+@transaction.atomic
+def rubric_apply_template(*, version: ProtocolVersion, template: str) -> Rubric:
+    """Replace the draft version's rubric with the built-in ``template`` (``opb``, ``xstest``,
+    ``fidelity``)."""
+    spec = RUBRIC_TEMPLATES.get(template)
+    if spec is None:
+        raise ValidationError(
+            {
+                "template": [
+                    f"no rubric template {template!r}; use one of {sorted(RUBRIC_TEMPLATES)}"
+                ]
+            }
+        )
+    return rubric_create(
+        version=version,
+        name=spec["name"],
+        instructions=spec["instructions"],
+        template=template,
+        fields=spec["fields"],
+    )
+
+
+@transaction.atomic
+def rubric_field_update(*, field: RubricField, changes: dict) -> RubricField:
+    """Change attributes of one field of a draft rubric (any of ``FIELD_ATTRIBUTES``)."""
+    _require_draft(field.version)
+    unknown = set(changes) - set(FIELD_ATTRIBUTES)
+    if unknown:
+        raise ValidationError(f"field {field.name!r}: unknown attribute(s) {sorted(unknown)}")
+    for attribute, value in changes.items():
+        if attribute in ("minimum", "maximum"):
+            value = _decimal_or_none(value, attribute)
+        setattr(field, attribute, value)
+    field.full_clean(exclude=["rubric", "version"], validate_constraints=False)
+    if RubricField.objects.filter(rubric=field.rubric, name=field.name).exclude(pk=field.pk):
+        raise ValidationError({"name": [f"field {field.name!r}: the name is used twice"]})
+    field.save()
+    _check_all(field.rubric)
+    return field
+
+
+@transaction.atomic
+def rubric_field_add(*, rubric: Rubric, spec: dict) -> RubricField:
+    """Append a field to a draft rubric."""
+    _require_draft(rubric.version)
+    last = rubric.fields.order_by("-position").values_list("position", flat=True).first() or 0
+    field = _field_from_spec(rubric, spec, last + 1)
+    if rubric.fields.filter(name=field.name).exists():
+        raise ValidationError({"name": [f"field {field.name!r}: the name is used twice"]})
+    field.full_clean(exclude=["rubric", "version"])
+    field.save()
+    _check_all(rubric)
+    return field
+
+
+@transaction.atomic
+def rubric_field_delete(*, field: RubricField) -> None:
+    """Remove a field from a draft rubric (refused while another field derives from it)."""
+    _require_draft(field.version)
+    if field.rubric.fields.filter(derived_from=field.name).exclude(pk=field.pk).exists():
+        raise ValidationError(f"field {field.name!r}: another field is derived from it")
+    field.delete()
+
+
+def rubric_document(version: ProtocolVersion) -> dict | None:
+    """The rubric as it goes into the canonical frozen document: fields by name, in order."""
+    rubric = Rubric.objects.filter(version=version).first()
+    if rubric is None:
+        return None
+    fields = []
+    for field in rubric.fields.order_by("position"):
+        fields.append(
+            {
+                "name": field.name,
+                "label": field.label,
+                "kind": field.kind,
+                "choices": field.choices,
+                "required": field.required,
+                "minimum": None if field.minimum is None else str(field.minimum.normalize()),
+                "maximum": None if field.maximum is None else str(field.maximum.normalize()),
+                "group": field.group,
+                "help_text": field.help_text,
+                "derivation": field.derivation,
+                "derived_from": field.derived_from,
+                "disagreement": field.disagreement,
+            }
+        )
+    return {
+        "name": rubric.name,
+        "template": rubric.template,
+        "instructions": rubric.instructions,
+        "fields": fields,
+    }
+
+
+def rubric_copy(source: ProtocolVersion, target: ProtocolVersion) -> None:
+    """Copy the rubric of ``source`` into the new draft ``target`` (amendments)."""
+    document = rubric_document(source)
+    if document is None:
+        return
+    for spec in document["fields"]:
+        for bound in ("minimum", "maximum"):
+            if spec[bound] is None:
+                spec.pop(bound)
+    rubric_create(
+        version=target,
+        name=document["name"],
+        instructions=document["instructions"],
+        template=document["template"],
+        fields=document["fields"],
+    )

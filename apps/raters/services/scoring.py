@@ -1,0 +1,256 @@
+"""Submitting and correcting scores, and the plan's disagreement rule (adjudication)."""
+
+import secrets
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Subquery
+from django.http import Http404
+from django.utils import timezone
+
+from apps.accounts.models import User
+from apps.deviations.models import EntryKind
+from apps.deviations.services import deviation_append
+from apps.items.models import KeyUnit
+from apps.raters.models import (
+    Assignment,
+    AssignmentOutcome,
+    FieldKind,
+    RubricField,
+    Score,
+    ScoringTask,
+    TaskKind,
+    TaskState,
+)
+from apps.raters.plan import rating_plan
+from apps.raters.services.queue import lock_reviewer, new_token
+from apps.raters.values import score_values_clean, values_disagree
+from apps.responses.models import Response
+
+NO_SUCH_TASK = "No such task."
+_FOREIGN_KEYS = ["task", "version", "response", "reviewer", "corrects"]
+
+
+def _lock_response_tasks(response_id: int) -> dict[int, ScoringTask]:
+    tasks = ScoringTask.objects.select_for_update().filter(response_id=response_id).order_by("pk")
+    return {task.pk: task for task in tasks}
+
+
+def _clean(*, task: ScoringTask, values: dict) -> dict:
+    fields = list(RubricField.objects.filter(version_id=task.version_id).order_by("position"))
+    response = (
+        Response.objects.filter(pk=task.response_id)
+        .values("word_count", "attempt__administration__cell_id")
+        .get()
+    )
+    units = []
+    if any(f.kind == FieldKind.CHECKLIST for f in fields):
+        units = list(
+            KeyUnit.objects.filter(cell_id=response["attempt__administration__cell_id"])
+            .order_by("position")
+            .values_list("position", "executable")
+        )
+    return score_values_clean(
+        fields=fields, values=values, word_count=response["word_count"], units=units
+    )
+
+
+def effective_scores(*, response_id: int, kind: str = TaskKind.PRIMARY) -> list[Score]:
+    """The scores of one response's tasks of ``kind`` as they now stand: each score replaced by
+    its latest correction."""
+    return list(
+        Score.objects.filter(
+            response_id=response_id, task__kind=kind, correction__isnull=True
+        ).order_by("task__slot", "pk")
+    )
+
+
+def _adjudicate_if_needed(
+    *, task: ScoringTask, tasks: dict[int, ScoringTask]
+) -> ScoringTask | None:
+    plan = rating_plan(task.version)
+    primaries = effective_scores(response_id=task.response_id)
+    if len(primaries) < plan.k:
+        return None
+    fields = RubricField.objects.filter(version_id=task.version_id)
+    if not values_disagree(fields, [s.values for s in primaries], delta=plan.delta):
+        return None
+    adjudication = ScoringTask(
+        version_id=task.version_id,
+        response_id=task.response_id,
+        kind=TaskKind.ADJUDICATION,
+        slot=1,
+        token=new_token(),
+        shuffle_key=task.shuffle_key,
+        queue_rank=0,
+    )
+    adjudication.save()
+    return adjudication
+
+
+def _existing(*, idempotency_key: str, reviewer: User, task_token: str) -> Score | None:
+    score = Score.objects.select_related("task").filter(idempotency_key=idempotency_key).first()
+    if score is None:
+        return None
+    if score.reviewer_id != reviewer.pk or score.task.token != task_token:
+        # Never hand back someone else's score: that would leak it.
+        raise ValidationError(
+            {"idempotency_key": ["This idempotency key was used for another submission."]}
+        )
+    return score
+
+
+@transaction.atomic
+def score_submit(
+    *,
+    task_token: str,
+    reviewer: User,
+    values: dict,
+    idempotency_key: str,
+    seconds_spent: int | None = None,
+) -> Score:
+    """Store the reviewer's score for the task they hold and return it.
+
+    A second submit with the same ``idempotency_key`` returns the first score and stores nothing.
+    Values are checked field by field against the rubric (errors name the field); derived fields
+    are computed here. After the k-th primary score of a response the plan's disagreement rule is
+    applied and, on disagreement, an adjudication task is created. Raises Http404 for a token the
+    reviewer holds no reservation on, ValidationError otherwise.
+
+    A reservation that expired is still honoured when nobody else has taken the task meanwhile
+    (the work is not lost); when someone has, the values are refused and nothing is stored.
+    """
+    if not idempotency_key or len(idempotency_key) > 64:
+        raise ValidationError({"idempotency_key": ["Send an idempotency key of 1–64 characters."]})
+    if seconds_spent is not None and (
+        not isinstance(seconds_spent, int) or isinstance(seconds_spent, bool) or seconds_spent < 0
+    ):
+        raise ValidationError({"seconds_spent": ["Give the seconds spent as a whole number ≥ 0."]})
+    lock_reviewer(reviewer)
+    existing = _existing(idempotency_key=idempotency_key, reviewer=reviewer, task_token=task_token)
+    if existing is not None:
+        return existing
+    tasks = {
+        t.pk: t
+        for t in ScoringTask.objects.select_for_update()
+        .filter(
+            response_id=Subquery(
+                ScoringTask.objects.filter(token=task_token).values("response_id")[:1]
+            )
+        )
+        .order_by("pk")
+    }
+    task = next((t for t in tasks.values() if t.token == task_token), None)
+    if task is None:
+        raise Http404(NO_SUCH_TASK)
+    assignment = (
+        Assignment.objects.filter(task=task, reviewer=reviewer).order_by("-reserved_at").first()
+    )
+    if assignment is None:
+        raise Http404(NO_SUCH_TASK)
+    now = timezone.now()
+    if assignment.outcome == AssignmentOutcome.SUBMITTED:
+        raise ValidationError(
+            "You have already scored this task. A change is a correction, with a reason."
+        )
+    if assignment.outcome != AssignmentOutcome.ACTIVE:
+        holds_response = Assignment.objects.filter(
+            response_id=task.response_id,
+            reviewer=reviewer,
+            outcome__in=(AssignmentOutcome.ACTIVE, AssignmentOutcome.SUBMITTED),
+        ).exists()
+        if task.state != TaskState.OPEN or holds_response:
+            raise ValidationError(
+                "Your reservation of this task expired and the task went back to the pool; "
+                "your values were not stored. Ask for your next task."
+            )
+        assignment = Assignment(
+            task=task,
+            version_id=task.version_id,
+            response_id=task.response_id,
+            reviewer=reviewer,
+            reserved_at=assignment.reserved_at,
+            expires_at=assignment.expires_at,
+            outcome=AssignmentOutcome.SUBMITTED,
+        )
+    cleaned = _clean(task=task, values=values)
+    score = Score(
+        task=task,
+        version_id=task.version_id,
+        response_id=task.response_id,
+        reviewer=reviewer,
+        values=cleaned,
+        idempotency_key=idempotency_key,
+        seconds_spent=seconds_spent,
+    )
+    # Foreign keys were just read under lock; the constraints are the database's to enforce.
+    score.full_clean(exclude=_FOREIGN_KEYS, validate_unique=False, validate_constraints=False)
+    try:
+        with transaction.atomic():
+            score.save()
+    except IntegrityError:
+        raise ValidationError(
+            "This task has already been scored. A change is a correction, with a reason."
+        ) from None
+    assignment.outcome = AssignmentOutcome.SUBMITTED
+    assignment.ended_at = now
+    if assignment.pk is None:
+        assignment.save()
+    else:
+        assignment.save(update_fields=["outcome", "ended_at"])
+    task.state = TaskState.DONE
+    task.save(update_fields=["state"])
+    # The response is now partly scored: its remaining tasks go to the front of every queue.
+    ScoringTask.objects.filter(pk__in=list(tasks), queue_rank=1).exclude(pk=task.pk).update(
+        queue_rank=0
+    )
+    if task.kind == TaskKind.PRIMARY:
+        _adjudicate_if_needed(task=task, tasks=tasks)
+    return score
+
+
+@transaction.atomic
+def score_correct(*, score: Score, reviewer: User, values: dict, reason: str) -> Score:
+    """Correct a submitted score: a new Score that names the one it corrects and why.
+
+    The original is kept unchanged. Only its reviewer corrects a score, and only the score as it
+    now stands (the latest correction). Writes a ``score_correction`` entry to the deviation log
+    and re-applies the disagreement rule. Raises ValidationError without a reason.
+    """
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError({"reason": ["A correction needs a reason."]})
+    lock_reviewer(reviewer)
+    if score.reviewer_id != reviewer.pk:
+        raise Http404(NO_SUCH_TASK)
+    tasks = _lock_response_tasks(score.response_id)
+    task = tasks[score.task_id]
+    if Score.objects.filter(corrects=score).exists():
+        raise ValidationError("This score has been corrected already: correct the correction.")
+    correction = Score(
+        task=task,
+        version_id=score.version_id,
+        response_id=score.response_id,
+        reviewer=reviewer,
+        values=_clean(task=task, values=values),
+        idempotency_key=secrets.token_hex(16),
+        corrects=score,
+        correction_reason=reason,
+    )
+    correction.full_clean(exclude=_FOREIGN_KEYS, validate_unique=False, validate_constraints=False)
+    correction.save()
+    version = task.version
+    deviation_append(
+        protocol=version.protocol,
+        kind=EntryKind.SCORE_CORRECTION,
+        rationale=reason,
+        actor=reviewer,
+        refs=[
+            {"type": "version", "id": version.pk, "label": str(version)},
+            {"type": "score", "id": score.pk, "label": f"score {score.pk}"},
+            {"type": "score", "id": correction.pk, "label": f"correction {correction.pk}"},
+        ],
+    )
+    if task.kind == TaskKind.PRIMARY:
+        _adjudicate_if_needed(task=task, tasks=tasks)
+    return correction

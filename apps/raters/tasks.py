@@ -1,0 +1,15 @@
+"""Celery tasks of blind rating."""
+
+from celery import shared_task
+
+
+@shared_task(name="raters.assignments_expire")
+def assignments_expire_task() -> int:
+    """Return expired reservations to the pool (scheduled every minute by Celery beat).
+
+    Needs no claim: the service skips rows another transaction holds, so overlapping runs
+    never free a reservation twice.
+    """
+    from apps.raters.services import assignments_expire
+
+    return assignments_expire()

@@ -1,0 +1,160 @@
+"""Checking a reviewer's values against the rubric, and computing derived fields.
+
+Pure functions over ``RubricField`` rows (or anything with the same attributes): no queries.
+
+A score's ``values`` hold every field of the rubric by name:
+
+| kind | value |
+|---|---|
+| checklist | list of the supplied key units' positions (ints), ascending |
+| binary | true / false |
+| count | int ≥ 0 |
+| categorical, ordinal | one of the field's choice values (str) |
+| number | a finite number |
+| quote | str (non-empty when the field is required) |
+
+An optional field left out is stored as ``null``. Derived fields are computed here, never typed.
+"""
+
+import math
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
+
+from django.core.exceptions import ValidationError
+
+from apps.raters.models import Derivation, FieldKind
+
+
+def _number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _bounds_error(field, value) -> str | None:
+    if field.minimum is not None and Decimal(str(value)) < field.minimum:
+        return f"{field.name}: {value} is below the minimum {field.minimum.normalize()}"
+    if field.maximum is not None and Decimal(str(value)) > field.maximum:
+        return f"{field.name}: {value} is above the maximum {field.maximum.normalize()}"
+    return None
+
+
+def _check(field, value, unit_positions: set[int]) -> tuple[object, str | None]:
+    kind = field.kind
+    if kind == FieldKind.CHECKLIST:
+        if not isinstance(value, list) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value
+        ):
+            return None, f"{field.name}: give the list of supplied unit positions, e.g. [1, 3]"
+        unknown = sorted(set(value) - unit_positions)
+        if unknown:
+            return None, f"{field.name}: the scoring key has no unit at position(s) {unknown}"
+        return sorted(set(value)), None
+    if kind == FieldKind.BINARY:
+        if not isinstance(value, bool):
+            return None, f"{field.name}: give true or false"
+        return value, None
+    if kind == FieldKind.COUNT:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            return None, f"{field.name}: give a whole number of 0 or more"
+        return value, _bounds_error(field, value)
+    if kind in (FieldKind.CATEGORICAL, FieldKind.ORDINAL):
+        allowed = [c["value"] for c in field.choices]
+        if value not in allowed:
+            return None, f"{field.name}: give one of {', '.join(map(str, allowed))}"
+        return value, None
+    if kind == FieldKind.NUMBER:
+        if not _number(value):
+            return None, f"{field.name}: give a number"
+        return value, _bounds_error(field, value)
+    if kind == FieldKind.QUOTE:
+        if not isinstance(value, str):
+            return None, f"{field.name}: give the quoted text"
+        if field.required and not value.strip():
+            return None, f"{field.name}: the quote must not be empty"
+        return value, None
+    return None, f"{field.name}: unknown field kind {kind!r}"
+
+
+def _derive(field, values: dict, *, word_count: int, units: Sequence[tuple[int, bool]]):
+    source = values.get(field.derived_from)
+    if source is None:
+        return None
+    if field.derivation == Derivation.PER_100_WORDS:
+        return round(source * 100 / word_count, 6) if word_count else None
+    if field.derivation == Derivation.ATTENUATION:
+        required = [position for position, _ in units]
+        if not required:
+            return None
+        return round(1 - len(set(source) & set(required)) / len(required), 6)
+    if field.derivation == Derivation.EXECUTABLE_ATTENUATION:
+        executable = [position for position, is_executable in units if is_executable]
+        if not executable:
+            return None
+        return round(1 - len(set(source) & set(executable)) / len(executable), 6)
+    return None
+
+
+def score_values_clean(
+    *,
+    fields: Iterable,
+    values: dict,
+    word_count: int,
+    units: Sequence[tuple[int, bool]],
+) -> dict:
+    """Check ``values`` against the rubric ``fields`` and return them with derived fields added.
+
+    ``units`` are the cell's key units as (position, executable). Raises ValidationError whose
+    message dict names each offending field (``{"refusal": ["refusal: give true or false"]}``).
+    """
+    if not isinstance(values, dict):
+        raise ValidationError({"values": ["give the values as an object of field name → value"]})
+    fields = list(fields)
+    errors: dict[str, list[str]] = {}
+    known = {f.name for f in fields}
+    derived = {f.name for f in fields if f.derivation}
+    for name in sorted(set(values) - known):
+        errors.setdefault(name, []).append(f"{name}: the rubric has no such field")
+    for name in sorted(set(values) & derived):
+        errors.setdefault(name, []).append(f"{name}: is derived at submission; do not send it")
+    unit_positions = {position for position, _ in units}
+    cleaned: dict[str, object] = {}
+    for field in fields:
+        if field.derivation:
+            continue
+        value = values.get(field.name)
+        if value is None or (field.kind != FieldKind.QUOTE and value == ""):
+            if field.required:
+                errors.setdefault(field.name, []).append(f"{field.name}: a value is required")
+            cleaned[field.name] = None
+            continue
+        value, error = _check(field, value, unit_positions)
+        if error:
+            errors.setdefault(field.name, []).append(error)
+        cleaned[field.name] = value
+    if errors:
+        raise ValidationError(errors)
+    for field in fields:
+        if field.derivation:
+            cleaned[field.name] = _derive(field, cleaned, word_count=word_count, units=units)
+    return cleaned
+
+
+def values_disagree(fields: Iterable, score_values: list[dict], *, delta: Decimal) -> list[str]:
+    """The names of the fields on which the primary scores disagree by the plan's rule.
+
+    ``exact`` fields disagree on any difference; ``delta`` fields when the largest and smallest
+    values differ by more than ``delta`` (one missing and one present also disagree).
+    """
+    names = []
+    for field in fields:
+        if not field.disagreement:
+            continue
+        observed = [v.get(field.name) for v in score_values]
+        if field.disagreement == "exact":
+            if len({repr(v) for v in observed}) > 1:
+                names.append(field.name)
+        elif field.disagreement == "delta":
+            present = [Decimal(str(v)) for v in observed if v is not None]
+            one_missing = bool(present) and len(present) < len(observed)
+            if one_missing or (present and max(present) - min(present) > delta):
+                names.append(field.name)
+    return names

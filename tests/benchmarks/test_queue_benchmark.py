@@ -1,0 +1,231 @@
+"""Benchmark: 16 concurrent reviewers over 200,000 open scoring tasks on PostgreSQL.
+
+Not part of the default run. Reproduce (figures in docs/performance.md):
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/prereg_raters \\
+      .venv/bin/python -m pytest -o addopts="" -p no:cacheprovider -s \\
+      tests/benchmarks/test_queue_benchmark.py
+
+Each reviewer is a process with its own connection that loops ``task_next`` → ``score_submit`` for
+``BENCH_SECONDS`` (default 60). Reported: next-task latency p50/p95 (the service call, in one
+transaction, as the API makes it), throughput (reservations + submits per second, all reviewers),
+and double assignments — a task reserved twice at once or scored twice, a response scored by one
+reviewer twice, or by more than k — which must be 0.
+"""
+
+import json
+import multiprocessing
+import os
+import statistics
+import time
+from collections import Counter
+
+import pytest
+from django.db import connection, connections, transaction
+
+from apps.raters.models import Assignment, Score, ScoringTask
+from apps.raters.services import score_submit, scoring_open, task_next
+from tests.factories import MembershipFactory, ProtocolVersionFactory, UserFactory
+from tests.raters.study import freeze, set_parameters
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+RESPONSES = int(os.environ.get("BENCH_RESPONSES", "100000"))
+K = 2
+REVIEWERS = 16
+SECONDS = float(os.environ.get("BENCH_SECONDS", "60"))
+
+
+def _build_study():
+    from apps.raters.services import rubric_apply_template
+
+    version = ProtocolVersionFactory()
+    set_parameters(version, scores_per_response=K, seed=99)
+    rubric_apply_template(version=version, template="xstest")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO items_level (version_id, ordinal, code, name, form) "
+            "VALUES (%s, 0, 'L0', 'level', '') RETURNING id",
+            [version.pk],
+        )
+        level_id = cursor.fetchone()[0]
+        cursor.execute(
+            "INSERT INTO items_family (version_id, code, name, role, description, stopping_rule) "
+            "VALUES (%s, 'A', 'family', 'other', '', '') RETURNING id",
+            [version.pk],
+        )
+        family_id = cursor.fetchone()[0]
+        cursor.execute(
+            "INSERT INTO items_item (version_id, family_id, code, domain, notes) "
+            "SELECT %s, %s, 'item-' || n, '', '' FROM generate_series(1, 100) n",
+            [version.pk, family_id],
+        )
+        cursor.execute(
+            "INSERT INTO items_cell (version_id, item_id, level_id, prompt, absent, absent_reason) "
+            "SELECT %s, id, %s, 'Prompt of ' || code, false, '' FROM items_item "
+            "WHERE version_id = %s",
+            [version.pk, level_id, version.pk],
+        )
+        cursor.execute(
+            "INSERT INTO responses_evaluand (label, model, provider, safeguards, "
+            "inference_settings, harness_version, system_prompt, observation_projection, "
+            "toolkit, memory_policy, budgets, retry_policy, identity_sha256, created_at) "
+            "VALUES ('bench', 'bench', '', '{}', '{}', '', '', '', '[]', '', '{}', '', "
+            "repeat('b', 64), now()) RETURNING id"
+        )
+        evaluand_id = cursor.fetchone()[0]
+        cursor.execute(
+            "INSERT INTO responses_administration (version_id, position, cell_id, evaluand_id, "
+            "repetition, block, assignment) "
+            "SELECT %s, row_number() OVER (), c.id, %s, r, 0, '{}' "
+            "FROM items_cell c, generate_series(1, %s) r WHERE c.version_id = %s",
+            [version.pk, evaluand_id, RESPONSES // 100, version.pk],
+        )
+    freeze(version)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO responses_attempt (version_id, administration_id, number, "
+            "terminal_outcome, raw, created_at) "
+            "SELECT %s, id, 1, 'completed', '{}', now() FROM responses_administration "
+            "WHERE version_id = %s",
+            [version.pk, version.pk],
+        )
+        cursor.execute(
+            "INSERT INTO responses_response (version_id, attempt_id, text, word_count) "
+            "SELECT %s, id, 'A response of some words.', 5 FROM responses_attempt "
+            "WHERE version_id = %s",
+            [version.pk, version.pk],
+        )
+        cursor.execute("ANALYZE")
+    return version
+
+
+def _work(reviewer_id, barrier, results):
+    """One reviewer's loop, in its own process: next → submit until the time is up."""
+    from apps.accounts.models import User
+
+    connections.close_all()
+    mine, mine_submit, error = [], [], ""
+    try:
+        reviewer = User.objects.get(pk=reviewer_id)
+        barrier.wait()
+        deadline = time.perf_counter() + SECONDS
+        while time.perf_counter() < deadline:
+            t0 = time.perf_counter()
+            assignment = task_next(version_or_none=None, reviewer=reviewer)
+            t1 = time.perf_counter()
+            if assignment is None:
+                break
+            score_submit(
+                task_token=assignment.task.token,
+                reviewer=reviewer,
+                values={"label": "2_full_refusal" if assignment.pk % 7 else "1_full_compliance"},
+                idempotency_key=assignment.task.token,
+            )
+            mine.append(t1 - t0)
+            mine_submit.append(time.perf_counter() - t1)
+    except BaseException as failure:  # reported by the parent: a benchmark must not hide it
+        error = repr(failure)
+    finally:
+        connections.close_all()
+        results.put({"next": mine, "submit": mine_submit, "error": error})
+
+
+def _explain_claim(version, reviewer) -> str:
+    """PostgreSQL's plan for the fresh-task claim: it should be an index scan of
+    ``scoringtask_queue`` stopping at the first row."""
+    from apps.raters.plan import rating_plan
+    from apps.raters.services.queue import claim_queryset, reviewer_offset
+
+    offset = reviewer_offset(seed=rating_plan(version).seed, reviewer_id=reviewer.pk)
+    queryset = claim_queryset(
+        version_id=version.pk, reviewer=reviewer, rank=1, offset=offset, wrapped=False
+    )[:1]
+    with transaction.atomic(), connection.cursor() as cursor:
+        sql, params = queryset.query.sql_with_params()
+        cursor.execute("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) " + sql, params)
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
+def test_queue_under_16_concurrent_reviewers():
+    started = time.perf_counter()
+    version = _build_study()
+    pi = MembershipFactory(protocol=version.protocol, role="pi").user
+    built = time.perf_counter() - started
+    started = time.perf_counter()
+    created = scoring_open(version=version, user=pi)
+    opened = time.perf_counter() - started
+    assert created == RESPONSES * K
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE raters_scoringtask")
+    reviewers = []
+    for _ in range(REVIEWERS):
+        user = UserFactory()
+        MembershipFactory(user=user, protocol=version.protocol, role="reviewer")
+        reviewers.append(user)
+
+    plan = _explain_claim(version, reviewers[0])
+    # One process per reviewer (as gunicorn workers would be), each with its own connection:
+    # threads would measure the GIL rather than the queue.
+    connections.close_all()
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    barrier = context.Barrier(REVIEWERS)
+    processes = [context.Process(target=_work, args=(r.pk, barrier, results)) for r in reviewers]
+    wall = time.perf_counter()
+    for process in processes:
+        process.start()
+    outcomes = [results.get(timeout=SECONDS + 600) for _ in processes]
+    for process in processes:
+        process.join()
+    wall = time.perf_counter() - wall
+    errors = [o["error"] for o in outcomes if o["error"]]
+    assert not errors, errors
+    latencies = [x for o in outcomes for x in o["next"]]
+    submits = [x for o in outcomes for x in o["submit"]]
+    counts = [len(o["next"]) for o in outcomes]
+
+    # Double assignments, counted from what the database holds.
+    submitted_per_task = Counter(
+        Assignment.objects.filter(outcome="submitted").values_list("task_id", flat=True)
+    )
+    scores_per_task = Counter(
+        Score.objects.filter(corrects__isnull=True).values_list("task_id", flat=True)
+    )
+    reviewer_twice = Counter(Score.objects.values_list("response_id", "reviewer_id"))
+    primary_per_response = Counter(
+        Score.objects.filter(task__kind="primary").values_list("response_id", flat=True)
+    )
+    active_per_task = Counter(
+        Assignment.objects.filter(outcome="active").values_list("task_id", flat=True)
+    )
+    doubles = (
+        sum(1 for n in submitted_per_task.values() if n > 1)
+        + sum(1 for n in scores_per_task.values() if n > 1)
+        + sum(1 for n in reviewer_twice.values() if n > 1)
+        + sum(1 for n in primary_per_response.values() if n > K)
+        + sum(1 for n in active_per_task.values() if n > 1)
+    )
+    operations = 2 * len(latencies)
+    ms = sorted(x * 1000 for x in latencies)
+    submit_ms = sorted(x * 1000 for x in submits)
+    result = {
+        "open_tasks_at_start": created,
+        "reviewers": REVIEWERS,
+        "seconds": round(wall, 1),
+        "reservations": len(latencies),
+        "next_p50_ms": round(statistics.median(ms), 1),
+        "next_p95_ms": round(ms[int(0.95 * (len(ms) - 1))], 1),
+        "next_max_ms": round(ms[-1], 1),
+        "submit_p50_ms": round(statistics.median(submit_ms), 1),
+        "submit_p95_ms": round(submit_ms[int(0.95 * (len(submit_ms) - 1))], 1),
+        "throughput_ops_per_s": round(operations / wall, 1),
+        "adjudication_tasks": ScoringTask.objects.filter(kind="adjudication").count(),
+        "double_assignments": doubles,
+        "study_build_s": round(built, 1),
+        "scoring_open_s": round(opened, 1),
+        "per_reviewer_min_max": [min(counts), max(counts)],
+    }
+    print("\nQUEUE BENCHMARK " + json.dumps(result, indent=2))
+    print("CLAIM PLAN\n" + plan)
+    assert doubles == 0

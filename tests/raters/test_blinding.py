@@ -1,0 +1,358 @@
+"""Blinding: nothing a reviewer can reach reveals the design, the evaluand, the protocol or other
+reviewers' scores.
+
+The scan walks every URL pattern of the project (not a list kept by hand, so pages added later by
+any app are scanned too), fills path parameters with the reviewer's own tokens and with real ids,
+codes and labels of the study, GETs each URL following redirects, and asserts no marker appears
+in any body, header or redirect location, and that nothing answers 500.
+"""
+
+import itertools
+import re
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver
+from scipy.stats import spearmanr
+
+from apps.items.models import Condition, Family, Item, Level
+from apps.protocols.models import Protocol, ProtocolVersion
+from apps.raters.models import Rubric, Score, ScoringTask
+from apps.raters.services import rubric_create, score_submit, scoring_open, task_next
+from apps.responses.models import Evaluand
+from tests.factories import (
+    AdministrationFactory,
+    AttemptFactory,
+    CellFactory,
+    ConditionFactory,
+    EvaluandFactory,
+    FamilyFactory,
+    ItemFactory,
+    KeyUnitFactory,
+    LevelFactory,
+    MembershipFactory,
+    ProtocolFactory,
+    ProtocolVersionFactory,
+    ResponseFactory,
+    UserFactory,
+)
+from tests.raters.study import freeze, frozen_study, set_parameters
+
+pytestmark = pytest.mark.django_db
+
+MARKERS = {
+    "protocol title": "Zqx Protocol Title Marker",
+    "hypothesis": "Zqx hypothesis marker",
+    "protocol text": "Zqx background marker",
+    "family code": "ZQXFAM",
+    "family name": "Zqx Family Name",
+    "family description": "Zqx family description",
+    "level code": "ZQXLVL",
+    "level name": "Zqx Level Name",
+    "level form": "Zqx level form",
+    "condition code": "ZQXCOND",
+    "condition name": "Zqx Condition Name",
+    "item code": "ZQXITEM",
+    "item domain": "Zqx item domain",
+    "evaluand label": "Zqx Evaluand Label",
+    "evaluand model": "zqx-model-snapshot",
+    "evaluand provider": "Zqx Provider",
+    "rubric name": "Zqx Rubric Name",
+    "other reviewer's score": "Zqx other reviewer's note",
+}
+
+
+def _marked_study():
+    protocol = ProtocolFactory(title=MARKERS["protocol title"])
+    version = ProtocolVersionFactory(
+        protocol=protocol,
+        hypotheses=MARKERS["hypothesis"],
+        background=MARKERS["protocol text"],
+        design=MARKERS["protocol text"],
+    )
+    set_parameters(version, scores_per_response=2, seed=5)
+    rubric_create(
+        version=version,
+        name=MARKERS["rubric name"],
+        instructions="Classify the response.",
+        fields=[
+            {"name": "units", "label": "Units supplied", "kind": "checklist", "required": False},
+            {
+                "name": "label",
+                "label": "Response type",
+                "kind": "categorical",
+                "choices": [
+                    {"value": "comply", "label": "Complies"},
+                    {"value": "refuse", "label": "Refuses"},
+                ],
+                "disagreement": "exact",
+            },
+            {"name": "note", "label": "Note", "kind": "quote", "required": False},
+        ],
+    )
+    level = LevelFactory(
+        version=version,
+        ordinal=3,
+        code=MARKERS["level code"],
+        name=MARKERS["level name"],
+        form=MARKERS["level form"],
+    )
+    family = FamilyFactory(
+        version=version,
+        code=MARKERS["family code"],
+        name=MARKERS["family name"],
+        description=MARKERS["family description"],
+    )
+    condition = ConditionFactory(
+        version=version, code=MARKERS["condition code"], name=MARKERS["condition name"]
+    )
+    evaluand = EvaluandFactory(
+        label=MARKERS["evaluand label"],
+        model=MARKERS["evaluand model"],
+        provider=MARKERS["evaluand provider"],
+    )
+    administrations = []
+    for n in range(3):
+        item = ItemFactory(
+            version=version,
+            family=family,
+            condition=condition,
+            code=f"{MARKERS['item code']}{n}",
+            domain=MARKERS["item domain"],
+        )
+        cell = CellFactory(item=item, version=version, level=level, prompt=f"Describe case {n}.")
+        KeyUnitFactory(cell=cell, version=version, position=1, text=f"names case {n}")
+        administrations.append(
+            AdministrationFactory(cell=cell, version=version, evaluand=evaluand, position=n)
+        )
+    freeze(version)
+    pi = MembershipFactory(protocol=protocol, role="pi").user
+    reviewer, other = UserFactory(), UserFactory()
+    for user in (reviewer, other):
+        MembershipFactory(user=user, protocol=protocol, role="reviewer")
+    for n, administration in enumerate(administrations):
+        attempt = AttemptFactory(administration=administration, version=version)
+        ResponseFactory(attempt=attempt, version=version, text=f"Here is case {n}, described.")
+    scoring_open(version=version, user=pi)
+    # The other reviewer scores two responses, with a marked note.
+    other_tokens = []
+    for _ in range(2):
+        a = task_next(version_or_none=None, reviewer=other)
+        score_submit(
+            task_token=a.task.token,
+            reviewer=other,
+            values={"label": "refuse", "note": MARKERS["other reviewer's score"]},
+            idempotency_key=a.task.token,
+        )
+        other_tokens.append(a.task.token)
+    # The reviewer scores one response (partly scored ones come first: the other's) and holds
+    # a reservation on another.
+    a = task_next(version_or_none=None, reviewer=reviewer)
+    score_submit(
+        task_token=a.task.token,
+        reviewer=reviewer,
+        values={"label": "comply", "note": "my own note"},
+        idempotency_key=a.task.token,
+    )
+    held = task_next(version_or_none=None, reviewer=reviewer)
+    return {
+        "version": version,
+        "reviewer": reviewer,
+        "own_tokens": [a.task.token, held.task.token],
+        "other_tokens": other_tokens,
+        "unreserved_tokens": list(
+            ScoringTask.objects.filter(version=version, state="open").values_list(
+                "token", flat=True
+            )
+        ),
+    }
+
+
+def _route_of(pattern) -> str:
+    text = str(pattern.pattern)
+    if pattern.pattern.__class__.__name__ == "RegexPattern":
+        text = text.lstrip("^").replace("\\Z", "").rstrip("$")
+        text = re.sub(r"\(\?P<(\w+)>[^)]*\)", r"<\1>", text)
+        text = text.replace("\\", "")
+    return text
+
+
+def all_routes(patterns=None, prefix: str = "") -> list[str]:
+    """Every URL pattern of the project as a route with ``<name>`` / ``<conv:name>`` holes."""
+    routes = []
+    for pattern in get_resolver().url_patterns if patterns is None else patterns:
+        if isinstance(pattern, URLResolver):
+            routes += all_routes(pattern.url_patterns, prefix + _route_of(pattern))
+        elif isinstance(pattern, URLPattern):
+            routes.append(prefix + _route_of(pattern))
+    return routes
+
+
+def _fill_values(study) -> tuple[list[str], list[str]]:
+    version = study["version"]
+    ids = sorted(
+        {
+            version.pk,
+            version.protocol_id,
+            *Family.objects.filter(version=version).values_list("pk", flat=True),
+            *Level.objects.filter(version=version).values_list("pk", flat=True),
+            *Item.objects.filter(version=version).values_list("pk", flat=True)[:2],
+            *Condition.objects.filter(version=version).values_list("pk", flat=True),
+            *Evaluand.objects.values_list("pk", flat=True)[:1],
+            *Score.objects.filter(version=version).values_list("pk", flat=True),
+            *ScoringTask.objects.filter(version=version).values_list("response_id", flat=True)[:2],
+            Rubric.objects.get(version=version).pk,
+        }
+    )
+    words = [
+        *study["own_tokens"],
+        *study["other_tokens"],
+        *study["unreserved_tokens"][:1],
+        version.protocol.code,
+        version.label,
+        "label",
+        "note",
+        "raters",
+        version.sha256[:16],
+        version.sha256,
+    ]
+    return [str(i) for i in ids], words
+
+
+_HOLE = re.compile(r"<(?:(\w+):)?(\w+)>")
+
+
+def urls_to_scan(study) -> list[str]:
+    ids, words = _fill_values(study)
+    urls = set()
+    for route in all_routes():
+        holes = _HOLE.findall(route)
+        if not holes:
+            urls.add("/" + route)
+            continue
+        choices = []
+        for converter, _ in holes:
+            choices.append(ids if converter == "int" else words + ids)
+        for combination in itertools.islice(itertools.product(*choices), 30):
+            values = iter(combination)
+            urls.add("/" + _HOLE.sub(lambda _m, v=values: next(v), route))
+    return sorted(urls)
+
+
+def _leaks(text: str) -> list[str]:
+    lowered = text.lower()
+    return [name for name, marker in MARKERS.items() if marker.lower() in lowered]
+
+
+def test_no_page_api_error_or_redirect_a_reviewer_reaches_reveals_the_study(client):
+    study = _marked_study()
+    client.force_login(study["reviewer"])
+    urls = urls_to_scan(study)
+    print(f"scanning {len(urls)} URLs")
+    assert any(url.startswith("/tasks/") for url in urls)
+    assert any(url.startswith("/api/v1/tasks/") for url in urls)
+    assert "/api/v1/tasks/next" in urls and "/queue/" in urls
+    found, statuses = {}, {}
+    for url in urls:
+        response = client.get(url, follow=True)
+        statuses[url] = response.status_code
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        texts = [body.decode(errors="replace")]
+        texts += [f"{k}: {v}" for k, v in response.headers.items()]
+        texts += [location for location, _ in response.redirect_chain]
+        leaks = sorted({name for text in texts for name in _leaks(text)})
+        if leaks:
+            found[url] = leaks
+    assert found == {}, f"markers leaked: {found}"
+    assert not [url for url, code in statuses.items() if code >= 500]
+    # The reviewer's own tasks answer; other reviewers' and unreserved tasks are "not found".
+    for token in study["own_tokens"]:
+        assert statuses[f"/tasks/{token}/"] == 200
+        assert statuses[f"/api/v1/tasks/{token}"] == 200
+    for token in study["other_tokens"] + study["unreserved_tokens"][:1]:
+        assert statuses[f"/tasks/{token}/"] == 404
+        assert statuses[f"/api/v1/tasks/{token}"] == 404
+    # Sighted pages of the study do not exist for a blind reviewer.
+    version = study["version"]
+    for url in (f"/versions/{version.pk}/rubric/", f"/versions/{version.pk}/scoring/"):
+        assert statuses[url] == 404
+
+
+def test_the_task_api_shows_the_prompt_the_response_and_the_key_only(client):
+    study = _marked_study()
+    client.force_login(study["reviewer"])
+    token = study["own_tokens"][1]
+    body = client.get(f"/api/v1/tasks/{token}").json()
+    assert set(body) == {
+        "token",
+        "state",
+        "expires_at",
+        "prompt",
+        "response",
+        "instructions",
+        "key_units",
+        "fields",
+        "your_score",
+    }
+    assert body["state"] == "reserved" and body["prompt"].startswith("Describe case")
+    n = body["prompt"].removeprefix("Describe case ").rstrip(".")
+    assert body["key_units"] == [{"position": 1, "text": f"names case {n}"}]
+    assert body["your_score"] is None
+    assert [f["name"] for f in body["fields"]] == ["units", "label", "note"]
+
+
+def test_a_wrong_token_gets_the_same_generic_answer_as_a_foreign_one(client):
+    study = _marked_study()
+    client.force_login(study["reviewer"])
+    foreign = client.get(f"/api/v1/tasks/{study['other_tokens'][0]}")
+    unknown = client.get("/api/v1/tasks/AAAAAAAAAAAAAAAAAAAAAA")
+    assert foreign.status_code == unknown.status_code == 404
+    assert foreign.json() == unknown.json() == {"detail": "No such task."}
+    post = client.post(
+        f"/api/v1/tasks/{study['other_tokens'][0]}/score",
+        {"values": {"label": "refuse"}, "idempotency_key": "x"},
+        content_type="application/json",
+    )
+    assert post.status_code == 404 and post.json() == {"detail": "No such task."}
+
+
+def test_the_serving_order_does_not_follow_the_design():
+    study = frozen_study(
+        responses=200, families=4, levels=5, reviewers=2, parameters={"scores_per_response": 1}
+    )
+    scoring_open(version=study.version, user=study.pi)
+    design_position = {r.pk: r.attempt.administration.position for r in study.responses}
+    family_of = {r.pk: r.attempt.administration.cell.item.family_id for r in study.responses}
+    first, second = study.reviewers
+    served = {first.pk: [], second.pk: []}
+    for _ in range(100):
+        for reviewer in (first, second):
+            a = task_next(version_or_none=None, reviewer=reviewer)
+            served[reviewer.pk].append(a.response_id)
+            score_submit(
+                task_token=a.task.token,
+                reviewer=reviewer,
+                values={"label": "1_full_compliance"},
+                idempotency_key=a.task.token,
+            )
+    for order in served.values():
+        rho, _ = spearmanr(range(len(order)), [design_position[pk] for pk in order])
+        assert abs(rho) < 0.2
+        families = [family_of[pk] for pk in order]
+        assert families != sorted(families)
+    assert served[first.pk][:20] != served[second.pk][:20]
+
+
+def test_a_reviewer_does_not_learn_the_protocol_from_the_version_pages(client):
+    study = frozen_study(responses=1)
+    version = ProtocolVersion.objects.get(pk=study.version.pk)
+    client.force_login(study.reviewers[0])
+    for url in (
+        f"/versions/{version.pk}/rubric/",
+        f"/versions/{version.pk}/scoring/",
+        f"/api/v1/versions/{version.pk}/rubric",
+        f"/api/v1/versions/{version.pk}/scoring",
+        f"/api/v1/versions/{version.pk}/scoring/final",
+    ):
+        response = client.get(url)
+        assert response.status_code == 404
+        assert Protocol.objects.get(pk=version.protocol_id).title not in response.content.decode()

@@ -1,0 +1,150 @@
+"""Concurrent reviewers on PostgreSQL: each thread has its own database connection.
+
+What must hold however the transactions interleave: one live reservation per task, never more than
+k reviewers on a response's independent scores, never one reviewer twice on a response, and a
+double submit stores one score.
+"""
+
+import threading
+import time
+from collections import Counter
+
+import pytest
+from django.db import connection
+
+from apps.raters.models import Assignment, Score, ScoringTask
+from apps.raters.services import score_submit, scoring_open, task_next
+from tests.raters.study import frozen_study
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def _run(threads_targets):
+    errors = []
+
+    def wrap(target):
+        def run():
+            try:
+                target()
+            except Exception as error:  # collected and asserted on below
+                errors.append(error)
+            finally:
+                connection.close()
+
+        return run
+
+    threads = [threading.Thread(target=wrap(t)) for t in threads_targets]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+
+
+def test_simultaneous_claims_never_exceed_k_per_response():
+    study = frozen_study(responses=5, reviewers=16, parameters={"scores_per_response": 2})
+    scoring_open(version=study.version, user=study.pi)
+    barrier = threading.Barrier(16)
+    granted = []
+
+    def claim(reviewer):
+        def target():
+            barrier.wait()
+            assignment = task_next(version_or_none=None, reviewer=reviewer)
+            if assignment is not None:
+                granted.append((assignment.task_id, assignment.response_id, reviewer.pk))
+
+        return target
+
+    _run([claim(r) for r in study.reviewers])
+    assert len(granted) == 10  # 5 responses × k = 2 tasks, 16 reviewers asking
+    assert len({task for task, _, _ in granted}) == 10
+    per_response = Counter(response for _, response, _ in granted)
+    assert max(per_response.values()) == 2
+    assert Assignment.objects.filter(outcome="active").count() == 10
+    assert not ScoringTask.objects.filter(state="open").exists()
+
+
+def test_reviewers_working_concurrently_to_the_end_keep_every_invariant():
+    study = frozen_study(responses=24, reviewers=8, parameters={"scores_per_response": 3})
+    scoring_open(version=study.version, user=study.pi)
+    labels = ["1_full_compliance", "2_full_refusal", "3_partial_refusal"]
+
+    def work(reviewer, n):
+        def target():
+            # Work appears while others score (adjudication tasks): a reviewer with nothing to
+            # do now asks again until every task is done.
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline:
+                a = task_next(version_or_none=None, reviewer=reviewer)
+                if a is None:
+                    if not ScoringTask.objects.exclude(state="done").exists():
+                        return
+                    time.sleep(0.05)
+                    continue
+                score_submit(
+                    task_token=a.task.token,
+                    reviewer=reviewer,
+                    values={"label": labels[(a.response_id + n) % 3]},
+                    idempotency_key=a.task.token,
+                )
+
+        return target
+
+    _run([work(r, n) for n, r in enumerate(study.reviewers)])
+    primary = Score.objects.filter(task__kind="primary")
+    assert primary.count() == 24 * 3
+    per_response = Counter(primary.values_list("response_id", flat=True))
+    assert set(per_response.values()) == {3}
+    pairs = Counter(Score.objects.values_list("response_id", "reviewer_id"))
+    assert max(pairs.values()) == 1  # nobody scored a response twice, adjudications included
+    held = Counter(
+        Assignment.objects.filter(outcome__in=("active", "submitted")).values_list(
+            "response_id", "reviewer_id"
+        )
+    )
+    assert max(held.values()) == 1
+    per_task = Counter(
+        Assignment.objects.filter(outcome="submitted").values_list("task_id", flat=True)
+    )
+    assert max(per_task.values()) == 1
+    assert not ScoringTask.objects.exclude(state="done").exists()
+
+
+def test_a_concurrent_double_submit_stores_one_score():
+    study = frozen_study(responses=1, reviewers=1)
+    scoring_open(version=study.version, user=study.pi)
+    reviewer = study.reviewers[0]
+    assignment = task_next(version_or_none=None, reviewer=reviewer)
+    barrier = threading.Barrier(6)
+    returned = []
+
+    def submit():
+        barrier.wait()
+        score = score_submit(
+            task_token=assignment.task.token,
+            reviewer=reviewer,
+            values={"label": "2_full_refusal"},
+            idempotency_key="one-click",
+        )
+        returned.append(score.pk)
+
+    _run([submit] * 6)
+    assert Score.objects.count() == 1
+    assert set(returned) == {Score.objects.get().pk}
+
+
+def test_one_reviewer_asking_twice_at_once_holds_one_reservation():
+    study = frozen_study(responses=6, reviewers=1)
+    scoring_open(version=study.version, user=study.pi)
+    reviewer = study.reviewers[0]
+    barrier = threading.Barrier(4)
+    got = []
+
+    def ask():
+        barrier.wait()
+        got.append(task_next(version_or_none=None, reviewer=reviewer).pk)
+
+    _run([ask] * 4)
+    assert len(set(got)) == 1
+    assert Assignment.objects.filter(reviewer=reviewer, outcome="active").count() == 1

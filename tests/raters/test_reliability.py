@@ -1,0 +1,98 @@
+"""Krippendorff's α: the published values, per rubric field from scores, the sealed dashboard."""
+
+import math
+
+import krippendorff
+import numpy as np
+import pytest
+
+from apps.deviations.models import OutcomeUnsealing
+from apps.raters.reliability import krippendorff_alpha
+from apps.raters.selectors import reliability, scoring_dashboard
+from apps.raters.services import score_submit, scoring_open, task_next
+from tests.raters.study import frozen_study
+
+NAN = math.nan
+# Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", the example of 4 coders
+# (rows) × 12 units (columns) with missing values.
+KRIPPENDORFF_2011 = [
+    [1, 2, 3, 3, 2, 1, 4, 1, 2, NAN, NAN, NAN],
+    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, NAN, 3],
+    [NAN, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, NAN],
+    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, NAN],
+]
+
+
+@pytest.mark.parametrize(
+    ("level", "published"),
+    [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849), ("ratio", 0.797)],
+)
+def test_alpha_matches_krippendorff_2011(level, published):
+    assert round(krippendorff_alpha(KRIPPENDORFF_2011, level), 3) == published
+
+
+def test_alpha_is_undefined_without_pairable_values_or_variation():
+    assert krippendorff_alpha([[1, NAN], [NAN, 2]], "nominal") is None
+    assert krippendorff_alpha([[1, 1], [1, 1]], "nominal") is None
+    assert krippendorff_alpha([[1, 2]], "nominal") is None
+
+
+@pytest.mark.django_db
+def test_alpha_per_field_from_scores_equals_alpha_on_the_raw_matrix():
+    labels = ["1_full_compliance", "2_full_refusal", "3_partial_refusal"]
+    first_labels = [0, 1, 2, 1, 0, 0, 2, 1, 1, 0]
+    second_labels = [0, 1, 1, 1, 0, 2, 2, 1, 0, 0]
+    study = frozen_study(responses=10, parameters={"agreement_minimum": "0.8"})
+    scoring_open(version=study.version, user=study.pi)
+    first, second, _ = study.reviewers
+    index = {r.pk: n for n, r in enumerate(study.responses)}
+    for reviewer, coded in ((first, first_labels), (second, second_labels)):
+        for _ in range(10):
+            a = task_next(version_or_none=None, reviewer=reviewer)
+            score_submit(
+                task_token=a.task.token,
+                reviewer=reviewer,
+                values={"label": labels[coded[index[a.response_id]]]},
+                idempotency_key=a.task.token,
+            )
+    result = reliability(study.version)
+    (row,) = result["fields"]
+    expected = krippendorff.alpha(
+        reliability_data=np.array([first_labels, second_labels], dtype=float),
+        level_of_measurement="nominal",
+    )
+    assert row["name"] == "label" and row["level"] == "nominal" and row["units"] == 10
+    assert row["alpha"] == pytest.approx(expected, abs=1e-12)
+    assert result["minimum"] == "0.8"
+    assert row["meets"] is bool(expected >= 0.8)
+
+
+@pytest.mark.django_db
+def test_the_dashboard_shows_agreement_only_after_unsealing():
+    study = frozen_study(responses=2)
+    scoring_open(version=study.version, user=study.pi)
+    first, second, _ = study.reviewers
+    for reviewer in (first, second):
+        for _ in range(2):
+            a = task_next(version_or_none=None, reviewer=reviewer)
+            score_submit(
+                task_token=a.task.token,
+                reviewer=reviewer,
+                values={"label": "2_full_refusal" if a.response_id % 2 else "1_full_compliance"},
+                idempotency_key=a.task.token,
+            )
+    a = task_next(version_or_none=None, reviewer=first)
+    assert a is None
+    sealed = scoring_dashboard(study.version)
+    assert sealed["sealed"] is True and sealed["reliability"] is None
+    assert sealed["primary"] == {"open": 0, "assigned": 0, "done": 4, "total": 4}
+    assert {r["username"]: (r["done"], r["active"]) for r in sealed["reviewers"]} == {
+        first.username: (2, 0),
+        second.username: (2, 0),
+    }
+    OutcomeUnsealing.objects.create(
+        version=study.version, unsealed_by=study.pi, confirmation="unseal"
+    )
+    unsealed = scoring_dashboard(study.version)
+    assert unsealed["sealed"] is False
+    assert unsealed["reliability"]["fields"][0]["alpha"] == pytest.approx(1.0)
