@@ -8,6 +8,8 @@ import pytest
 
 from apps.protocols.models import SECTION_FIELDS
 from apps.protocols.services import version_freeze
+from apps.raters.models import Rubric
+from apps.raters.services.rubric import rubric_apply_template
 from apps.responses.models import Administration
 from apps.responses.services import evaluand_register, roster_enroll
 from tests.factories import (
@@ -76,6 +78,9 @@ def build_draft(
 
 
 def freeze(version, user):
+    # The rating app's gate wants a rubric before a scored study freezes.
+    if not Rubric.objects.filter(version=version).exists():
+        rubric_apply_template(version=version, template="opb")
     return version_freeze(version=version, user=user)
 
 
