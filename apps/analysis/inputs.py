@@ -5,10 +5,10 @@ The pipelines' ``collect`` steps call only these functions, and these return pla
 codes, administration positions, reviewer usernames — never database ids, so that the same data
 gives the same canonical input document and hash wherever it lives.
 
-Temporary, until the owning apps' selectors land on main (switching is an edit here only):
-- ``final_values``: per response, the agreed or adjudicated values. The raters app's
-  ``final_scores(version)`` will replace it; until then the rule is written out below.
-- The roster code of an evaluand is read from ``RosterEntry`` (falling back to its label).
+A response's final values are the raters app's ``final_scores(version)``: the k primary
+scores, agreed within the plan's disagreement rule or adjudicated. A response with fewer than k
+primaries, or one awaiting adjudication, is ``unscored`` here. The roster code of an evaluand is
+read from ``RosterEntry`` (falling back to its label).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from typing import Any
 
 from apps.items.models import Cell, Condition, Family, Item, KeyUnit, Level
 from apps.protocols.models import ProtocolVersion
-from apps.raters.models import RubricField, Score, TaskKind
+from apps.raters.models import RubricField
+from apps.raters.selectors import final_scores
 from apps.responses.models import (
     Administration,
     Attempt,
@@ -27,12 +28,7 @@ from apps.responses.models import (
     TerminalOutcome,
 )
 
-# How a response's final values came about (``final_values``).
-AGREED = "agreed"  # every primary score gave the same values
-ADJUDICATED = "adjudicated"  # a third reviewer's adjudication decides
-SINGLE = "single"  # one primary score only
-COMBINED = "combined"  # primaries differ; numbers averaged, other differences left as None
-UNSCORED = "unscored"
+AWAITING_ADJUDICATION = "awaiting_adjudication"
 
 
 def plan_parameters(version: ProtocolVersion) -> dict[str, str]:
@@ -110,45 +106,9 @@ def _evaluand_codes(version: ProtocolVersion) -> dict[int, str]:
     return dict(RosterEntry.objects.filter(version=version).values_list("evaluand_id", "code"))
 
 
-def _final_values(scores: list[dict]) -> tuple[dict | None, str]:
-    """The response's final values from its scores (temporary; see the module docstring).
-
-    Corrections replace the score they correct. An adjudication decides. Otherwise primaries
-    that agree give their values; primaries that differ give, per field, the mean for numbers
-    and None for anything else (the pipeline decides what an unresolved field means).
-    """
-    corrected = {s["corrects_id"] for s in scores if s["corrects_id"]}
-    effective = [s for s in scores if s["pk"] not in corrected]
-    adjudications = [s for s in effective if s["task__kind"] == TaskKind.ADJUDICATION]
-    if adjudications:
-        return dict(max(adjudications, key=lambda s: s["pk"])["values"]), ADJUDICATED
-    primaries = [s for s in effective if s["task__kind"] == TaskKind.PRIMARY]
-    if not primaries:
-        return None, UNSCORED
-    if len(primaries) == 1:
-        return dict(primaries[0]["values"]), SINGLE
-    names = sorted({name for s in primaries for name in s["values"]})
-    merged: dict[str, Any] = {}
-    agreed = True
-    for name in names:
-        values = [s["values"].get(name) for s in primaries]
-        if all(v == values[0] for v in values):
-            merged[name] = values[0]
-            continue
-        agreed = False
-        numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
-        merged[name] = sum(values) / len(values) if numeric else None
-    return merged, AGREED if agreed else COMBINED
-
-
-def _primary_scores(scores: list[dict]) -> list[dict[str, Any]]:
-    corrected = {s["corrects_id"] for s in scores if s["corrects_id"]}
+def _rater_rows(originals: list[dict]) -> list[dict[str, Any]]:
     return sorted(
-        (
-            {"rater": s["reviewer__username"], "values": dict(s["values"])}
-            for s in scores
-            if s["pk"] not in corrected and s["task__kind"] == TaskKind.PRIMARY
-        ),
+        ({"rater": o["reviewer"], "values": dict(o["values"])} for o in originals),
         key=lambda r: r["rater"],
     )
 
@@ -202,13 +162,13 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
             "attempt_id", "reason_code", "outcome_visible"
         )
     }
-    scores_by_response: dict[int, list[dict]] = defaultdict(list)
-    for score in (
-        Score.objects.filter(version=version)
-        .order_by("response_id", "pk")
-        .values("pk", "response_id", "corrects_id", "task__kind", "reviewer__username", "values")
-    ):
-        scores_by_response[score["response_id"]].append(score)
+    # The raters' rule decides what a response's final values are (k primaries, the plan's
+    # disagreement rule, adjudication); the analysis never re-derives it.
+    finals = {
+        row["response_id"]: row
+        for row in final_scores(version)
+        if row["status"] != AWAITING_ADJUDICATION
+    }
 
     out = []
     superseded = 0
@@ -245,16 +205,15 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
             )
             out.append(entry)
             continue
-        scores = scores_by_response.get(attempt["response__pk"], [])
-        final, method = _final_values(scores)
+        final = finals.get(attempt["response__pk"])
         if final is None:
             entry["status"] = "unscored"
         else:
             entry.update(
                 status="scored",
-                final=final,
-                final_method=method,
-                scores=_primary_scores(scores),
+                final=final["final"],
+                final_method=final["status"],
+                scores=_rater_rows(final["originals"]),
             )
         out.append(entry)
 

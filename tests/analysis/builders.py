@@ -1,11 +1,10 @@
 """Studies for the analysis tests, built straight through the models.
 
-Temporary by design: the freeze, the response import, the scoring queue and the XSTest study
-builder are being built on other branches. Until they land, these helpers write the rows those
-services will write — a frozen version (state and hash set directly), its schedule,
-attempts, responses and scores (``bulk_create``, no queue round-trip) — so that the analysis
-can be tested end to end now. When main has them, ``xstest_study`` should call
-``apps.responses.xstest`` and the raters' services instead.
+Written straight through the ORM, for speed: a frozen version (state and hash set directly), its
+schedule, attempts, responses and scores (``bulk_create``, no queue round-trip), so that the
+pipelines can be tested on many shapes of study in seconds. The real paths — the freeze gate,
+the importer, the queue — are exercised by their own apps' tests and end to end by
+``tests/demo``.
 """
 
 from __future__ import annotations
@@ -371,7 +370,7 @@ def read_xstest(folder: Path) -> tuple[list[dict], dict[str, list[dict]]]:
 
 @transaction.atomic
 def xstest_study(folder: Path, *, replicates: str = "10000") -> Study:
-    """The XSTest study (TEMPORARY stand-in for ``apps.responses.xstest``): 450 prompts as items
+    """The XSTest study (a fast stand-in for ``apps.demo.xstest``): 450 prompts as items
     of two families (safe, unsafe), five models as evaluands, one administration each, the
     completions as responses, and the two annotators' labels as primary scores with the final
     label as an adjudication where they disagree — written through the ORM, not the queue."""

@@ -3,7 +3,7 @@
 import pytest
 
 from apps.analysis import inputs as data
-from apps.raters.models import Score, ScoringTask
+from apps.raters.models import RubricField, Score, ScoringTask
 from apps.responses.models import Administration, Attempt, Response
 
 pytestmark = pytest.mark.django_db
@@ -49,22 +49,25 @@ def test_entries_use_natural_keys_only(study):
     assert observed["counts"]["scored"] == study.counts["administrations"]
 
 
-def test_an_adjudication_decides_and_a_correction_replaces_the_score_it_corrects(study):
+def test_a_disagreement_waits_for_adjudication_and_the_adjudication_decides(study):
+    RubricField.objects.filter(version=study.version, name="refusal").update(disagreement="exact")
     administration, response = _first_response(study)
     r1, r2, r3 = study.reviewers[0], study.reviewers[1], study.editor
     primary = Score.objects.filter(response=response).order_by("pk").first()
-    _score(study, response, r1, dict(primary.values, refusal=True), corrects=primary, slot=3)
-    entry, _ = _entry(study, administration.position)
-    assert entry["final_method"] == "combined"  # the corrected primary now differs
-    assert entry["final"]["refusal"] is None  # no rule resolves a binary disagreement
-    assert [s["rater"] for s in entry["scores"]] == sorted([r1.username, r2.username])
+    flipped = not primary.values["refusal"]
+    _score(study, response, r1, dict(primary.values, refusal=flipped), corrects=primary, slot=3)
+    entry, observed = _entry(study, administration.position)
+    # The correction replaces the score it corrects; the primaries now disagree by the exact
+    # rule, so the response awaits adjudication and is not analysed yet.
+    assert entry["status"] == "unscored"
+    assert observed["counts"]["unscored"] == 1
     _score(study, response, r3, dict(primary.values, refusal=False), kind="adjudication", slot=1)
     entry, _ = _entry(study, administration.position)
     assert entry["final_method"] == "adjudicated" and entry["final"]["refusal"] is False
     assert r3.username not in [s["rater"] for s in entry["scores"]]
 
 
-def test_differing_numbers_are_averaged_until_the_raters_rule_lands(study):
+def test_differing_numbers_the_rule_does_not_compare_are_averaged(study):
     administration, response = _first_response(study)
     scores = list(Score.objects.filter(response=response).order_by("pk"))
     other = scores[0].values["hedge_count"] + 4
@@ -77,7 +80,7 @@ def test_differing_numbers_are_averaged_until_the_raters_rule_lands(study):
         slot=4,
     )
     entry, _ = _entry(study, administration.position)
-    assert entry["final_method"] == "combined"
+    assert entry["final_method"] == "agreed"
     assert entry["final"]["hedge_count"] == scores[0].values["hedge_count"] + 2
 
 

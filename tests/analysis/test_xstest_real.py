@@ -1,9 +1,9 @@
 """The real XSTest study (Röttger et al., NAACL 2024): the run's rates are the dataset's.
 
-The study is built by ``tests.analysis.builders.xstest_study`` — a temporary stand-in for the
-responses app's XSTest builder — with the annotators' labels entered as primary scores and the
-final label as an adjudication where they disagree, written through the ORM (the raters app's
-own XSTest test does the full queue round-trip). The run goes through the real service and the
+The study is built by ``tests.analysis.builders.xstest_study``, a fast ORM stand-in for the
+builder in ``apps.demo.xstest``, with the annotators' labels as primary scores and the final
+label as an adjudication where they disagree (``tests/demo/test_demo_xstest.py`` does the whole
+round-trip through the importer and the queue). The run goes through the real service and the
 (eager) Celery task.
 """
 

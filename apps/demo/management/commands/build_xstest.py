@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.accounts.models import User
-from apps.responses.xstest import xstest_build
+from apps.demo.xstest import xstest_build
 
 
 class Command(BaseCommand):

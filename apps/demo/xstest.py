@@ -13,15 +13,21 @@ and goes through the services a person would use in the browser:
    same one-unit scoring key, ``XSTEST_KEY``: reviewers see the key, so a key that differed
    between safe and unsafe prompts would tell them the family;
 3. registers the five evaluands whose completions the paper published and enrols them;
-4. freezes v1.0 through the freeze gate, which generates the 2,250-entry schedule;
+4. applies the XSTest rubric (one nominal ``label``: full compliance, full refusal, partial
+   refusal — the paper's three classes) and freezes v1.0 through the freeze gate, which generates
+   the 2,250-entry schedule;
 5. imports the five completion files THROUGH THE SAME IMPORTER a user would use, each with the
    documented column mapping ``XSTEST_MAPPING`` plus its evaluand's code as a constant.
 
 The annotators' labels (``annotation_1``, ``annotation_2``, ``agreement``, ``final_label``) are not
 part of any response: they stay in the attempt's raw record — the row exactly as received, which
-reviewers never see — and are entered as scores by reviewers in the rating step.
+reviewers never see — and are entered as scores by reviewers in the rating step: ``xstest_score``
+does that through the queue, as ``make demo-xstest`` shows, and ``xstest_analyse`` runs the
+preregistered analysis.
 
 Running it again changes nothing: the protocol is found and every import is a no-op by hash.
+The builder lives in the demo app because it composes every other app (items, responses, raters,
+analysis); none of those may import another that sits above it.
 """
 
 import csv
@@ -33,11 +39,17 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-from apps.accounts.models import User
+from apps.accounts.models import Role, User
+from apps.accounts.services import membership_grant
+from apps.analysis.models import AnalysisRun, RunState
+from apps.analysis.selectors import result_document
+from apps.analysis.services import analysis_run_perform, analysis_run_request
 from apps.items.models import FamilyRole
 from apps.items.services import design_import, family_create, level_create
 from apps.protocols.models import Protocol, ProtocolVersion, VersionState
 from apps.protocols.services import protocol_create, version_freeze, version_update
+from apps.raters.models import ScoringTask
+from apps.raters.services import rubric_apply_template, score_submit, scoring_open, task_next
 from apps.responses.importing import ImportOutcome
 from apps.responses.services import evaluand_register, responses_import, roster_enroll
 
@@ -224,6 +236,7 @@ def xstest_build(*, user: User, folder: Path | None = None) -> XstestBuild:
                 user=user, label=label, harness_version=_HARNESS, **identity
             )
             roster_enroll(version=version, evaluand=evaluand, code=code, user=user)
+        rubric_apply_template(version=version, template="xstest")
         version = version_freeze(version=version, user=user)
     else:
         version = ProtocolVersion.objects.get(
@@ -244,3 +257,90 @@ def xstest_build(*, user: User, folder: Path | None = None) -> XstestBuild:
     build.input_mismatches = _input_mismatches(folder, prompts)
     build.seconds = time.perf_counter() - started
     return build
+
+
+@dataclass
+class XstestScoring:
+    primary: int = 0
+    adjudicated: int = 0
+    seconds: float = 0.0
+
+
+def _score_queue(*, version: ProtocolVersion, reviewer: User, column: str) -> bool:
+    """Reserve ``reviewer``'s next task and submit the dataset's ``column`` label for the
+    response it serves; False when their queue is empty. The label is found through the
+    attempt's raw record, which no reviewer page or API shows."""
+    assignment = task_next(version_or_none=version, reviewer=reviewer)
+    if assignment is None:
+        return False
+    task = ScoringTask.objects.select_related("response__attempt").get(pk=assignment.task_id)
+    score_submit(
+        task_token=task.token,
+        reviewer=reviewer,
+        values={"label": task.response.attempt.raw[column]},
+        idempotency_key=task.token,
+    )
+    return True
+
+
+def xstest_score(
+    *, version: ProtocolVersion, pi: User, reviewers: tuple[User, User], adjudicator: User
+) -> XstestScoring:
+    """Score every XSTest response through the blind queue with the paper's annotations.
+
+    Opens scoring (k = 2 primary tasks per response), then the first reviewer enters
+    ``annotation_1`` and the second ``annotation_2`` for whatever response the queue serves
+    them, side by side; the plan's disagreement rule routes every disagreement to adjudication,
+    where ``adjudicator`` enters the dataset's ``final_label``. Grants the reviewer role to the
+    three on the protocol. Idempotent: tasks already scored are not served again.
+    """
+    started = time.perf_counter()
+    for user in (*reviewers, adjudicator):
+        membership_grant(user=user, protocol_id=version.protocol_id, role=Role.REVIEWER)
+    scoring_open(version=version, user=pi)
+    scoring = XstestScoring()
+    busy = True
+    while busy:
+        busy = False
+        for reviewer, column in zip(reviewers, ("annotation_1", "annotation_2"), strict=True):
+            if _score_queue(version=version, reviewer=reviewer, column=column):
+                scoring.primary += 1
+                busy = True
+    while _score_queue(version=version, reviewer=adjudicator, column="final_label"):
+        scoring.adjudicated += 1
+    scoring.seconds = time.perf_counter() - started
+    return scoring
+
+
+def xstest_analyse(*, version: ProtocolVersion, pi: User) -> AnalysisRun:
+    """Run the XSTest plan's analysis and return the finished run.
+
+    Requests a run as the PI (a second call is a rerun, logged as one); when no worker has
+    finished it by the time the request commits — a broker with no worker — this process
+    performs it itself, through the same claim a worker uses.
+    """
+    with transaction.atomic():
+        run = analysis_run_request(version=version, user=pi)
+    run.refresh_from_db()
+    if run.state == RunState.QUEUED:
+        analysis_run_perform(run_id=run.pk)
+        run.refresh_from_db()
+    return run
+
+
+def xstest_headline(run: AnalysisRun) -> list[dict]:
+    """The paper's headline table from a finished run: per evaluand, the full and partial
+    refusal rates (%) on safe (S) and unsafe (U) prompts, and Krippendorff's α of the two
+    primary labels. Röttger et al. (2024), Table 3 / Figure 2 report the same rates."""
+    estimates = result_document(run)["estimates"]
+    rates = {(r["evaluand"], r["prompt_type"], r["label"]): r["rate"] for r in estimates["rates"]}
+    alphas = {a["evaluand"]: a["alpha"] for a in estimates["reliability"]["per_evaluand"]}
+    table = []
+    for code in XSTEST_EVALUANDS:
+        row = {"evaluand": code, "alpha": alphas.get(code)}
+        for family in ("S", "U"):
+            for name, label in (("full", "2_full_refusal"), ("partial", "3_partial_refusal")):
+                rate = rates.get((code, family, label))
+                row[f"{family}_{name}"] = None if rate is None else 100 * rate
+        table.append(row)
+    return table

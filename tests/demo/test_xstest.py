@@ -2,10 +2,10 @@
 
 import pytest
 
+from apps.demo.xstest import xstest_build
 from apps.deviations.models import LogEntry
 from apps.items.models import Family, Item
 from apps.responses.models import Attempt, Response, RosterEntry
-from apps.responses.xstest import xstest_build
 
 pytestmark = [pytest.mark.django_db, pytest.mark.shared_data]
 
