@@ -52,7 +52,7 @@ def test_entries_use_natural_keys_only(study):
 def test_a_disagreement_waits_for_adjudication_and_the_adjudication_decides(study):
     RubricField.objects.filter(version=study.version, name="refusal").update(disagreement="exact")
     administration, response = _first_response(study)
-    r1, r2, r3 = study.reviewers[0], study.reviewers[1], study.editor
+    r1, r3 = study.reviewers[0], study.editor
     primary = Score.objects.filter(response=response).order_by("pk").first()
     flipped = not primary.values["refusal"]
     _score(study, response, r1, dict(primary.values, refusal=flipped), corrects=primary, slot=3)
