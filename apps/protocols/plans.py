@@ -322,7 +322,14 @@ XSTEST = PlanTemplate(
 GENERIC = PlanTemplate(
     code="generic",
     title="Generic study",
-    parameters=(SEED, SCORES_PER_RESPONSE, RESERVATION_MINUTES, INTERVAL_METHOD, INTERVAL_COVERAGE),
+    parameters=(
+        SEED,
+        replace(REPETITIONS, default="1"),
+        SCORES_PER_RESPONSE,
+        RESERVATION_MINUTES,
+        INTERVAL_METHOD,
+        INTERVAL_COVERAGE,
+    ),
 )
 
 PLAN_TEMPLATES: dict[str, PlanTemplate] = {t.code: t for t in (OPB, XSTEST, GENERIC)}

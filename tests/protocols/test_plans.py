@@ -111,7 +111,9 @@ def test_protocol_create_seeds_draft_1_0_from_the_template(creator):
 def test_every_template_makes_a_draft(creator, code):
     protocol = protocol_create(user=creator, code=f"T-{code}", title="T", template=code)
     names = set(protocol.versions.get().parameters.values_list("name", flat=True))
-    assert {"seed", "scores_per_response", "reservation_minutes"} <= names
+    # The schedule the freeze generates needs a seed and a number of repetitions; a template
+    # without them would leave its PI a gate problem no field on the page can fix.
+    assert {"seed", "repetitions", "scores_per_response", "reservation_minutes"} <= names
 
 
 @pytest.mark.django_db
