@@ -269,7 +269,7 @@ def reliability(version: ProtocolVersion, *, by_evaluand: bool = False) -> dict:
                     field, s.values.get(field.name)
                 )
             level = LEVEL_FOR_KIND[field.kind]
-            alpha = krippendorff_alpha(matrix, level) if reviewers else None
+            alpha = krippendorff_alpha(matrix, level).alpha if len(reviewers) >= 2 else None
             out.append(
                 {
                     "name": field.name,

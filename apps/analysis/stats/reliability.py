@@ -1,180 +1,23 @@
-"""Krippendorff's α for inter-rater reliability, with missing ratings.
+"""Krippendorff's α for the analysis: the raters app's implementation, one for the whole product.
 
-Wraps the ``krippendorff`` package (Castro, fast-krippendorff), which implements
-Krippendorff (2011) "Computing Krippendorff's Alpha-Reliability" for nominal, ordinal,
-interval and ratio data. OPB-01 §7 names α on F_att with a frozen minimum; the XSTest study
-uses it on the annotators' labels.
+``apps.raters.reliability`` holds it (pure functions over numpy arrays and pandas frames, no
+Django imports); the pipelines import it from here like every other statistic.
 """
 
-from __future__ import annotations
+from apps.raters.reliability import (
+    LEVELS,
+    AlphaResult,
+    Level,
+    ReliabilityMatrix,
+    krippendorff_alpha,
+    reliability_matrix,
+)
 
-from collections.abc import Hashable, Sequence
-from dataclasses import asdict, dataclass
-from typing import Literal
-
-import krippendorff
-import numpy as np
-import numpy.typing as npt
-import pandas as pd
-
-Level = Literal["nominal", "ordinal", "interval", "ratio"]
-LEVELS = ("nominal", "ordinal", "interval", "ratio")
-
-
-@dataclass(frozen=True)
-class AlphaResult:
-    """α with the counts that say how much data it rests on.
-
-    ``alpha`` is ``None`` when α is undefined: no unit has values from two raters, or every
-    pairable value is the same (expected disagreement 0, so α = 0/0). ``note`` says which.
-    """
-
-    alpha: float | None
-    level: str
-    n_raters: int
-    n_units: int
-    n_pairable_units: int
-    n_pairable_values: int
-    note: str = ""
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class ReliabilityMatrix:
-    """Raters × units matrix (NaN = not rated) with its row and column labels.
-
-    ``categories`` is the label order used to code non-numeric values as 0, 1, 2, …
-    (``None`` when the values were numeric and kept as they are).
-    """
-
-    data: np.ndarray
-    raters: tuple[Hashable, ...]
-    units: tuple[Hashable, ...]
-    categories: tuple[Hashable, ...] | None
-
-
-def krippendorff_alpha(
-    reliability_data: npt.ArrayLike,
-    level: Level = "nominal",
-    *,
-    value_domain: Sequence[float] | None = None,
-) -> AlphaResult:
-    """Krippendorff's α (Krippendorff 2011) on a raters × units matrix.
-
-    Args:
-        reliability_data: 2-D array, one row per rater, one column per unit, NaN where the
-            rater did not rate the unit. Values are numbers (codes for nominal/ordinal data,
-            measurements for interval/ratio data, e.g. F_att in [0, 1]).
-        level: "nominal", "ordinal", "interval" or "ratio" (the difference function δ²).
-        value_domain: optional ordered list of all possible values (ordinal scales whose
-            extreme categories were never used); defaults to the observed values.
-
-    Returns:
-        :class:`AlphaResult`. Only units with values from at least two raters are pairable;
-        the others do not enter α (Krippendorff 2011, step "units with m_u ≥ 2").
-
-    Raises:
-        ValueError: not 2-D, fewer than 2 raters, non-numeric or infinite values, an unknown
-            ``level``, negative values at the ratio level.
-    """
-    if level not in LEVELS:
-        raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
-    try:
-        data = np.asarray(reliability_data, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError("reliability data must be numeric (code labels first)") from exc
-    if data.ndim != 2:
-        raise ValueError(f"reliability data must be raters x units (2-D), got shape {data.shape}")
-    if data.shape[0] < 2:
-        raise ValueError(f"need at least 2 raters (rows), got {data.shape[0]}")
-    if np.any(np.isinf(data)):
-        raise ValueError("reliability data has infinite values")
-    if level == "ratio" and np.any(data[~np.isnan(data)] < 0):
-        raise ValueError("ratio-level values must be >= 0")
-
-    rated = ~np.isnan(data)
-    pairable = rated.sum(axis=0) >= 2
-    values = data[:, pairable][rated[:, pairable]]
-    common = dict(
-        level=level,
-        n_raters=int(data.shape[0]),
-        n_units=int(data.shape[1]),
-        n_pairable_units=int(pairable.sum()),
-        n_pairable_values=int(values.size),
-    )
-    if not pairable.any():
-        return AlphaResult(alpha=None, note="no unit was rated by two raters", **common)
-    if np.unique(values).size < 2:
-        return AlphaResult(
-            alpha=None,
-            note="all pairable values are equal: expected disagreement is 0, alpha is 0/0",
-            **common,
-        )
-    alpha = krippendorff.alpha(
-        reliability_data=data, level_of_measurement=level, value_domain=value_domain
-    )
-    return AlphaResult(alpha=float(alpha), **common)
-
-
-def reliability_matrix(
-    records: pd.DataFrame,
-    *,
-    unit: str = "unit",
-    rater: str = "rater",
-    value: str = "value",
-    categories: Sequence[Hashable] | None = None,
-) -> ReliabilityMatrix:
-    """Build the raters × units matrix from long-form (unit, rater, value) records.
-
-    Raters and units are sorted, so the matrix does not depend on record order.
-
-    Args:
-        records: one row per score, with columns ``unit``, ``rater`` and ``value``.
-        categories: for non-numeric values, the label order; label i is coded i (for ordinal
-            data this order is the scale). Numeric values may omit it and are kept as they are.
-
-    Raises:
-        ValueError: missing columns, missing unit/rater/value entries (drop unscored records
-            first), a rater scoring one unit twice (keep the adjudicated or latest score
-            upstream), non-numeric values without ``categories``, a value not in
-            ``categories``, duplicate categories.
-    """
-    missing = [c for c in (unit, rater, value) if c not in records.columns]
-    if missing:
-        raise ValueError(f"records have no column(s) {missing}")
-    for column in (unit, rater, value):
-        if records[column].isna().any():
-            raise ValueError(f"column {column!r} has missing entries; drop unscored records first")
-    duplicated = records.duplicated([unit, rater], keep=False)
-    if duplicated.any():
-        first = records.loc[duplicated, [unit, rater]].iloc[0].tolist()
-        raise ValueError(f"rater {first[1]!r} scored unit {first[0]!r} more than once")
-
-    values = records[value]
-    if categories is not None:
-        if len(set(categories)) != len(categories):
-            raise ValueError(f"categories contains duplicates: {list(categories)!r}")
-        codes = {label: i for i, label in enumerate(categories)}
-        unknown = sorted({v for v in values if v not in codes}, key=str)
-        if unknown:
-            raise ValueError(f"values not in categories {list(categories)!r}: {unknown!r}")
-        coded = values.map(codes).astype(float)
-    elif pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
-        coded = values.astype(float)
-    else:
-        raise ValueError("values are not numeric; pass categories to code them")
-
-    table = (
-        pd.DataFrame({"unit": records[unit], "rater": records[rater], "value": coded})
-        .pivot(index="rater", columns="unit", values="value")
-        .sort_index(axis=0)
-        .sort_index(axis=1)
-    )
-    return ReliabilityMatrix(
-        data=table.to_numpy(float),
-        raters=tuple(table.index),
-        units=tuple(table.columns),
-        categories=None if categories is None else tuple(categories),
-    )
+__all__ = [
+    "LEVELS",
+    "AlphaResult",
+    "Level",
+    "ReliabilityMatrix",
+    "krippendorff_alpha",
+    "reliability_matrix",
+]

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from apps.analysis.stats.reliability import krippendorff_alpha, reliability_matrix
+from apps.raters.reliability import krippendorff_alpha, reliability_matrix
 
 NAN = np.nan
 KRIPPENDORFF_2011_C = np.array(
