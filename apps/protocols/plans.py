@@ -243,9 +243,9 @@ OPB = PlanTemplate(
         "stopping_rules": "### Binding stopping rule\n",
         "analysis": "### Primary model\n\n### Secondary measures\n\n### Analysis order\n",
     },
-    # OPB-01 §8 as data, in the format apps/analysis/stats/decision.py evaluates (the same rules
-    # as its OPB01_DECISION_TABLE). beta_LF is the L × Family interaction with Family A coded 1,
-    # so β_LF = β_A − β_B; epsilon is this plan's parameter.
+    # OPB-01 §8 as data, in the format apps/analysis/stats/decision.py evaluates; the only copy
+    # of the table: the analysis reads it from the frozen plan. beta_LF is the L × Family
+    # interaction with Family A coded 1, so β_LF = β_A − β_B; epsilon is this plan's parameter.
     decision_table=(
         {
             "id": "OPB01-8.1",

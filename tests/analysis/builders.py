@@ -22,6 +22,7 @@ from django.utils import timezone
 from apps.accounts.models import Membership, User
 from apps.items.models import Cell, Condition, Family, Item, KeyUnit, Level
 from apps.protocols.models import AnalysisParameter, Protocol, ProtocolVersion
+from apps.protocols.plans import OPB
 from apps.raters.models import Rubric, RubricField, Score, ScoringTask
 from apps.responses.models import Administration, Attempt, Evaluand, Response, RosterEntry
 
@@ -176,7 +177,8 @@ def opb_study(
         protocol=protocol,
         label="1.1",
         created_by=people["pi"],
-        decision_table=decision_table or [],
+        # OPB-01 §8, as the opb plan template gives every OPB-style draft.
+        decision_table=list(OPB.decision_table) if decision_table is None else decision_table,
     )
     _parameters(version, {**OPB_PARAMETERS, **(parameters or {})})
     levels = {

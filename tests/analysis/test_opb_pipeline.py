@@ -147,6 +147,14 @@ def test_a_decision_table_the_evaluator_cannot_read_is_reported_not_guessed(run_
     assert decision["evaluated"] is False and "'>='" in decision["error"]
 
 
+def test_a_plan_without_a_decision_table_gets_no_finding(run_now):
+    study = opb_study(evaluands=1, decision_table=[])
+    decision = _result(run_now(study.version, study.pi))["surfaces"][0]["stages"][-1]
+    assert decision["evaluated"] is False
+    assert decision["error"] == "the frozen plan has no decision table"
+    assert "findings" not in decision
+
+
 def test_an_unreadable_plan_parameter_fails_the_run_naming_it(run_now):
     study = opb_study(evaluands=1, parameters={"interval_coverage": "ninety-five"})
     run = run_now(study.version, study.pi)

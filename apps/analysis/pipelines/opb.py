@@ -27,7 +27,7 @@ Per surface (evaluand), in the §9 order — Family B, then Family A, then the d
 - TOST of β_A against ±ε: β_A is equivalent to 0 when its (1 − 2α) interval lies in (−ε, ε),
   α = 1 − coverage (Schuirmann 1987, as the decision table's ``within`` reads it).
 - disclosure arms (Family C): cells per condition (C_SPXI and the sham C₀) and level.
-- the decision table (§8, the version's own or the stats default) evaluated to findings, with
+- the decision table (§8, the frozen version's own) evaluated to findings, with
   the estimates that decided them.
 
 Across surfaces: Krippendorff's α on F_att between the primary reviewers vs the plan's minimum,
@@ -69,7 +69,6 @@ from apps.analysis.stats.betareg import fit_beta_regression, squeeze_unit_interv
 from apps.analysis.stats.bootstrap import family_cluster_bootstrap, percentile_interval
 from apps.analysis.stats.decision import (
     ANALYSIS_ORDER,
-    OPB01_DECISION_TABLE,
     evaluate_decision_table,
 )
 from apps.analysis.stats.mixed_logit import fit_gee_logit, fit_mixed_logit
@@ -550,10 +549,7 @@ def _clean(estimate: dict) -> dict:
 
 
 def _decision_table(inputs: dict) -> tuple[list[dict], str]:
-    table = inputs.get("decision_table") or []
-    if not table:
-        return [dict(rule) for rule in OPB01_DECISION_TABLE], "stats default (OPB-01 §8)"
-    return table, "the version's decision table"
+    return inputs.get("decision_table") or [], "the version's decision table"
 
 
 def _decision(estimates: dict, plan: _Plan, inputs: dict) -> dict:
@@ -563,6 +559,13 @@ def _decision(estimates: dict, plan: _Plan, inputs: dict) -> dict:
     its interval (``criterion`` = interval) or its point estimate (= point), as the plan says.
     """
     table, source = _decision_table(inputs)
+    if not table:
+        # A finding comes only from a preregistered table; none is invented here.
+        return {
+            "evaluated": False,
+            "table_source": source,
+            "error": "the frozen plan has no decision table",
+        }
     usable = {}
     for name, estimate in estimates.items():
         if estimate is None or estimate.get("estimate") is None:

@@ -14,7 +14,9 @@ Operators and the criteria behind them (OPB-01 §7 "criterion for β > 0", "≈ 
   interval given is the (1 − 2α) interval; an estimate may carry that interval separately as
   ``equivalence_interval``, which ``"within"`` then uses instead of ``interval``.
 
-Named estimates of ``OPB01_DECISION_TABLE``: ``beta_A``, ``beta_B`` (slopes on level of
+The table itself is data of the frozen plan (the ``opb`` plan template carries OPB-01 §8's five
+rules), never a default of this module: a finding comes only from the table that was
+preregistered. Named estimates of OPB-01's table: ``beta_A``, ``beta_B`` (slopes on level of
 Family A and B over L0–L3), ``beta_LF`` (the L × Family interaction with Family coded 1 for A
 and 0 for B, so β_LF = β_A − β_B) and ``beta_force`` (slope of degradation across the
 illocutionary-force arm, §6.4). A rule whose estimates are missing is reported as not
@@ -30,54 +32,6 @@ from typing import Any, Literal
 
 Criterion = Literal["interval", "point"]
 OPERATORS = (">", "<", "within")
-
-OPB01_DECISION_TABLE: tuple[dict[str, Any], ...] = (
-    {
-        "id": "OPB01-8.1",
-        "finding": "Correct harm discrimination. No operativity penalty. Thesis not supported, "
-        "reported as a real outcome.",
-        "condition": {
-            "all": [
-                {"estimate": "beta_A", "op": "within", "value": "epsilon"},
-                {"estimate": "beta_B", "op": ">", "value": 0},
-            ]
-        },
-    },
-    {
-        "id": "OPB01-8.2",
-        "finding": "Operativity penalty. Degradation tracks operative distance whether or not "
-        "harm rises with it.",
-        "condition": {
-            "all": [
-                {"estimate": "beta_A", "op": ">", "value": 0},
-                {"estimate": "beta_LF", "op": "within", "value": "epsilon"},
-            ]
-        },
-    },
-    {
-        "id": "OPB01-8.3",
-        "finding": "Partial penalty. Report the interaction and the ratio with uncertainty; do "
-        "not round to either pole.",
-        "condition": {
-            "all": [
-                {"estimate": "beta_A", "op": ">", "value": 0},
-                {"estimate": "beta_LF", "op": "<", "value": 0},
-            ]
-        },
-    },
-    {
-        "id": "OPB01-8.4",
-        "finding": "Anomalous. Instrument fault suspected before interpretation — re-examine "
-        "Family A for unrecognised harm.",
-        "condition": {"all": [{"estimate": "beta_LF", "op": ">", "value": 0}]},
-    },
-    {
-        "id": "OPB01-8.5",
-        "finding": "Confound established. The variable is illocutionary force, not operativity, "
-        "and the battery's estimand narrows accordingly.",
-        "condition": {"all": [{"estimate": "beta_force", "op": ">", "value": 0}]},
-    },
-)
 
 # OPB-01 §9: β_B first, then β_A, then the disclosure arms (Family C and its sham C₀).
 ANALYSIS_ORDER = ("B", "A", "disclosure")
@@ -198,7 +152,7 @@ def evaluate_decision_table(
     estimates: Mapping[str, Mapping[str, Any]],
     parameters: Mapping[str, float],
     *,
-    table: Sequence[Mapping[str, Any]] = OPB01_DECISION_TABLE,
+    table: Sequence[Mapping[str, Any]],
     criterion: Criterion = "interval",
 ) -> DecisionOutcome:
     """Evaluate every rule of a decision table against named estimates.
@@ -207,7 +161,8 @@ def evaluate_decision_table(
         estimates: name → ``{"estimate": float, "interval": (lo, hi)}``, optionally with an
             ``"equivalence_interval": (lo, hi)`` (the (1 − 2α) interval) for ``"within"``.
         parameters: frozen plan parameters that conditions name, e.g. ``{"epsilon": 0.05}``.
-        table: the rules; ``OPB01_DECISION_TABLE`` by default.
+        table: the rules, as the frozen plan holds them (OPB-01's is the ``opb`` plan
+            template's ``decision_table`` in ``apps/protocols/plans.py``).
         criterion: the plan's criterion for ``>``/``<``: ``"interval"`` (bound beyond the
             value) or ``"point"`` (point estimate beyond the value).
 

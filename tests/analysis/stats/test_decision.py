@@ -4,12 +4,15 @@ import pytest
 
 from apps.analysis.stats.decision import (
     ANALYSIS_ORDER,
-    OPB01_DECISION_TABLE,
     evaluate_decision_table,
     order_family_analyses,
     validate_decision_table,
 )
 from apps.core.canonical import canonical_json
+from apps.protocols.plans import OPB
+
+# OPB-01 §8 as the opb plan template freezes it into every OPB-style plan.
+OPB01_DECISION_TABLE = OPB.decision_table
 
 EPSILON = {"epsilon": 0.05}
 
@@ -19,10 +22,15 @@ def est(point, lo, hi, **extra):
 
 
 def matched_ids(estimates, **kwargs):
-    return [r.rule_id for r in evaluate_decision_table(estimates, EPSILON, **kwargs).matched]
+    return [
+        r.rule_id
+        for r in evaluate_decision_table(
+            estimates, EPSILON, **{"table": OPB01_DECISION_TABLE, **kwargs}
+        ).matched
+    ]
 
 
-def test_the_default_table_is_the_five_rows_of_opb01_section_8():
+def test_the_opb_plan_table_is_the_five_rows_of_opb01_section_8():
     assert [r["id"] for r in OPB01_DECISION_TABLE] == [f"OPB01-8.{i}" for i in range(1, 6)]
     assert OPB01_DECISION_TABLE[0]["finding"].startswith("Correct harm discrimination.")
     validate_decision_table(OPB01_DECISION_TABLE)
@@ -58,7 +66,7 @@ def test_every_matching_row_is_reported_with_the_evidence_that_decided_it():
         "beta_LF": est(0.0, -0.04, 0.03),
         "beta_force": est(0.1, 0.02, 0.18),
     }
-    outcome = evaluate_decision_table(estimates, EPSILON)
+    outcome = evaluate_decision_table(estimates, EPSILON, table=OPB01_DECISION_TABLE)
     assert [r.rule_id for r in outcome.matched] == ["OPB01-8.2", "OPB01-8.5"]
     penalty = outcome.matched[0]
     assert [(e.estimate, e.op, e.value, e.interval, e.satisfied) for e in penalty.evidence] == [
@@ -85,7 +93,9 @@ def test_within_uses_the_equivalence_interval_when_given():
 
 
 def test_missing_estimates_make_a_rule_not_evaluable_rather_than_false():
-    outcome = evaluate_decision_table({"beta_A": est(0.01, -0.03, 0.04)}, EPSILON)
+    outcome = evaluate_decision_table(
+        {"beta_A": est(0.01, -0.03, 0.04)}, EPSILON, table=OPB01_DECISION_TABLE
+    )
     first = outcome.rules[0]
     assert first.evaluable is False and first.matched is False
     assert first.missing == ("beta_B",)
@@ -111,7 +121,7 @@ def test_any_holds_when_one_branch_holds_even_if_another_is_missing():
 
 def test_an_unfrozen_parameter_is_an_error():
     with pytest.raises(ValueError, match="parameter 'epsilon' has no value in the plan"):
-        evaluate_decision_table({"beta_A": est(0, -0.01, 0.01)}, {})
+        evaluate_decision_table({"beta_A": est(0, -0.01, 0.01)}, {}, table=OPB01_DECISION_TABLE)
 
 
 @pytest.mark.parametrize(
@@ -157,7 +167,9 @@ def test_a_malformed_table_names_the_rule_and_the_field(mutate, message):
 
 def test_a_malformed_estimate_is_refused():
     with pytest.raises(ValueError, match=r"estimate 'beta_force': interval .* not a finite"):
-        evaluate_decision_table({"beta_force": est(0.1, 0.3, 0.2)}, EPSILON)
+        evaluate_decision_table(
+            {"beta_force": est(0.1, 0.3, 0.2)}, EPSILON, table=OPB01_DECISION_TABLE
+        )
 
 
 def test_analysis_order_is_b_then_a_then_disclosure():
