@@ -45,7 +45,8 @@ from apps.analysis.pipelines.base import (
 from apps.core.canonical import canonical_json, sha256_hex
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
-from apps.protocols.models import Blob, ProtocolVersion, VersionState
+from apps.protocols.models import ProtocolVersion, VersionState
+from apps.protocols.services import blob_store
 
 logger = logging.getLogger(__name__)
 
@@ -206,19 +207,6 @@ def analysis_run_progress(*, run_id: int, attempt: int, percent: int, message: s
         raise RunLost(f"analysis run {run_id} is no longer running under attempt {attempt}")
 
 
-def _blob_store(content: bytes) -> Blob:
-    digest = sha256_hex(content)
-    blob = Blob.objects.filter(sha256=digest).first()
-    if blob is not None:
-        if bytes(blob.content) != content:  # a SHA-256 collision, or a corrupted store
-            raise RuntimeError(f"blob {digest} exists with different content")
-        return blob
-    blob = Blob(sha256=digest, content=content, size=len(content), media_type="application/json")
-    blob.full_clean()
-    blob.save(force_insert=True)
-    return blob
-
-
 @transaction.atomic
 def analysis_run_complete(
     *, run_id: int, attempt: int, inputs: bytes, result: bytes
@@ -230,8 +218,8 @@ def analysis_run_complete(
     run = AnalysisRun.objects.select_for_update().get(pk=run_id)
     if run.state != RunState.RUNNING or run.attempts != attempt:
         raise RunLost(f"analysis run {run_id} is no longer running under attempt {attempt}")
-    run.inputs = _blob_store(inputs)
-    run.result = _blob_store(result)
+    run.inputs = blob_store(content=inputs)
+    run.result = blob_store(content=result)
     run.state = RunState.SUCCEEDED
     run.progress = 100
     run.progress_message = "Done"

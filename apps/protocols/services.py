@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from apps.accounts.models import Membership, Role, User
 from apps.accounts.services import membership_grant
+from apps.core.canonical import sha256_hex
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.protocols.components import Problem, registered_components
@@ -220,13 +221,20 @@ def version_update(
     return version
 
 
-def _blob_store(content: bytes, digest: str) -> Blob:
+def blob_store(*, content: bytes, media_type: str = "application/json") -> Blob:
+    """Store ``content`` as a content-addressed blob (its SHA-256) and return it; idempotent.
+
+    The one way blobs are written: frozen versions' documents here, analysis inputs and results
+    in the analysis app. Storing the same bytes again returns the stored blob. Raises
+    RuntimeError when a blob of that hash holds other bytes (a collision or a corrupted store).
+    """
+    digest = sha256_hex(content)
     blob = Blob.objects.filter(sha256=digest).first()
     if blob is not None:
-        if bytes(blob.content) != content:  # a SHA-256 collision, or a corrupted store
+        if bytes(blob.content) != content:
             raise RuntimeError(f"blob {digest} exists with different content")
         return blob
-    blob = Blob(sha256=digest, content=content, size=len(content), media_type="application/json")
+    blob = Blob(sha256=digest, content=content, size=len(content), media_type=media_type)
     blob.full_clean()
     blob.save(force_insert=True)
     return blob
@@ -254,7 +262,7 @@ def version_freeze(*, version: ProtocolVersion, user: User) -> ProtocolVersion:
             component.on_freeze(version)
 
     content, digest = version_document_bytes(version=version)
-    _blob_store(content, digest)
+    blob_store(content=content)
     version.state = VersionState.FROZEN
     version.frozen_by = user
     version.frozen_at = timezone.now()
