@@ -121,7 +121,7 @@ def _parameters(version, values: dict) -> None:
     )
 
 
-def _rubric(version, fields) -> None:
+def _rubric(version, fields, rules: dict | None = None) -> None:
     rubric = Rubric.objects.create(version=version, name="rubric", template="")
     RubricField.objects.bulk_create(
         [
@@ -133,6 +133,7 @@ def _rubric(version, fields) -> None:
                 label=name,
                 kind=kind,
                 choices=[{"value": c, "label": c} for c in choices],
+                disagreement=(rules or {}).get(name, ""),
             )
             for i, (name, kind, *rest) in enumerate(fields)
             for choices in [rest[0] if rest else []]
@@ -160,6 +161,7 @@ def opb_study(
     disagreement: float = 0.1,
     domains: tuple[str, ...] = DOMAINS,
     decision_table: list | None = None,
+    rules: dict | None = None,
 ) -> Study:
     """A frozen OPB-01-shaped version with synthetic scored responses.
 
@@ -167,6 +169,7 @@ def opb_study(
     recorded absent (the stopping rule); optionally Family C (C_SPXI and the sham C₀) and a
     force-control arm. Each cell has 4 key units (2 executable at L3+). Responses are scored by
     ``n_reviewers`` primaries who agree except, with probability ``disagreement``, by one unit.
+    ``rules`` gives rubric fields the plan's disagreement rule by name (``{"refusal": "exact"}``).
     F_att ~ logit⁻¹(−1.2 + slope·level + item effect); R ~ Bernoulli(logit⁻¹(−2.5 + …)).
     """
     rng = np.random.default_rng(seed)
@@ -196,7 +199,7 @@ def opb_study(
         conditions["C0"] = Condition.objects.create(
             version=version, code="C0", name="sham inscription", is_sham=True
         )
-    _rubric(version, OPB_RUBRIC)
+    _rubric(version, OPB_RUBRIC, rules)
     roster = []
     for i in range(evaluands):
         evaluand = Evaluand.objects.create(

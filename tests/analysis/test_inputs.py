@@ -3,8 +3,9 @@
 import pytest
 
 from apps.analysis import inputs as data
-from apps.raters.models import RubricField, Score, ScoringTask
+from apps.raters.models import Score, ScoringTask
 from apps.responses.models import Administration, Attempt, Response
+from tests.analysis.builders import opb_study
 
 pytestmark = pytest.mark.django_db
 
@@ -49,8 +50,8 @@ def test_entries_use_natural_keys_only(study):
     assert observed["counts"]["scored"] == study.counts["administrations"]
 
 
-def test_a_disagreement_waits_for_adjudication_and_the_adjudication_decides(study):
-    RubricField.objects.filter(version=study.version, name="refusal").update(disagreement="exact")
+def test_a_disagreement_waits_for_adjudication_and_the_adjudication_decides():
+    study = opb_study(evaluands=1, rules={"refusal": "exact"})
     administration, response = _first_response(study)
     r1, r3 = study.reviewers[0], study.editor
     primary = Score.objects.filter(response=response).order_by("pk").first()
