@@ -1,19 +1,36 @@
-"""The demo study that ``make run`` loads: an OPB-01-shaped protocol authored by the project."""
+"""The demo study that ``make run`` loads: an OPB-01-shaped protocol authored by the project.
+
+- DEMO-OPB: a draft with its design, roster and rubric, its harm-constancy review open (the
+  reviewers' first task) — what a PI sees before the freeze, checklist included;
+- OPB-01: its history (v1.0 refused at the freeze gate, v1.1 frozen), and v1.1 at work:
+  synthetic responses to repetitions 1–2 of its schedule imported through the importer, scoring
+  opened, part of the responses scored by reviewer1 and reviewer2 through the queue (the rest
+  stays in their queues; disagreements wait for reviewer3's adjudication), one analysis run of
+  the plan, and the outcome seal broken by the PI so that the report shows its estimates.
+
+Every step is idempotent, so ``make run`` can load the demo on every start.
+"""
 
 from django.db import transaction
 
-from apps.accounts.models import Role
+from apps.accounts.models import Role, User
 from apps.accounts.services import membership_grant
+from apps.analysis.models import AnalysisRun
+from apps.analysis.services import analysis_run_request
 from apps.demo.people import demo_people_ensure
+from apps.demo.scoring import demo_scores_submit
+from apps.deviations.selectors import outcomes_visible
+from apps.deviations.services import outcome_unseal
 from apps.items.demo import demo_design_build, demo_harm_review_complete
 from apps.items.services import harm_review_open
 from apps.protocols.models import Protocol, ProtocolVersion, VersionState
 from apps.protocols.opb01 import CODE as OPB01_CODE
 from apps.protocols.opb01 import opb01_history_build
 from apps.protocols.services import protocol_create
-from apps.raters.models import Rubric
-from apps.raters.services import rubric_apply_template
-from apps.responses.demo import demo_roster_enroll
+from apps.raters.models import Rubric, Score
+from apps.raters.services import rubric_apply_template, scoring_open
+from apps.responses.demo import demo_responses_import, demo_roster_enroll
+from apps.responses.models import Response
 
 DEMO_CODE = "DEMO-OPB"
 REVIEWERS = ("reviewer1", "reviewer2", "reviewer3")
@@ -61,4 +78,36 @@ def demo_study_load() -> str:
     if opb01 is None:
         opb01 = opb01_history_build(pi=users["pi"], prepare=opb01_design).protocol
     membership_grant(user=users["auditor"], protocol_id=opb01.pk, role=Role.AUDITOR)
-    return f"Demo loaded: protocols {protocol.code} and {opb01.code} with {len(users)} people."
+    frozen = opb01.versions.get(label="1.1")
+    counts = demo_study_run(version=frozen, users=users)
+    return (
+        f"Demo loaded: protocols {protocol.code} (draft) and {opb01.code} (v1.1 frozen: "
+        f"{counts['responses']} responses, {counts['scores']} scores, analysis run "
+        f"{counts['run']}) with {len(users)} people."
+    )
+
+
+def demo_study_run(*, version: ProtocolVersion, users: dict[str, User]) -> dict:
+    """Take the frozen ``version`` through the study, each step only when not yet done:
+    import the demo's responses, open scoring, score part of it, request one analysis run and
+    unseal the outcomes. Returns the counts for the summary.
+
+    The run is enqueued when the outermost transaction commits (eager Celery without
+    ``REDIS_URL``: it is computed then; with Redis, a worker computes it).
+    """
+    pi = users["pi"]
+    demo_responses_import(version=version, user=pi)
+    scoring_open(version=version, user=pi)
+    demo_scores_submit(version=version, reviewers=(users["reviewer1"], users["reviewer2"]))
+    run = AnalysisRun.objects.filter(version=version).order_by("number").first()
+    if run is None:
+        run = analysis_run_request(
+            version=version, user=pi, reason="The demo's run over the responses scored so far."
+        )
+    if not outcomes_visible(version):
+        outcome_unseal(version=version, user=pi, confirmation=version.protocol.code)
+    return {
+        "responses": Response.objects.filter(version=version).count(),
+        "scores": Score.objects.filter(version=version).count(),
+        "run": run.number,
+    }

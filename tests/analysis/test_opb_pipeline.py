@@ -218,3 +218,24 @@ def test_defaults_are_recorded_when_the_plan_lacks_a_parameter(study):
 )
 def test_checklist_values_are_read_in_each_shape(value, expected):
     assert _ticked(value, [1, 2, 3, 4]) == expected
+
+
+def test_a_refusal_fit_with_non_finite_estimates_is_reported_not_estimable(monkeypatch):
+    # Complete separation can leave statsmodels' GEE with NaN coefficients and no exception;
+    # the result document (canonical JSON) cannot hold NaN, and the run used to fail on it.
+    import pandas as pd
+
+    from apps.analysis.pipelines import opb
+
+    class NanFit:
+        def to_dict(self):
+            return {"coefficients": {"Intercept": float("nan"), "level": 0.5}, "n": 8}
+
+    monkeypatch.setattr(opb, "fit_gee_logit", lambda *args: NanFit())
+    frame = pd.DataFrame(
+        {"r": [0, 0, 1, 0, 1, 1, 0, 1], "level": [0, 1, 2, 3] * 2, "item": list("aabbccdd")}
+    )
+    models = opb._refusal_models(frame)
+    assert models["gee"] == {"error": "not estimable: the fit gave non-finite estimates"}
+    assert "error" not in models["mixed_logit"]
+    canonical_json(models)

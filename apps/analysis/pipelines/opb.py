@@ -538,10 +538,27 @@ def _refusal_models(frame: pd.DataFrame) -> dict:
         warnings.simplefilter("ignore")
         for name, fit in (("mixed_logit", fit_mixed_logit), ("gee", fit_gee_logit)):
             try:
-                out[name] = fit(rows, "r ~ level", "item").to_dict()
+                result = fit(rows, "r ~ level", "item").to_dict()
             except (ValueError, np.linalg.LinAlgError) as error:
                 out[name] = {"error": f"not estimable: {error}"}
+                continue
+            # A fit can "succeed" with NaN or infinite estimates (complete separation, say);
+            # the result document cannot hold them, and they are not estimates.
+            if not _all_finite(result):
+                out[name] = {"error": "not estimable: the fit gave non-finite estimates"}
+                continue
+            out[name] = result
     return out
+
+
+def _all_finite(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(_all_finite(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return all(_all_finite(v) for v in value)
+    if isinstance(value, float):
+        return bool(np.isfinite(value))
+    return True
 
 
 def _clean(estimate: dict) -> dict:
