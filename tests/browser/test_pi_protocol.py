@@ -12,9 +12,8 @@ import re
 import pytest
 
 from apps.protocols.models import Protocol
-from apps.responses.services import evaluand_register, roster_enroll
 from tests.browser.conftest import make_user
-from tests.factories import CellFactory, FamilyFactory, ItemFactory, KeyUnitFactory, LevelFactory
+from tests.browser.studies import design_and_roster
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -45,20 +44,6 @@ CHOICES = {
     "absent_cell_handling": "exclude_and_report",
     "aggregation_level": "item_level",
 }
-
-
-def _design_and_roster(version, user) -> None:
-    """Two items × two levels with one-unit keys, and two evaluands on the roster."""
-    levels = [LevelFactory(version=version, ordinal=i, code=f"L{i}") for i in range(2)]
-    family = FamilyFactory(version=version, code="B", role="discrimination_control")
-    for n in (1, 2):
-        item = ItemFactory(version=version, family=family, code=f"B0{n}")
-        for level in levels:
-            cell = CellFactory(version=version, item=item, level=level)
-            KeyUnitFactory(version=version, cell=cell, position=1)
-    for code in ("alpha", "beta"):
-        evaluand, _ = evaluand_register(user=user, label=f"Model {code}", model=f"model-{code}")
-        roster_enroll(version=version, evaluand=evaluand, code=code, user=user)
 
 
 def _checklist_codes(page) -> list[str]:
@@ -121,7 +106,7 @@ def test_pi_protocol(journey):
 
     # The design and the roster (services: see the module docstring).
     draft = Protocol.objects.get(code="OPB-J1").versions.get(label="1.0")
-    _design_and_roster(draft, pi)
+    design_and_roster(draft, pi)
 
     journey.go("/protocols/OPB-J1/v/1.0/edit/")
     assert _checklist_codes(page) == []
