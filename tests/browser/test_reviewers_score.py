@@ -16,14 +16,10 @@ from tests.raters.study import frozen_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-SECRET_LABEL = "Frontier-Model-Label-9000"
-SECRET_MODEL = "vendor/secret-model-2026-11"
-
 
 @pytest.fixture
 def study():
     study = frozen_study(responses=3, template="opb", reviewers=2, units=2)
-    Evaluand.objects.update(label=SECRET_LABEL, model=SECRET_MODEL)
     for n, user in enumerate(study.reviewers, start=1):
         user.username = f"riley-reviewer{n}"
         user.set_password(PASSWORD)
@@ -51,8 +47,9 @@ def _score_by_keyboard(journey, *, hedges: str, refusal: bool) -> None:
 
 
 def _assert_blind(page) -> None:
+    evaluand = Evaluand.objects.get()  # the study's one evaluand (its rows are append-only)
     html = page.content()
-    for secret in (SECRET_LABEL, SECRET_MODEL, "evaluand"):
+    for secret in (evaluand.label, evaluand.model, evaluand.identity_sha256, "evaluand"):
         assert secret.lower() not in html.lower(), f"the scoring page shows {secret!r}"
 
 
