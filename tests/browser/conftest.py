@@ -91,6 +91,15 @@ class Journey:
         self.check_accessibility()
         return path
 
+    def tour(self, name: str) -> None:
+        """Save the visible part of the page as ``<name>.png`` in ``$PREREGISTRY_TOUR_DIR`` when
+        that is set: how the README's tour screenshots in docs/img are made."""
+        folder = os.environ.get("PREREGISTRY_TOUR_DIR")
+        if folder:
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            clip = {"x": 0, "y": 0, "width": DESKTOP["width"], "height": 760}
+            self.page.screenshot(path=str(Path(folder) / f"{name}.png"), clip=clip)
+
     def check_accessibility(self) -> None:
         problems = accessibility_problems(self.page)
         self.checked.append(self.page.url)

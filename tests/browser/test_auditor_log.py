@@ -39,6 +39,7 @@ def test_auditor_log(journey):
     assert page.locator(".log-entry").count() == len(entries)
     assert page.get_by_role("link", name="Record a deviation").count() == 0  # auditors only read
     journey.snap("log")
+    journey.tour("tour-6-deviation-log")
 
     # Filter by kind: only the deviation is listed; the chain is still verified whole.
     page.get_by_label("Kind").select_option("deviation")

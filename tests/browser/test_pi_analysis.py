@@ -57,6 +57,7 @@ def test_pi_analysis(journey, queued):
     assert page.get_by_role("heading", name="Result sealed").is_visible()
     assert page.get_by_role("link", name="Result (JSON)").count() == 0
     journey.snap("sealed")
+    journey.tour("tour-4-sealed-result")
 
     # Unsealing asks for the protocol's code, typed exactly.
     journey.click_and_wait(page.get_by_role("link", name="Unseal outcomes…"))
@@ -75,3 +76,4 @@ def test_pi_analysis(journey, queued):
     assert page.get_by_role("link", name="Result (JSON)").is_visible()
     assert page.get_by_role("heading", name="Result sealed").count() == 0
     journey.snap("report")
+    journey.tour("tour-5-analysis-report")

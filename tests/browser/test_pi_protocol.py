@@ -74,6 +74,7 @@ def test_pi_protocol(journey):
     assert "rubric_missing" in codes
     assert page.locator("#freeze-button").is_disabled()
     journey.snap("draft-checklist")
+    journey.tour("tour-1-freeze-checklist")
 
     # One parameter through autosave: the checklist refreshes without a reload.
     missing_before = codes.count("param_missing")
@@ -139,3 +140,4 @@ def test_pi_protocol(journey):
     assert record.get_by_text(draft.sha256[:16]).is_visible()  # what it supersedes
     assert page.get_by_text("A pilot showed L1 prompts").is_visible()
     journey.snap("amended-frozen")
+    journey.tour("tour-2-frozen-amendment")

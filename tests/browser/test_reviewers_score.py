@@ -69,6 +69,7 @@ def test_reviewers_score(journey, study):
             _assert_blind(page)
             if task == 0:
                 journey.snap(f"reviewer{n}-task")
+                journey.tour("tour-3-blind-scoring")
             _score_by_keyboard(journey, hedges=str(task), refusal=task % 2 == 0)
         page.wait_for_url(re.compile(r"/queue/$"))
         assert page.get_by_text("No scoring tasks are open for you.").is_visible()
