@@ -52,10 +52,10 @@ class Journey:
         self.name = name
         self.folder = ARTIFACTS / name
         self.folder.mkdir(parents=True, exist_ok=True)
-        for old in self.folder.glob("*.png"):
+        for old in [*self.folder.glob("*.png"), *self.folder.glob("failed.*")]:
             old.unlink()
         self.context = browser.new_context(viewport=DESKTOP, accept_downloads=True)
-        self.context.set_default_timeout(15_000)
+        self.context.set_default_timeout(30_000)
         self.page = self.context.new_page()
         self.count = 0
         self.checked: list[str] = []
@@ -109,12 +109,24 @@ class Journey:
         self.context.close()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.when == "call":
+        item.journey_failed = report.failed
+    return report
+
+
 @pytest.fixture
 def journey(request, chromium, live_server):
-    """A ``Journey`` named after the test (``test_pi_…`` → ``pi_…``)."""
+    """A ``Journey`` named after the test (``test_pi_…`` → ``pi_…``). When the test fails, the
+    page as it was is kept beside the screenshots (``failed.png``, ``failed.html``)."""
     name = re.sub(r"^test_", "", request.node.name)
     tab = Journey(browser=chromium, base_url=live_server.url, name=name)
     yield tab
+    if getattr(request.node, "journey_failed", False):
+        tab.page.screenshot(path=str(tab.folder / "failed.png"), full_page=True)
+        (tab.folder / "failed.html").write_text(tab.page.content())
     tab.close()
 
 
