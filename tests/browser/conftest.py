@@ -1,6 +1,6 @@
 """Browser journeys: Debian's Chromium driven by playwright's sync API against ``live_server``.
 
-One Chromium per session, one fresh context (cookies, viewport) per test. Each journey takes
+One Chromium and one fresh context (cookies, viewport) per test. Each journey takes
 screenshots with ``Journey.snap`` into ``test-artifacts/<journey>/NN-name.png``, and every page it
 snaps is checked for the accessibility basics (see ``tests/browser/a11y.py``): labelled controls
 and no horizontal scrolling at 375 px.
@@ -26,10 +26,12 @@ PASSWORD = "journey-password-1"
 DESKTOP = {"width": 1280, "height": 900}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def chromium():
-    """One headless Chromium (Debian's) for the whole run; skipped by the root conftest's
-    marker rule when it is absent."""
+    """A headless Chromium (Debian's) for one test; skipped by the root conftest's marker rule
+    when it is absent. Not shared across tests: playwright's sync API keeps an event loop
+    running in this thread while it is open, which would break any other test that starts
+    playwright itself (tests/protocols/test_browser.py) or Django's async-unsafe checks."""
     path = chromium_path()
     if not path:
         pytest.skip("needs Debian's chromium")
@@ -52,7 +54,7 @@ class Journey:
         self.name = name
         self.folder = ARTIFACTS / name
         self.folder.mkdir(parents=True, exist_ok=True)
-        for old in [*self.folder.glob("*.png"), *self.folder.glob("failed.*")]:
+        for old in {*self.folder.glob("*.png"), *self.folder.glob("failed.*")}:
             old.unlink()
         self.context = browser.new_context(viewport=DESKTOP, accept_downloads=True)
         self.context.set_default_timeout(30_000)
