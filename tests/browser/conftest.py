@@ -81,7 +81,10 @@ class Journey:
 
     def settle(self) -> None:
         """Wait until htmx has no request pending or in flight (the draft's autosave waits 800 ms
-        after typing): the live server's in-memory SQLite refuses a second writer at once."""
+        after typing): the live server's in-memory SQLite refuses a second writer at once. The
+        focused field is blurred first, or its ``change`` autosave would start on the next
+        click, beside the request that click sends."""
+        self.page.evaluate("() => document.activeElement && document.activeElement.blur()")
         self.page.wait_for_timeout(900)
         self.page.wait_for_function("() => !document.querySelector('.htmx-request')")
 
