@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db import connections
 
 from tests.browser.a11y import accessibility_problems
 from tests.conftest import chromium_path
@@ -43,6 +44,10 @@ def chromium():
         )
         yield browser
         browser.close()
+        # ORM calls made while playwright's loop ran got their own connection (Django keys
+        # connections by async context); close it here, where the test's calls were made, or
+        # PostgreSQL would refuse to drop the test database at the end of the run.
+        connections.close_all()
 
 
 class Journey:
