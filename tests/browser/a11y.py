@@ -23,9 +23,17 @@ OVERFLOW_JS = """
 (limit) => {
   const width = document.documentElement.scrollWidth;
   if (width <= limit + 1) return null;
+  // Whether a scrolling or clipping ancestor holds el in. An absolutely placed element escapes
+  // the clipping of every ancestor up to its containing block (the nearest positioned one).
   const clipped = el => {
+    const own = getComputedStyle(el).position;
+    if (own === 'fixed') return false;
+    let escaping = own === 'absolute';
     for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
-      if (getComputedStyle(a).overflowX !== 'visible') return true;
+      const style = getComputedStyle(a);
+      if (escaping && style.position === 'static') continue;
+      escaping = false;
+      if (style.overflowX !== 'visible') return true;
     }
     return false;
   };
