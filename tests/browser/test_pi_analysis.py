@@ -47,7 +47,12 @@ def test_pi_analysis(journey, queued):
 
     # The worker takes the run; the page, polling, shows it done with no reload.
     assert len(queued) == 1
+    # The page's polls wait in playwright's hands while the worker writes: SQLite's in-memory
+    # test database would refuse the worker's writes beside a reader. They go on afterwards.
+    status_polls = re.compile(r"/analysis/1/status/$")
+    page.route(status_polls, lambda route: route.continue_())
     analysis_services.analysis_run_perform(run_id=queued[0])
+    page.unroute(status_polls)
     assert AnalysisRun.objects.get(pk=queued[0]).state == "succeeded"
     status.locator(".badge-run-succeeded").wait_for(timeout=10_000)
     assert page.url.endswith("/analysis/1/")
