@@ -105,6 +105,50 @@ def _refused(request: HttpRequest, error: ValidationError) -> None:
         messages.error(request, message)
 
 
+def _edit_page(
+    request: HttpRequest,
+    version,
+    *,
+    form: django_forms.Form,
+    save: Callable[[], object],
+    title: str,
+    listing: str,
+    delete: tuple[str, dict],
+) -> HttpResponse:
+    """The edit page of one design part: save and go back to its ``listing`` page, or show the
+    form (with the service's errors) and a delete button posting to ``delete`` (name, kwargs)."""
+    if request.method == "POST" and form.is_valid() and _run(form, save):
+        messages.success(request, f"{title} saved.")
+        return redirect(listing, **version_kwargs(version))
+    delete_name, delete_kwargs = delete
+    return render(
+        request,
+        "items/simple_form.html",
+        _context(
+            request,
+            version,
+            form=form,
+            title=title,
+            back=reverse(listing, kwargs=version_kwargs(version)),
+            delete_url=reverse(delete_name, kwargs={**version_kwargs(version), **delete_kwargs}),
+        ),
+    )
+
+
+def _delete_and_return(
+    request: HttpRequest, version, *, part, delete: Callable[[], object], title: str, listing: str
+) -> HttpResponse:
+    """Delete one design part (absent already: nothing to do) and go back to ``listing``."""
+    if part is not None:
+        try:
+            delete()
+        except ValidationError as error:
+            _refused(request, error)
+        else:
+            messages.success(request, f"{title} removed.")
+    return redirect(listing, **version_kwargs(version))
+
+
 # The design grid
 
 
@@ -188,26 +232,14 @@ def level_edit(
     )
     level = get_level_for(version=version, code=level_code)
     form = LevelEditForm(request.POST or None, initial={"name": level.name, "form": level.form})
-    if (
-        request.method == "POST"
-        and form.is_valid()
-        and _run(form, lambda: services.level_update(level=level, **form.cleaned_data))
-    ):
-        messages.success(request, f"Level {level.code} saved.")
-        return redirect("items:levels", **version_kwargs(version))
-    return render(
+    return _edit_page(
         request,
-        "items/simple_form.html",
-        _context(
-            request,
-            version,
-            form=form,
-            title=f"Level {level.code}",
-            back=reverse("items:levels", kwargs=version_kwargs(version)),
-            delete_url=reverse(
-                "items:level-delete", kwargs={**version_kwargs(version), "level_code": level.code}
-            ),
-        ),
+        version,
+        form=form,
+        save=lambda: services.level_update(level=level, **form.cleaned_data),
+        title=f"Level {level.code}",
+        listing="items:levels",
+        delete=("items:level-delete", {"level_code": level.code}),
     )
 
 
@@ -220,13 +252,14 @@ def level_delete(
         user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
     )
     level = get_level_for(version=version, code=level_code)
-    try:
-        services.level_delete(level=level)
-    except ValidationError as error:
-        _refused(request, error)
-    else:
-        messages.success(request, f"Level {level_code} removed.")
-    return redirect("items:levels", **version_kwargs(version))
+    return _delete_and_return(
+        request,
+        version,
+        part=level,
+        delete=lambda: services.level_delete(level=level),
+        title=f"Level {level_code}",
+        listing="items:levels",
+    )
 
 
 # Families, conditions, factors: a list with an "add" form, an edit page, a delete button.
@@ -289,26 +322,14 @@ def family_edit(request: HttpRequest, protocol_code: str, label: str, code: str)
     form = FamilyForm(
         request.POST or None, version=version, editing=True, initial=_family_initial(family)
     )
-    if (
-        request.method == "POST"
-        and form.is_valid()
-        and _run(form, lambda: services.family_update(family=family, **form.cleaned_data))
-    ):
-        messages.success(request, f"Family {family.code} saved.")
-        return redirect("items:families", **version_kwargs(version))
-    return render(
+    return _edit_page(
         request,
-        "items/simple_form.html",
-        _context(
-            request,
-            version,
-            form=form,
-            title=f"Family {family.code}",
-            back=reverse("items:families", kwargs=version_kwargs(version)),
-            delete_url=reverse(
-                "items:family-delete", kwargs={**version_kwargs(version), "code": family.code}
-            ),
-        ),
+        version,
+        form=form,
+        save=lambda: services.family_update(family=family, **form.cleaned_data),
+        title=f"Family {family.code}",
+        listing="items:families",
+        delete=("items:family-delete", {"code": family.code}),
     )
 
 
@@ -319,14 +340,14 @@ def family_delete(request: HttpRequest, protocol_code: str, label: str, code: st
         user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
     )
     family = Family.objects.filter(version=version, code=code).first()
-    if family is not None:
-        try:
-            services.family_delete(family=family)
-        except ValidationError as error:
-            _refused(request, error)
-        else:
-            messages.success(request, f"Family {code} removed.")
-    return redirect("items:families", **version_kwargs(version))
+    return _delete_and_return(
+        request,
+        version,
+        part=family,
+        delete=lambda: services.family_delete(family=family),
+        title=f"Family {code}",
+        listing="items:families",
+    )
 
 
 @login_required
@@ -370,26 +391,14 @@ def condition_edit(request: HttpRequest, protocol_code: str, label: str, code: s
         "is_sham": condition.is_sham,
     }
     form = ConditionForm(request.POST or None, editing=True, initial=initial)
-    if (
-        request.method == "POST"
-        and form.is_valid()
-        and _run(form, lambda: services.condition_update(condition=condition, **form.cleaned_data))
-    ):
-        messages.success(request, f"Condition {condition.code} saved.")
-        return redirect("items:conditions", **version_kwargs(version))
-    return render(
+    return _edit_page(
         request,
-        "items/simple_form.html",
-        _context(
-            request,
-            version,
-            form=form,
-            title=f"Condition {condition.code}",
-            back=reverse("items:conditions", kwargs=version_kwargs(version)),
-            delete_url=reverse(
-                "items:condition-delete", kwargs={**version_kwargs(version), "code": condition.code}
-            ),
-        ),
+        version,
+        form=form,
+        save=lambda: services.condition_update(condition=condition, **form.cleaned_data),
+        title=f"Condition {condition.code}",
+        listing="items:conditions",
+        delete=("items:condition-delete", {"code": condition.code}),
     )
 
 
@@ -402,14 +411,14 @@ def condition_delete(
         user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
     )
     condition = Condition.objects.filter(version=version, code=code).first()
-    if condition is not None:
-        try:
-            services.condition_delete(condition=condition)
-        except ValidationError as error:
-            _refused(request, error)
-        else:
-            messages.success(request, f"Condition {code} removed.")
-    return redirect("items:conditions", **version_kwargs(version))
+    return _delete_and_return(
+        request,
+        version,
+        part=condition,
+        delete=lambda: services.condition_delete(condition=condition),
+        title=f"Condition {code}",
+        listing="items:conditions",
+    )
 
 
 @login_required
@@ -449,26 +458,14 @@ def factor_edit(request: HttpRequest, protocol_code: str, label: str, name: str)
         raise Http404("No such factor.")
     initial = {"label": factor.label, "levels": "\n".join(factor.levels), "role": factor.role}
     form = FactorForm(request.POST or None, editing=True, initial=initial)
-    if (
-        request.method == "POST"
-        and form.is_valid()
-        and _run(form, lambda: services.factor_update(factor=factor, **form.cleaned_data))
-    ):
-        messages.success(request, f"Factor {factor.name} saved.")
-        return redirect("items:factors", **version_kwargs(version))
-    return render(
+    return _edit_page(
         request,
-        "items/simple_form.html",
-        _context(
-            request,
-            version,
-            form=form,
-            title=f"Factor {factor.name}",
-            back=reverse("items:factors", kwargs=version_kwargs(version)),
-            delete_url=reverse(
-                "items:factor-delete", kwargs={**version_kwargs(version), "name": factor.name}
-            ),
-        ),
+        version,
+        form=form,
+        save=lambda: services.factor_update(factor=factor, **form.cleaned_data),
+        title=f"Factor {factor.name}",
+        listing="items:factors",
+        delete=("items:factor-delete", {"name": factor.name}),
     )
 
 
@@ -479,14 +476,14 @@ def factor_delete(request: HttpRequest, protocol_code: str, label: str, name: st
         user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
     )
     factor = Factor.objects.filter(version=version, name=name).first()
-    if factor is not None:
-        try:
-            services.factor_delete(factor=factor)
-        except ValidationError as error:
-            _refused(request, error)
-        else:
-            messages.success(request, f"Factor {name} removed.")
-    return redirect("items:factors", **version_kwargs(version))
+    return _delete_and_return(
+        request,
+        version,
+        part=factor,
+        delete=lambda: services.factor_delete(factor=factor),
+        title=f"Factor {name}",
+        listing="items:factors",
+    )
 
 
 # Items and cells
