@@ -16,7 +16,9 @@ The life of a run and who writes what:
 Ownership: each claim increments ``attempts``; progress and completion name the attempt they
 belong to and are refused (``RunLost``) once the run has been reaped or claimed again, so a
 worker that was only slow cannot overwrite anything. The outcome — input blob, result blob,
-hashes, state, finishing time — is written in one transaction: either all of it exists or none.
+hashes, state, finishing time, and an ``analysis`` log entry naming the result's and the inputs'
+hashes — is written in one transaction: either all of it exists or none. A failure is logged
+too, with the last line of its error.
 """
 
 from __future__ import annotations
@@ -215,11 +217,24 @@ def analysis_run_complete(
 
     Raises RunLost (and stores nothing) when the run is no longer running under ``attempt``.
     """
-    run = AnalysisRun.objects.select_for_update().get(pk=run_id)
+    run = AnalysisRun.objects.select_for_update().select_related("version__protocol").get(pk=run_id)
     if run.state != RunState.RUNNING or run.attempts != attempt:
         raise RunLost(f"analysis run {run_id} is no longer running under attempt {attempt}")
     run.inputs = blob_store(content=inputs)
     run.result = blob_store(content=result)
+    # The result's hash goes into the hash chain: an auditor can tell later that the result
+    # on record is the one this run produced, sealed or not (a hash reveals no outcome).
+    deviation_append(
+        protocol=run.version.protocol,
+        kind=EntryKind.ANALYSIS,
+        rationale=f"Analysis run {run.number} ({run.kind}) of {run.version} succeeded: result "
+        f"{run.result.sha256}, inputs {run.inputs.sha256}.",
+        refs=[
+            _version_ref(run.version),
+            _run_ref(run),
+            {"type": "blob", "id": run.result.sha256, "label": "result document"},
+        ],
+    )
     run.state = RunState.SUCCEEDED
     run.progress = 100
     run.progress_message = "Done"
@@ -249,14 +264,23 @@ def analysis_run_fail(*, run_id: int, error: str, attempt: int | None = None) ->
     if attempt is not None:
         runs = runs.filter(attempts=attempt)
     now = timezone.now()
-    return bool(
-        runs.update(
-            state=RunState.FAILED,
-            error=error[:20_000],
-            finished_at=now,
-            progress_message="Failed",
-        )
+    failed = runs.update(
+        state=RunState.FAILED,
+        error=error[:20_000],
+        finished_at=now,
+        progress_message="Failed",
     )
+    if failed:
+        run = AnalysisRun.objects.select_related("version__protocol").get(pk=run_id)
+        reason = (error.strip().splitlines() or ["no error text"])[-1][:500]
+        deviation_append(
+            protocol=run.version.protocol,
+            kind=EntryKind.ANALYSIS,
+            rationale=f"Analysis run {run.number} ({run.kind}) of {run.version} failed and "
+            f"keeps no result: {reason}",
+            refs=[_version_ref(run.version), _run_ref(run)],
+        )
+    return bool(failed)
 
 
 def result_document(run: AnalysisRun, *, input_sha256: str, estimates: dict) -> dict:

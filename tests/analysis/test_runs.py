@@ -167,6 +167,23 @@ def test_a_failure_leaves_no_result_and_no_blob(study, run_now, failing_kind):
     assert Blob.objects.count() == blobs
 
 
+def test_a_finished_run_writes_its_result_hash_into_the_log(study, run_now):
+    run = run_now(study.version, study.pi)
+    entry = LogEntry.objects.filter(protocol=study.protocol).order_by("seq").last()
+    assert entry.kind == "analysis" and entry.actor is None
+    assert f"succeeded: result {run.result_sha256}, inputs {run.input_sha256}" in entry.rationale
+    assert {"type": "blob", "id": run.result_sha256, "label": "result document"} in entry.refs
+
+
+def test_a_failed_run_is_logged_with_its_error(study, run_now, failing_kind):
+    run = run_now(study.version, study.pi, kind=failing_kind)
+    entry = LogEntry.objects.filter(protocol=study.protocol).order_by("seq").last()
+    assert entry.kind == "analysis"
+    assert f"run {run.number} (_failing)" in entry.rationale
+    assert "failed and keeps no result" in entry.rationale
+    assert "the estimator blew up" in entry.rationale
+
+
 def test_a_failed_run_can_be_run_again(study, run_now, failing_kind):
     failed = run_now(study.version, study.pi, kind=failing_kind)
     again = run_now(study.version, study.pi)
