@@ -55,6 +55,7 @@ GARBAGE_FORM = {
             "{",
             "nan",
             "ü" * 300,
+            "[" * 50_000,
         ]
         * 10,
         strict=False,
@@ -63,6 +64,8 @@ GARBAGE_FORM = {
 # Not JSON, JSON that is not an object, and an object whose every usual field has a wrong type.
 GARBAGE_JSON = (
     "{not json",
+    "[" * 50_000,  # nested past Python's recursion limit
+    '{"n": 1' + "1" * 5000 + "}",  # past Python's limit on an integer's digits
     "[]",
     '"text"',
     json.dumps(
