@@ -250,7 +250,7 @@ class ResponsesImportApi(APIView):
                 return None
             try:
                 mapping = json.loads(value)
-            except ValueError as error:
+            except (ValueError, RecursionError) as error:
                 raise serializers.ValidationError("The mapping is not JSON.") from error
             if not isinstance(mapping, dict):
                 raise serializers.ValidationError("The mapping is a JSON object.")

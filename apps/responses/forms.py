@@ -50,6 +50,23 @@ FORMAT_CHOICES = [
 ]
 
 
+class _JSONField(forms.JSONField):
+    """Django's JSONField, also refusing (not crashing on) JSON nested deeper than Python reads
+    or holding a number longer than it reads."""
+
+    def to_python(self, value):
+        try:
+            return super().to_python(value)
+        except (ValueError, RecursionError):
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid") from None
+
+    def bound_data(self, data, initial):
+        try:
+            return super().bound_data(data, initial)
+        except (ValueError, RecursionError):
+            return forms.fields.InvalidJSONInput(data)
+
+
 class ImportUploadForm(forms.Form):
     file = forms.FileField()
     format = forms.ChoiceField(choices=FORMAT_CHOICES, required=False)
@@ -58,7 +75,7 @@ class ImportUploadForm(forms.Form):
         label="Every record is from",
         help_text="For a file from one evaluand that has no evaluand column.",
     )
-    mapping = forms.JSONField(
+    mapping = _JSONField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 6}),
         help_text="Targets → columns, as JSON; empty means same-named columns. Targets: "
@@ -106,7 +123,7 @@ class ImportConfirmForm(forms.Form):
             return None
         try:
             return json.loads(text)
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:
             raise forms.ValidationError("The mapping is not JSON.") from error
 
 
