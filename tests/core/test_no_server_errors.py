@@ -62,6 +62,10 @@ GARBAGE_FORM = {
     )
 }
 # Not JSON, JSON that is not an object, and an object whose every usual field has a wrong type.
+# Fields that are parsed as JSON get JSON nested past Python's recursion limit.
+JSON_FIELD_NAMES = ("safeguards", "inference_settings", "toolkit", "budgets", "decision-table")
+GARBAGE_FORM |= {name: "[" * 50_000 for name in JSON_FIELD_NAMES}
+GARBAGE_FORM_LONG_NUMBER = GARBAGE_FORM | {name: "1" * 5000 for name in JSON_FIELD_NAMES}
 GARBAGE_JSON = (
     "{not json",
     "[" * 50_000,  # nested past Python's recursion limit
@@ -232,6 +236,8 @@ def test_no_url_answers_500_for_any_role_or_input(state):
         if response.status_code >= 500:
             failures.append(f"{role} {method.upper()} {url} {kwargs.get('data', '')!r:.60}")
 
+    # Logging out would make every later request anonymous: it is asked last.
+    routes = [route for route in routes if route != "logout/"]
     for role in ROLES:
         client = _client(people[role])
         # Junk ids are the same whatever the study: asked once.
@@ -247,10 +253,14 @@ def test_no_url_answers_500_for_any_role_or_input(state):
                     continue
                 check(client, role, "post", url)
                 check(client, role, "post", url, data=GARBAGE_FORM)
+                if not url.startswith("/api/") and role in ("editor", "pi"):
+                    check(client, role, "post", url, data=GARBAGE_FORM_LONG_NUMBER)
                 if url.startswith("/api/") and role != "anonymous":
                     for body in GARBAGE_JSON:
                         for method in ("post", "patch"):
                             check(client, role, method, url, data=body, content_type=JSON)
+        # Still who they were: no request above logged them out.
+        assert client.get("/api/v1/me").status_code == (403 if role == "anonymous" else 200)
     # Last, the routes that may change the state, with real ids.
     for role in ROLES:
         client = _client(people[role])
@@ -262,6 +272,8 @@ def test_no_url_answers_500_for_any_role_or_input(state):
                     if url.startswith("/api/"):
                         check(client, role, "post", url, data=GARBAGE_JSON[-1], content_type=JSON)
                     check(client, role, "post", url)
+        check(client, role, "get", "/logout/")
+        check(client, role, "post", "/logout/", data=GARBAGE_FORM)
     assert not failures, f"{len(failures)} server errors:\n" + "\n".join(failures[:80])
 
 
