@@ -12,6 +12,7 @@ import json
 import re
 
 import pytest
+from django.apps import apps
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
@@ -201,6 +202,15 @@ def state(django_capture_on_commit_callbacks):
     return study, people
 
 
+def _written() -> dict[str, int]:
+    """Row counts of every model of the project's apps."""
+    return {
+        model.__name__: model.objects.count()
+        for model in apps.get_models()
+        if model.__module__.startswith("apps.")
+    }
+
+
 def _client(user):
     client = Client(raise_request_exception=False)
     if user is not None:
@@ -238,7 +248,9 @@ def test_no_url_answers_500_for_any_role_or_input(state):
 
     # Logging out would make every later request anonymous: it is asked last.
     routes = [route for route in routes if route != "logout/"]
+    written = {}
     for role in ROLES:
+        before = _written()
         client = _client(people[role])
         # Junk ids are the same whatever the study: asked once.
         for route in routes:
@@ -261,6 +273,7 @@ def test_no_url_answers_500_for_any_role_or_input(state):
                             check(client, role, method, url, data=body, content_type=JSON)
         # Still who they were: no request above logged them out.
         assert client.get("/api/v1/me").status_code == (403 if role == "anonymous" else 200)
+        written[role] = {k: v - before[k] for k, v in _written().items() if v != before[k]}
     # Last, the routes that may change the state, with real ids.
     for role in ROLES:
         client = _client(people[role])
@@ -274,6 +287,12 @@ def test_no_url_answers_500_for_any_role_or_input(state):
                     check(client, role, "post", url)
         check(client, role, "get", "/logout/")
         check(client, role, "post", "/logout/", data=GARBAGE_FORM)
+    # Readers write nothing of any protocol, whatever they post. (Anyone who is not blind may
+    # register an evaluand, and revising one registers a new one: evaluands are global.)
+    for role in ("anonymous", "outsider", "auditor"):
+        assert set(written[role]) <= {"Evaluand"}, (role, written[role])
+    # A reviewer's "next" may reserve a task; nothing else.
+    assert set(written["reviewer"]) <= {"Assignment"}, written["reviewer"]
     assert not failures, f"{len(failures)} server errors:\n" + "\n".join(failures[:80])
 
 
