@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 
 from apps.accounts.models import Role
 from apps.accounts.selectors import memberships_of
+from apps.core.apis import JSONField
 from apps.protocols.access import (
     EDIT_ROLES,
     PI_ROLES,
@@ -447,7 +448,7 @@ class ParameterChangeSerializer(serializers.Serializer):
     )
     unit = serializers.CharField(allow_blank=True)
     changes = serializers.DictField(
-        child=serializers.ListField(child=serializers.JSONField()),
+        child=serializers.ListField(child=JSONField()),
         help_text="Other attributes that changed: name → [old, new].",
     )
 

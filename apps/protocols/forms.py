@@ -139,8 +139,9 @@ class DraftForm(forms.Form):
             elif key == TABLE_FIELD:
                 try:
                     arguments["decision_table"] = json.loads(data[key] or "[]")
-                except json.JSONDecodeError as error:
-                    raise ValueError(f"the decision table is not valid JSON: {error}") from error
+                except (ValueError, RecursionError) as error:
+                    reason = "nested too deeply" if isinstance(error, RecursionError) else error
+                    raise ValueError(f"the decision table is not valid JSON: {reason}") from error
         if sections:
             arguments["sections"] = sections
         if parameters:

@@ -6,7 +6,7 @@ Reviewer endpoints answer with the task's opaque token and its content only (see
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -31,6 +31,15 @@ from apps.raters.services import (
     scoring_open,
     task_next,
 )
+
+
+def _json_object(request) -> dict:
+    """The request's body as a dict; a body that is JSON but not an object answers 400."""
+    if not isinstance(request.data, dict):
+        raise exceptions.ValidationError(
+            {"detail": ["the body must be a JSON object of the field's attributes"]}
+        )
+    return dict(request.data)
 
 
 class _TaskOutput(serializers.Serializer):
@@ -206,7 +215,7 @@ class RubricFieldsApi(APIView):
                 {"detail": "The version has no rubric yet: apply a template first."},
                 status=status.HTTP_400_BAD_REQUEST,
             )
-        rubric_field_add(rubric=rubric, spec=dict(request.data))
+        rubric_field_add(rubric=rubric, spec=_json_object(request))
         return Response({"rubric": rubric_document(version)}, status=status.HTTP_201_CREATED)
 
 
@@ -225,7 +234,7 @@ class RubricFieldApi(APIView):
     @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
     def patch(self, request, version_id: int, name: str):
         field = self._field(request, version_id, name)
-        rubric_field_update(field=field, changes=dict(request.data))
+        rubric_field_update(field=field, changes=_json_object(request))
         return Response({"rubric": rubric_document(field.version)})
 
     @extend_schema(request=None, responses=OpenApiTypes.OBJECT)

@@ -10,6 +10,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.core.apis import JSONField
 from apps.responses.access import (
     PI_ROLES,
     READ_ROLES,
@@ -57,8 +58,8 @@ class EvaluandInputSerializer(serializers.Serializer):
     label = serializers.CharField(max_length=200)
     model = serializers.CharField(max_length=200)
     provider = serializers.CharField(max_length=200, required=False, allow_blank=True)
-    safeguards = serializers.JSONField(required=False)
-    inference_settings = serializers.JSONField(required=False)
+    safeguards = JSONField(required=False)
+    inference_settings = JSONField(required=False)
     harness_version = serializers.CharField(
         max_length=200, required=False, allow_blank=True, trim_whitespace=False
     )
@@ -66,11 +67,11 @@ class EvaluandInputSerializer(serializers.Serializer):
     observation_projection = serializers.CharField(
         required=False, allow_blank=True, trim_whitespace=False
     )
-    toolkit = serializers.JSONField(required=False)
+    toolkit = JSONField(required=False)
     memory_policy = serializers.CharField(
         max_length=200, required=False, allow_blank=True, trim_whitespace=False
     )
-    budgets = serializers.JSONField(required=False)
+    budgets = JSONField(required=False)
     retry_policy = serializers.CharField(
         max_length=200, required=False, allow_blank=True, trim_whitespace=False
     )
@@ -250,7 +251,7 @@ class ResponsesImportApi(APIView):
                 return None
             try:
                 mapping = json.loads(value)
-            except ValueError as error:
+            except (ValueError, RecursionError) as error:
                 raise serializers.ValidationError("The mapping is not JSON.") from error
             if not isinstance(mapping, dict):
                 raise serializers.ValidationError("The mapping is a JSON object.")

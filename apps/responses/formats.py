@@ -187,6 +187,9 @@ def read_jsonl(data: bytes) -> SourceFile:
         except ValueError as error:
             problems.append(ImportProblem(line_number, "", f"not valid JSON: {error}"))
             continue
+        except RecursionError:
+            problems.append(ImportProblem(line_number, "", "not valid JSON: nested too deeply"))
+            continue
         if not isinstance(value, dict):
             problems.append(ImportProblem(line_number, "", "is not a JSON object"))
             continue

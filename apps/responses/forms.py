@@ -6,26 +6,41 @@ from apps.responses.formats import guess_format
 from apps.responses.mapping import TARGETS
 
 
+class _JSONField(forms.JSONField):
+    """Django's JSONField, also refusing (not crashing on) JSON nested deeper than Python reads
+    or holding a number longer than it reads."""
+
+    def to_python(self, value):
+        try:
+            return super().to_python(value)
+        except (ValueError, RecursionError):
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid") from None
+
+    def bound_data(self, data, initial):
+        try:
+            return super().bound_data(data, initial)
+        except (ValueError, RecursionError):
+            return forms.fields.InvalidJSONInput(data)
+
+
 class EvaluandForm(forms.Form):
     """Seed 001's identity tuple. Text is kept exactly as typed: a changed space is a change."""
 
     label = forms.CharField(max_length=200, help_text="A name for people; not part of identity.")
     model = forms.CharField(max_length=200, help_text="Model identifier and snapshot.")
     provider = forms.CharField(max_length=200, required=False)
-    safeguards = forms.JSONField(
+    safeguards = _JSONField(
         required=False, help_text='Provider safeguard settings, as JSON: {"moderation": "on"}.'
     )
-    inference_settings = forms.JSONField(
+    inference_settings = _JSONField(
         required=False, help_text='Decoding settings, as JSON: {"temperature": 0}.'
     )
     harness_version = forms.CharField(max_length=200, required=False, strip=False)
     system_prompt = forms.CharField(required=False, strip=False, widget=forms.Textarea)
     observation_projection = forms.CharField(required=False, strip=False, widget=forms.Textarea)
-    toolkit = forms.JSONField(
-        required=False, help_text='The action schema, as a JSON list: ["search"].'
-    )
+    toolkit = _JSONField(required=False, help_text='The action schema, as a JSON list: ["search"].')
     memory_policy = forms.CharField(max_length=200, required=False, strip=False)
-    budgets = forms.JSONField(
+    budgets = _JSONField(
         required=False, help_text='Turn, token and time budgets, as JSON: {"max_tokens": 1024}.'
     )
     retry_policy = forms.CharField(max_length=200, required=False, strip=False)
@@ -58,7 +73,7 @@ class ImportUploadForm(forms.Form):
         label="Every record is from",
         help_text="For a file from one evaluand that has no evaluand column.",
     )
-    mapping = forms.JSONField(
+    mapping = _JSONField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 6}),
         help_text="Targets → columns, as JSON; empty means same-named columns. Targets: "
@@ -106,7 +121,7 @@ class ImportConfirmForm(forms.Form):
             return None
         try:
             return json.loads(text)
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:
             raise forms.ValidationError("The mapping is not JSON.") from error
 
 

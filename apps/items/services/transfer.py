@@ -53,6 +53,11 @@ COLUMNS = (
 REQUIRED_COLUMNS = ("family", "item", "level")
 MAX_IMPORT_BYTES = 5 * 1024 * 1024
 MAX_IMPORT_ROWS = 20_000
+# The longest value a design CSV field may hold: the csv module's own default. Checked here, not
+# left to ``csv.field_size_limit``, which is process-wide and raised by the response import.
+MAX_FIELD_CHARS = 131_072
+# PostgreSQL text cannot hold NUL: refused by row and field here, not by the database (a 500).
+NUL_MESSAGE = "contains a NUL character, which cannot be stored"
 KEY_SEPARATOR = " | "
 _TRUE = {"yes", "y", "true", "1", "absent"}
 _FALSE = {"", "no", "n", "false", "0"}
@@ -215,7 +220,16 @@ def _read_csv(text: str, plan: ImportPlan) -> list[tuple[int, dict]]:
                     )
                 )
                 continue
-            rows.append((number, dict(zip(header, values, strict=True))))
+            too_long = [h for h, v in zip(header, values, strict=True) if len(v) > MAX_FIELD_CHARS]
+            for name in too_long:
+                plan.errors.append(
+                    ImportIssue(number, name, f"field larger than field limit ({MAX_FIELD_CHARS})")
+                )
+            nul = [h for h, v in zip(header, values, strict=True) if "\x00" in v]
+            for name in nul:
+                plan.errors.append(ImportIssue(number, name, NUL_MESSAGE))
+            if not too_long and not nul:
+                rows.append((number, dict(zip(header, values, strict=True))))
     except csv.Error as error:
         plan.errors.append(ImportIssue(reader.line_num, "row", f"not readable as CSV: {error}"))
     return rows
@@ -224,8 +238,11 @@ def _read_csv(text: str, plan: ImportPlan) -> list[tuple[int, dict]]:
 def _read_json(text: str, plan: ImportPlan) -> list[tuple[int, dict]]:
     try:
         data = json.loads(text)
-    except json.JSONDecodeError as error:
-        plan.errors.append(ImportIssue(0, "file", f"not valid JSON: {error}"))
+    except (ValueError, RecursionError) as error:
+        # ValueError: malformed, or a number longer than Python reads; RecursionError: nested
+        # deeper than Python reads.
+        reason = "nested too deeply" if isinstance(error, RecursionError) else error
+        plan.errors.append(ImportIssue(0, "file", f"not valid JSON: {reason}"))
         return []
     entries = data.get("cells") if isinstance(data, dict) else data
     if not isinstance(entries, list):
@@ -245,7 +262,9 @@ def _read_json(text: str, plan: ImportPlan) -> list[tuple[int, dict]]:
                     number, name, f"unknown field; the fields are {', '.join(COLUMNS)}", "entry"
                 )
             )
-        if not unknown:
+        if "\\u0000" in json.dumps(entry):
+            plan.errors.append(ImportIssue(number, "entry", NUL_MESSAGE, "entry"))
+        elif not unknown:
             rows.append((number, entry))
     return rows
 
@@ -285,9 +304,12 @@ def _key(raw: dict, fmt: str) -> list[KeyUnitSpec]:
         if fmt == "csv" and stripped.startswith("["):
             try:
                 value = json.loads(stripped)
-            except json.JSONDecodeError as error:
+            except (ValueError, RecursionError) as error:
+                reason = getattr(error, "msg", None) or (
+                    "nested too deeply" if isinstance(error, RecursionError) else str(error)
+                )
                 raise ValueError(
-                    f"starts with '[' but is not a JSON list ({error.msg}); use units separated "
+                    f"starts with '[' but is not a JSON list ({reason}); use units separated "
                     "by ' | ' or a valid JSON list"
                 ) from error
         else:
