@@ -4,6 +4,7 @@ Nothing here is ever shown to a blind reviewer: a reviewer asking for any of it 
 any protocol page (``apps.accounts.access.require_roles``).
 """
 
+from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 from apps.accounts.models import Role, User
@@ -27,6 +28,16 @@ def require_evaluand_author(*, user: User) -> None:
     roles = user_roles(user=user)
     if roles and not roles & SIGHTED_ROLES:
         raise Http404("No such page.")
+
+
+def require_evaluand_writer(*, user: User) -> None:
+    """Registering or revising an evaluand is setting up a study: for someone with no role yet
+    (about to start a protocol) or a PI or editor somewhere. Blind reviewers get 404, as for every
+    evaluand page; someone who only audits reads, and gets PermissionDenied here."""
+    require_evaluand_author(user=user)
+    roles = user_roles(user=user)
+    if roles and not roles & set(WRITE_ROLES):
+        raise PermissionDenied("Auditors read evaluands; a PI or an editor registers them.")
 
 
 def get_evaluand_for(*, user: User, pk: int) -> Evaluand:

@@ -19,6 +19,7 @@ from apps.responses.access import (
     get_evaluand_for,
     get_responses_version_for,
     require_evaluand_author,
+    require_evaluand_writer,
 )
 from apps.responses.importing import ImportRejected
 from apps.responses.models import IDENTITY_FIELDS, RosterEntry
@@ -92,7 +93,7 @@ class EvaluandCreateApi(APIView):
 
     @extend_schema(request=EvaluandInputSerializer, responses=EvaluandOutputSerializer)
     def post(self, request):
-        require_evaluand_author(user=request.user)
+        require_evaluand_writer(user=request.user)
         data = EvaluandInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
@@ -122,6 +123,7 @@ class EvaluandReviseApi(APIView):
     @extend_schema(request=InputSerializer, responses=EvaluandOutputSerializer)
     def post(self, request, pk: int):
         evaluand = get_evaluand_for(user=request.user, pk=pk)
+        require_evaluand_writer(user=request.user)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         changes = {k: v for k, v in data.validated_data.items() if k in IDENTITY_FIELDS}

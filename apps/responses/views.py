@@ -22,6 +22,7 @@ from apps.responses.access import (
     get_evaluand_for,
     get_responses_version_for,
     require_evaluand_author,
+    require_evaluand_writer,
 )
 from apps.responses.formats import guess_format
 from apps.responses.forms import (
@@ -80,7 +81,7 @@ def evaluand_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def evaluand_new(request: HttpRequest) -> HttpResponse:
-    require_evaluand_author(user=request.user)
+    require_evaluand_writer(user=request.user)
     form = EvaluandForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -119,6 +120,7 @@ def evaluand_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def evaluand_revise_view(request: HttpRequest, pk: int) -> HttpResponse:
     evaluand = get_evaluand_for(user=request.user, pk=pk)
+    require_evaluand_writer(user=request.user)
     initial = {"label": evaluand.label, **evaluand.identity()}
     form = EvaluandForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():

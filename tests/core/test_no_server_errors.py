@@ -301,10 +301,11 @@ def test_no_url_answers_500_for_any_role_or_input(state):
                     check(client, role, "post", url)
         check(client, role, "get", "/logout/")
         check(client, role, "post", "/logout/", data=GARBAGE_FORM)
-    # Readers write nothing of any protocol, whatever they post. (Anyone who is not blind may
-    # register an evaluand, and revising one registers a new one: evaluands are global.)
-    for role in ("anonymous", "outsider", "auditor"):
-        assert set(written[role]) <= {"Evaluand"}, (role, written[role])
+    # Readers write nothing, whatever they post: an auditor reads evaluands and cannot register
+    # or revise one. (Someone with no role yet may register one: they are about to start a
+    # protocol, and evaluands are global.)
+    assert not written["anonymous"] and not written["auditor"], written
+    assert set(written["outsider"]) <= {"Evaluand"}, written["outsider"]
     # A reviewer's "next" may reserve a task; nothing else.
     assert set(written["reviewer"]) <= {"Assignment"}, written["reviewer"]
     assert not failures, f"{len(failures)} server errors:\n" + "\n".join(failures[:80])

@@ -83,3 +83,27 @@ def test_elements_of_the_wrong_kind_are_refused_by_name(pi):
     with pytest.raises(ValidationError) as error:
         evaluand_register(user=pi, label="x", model="m", budgets=["not", "an", "object"])
     assert "budgets" in error.value.message_dict
+
+
+@pytest.mark.django_db
+def test_an_auditor_reads_evaluands_but_cannot_register_or_revise_one(client):
+    from apps.accounts.models import Role
+    from apps.responses.models import Evaluand
+    from tests.factories import MembershipFactory, RosterEntryFactory, UserFactory
+
+    auditor = UserFactory()
+    membership = MembershipFactory(user=auditor, role=Role.AUDITOR)
+    pi = UserFactory()
+    evaluand, _ = evaluand_register(user=pi, label="m", model="m-1")
+    # Enrolled in the audited protocol, so the auditor may read it.
+    RosterEntryFactory(version__protocol=membership.protocol, evaluand=evaluand)
+    client.force_login(auditor)
+    assert client.get(f"/api/v1/evaluands/{evaluand.pk}").status_code == 200
+    before = Evaluand.objects.count()
+    create = client.post("/api/v1/evaluands/create", {"label": "x", "model": "x-1"})
+    assert create.status_code == 403
+    revise = client.post(f"/api/v1/evaluands/{evaluand.pk}/revise", {"model": "m-2"})
+    assert revise.status_code == 403
+    assert client.post("/evaluands/new/", {"label": "x", "model": "x-1"}).status_code == 403
+    assert client.post(f"/evaluands/{evaluand.pk}/revise/", {"model": "m-2"}).status_code == 403
+    assert Evaluand.objects.count() == before
