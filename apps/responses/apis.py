@@ -21,6 +21,7 @@ from apps.responses.access import (
     require_evaluand_author,
     require_evaluand_writer,
 )
+from apps.responses.forms import upload_size_problem
 from apps.responses.importing import ImportRejected
 from apps.responses.models import IDENTITY_FIELDS, RosterEntry
 from apps.responses.selectors import (
@@ -271,6 +272,8 @@ class ResponsesImportApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
+        if problem := upload_size_problem(upload):
+            raise serializers.ValidationError({"file": [problem]})
         dry_run = request.query_params.get("dry_run", "").lower() in ("1", "true", "yes")
         try:
             outcome = responses_import(

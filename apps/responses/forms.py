@@ -1,6 +1,7 @@
 import json
 
 from django import forms
+from django.conf import settings
 
 from apps.responses.formats import guess_format
 from apps.responses.mapping import TARGETS
@@ -65,6 +66,17 @@ FORMAT_CHOICES = [
 ]
 
 
+def upload_size_problem(upload) -> str | None:
+    """Why an uploaded response file is too large to read in a request, or None."""
+    limit = settings.RESPONSE_UPLOAD_MAX_MB
+    if upload.size <= limit * 1024 * 1024:
+        return None
+    return (
+        f"The file is {upload.size / 1024 / 1024:.0f} MB; uploads take at most {limit} MB. "
+        "Import a larger file with `python manage.py import_responses`, or split it."
+    )
+
+
 class ImportUploadForm(forms.Form):
     file = forms.FileField()
     format = forms.ChoiceField(choices=FORMAT_CHOICES, required=False)
@@ -93,6 +105,8 @@ class ImportUploadForm(forms.Form):
     def clean(self):
         cleaned = super().clean()
         upload = cleaned.get("file")
+        if upload is not None and (problem := upload_size_problem(upload)):
+            self.add_error("file", problem)
         if upload is not None and not cleaned.get("format") and not guess_format(upload.name):
             self.add_error("format", "Say which format this file is.")
         mapping = cleaned.get("mapping")

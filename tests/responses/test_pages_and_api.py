@@ -325,3 +325,23 @@ def test_the_roster_page_enrols_in_a_draft(client, protocol, pi):
     answer = client.post(f"{_page(draft)}roster/{entry.code}/remove/", follow=True)
     assert "taken off the roster" in answer.content.decode()
     assert not draft.roster.exists()
+
+
+def test_an_upload_over_the_size_limit_is_refused_before_it_is_read(
+    client, frozen, pi, settings, tmp_path
+):
+    settings.RESPONSE_IMPORT_STAGING_DIR = tmp_path
+    settings.RESPONSE_UPLOAD_MAX_MB = 1
+    client.force_login(pi)
+    data = csv_bytes(answer_rows(frozen)) + b"#" * (1024 * 1024)
+    page = client.post(
+        f"{_page(frozen)}responses/import/", {"file": SimpleUploadedFile("big.csv", data)}
+    )
+    assert page.status_code == 200
+    assert "uploads take at most 1 MB" in page.content.decode()
+    api = client.post(
+        f"{_api(frozen)}responses/import", {"file": SimpleUploadedFile("big.csv", data)}
+    )
+    assert api.status_code == 400
+    assert "manage.py import_responses" in api.json()["file"][0]
+    assert not Attempt.objects.exists() and not list(tmp_path.iterdir())
