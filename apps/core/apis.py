@@ -31,14 +31,40 @@ def exception_handler(exc, context):
     return drf_exception_handler(exc, context)
 
 
+def _nul_path(value, path: str = "") -> str | None:
+    """The path of the first string (key or value) holding U+0000 in parsed JSON, or None."""
+    if isinstance(value, str):
+        return (path or "body") if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if "\x00" in str(key):
+                return where
+            if found := _nul_path(item, where):
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if found := _nul_path(item, f"{path}[{index}]"):
+                return found
+    return None
+
+
 class JSONParser(parsers.JSONParser):
-    """DRF's JSON parser, also answering 400 (not 500) to JSON nested deeper than Python reads."""
+    """DRF's JSON parser, also answering 400 (not 500) to JSON nested deeper than Python reads
+    and to text holding a NUL character (U+0000), which PostgreSQL cannot store."""
 
     def parse(self, stream, media_type=None, parser_context=None):
         try:
-            return super().parse(stream, media_type, parser_context)
+            data = super().parse(stream, media_type, parser_context)
         except RecursionError:
             raise exceptions.ParseError("JSON parse error - nested too deeply") from None
+        try:
+            where = _nul_path(data)
+        except RecursionError:
+            raise exceptions.ParseError("JSON parse error - nested too deeply") from None
+        if where is not None:
+            raise exceptions.ParseError(f"{where}: text may not contain a NUL character (U+0000)")
+        return data
 
 
 class JSONField(serializers.JSONField):

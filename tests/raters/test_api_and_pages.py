@@ -184,3 +184,20 @@ def test_an_editor_may_not_open_scoring(client):
     editor = MembershipFactory(protocol=study.version.protocol, role="editor").user
     client.force_login(editor)
     assert client.post(f"/api/v1/versions/{study.version.pk}/scoring/open").status_code == 403
+
+
+def test_a_nul_character_in_a_json_body_is_a_400_naming_where(client):
+    # PostgreSQL cannot store U+0000 in text: refused at the parser, on every database.
+    version = ProtocolVersionFactory()
+    pi = MembershipFactory(protocol=version.protocol, role="pi").user
+    client.force_login(pi)
+    client.post(f"/versions/{version.pk}/rubric/", {"template": "opb"})
+    answer = client.patch(
+        f"/api/v1/versions/{version.pk}/rubric/fields/refusal",
+        {"label": "R\x00"},
+        content_type="application/json",
+    )
+    assert answer.status_code == 400
+    assert "label: text may not contain a NUL character" in answer.json()["detail"]
+    api = client.get(f"/api/v1/versions/{version.pk}/rubric").json()["rubric"]
+    assert api["fields"][3]["label"] != "R\x00"
