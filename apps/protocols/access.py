@@ -34,8 +34,10 @@ def get_protocol_for(*, user: User, pk: int | str, roles: Iterable[str]) -> Prot
 
 
 def _check_draft(*, user: User, version: ProtocolVersion, held: frozenset[str]) -> None:
-    if version.is_draft and not held & EDIT_ROLES:
-        # An auditor knows the protocol exists but reads only what has been frozen.
+    if version.is_editable and not held & EDIT_ROLES:
+        # An auditor knows the protocol exists but reads only what is closed: frozen versions,
+        # and drafts set aside for a later version (kept unaltered, and what an amendment in
+        # the log is about), never a draft still being written.
         raise PermissionDenied("Drafts are read by the protocol's PI and editors only.")
 
 

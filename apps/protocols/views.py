@@ -166,6 +166,7 @@ def version_detail(request: HttpRequest, code: str, label: str) -> HttpResponse:
             "sections": _sections(version),
             "problems": (version_content_problems(version=version) if version.is_draft else []),
             "can_edit": bool(roles & EDIT_ROLES) and version.is_editable,
+            "reads_drafts": bool(roles & EDIT_ROLES),
             "is_pi": Role.PI in roles,
         },
     )
@@ -202,6 +203,7 @@ def _edit_context(request, version: ProtocolVersion, form: DraftForm) -> dict:
         "protocol": version.protocol,
         "version": version,
         "versions": protocol_versions(protocol=version.protocol),
+        "reads_drafts": True,  # only PIs and editors reach the edit page
         "form": form,
         "sections": [
             {**section, "field": form[section_field_name(section["name"])]}

@@ -45,6 +45,25 @@ def test_an_auditor_reads_frozen_versions_but_not_drafts(client, auditor, frozen
     client.post(V + "amend/")
     client.force_login(auditor)
     assert client.get(P + "v/1.1/").status_code == 403
+    # The pages an auditor reads do not link to the draft they may not open.
+    assert 'href="/protocols/OPB-T/v/1.1/"' not in client.get(P).content.decode()
+    assert 'href="/protocols/OPB-T/v/1.1/"' not in client.get(V).content.decode()
+
+
+def test_an_auditor_reads_a_draft_that_was_set_aside_but_not_an_open_one(
+    client, auditor, draft, pi
+):
+    client.force_login(pi)
+    assert client.post(V + "amend/").status_code == 302  # sets v1.0 aside, opens v1.1
+    client.force_login(auditor)
+    assert client.get(V).status_code == 200  # kept unaltered: part of the record
+    refused = client.get(P + "v/1.1/")
+    assert refused.status_code == 403
+    # The 403 page says why, inside the site's frame, with a way back.
+    html = refused.content.decode()
+    assert "Drafts are read by the protocol&#x27;s PI and editors only." in html
+    assert 'class="site-header"' in html and "Back to your start page" in html
+    assert client.get(V + "edit/").status_code == 403
 
 
 def test_creating_a_protocol_opens_its_draft(client, outsider):

@@ -201,3 +201,15 @@ def test_a_nul_character_in_a_json_body_is_a_400_naming_where(client):
     assert "label: text may not contain a NUL character" in answer.json()["detail"]
     api = client.get(f"/api/v1/versions/{version.pk}/rubric").json()["rubric"]
     assert api["fields"][3]["label"] != "R\x00"
+
+
+def test_the_frozen_versions_page_links_its_pi_to_the_scoring_dashboard(client):
+    study = frozen_study(responses=2)
+    auditor = MembershipFactory(protocol=study.version.protocol, role="auditor").user
+    page = f"/protocols/{study.version.protocol.code}/v/{study.version.label}/"
+    link = f'href="/versions/{study.version.pk}/scoring/"'
+    client.force_login(study.pi)
+    assert link in client.get(page).content.decode()
+    assert client.get(f"/versions/{study.version.pk}/scoring/").status_code == 200
+    client.force_login(auditor)
+    assert link not in client.get(page).content.decode()
