@@ -1,5 +1,6 @@
-"""Accessibility basics checked on a live page: every form control has a label, and at a phone's
-375 px width the page does not scroll sideways."""
+"""Accessibility basics checked on a live page: every form control has a label, text has the
+contrast WCAG 2.1 asks (success criterion 1.4.3, level AA: 4.5:1, or 3:1 for large text), and at
+a phone's 375 px width the page does not scroll sideways."""
 
 PHONE_WIDTH = 375
 
@@ -62,6 +63,55 @@ OVERFLOW_JS = """
 """
 
 
+# Every element with its own visible text: its colour against the first opaque background found
+# walking up (the page is white), WCAG 2.1's relative luminance and contrast ratio. Large text is
+# 24 px, or 18.66 px bold. Text over an image or a gradient is not judged.
+CONTRAST_JS = """
+() => {
+  const parse = c => (c.match(/[\\d.]+/g) || []).map(Number);
+  const lin = v => {
+    v /= 255;
+    return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+  };
+  const lum = ([r, g, b]) => 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+  const background = el => {
+    for (let a = el; a; a = a.parentElement) {
+      const style = getComputedStyle(a);
+      if (style.backgroundImage !== 'none') return null;
+      const c = parse(style.backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] === 1)) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  const failures = [];
+  for (const el of document.body.querySelectorAll('*')) {
+    const own = Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own) continue;
+    const style = getComputedStyle(el);
+    const box = el.getBoundingClientRect();
+    if (style.visibility === 'hidden' || box.width <= 1 || box.height <= 1) continue;
+    const fg = parse(style.color);
+    const bg = background(el);
+    if (!bg || (fg.length === 4 && fg[3] < 1)) continue;
+    const [hi, lo] = [lum(fg), lum(bg)].sort((a, b) => b - a);
+    const ratio = (hi + 0.05) / (lo + 0.05);
+    const size = parseFloat(style.fontSize);
+    const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+    if (ratio < (large ? 3 : 4.5)) {
+      failures.push(`${el.tagName.toLowerCase()}.${String(el.className || '')} ` +
+        `"${el.textContent.trim().slice(0, 30)}" ${ratio.toFixed(2)}:1`);
+    }
+  }
+  return failures;
+}
+"""
+
+
+def low_contrast_text(page) -> list[str]:
+    """The elements of ``page`` whose own text falls below WCAG 2.1 AA contrast, with the ratio."""
+    return page.evaluate(CONTRAST_JS)
+
+
 def unlabelled_controls(page) -> list[str]:
     """The inputs, selects and textareas of ``page`` that have no label (a ``label`` tied by
     ``for`` or wrapping them, ``aria-label`` or ``aria-labelledby``)."""
@@ -82,6 +132,7 @@ def phone_overflow(page) -> dict | None:
 def accessibility_problems(page) -> list[str]:
     """Every failure of the basics on ``page``, as sentences; empty when it passes."""
     problems = [f"unlabelled {control}" for control in unlabelled_controls(page)]
+    problems += [f"low contrast {text}" for text in low_contrast_text(page)]
     overflow = phone_overflow(page)
     if overflow:
         worst = overflow["worst"] or {}
