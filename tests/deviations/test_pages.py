@@ -78,6 +78,16 @@ def test_an_empty_log_says_so(client, auditor, protocol):
     assert "no entries yet" in html
 
 
+def test_the_seal_list_says_a_draft_has_no_outcomes_to_seal(client, pi, protocol):
+    from tests.factories import ProtocolVersionFactory
+
+    ProtocolVersionFactory(protocol=protocol, label="9.0")
+    client.force_login(pi)
+    html = client.get(log_url(protocol)).content.decode()
+    assert "v9.0</strong>" in html and "not frozen: it has no outcomes" in html
+    assert "Unseal…" not in html
+
+
 def test_the_log_filters_by_kind_actor_and_date(client, auditor, pi, editor, protocol, append):
     append(protocol, 2, kind="freeze")
     append(protocol, 1, kind="exclusion", actor=editor, rationale="Excluded episode 9")
