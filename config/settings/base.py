@@ -27,10 +27,10 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 SHARED_DATA_DIR = Path(
     env("PREREGISTRY_SHARED_DATA", default=str(BASE_DIR.parent / "shared" / "data"))
 )
-# Where an uploaded response file waits between its preview and its confirmation (by SHA-256).
 # The largest response file accepted through the page or the API (it is read into memory);
 # larger files go through `manage.py import_responses`, which reads from disk.
 RESPONSE_UPLOAD_MAX_MB = env.int("PREREGISTRY_UPLOAD_MAX_MB", default=50)
+# Where an uploaded response file waits between its preview and its confirmation (by SHA-256).
 RESPONSE_IMPORT_STAGING_DIR = Path(
     env("PREREGISTRY_IMPORT_STAGING", default=str(BASE_DIR / "var" / "imports"))
 )
