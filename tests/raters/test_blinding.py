@@ -335,8 +335,12 @@ def test_the_serving_order_does_not_follow_the_design():
                 idempotency_key=a.task.token,
             )
     for order in served.values():
-        rho, _ = spearmanr(range(len(order)), [design_position[pk] for pk in order])
-        assert abs(rho) < 0.2
+        # Under a random order Spearman's ρ over 100 tasks has a standard deviation of about
+        # 0.1, so a fixed bound like |ρ| < 0.2 fails one run in twenty by chance. The test asks
+        # instead that the order be no evidence of the design's: p > 0.001 (an order that
+        # followed the design would give ρ near 1 and p near 0).
+        rho, p = spearmanr(range(len(order)), [design_position[pk] for pk in order])
+        assert p > 0.001, rho
         families = [family_of[pk] for pk in order]
         assert families != sorted(families)
     assert served[first.pk][:20] != served[second.pk][:20]
