@@ -105,6 +105,32 @@ def _refused(request: HttpRequest, error: ValidationError) -> None:
         messages.error(request, message)
 
 
+def _list_page(
+    request: HttpRequest,
+    protocol_code: str,
+    label: str,
+    *,
+    make_form: Callable[[object], django_forms.Form],
+    create: Callable[[object, dict], object],
+    added: Callable[[dict], str],
+    listing: str,
+    template: str,
+    rows: Callable[[object], dict],
+) -> HttpResponse:
+    """A list of one kind of design part with its "add" form: anyone who reads the design sees
+    it; adding (POST) needs a design writer's role, and the service's errors go on the form."""
+    version = get_design_version_for(user=request.user, protocol_code=protocol_code, label=label)
+    form = make_form(version)
+    if request.method == "POST":
+        version = get_design_version_for(
+            user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
+        )
+        if form.is_valid() and _run(form, lambda: create(version, form.cleaned_data)):
+            messages.success(request, added(form.cleaned_data))
+            return redirect(listing, **version_kwargs(version))
+    return render(request, template, _context(request, version, form=form, **rows(version)))
+
+
 def _edit_page(
     request: HttpRequest,
     version,
@@ -183,27 +209,19 @@ def design(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse
 @login_required
 @require_http_methods(["GET", "POST"])
 def levels(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
-    version = get_design_version_for(user=request.user, protocol_code=protocol_code, label=label)
-    form = LevelForm(request.POST or None)
-    if request.method == "POST":
-        version = get_design_version_for(
-            user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
-        )
-        if form.is_valid() and _run(
-            form, lambda: services.level_create(version=version, **form.cleaned_data)
-        ):
-            messages.success(request, f"Level {form.cleaned_data['code']} added.")
-            return redirect("items:levels", **version_kwargs(version))
-    return render(
+    return _list_page(
         request,
-        "items/levels.html",
-        _context(
-            request,
-            version,
-            form=form,
-            levels=Level.objects.filter(version=version).order_by("ordinal"),
-            default_scale=services.OPB_LEVEL_SCALE,
-        ),
+        protocol_code,
+        label,
+        make_form=lambda version: LevelForm(request.POST or None),
+        create=lambda version, data: services.level_create(version=version, **data),
+        added=lambda data: f"Level {data['code']} added.",
+        listing="items:levels",
+        template="items/levels.html",
+        rows=lambda version: {
+            "levels": Level.objects.filter(version=version).order_by("ordinal"),
+            "default_scale": services.OPB_LEVEL_SCALE,
+        },
     )
 
 
@@ -282,31 +300,25 @@ def _family_initial(family: Family) -> dict:
 @login_required
 @require_http_methods(["GET", "POST"])
 def families(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
-    version = get_design_version_for(user=request.user, protocol_code=protocol_code, label=label)
-    form = FamilyForm(request.POST or None, version=version)
-    if request.method == "POST":
-        version = get_design_version_for(
-            user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
-        )
-        if form.is_valid() and _run(
-            form,
-            lambda: services.family_create(version=version, **form.cleaned_data),
-        ):
-            messages.success(request, f"Family {form.cleaned_data['code']} added.")
-            return redirect("items:families", **version_kwargs(version))
-    rows = Family.objects.filter(version=version).order_by("code")
-    codes = dict(Level.objects.filter(version=version).values_list("ordinal", "code"))
-    return render(
+    def rows(version) -> dict:
+        codes = dict(Level.objects.filter(version=version).values_list("ordinal", "code"))
+        return {
+            "families": [
+                (f, codes.get(f.max_level) if f.max_level is not None else None)
+                for f in Family.objects.filter(version=version).order_by("code")
+            ]
+        }
+
+    return _list_page(
         request,
-        "items/families.html",
-        _context(
-            request,
-            version,
-            form=form,
-            families=[
-                (f, codes.get(f.max_level) if f.max_level is not None else None) for f in rows
-            ],
-        ),
+        protocol_code,
+        label,
+        make_form=lambda version: FamilyForm(request.POST or None, version=version),
+        create=lambda version, data: services.family_create(version=version, **data),
+        added=lambda data: f"Family {data['code']} added.",
+        listing="items:families",
+        template="items/families.html",
+        rows=rows,
     )
 
 
@@ -353,26 +365,18 @@ def family_delete(request: HttpRequest, protocol_code: str, label: str, code: st
 @login_required
 @require_http_methods(["GET", "POST"])
 def conditions(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
-    version = get_design_version_for(user=request.user, protocol_code=protocol_code, label=label)
-    form = ConditionForm(request.POST or None)
-    if request.method == "POST":
-        version = get_design_version_for(
-            user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
-        )
-        if form.is_valid() and _run(
-            form, lambda: services.condition_create(version=version, **form.cleaned_data)
-        ):
-            messages.success(request, f"Condition {form.cleaned_data['code']} added.")
-            return redirect("items:conditions", **version_kwargs(version))
-    return render(
+    return _list_page(
         request,
-        "items/conditions.html",
-        _context(
-            request,
-            version,
-            form=form,
-            conditions=Condition.objects.filter(version=version).order_by("code"),
-        ),
+        protocol_code,
+        label,
+        make_form=lambda version: ConditionForm(request.POST or None),
+        create=lambda version, data: services.condition_create(version=version, **data),
+        added=lambda data: f"Condition {data['code']} added.",
+        listing="items:conditions",
+        template="items/conditions.html",
+        rows=lambda version: {
+            "conditions": Condition.objects.filter(version=version).order_by("code")
+        },
     )
 
 
@@ -424,26 +428,18 @@ def condition_delete(
 @login_required
 @require_http_methods(["GET", "POST"])
 def factors(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
-    version = get_design_version_for(user=request.user, protocol_code=protocol_code, label=label)
-    form = FactorForm(request.POST or None)
-    if request.method == "POST":
-        version = get_design_version_for(
-            user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
-        )
-        if form.is_valid() and _run(
-            form, lambda: services.factor_create(version=version, **form.cleaned_data)
-        ):
-            messages.success(request, f"Factor {form.cleaned_data['name']} added.")
-            return redirect("items:factors", **version_kwargs(version))
-    return render(
+    return _list_page(
         request,
-        "items/factors.html",
-        _context(
-            request,
-            version,
-            form=form,
-            factors=Factor.objects.filter(version=version).order_by("role", "name"),
-        ),
+        protocol_code,
+        label,
+        make_form=lambda version: FactorForm(request.POST or None),
+        create=lambda version, data: services.factor_create(version=version, **data),
+        added=lambda data: f"Factor {data['name']} added.",
+        listing="items:factors",
+        template="items/factors.html",
+        rows=lambda version: {
+            "factors": Factor.objects.filter(version=version).order_by("role", "name")
+        },
     )
 
 
