@@ -46,10 +46,13 @@ def unsealing_for(version) -> OutcomeUnsealing | None:
 
 
 def versions_with_seal(*, protocol_id: int) -> list[ProtocolVersion]:
-    """The protocol's versions, oldest first, each with ``.seal`` = its unsealing or None."""
+    """The protocol's versions, oldest first, each with ``.seal`` = its unsealing or None, and
+    what their status badge reads (successor, withdrawal) already loaded."""
 
     versions = list(
-        ProtocolVersion.objects.filter(protocol_id=protocol_id).order_by("created_at", "pk")
+        ProtocolVersion.objects.filter(protocol_id=protocol_id)
+        .select_related("successor", "withdrawal")
+        .order_by("created_at", "pk")
     )
     unsealings = {
         u.version_id: u

@@ -329,6 +329,22 @@ def test_the_log_pages_query_count_does_not_grow_with_its_entries(
     assert len(many) == len(few)
 
 
+def test_the_log_pages_query_count_does_not_grow_with_the_protocols_versions(
+    client, auditor, protocol
+):
+    from tests.factories import ProtocolVersionFactory
+
+    client.force_login(auditor)
+    ProtocolVersionFactory(protocol=protocol, label="8.0")
+    with CaptureQueriesContext(connection) as few:
+        client.get(log_url(protocol))
+    for n in range(5):
+        ProtocolVersionFactory(protocol=protocol, label=f"9.{n}")
+    with CaptureQueriesContext(connection) as many:
+        client.get(log_url(protocol))
+    assert len(many) == len(few)
+
+
 def test_a_version_ref_links_to_the_versions_page(
     client, auditor, protocol, frozen_version, append
 ):
