@@ -19,23 +19,29 @@ WRITE_ROLES = (Role.PI, Role.EDITOR)
 PI_ROLES = (Role.PI,)
 
 
+def _evaluand_roles(*, user: User) -> set[str]:
+    """``user``'s roles anywhere; Http404 when they are all blind (evaluand pages do not exist
+    for a blind reviewer)."""
+    roles = user_roles(user=user)
+    if roles and not roles & SIGHTED_ROLES:
+        raise Http404("No such page.")
+    return roles
+
+
 def require_evaluand_author(*, user: User) -> None:
     """Evaluand pages are for people who set up studies, never for blind reviewers.
 
     Someone with no role yet may register evaluands (they are about to start a protocol);
     someone whose only roles are blind gets 404.
     """
-    roles = user_roles(user=user)
-    if roles and not roles & SIGHTED_ROLES:
-        raise Http404("No such page.")
+    _evaluand_roles(user=user)
 
 
 def require_evaluand_writer(*, user: User) -> None:
     """Registering or revising an evaluand is setting up a study: for someone with no role yet
     (about to start a protocol) or a PI or editor somewhere. Blind reviewers get 404, as for every
     evaluand page; someone who only audits reads, and gets PermissionDenied here."""
-    require_evaluand_author(user=user)
-    roles = user_roles(user=user)
+    roles = _evaluand_roles(user=user)
     if roles and not roles & set(WRITE_ROLES):
         raise PermissionDenied("Auditors read evaluands; a PI or an editor registers them.")
 
