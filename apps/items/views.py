@@ -3,6 +3,7 @@ import/export, and the harm-constancy review (the PI's overview and the reviewer
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from django import forms as django_forms
@@ -43,6 +44,7 @@ from apps.items.selectors import (
     HARM_CRITERIA,
     CellState,
     HarmState,
+    design_expected_outputs,
     design_grid,
     design_items,
     design_problems,
@@ -199,6 +201,7 @@ def design(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse
             families=Family.objects.filter(version=version).order_by("code"),
             conditions=Condition.objects.filter(version=version).order_by("code"),
             factors=Factor.objects.filter(version=version).order_by("role", "name"),
+            expected_outputs=design_expected_outputs(version),
         ),
     )
 
@@ -581,6 +584,12 @@ def cell_edit(
             "key": services.key_units_format(units),
             "absent": cell.absent,
             "absent_reason": cell.absent_reason,
+            "expected_kind": cell.expected_kind,
+            "expected_output": (
+                json.dumps(cell.expected_output, ensure_ascii=False)
+                if cell.expected_kind == "json"
+                else (cell.expected_output or "")
+            ),
         }
     form = CellForm(request.POST or None, initial=initial)
     family = item.family
@@ -604,6 +613,8 @@ def cell_edit(
                 absent=form.cleaned_data["absent"],
                 absent_reason=form.cleaned_data["absent_reason"],
                 key=services.key_units_parse(form.cleaned_data["key"]),
+                expected_kind=form.cleaned_data["expected_kind"],
+                expected_output=form.cleaned_data["expected_value"],
             ),
         ):
             messages.success(request, f"Item {item.code} at {level.code} saved.")
@@ -620,6 +631,11 @@ def cell_edit(
             form=form,
             refusal=refusal,
             key_help=KEY_HELP,
+            expected_json=(
+                json.dumps(cell.expected_output, ensure_ascii=False, indent=2)
+                if cell is not None and cell.expected_kind == "json"
+                else ""
+            ),
         ),
     )
 

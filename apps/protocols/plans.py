@@ -102,6 +102,29 @@ RESERVATION_MINUTES = ParameterSpec(
     default="30",
     help_text="How long a scoring task stays reserved for the reviewer who opened it.",
 )
+# The human audit of machine scores (apps/raters/services/machine.py): how many machine-scored
+# responses reviewers also score. Either one, or neither.
+AUDIT_COUNT = ParameterSpec(
+    "audit_count",
+    "human audit sample (count)",
+    ParameterKind.INTEGER,
+    unit="responses",
+    required=False,
+    minimum="0",
+    help_text="How many machine-scored responses blind reviewers also score, drawn with the "
+    "seed when scoring opens. Leave empty when giving a fraction, or for no audit.",
+)
+AUDIT_FRACTION = ParameterSpec(
+    "audit_fraction",
+    "human audit sample (fraction)",
+    ParameterKind.NUMBER,
+    unit="proportion",
+    required=False,
+    minimum="0",
+    maximum="1",
+    help_text="The share of machine-scored responses blind reviewers also score (rounded up), "
+    "drawn with the seed when scoring opens.",
+)
 INTERVAL_METHOD = ParameterSpec(
     "interval_method",
     "interval method",
@@ -310,6 +333,8 @@ XSTEST = PlanTemplate(
             "refusal): nominal, or ordinal.",
         ),
         RESERVATION_MINUTES,
+        AUDIT_COUNT,
+        AUDIT_FRACTION,
         replace(REPETITIONS, default="1"),
     ),
     outlines={
@@ -329,6 +354,8 @@ GENERIC = PlanTemplate(
         RESERVATION_MINUTES,
         INTERVAL_METHOD,
         INTERVAL_COVERAGE,
+        AUDIT_COUNT,
+        AUDIT_FRACTION,
     ),
 )
 
