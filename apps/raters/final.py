@@ -17,11 +17,16 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from django.db.models import Count
+
 from apps.protocols.models import ProtocolVersion
 from apps.raters.models import (
+    AuditSample,
     FieldKind,
     FinalValue,
     MachineScore,
+    MachineScoreImport,
+    OracleRun,
     RubricField,
     ScoredBy,
     ScorerRosterEntry,
@@ -209,3 +214,64 @@ def agreement_from_inputs(inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def machine_agreement(version: ProtocolVersion) -> list[dict[str, Any]]:
     """The PI's dashboard: ``agreement_from_inputs(agreement_inputs(version))``."""
     return agreement_from_inputs(agreement_inputs(version))
+
+
+def scorer_roster(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """The version's scorer roster with each scorer's identity and its number of machine scores."""
+    counts = dict(
+        MachineScore.objects.filter(version_id=version.pk)
+        .values_list("scorer_id")
+        .annotate(n=Count("pk"))
+    )
+    return [
+        {
+            "code": entry.code,
+            "role": entry.role,
+            "label": entry.scorer.label,
+            "kind": entry.scorer.kind,
+            "identity_sha256": entry.scorer.identity_sha256,
+            "identity": entry.scorer.identity(),
+            "scores": counts.get(entry.scorer_id, 0),
+        }
+        for entry in ScorerRosterEntry.objects.filter(version=version)
+        .select_related("scorer")
+        .order_by("position", "code")
+    ]
+
+
+def machine_dashboard(version: ProtocolVersion) -> dict[str, Any]:
+    """The PI's view of machine scoring: the scorer roster with counts, imports, oracle runs,
+    the audit sample's size, and — once outcomes are unsealed — the agreement per field
+    (``"agreement": None`` while sealed)."""
+    from apps.deviations.selectors import outcomes_visible
+
+    roster = scorer_roster(version)
+    return {
+        "scorers": roster,
+        "imports": [
+            {
+                "filename": i.filename,
+                "sha256": i.sha256,
+                "format": i.format,
+                "counts": i.counts,
+                "imported_by": i.imported_by.get_username(),
+                "imported_at": i.imported_at,
+            }
+            for i in MachineScoreImport.objects.filter(version=version).select_related(
+                "imported_by"
+            )
+        ],
+        "oracle_runs": [
+            {
+                "id": run.pk,
+                "scorer": run.scorer.label,
+                "state": run.state,
+                "progress": run.progress,
+                "message": run.message,
+                "counts": run.counts,
+            }
+            for run in OracleRun.objects.filter(version=version).select_related("scorer")
+        ],
+        "audit_sample": AuditSample.objects.filter(version=version).count(),
+        "agreement": machine_agreement(version) if roster and outcomes_visible(version) else None,
+    }

@@ -7,6 +7,7 @@ from apps.protocols.services import version_freeze
 from apps.raters.services import rubric_create
 from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
 from apps.responses.services import responses_import
+from tests.factories import AnalysisParameterFactory
 from tests.responses.conftest import answer_rows, build_draft, csv_bytes
 
 JUDGE = {
@@ -53,9 +54,7 @@ def machine_study(
         protocol=protocol, user=pi, items=items, evaluands=evaluands, repetitions=repetitions
     )
     for name, value in (parameters or {}).items():
-        draft.parameters.update_or_create(
-            name=name, defaults={"label": name, "kind": "number", "value": value}
-        )
+        AnalysisParameterFactory(version=draft, name=name, value=str(value))
     rubric_create(version=draft, name="Machine rubric", fields=fields)
     for code, (role, identity) in scorers.items():
         scorer, _ = scorer_register(user=pi, label=code, **identity)
