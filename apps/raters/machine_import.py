@@ -110,6 +110,12 @@ class _Planned:
     administration: str
 
 
+def _describe(schedule: _Schedule, pk: int) -> str:
+    position, item, level, evaluand_id, repetition = schedule.entries[pk]
+    code = schedule.code_of.get(evaluand_id, f"evaluand {evaluand_id}")
+    return f"#{position} ({item}@{level}, {code}, repetition {repetition})"
+
+
 def _problem(row: int | None, where: str, message: str, label: str = "") -> ImportProblem:
     return ImportProblem(row, where, message, label)
 
@@ -450,7 +456,7 @@ class _Reader:
                         _problem(
                             record.row,
                             "response",
-                            f"{which}administration {schedule.describe(administration_id)} has "
+                            f"{which}administration {_describe(schedule, administration_id)} has "
                             "no response to score",
                             label,
                         )
@@ -503,7 +509,7 @@ class _Reader:
                         self.problems.append(_problem(record.row, name, message, label))
                 continue
             detail = self._detail(record, raw_values)
-            where = schedule.describe(administration_id)
+            where = _describe(schedule, administration_id)
             scorer_id = roster_ids[entry.code]
             for name, value in cleaned.items():
                 if value is None:
