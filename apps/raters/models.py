@@ -464,11 +464,20 @@ class MachineScore(models.Model):
     """
 
     # Denormalised for queries by version, as on Attempt; the response's version is the truth.
+    # No database constraint on the version, response or scorer: every row is written by the
+    # importer or an oracle run from ids read under the version's lock in the same transaction,
+    # and responses and scorers are append-only (the database refuses their DELETE), so a
+    # referenced row never goes away; row-by-row checks at commit would cost more than the
+    # 100,000 rows of a large import themselves.
     version = models.ForeignKey(
         ProtocolVersion, on_delete=models.PROTECT, related_name="+", db_constraint=False
     )
-    response = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="machine_scores")
-    scorer = models.ForeignKey(Scorer, on_delete=models.PROTECT, related_name="scores")
+    response = models.ForeignKey(
+        Response, on_delete=models.PROTECT, related_name="machine_scores", db_constraint=False
+    )
+    scorer = models.ForeignKey(
+        Scorer, on_delete=models.PROTECT, related_name="scores", db_constraint=False
+    )
     field = models.SlugField(max_length=64, db_index=False)
     value = models.JSONField(null=True)
     detail = models.JSONField(default=dict, blank=True)
