@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
@@ -32,6 +32,7 @@ class ScorerRosterApi(APIView):
 class ScorerEnrollApi(APIView):
     """Register a scorer's identity (or find it by its hash) and put it on the draft's roster."""
 
+    @extend_schema_serializer(component_name="ScorerEnroll")
     class InputSerializer(serializers.Serializer):
         code = serializers.CharField(max_length=64)
         role = serializers.SlugField(max_length=64)
@@ -77,11 +78,11 @@ class MachineScoresImportApi(APIView):
 
     parser_classes = [MultiPartParser, FormParser]
 
+    @extend_schema_serializer(component_name="MachineScoresImport")
     class InputSerializer(serializers.Serializer):
         file = serializers.FileField()
-        format = serializers.ChoiceField(
-            choices=["csv", "jsonl", "inspect"], required=False, allow_blank=True
-        )
+        # Plain text (csv, jsonl or inspect): the importer names a wrong one as a problem.
+        format = serializers.CharField(max_length=16, required=False, allow_blank=True)
         scorer = serializers.CharField(max_length=64, required=False, allow_blank=True)
         mapping = serializers.CharField(required=False, allow_blank=True)
         note = serializers.CharField(required=False, allow_blank=True, max_length=500)
