@@ -170,8 +170,13 @@ class Cell(models.Model):
     absent_reason = models.TextField(blank=True)
     # The frozen expected output an oracle scorer compares a response with (seed 002's exact
     # input/output fixtures): text, or any JSON value. Empty kind: the cell has none.
+    # db_default too: rows written by raw SQL (bulk loaders, tests of the guards) get "none".
     expected_kind = models.CharField(
-        max_length=8, choices=ExpectedKind.choices, blank=True, default=ExpectedKind.NONE
+        max_length=8,
+        choices=ExpectedKind.choices,
+        blank=True,
+        default=ExpectedKind.NONE,
+        db_default=ExpectedKind.NONE,
     )
     expected_output = models.JSONField(null=True, blank=True)
 
