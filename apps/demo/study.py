@@ -17,19 +17,19 @@ from apps.accounts.models import Role, User
 from apps.accounts.services import membership_grant
 from apps.analysis.models import AnalysisRun
 from apps.analysis.services import analysis_run_request
+from apps.demo.design import demo_design_build, demo_harm_review_complete
+from apps.demo.opb01 import CODE as OPB01_CODE
+from apps.demo.opb01 import opb01_history_build
 from apps.demo.people import demo_people_ensure
+from apps.demo.responses import demo_responses_import, demo_roster_enroll
 from apps.demo.scoring import demo_scores_submit
 from apps.deviations.selectors import outcomes_visible
 from apps.deviations.services import outcome_unseal
-from apps.items.demo import demo_design_build, demo_harm_review_complete
 from apps.items.services import harm_review_open
 from apps.protocols.models import Protocol, ProtocolVersion, VersionState
-from apps.protocols.opb01 import CODE as OPB01_CODE
-from apps.protocols.opb01 import opb01_history_build
 from apps.protocols.services import protocol_create
 from apps.raters.models import Rubric, Score
 from apps.raters.services import rubric_apply_template, scoring_open
-from apps.responses.demo import demo_responses_import, demo_roster_enroll
 from apps.responses.models import Response
 
 DEMO_CODE = "DEMO-OPB"
