@@ -13,8 +13,10 @@ from apps.accounts.models import Role, User
 from apps.accounts.selectors import roles_for
 from apps.core.canonical import canonical_json, sha256_hex
 from apps.deviations.chain import GENESIS_HASH
+from apps.deviations.entries import PAYLOAD_FIELDS
 from apps.deviations.models import MANUAL_KINDS, EntryKind, LogEntry, OutcomeUnsealing
-from apps.deviations.selectors import protocol_outcomes_visible
+from apps.deviations.selectors import entry_dict, protocol_outcomes_visible
+from apps.protocols.refs import version_ref
 
 # Namespace of the advisory locks that serialise appends per protocol (an arbitrary constant).
 _ADVISORY_NAMESPACE = 7_301_001
@@ -22,38 +24,14 @@ _REF_KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 SYSTEM_ACTOR = "system"
 
 
-def entry_hash_payload(
-    *,
-    protocol_code: str,
-    seq: int,
-    recorded_at: str,
-    actor: str,
-    kind: str,
-    rationale: str,
-    refs: list,
-    outcome_visible: bool,
-    prev_hash: str,
-    occurred_on: str | None = None,
-) -> bytes:
-    """The canonical bytes an entry's hash is taken over (see ``docs/deviation-log.md``).
+def entry_hash_payload(entry: Mapping[str, Any]) -> bytes:
+    """The canonical bytes an entry's hash is taken over: its ``PAYLOAD_FIELDS``, from an
+    entry dict as ``selectors.entry_dict`` gives it (see ``docs/deviation-log.md``).
 
     Encoded with ``apps.core.canonical``; the verifier in ``chain.py`` encodes the same fields
     with its own copy, and the tests prove both agree.
     """
-    return canonical_json(
-        {
-            "protocol": protocol_code,
-            "seq": seq,
-            "recorded_at": recorded_at,
-            "occurred_on": occurred_on,
-            "actor": actor,
-            "kind": kind,
-            "rationale": rationale,
-            "refs": refs,
-            "outcome_visible": outcome_visible,
-            "prev_hash": prev_hash,
-        }
-    )
+    return canonical_json({name: entry[name] for name in PAYLOAD_FIELDS})
 
 
 def format_timestamp(moment: datetime) -> str:
@@ -207,20 +185,7 @@ def _append(
         outcome_visible=outcome_visible,
         prev_hash=prev_hash,
     )
-    entry.hash = sha256_hex(
-        entry_hash_payload(
-            protocol_code=protocol.code,
-            seq=seq,
-            recorded_at=format_timestamp(recorded_at),
-            occurred_on=occurred_on.isoformat() if occurred_on else None,
-            actor=actor_name,
-            kind=kind,
-            rationale=rationale,
-            refs=refs,
-            outcome_visible=outcome_visible,
-            prev_hash=prev_hash,
-        )
-    )
+    entry.hash = sha256_hex(entry_hash_payload(entry_dict(entry)))
     # The foreign keys are known to exist; skip the lookups full_clean would make for them.
     entry.full_clean(
         exclude=["protocol", "actor"], validate_unique=False, validate_constraints=False
@@ -262,18 +227,6 @@ def deviation_append(
         refs=refs,
         occurred_on=occurred_on,
     )
-
-
-def version_ref(version) -> dict[str, Any]:
-    """The log reference to a protocol version (as ``apps.protocols.services.version_ref``)."""
-    ref = {
-        "type": "version",
-        "id": version.pk,
-        "label": f"{version.protocol.code} v{version.label}",
-    }
-    if version.sha256:
-        ref["sha256"] = version.sha256
-    return ref
 
 
 @transaction.atomic

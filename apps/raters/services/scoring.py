@@ -12,6 +12,7 @@ from apps.accounts.models import User
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import KeyUnit
+from apps.protocols.refs import version_ref
 from apps.raters.models import (
     Assignment,
     AssignmentOutcome,
@@ -246,7 +247,7 @@ def score_correct(*, score: Score, reviewer: User, values: dict, reason: str) ->
         rationale=reason,
         actor=reviewer,
         refs=[
-            {"type": "version", "id": version.pk, "label": str(version)},
+            version_ref(version),
             {"type": "score", "id": score.pk, "label": f"score {score.pk}"},
             {"type": "score", "id": correction.pk, "label": f"correction {correction.pk}"},
         ],
