@@ -21,7 +21,7 @@ LOG_READER_ROLES = frozenset({Role.AUDITOR, Role.PI, Role.EDITOR})
 DEVIATION_WRITER_ROLES = frozenset({Role.PI, Role.EDITOR})
 
 
-def outcomes_visible(version) -> bool:
+def outcomes_visible(version: ProtocolVersion | int) -> bool:
     """Whether the outcome seal of ``version`` (a ProtocolVersion or its id) has been broken.
 
     Analysis pages call this before showing results; it is false until a PI unseals.
@@ -38,7 +38,7 @@ def protocol_outcomes_visible(*, protocol_id: int) -> bool:
     return OutcomeUnsealing.objects.filter(version__protocol_id=protocol_id).exists()
 
 
-def unsealing_for(version) -> OutcomeUnsealing | None:
+def unsealing_for(version: ProtocolVersion | int) -> OutcomeUnsealing | None:
     """The unsealing of ``version`` with who did it, or None while its outcomes are sealed."""
     version_id = getattr(version, "pk", version)
     return (
@@ -62,11 +62,12 @@ def versions_with_seal(*, protocol_id: int) -> list[ProtocolVersion]:
         )
     }
     for version in versions:
-        version.seal = unsealings.get(version.pk)
+        # The page reads each version's seal as an attribute (no query per version).
+        setattr(version, "seal", unsealings.get(version.pk))  # noqa: B010
     return versions
 
 
-def log_readable_protocols(*, user: User) -> QuerySet:
+def log_readable_protocols(*, user: User) -> QuerySet[Protocol]:
     """The protocols whose log ``user`` may read, by code, with ``entry_count`` and ``last_at``."""
 
     readable = Protocol.objects.filter(
@@ -130,7 +131,7 @@ def _format_time(moment: datetime) -> str:
     )
 
 
-def entry_dicts(*, protocol, chunk_size: int = 10_000) -> Iterator[dict[str, Any]]:
+def entry_dicts(*, protocol: Protocol, chunk_size: int = 10_000) -> Iterator[dict[str, Any]]:
     """The protocol's whole chain in ``seq`` order, as the dicts that are exported and verified.
 
     Streams, so memory stays flat for long logs. The keys are ``chain.ENTRY_FIELDS``: ``actor``
@@ -167,7 +168,7 @@ _ENTRY_SQL = """
 """
 
 
-def _entry_dicts_postgresql(protocol, chunk_size: int) -> Iterator[dict[str, Any]]:
+def _entry_dicts_postgresql(protocol: Protocol, chunk_size: int) -> Iterator[dict[str, Any]]:
     code = protocol.code
     decode = json.JSONDecoder().raw_decode  # refs::text is always one JSON array: skip loads()
     connection.ensure_connection()
@@ -192,7 +193,7 @@ def entry_dict(entry: LogEntry) -> dict[str, Any]:
     return dict(zip(ENTRY_FIELDS, (entry.protocol.code, *values.values()), strict=True))
 
 
-def chain_verify(*, protocol, expect: dict[int, str] | None = None) -> ChainReport:
+def chain_verify(*, protocol: Protocol, expect: dict[int, str] | None = None) -> ChainReport:
     """Recompute the protocol's whole chain from the database and name the first broken entry.
 
     The same pure verifier the offline script runs (``apps/deviations/chain.py``).

@@ -16,6 +16,7 @@ from apps.deviations.chain import GENESIS_HASH
 from apps.deviations.entries import PAYLOAD_FIELDS
 from apps.deviations.models import MANUAL_KINDS, EntryKind, LogEntry, OutcomeUnsealing
 from apps.deviations.selectors import entry_dict, protocol_outcomes_visible
+from apps.protocols.models import Protocol, ProtocolVersion
 from apps.protocols.refs import version_ref
 
 # Namespace of the advisory locks that serialise appends per protocol (an arbitrary constant).
@@ -100,12 +101,12 @@ def _has_unencodable(text: str) -> bool:
 def _clean_text(value: Any, *, field: str, required: bool) -> str:
     if not isinstance(value, str):
         raise ValidationError({field: f"{field} must be text, not {type(value).__name__}."})
-    value = value.strip()
-    if required and not value:
+    text: str = value.strip()
+    if required and not text:
         raise ValidationError({field: f"A {field} is required: say what happened and why."})
-    if _has_unencodable(value):
+    if _has_unencodable(text):
         raise ValidationError({field: f"{field} holds a NUL or unpaired surrogate character."})
-    return value
+    return text
 
 
 def _clean_refs(refs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -141,7 +142,7 @@ def _clean_refs(refs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def _append(
     *,
-    protocol,
+    protocol: Protocol,
     kind: str,
     rationale: str,
     actor: User | None,
@@ -196,7 +197,7 @@ def _append(
 
 def deviation_append(
     *,
-    protocol,
+    protocol: Protocol,
     kind: str,
     rationale: str,
     actor: User | None = None,
@@ -232,7 +233,7 @@ def deviation_append(
 @transaction.atomic
 def deviation_record(
     *,
-    protocol,
+    protocol: Protocol,
     user: User,
     rationale: str,
     occurred_on: date,
@@ -277,7 +278,7 @@ def deviation_record(
 
 
 @transaction.atomic
-def outcome_unseal(*, version, user: User, confirmation: str) -> OutcomeUnsealing:
+def outcome_unseal(*, version: ProtocolVersion, user: User, confirmation: str) -> OutcomeUnsealing:
     """Break the outcome seal of a frozen version: its analysis results become visible.
 
     Only the protocol's PI may, and only with ``confirmation`` equal to the protocol's code,
