@@ -12,9 +12,9 @@ from django.db.models import Count, Exists, OuterRef, Q
 from django.http import Http404
 
 from apps.accounts.models import User
-from apps.deviations.selectors import outcomes_visible
 from apps.items.models import KeyUnit
 from apps.protocols.models import ProtocolVersion
+from apps.protocols.seal import outcomes_visible
 from apps.raters.models import (
     Assignment,
     AssignmentOutcome,

@@ -14,10 +14,10 @@ from django.db import IntegrityError, transaction
 from apps.accounts.models import Role, User
 from apps.accounts.selectors import roles_for
 from apps.deviations.models import EntryKind
-from apps.deviations.selectors import protocol_outcomes_visible
 from apps.deviations.services import deviation_append
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.refs import version_ref
+from apps.protocols.seal import protocol_outcomes_visible
 from apps.responses.importing import ImportOutcome, collector_paused, import_file
 from apps.responses.models import (
     IDENTITY_FIELDS,
