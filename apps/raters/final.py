@@ -20,6 +20,7 @@ from typing import Any
 from django.db.models import Count
 
 from apps.protocols.models import ProtocolVersion
+from apps.protocols.seal import outcomes_visible
 from apps.raters.models import (
     AuditSample,
     FieldKind,
@@ -243,8 +244,6 @@ def machine_dashboard(version: ProtocolVersion) -> dict[str, Any]:
     """The PI's view of machine scoring: the scorer roster with counts, imports, oracle runs,
     the audit sample's size, and — once outcomes are unsealed — the agreement per field
     (``"agreement": None`` while sealed)."""
-    from apps.deviations.selectors import outcomes_visible
-
     roster = scorer_roster(version)
     return {
         "scorers": roster,

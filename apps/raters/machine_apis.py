@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from apps.raters.access import get_rubric_version_for
 from apps.raters.final import machine_dashboard, scorer_roster
+from apps.raters.machine_import import with_scorer
 from apps.raters.models import Comparison, OracleRun, ScorerKind
 from apps.raters.services.machine import machine_scores_import, oracle_run_request
 from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
@@ -118,8 +119,9 @@ class MachineScoresImportApi(APIView):
                 data=upload.read(),
                 filename=upload.name,
                 format=data.validated_data.get("format") or None,
-                mapping=data.validated_data.get("mapping"),
-                scorer_code=data.validated_data.get("scorer") or None,
+                mapping=with_scorer(
+                    data.validated_data.get("mapping"), data.validated_data.get("scorer") or None
+                ),
                 note=data.validated_data.get("note", ""),
                 dry_run=dry_run,
             )

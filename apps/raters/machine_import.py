@@ -167,207 +167,175 @@ class _Reader:
         records: list[SourceRecord],
         columns: list[str] | None,
         mapping: dict[str, Any],
-        scorer_code: str | None,
     ):
         self.version = version
         self.format = format
         self.records = records
-        self.columns = columns
         self.problems: list[ImportProblem] = []
         self.planned: list[_Planned] = []
         self.fields = {
             f.name: f for f in RubricField.objects.filter(version=version).order_by("position")
         }
         self.roster = {e.code: e for e in ScorerRosterEntry.objects.filter(version=version)}
-        self._mapping(mapping, scorer_code)
+        self.names = columns
+        if self.names is None:
+            self.names = sorted({key for record in records for key in record.fields})
+        for key in sorted(set(mapping) - set(ADMINISTRATION_TARGETS) - set(OWN_TARGETS)):
+            targets = ", ".join((*ADMINISTRATION_TARGETS, *OWN_TARGETS))
+            self._file_problem(f"mapping.{key}", f"is not a target; the targets are {targets}")
+        self.administration_mapping = self._administration(mapping)
+        self.attempt_source = self._attempt(mapping)
+        scorer = self._scorer(mapping)
+        specs = self._field_specs(mapping)
+        self.field_sources = {name: compile_source(spec) for name, spec in specs.items()}
+        self.normalised = {
+            **self.administration_mapping,
+            "fields": specs,
+            **({"scorer": scorer} if scorer is not None else {}),
+        }
+
+    def _file_problem(self, where: str, message: str) -> None:
+        self.problems.append(_problem(None, where, message))
 
     # -- the mapping ------------------------------------------------------------------------
 
-    def _mapping(self, mapping: dict[str, Any], scorer_code: str | None) -> None:
-        keys = set(mapping)
-        unknown = keys - set(ADMINISTRATION_TARGETS) - set(OWN_TARGETS)
-        for key in sorted(unknown):
-            self.problems.append(
-                _problem(
-                    None,
-                    f"mapping.{key}",
-                    "is not a target; the targets are "
-                    + ", ".join((*ADMINISTRATION_TARGETS, *OWN_TARGETS)),
-                )
-            )
-        names = self.columns
-        if names is None:
-            names = sorted({key for record in self.records for key in record.fields})
-        administration = {
+    def _administration(self, mapping: dict[str, Any]) -> dict[str, dict]:
+        chosen = {
             t: s
-            for t, s in default_mapping(self.format, names).items()
+            for t, s in default_mapping(self.format, self.names).items()
             if t in ADMINISTRATION_TARGETS
         }
-        administration.update({t: mapping[t] for t in ADMINISTRATION_TARGETS if t in mapping})
-        administration = {t: s for t, s in administration.items() if s is not None}
-        if "position" in mapping and mapping["position"] is not None:
+        chosen.update({t: mapping[t] for t in ADMINISTRATION_TARGETS if t in mapping})
+        if mapping.get("position") is not None:
             for target in ADMINISTRATION_BY_KEY:
                 if target not in mapping:
-                    administration.pop(target, None)
+                    chosen.pop(target, None)
         normalised: dict[str, dict] = {}
-        for target, source in administration.items():
+        for target, source in chosen.items():
+            if source is None:
+                continue
             spec = _source_spec(source)
             if spec is None:
-                self.problems.append(
-                    _problem(
-                        None, f"mapping.{target}", 'give a column, {"column": …} or {"const": …}'
-                    )
-                )
-                continue
-            normalised[target] = spec
-        if "position" not in normalised and not {"item", "evaluand"} <= set(normalised):
-            self.problems.append(
-                _problem(
-                    None,
-                    "mapping",
-                    "name each row's response: map position, or item and evaluand (and level "
-                    "and repetition unless the design has one of each)",
-                )
-            )
-        self.administration_mapping = normalised
-        self.attempt_source = None
-        attempt = mapping.get("attempt", "attempt" if "attempt" in names else None)
-        if attempt is not None:
-            spec = _source_spec(attempt)
-            if spec is None:
-                self.problems.append(_problem(None, "mapping.attempt", "give a column or const"))
+                self._file_problem(f"mapping.{target}", _SOURCE_HELP)
             else:
-                self.attempt_source = compile_source(spec)
-        # The scorer.
-        scorer = mapping.get("scorer")
-        if scorer is None:
-            if "scorer" in names:
-                scorer = "scorer"
-            elif scorer_code:
-                scorer = {"const": scorer_code}
-            elif len(self.roster) == 1:
-                scorer = {"const": next(iter(self.roster))}
-        if scorer is None:
-            self.problems.append(
-                _problem(
-                    None,
-                    "scorer",
-                    "say which scorer these scores are from (a code on the scorer roster: "
-                    + (", ".join(self.roster) or "the roster is empty")
-                    + ")",
-                )
+                normalised[target] = spec
+        if "position" not in normalised and not {"item", "evaluand"} <= set(normalised):
+            self._file_problem(
+                "mapping",
+                "name each row's response: map position, or item and evaluand (and level "
+                "and repetition unless the design has one of each)",
             )
-            self.scorer_source = None
-        else:
-            spec = _source_spec(scorer)
-            self.scorer_source = compile_source(spec) if spec else None
-            if spec is None:
-                self.problems.append(_problem(None, "mapping.scorer", "give a column or const"))
-        # The fields.
-        self.field_sources: dict[str, Any] = {}
+        return normalised
+
+    def _attempt(self, mapping: dict[str, Any]) -> Any:
+        attempt = mapping.get("attempt", "attempt" if "attempt" in self.names else None)
+        if attempt is None:
+            return None
+        spec = _source_spec(attempt)
+        if spec is None:
+            self._file_problem("mapping.attempt", _SOURCE_HELP)
+            return None
+        return compile_source(spec)
+
+    def _scorer(self, mapping: dict[str, Any]) -> dict | None:
+        scorer = mapping.get("scorer")
+        if scorer is None and "scorer" in self.names:
+            scorer = "scorer"
+        if scorer is None and len(self.roster) == 1:
+            scorer = {"const": next(iter(self.roster))}
+        self.scorer_source = None
+        if scorer is None:
+            codes = ", ".join(self.roster) or "the roster is empty"
+            self._file_problem(
+                "scorer", f"say which scorer these scores are from (a roster code: {codes})"
+            )
+            return None
+        spec = _source_spec(scorer)
+        if spec is None:
+            self._file_problem("mapping.scorer", _SOURCE_HELP)
+            return None
+        self.scorer_source = compile_source(spec)
+        return spec
+
+    def _field_specs(self, mapping: dict[str, Any]) -> dict[str, dict]:
         self.inspect_binary: set[str] = set()
-        machine_fields = {
-            name for name, f in self.fields.items() if f.scorer_scores and not f.derivation
-        }
-        given = mapping.get("fields")
-        scores = mapping.get("scores")
+        given, scores = mapping.get("fields"), mapping.get("scores")
+        if given is None and scores is None:
+            specs = self._default_specs()
+        else:
+            specs = self._given_specs(given, scores)
+        return self._machine_fields_only(specs)
+
+    def _given_specs(self, given: Any, scores: Any) -> dict[str, dict]:
+        specs: dict[str, dict] = {}
         if given is not None and not isinstance(given, dict):
-            self.problems.append(_problem(None, "mapping.fields", "give {field: source}"))
+            self._file_problem("mapping.fields", "give {field: source}")
             given = {}
         if scores is not None and not isinstance(scores, dict):
-            self.problems.append(_problem(None, "mapping.scores", "give {score name: field}"))
+            self._file_problem("mapping.scores", "give {score name: field}")
             scores = {}
-        specs: dict[str, dict] = {}
         for name, source in (given or {}).items():
             spec = _source_spec(source)
             if spec is None:
-                self.problems.append(
-                    _problem(None, f"mapping.fields.{name}", "give a column or const")
-                )
-                continue
-            specs[name] = spec
-        for score_name, target in (scores or {}).items():
-            spec_values: dict | None = None
-            if isinstance(target, dict):
-                spec_values = target.get("values")
-                target = target.get("field")
-            if not isinstance(target, str) or (
-                spec_values is not None and not isinstance(spec_values, dict)
-            ):
-                self.problems.append(
-                    _problem(
-                        None, f"mapping.scores.{score_name}", 'give a field or {"field", "values"}'
-                    )
-                )
-                continue
-            spec = {"column": f"scores.{score_name}.value"}
-            if spec_values is not None:
-                spec["values"] = spec_values
-            specs[target] = spec
-            if spec_values is None:
-                self.inspect_binary.add(target)
-        if given is None and scores is None:
-            if self.format == "inspect":
-                score_names = sorted(
-                    {
-                        name
-                        for record in self.records
-                        for name in (record.fields.get("scores") or {})
-                    }
-                )
-                for name in score_names:
-                    if name not in self.fields:
-                        self.problems.append(
-                            _problem(
-                                None,
-                                f"scores.{name}",
-                                f"the rubric has no field {name!r}; map the score to a field "
-                                'with {"scores": {"' + name + '": "<field>"}}',
-                            )
-                        )
-                        continue
-                    specs[name] = {"column": f"scores.{name}.value"}
-                    self.inspect_binary.add(name)
+                self._file_problem(f"mapping.fields.{name}", _SOURCE_HELP)
             else:
-                reserved = set(ADMINISTRATION_TARGETS) | {"attempt", "scorer"} | set(DETAIL_KEYS)
-                reserved |= {s["column"] for s in normalised.values() if "column" in s}
-                for name in names:
-                    if name in reserved:
-                        continue
-                    specs[name] = {"column": name}
-        for name in list(specs):
-            if name not in self.fields:
-                self.problems.append(_problem(None, name, f"the rubric has no field {name!r}"))
-                specs.pop(name)
-            elif name not in machine_fields:
-                f = self.fields[name]
-                why = (
-                    "is derived from another field"
-                    if f.derivation
-                    else "is scored by reviewers only"
-                )
-                self.problems.append(
-                    _problem(None, name, f"field {name!r} {why}: no scorer scores it")
-                )
-                specs.pop(name)
-        if not specs and not self.problems:
-            self.problems.append(
-                _problem(None, "mapping.fields", "no column names a field the scorers score")
+                specs[name] = spec
+        for score_name, target in (scores or {}).items():
+            values: Any = None
+            if isinstance(target, dict):
+                values, target = target.get("values"), target.get("field")
+            if not isinstance(target, str) or (values is not None and not isinstance(values, dict)):
+                self._file_problem(f"mapping.scores.{score_name}", _SCORE_HELP)
+                continue
+            specs[target] = {"column": f"scores.{score_name}.value"}
+            if values is None:
+                self.inspect_binary.add(target)
+            else:
+                specs[target]["values"] = values
+        return specs
+
+    def _default_specs(self) -> dict[str, dict]:
+        specs: dict[str, dict] = {}
+        if self.format == "inspect":
+            names = sorted(
+                {name for record in self.records for name in (record.fields.get("scores") or {})}
             )
-        self.field_sources = {name: compile_source(spec) for name, spec in specs.items()}
-        self.normalised = {
-            **normalised,
-            "fields": specs,
-            **({"scorer": _source_spec(scorer)} if scorer is not None else {}),
-        }
+            for name in names:
+                if name not in self.fields:
+                    self._file_problem(
+                        f"scores.{name}",
+                        f"the rubric has no field {name!r}; map the score to a field with "
+                        f'{{"scores": {{"{name}": "<field>"}}}}',
+                    )
+                    continue
+                specs[name] = {"column": f"scores.{name}.value"}
+                self.inspect_binary.add(name)
+            return specs
+        reserved = set(ADMINISTRATION_TARGETS) | {"attempt", "scorer"} | set(DETAIL_KEYS)
+        reserved |= {s["column"] for s in self.administration_mapping.values() if "column" in s}
+        return {name: {"column": name} for name in self.names if name not in reserved}
+
+    def _machine_fields_only(self, specs: dict[str, dict]) -> dict[str, dict]:
+        kept = {}
+        for name, spec in specs.items():
+            field = self.fields.get(name)
+            if field is None:
+                self._file_problem(name, f"the rubric has no field {name!r}")
+            elif field.derivation or not field.scorer_scores:
+                why = "is derived" if field.derivation else "is scored by reviewers only"
+                self._file_problem(name, f"field {name!r} {why}: no scorer scores it")
+            else:
+                kept[name] = spec
+        if not kept and not self.problems:
+            self._file_problem("mapping.fields", "no column names a field the scorers score")
+        return kept
 
     # -- the rows -------------------------------------------------------------------------
 
-    def check(self, schedule: _Schedule) -> None:
-        checker = _Checker(schedule, self.administration_mapping)
+    def _load(self, schedule: _Schedule) -> None:
         version_id = self.version.pk
-        responses: dict[int, list[tuple[int, int, int, int | None]]] = defaultdict(list)
-        for attempt in (
+        self.responses: dict[int, list[tuple[int, int, int, int]]] = defaultdict(list)
+        for administration_id, number, response_id, words, cell_id in (
             Attempt.objects.filter(version_id=version_id, response__isnull=False)
             .order_by("administration_id", "number")
             .values_list(
@@ -378,176 +346,180 @@ class _Reader:
                 "administration__cell_id",
             )
         ):
-            administration_id, number, response_id, words, cell_id = attempt
-            responses[administration_id].append((number, response_id, words, cell_id))
-        needs_units = any(
+            self.responses[administration_id].append((number, response_id, words, cell_id))
+        self.needs_units = any(
             self.fields[name].kind == FieldKind.CHECKLIST for name in self.field_sources
         )
-        units: dict[int, list[tuple[int, bool]]] = defaultdict(list)
-        if needs_units:
+        self.units: dict[int, list[tuple[int, bool]]] = defaultdict(list)
+        if self.needs_units:
             for cell_id, position, executable in (
                 KeyUnit.objects.filter(version_id=version_id)
                 .order_by("cell_id", "position")
                 .values_list("cell_id", "position", "executable")
             ):
-                units[cell_id].append((position, executable))
-        roster_ids = {code: entry.scorer_id for code, entry in self.roster.items()}
-        existing = set(
+                self.units[cell_id].append((position, executable))
+        self.existing = set(
             MachineScore.objects.filter(version_id=version_id).values_list(
                 "scorer_id", "response_id", "field"
             )
         )
-        seen: dict[tuple[int, int, str], int] = {}
-        # For each scorer role, the fields it may score and the derived fields that follow.
-        derived_of: dict[str, list[RubricField]] = defaultdict(list)
+        self.seen: dict[tuple[int, int, str], int] = {}
+        # The derived fields that follow a field a scorer gives (computed as for reviewers).
+        self.derived_of: dict[str, list[RubricField]] = defaultdict(list)
         for f in self.fields.values():
             if f.derivation:
-                derived_of[f.derived_from].append(f)
+                self.derived_of[f.derived_from].append(f)
+        self.schedule = schedule
+
+    def check(self, schedule: _Schedule) -> None:
+        self._load(schedule)
+        checker = _Checker(schedule, self.administration_mapping)
         for record in self.records:
             before = len(checker.problems)
             administration_id = checker.administration(record)
-            for problem in checker.problems[before:]:
-                self.problems.append(problem)
+            self.problems += checker.problems[before:]
             del checker.problems[before:]
-            label = record.label
-            entry = None
-            if self.scorer_source is not None:
-                code, issue = self.scorer_source(record.fields)
-                code = "" if code is None else str(code).strip()
-                entry = self.roster.get(code)
-                if issue:
-                    self.problems.append(_problem(record.row, "scorer", issue, label))
-                elif entry is None:
-                    known = ", ".join(self.roster) or "none"
-                    self.problems.append(
-                        _problem(
-                            record.row,
-                            "scorer",
-                            f"{code!r} is not on this version's scorer roster ({known})",
-                            label,
-                        )
-                    )
-            response = None
-            if administration_id is not None:
-                answered = responses.get(administration_id, [])
-                wanted = None
-                if self.attempt_source is not None:
-                    raw, _ = self.attempt_source(record.fields)
-                    if raw not in (None, ""):
-                        try:
-                            wanted = int(str(raw).strip())
-                        except ValueError:
-                            self.problems.append(
-                                _problem(
-                                    record.row,
-                                    "attempt",
-                                    f"{raw!r} is not an attempt number",
-                                    label,
-                                )
-                            )
-                            continue
-                if wanted is None:
-                    response = answered[-1] if answered else None
-                else:
-                    response = next((a for a in answered if a[0] == wanted), None)
-                if response is None:
-                    which = f"attempt {wanted} of " if wanted is not None else ""
-                    self.problems.append(
-                        _problem(
-                            record.row,
-                            "response",
-                            f"{which}administration {_describe(schedule, administration_id)} has "
-                            "no response to score",
-                            label,
-                        )
-                    )
-            raw_values: dict[str, Any] = {}
-            for name, source in self.field_sources.items():
-                value, issue = source(record.fields)
-                if issue:
-                    self.problems.append(_problem(record.row, name, issue, label))
-                    continue
-                f = self.fields[name]
-                if isinstance(value, str) and (self.format == "csv" or f.kind != FieldKind.QUOTE):
-                    if (
-                        self.format == "inspect"
-                        and name in self.inspect_binary
-                        and (f.kind == FieldKind.BINARY and value in INSPECT_BINARY)
-                    ):
-                        value = INSPECT_BINARY[value]
-                    elif self.format == "csv":
-                        value = _text_value(f, value)
-                if isinstance(value, str) and "\x00" in value:
-                    self.problems.append(
-                        _problem(record.row, name, "contains a NUL character", label)
-                    )
-                    continue
-                raw_values[name] = value
-            if entry is not None:
-                for name in raw_values:
-                    f = self.fields[name]
-                    if f.scorer_role != entry.role:
-                        self.problems.append(
-                            _problem(
-                                record.row,
-                                name,
-                                f"the scorer {entry.code!r} has the role {entry.role!r}; the "
-                                f"rubric gives {name!r} to the role {f.scorer_role!r}",
-                                label,
-                            )
-                        )
-            if response is None or entry is None:
+            entry = self._row_scorer(record)
+            response = (
+                None if administration_id is None else self._row_response(record, administration_id)
+            )
+            values = self._row_values(record, entry)
+            if response is None or entry is None or values is None:
                 continue
-            _, response_id, words, cell_id = response
-            subset = [self.fields[name] for name in raw_values]
-            subset += [d for name in raw_values for d in derived_of.get(name, [])]
-            try:
-                cleaned = score_values_clean(
-                    fields=subset,
-                    values=raw_values,
-                    word_count=words,
-                    units=units.get(cell_id, []) if needs_units else [],
+            self._plan(record, administration_id, response, entry, values)
+
+    def _row_problem(self, record: SourceRecord, where: str, message: str) -> None:
+        self.problems.append(_problem(record.row, where, message, record.label))
+
+    def _row_scorer(self, record: SourceRecord) -> ScorerRosterEntry | None:
+        if self.scorer_source is None:
+            return None
+        code, issue = self.scorer_source(record.fields)
+        code = "" if code is None else str(code).strip()
+        entry = self.roster.get(code)
+        if issue:
+            self._row_problem(record, "scorer", issue)
+        elif entry is None:
+            known = ", ".join(self.roster) or "none"
+            self._row_problem(
+                record, "scorer", f"{code!r} is not on this version's scorer roster ({known})"
+            )
+        return entry if not issue else None
+
+    def _row_response(self, record: SourceRecord, administration_id: int) -> tuple | None:
+        answered = self.responses.get(administration_id, [])
+        wanted = None
+        if self.attempt_source is not None:
+            raw, _ = self.attempt_source(record.fields)
+            if raw not in (None, ""):
+                try:
+                    wanted = int(str(raw).strip())
+                except ValueError:
+                    self._row_problem(record, "attempt", f"{raw!r} is not an attempt number")
+                    return None
+        if wanted is None:
+            response = answered[-1] if answered else None
+        else:
+            response = next((a for a in answered if a[0] == wanted), None)
+        if response is None:
+            which = f"attempt {wanted} of " if wanted is not None else ""
+            where = _describe(self.schedule, administration_id)
+            self._row_problem(
+                record, "response", f"{which}administration {where} has no response to score"
+            )
+        return response
+
+    def _row_values(
+        self, record: SourceRecord, entry: ScorerRosterEntry | None
+    ) -> dict[str, Any] | None:
+        values: dict[str, Any] = {}
+        ok = True
+        for name, source in self.field_sources.items():
+            value, issue = source(record.fields)
+            field = self.fields[name]
+            if issue:
+                self._row_problem(record, name, issue)
+                ok = False
+                continue
+            if isinstance(value, str):
+                if "\x00" in value:
+                    self._row_problem(record, name, "contains a NUL character")
+                    ok = False
+                    continue
+                value = self._typed(field, value)
+            if entry is not None and field.scorer_role != entry.role:
+                self._row_problem(
+                    record,
+                    name,
+                    f"the scorer {entry.code!r} has the role {entry.role!r}; the rubric gives "
+                    f"{name!r} to the role {field.scorer_role!r}",
                 )
-            except ValidationError as error:
-                for name, messages in error.message_dict.items():
-                    for message in messages:
-                        self.problems.append(_problem(record.row, name, message, label))
+                ok = False
+            values[name] = value
+        return values if ok else None
+
+    def _typed(self, field: RubricField, value: str) -> Any:
+        if self.format == "csv":
+            return _text_value(field, value)
+        if (
+            self.format == "inspect"
+            and field.name in self.inspect_binary
+            and field.kind == FieldKind.BINARY
+            and value in INSPECT_BINARY
+        ):
+            return INSPECT_BINARY[value]
+        return value
+
+    def _plan(
+        self,
+        record: SourceRecord,
+        administration_id: int,
+        response: tuple,
+        entry: ScorerRosterEntry,
+        values: dict[str, Any],
+    ) -> None:
+        _, response_id, words, cell_id = response
+        subset = [self.fields[name] for name in values]
+        subset += [d for name in values for d in self.derived_of.get(name, [])]
+        try:
+            cleaned = score_values_clean(
+                fields=subset,
+                values=values,
+                word_count=words,
+                units=self.units.get(cell_id, []) if self.needs_units else [],
+            )
+        except ValidationError as error:
+            for name, messages in error.message_dict.items():
+                for message in messages:
+                    self._row_problem(record, name, message)
+            return
+        detail = self._detail(record)
+        where = _describe(self.schedule, administration_id)
+        for name, value in cleaned.items():
+            if value is None:
                 continue
-            detail = self._detail(record, raw_values)
-            where = _describe(schedule, administration_id)
-            scorer_id = roster_ids[entry.code]
-            for name, value in cleaned.items():
-                if value is None:
-                    continue
-                key = (scorer_id, response_id, name)
-                if key in existing:
-                    self.problems.append(
-                        _problem(
-                            record.row,
-                            name,
-                            f"the scorer {entry.code!r} already scored {name!r} of "
-                            f"{where} in an earlier import",
-                            label,
-                        )
-                    )
-                    continue
-                if key in seen:
-                    self.problems.append(
-                        _problem(
-                            record.row,
-                            name,
-                            f"duplicate: row {seen[key]} of this file already gives the scorer "
-                            f"{entry.code!r}'s {name!r} of {where}",
-                            label,
-                        )
-                    )
-                    continue
-                seen[key] = record.row
+            key = (entry.scorer_id, response_id, name)
+            if key in self.existing:
+                self._row_problem(
+                    record,
+                    name,
+                    f"the scorer {entry.code!r} already scored {name!r} of {where} in an "
+                    "earlier import",
+                )
+            elif key in self.seen:
+                self._row_problem(
+                    record,
+                    name,
+                    f"duplicate: row {self.seen[key]} of this file already gives the scorer "
+                    f"{entry.code!r}'s {name!r} of {where}",
+                )
+            else:
+                self.seen[key] = record.row
                 self.planned.append(
                     _Planned(
                         row=record.row,
                         response_id=response_id,
-                        scorer_id=scorer_id,
+                        scorer_id=entry.scorer_id,
                         scorer_code=entry.code,
                         field=name,
                         value=value,
@@ -556,7 +528,7 @@ class _Reader:
                     )
                 )
 
-    def _detail(self, record: SourceRecord, values: dict[str, Any]) -> dict[str, Any]:
+    def _detail(self, record: SourceRecord) -> dict[str, Any]:
         if self.format == "inspect":
             scores = record.fields.get("scores") or {}
             return {
@@ -565,6 +537,14 @@ class _Reader:
                 if isinstance(score, dict)
             }
         return {k: record.fields[k] for k in DETAIL_KEYS if record.fields.get(k) not in (None, "")}
+
+
+def with_scorer(mapping: dict | None, scorer_code: str | None) -> dict | None:
+    """``mapping`` with every row's scorer set to the roster code ``scorer_code`` (when given):
+    how the form, the API and the command pass "these are all from this scorer"."""
+    if not scorer_code:
+        return mapping
+    return {**(mapping or {}), "scorer": {"const": scorer_code}}
 
 
 def _counts(planned: list[_Planned], rows: int) -> dict[str, Any]:
@@ -665,7 +645,6 @@ def import_machine_scores(
     filename: str,
     format: str | None,
     mapping: dict | None,
-    scorer_code: str | None,
     note: str,
     dry_run: bool,
 ) -> MachineImportOutcome:
@@ -715,7 +694,6 @@ def import_machine_scores(
         records=source.records,
         columns=source.columns,
         mapping=mapping or {},
-        scorer_code=scorer_code,
     )
     if reader.problems:
         raise ImportRejected(reader.problems)

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from apps.core.canonical import sha256_hex
 from apps.raters.access import get_rubric_version_for
 from apps.raters.final import machine_dashboard
+from apps.raters.machine_import import with_scorer
 from apps.raters.models import Comparison, ScorerKind, ScorerRosterEntry
 from apps.raters.services.machine import machine_scores_import, oracle_run_request
 from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
@@ -150,8 +151,7 @@ def machine_import(request: HttpRequest, version_id: int) -> HttpResponse:
                     data=data,
                     filename=upload.name,
                     format=format,
-                    mapping=mapping,
-                    scorer_code=scorer,
+                    mapping=with_scorer(mapping, scorer),
                     note=note,
                     dry_run=True,
                 )
@@ -211,8 +211,7 @@ def machine_import_confirm(request: HttpRequest, version_id: int) -> HttpRespons
             data=data,
             filename=form.cleaned_data["filename"],
             format=form.cleaned_data["format"],
-            mapping=mapping,
-            scorer_code=form.cleaned_data["scorer"] or None,
+            mapping=with_scorer(mapping, form.cleaned_data["scorer"] or None),
             note=form.cleaned_data["note"],
         )
     except (ValidationError, PermissionDenied, ValueError) as error:

@@ -4,6 +4,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from apps.deviations.models import LogEntry
+from apps.raters.machine_import import with_scorer
 from apps.raters.models import MachineScore, MachineScoreImport, Scorer
 from apps.raters.services.machine import machine_scores_import
 from apps.raters.services.scorers import scorer_register
@@ -126,7 +127,7 @@ def test_a_field_reviewers_score_is_refused_and_a_csv_is_read_by_field_kind(prot
         ]
     )
     outcome = machine_scores_import(
-        version=version, user=pi, data=data, filename="j.csv", scorer_code="judge"
+        version=version, user=pi, data=data, filename="j.csv", mapping=with_scorer(None, "judge")
     )
     assert outcome.counts["scores"] == 6
     values = {
@@ -141,7 +142,7 @@ def test_a_field_reviewers_score_is_refused_and_a_csv_is_read_by_field_kind(prot
             user=pi,
             data=csv_bytes([{"position": 3, "label": "comply"}]),
             filename="l.csv",
-            scorer_code="judge",
+            mapping=with_scorer(None, "judge"),
         )
     assert [(p.field, "reviewers only" in p.message) for p in rejected.value.problems] == [
         ("label", True)

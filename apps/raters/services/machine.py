@@ -62,15 +62,14 @@ def machine_scores_import(
     filename: str,
     format: str | None = None,
     mapping: dict | None = None,
-    scorer_code: str | None = None,
     note: str = "",
     dry_run: bool = False,
 ) -> MachineImportOutcome:
     """Import a file of machine scores onto the frozen ``version``'s responses: all or nothing.
 
     ``format`` is csv, jsonl or inspect (from the file name when None); ``mapping`` says how rows
-    name their response, scorer and fields (``apps.raters.machine_import``); ``scorer_code``
-    names the roster scorer when rows do not. Every row is checked before anything is written:
+    name their response, scorer and fields (``apps.raters.machine_import``; ``with_scorer``
+    names one roster scorer for every row). Every row is checked before anything is written:
     unknown response, unknown field, a field the scorer's role does not score, a value outside
     the field's domain (checked as a reviewer's value is), a duplicate, a scorer not on the
     roster — any problem raises ``ImportRejected`` naming each row and field, and nothing is
@@ -86,7 +85,6 @@ def machine_scores_import(
             filename=filename,
             format=format,
             mapping=mapping,
-            scorer_code=scorer_code,
             note=note,
             dry_run=dry_run,
         )

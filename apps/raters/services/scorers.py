@@ -43,10 +43,7 @@ def scorer_identity_sha256(identity: dict[str, Any]) -> str:
     return sha256_hex(canonical_json({name: identity[name] for name in SCORER_IDENTITY_FIELDS}))
 
 
-def _identity_values(identity: dict[str, Any]) -> dict[str, Any]:
-    unknown = set(identity) - set(SCORER_IDENTITY_FIELDS)
-    if unknown:
-        raise ValidationError(f"Not part of a scorer's identity: {', '.join(sorted(unknown))}.")
+def _typed_identity(identity: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     values: dict[str, Any] = {}
     errors: dict[str, str] = {}
     for name in SCORER_IDENTITY_FIELDS:
@@ -59,11 +56,14 @@ def _identity_values(identity: dict[str, Any]) -> dict[str, Any]:
             value = "" if value is None else value
             if not isinstance(value, str):
                 errors[name] = "must be text."
-            else:
-                value = value.strip() if name != "prompt" else value
+            elif name != "prompt":  # a prompt is kept exactly as given
+                value = value.strip()
         values[name] = value
-    if errors:
-        raise ValidationError(errors)
+    return values, errors
+
+
+def _kind_problems(values: dict[str, Any]) -> dict[str, str]:
+    errors: dict[str, str] = {}
     kind = values["kind"]
     if kind not in ScorerKind.values:
         errors["kind"] = f"one of {', '.join(ScorerKind.values)}."
@@ -74,18 +74,32 @@ def _identity_values(identity: dict[str, Any]) -> dict[str, Any]:
     if values["prompt_sha256"] and not _SHA256.match(values["prompt_sha256"]):
         errors["prompt_sha256"] = "a SHA-256: 64 lowercase hex digits (a rubric blob's hash)."
     if kind == ScorerKind.LLM_JUDGE:
-        if not values["model"]:
-            errors["model"] = "An LLM judge names its model (identifier and snapshot)."
-        if not values["provider"]:
-            errors["provider"] = "An LLM judge names its provider."
+        required = {
+            "model": "An LLM judge names its model (identifier and snapshot).",
+            "provider": "An LLM judge names its provider.",
+        }
+        errors.update({name: text for name, text in required.items() if not values[name]})
         if not values["prompt"] and not values["prompt_sha256"]:
             errors["prompt"] = "An LLM judge gives its prompt, or the hash of its rubric blob."
     if values["comparison"] not in Comparison.values:
         errors["comparison"] = f"one of {', '.join(v for v in Comparison.values if v)}."
-    elif kind == ScorerKind.ORACLE and not values["comparison"]:
-        errors["comparison"] = "An oracle declares its comparison."
-    elif kind != ScorerKind.ORACLE and values["comparison"]:
-        errors["comparison"] = "Only an oracle has a comparison."
+    elif (kind == ScorerKind.ORACLE) != bool(values["comparison"]):
+        errors["comparison"] = (
+            "An oracle declares its comparison."
+            if kind == ScorerKind.ORACLE
+            else "Only an oracle has a comparison."
+        )
+    return errors
+
+
+def _identity_values(identity: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(identity) - set(SCORER_IDENTITY_FIELDS)
+    if unknown:
+        raise ValidationError(f"Not part of a scorer's identity: {', '.join(sorted(unknown))}.")
+    values, errors = _typed_identity(identity)
+    if errors:
+        raise ValidationError(errors)
+    errors = _kind_problems(values)
     if errors:
         raise ValidationError(errors)
     return values

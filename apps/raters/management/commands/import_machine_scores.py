@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from apps.accounts.models import User
 from apps.protocols.models import ProtocolVersion
+from apps.raters.machine_import import with_scorer
 from apps.raters.services.machine import machine_scores_import
 from apps.responses.importing import ImportRejected
 
@@ -64,8 +65,7 @@ class Command(BaseCommand):
                 data=path.read_bytes(),
                 filename=path.name,
                 format=options["format"],
-                mapping=mapping,
-                scorer_code=options["scorer"],
+                mapping=with_scorer(mapping, options["scorer"]),
                 note=options["note"],
                 dry_run=options["dry_run"],
             )
