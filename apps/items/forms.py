@@ -1,6 +1,7 @@
 """Forms of the design pages. They only collect input; the services validate and write."""
 
 import json
+from typing import Any
 
 from django import forms
 
@@ -153,8 +154,8 @@ class CellForm(forms.Form):
         help_text='For "items" comparisons give a JSON list: one entry per item.',
     )
 
-    def clean(self) -> dict:
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
         kind = cleaned.get("expected_kind") or ""
         text = cleaned.get("expected_output") or ""
         if kind == "json":

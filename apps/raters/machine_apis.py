@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
@@ -37,7 +38,9 @@ class ScorerEnrollApi(APIView):
     class InputSerializer(serializers.Serializer):
         code = serializers.CharField(max_length=64)
         role = serializers.SlugField(max_length=64)
-        label = serializers.CharField(max_length=200, required=False, allow_blank=True)
+        label = serializers.CharField(  # type: ignore[assignment]
+            max_length=200, required=False, allow_blank=True
+        )
         kind = serializers.ChoiceField(choices=ScorerKind.choices)
         name = serializers.CharField(max_length=200)
         version = serializers.CharField(max_length=100)
@@ -134,7 +137,11 @@ class MachineScoresImportApi(APIView):
                 },
                 status=status.HTTP_400_BAD_REQUEST,
             )
-        body = {"status": outcome.status, "message": outcome.message, "counts": outcome.counts}
+        body: dict[str, Any] = {
+            "status": outcome.status,
+            "message": outcome.message,
+            "counts": outcome.counts,
+        }
         if outcome.record is not None:
             body["sha256"] = outcome.record.sha256
         if outcome.status == "dry_run":

@@ -177,9 +177,11 @@ class _Reader:
             f.name: f for f in RubricField.objects.filter(version=version).order_by("position")
         }
         self.roster = {e.code: e for e in ScorerRosterEntry.objects.filter(version=version)}
-        self.names = columns
-        if self.names is None:
-            self.names = sorted({key for record in records for key in record.fields})
+        self.names: list[str] = (
+            columns
+            if columns is not None
+            else sorted({key for record in records for key in record.fields})
+        )
         for key in sorted(set(mapping) - set(ADMINISTRATION_TARGETS) - set(OWN_TARGETS)):
             targets = ", ".join((*ADMINISTRATION_TARGETS, *OWN_TARGETS))
             self._file_problem(f"mapping.{key}", f"is not a target; the targets are {targets}")
@@ -384,7 +386,7 @@ class _Reader:
                 None if administration_id is None else self._row_response(record, administration_id)
             )
             values = self._row_values(record, entry)
-            if response is None or entry is None or values is None:
+            if administration_id is None or response is None or entry is None or not values:
                 continue
             self._plan(record, administration_id, response, entry, values)
 

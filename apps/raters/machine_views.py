@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
 from django import forms
 from django.conf import settings
@@ -15,6 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from apps.accounts.models import User
 from apps.core.canonical import sha256_hex
 from apps.raters.access import get_rubric_version_for
 from apps.raters.final import machine_dashboard
@@ -67,7 +69,8 @@ class MachineImportForm(forms.Form):
 
     def __init__(self, *args, codes: list[str], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["scorer"].choices = [("", "Named in each row")] + [(c, c) for c in codes]
+        scorer = cast(forms.ChoiceField, self.fields["scorer"])
+        scorer.choices = [("", "Named in each row")] + [(c, c) for c in codes]
 
 
 class MachineConfirmForm(forms.Form):
@@ -77,6 +80,11 @@ class MachineConfirmForm(forms.Form):
     scorer = forms.CharField(widget=forms.HiddenInput, required=False)
     mapping = forms.CharField(widget=forms.HiddenInput, required=False)
     note = forms.CharField(widget=forms.HiddenInput, required=False)
+
+
+def _user(request: HttpRequest) -> User:
+    # Every view here is login_required: the user is signed in.
+    return cast(User, request.user)
 
 
 def _staging(digest: str) -> Path:
@@ -97,15 +105,15 @@ def _errors(form: forms.Form, error: ValidationError) -> None:
 @require_http_methods(["GET", "POST"])
 def scorers(request: HttpRequest, version_id: int) -> HttpResponse:
     """The scorer roster (enrol scorers while the version is a draft), imports, oracle runs."""
-    version = get_rubric_version_for(user=request.user, pk=version_id)
+    version = get_rubric_version_for(user=_user(request), pk=version_id)
     form = ScorerEnrollForm(request.POST or None) if version.is_draft else None
     if request.method == "POST" and form is not None and form.is_valid():
         data = dict(form.cleaned_data)
         code, role, label = data.pop("code"), data.pop("role"), data.pop("label")
         try:
-            scorer, _ = scorer_register(user=request.user, label=label, **data)
+            scorer, _ = scorer_register(user=_user(request), label=label, **data)
             scorer_roster_enroll(
-                version=version, scorer=scorer, code=code, role=role, user=request.user
+                version=version, scorer=scorer, code=code, role=role, user=_user(request)
             )
         except (ValidationError, PermissionDenied) as error:
             if isinstance(error, PermissionDenied):
@@ -126,7 +134,7 @@ def scorers(request: HttpRequest, version_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def machine_import(request: HttpRequest, version_id: int) -> HttpResponse:
     """Upload a file of machine scores: checked and previewed; nothing written until confirmed."""
-    version = get_rubric_version_for(user=request.user, pk=version_id)
+    version = get_rubric_version_for(user=_user(request), pk=version_id)
     codes = list(
         ScorerRosterEntry.objects.filter(version=version)
         .order_by("position")
@@ -147,7 +155,7 @@ def machine_import(request: HttpRequest, version_id: int) -> HttpResponse:
             try:
                 outcome = machine_scores_import(
                     version=version,
-                    user=request.user,
+                    user=_user(request),
                     data=data,
                     filename=upload.name,
                     format=format,
@@ -191,7 +199,7 @@ def machine_import(request: HttpRequest, version_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def machine_import_confirm(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_rubric_version_for(user=request.user, pk=version_id)
+    version = get_rubric_version_for(user=_user(request), pk=version_id)
     form = MachineConfirmForm(request.POST)
     again = redirect("raters:machine-import", version_id=version.pk)
     if not form.is_valid():
@@ -207,7 +215,7 @@ def machine_import_confirm(request: HttpRequest, version_id: int) -> HttpRespons
         mapping = json.loads(form.cleaned_data["mapping"]) if form.cleaned_data["mapping"] else None
         outcome = machine_scores_import(
             version=version,
-            user=request.user,
+            user=_user(request),
             data=data,
             filename=form.cleaned_data["filename"],
             format=form.cleaned_data["format"],
@@ -220,7 +228,8 @@ def machine_import_confirm(request: HttpRequest, version_id: int) -> HttpRespons
             "Nothing was imported: " + " ".join(getattr(error, "messages", [str(error)])[:5]),
         )
         return again
-    path.unlink(missing_ok=True)
+    if path is not None:
+        path.unlink(missing_ok=True)
     messages.success(request, outcome.message)
     return redirect("raters:scorers", version_id=version.pk)
 
@@ -229,9 +238,9 @@ def machine_import_confirm(request: HttpRequest, version_id: int) -> HttpRespons
 @require_POST
 def oracle_run(request: HttpRequest, version_id: int, code: str) -> HttpResponse:
     """Queue an oracle run of the roster's oracle ``code``."""
-    version = get_rubric_version_for(user=request.user, pk=version_id)
+    version = get_rubric_version_for(user=_user(request), pk=version_id)
     try:
-        run = oracle_run_request(version=version, scorer_code=code, user=request.user)
+        run = oracle_run_request(version=version, scorer_code=code, user=_user(request))
     except (ValidationError, PermissionDenied) as error:
         messages.error(request, " ".join(getattr(error, "messages", [str(error)])))
     else:

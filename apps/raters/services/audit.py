@@ -9,6 +9,7 @@ sees says a task belongs to the sample.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from django.db.models import QuerySet
 
@@ -43,7 +44,7 @@ def audit_sample_draw(*, version: ProtocolVersion) -> int:
     if plan.audit_count is not None:
         target = min(plan.audit_count, len(candidates))
     else:
-        target = math.ceil(float(plan.audit_fraction) * len(candidates))
+        target = math.ceil(float(plan.audit_fraction or 0) * len(candidates))
     wanted = target - len(drawn)
     if wanted <= 0:
         return 0
@@ -57,7 +58,7 @@ def audit_sample_draw(*, version: ProtocolVersion) -> int:
     return min(wanted, len(order))
 
 
-def audited_response_ids(version: ProtocolVersion) -> QuerySet:
+def audited_response_ids(version: ProtocolVersion) -> QuerySet[AuditSample, Any]:
     """The audit sample's responses (a subquery of response ids)."""
     return AuditSample.objects.filter(version=version).values("response_id")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
@@ -61,7 +62,7 @@ def machine_scores_import(
     data: bytes,
     filename: str,
     format: str | None = None,
-    mapping: dict | None = None,
+    mapping: dict[str, Any] | None = None,
     note: str = "",
     dry_run: bool = False,
 ) -> MachineImportOutcome:
