@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 
 from apps.deviations.models import LogEntry
 from apps.raters.machine_import import with_scorer
-from apps.raters.models import MachineScore, MachineScoreImport, Scorer
+from apps.raters.models import MachineScore, MachineScoreImport, Scorer, ScorerRosterEntry
 from apps.raters.services.machine import machine_scores_import
 from apps.raters.services.scorers import scorer_register
 from apps.responses.formats import inspect_available
@@ -213,3 +213,28 @@ def test_the_inspect_logs_scores_import_as_machine_scores(shared_data, protocol,
     }
     assert by_item[("xs-2", 1)].detail["includes"]["answer"].startswith("i'm sorry")
     assert outcome.record.header["model"] == "mockllm/model"
+
+
+@pytest.mark.postgres
+def test_the_database_refuses_to_change_machine_scores_and_a_frozen_scorer_roster(protocol, pi):
+    from django.db import DatabaseError, transaction
+
+    version = machine_study(
+        protocol=protocol, pi=pi, fields=JUDGE_FIELDS, scorers={"judge": ("judge", JUDGE)}
+    )
+    rows = [{"position": 1, "fidelity": True, "loss1": 0.2, "drift_flag": False}]
+    machine_scores_import(
+        version=version,
+        user=pi,
+        data=jsonl(rows),
+        filename="j.jsonl",
+        mapping=with_scorer(None, "judge"),
+    )
+    with pytest.raises(DatabaseError, match="preregistry:"), transaction.atomic():
+        MachineScore.objects.filter(version_id=version.pk).update(value=False)
+    with pytest.raises(DatabaseError, match="preregistry:"), transaction.atomic():
+        MachineScore.objects.filter(version_id=version.pk).delete()
+    with pytest.raises(DatabaseError, match="preregistry:"), transaction.atomic():
+        ScorerRosterEntry.objects.filter(version=version).update(role="other")
+    with pytest.raises(DatabaseError, match="preregistry:"), transaction.atomic():
+        Scorer.objects.update(version="2")
