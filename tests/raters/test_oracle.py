@@ -123,3 +123,33 @@ def test_an_absent_cell_has_no_expected_output_and_text_must_be_text(protocol, p
     with pytest.raises(ValidationError):
         expected_output_clean(kind="text", value=[1], absent=False)
     assert expected_output_clean(kind="", value="", absent=False) == ("", None)
+
+
+def test_the_cell_page_saves_an_expected_output_and_the_design_page_shows_its_hash(
+    client, protocol, pi
+):
+    from django.urls import reverse
+
+    from tests.responses.conftest import build_draft
+
+    draft = build_draft(protocol=protocol, user=pi, items=["sort-1"])
+    cell = Cell.objects.get(version=draft)
+    kwargs = {"protocol_code": protocol.code, "label": draft.label}
+    client.force_login(pi)
+    url = reverse("items:cell", kwargs={**kwargs, "item_code": "sort-1", "level_code": "L0"})
+    answer = client.post(
+        url,
+        {
+            "prompt": "Sort each tuple.",
+            "key": "Sorted.",
+            "expected_kind": "json",
+            "expected_output": json.dumps(EXPECTED),
+        },
+    )
+    assert answer.status_code == 302, answer.content.decode()[:2000]
+    cell.refresh_from_db()
+    assert cell.expected_kind == "json" and cell.expected_output == EXPECTED
+    page = client.get(reverse("items:design", kwargs=kwargs)).content.decode()
+    assert sha256_hex(canonical_json(EXPECTED)) in page
+    bad = client.post(url, {"prompt": "x", "expected_kind": "json", "expected_output": "[1,"})
+    assert bad.status_code == 200 and "not JSON" in bad.content.decode()
