@@ -54,7 +54,7 @@ def test_many_weight_rows_are_fitted_at_once_like_one_by_one(food):
         np.testing.assert_allclose(params, alone, rtol=1e-9)
 
 
-def _clustered(seed=1, items=8):
+def _clustered(seed=1, items=12):
     rng = np.random.default_rng(seed)
     item = np.repeat(np.arange(items), 20)
     level = np.tile(np.repeat(np.arange(4), 5), items)
@@ -76,7 +76,7 @@ def test_the_cluster_bootstrap_is_reproducible_and_covers_the_estimate():
     assert first.intervals == again.intervals and first.intervals != other.intervals
     lo, hi = first.intervals["level"]
     assert lo < fit.coefficients["level"] < hi
-    assert first.dropped == 0 and first.n_clusters == 8
+    assert first.dropped == 0 and first.n_clusters == 12
 
 
 def test_each_replicate_is_the_fit_on_its_resampled_clusters():
@@ -92,7 +92,7 @@ def test_each_replicate_is_the_fit_on_its_resampled_clusters():
         seed=21,
         replicates=3,
     )
-    draws = cluster_weights(8, 3, np.random.default_rng(21))
+    draws = cluster_weights(12, 3, np.random.default_rng(21))
     for b in range(3):
         rows = np.repeat(np.arange(len(y)), draws[b][item])
         refit = fit_beta_regression(pd.DataFrame({"y": y[rows], "level": level[rows]}), "y ~ level")
