@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint format migrate worker beat demo-xstest benchmarks
+.PHONY: run test install lint format migrate worker beat demo-xstest benchmarks calibrate
 
 install: $(STAMP)
 
@@ -44,3 +44,8 @@ demo-xstest: install
 
 benchmarks: install
 	$(BIN)/python -m pytest tests/benchmarks -p no:randomly -s -o addopts=""
+
+# The interval calibration suite (tests/calibration/, docs/analysis.md): a few minutes.
+calibrate: install
+	$(BIN)/python -m pytest tests/calibration -m calibration -p no:randomly -o addopts="-ra --strict-markers"
+	$(BIN)/python -m tests.calibration.report

@@ -114,19 +114,22 @@ INTERVAL_METHOD = ParameterSpec(
     "(Clopper–Pearson on the design-effect effective n) interval either way. The calibration "
     "in docs/analysis.md gives each method's coverage.",
 )
-# The floor is what the calibration suite shows the cluster-bootstrap interval supports
-# (apps/analysis/stats/bootstrap.py MIN_CLUSTERS_FLOOR); a plan may ask for more, never fewer.
+# The floors are what the calibration suite shows each interval method supports
+# (docs/analysis.md): 6 items for cluster-robust slopes (beta_bootstrap
+# ROBUST_MIN_CLUSTERS_FLOOR), 10 for bootstrap-t means and Korn–Graubard rates
+# (bootstrap.MIN_CLUSTERS_FLOOR). A plan's value raises every floor to it, never lowers one.
 MIN_CLUSTERS = ParameterSpec(
     "min_clusters",
     "minimum number of clusters",
     ParameterKind.INTEGER,
     unit="clusters",
-    minimum="10",
+    minimum="6",
     maximum="100000",
     default="10",
     help_text="Fewer contributing clusters (items or families) than this and an interval is "
-    "reported as unavailable, with the reason, never approximated. At least 10: below that "
-    "no interval the product offers reaches its nominal coverage (docs/analysis.md).",
+    "reported as unavailable, with the reason, never approximated. Each method also has its "
+    "own calibrated floor, which this cannot lower: 6 items for β's cluster-robust interval, "
+    "10 for cell means (bootstrap-t) and rates (Korn–Graubard); see docs/analysis.md.",
 )
 INTERVAL_COVERAGE = ParameterSpec(
     "interval_coverage",

@@ -317,8 +317,8 @@ def unavailable_note(n_clusters: int, required: int) -> str:
     """Why an interval is unavailable: too few clusters for the frozen (or floor) minimum."""
     return (
         f"interval unavailable: {n_clusters} clusters contributed, fewer than the minimum of "
-        f"{required} (the plan's min_clusters, at least {MIN_CLUSTERS_FLOOR}: below that the "
-        "cluster intervals do not reach their nominal coverage)"
+        f"{required} (the plan's min_clusters or the method's calibrated floor, below which "
+        "its intervals do not reach their nominal coverage; docs/analysis.md)"
     )
 
 
