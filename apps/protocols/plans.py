@@ -115,8 +115,8 @@ INTERVAL_METHOD = ParameterSpec(
     "in docs/analysis.md gives each method's coverage.",
 )
 # The floors are what the calibration suite shows each interval method supports
-# (docs/analysis.md): 6 items for cluster-robust slopes (beta_bootstrap
-# ROBUST_MIN_CLUSTERS_FLOOR), 10 for bootstrap-t means and Korn–Graubard rates
+# (docs/analysis.md): 6 items for slopes, analytic or bootstrap (beta_bootstrap
+# SLOPE_MIN_CLUSTERS_FLOOR), 10 for bootstrap-t means and Korn–Graubard rates
 # (bootstrap.MIN_CLUSTERS_FLOOR). A plan's value raises every floor to it, never lowers one.
 MIN_CLUSTERS = ParameterSpec(
     "min_clusters",
@@ -128,7 +128,7 @@ MIN_CLUSTERS = ParameterSpec(
     default="10",
     help_text="Fewer contributing clusters (items or families) than this and an interval is "
     "reported as unavailable, with the reason, never approximated. Each method also has its "
-    "own calibrated floor, which this cannot lower: 6 items for β's cluster-robust interval, "
+    "own calibrated floor, which this cannot lower: 6 items for β's interval, "
     "10 for cell means (bootstrap-t) and rates (Korn–Graubard); see docs/analysis.md.",
 )
 INTERVAL_COVERAGE = ParameterSpec(

@@ -7,7 +7,8 @@ table in docs/analysis.md; ``python -m tests.calibration.report`` prints it. Tar
 
 - cluster bootstrap-t, 95 %: 93.5–96.5 % from 10 to 80 clusters; 6 clusters are below the floor;
 - rates (Korn–Graubard): ≥ 94 % at 0.5 %, 1 %, 2.5 % with 200 items, never zero-width;
-- β of F_att (cluster-robust by item, t(G − 1)): ≥ 93 % under an item random slope SD 0.2;
+- β of F_att (cluster-robust by item, t(G − 1)): ≥ 93 % under an item random slope SD 0.2,
+  from 6 items; its bootstrap (expanded percentile) within two Monte Carlo SE of 93 %;
 - decision table: a penalty finding under the null, or "no penalty" under a penalty, at most
   at the one-sided 2.5 % its intervals promise (plus Monte Carlo slack).
 """
@@ -49,10 +50,11 @@ def test_rates_cover_and_are_never_zero_width(rate):
     assert result.extra["zero_width"] == 0
 
 
+@pytest.mark.parametrize("items", [10, 40])
 @pytest.mark.parametrize("rate", [0.01, 0.05, 0.2])
-def test_clustered_rates_cover(rate):
-    # 40 items × 5 repetitions, ICC 0.1: the design effect is what the interval must carry.
-    result = designs.rare_rate(rate, items=40, repetitions=5, icc=0.1, runs=RUNS)
+def test_clustered_rates_cover(rate, items):
+    # Items × 5 repetitions, ICC 0.1: the design effect is what the interval must carry.
+    result = designs.rare_rate(rate, items=items, repetitions=5, icc=0.1, runs=RUNS)
     assert result.coverage >= 0.94, result.row()
     assert result.extra["zero_width"] == 0
 
@@ -64,6 +66,14 @@ def test_the_f_att_slope_interval_covers_under_item_random_slopes(items, slope):
     result = designs.fatt_coverage(spec, runs=RUNS)
     _check_mc_se(result)
     assert result.coverage >= 0.93, result.row()
+
+
+@pytest.mark.parametrize("items", [6, 10, 20])
+def test_the_f_att_slope_bootstrap_covers_from_six_items(items):
+    spec = designs.FattDesign(items=items, slope=0.0, slope_sd=0.2)
+    result = designs.fatt_bootstrap_coverage(spec, runs=1500)
+    _check_mc_se(result)
+    assert result.coverage >= 0.93 - 2 * result.mc_se, result.row()
 
 
 def test_under_the_null_no_penalty_is_found_more_often_than_its_intervals_allow():

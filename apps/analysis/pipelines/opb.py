@@ -72,7 +72,7 @@ from apps.analysis.pipelines.common import (
 )
 from apps.analysis.stats import measures
 from apps.analysis.stats.beta_bootstrap import (
-    ROBUST_MIN_CLUSTERS_FLOOR,
+    SLOPE_MIN_CLUSTERS_FLOOR,
     beta_cluster_bootstrap,
     beta_cluster_robust,
 )
@@ -271,8 +271,8 @@ class _Plan:
         )
         self.replicates = read.integer("bootstrap_replicates", default=10_000)
         # None: each interval method's own calibrated floor (bootstrap-t means and
-        # Korn–Graubard rates 10 clusters, cluster-robust slopes 6); a plan's value raises every
-        # floor to it, never lowers one.
+        # Korn–Graubard rates 10 clusters, slopes 6 items); a plan's value raises every floor
+        # to it, never lowers one.
         self.min_clusters: int | None = read.integer("min_clusters", default=None)
         self.epsilon = read.number("epsilon", default=None)
         self.criterion = read.choice(
@@ -496,7 +496,7 @@ def _beta_slope(frame: pd.DataFrame, n_squeeze: int, plan: _Plan, seed: int) -> 
             "Wald, standard error clustered by item (cluster-robust sandwich, CR1), "
             "t(items − 1) critical values"
         )
-        required = max(plan.min_clusters or 0, ROBUST_MIN_CLUSTERS_FLOOR)
+        required = max(plan.min_clusters or 0, SLOPE_MIN_CLUSTERS_FLOOR)
         if n_items < required:
             out["interval"] = out["equivalence_interval"] = None
             out["note"] = unavailable_note(n_items, required)
@@ -522,7 +522,7 @@ def _beta_slope(frame: pd.DataFrame, n_squeeze: int, plan: _Plan, seed: int) -> 
         seed=seed,
         replicates=plan.replicates,
         confidence=plan.confidence,
-        min_clusters=plan.min_clusters or MIN_CLUSTERS_FLOOR,
+        min_clusters=plan.min_clusters or SLOPE_MIN_CLUSTERS_FLOOR,
     )
     reps = boot.coefficient_replicates("level") if boot.replicates.size else np.empty(0)
     out["interval_method"] = (

@@ -25,8 +25,6 @@ import pandas as pd
 from scipy.special import digamma, expit, polygamma
 
 from apps.analysis.stats.bootstrap import (
-    DEFAULT_MIN_CLUSTERS,
-    MIN_CLUSTERS_FLOOR,
     cluster_weights,
     expanded_percentile_interval,
     unavailable_note,
@@ -34,9 +32,10 @@ from apps.analysis.stats.bootstrap import (
 
 MAX_ITERATIONS = 50
 TOLERANCE = 1e-9
-# The fewest items the calibration suite shows the cluster-robust Wald interval of a slope
-# covering at 93 % or more with (item random slope SD 0.2; docs/analysis.md).
-ROBUST_MIN_CLUSTERS_FLOOR = 6
+# The fewest items the calibration suite shows a slope's interval — the cluster-robust Wald
+# interval and the expanded percentile bootstrap alike — covering at about 93 % or more with
+# (item random slope SD 0.2; docs/analysis.md).
+SLOPE_MIN_CLUSTERS_FLOOR = 6
 
 
 def fit_beta_weighted(
@@ -334,7 +333,7 @@ def beta_cluster_bootstrap(
     seed: int,
     replicates: int,
     confidence: float = 0.95,
-    min_clusters: int = DEFAULT_MIN_CLUSTERS,
+    min_clusters: int = 6,
 ) -> BetaBootstrapResult:
     """Cluster (item) bootstrap of a beta regression's mean coefficients.
 
@@ -350,8 +349,8 @@ def beta_cluster_bootstrap(
         clusters: length-n cluster labels (the item of each response).
         names: the k mean-model coefficient names, in the order of X's columns.
         start: the full-sample ``(β…, log φ)``.
-        min_clusters: below this many clusters (raised to ``MIN_CLUSTERS_FLOOR``) no interval
-            is formed (None, with a note).
+        min_clusters: below this many clusters (raised to ``SLOPE_MIN_CLUSTERS_FLOOR``) no
+            interval is formed (None, with a note).
 
     Raises:
         ValueError: as :func:`fit_beta_weighted`, a names/columns mismatch, fewer than one
@@ -368,7 +367,7 @@ def beta_cluster_bootstrap(
     codes, uniques = pd.factorize(labels, sort=True)
     n_clusters = len(uniques)
     empty = np.empty((0, X.shape[1] + 1))
-    min_clusters = max(min_clusters, MIN_CLUSTERS_FLOOR)
+    min_clusters = max(min_clusters, SLOPE_MIN_CLUSTERS_FLOOR)
     if n_clusters < min_clusters:
         return BetaBootstrapResult(
             names=tuple(names),
