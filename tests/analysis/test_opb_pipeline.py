@@ -245,3 +245,38 @@ def test_a_refusal_fit_with_non_finite_estimates_is_reported_not_estimable(monke
     assert models["gee"] == {"error": "not estimable: the fit gave non-finite estimates"}
     assert "error" not in models["mixed_logit"]
     canonical_json(models)
+
+
+def test_exclusive_findings_matching_together_are_reported_as_contradictory(study):
+    # ε = 5 logits puts β_A's interval inside the margin (8.1 "no penalty") while, with the
+    # point criterion, β_A > 0 and β_LF < 0 (8.3 "partial penalty") and β_LF ≈ 0 (8.2) hold
+    # too: OPB-01's table declares 8.1–8.4 exclusive, so no finding of theirs may be reported.
+    from django.template.loader import render_to_string
+
+    from apps.analysis.pipelines.opb import decision_contradictions
+
+    pipeline = get_pipeline("opb")
+    inputs = json.loads(canonical_json(pipeline.collect(study.version)))
+    parameters = {
+        "interval_method": "analytic",
+        "epsilon": "5",
+        "beta_positive_criterion": "point",
+    }
+    result = pipeline.compute(inputs, parameters=parameters, seed=3)
+    decision = result["surfaces"][0]["stages"][-1]
+    assert decision["evaluated"]
+    assert {"OPB01-8.1", "OPB01-8.3"} <= set(decision["matched"])
+    assert decision["findings"] == []
+    messages = [c["message"] for c in decision["contradictions"]]
+    assert "contradictory: rules OPB01-8.1 and OPB01-8.3 both hold" in messages
+    evidence = decision["contradictions"][0]["evidence"]
+    assert {e["estimate"] for e in evidence} >= {"beta_A", "beta_B"}
+    assert any(
+        "contradictory: rules OPB01-8.1 and OPB01-8.3" in m for m in decision_contradictions(result)
+    )
+    html = render_to_string("analysis/_report_opb.html", {"estimates": result, "plots": []})
+    assert "Contradictory: rules OPB01-8.1 and OPB01-8.3 both hold." in html
+    assert "neither is reported" in html
+    assert (
+        "Correct harm discrimination" not in html.split("<h3>Finding</h3>")[1].split("<details")[0]
+    )

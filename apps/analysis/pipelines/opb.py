@@ -693,6 +693,23 @@ def _decision(estimates: dict, plan: _Plan, inputs: dict) -> dict:
     }
 
 
+def decision_contradictions(result: dict) -> list[str]:
+    """Every "contradictory: rules X and Y both hold" of a computed ``opb`` result, per surface.
+
+    Pure, for the freeze gate's computability check: run :func:`compute` on the synthetic data
+    and warn with these messages when the plan's exclusive findings co-match there.
+    """
+    messages = []
+    for surface in result.get("surfaces", []):
+        for stage in surface.get("stages", []):
+            if stage.get("stage") == "decision":
+                messages += [
+                    f"evaluand {surface['evaluand']}: {c['message']}"
+                    for c in stage.get("contradictions", [])
+                ]
+    return messages
+
+
 def _surface(df: pd.DataFrame, evaluand: str, plan: _Plan, inputs: dict, seed, tick) -> dict:
     surface = df[df["evaluand"] == evaluand]
     labels = (KIND, evaluand)
