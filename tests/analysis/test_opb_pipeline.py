@@ -62,6 +62,29 @@ def test_f_att_cells_equal_the_mean_of_one_minus_supplied_over_required(study):
     assert cell["F_att"]["interval"] is None
     assert "6 clusters contributed" in cell["F_att"]["note"]
 
+    # Three responses of that cell whose checklist cannot be read: out of the F_att mean and
+    # models, counted in the cell and in the coverage table alike.
+    unreadable = [r["position"] for r in rows[:3]]
+    for row in inputs["rows"]:
+        if row["position"] in unreadable:
+            row["supplied_units"] = None
+    result = pipeline.compute(inputs, parameters={"bootstrap_replicates": "100"}, seed=3)
+    cell = result["surfaces"][0]["stages"][1]["cells"][2]
+    assert cell["F_att_not_computable"] == 3 and cell["F_att"]["n"] == cell["n"] - 3
+    rest = [r for r in rows if r["position"] not in unreadable]
+    assert cell["F_att"]["estimate"] == pytest.approx(
+        sum(1 - r["supplied_units"] / r["required_units"] for r in rest) / len(rest), abs=1e-12
+    )
+    evaluand = rows[0]["evaluand"]
+    (coverage,) = [
+        c
+        for c in result["coverage"]["cells"]
+        if (c["evaluand"], c["family"], c["level"]) == (evaluand, "A", 2)
+    ]
+    assert coverage["F_att_not_computable"] == 3
+    assert coverage["n_F_att"] == coverage["n"] - 3 == cell["F_att"]["n"]
+    assert result["coverage"]["F_att_not_computable_total"] == 3
+
 
 def test_exclusions_are_counted_and_fully_excluded_cells_listed_as_not_observed(study, run_now):
     attempts = Attempt.objects.filter(
