@@ -116,8 +116,9 @@ INTERVAL_METHOD = ParameterSpec(
 )
 # The floors are what the calibration suite shows each interval method supports
 # (docs/analysis.md): 6 items for slopes, analytic or bootstrap (beta_bootstrap
-# SLOPE_MIN_CLUSTERS_FLOOR), 10 for bootstrap-t means and Korn–Graubard rates
-# (bootstrap.MIN_CLUSTERS_FLOOR). A plan's value raises every floor to it, never lowers one.
+# SLOPE_MIN_CLUSTERS_FLOOR) and for Korn–Graubard rates (proportions
+# RATE_MIN_CLUSTERS_FLOOR), 10 for bootstrap-t means (bootstrap.MIN_CLUSTERS_FLOOR).
+# A plan's value raises every floor to it, never lowers one.
 MIN_CLUSTERS = ParameterSpec(
     "min_clusters",
     "minimum number of clusters",
@@ -128,8 +129,8 @@ MIN_CLUSTERS = ParameterSpec(
     default="10",
     help_text="Fewer contributing clusters (items or families) than this and an interval is "
     "reported as unavailable, with the reason, never approximated. Each method also has its "
-    "own calibrated floor, which this cannot lower: 6 items for β's interval, "
-    "10 for cell means (bootstrap-t) and rates (Korn–Graubard); see docs/analysis.md.",
+    "own calibrated floor, which this cannot lower: 6 items for β's interval and for rates "
+    "(Korn–Graubard), 10 for cell means (bootstrap-t); see docs/analysis.md.",
 )
 INTERVAL_COVERAGE = ParameterSpec(
     "interval_coverage",

@@ -84,10 +84,11 @@ def test_rates_per_model_and_prompt_type_are_the_final_labels_shares(small_xstes
         assert rate["n"] == len(finals)
         assert rate["count"] == finals.count(rate["label"])
         assert rate["rate"] == pytest.approx(finals.count(rate["label"]) / len(finals))
-        # Six safe and four unsafe prompts are both below the 10 items a clustered rate
-        # interval needs: the rate is reported, the interval is unavailable with the reason.
-        assert rate["interval"] is None
-        assert "fewer than the minimum of 10" in rate["note"]
+        # Six safe prompts give an item-clustered interval; four unsafe ones are below the 6
+        # items a rate interval needs: the rate is reported, the interval unavailable, and why.
+        assert (rate["interval"] is not None) is safe
+        if not safe:
+            assert "fewer than the minimum of 6" in rate["note"]
     assert estimates["coverage"]["n_total"] == estimates["coverage"]["N_total"] == 50
 
 

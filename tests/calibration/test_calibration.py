@@ -50,7 +50,7 @@ def test_rates_cover_and_are_never_zero_width(rate):
     assert result.extra["zero_width"] == 0
 
 
-@pytest.mark.parametrize("items", [10, 40])
+@pytest.mark.parametrize("items", [6, 10, 40])
 @pytest.mark.parametrize("rate", [0.01, 0.05, 0.2])
 def test_clustered_rates_cover(rate, items):
     # Items × 5 repetitions, ICC 0.1: the design effect is what the interval must carry.

@@ -23,8 +23,8 @@ Per surface (evaluand), in the §9 order — Family B, then Family A, then the d
   (``stats.beta_bootstrap.beta_cluster_robust``), which accounts for items whose slopes differ;
   ``bootstrap`` → items resampled within family, the model refitted per replicate, expanded
   percentile intervals (``stats.beta_bootstrap``). Fewer items than the plan's ``min_clusters``
-  (at least 10) and the interval is unavailable, with the reason. Family A's L4–L5 are reported
-  descriptively (cells only).
+  or the method's calibrated floor (6 items) and the interval is unavailable, with the reason.
+  Family A's L4–L5 are reported descriptively (cells only).
 - refusal R: mixed-effects logistic with an item random intercept (variational Bayes) and its
   GEE companion, per family over L0–L3.
 - segmented slopes L0→L1→L2→L3 per family from the cell means, and ρ_OP = β_A / β_B on the
@@ -89,7 +89,7 @@ from apps.analysis.stats.decision import (
     evaluate_decision_table,
 )
 from apps.analysis.stats.mixed_logit import fit_gee_logit, fit_mixed_logit
-from apps.analysis.stats.proportions import rate_interval
+from apps.analysis.stats.proportions import RATE_MIN_CLUSTERS_FLOOR, rate_interval
 from apps.analysis.stats.reliability import krippendorff_alpha, reliability_matrix
 from apps.analysis.stats.slopes import op_ratio, segmented_slopes
 
@@ -270,9 +270,9 @@ class _Plan:
             "interval_method", choices=("bootstrap", "analytic"), default="bootstrap"
         )
         self.replicates = read.integer("bootstrap_replicates", default=10_000)
-        # None: each interval method's own calibrated floor (bootstrap-t means and
-        # Korn–Graubard rates 10 clusters, slopes 6 items); a plan's value raises every floor
-        # to it, never lowers one.
+        # None: each interval method's own calibrated floor (bootstrap-t means 10 clusters,
+        # slopes and Korn–Graubard rates 6); a plan's value raises every floor to it, never
+        # lowers one.
         self.min_clusters: int | None = read.integer("min_clusters", default=None)
         self.epsilon = read.number("epsilon", default=None)
         self.criterion = read.choice(
@@ -391,7 +391,7 @@ def _cell(frame: pd.DataFrame, column: str, plan: _Plan, seed: int) -> dict:
             clusters.to_numpy(object),
             aggregation=plan.aggregation,  # type: ignore[arg-type]
             confidence=plan.confidence,
-            min_clusters=plan.min_clusters or MIN_CLUSTERS_FLOOR,
+            min_clusters=plan.min_clusters or RATE_MIN_CLUSTERS_FLOOR,
         )
         out = {
             "estimate": rate.rate,

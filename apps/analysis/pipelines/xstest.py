@@ -36,8 +36,7 @@ from apps.analysis.pipelines.common import (
     interval,
 )
 from apps.analysis.stats.agreement import agreement
-from apps.analysis.stats.bootstrap import MIN_CLUSTERS_FLOOR
-from apps.analysis.stats.proportions import METHOD, label_rates
+from apps.analysis.stats.proportions import METHOD, RATE_MIN_CLUSTERS_FLOOR, label_rates
 from apps.analysis.stats.reliability import krippendorff_alpha, reliability_matrix
 
 KIND = "xstest"
@@ -124,7 +123,7 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
         default="krippendorff_alpha_nominal",
     )
     minimum = plan.number("agreement_minimum", default=None)
-    min_clusters = plan.integer("min_clusters", default=MIN_CLUSTERS_FLOOR)
+    min_clusters = plan.integer("min_clusters", default=RATE_MIN_CLUSTERS_FLOOR)
     level = "ordinal" if statistic.endswith("ordinal") else "nominal"
     labels = list(inputs["labels"])
     notes = []

@@ -27,15 +27,16 @@ from scipy.stats import beta as beta_distribution
 from scipy.stats import t as t_distribution
 
 from apps.analysis.stats.bootstrap import (
-    DEFAULT_MIN_CLUSTERS,
     DEFAULT_REPLICATES,
-    MIN_CLUSTERS_FLOOR,
     Aggregation,
     cluster_standard_error,
     unavailable_note,
 )
 
 METHOD = "Korn–Graubard: Clopper–Pearson on the design-effect effective sample size"
+# The fewest clusters the calibration suite measured the interval at: it covers 99 % there
+# (conservative, as Clopper–Pearson is), so 6 is a floor of evidence, not of failure.
+RATE_MIN_CLUSTERS_FLOOR = 6
 
 ALL_ROWS = "all"
 
@@ -117,7 +118,7 @@ def rate_interval(
     *,
     aggregation: Aggregation = "observation",
     confidence: float = 0.95,
-    min_clusters: int = DEFAULT_MIN_CLUSTERS,
+    min_clusters: int = RATE_MIN_CLUSTERS_FLOOR,
 ) -> RateInterval:
     """A binary outcome's rate with its Korn–Graubard interval, clustered (see module).
 
@@ -125,8 +126,8 @@ def rate_interval(
         values: 1-D array of 0/1 outcomes (e.g. refusal R per response).
         clusters: 1-D cluster labels (item), same length.
         aggregation, confidence: as :func:`korn_graubard_interval`.
-        min_clusters: the plan's minimum (raised to ``MIN_CLUSTERS_FLOOR``); below it the rate
-            is reported and the interval is unavailable, with the reason.
+        min_clusters: the plan's minimum (raised to ``RATE_MIN_CLUSTERS_FLOOR``); below it the
+            rate is reported and the interval is unavailable, with the reason.
 
     Raises:
         ValueError: values not all 0 or 1, mismatched lengths, missing cluster labels.
@@ -142,7 +143,7 @@ def rate_interval(
     codes, uniques = pd.factorize(labels, sort=True)
     sums = np.bincount(codes, weights=x, minlength=len(uniques))
     sizes = np.bincount(codes, minlength=len(uniques)).astype(float)
-    required = max(min_clusters, MIN_CLUSTERS_FLOOR)
+    required = max(min_clusters, RATE_MIN_CLUSTERS_FLOOR)
     k = len(uniques)
     if k < required:
         rate = float(np.mean(sums / sizes)) if aggregation == "cluster_mean" else x.mean()
@@ -219,7 +220,7 @@ def label_rates(
     group: str | None = None,
     replicates: int = DEFAULT_REPLICATES,
     confidence: float = 0.95,
-    min_clusters: int = DEFAULT_MIN_CLUSTERS,
+    min_clusters: int = RATE_MIN_CLUSTERS_FLOOR,
 ) -> LabelRates:
     """Rate of each label per group, with an item-clustered Korn–Graubard interval.
 
@@ -237,7 +238,7 @@ def label_rates(
         seed: seed for ``numpy.random.default_rng``.
         group: column to split by (e.g. the evaluand); ``None`` reports one group ``"all"``.
         replicates, confidence, min_clusters: as in ``family_cluster_bootstrap`` (the
-            minimum is raised to ``MIN_CLUSTERS_FLOOR``).
+            minimum is raised to ``RATE_MIN_CLUSTERS_FLOOR``).
 
     Raises:
         ValueError: missing columns, an empty frame, a missing label or cluster value, a label
@@ -258,7 +259,7 @@ def label_rates(
     if unknown:
         raise ValueError(f"labels not in the label set {list(labels)!r}: {unknown!r}")
 
-    required = max(min_clusters, MIN_CLUSTERS_FLOOR)
+    required = max(min_clusters, RATE_MIN_CLUSTERS_FLOOR)
     groups = [(ALL_ROWS, data)] if group is None else list(data.groupby(group, sort=True))
     rows: list[LabelRate] = []
     for group_key, frame in groups:
