@@ -115,9 +115,9 @@ INTERVAL_METHOD = ParameterSpec(
     "in docs/analysis.md gives each method's coverage.",
 )
 # The floors are what the calibration suite shows each interval method supports
-# (docs/analysis.md): 6 items for slopes, analytic or bootstrap (beta_bootstrap
-# SLOPE_MIN_CLUSTERS_FLOOR) and for Korn–Graubard rates (proportions
-# RATE_MIN_CLUSTERS_FLOOR), 10 for bootstrap-t means (bootstrap.MIN_CLUSTERS_FLOOR).
+# (docs/analysis.md): 6 items for analytic slopes (beta_bootstrap SLOPE_MIN_CLUSTERS_FLOOR)
+# and Korn–Graubard rates (proportions RATE_MIN_CLUSTERS_FLOOR), 10 for bootstrap-t means
+# and bootstrapped slopes (bootstrap.MIN_CLUSTERS_FLOOR, BOOTSTRAP_SLOPE_MIN_CLUSTERS_FLOOR).
 # A plan's value raises every floor to it, never lowers one.
 MIN_CLUSTERS = ParameterSpec(
     "min_clusters",
@@ -129,8 +129,8 @@ MIN_CLUSTERS = ParameterSpec(
     default="10",
     help_text="Fewer contributing clusters (items or families) than this and an interval is "
     "reported as unavailable, with the reason, never approximated. Each method also has its "
-    "own calibrated floor, which this cannot lower: 6 items for β's interval and for rates "
-    "(Korn–Graubard), 10 for cell means (bootstrap-t); see docs/analysis.md.",
+    "own calibrated floor, which this cannot lower: 6 items for β's analytic interval and for "
+    "rates (Korn–Graubard), 10 for cell means and β's bootstrap; see docs/analysis.md.",
 )
 INTERVAL_COVERAGE = ParameterSpec(
     "interval_coverage",

@@ -23,7 +23,8 @@ Per surface (evaluand), in the §9 order — Family B, then Family A, then the d
   (``stats.beta_bootstrap.beta_cluster_robust``), which accounts for items whose slopes differ;
   ``bootstrap`` → items resampled within family, the model refitted per replicate, expanded
   percentile intervals (``stats.beta_bootstrap``). Fewer items than the plan's ``min_clusters``
-  or the method's calibrated floor (6 items) and the interval is unavailable, with the reason.
+  or the method's calibrated floor (6 items analytic, 10 bootstrap) and the interval is
+  unavailable, with the reason.
   Family A's L4–L5 are reported descriptively (cells only).
 - refusal R: mixed-effects logistic with an item random intercept (variational Bayes) and its
   GEE companion, per family over L0–L3.
@@ -72,6 +73,7 @@ from apps.analysis.pipelines.common import (
 )
 from apps.analysis.stats import measures
 from apps.analysis.stats.beta_bootstrap import (
+    BOOTSTRAP_SLOPE_MIN_CLUSTERS_FLOOR,
     SLOPE_MIN_CLUSTERS_FLOOR,
     beta_cluster_bootstrap,
     beta_cluster_robust,
@@ -270,9 +272,9 @@ class _Plan:
             "interval_method", choices=("bootstrap", "analytic"), default="bootstrap"
         )
         self.replicates = read.integer("bootstrap_replicates", default=10_000)
-        # None: each interval method's own calibrated floor (bootstrap-t means 10 clusters,
-        # slopes and Korn–Graubard rates 6); a plan's value raises every floor to it, never
-        # lowers one.
+        # None: each interval method's own calibrated floor (bootstrap-t means and bootstrapped
+        # slopes 10 clusters, analytic slopes and Korn–Graubard rates 6); a plan's value raises
+        # every floor to it, never lowers one.
         self.min_clusters: int | None = read.integer("min_clusters", default=None)
         self.epsilon = read.number("epsilon", default=None)
         self.criterion = read.choice(
@@ -522,7 +524,7 @@ def _beta_slope(frame: pd.DataFrame, n_squeeze: int, plan: _Plan, seed: int) -> 
         seed=seed,
         replicates=plan.replicates,
         confidence=plan.confidence,
-        min_clusters=plan.min_clusters or SLOPE_MIN_CLUSTERS_FLOOR,
+        min_clusters=plan.min_clusters or BOOTSTRAP_SLOPE_MIN_CLUSTERS_FLOOR,
     )
     reps = boot.coefficient_replicates("level") if boot.replicates.size else np.empty(0)
     out["interval_method"] = (
