@@ -53,34 +53,42 @@ def _condition_errors(node, where: str, path: str, kinds: Mapping[str, str]) -> 
     if op not in OPS:
         errors.append(f"{where}: {path}.op must be one of {' '.join(OPS)}, not {op!r}")
     if op == "within" and isinstance(value, list):
-        # An asymmetric margin [lower, upper], each a number or a parameter's name.
-        if len(value) != 2:
-            return [*errors, f"{where}: {path}.value: an asymmetric margin is [lower, upper]"]
-        for side, bound in zip(("lower", "upper"), value, strict=True):
-            sub = {"estimate": estimate, "op": "<", "value": bound}
-            errors += [
-                e.replace(f"{path}.value", f"{path}.value ({side})")
-                for e in _condition_errors(sub, where, path, kinds)
-                if ".value" in e
-            ]
-        lo, hi = value
-        if isinstance(lo, int | float) and not isinstance(lo, bool) and lo >= 0:
-            errors.append(f"{where}: {path}.value: the margin's lower bound must be < 0")
-        if isinstance(hi, int | float) and not isinstance(hi, bool) and hi <= 0:
-            errors.append(f"{where}: {path}.value: the margin's upper bound must be > 0")
-        return errors
+        return errors + _margin_errors(value, estimate, where, path, kinds)
+    return errors + _value_errors(value, op, where, path, kinds)
+
+
+def _value_errors(value, op, where: str, path: str, kinds: Mapping[str, str]) -> list[str]:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        errors.append(f"{where}: {path}.value must be a number or a plan parameter's name")
-    elif isinstance(value, str):
+        return [f"{where}: {path}.value must be a number or a plan parameter's name"]
+    if isinstance(value, str):
         kind = kinds.get(value)
         if kind is None:
-            errors.append(f"{where}: {path}.value {value!r} is not a parameter of this plan")
-        elif kind not in _NUMERIC_KINDS:
-            errors.append(f"{where}: {path}.value: parameter {value} is not a number")
-    elif not math.isfinite(value):
-        errors.append(f"{where}: {path}.value must be finite")
-    elif op == "within" and value <= 0:
-        errors.append(f"{where}: {path}.value: a 'within' margin must be > 0")
+            return [f"{where}: {path}.value {value!r} is not a parameter of this plan"]
+        if kind not in _NUMERIC_KINDS:
+            return [f"{where}: {path}.value: parameter {value} is not a number"]
+        return []
+    if not math.isfinite(value):
+        return [f"{where}: {path}.value must be finite"]
+    if op == "within" and value <= 0:
+        return [f"{where}: {path}.value: a 'within' margin must be > 0"]
+    return []
+
+
+def _margin_errors(value: list, estimate, where: str, path: str, kinds) -> list[str]:
+    """An asymmetric margin [lower, upper], each a number or a parameter's name."""
+    if len(value) != 2:
+        return [f"{where}: {path}.value: an asymmetric margin is [lower, upper]"]
+    errors = []
+    for side, bound in zip(("lower", "upper"), value, strict=True):
+        errors += [
+            e.replace(f"{path}.value", f"{path}.value ({side})")
+            for e in _value_errors(bound, "<", where, path, kinds)
+        ]
+    lo, hi = value
+    if isinstance(lo, int | float) and not isinstance(lo, bool) and lo >= 0:
+        errors.append(f"{where}: {path}.value: the margin's lower bound must be < 0")
+    if isinstance(hi, int | float) and not isinstance(hi, bool) and hi <= 0:
+        errors.append(f"{where}: {path}.value: the margin's upper bound must be > 0")
     return errors
 
 

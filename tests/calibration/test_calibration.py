@@ -80,7 +80,10 @@ def test_under_the_null_no_penalty_is_found_more_often_than_its_intervals_allow(
     rates = designs.decision_rates("null", beta_a=0.0, beta_b=0.4, runs=RUNS)
     false_penalty = rates.get("OPB01-8.2", 0) + rates.get("OPB01-8.3", 0)
     assert false_penalty <= 0.025 + 3 * 0.0035, rates
-    assert rates.get("contradictory", 0) == 0, rates
+    # The interval criterion lets 8.1 (β_A's 90 % interval inside ±ε) and 8.3 (its 95 % lower
+    # bound above 0, β_LF below 0) hold together in about 1 run in 1,000: reported as
+    # "contradictory", never as two findings.
+    assert rates.get("contradictory", 0) <= 0.005, rates
 
 
 def test_under_a_full_penalty_no_penalty_is_not_reported():

@@ -346,19 +346,23 @@ def _validate_condition(node: Any, label: str, path: str) -> None:
         raise ValueError(f"{label}: {path}.op: unknown operator {node['op']!r}; use {OPERATORS}")
     value = node["value"]
     if node["op"] == "within" and isinstance(value, Sequence) and not isinstance(value, str):
-        if len(value) != 2:
-            raise ValueError(f"{label}: {path}.value: a 'within' pair is [lower, upper]")
-        for bound in value:
-            _validate_value(bound, label, path)
-        lo, hi = value
-        if not isinstance(lo, str) and lo >= 0:
-            raise ValueError(f"{label}: {path}.value: a margin's lower bound must be < 0")
-        if not isinstance(hi, str) and hi <= 0:
-            raise ValueError(f"{label}: {path}.value: a margin's upper bound must be > 0")
+        _validate_margin(value, label, path)
         return
     _validate_value(value, label, path)
     if node["op"] == "within" and not isinstance(value, str) and value <= 0:
         raise ValueError(f"{label}: {path}.value: a 'within' margin must be > 0")
+
+
+def _validate_margin(value: Sequence[Any], label: str, path: str) -> None:
+    if len(value) != 2:
+        raise ValueError(f"{label}: {path}.value: a 'within' pair is [lower, upper]")
+    for bound in value:
+        _validate_value(bound, label, path)
+    lo, hi = value
+    if not isinstance(lo, str) and lo >= 0:
+        raise ValueError(f"{label}: {path}.value: a margin's lower bound must be < 0")
+    if not isinstance(hi, str) and hi <= 0:
+        raise ValueError(f"{label}: {path}.value: a margin's upper bound must be > 0")
 
 
 def _validate_value(value: Any, label: str, path: str) -> None:
