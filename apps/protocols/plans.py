@@ -126,7 +126,7 @@ MIN_CLUSTERS = ParameterSpec(
     unit="clusters",
     minimum="6",
     maximum="100000",
-    default="10",
+    default="6",
     help_text="Fewer contributing clusters (items or families) than this and an interval is "
     "reported as unavailable, with the reason, never approximated. Each method also has its "
     "own calibrated floor, which this cannot lower: 6 items for β's analytic interval and for "
