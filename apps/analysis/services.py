@@ -345,9 +345,10 @@ def failure_message(error: BaseException, run: AnalysisRun) -> str:
     if isinstance(error, ValueError | KeyError):
         text = str(error).strip().strip("'\"") or type(error).__name__
         return f"The {run.kind} analysis could not be computed: {text}."
+    text = str(error).strip().splitlines()[0][:300] if str(error).strip() else ""
     return (
-        f"The {run.kind} analysis failed on an internal error ({type(error).__name__}); the "
-        f"server log holds the details of run {run.number}."
+        f"The {run.kind} analysis failed on an internal error ({type(error).__name__}"
+        f"{': ' + text if text else ''}); the server log holds the details of run {run.number}."
     )
 
 

@@ -634,6 +634,7 @@ class VersionCatalogueApi(APIView):
     """The catalogue of the pipeline this version's plan names, with which of its parameters
     the plan holds. 404 when the plan names no pipeline yet."""
 
+    @extend_schema_serializer(component_name="VersionCatalogue")
     class OutputSerializer(CatalogueSerializer):
         version = serializers.CharField()
         held = serializers.ListField(

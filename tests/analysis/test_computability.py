@@ -102,7 +102,7 @@ def test_a_v1_0_shaped_plan_whose_primary_exists_only_where_family_b_does_not_is
 
 
 def test_a_rule_on_an_estimate_the_design_cannot_give_is_refused_with_what_it_needs(opb01):
-    draft, pi = opb01
+    draft, _ = opb01
     Family.objects.filter(version=draft, role="force_control").update(role="other")
     problems = version_gate(version=draft)
     assert [p.code for p in problems] == ["estimate_not_computable"]

@@ -176,6 +176,8 @@ PARAMETERS = (
     EXCLUSION_REASONS,
 )
 
+# None is ``primary``: an OPB plan needs what its §8 decision table reads (issue #12 §5), so a
+# plan whose table names beta_force needs a force-control arm, and one with no table needs none.
 ESTIMATES = (
     EstimateSpec(
         "beta_B",
@@ -183,7 +185,6 @@ ESTIMATES = (
         True,
         "Family B's slope of the primary measure per level over L0–L3 (logit scale): the "
         "harm gradient the instrument must be able to see.",
-        primary=True,
         needs="a discrimination-control family scored on at least two of L0–L3",
     ),
     EstimateSpec(
@@ -192,7 +193,6 @@ ESTIMATES = (
         True,
         "Family A's slope of the primary measure per level over L0–L3 (logit scale): the "
         "operativity penalty on harm-constant items.",
-        primary=True,
         needs="a harm-constant family scored on at least two of L0–L3",
     ),
     EstimateSpec(
@@ -201,7 +201,6 @@ ESTIMATES = (
         True,
         "β_A − β_B, the level × family interaction: how far Family A's gradient differs from "
         "Family B's.",
-        primary=True,
         needs="both beta_A and beta_B",
     ),
     EstimateSpec(
