@@ -16,22 +16,13 @@ from tests.factories import (
 )
 from tests.protocols.conftest import OPB_VALUES, SECTIONS
 
-# The journeys' design has Family B only, so their plans keep the one §8-style rule it can
-# compute: the computability gate refuses rules on beta_A, beta_LF or beta_force here.
-B_ONLY_DECISION_TABLE = [
-    {
-        "id": "J-1",
-        "finding": "Family B's fulfilment degrades with the level.",
-        "condition": {"all": [{"estimate": "beta_B", "op": ">", "value": 0}]},
-    }
-]
-
 
 def design_and_roster(version, user) -> None:
     """Two items × two levels with one-unit keys, and two evaluands on the roster: what the
-    freeze gate asks of a design, without authoring it page by page; and a decision table
-    that reads only what a Family-B-only design can compute."""
-    version_update(version=version, user=user, decision_table=B_ONLY_DECISION_TABLE)
+    freeze gate asks of a design, without authoring it page by page. The plan's decision
+    table is emptied: OPB-01's §8 rules read Families A and B and the force arm, which this
+    design lacks, and the computability gate refuses rules that can never be evaluated."""
+    version_update(version=version, user=user, decision_table=[])
     levels = [LevelFactory(version=version, ordinal=i, code=f"L{i}") for i in range(2)]
     family = FamilyFactory(version=version, code="B", role="discrimination_control")
     for n in (1, 2):
