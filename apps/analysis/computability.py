@@ -262,7 +262,7 @@ def _run(version: ProtocolVersion) -> Verdict:
         if synthetic.note
         else ""
     )
-    verdict.note = sample.strip(" ()")
+    verdict.note = synthetic.note
     if not synthetic.administrations:
         verdict.problems.append(
             {
@@ -343,4 +343,15 @@ def computability_checks(version: ProtocolVersion) -> list[Problem]:
     return [
         Problem(p["code"], p["message"], edit_url(version, "plan-catalogue"))
         for p in verdict.problems
+    ]
+
+
+def computability_notes(version: ProtocolVersion) -> list[str]:
+    """The gate's word on a passing plan checked on a sample (issue #12 §5)."""
+    verdict = version_computability(version=version)
+    if verdict.problems or not verdict.sampled:
+        return []
+    return [
+        f"The computability gate ran the plan on a sample of {verdict.administrations} of "
+        f"{verdict.planned} administrations ({verdict.note}); every cell was in it."
     ]

@@ -30,7 +30,7 @@ from apps.protocols.access import (
 )
 from apps.protocols.blobs import blob_readable_by
 from apps.protocols.diffs import version_diff
-from apps.protocols.gate import version_gate
+from apps.protocols.gate import version_gate, version_gate_notes
 from apps.protocols.models import SECTION_FIELDS, Protocol, ProtocolVersion
 from apps.protocols.parameters import decimal_text
 from apps.protocols.plans import (
@@ -357,6 +357,10 @@ class GateSerializer(serializers.Serializer):
     version = serializers.CharField()
     ready = serializers.BooleanField(help_text="True when nothing blocks the freeze.")
     problems = ProblemSerializer(many=True)
+    notes = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="What the gate says of a plan nothing blocks (e.g. checked on a sample).",
+    )
 
 
 class VersionGateApi(APIView):
@@ -368,8 +372,15 @@ class VersionGateApi(APIView):
         version = get_version_by_label_for(
             user=request.user, code=code, label=label, roles=READ_ROLES
         )
-        problems = [p.as_dict() for p in version_gate(version=version)]
-        data = {"version": version.label, "ready": not problems, "problems": problems}
+        found = version_gate(version=version)
+        problems = [p.as_dict() for p in found]
+        notes = version_gate_notes(version=version, problems=found)
+        data = {
+            "version": version.label,
+            "ready": not problems,
+            "problems": problems,
+            "notes": notes,
+        }
         return Response(GateSerializer(data).data)
 
 

@@ -50,6 +50,8 @@ class VersionComponent:
     copy: Callable[[ProtocolVersion, ProtocolVersion], None] | None = None
     # Checks that only mean something once every other check passes (they run the plan).
     final_checks: Callable[[ProtocolVersion], Iterable[Problem]] | None = None
+    # What the PI should know about a passing gate (e.g. "checked on a sample").
+    notes: Callable[[ProtocolVersion], Iterable[str]] | None = None
 
 
 _components: dict[str, VersionComponent] = {}

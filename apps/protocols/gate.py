@@ -168,3 +168,15 @@ def version_content_problems(*, version: ProtocolVersion) -> list[Problem]:
             if component.final_checks is not None:
                 problems.extend(component.final_checks(version))
     return problems
+
+
+def version_gate_notes(*, version: ProtocolVersion, problems: list[Problem]) -> list[str]:
+    """What the components say about a draft that nothing blocks (the computability gate's
+    sampling, for one); empty while ``problems`` (the gate's answer) block the freeze."""
+    if problems or not version.is_editable:
+        return []
+    notes: list[str] = []
+    for component in registered_components():
+        if component.notes is not None:
+            notes.extend(component.notes(version))
+    return notes

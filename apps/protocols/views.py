@@ -35,7 +35,7 @@ from apps.protocols.forms import (
     parameter_field_name,
     section_field_name,
 )
-from apps.protocols.gate import version_content_problems, version_gate
+from apps.protocols.gate import version_content_problems, version_gate, version_gate_notes
 from apps.protocols.models import SECTION_FIELDS, ProtocolVersion
 from apps.protocols.plans import (
     SECTION_TITLES,
@@ -226,7 +226,8 @@ def _edit_context(
         "add_form": add_form or ParameterAddForm(prefix="add"),
         "rationale_field": form[RATIONALE_FIELD] if RATIONALE_FIELD in form.fields else None,
         "table_field": form[TABLE_FIELD],
-        "problems": version_gate(version=version),
+        "problems": (problems := version_gate(version=version)),
+        "gate_notes": version_gate_notes(version=version, problems=problems),
         "is_pi": Role.PI in roles,
     }
 
@@ -337,7 +338,8 @@ def version_autosave(request: HttpRequest, code: str, label: str) -> HttpRespons
             "fields": [{"name": key, "errors": errors.get(key, [])} for key in fields],
             "form_errors": errors.get("form", []),
             "previews": previews,
-            "problems": version_gate(version=version),
+            "problems": (problems := version_gate(version=version)),
+            "gate_notes": version_gate_notes(version=version, problems=problems),
             "is_pi": Role.PI in roles,
         },
     )

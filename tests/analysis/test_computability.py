@@ -23,7 +23,7 @@ from apps.analysis.pipelines.base import EstimateValue, Pipeline, register_pipel
 from apps.analysis.pipelines.base import unregister_pipeline as unregister
 from apps.items.demo import demo_design_build, demo_harm_review_complete
 from apps.items.models import Family
-from apps.protocols.gate import version_gate
+from apps.protocols.gate import version_gate, version_gate_notes
 from apps.protocols.models import Blob, ParameterKind
 from apps.protocols.opb01 import V1_1_PARAMETERS, V1_1_SECTIONS, opb01_v1_0_draft
 from apps.protocols.plans import EstimateSpec, ParameterSpec, PipelineDeclaration
@@ -142,6 +142,9 @@ def test_a_large_design_is_sampled_and_the_gate_says_so(opb01):
     synthetic = synthetic_raw(draft)
     assert synthetic.administrations <= MAX_ADMINISTRATIONS < synthetic.planned
     assert "repetitions 1–" in synthetic.note and "of 40" in synthetic.note
+    assert version_gate(version=draft) == []
+    notes = version_gate_notes(version=draft, problems=[])
+    assert notes and f"a sample of {synthetic.administrations} of {synthetic.planned}" in notes[0]
     draft = version_update(
         version=draft, user=pi, new_parameters=[{"name": "primary_measure", "value": "A_att"}]
     )
