@@ -22,3 +22,8 @@ class AnalysisConfig(AppConfig):
                 name="analysis", final_checks=computability_checks, notes=computability_notes
             )
         )
+
+        from apps.analysis.refs import run_url
+        from apps.deviations.refs import register_ref_type
+
+        register_ref_type("analysis_run", run_url)

@@ -21,16 +21,16 @@ from apps.analysis.computability import (
 from apps.analysis.models import AnalysisRun
 from apps.analysis.pipelines.base import EstimateValue, Pipeline, register_pipeline
 from apps.analysis.pipelines.base import unregister_pipeline as unregister
-from apps.items.demo import demo_design_build, demo_harm_review_complete
+from apps.demo.design import demo_design_build, demo_harm_review_complete
+from apps.demo.opb01 import V1_1_PARAMETERS, V1_1_SECTIONS, opb01_v1_0_draft
+from apps.demo.responses import demo_roster_enroll
 from apps.items.models import Family
 from apps.protocols.gate import version_gate, version_gate_notes
 from apps.protocols.models import Blob, ParameterKind
-from apps.protocols.opb01 import V1_1_PARAMETERS, V1_1_SECTIONS, opb01_v1_0_draft
 from apps.protocols.plans import EstimateSpec, ParameterSpec, PipelineDeclaration
 from apps.protocols.services import FreezeRefused, version_freeze, version_update
 from apps.raters.models import Score
 from apps.raters.services import rubric_apply_template
-from apps.responses.demo import demo_roster_enroll
 from apps.responses.models import Administration, Response
 from tests.factories import UserFactory
 

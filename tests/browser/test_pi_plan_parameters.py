@@ -14,11 +14,11 @@ import pytest
 
 from apps.accounts.models import Role
 from apps.accounts.services import membership_grant
-from apps.items.demo import demo_design_build, demo_harm_review_complete
-from apps.protocols.opb01 import V1_1_PARAMETERS, V1_1_SECTIONS, opb01_v1_0_draft
+from apps.demo.design import demo_design_build, demo_harm_review_complete
+from apps.demo.opb01 import V1_1_PARAMETERS, V1_1_SECTIONS, opb01_v1_0_draft
+from apps.demo.responses import demo_roster_enroll
 from apps.protocols.services import version_update
 from apps.raters.services import rubric_apply_template
-from apps.responses.demo import demo_roster_enroll
 from tests.browser.conftest import make_user
 from tests.factories import UserFactory
 
