@@ -103,9 +103,9 @@ def _field_value(spec: Any, rng: np.random.Generator, units: list[dict]) -> Any:
         choices = [c["value"] if isinstance(c, dict) else c for c in spec.choices or []]
         return choices[int(rng.integers(len(choices)))] if choices else None
     if kind == "number":
-        low = float(spec.minimum) if spec.minimum is not None else 0.0
-        high = float(spec.maximum) if spec.maximum is not None else 1.0
-        return round(float(rng.uniform(low, high)), 3)
+        bottom = float(spec.minimum) if spec.minimum is not None else 0.0
+        top = float(spec.maximum) if spec.maximum is not None else 1.0
+        return round(float(rng.uniform(bottom, top)), 3)
     if kind == "quote":
         return "synthetic quote"
     return None
@@ -296,6 +296,7 @@ def _run(version: ProtocolVersion) -> Verdict:
     values = pipeline.estimates_of(result)
     for name, why in _needed(version, declaration):
         spec = declaration.estimate(name)
+        meaning = spec.meaning.rstrip(".") if spec is not None else name
         found = values.get(name) or []
         missing = [v for v in found if v.value is None]
         if found and not missing:
@@ -304,7 +305,7 @@ def _run(version: ProtocolVersion) -> Verdict:
         verdict.problems.append(
             {
                 "code": "estimate_not_computable",
-                "message": f"{name} ({spec.meaning.rstrip('.')}) cannot be computed on this "
+                "message": f"{name} ({meaning}) cannot be computed on this "
                 f"design, and {why}: {reason}{sample}",
             }
         )

@@ -127,6 +127,7 @@ def rule_estimates(table: object) -> list[tuple[str, str]]:
 
     for index, rule in enumerate(table if isinstance(table, list) else [], start=1):
         if isinstance(rule, dict):
-            name = rule.get("id") if isinstance(rule.get("id"), str) else f"rule {index}"
+            rule_id = rule.get("id")
+            name = rule_id if isinstance(rule_id, str) else f"rule {index}"
             walk(rule.get("condition"), name)
     return out
