@@ -55,8 +55,8 @@ logger = logging.getLogger(__name__)
 
 GATE_VERSION = "computability/1"
 SYNTHETIC_SEED = 12  # fixed: the same draft always gets the same synthetic data
-MAX_ADMINISTRATIONS = 2000
-GATE_REPLICATES = 200
+MAX_ADMINISTRATIONS = 1000
+GATE_REPLICATES = 50
 SYNTHETIC_RATERS = ("synthetic-reviewer-1", "synthetic-reviewer-2")
 CACHE_SECONDS = 7 * 24 * 3600
 
