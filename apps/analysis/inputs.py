@@ -43,6 +43,18 @@ def plan_decision_table(version: ProtocolVersion) -> list:
     return list(version.decision_table or [])
 
 
+def raw(version: ProtocolVersion) -> dict[str, Any]:
+    """Everything a pipeline's ``assemble`` may read: the design, the observations, the rubric's
+    fields and the decision table. The freeze gate builds the same shape from a draft with
+    synthetic observations (``apps/analysis/computability.py``)."""
+    return {
+        "design": design(version),
+        "observations": observations(version),
+        "rubric_fields": rubric_fields(version),
+        "decision_table": plan_decision_table(version),
+    }
+
+
 def design(version: ProtocolVersion) -> dict[str, Any]:
     """The version's design: levels, families, conditions, items and cells with key sizes."""
     levels = [
