@@ -99,6 +99,19 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     (BASE_DIR / "var").mkdir(exist_ok=True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Two PostgreSQL roles (docs/deploy.md): DATABASE_URL is the runtime role's connection, used by
+# the web application and the workers; it is neither a superuser nor the tables' owner, and holds
+# only the DML it needs. DATABASE_OWNER_URL is the owner role's, used only by `migrate` (which
+# then grants the runtime role its privileges) and, in tests, to create and empty the test
+# database. Unset: one connection does both (the SQLite default, or a single-role development
+# database, which `manage.py check_db_role` reports).
+DATABASE_OWNER_URL = env.str("DATABASE_OWNER_URL", default="")
+DATABASE_OWNER = environ.Env.db_url_config(DATABASE_OWNER_URL) if DATABASE_OWNER_URL else None
+DATABASE_RUNTIME_ROLE = DATABASES["default"].get("USER", "")
+# Whether /healthz answers 503 when the runtime connection could switch the guards off
+# (superuser, table owner, ...). On in production settings; elsewhere it is reported only.
+DATABASE_ROLE_ENFORCED = env.bool("PREREGISTRY_ENFORCE_DB_ROLE", default=False)
+
 AUTH_USER_MODEL = "accounts.User"
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "accounts:home"
