@@ -119,3 +119,15 @@ def owner_cursor() -> Iterator[Any]:
         conn.commit()
     finally:
         conn.close()
+
+
+def superuser_name() -> str | None:
+    """A superuser the tests may connect as (the one that created the roles: this session, or
+    ``.ci/run`` with ``DATABASE_ADMIN_URL``), or None."""
+    import os
+    import urllib.parse
+
+    admin = os.environ.get("DATABASE_ADMIN_URL")
+    if admin:
+        return urllib.parse.urlsplit(admin).username
+    return (_state.get("superuser") or {}).get("USER")

@@ -99,6 +99,9 @@ def owner_connection(connection: BaseDatabaseWrapper) -> BaseDatabaseWrapper:
 
     Falls back to the connection's own credentials when no owner is configured.
     """
+    from django.db import connections
+
+    connection = connections[connection.alias]  # the wrapper itself, not django.db.connection
     owner = owner_credentials() or {}
     settings_dict = {
         **connection.settings_dict,
