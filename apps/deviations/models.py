@@ -79,6 +79,10 @@ class LogEntry(AppendOnlyModel):
     protocol = models.ForeignKey(
         "protocols.Protocol", on_delete=models.PROTECT, related_name="log_entries"
     )
+    # The protocol's code when the entry was written: the hashed ``protocol`` field. The chain
+    # never reads the live Protocol row, so a rename (refused once the protocol has a frozen
+    # version or an entry, but possible to whoever could switch that guard off) breaks nothing.
+    protocol_code = models.CharField(max_length=32)
     seq = models.PositiveIntegerField()
     # The database's clock (clock_timestamp()) at the append, not the caller's.
     recorded_at = models.DateTimeField()

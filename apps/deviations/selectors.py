@@ -118,6 +118,7 @@ def log_actors(*, protocol_id: int) -> list[str]:
 
 
 _EXPORT_COLUMNS = (
+    "protocol_code",
     "seq",
     "recorded_at",
     "occurred_on",
@@ -151,14 +152,14 @@ def entry_dicts(*, protocol, chunk_size: int = 10_000) -> Iterator[dict[str, Any
     if connection.vendor == "postgresql":
         yield from _entry_dicts_postgresql(protocol, chunk_size)
         return
-    code = protocol.code
     rows = (
         LogEntry.objects.filter(protocol_id=protocol.pk)
         .order_by("seq")
         .values_list(*_EXPORT_COLUMNS)
         .iterator(chunk_size=chunk_size)
     )
-    for seq, recorded_at, occurred_on, actor, kind, rationale, refs, visible, prev, own in rows:
+    for row in rows:
+        code, seq, recorded_at, occurred_on, actor, kind, rationale, refs, visible, prev, own = row
         yield {
             "protocol": code,
             "seq": seq,
@@ -176,7 +177,7 @@ def entry_dicts(*, protocol, chunk_size: int = 10_000) -> Iterator[dict[str, Any
 
 # The same fields as _EXPORT_COLUMNS, formatted by PostgreSQL exactly as format_timestamp() does.
 _ENTRY_SQL = """
-    SELECT seq,
+    SELECT protocol_code, seq,
            to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
            to_char(occurred_on, 'YYYY-MM-DD'),
            actor_name, kind, rationale, refs::text, outcome_visible, prev_hash, hash
@@ -185,7 +186,6 @@ _ENTRY_SQL = """
 
 
 def _entry_dicts_postgresql(protocol, chunk_size: int) -> Iterator[dict[str, Any]]:
-    code = protocol.code
     decode = json.JSONDecoder().raw_decode  # refs::text is always one JSON array: skip loads()
     connection.ensure_connection()
     # A named (server-side) cursor needs a transaction; WITH HOLD lets it outlive one, so this
@@ -195,6 +195,7 @@ def _entry_dicts_postgresql(protocol, chunk_size: int) -> Iterator[dict[str, Any
         cursor.execute(_ENTRY_SQL, [protocol.pk])
         while rows := cursor.fetchmany(chunk_size):
             for (
+                code,
                 seq,
                 recorded_at,
                 occurred_on,
@@ -224,7 +225,7 @@ def _entry_dicts_postgresql(protocol, chunk_size: int) -> Iterator[dict[str, Any
 def entry_dict(entry: LogEntry) -> dict[str, Any]:
     """One entry as exported and verified (see ``entry_dicts``)."""
     return {
-        "protocol": entry.protocol.code,
+        "protocol": entry.protocol_code,
         "seq": entry.seq,
         "recorded_at": _format_time(entry.recorded_at),
         "occurred_on": entry.occurred_on.isoformat() if entry.occurred_on else None,
@@ -241,6 +242,11 @@ def entry_dict(entry: LogEntry) -> dict[str, Any]:
 def chain_verify(*, protocol, expect: dict[int, str] | None = None) -> ChainReport:
     """Recompute the protocol's whole chain from the database and name the first broken entry.
 
-    The same pure verifier the offline script runs (``apps/deviations/chain.py``).
+    The same pure verifier the offline script runs (``apps/deviations/chain.py``). Each entry
+    carries the code it was written under; the chain is checked to keep one code throughout,
+    whatever the protocol is called today.
     """
-    return verify_chain(entry_dicts(protocol=protocol), protocol=protocol.code, expect=expect)
+    report = verify_chain(entry_dicts(protocol=protocol), expect=expect)
+    if report.protocol is None:  # an empty log
+        report.protocol = protocol.code
+    return report

@@ -1,6 +1,6 @@
-"""The tamper test: the tables' owner switches the guards off, changes one byte of one entry with
-raw SQL and switches them on again. The server's verifier, ``verify_log``, the API, the log page and the
-offline verifier on a fresh export all name exactly that entry."""
+"""The tamper test: the tables' owner switches the guards off, changes one byte of one entry
+with raw SQL and switches them on again. The server's verifier, ``verify_log``, the API, the log
+page and the offline verifier on a fresh export all name exactly that entry."""
 
 import os
 import subprocess
