@@ -34,6 +34,8 @@ class EntryKind(models.TextChoices):
     IMPORT = "import", "Import"
     SCORE_CORRECTION = "score_correction", "Score correction"
     ANALYSIS = "analysis", "Analysis run"
+    # Written by the system when a frozen version's rows no longer give its hash.
+    INTEGRITY_ALARM = "integrity_alarm", "Integrity alarm"
 
 
 # The kinds a PI or editor may record by hand (CRUCIBLE §8: a reorder is recorded as a deviation;

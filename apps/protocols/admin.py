@@ -22,6 +22,8 @@ class ProtocolAdmin(admin.ModelAdmin):
         fields = tuple(super().get_readonly_fields(request, obj))
         if obj is not None and code_is_frozen(obj):
             fields += ("code",)
+        if obj is not None and obj.versions.exclude(state="draft").exists():
+            fields += ("title", "template")  # in every frozen version's canonical document
         return fields
 
 

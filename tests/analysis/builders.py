@@ -101,8 +101,13 @@ def _people(protocol: Protocol, prefix: str, n_reviewers: int) -> dict:
 
 
 def freeze(version: ProtocolVersion) -> ProtocolVersion:
-    """Freeze ``version`` as the freeze service will: state, time and a document hash."""
-    digest = hashlib.sha256(f"frozen:{version.protocol.code}:{version.label}".encode()).hexdigest()
+    """Freeze ``version`` as the freeze service will: state, time, the document's hash and its
+    blob (every analysis run rebuilds the document from the rows and checks that hash)."""
+    from apps.protocols.documents import version_document_bytes
+    from apps.protocols.services import blob_store
+
+    content, digest = version_document_bytes(version=version)
+    blob_store(content=content)
     ProtocolVersion.objects.filter(pk=version.pk).update(
         state="frozen", sha256=digest, frozen_at=timezone.now()
     )

@@ -45,8 +45,12 @@ def test_the_database_refuses_to_rename_a_protocol_with_a_frozen_version(frozen_
         transaction.atomic(),
     ):
         Protocol.objects.filter(pk=protocol.pk).update(code="RENAMED-1")
-    # the title is no identity: it may still change
-    assert Protocol.objects.filter(pk=protocol.pk).update(title="A better title") == 1
+    # the title is in the frozen document: it is frozen too
+    with (
+        pytest.raises(DatabaseError, match="preregistry: the title and template"),
+        transaction.atomic(),
+    ):
+        Protocol.objects.filter(pk=protocol.pk).update(title="A better title")
 
 
 @pytest.mark.django_db

@@ -7,7 +7,8 @@ log entries ever made: the append-only trigger is switched off for it, inside th
 transaction, which only the tables' owner (who runs migrations) can do.
 
 From here on PostgreSQL refuses to change a protocol's code once it has a version that is not a
-draft or an entry in its log.
+draft or an entry in its log, and its title and plan template (both in every frozen version's
+canonical document) once it has a version that is not a draft.
 """
 
 from django.db import migrations, models
@@ -37,14 +38,21 @@ def fill(apps, schema_editor):
 _GUARD = r"""
 CREATE OR REPLACE FUNCTION preregistry_guard_protocol_code() RETURNS trigger
 LANGUAGE plpgsql AS $$
+DECLARE
+    frozen boolean := EXISTS (SELECT 1 FROM protocols_protocolversion
+                              WHERE protocol_id = OLD.id AND state <> 'draft');
 BEGIN
     IF NEW.code IS DISTINCT FROM OLD.code AND (
-        EXISTS (SELECT 1 FROM protocols_protocolversion
-                WHERE protocol_id = OLD.id AND state <> 'draft')
-        OR EXISTS (SELECT 1 FROM deviations_logentry WHERE protocol_id = OLD.id)
+        frozen OR EXISTS (SELECT 1 FROM deviations_logentry WHERE protocol_id = OLD.id)
     ) THEN
         RAISE EXCEPTION 'preregistry: the code of protocol % cannot change: it has a frozen '
             'version or a deviation log', OLD.code;
+    END IF;
+    -- The title and the plan template are in every frozen version's canonical document.
+    IF frozen AND (NEW.title IS DISTINCT FROM OLD.title
+                   OR NEW.template IS DISTINCT FROM OLD.template) THEN
+        RAISE EXCEPTION 'preregistry: the title and template of protocol % cannot change: '
+            'they are part of its frozen versions', OLD.code;
     END IF;
     RETURN NEW;
 END
