@@ -136,3 +136,28 @@ class OutcomeUnsealing(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"outcomes of version {self.version_id} unsealed"
+
+
+class LogCheckpoint(AppendOnlyModel):
+    """A signed checkpoint of a protocol's log head (``apps/deviations/checkpoints.py``).
+
+    Kept here so auditors can list and download them; what makes them worth having is that
+    copies leave the database (witness, downloads, exports), signed with a key the database
+    never holds. ``document`` is the whole signed checkpoint as served.
+    """
+
+    protocol = models.ForeignKey(
+        "protocols.Protocol", on_delete=models.PROTECT, related_name="log_checkpoints"
+    )
+    seq = models.PositiveIntegerField()
+    head_hash = models.CharField(max_length=64)
+    key_id = models.CharField(max_length=16)
+    signed_at = models.DateTimeField()
+    document = models.JSONField()
+
+    class Meta:
+        ordering = ["protocol", "seq", "signed_at"]
+        indexes = [models.Index(fields=["protocol", "-seq"], name="checkpoint_latest")]
+
+    def __str__(self) -> str:
+        return f"{self.protocol_id} checkpoint at #{self.seq}"

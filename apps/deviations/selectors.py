@@ -239,14 +239,18 @@ def entry_dict(entry: LogEntry) -> dict[str, Any]:
     }
 
 
-def chain_verify(*, protocol, expect: dict[int, str] | None = None) -> ChainReport:
+def chain_verify(
+    *, protocol, expect: dict[int, str] | None = None, checkpoints: list | None = None
+) -> ChainReport:
     """Recompute the protocol's whole chain from the database and name the first broken entry.
 
     The same pure verifier the offline script runs (``apps/deviations/chain.py``). Each entry
     carries the code it was written under; the chain is checked to keep one code throughout,
     whatever the protocol is called today.
     """
-    report = verify_chain(entry_dicts(protocol=protocol), expect=expect)
+    report = verify_chain(
+        entry_dicts(protocol=protocol), expect=expect, checkpoints=checkpoints or ()
+    )
     if report.protocol is None:  # an empty log
         report.protocol = protocol.code
     return report
