@@ -292,7 +292,7 @@ def provision(
             if password:
                 statement = sql.SQL("{} PASSWORD {}").format(statement, sql.Literal(password))
             conn.execute(statement)
-            done.append(f"{verb.lower()}d role {role}")
+            done.append(f"{'updated' if exists else 'created'} role {role}")
         # Neither role may be a member of the other (membership is ownership for ALTER TABLE).
         for member, of in ((runtime, owner), (owner, runtime)):
             conn.execute(
