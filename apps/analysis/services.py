@@ -97,6 +97,8 @@ def analysis_run_request(
     Raises ValidationError naming the field: ``version`` (not frozen, withdrawn, no hash),
     ``kind`` (unknown or no pipeline for the template), ``parameters`` (an unreadable seed).
     """
+    if Role.PI not in roles_for(user=user, protocol_id=version.protocol_id):
+        raise PermissionDenied("Only the protocol's PI starts an analysis run.")
     version_integrity_require(version=version)
     return _analysis_run_request(version=version, user=user, kind=kind, reason=reason)
 

@@ -12,7 +12,9 @@ recomputed hash, not on every page view).
 Rebuilding costs what a freeze costs, so pages may reuse a verdict: on PostgreSQL it is cached
 under a fingerprint of the rows (count and newest ``xmin`` of every table the frozen-version guard
 protects, for this version): any UPDATE, INSERT or DELETE, by anyone, changes some ``xmin`` or a
-count, so a cached verdict is never older than the rows. An analysis run never uses the cache.
+count, so a cached verdict is never older than the rows. On SQLite (no triggers, no ``xmin``) a
+page reuses a verdict for at most a minute. An analysis run never uses the cache; its fresh
+verdict replaces the cached one.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ from apps.protocols.models import Blob, ProtocolVersion, VersionState
 logger = logging.getLogger(__name__)
 
 CACHE_SECONDS = 24 * 60 * 60
+# SQLite (the embedded development default, which has no triggers to bypass and no xmin): pages
+# reuse a verdict for this long; every uncached check (each analysis run) refreshes it.
+SQLITE_CACHE_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -179,20 +184,15 @@ def version_integrity_verify(
     """
     if version.state == VersionState.DRAFT or not version.sha256:
         return IntegrityVerdict(version.pk, "", "", ok=True, checked=False)
-    key = None
-    if use_cache:
-        fingerprint = _fingerprint(version)
-        if fingerprint is not None:
-            key = f"preregistry:integrity:{version.pk}:{version.sha256}:{fingerprint}"
-            cached = cache.get(key)
-            if cached is not None:
-                return cached
+    fingerprint = _fingerprint(version)
+    key = f"preregistry:integrity:{version.pk}:{version.sha256}:{fingerprint or 'ttl'}"
+    if use_cache and (cached := cache.get(key)) is not None:
+        return cached
     verdict = _verify(version)
     if not verdict.ok:
         logger.error("integrity alarm: %s", verdict.reason)
         _record_alarm(version, verdict)
-    if key is not None:
-        cache.set(key, verdict, CACHE_SECONDS)
+    cache.set(key, verdict, CACHE_SECONDS if fingerprint else SQLITE_CACHE_SECONDS)
     return verdict
 
 
