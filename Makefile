@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint typecheck format migrate worker beat demo-xstest benchmarks benchmarks-tiny calibrate
+.PHONY: run test install lint typecheck format migrate worker beat demo-xstest benchmarks benchmarks-tiny calibrate db-roles check-db-role
 
 install: $(STAMP)
 
@@ -36,6 +36,15 @@ format: install
 
 migrate: install
 	$(BIN)/python manage.py migrate --noinput
+
+# Once per database, with a superuser's URL: the owner and runtime roles of DATABASE_OWNER_URL
+# and DATABASE_URL, and the database (docs/deploy.md).
+db-roles: install
+	@test -n "$(DATABASE_ADMIN_URL)" || { echo "set DATABASE_ADMIN_URL to a superuser's postgres:// URL"; exit 2; }
+	$(BIN)/python manage.py db_roles_create --admin-url "$(DATABASE_ADMIN_URL)"
+
+check-db-role: install
+	$(BIN)/python manage.py check_db_role
 
 worker: install
 	$(BIN)/celery -A config worker -l info

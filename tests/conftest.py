@@ -96,3 +96,24 @@ def auditor(protocol):
 @pytest.fixture
 def outsider(db):
     return UserFactory()
+
+
+# The database roles: the test database is made by the owner, the tests run as the runtime role
+# (tests/dbroles.py).
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    from tests import dbroles
+
+    dbroles.before_setup()
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    from tests import dbroles
+
+    dbroles.after_setup()
+    yield
+    with django_db_blocker.unblock():
+        dbroles.before_teardown()

@@ -48,6 +48,7 @@ from apps.analysis.refs import run_ref
 from apps.core.canonical import canonical_json, sha256_hex
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
+from apps.protocols.integrity import version_integrity_require
 from apps.protocols.models import ProtocolVersion, VersionState
 from apps.protocols.plans import version_pipeline
 from apps.protocols.refs import version_ref
@@ -74,11 +75,14 @@ def _enqueue(run_id: int) -> None:
     analysis_run_execute.delay(run_id)
 
 
-@transaction.atomic
 def analysis_run_request(
     *, version: ProtocolVersion, user: User, kind: str | None = None, reason: str = ""
 ) -> AnalysisRun:
     """Queue a run of ``version``'s analysis plan and return it.
+
+    First the version's frozen rows are rebuilt and hashed again (``version_integrity_require``,
+    outside the request's transaction so that the alarm entry stays written): a version whose
+    rows no longer give its hash is refused with an ``IntegrityAlarm`` on ``version``.
 
     Only the protocol's PI may ask (PermissionDenied otherwise). The version must be frozen and
     not withdrawn; the pipeline is the one its frozen plan names, and ``kind``, when given, must
@@ -90,6 +94,16 @@ def analysis_run_request(
     Raises ValidationError naming the field: ``version`` (not frozen, withdrawn, no hash),
     ``kind`` (unknown or no pipeline for the template), ``parameters`` (an unreadable seed).
     """
+    if Role.PI not in roles_for(user=user, protocol_id=version.protocol_id):
+        raise PermissionDenied("Only the protocol's PI starts an analysis run.")
+    version_integrity_require(version=version)
+    return _analysis_run_request(version=version, user=user, kind=kind, reason=reason)
+
+
+@transaction.atomic
+def _analysis_run_request(
+    *, version: ProtocolVersion, user: User, kind: str | None, reason: str
+) -> AnalysisRun:
     if Role.PI not in roles_for(user=user, protocol_id=version.protocol_id):
         raise PermissionDenied("Only the protocol's PI starts an analysis run.")
     # Lock the version row so that two requests at once get different numbers.
@@ -369,6 +383,9 @@ def analysis_run_perform(*, run_id: int) -> str:
 
     try:
         pipeline = get_pipeline(run.kind)
+        progress(1, "Checking the frozen rows against their hash")
+        # Never a cached verdict: what a run computes from must be what was frozen, now.
+        version_integrity_require(version=run.version)
         progress(2, "Collecting the inputs")
         input_bytes = canonical_json(_collect_consistently(pipeline, run.version))
         input_sha256 = sha256_hex(input_bytes)

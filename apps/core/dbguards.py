@@ -115,5 +115,13 @@ def custom_guard(forward_sql: str, reverse_sql: str) -> migrations.RunPython:
 
 
 def is_guard_refusal(error: BaseException) -> bool:
-    """Whether a database error is one of these guards refusing a write."""
-    return "preregistry:" in str(error)
+    """Whether a database error is one of these guards refusing a write.
+
+    The runtime role holds no UPDATE, DELETE or TRUNCATE on append-only tables
+    (``apps.core.dbroles``), so there the refusal is PostgreSQL's "permission denied"
+    (SQLSTATE 42501) before any trigger runs; it counts as the same refusal.
+    """
+    if "preregistry:" in str(error):
+        return True
+    cause = error.__cause__ or error.__context__
+    return getattr(cause, "sqlstate", None) == "42501"

@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 
+from apps.core.dbroles import role_problems
+
 
 def _database_status() -> dict:
     try:
@@ -12,7 +14,19 @@ def _database_status() -> dict:
             cursor.fetchone()
     except Exception as error:  # any failure to answer is "down", with the reason
         return {"ok": False, "vendor": connection.vendor, "error": str(error).splitlines()[0]}
-    return {"ok": True, "vendor": connection.vendor}
+    status: dict = {"ok": True, "vendor": connection.vendor}
+    if connection.vendor == "postgresql":
+        try:
+            problems = role_problems(connection)
+        except Exception as error:  # a catalog query that fails is reported, not raised
+            problems = [f"the role could not be checked: {str(error).splitlines()[0]}"]
+        status["role"] = {"least_privilege": not problems, "problems": problems}
+    return status
+
+
+def _role_acceptable(database: dict) -> bool:
+    role = database.get("role")
+    return role is None or role["least_privilege"] or not settings.DATABASE_ROLE_ENFORCED
 
 
 def _broker_status() -> dict:
@@ -31,9 +45,14 @@ def _broker_status() -> dict:
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
-    """``{"status": "ok"|"down", "database": {...}, "broker": {...}}``; 503 when either is down."""
+    """``{"status": "ok"|"down", "database": {...}, "broker": {...}}``; 503 when either is down.
+
+    On PostgreSQL ``database.role`` says whether the runtime role is least-privileged, with the
+    reasons it is not (``manage.py check_db_role``'s); with ``DATABASE_ROLE_ENFORCED`` (production)
+    a role that could switch the guards off makes the answer 503 too.
+    """
     database, broker = _database_status(), _broker_status()
-    healthy = database["ok"] and broker["ok"]
+    healthy = database["ok"] and broker["ok"] and _role_acceptable(database)
     return JsonResponse(
         {"status": "ok" if healthy else "down", "database": database, "broker": broker},
         status=200 if healthy else 503,

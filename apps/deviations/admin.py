@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from apps.core.admin import ReadOnlyAdmin
-from apps.deviations.models import LogEntry, OutcomeUnsealing
+from apps.deviations.models import LogCheckpoint, LogEntry, OutcomeUnsealing
 
 
 @admin.register(LogEntry)
@@ -15,3 +15,9 @@ class LogEntryAdmin(ReadOnlyAdmin):
 class OutcomeUnsealingAdmin(ReadOnlyAdmin):
     list_display = ("version", "unsealed_by", "unsealed_at")
     list_select_related = ("version__protocol", "unsealed_by")
+
+
+@admin.register(LogCheckpoint)
+class LogCheckpointAdmin(ReadOnlyAdmin):
+    list_display = ("protocol", "seq", "head_hash", "key_id", "signed_at")
+    list_select_related = ("protocol",)

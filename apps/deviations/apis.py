@@ -9,7 +9,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.models import Role
-from apps.deviations.models import MANUAL_KINDS, EntryKind
+from apps.deviations.checkpoints import (
+    checkpoint_write,
+    latest_checkpoint,
+    signing_key,
+    stored_checkpoints,
+)
+from apps.deviations.models import MANUAL_KINDS, EntryKind, LogCheckpoint
 from apps.deviations.selectors import (
     DEVIATION_WRITER_ROLES,
     LOG_READER_ROLES,
@@ -138,7 +144,7 @@ class LogVerifyApi(APIView):
     @extend_schema(responses=OutputSerializer)
     def get(self, request, code: str):
         protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
-        report = chain_verify(protocol=protocol)
+        report = chain_verify(protocol=protocol, checkpoints=stored_checkpoints(protocol))
         data = {**report.as_dict(), "checked_at": format_timestamp(timezone.now())}
         return Response(self.OutputSerializer(data).data)
 
@@ -186,6 +192,54 @@ class DeviationCreateApi(APIView):
             refs=refs,
         )
         return Response(entry_dict(entry), status=status.HTTP_201_CREATED)
+
+
+class CheckpointListCreateApi(APIView):
+    """The protocol's signed checkpoints (GET, newest first); POST signs the head now."""
+
+    @extend_schema_serializer(component_name="LogCheckpoint")
+    class OutputSerializer(serializers.Serializer):
+        type = serializers.CharField()
+        protocol = serializers.CharField()
+        seq = serializers.IntegerField()
+        hash = serializers.CharField()
+        recorded_at = serializers.CharField()
+        signed_at = serializers.CharField()
+        key_id = serializers.CharField()
+        public_key = serializers.CharField()
+        signature = serializers.CharField()
+
+        def to_representation(self, instance):
+            return instance  # the signed document exactly: re-rendering could break the signature
+
+    @extend_schema(responses=OutputSerializer(many=True))
+    def get(self, request, code: str):
+        protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
+        documents = [
+            c.document
+            for c in LogCheckpoint.objects.filter(protocol=protocol).order_by("-seq", "-signed_at")[
+                :100
+            ]
+        ]
+        return Response(documents)
+
+    @extend_schema(
+        request=None,
+        responses={201: OutputSerializer, 200: OutputSerializer},
+        description="Sign the log's head now (201); 200 with the latest when the head is "
+        "already checkpointed; 400 when the chain does not verify or no key is configured.",
+    )
+    def post(self, request, code: str):
+        protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
+        if signing_key() is None:
+            raise DjangoValidationError({"log": "No checkpoint signing key is configured."})
+        checkpoint = checkpoint_write(protocol=protocol)
+        if checkpoint is None:
+            latest = latest_checkpoint(protocol=protocol)
+            if latest is None:
+                raise DjangoValidationError({"log": "The log has no entries to checkpoint."})
+            return Response(latest.document, status=status.HTTP_200_OK)
+        return Response(checkpoint.document, status=status.HTTP_201_CREATED)
 
 
 @extend_schema_serializer(component_name="OutcomeSeal")

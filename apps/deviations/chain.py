@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
-"""The deviation log's hash chain: payload, hash and verifier. Standard library only.
+"""The deviation log's hash chain: payload, hash, verifier and signed checkpoints.
+
+Standard library only, except that checking a checkpoint's Ed25519 signature needs the
+`cryptography` package: without it the chain is still checked against every checkpoint (a log
+that does not extend one is broken) and the script says the signatures were not checked.
 
 This one file is both the server's verifier and the offline verifier an auditor runs on an
 exported log, so it imports nothing from Django or from Preregistry (its canonical JSON encoder
 duplicates ``apps.core.canonical``; the tests prove both give the same bytes). Offline::
 
-    python3 chain.py OPB-01-log.jsonl [--expect SEQ=HASH ...]
+    python3 chain.py OPB-01-log.jsonl [--expect SEQ=HASH ...] [--checkpoint FILE ...]
+                     [--public-key KEY ...]
 
 prints ``OPB-01: verified through entry N at T (head hash H)`` and exits 0, or
 ``OPB-01: broken at entry N: <why>`` and exits 1 (2 when the file cannot be read).
@@ -213,6 +218,7 @@ class ChainReport:
     broken_at: int | None = None
     reason: str = ""
     anchors_checked: list[int] = field(default_factory=list)
+    checkpoints: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -264,11 +270,89 @@ def _shape_problem(entry: Any) -> str | None:
     return None
 
 
-def verify_chain(
+# -- signed checkpoints -------------------------------------------------------------------
+#
+# A checkpoint is a signed statement of a chain's head: {"type", "protocol", "seq", "hash",
+# "recorded_at" (entry seq's), "signed_at", "key_id"} plus "public_key" (base64 of the raw 32-byte
+# Ed25519 key) and "signature" (base64 of the Ed25519 signature over the canonical JSON of the
+# CHECKPOINT_FIELDS). A log that does not hold entry seq with that hash does not extend the
+# checkpoint: it was rewritten or cut short after the checkpoint left the server.
+# Checking the chain against a checkpoint needs only this file; checking the signature needs the
+# `cryptography` package (optional: without it the verifier says the signature was not checked).
+
+CHECKPOINT_TYPE = "preregistry/log-checkpoint/1"
+CHECKPOINT_FIELDS = ("hash", "key_id", "protocol", "recorded_at", "seq", "signed_at", "type")
+
+
+def checkpoint_statement(checkpoint: Mapping[str, Any]) -> bytes:
+    """The canonical JSON bytes a checkpoint's signature covers (its ``CHECKPOINT_FIELDS``)."""
+    return canonical_json({name: checkpoint[name] for name in CHECKPOINT_FIELDS})
+
+
+def key_id(public_key_raw: bytes) -> str:
+    """A public key's id: the first 16 hex digits of the SHA-256 of its 32 raw bytes."""
+    return hashlib.sha256(public_key_raw).hexdigest()[:16]
+
+
+def is_checkpoint(value: object) -> bool:
+    return isinstance(value, Mapping) and value.get("type") == CHECKPOINT_TYPE
+
+
+def checkpoint_problem(checkpoint: Any) -> str | None:
+    """What is wrong with a checkpoint's shape, or None."""
+    if not is_checkpoint(checkpoint):
+        return f"is not a checkpoint (its type is not {CHECKPOINT_TYPE})"
+    missing = [name for name in (*CHECKPOINT_FIELDS, "signature") if name not in checkpoint]
+    if missing:
+        return "lacks " + ", ".join(missing)
+    seq, digest = checkpoint["seq"], checkpoint["hash"]
+    if type(seq) is not int or seq < 1:
+        return "has a seq that is not a positive integer"
+    if not isinstance(digest, str) or len(digest) != 64:
+        return "has a hash that is not 64 hex digits"
+    return None
+
+
+def checkpoint_signature(
+    checkpoint: Mapping[str, Any], public_keys: Any = None
+) -> tuple[bool | None, str]:
+    """(True, why) for a valid signature, (False, why) for an invalid one, (None, why) when it
+    cannot be checked here (no `cryptography`). ``public_keys`` are the base64 raw keys the
+    auditor trusts; None trusts the key the checkpoint names, which proves only that the
+    checkpoint is intact, not who signed it."""
+    import base64
+    import binascii
+
+    try:
+        from cryptography.exceptions import InvalidSignature
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    except ImportError:
+        return None, "signature not checked: install the `cryptography` package to check it"
+    try:
+        signature = base64.b64decode(checkpoint["signature"], validate=True)
+        candidates = list(public_keys) if public_keys is not None else [checkpoint["public_key"]]
+        keys = {
+            key_id(raw): raw for raw in (base64.b64decode(k, validate=True) for k in candidates)
+        }
+    except (KeyError, TypeError, ValueError, binascii.Error) as error:
+        return False, f"signature or key cannot be read: {error}"
+    raw = keys.get(checkpoint["key_id"])
+    if raw is None:
+        return False, f"signed with key {checkpoint['key_id']}, which is not a trusted key"
+    try:
+        Ed25519PublicKey.from_public_bytes(raw).verify(signature, checkpoint_statement(checkpoint))
+    except (InvalidSignature, ValueError):
+        return False, "the signature does not match the checkpoint"
+    pinned = "" if public_keys is not None else " (by the key it names: pin one with --public-key)"
+    return True, f"signature valid, key {checkpoint['key_id']}{pinned}"
+
+
+def verify_chain(  # noqa: PLR0912, PLR0915 (one pass; split is debt)
     entries: Iterable[Mapping[str, Any]],
     *,
     protocol: str | None = None,
     expect: Mapping[int, str] | None = None,
+    checkpoints: Iterable[Mapping[str, Any]] = (),
 ) -> ChainReport:
     """Recompute one protocol's chain from its entries (in ``seq`` order) and name the first break.
 
@@ -278,11 +362,36 @@ def verify_chain(
     entry 1); its ``hash`` is the SHA-256 of its payload. ``expect`` maps sequence numbers to the
     hashes an auditor saw earlier (anchors): a different hash there, or a log that no longer
     reaches that entry, is a break too (it is how a rewritten or cut-short log shows).
+    ``checkpoints`` are signed checkpoints (their signatures are checked by
+    ``checkpoint_signature``, not here): each is an anchor, so a log that does not extend every
+    one of them is broken, even when its chain was recomputed whole. A checkpoint may also come
+    as the first lines of ``entries`` (an export carries its latest this way).
 
     Entries are read once and not kept, so memory stays flat over millions of entries.
     """
     report = ChainReport(protocol=protocol)
     expect = dict(expect or {})
+    # Where each anchor came from, for the reason a mismatch gives.
+    sources: dict[int, str] = {}
+    checkpoint_codes: set[str] = set()
+
+    def add_checkpoint(checkpoint: Any) -> str | None:
+        problem = checkpoint_problem(checkpoint)
+        if problem:
+            return f"a checkpoint {problem}"
+        seq, digest = checkpoint["seq"], checkpoint["hash"].lower()
+        if expect.get(seq, digest) != digest:
+            return f"two anchors disagree about entry {seq}"
+        expect[seq] = digest
+        sources[seq] = f"the checkpoint signed at {checkpoint['signed_at']}"
+        checkpoint_codes.add(checkpoint["protocol"])
+        report.checkpoints.append(dict(checkpoint))
+        return None
+
+    for checkpoint in checkpoints:
+        if problem := add_checkpoint(checkpoint):
+            report.broken_at, report.reason = 1, problem
+            return report
     chain_protocol = protocol
     previous_hash = GENESIS_HASH
     expected_seq = 1
@@ -299,6 +408,12 @@ def verify_chain(
         return report
 
     for entry in entries:
+        if type(entry) is dict and entry.get("type") == CHECKPOINT_TYPE:
+            if expected_seq != 1:
+                return finish(expected_seq, "a checkpoint comes after the entries, not before")
+            if problem := add_checkpoint(entry):
+                return finish(1, problem)
+            continue
         try:
             seq = entry["seq"]
             entry_protocol = entry["protocol"]
@@ -309,6 +424,13 @@ def verify_chain(
         if type(seq) is not int:
             return finish(expected_seq, f"entry {expected_seq} has a seq that is not an integer")
         if entry_protocol != chain_protocol:
+            if checkpoint_codes - {entry_protocol}:
+                other = sorted(checkpoint_codes - {entry_protocol})[0]
+                return finish(
+                    expected_seq,
+                    f"entry {seq} belongs to protocol {entry_protocol!r}, but a checkpoint is "
+                    f"for {other!r}",
+                )
             if chain_protocol is not None:
                 return finish(
                     expected_seq,
@@ -343,6 +465,12 @@ def verify_chain(
             )
         if expect and seq in expect:
             if expect[seq] != stored_hash:
+                if seq in sources:
+                    return finish(
+                        seq,
+                        f"hash is {stored_hash}, but {sources[seq]} says {expect[seq]}: the log "
+                        "was rewritten after the checkpoint",
+                    )
                 return finish(
                     seq, f"hash is {stored_hash}, but it was {expect[seq]} when seen before"
                 )
@@ -354,6 +482,10 @@ def verify_chain(
     missing = sorted(seq for seq in expect if seq >= expected_seq)
     if missing:
         ends = f"the log ends at entry {expected_seq - 1}" if expected_seq > 1 else "it is empty"
+        if missing[0] in sources:
+            return finish(
+                missing[0], f"{sources[missing[0]]} covers entry {missing[0]}, but {ends}"
+            )
         return finish(missing[0], f"entry {missing[0]} was seen before, but {ends}")
     return finish()
 
@@ -401,15 +533,62 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SEQ=HASH",
         help="an entry's hash seen earlier; the log must still hold it (repeatable)",
     )
+    parser.add_argument(
+        "--checkpoint",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a signed checkpoint saved earlier (JSON); the log must extend it (repeatable)",
+    )
+    parser.add_argument(
+        "--public-key",
+        action="append",
+        default=None,
+        metavar="KEY",
+        help="a signing key you trust: base64 of the raw Ed25519 key, or a file holding it or "
+        "the JSON of /logs/signing-key (repeatable); without it a checkpoint's own key is used",
+    )
     args = parser.parse_args(argv)
     anchors = _parse_expect(args.expect)
     try:
-        report = verify_chain(read_jsonl(args.export), expect=anchors)
-    except OSError as error:
+        saved = [_read_json(path) for path in args.checkpoint]
+        trusted = None if args.public_key is None else _public_keys(args.public_key)
+        report = verify_chain(read_jsonl(args.export), expect=anchors, checkpoints=saved)
+    except (OSError, ValueError) as error:
         print(f"{args.export}: cannot be read: {error}", file=sys.stderr)
         return 2
     print(f"{report.protocol or args.export}: {report.summary()}")
-    return 0 if report.ok else 1
+    signatures_ok = True
+    for checkpoint in report.checkpoints:
+        valid, why = checkpoint_signature(checkpoint, trusted)
+        signatures_ok = signatures_ok and valid is not False
+        print(f"  checkpoint at entry {checkpoint['seq']} ({checkpoint['signed_at']}): {why}")
+    return 0 if report.ok and signatures_ok else 1
+
+
+def _read_json(path: str) -> Any:
+    with open(path, "rb") as file:
+        try:
+            return json.loads(file.read().decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ValueError(f"{path} is not a JSON checkpoint ({error})") from error
+
+
+def _public_keys(values: list[str]) -> list[str]:
+    keys = []
+    for value in values:
+        try:
+            with open(value, encoding="utf-8") as file:
+                text = file.read().strip()
+        except OSError:
+            text = value.strip()
+        if text.startswith("{"):
+            document = json.loads(text)
+            keys.append(document["public_key"])
+            keys.extend(document.get("previous_public_keys", []))
+        else:
+            keys.append(text)
+    return keys
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 ``ENTRY_FIELDS`` is the reading order (the CSV's columns); ``PAYLOAD_FIELDS`` are the fields the
 hash is taken over (all but ``hash``; canonical JSON sorts them, so their order does not change a
-hash). ``ENTRY_COLUMNS`` names the ``LogEntry`` column each field after ``protocol`` is read from.
+hash). ``ENTRY_COLUMNS`` names the ``LogEntry`` column each field is read from.
 
 The offline verifier ``apps/deviations/chain.py`` runs without Django, so it keeps its own copy;
 ``tests/deviations/test_entries.py`` holds the two equal.
@@ -23,6 +23,7 @@ ENTRY_FIELDS: tuple[str, ...] = (
 )
 PAYLOAD_FIELDS: tuple[str, ...] = tuple(name for name in ENTRY_FIELDS if name != "hash")
 
-# The protocol is exported by its code (one per chain); the actor by the name the entry recorded.
-_COLUMN_OF = {"actor": "actor_name"}
-ENTRY_COLUMNS: tuple[str, ...] = tuple(_COLUMN_OF.get(name, name) for name in ENTRY_FIELDS[1:])
+# The protocol is exported by the code the entry was written under (stored on the entry, so a
+# later rename never touches the chain); the actor by the name the entry recorded.
+_COLUMN_OF = {"protocol": "protocol_code", "actor": "actor_name"}
+ENTRY_COLUMNS: tuple[str, ...] = tuple(_COLUMN_OF.get(name, name) for name in ENTRY_FIELDS)

@@ -36,6 +36,8 @@ class EntryKind(models.TextChoices):
     IMPORT = "import", "Import"
     SCORE_CORRECTION = "score_correction", "Score correction"
     ANALYSIS = "analysis", "Analysis run"
+    # Written by the system when a frozen version's rows no longer give its hash.
+    INTEGRITY_ALARM = "integrity_alarm", "Integrity alarm"
 
 
 # The kinds a PI or editor may record by hand (CRUCIBLE §8: a reorder is recorded as a deviation;
@@ -81,6 +83,10 @@ class LogEntry(AppendOnlyModel):
     protocol = models.ForeignKey(
         "protocols.Protocol", on_delete=models.PROTECT, related_name="log_entries"
     )
+    # The protocol's code when the entry was written: the hashed ``protocol`` field. The chain
+    # never reads the live Protocol row, so a rename (refused once the protocol has a frozen
+    # version or an entry, but possible to whoever could switch that guard off) breaks nothing.
+    protocol_code = models.CharField(max_length=32)
     seq = models.PositiveIntegerField()
     # The database's clock (clock_timestamp()) at the append, not the caller's.
     recorded_at = models.DateTimeField()
@@ -132,3 +138,28 @@ class OutcomeUnsealing(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"outcomes of version {self.version_id} unsealed"
+
+
+class LogCheckpoint(AppendOnlyModel):
+    """A signed checkpoint of a protocol's log head (``apps/deviations/checkpoints.py``).
+
+    Kept here so auditors can list and download them; what makes them worth having is that
+    copies leave the database (witness, downloads, exports), signed with a key the database
+    never holds. ``document`` is the whole signed checkpoint as served.
+    """
+
+    protocol = models.ForeignKey(
+        "protocols.Protocol", on_delete=models.PROTECT, related_name="log_checkpoints"
+    )
+    seq = models.PositiveIntegerField()
+    head_hash = models.CharField(max_length=64)
+    key_id = models.CharField(max_length=16)
+    signed_at = models.DateTimeField()
+    document = models.JSONField()
+
+    class Meta:
+        ordering = ["protocol", "seq", "signed_at"]
+        indexes = [models.Index(fields=["protocol", "-seq"], name="checkpoint_latest")]
+
+    def __str__(self) -> str:
+        return f"{self.protocol_id} checkpoint at #{self.seq}"

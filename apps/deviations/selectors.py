@@ -142,14 +142,13 @@ def entry_dicts(*, protocol: Protocol, chunk_size: int = 10_000) -> Iterator[dic
     if connection.vendor == "postgresql":
         yield from _entry_dicts_postgresql(protocol, chunk_size)
         return
-    code = protocol.code
     rows = (
         LogEntry.objects.filter(protocol_id=protocol.pk)
         .order_by("seq")
         .values_list(*_EXPORT_COLUMNS)
         .iterator(chunk_size=chunk_size)
     )
-    for seq, recorded_at, occurred_on, *rest in rows:
+    for code, seq, recorded_at, occurred_on, *rest in rows:
         day = occurred_on.isoformat() if occurred_on is not None else None
         yield dict(
             zip(ENTRY_FIELDS, (code, seq, _format_time(recorded_at), day, *rest), strict=True)
@@ -160,7 +159,7 @@ _REFS_AT = ENTRY_COLUMNS.index("refs")
 # The columns of ENTRY_COLUMNS, in their order, the times formatted by PostgreSQL exactly as
 # format_timestamp() does.
 _ENTRY_SQL = """
-    SELECT seq,
+    SELECT protocol_code, seq,
            to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
            to_char(occurred_on, 'YYYY-MM-DD'),
            actor_name, kind, rationale, refs::text, outcome_visible, prev_hash, hash
@@ -169,7 +168,6 @@ _ENTRY_SQL = """
 
 
 def _entry_dicts_postgresql(protocol: Protocol, chunk_size: int) -> Iterator[dict[str, Any]]:
-    code = protocol.code
     decode = json.JSONDecoder().raw_decode  # refs::text is always one JSON array: skip loads()
     connection.ensure_connection()
     # A named (server-side) cursor needs a transaction; WITH HOLD lets it outlive one, so this
@@ -182,7 +180,7 @@ def _entry_dicts_postgresql(protocol: Protocol, chunk_size: int) -> Iterator[dic
                 values = list(row)
                 refs = values[_REFS_AT]
                 values[_REFS_AT] = [] if refs == "[]" else decode(refs)[0]
-                yield dict(zip(ENTRY_FIELDS, (code, *values), strict=True))
+                yield dict(zip(ENTRY_FIELDS, values, strict=True))
 
 
 def entry_dict(entry: LogEntry) -> dict[str, Any]:
@@ -190,12 +188,24 @@ def entry_dict(entry: LogEntry) -> dict[str, Any]:
     values = {column: getattr(entry, column) for column in ENTRY_COLUMNS}
     values["recorded_at"] = _format_time(entry.recorded_at)
     values["occurred_on"] = entry.occurred_on.isoformat() if entry.occurred_on else None
-    return dict(zip(ENTRY_FIELDS, (entry.protocol.code, *values.values()), strict=True))
+    return dict(zip(ENTRY_FIELDS, values.values(), strict=True))
 
 
-def chain_verify(*, protocol: Protocol, expect: dict[int, str] | None = None) -> ChainReport:
+def chain_verify(
+    *,
+    protocol: Protocol,
+    expect: dict[int, str] | None = None,
+    checkpoints: list[dict[str, Any]] | None = None,
+) -> ChainReport:
     """Recompute the protocol's whole chain from the database and name the first broken entry.
 
-    The same pure verifier the offline script runs (``apps/deviations/chain.py``).
+    The same pure verifier the offline script runs (``apps/deviations/chain.py``). Each entry
+    carries the code it was written under; the chain is checked to keep one code throughout,
+    whatever the protocol is called today.
     """
-    return verify_chain(entry_dicts(protocol=protocol), protocol=protocol.code, expect=expect)
+    report = verify_chain(
+        entry_dicts(protocol=protocol), expect=expect, checkpoints=checkpoints or ()
+    )
+    if report.protocol is None:  # an empty log
+        report.protocol = protocol.code
+    return report

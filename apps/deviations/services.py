@@ -60,34 +60,35 @@ def _lock_protocol_log(protocol_id: int) -> None:
 # appender it waited for. clock_timestamp(), not now(): the lock may have been waited for, and
 # entry times must rise along the chain.
 _HEAD_SQL = """
-    SELECT last.seq, last.hash, clock_timestamp(),
+    SELECT last.seq, last.hash, last.protocol_code, clock_timestamp(),
            EXISTS (SELECT 1 FROM deviations_outcomeunsealing u
                    JOIN protocols_protocolversion v ON v.id = u.version_id
                    WHERE v.protocol_id = %(protocol)s)
     FROM (SELECT 1) AS one
-    LEFT JOIN LATERAL (SELECT seq, hash FROM deviations_logentry
+    LEFT JOIN LATERAL (SELECT seq, hash, protocol_code FROM deviations_logentry
                        WHERE protocol_id = %(protocol)s ORDER BY seq DESC LIMIT 1) AS last ON true
 """
 
 
-def _chain_head(protocol_id: int) -> tuple[int, str, datetime, bool]:
-    """(last seq or 0, its hash or the genesis hash, the time now, whether outcomes were seen)."""
+def _chain_head(protocol_id: int) -> tuple[int, str, str | None, datetime, bool]:
+    """(last seq or 0, its hash or the genesis hash, the protocol code the chain was written
+    under or None for a new chain, the time now, whether outcomes were seen)."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(_HEAD_SQL, {"protocol": protocol_id})
-            last_seq, last_hash, now, visible = cursor.fetchone()
+            last_seq, last_hash, code, now, visible = cursor.fetchone()
     else:
         last = (
             LogEntry.objects.filter(protocol_id=protocol_id)
             .order_by("-seq")
-            .values_list("seq", "hash")
+            .values_list("seq", "hash", "protocol_code")
             .first()
         )
-        last_seq, last_hash = last or (None, None)
+        last_seq, last_hash, code = last or (None, None, None)
         now, visible = timezone.now(), protocol_outcomes_visible(protocol_id=protocol_id)
     if last_seq is None:
-        return 0, GENESIS_HASH, now, visible
-    return last_seq, last_hash, now, visible
+        return 0, GENESIS_HASH, None, now, visible
+    return last_seq, last_hash, code, now, visible
 
 
 # PostgreSQL text cannot hold NUL, and a lone surrogate has no UTF-8 encoding.
@@ -170,11 +171,14 @@ def _append(
         raise ValidationError({"actor": "The actor must be a saved user, or None for the system."})
 
     _lock_protocol_log(protocol.pk)
-    last_seq, prev_hash, recorded_at, outcome_visible = _chain_head(protocol.pk)
+    last_seq, prev_hash, chain_code, recorded_at, outcome_visible = _chain_head(protocol.pk)
     seq = last_seq + 1
+    # One chain, one code: the code its first entry was written under (docs/deviation-log.md).
+    protocol_code = chain_code or protocol.code
     actor_name = actor.get_username() if actor is not None else SYSTEM_ACTOR
     entry = LogEntry(
         protocol=protocol,
+        protocol_code=protocol_code,
         seq=seq,
         recorded_at=recorded_at,
         actor=actor,

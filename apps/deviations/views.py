@@ -1,12 +1,20 @@
 """The auditor's pages: each protocol's log, its exports, manual deviations, the outcome seal."""
 
+import itertools
 from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import FileResponse, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    JsonResponse,
+    StreamingHttpResponse,
+)
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -15,6 +23,12 @@ from django.views.decorators.http import require_GET, require_http_methods
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
 from apps.deviations import chain
+from apps.deviations.checkpoints import (
+    checkpoint_bytes,
+    latest_checkpoint,
+    public_keys,
+    stored_checkpoints,
+)
 from apps.deviations.exports import csv_lines, jsonl_lines
 from apps.deviations.forms import DeviationForm, LogFilterForm, UnsealForm
 from apps.deviations.refs import resolved_refs
@@ -76,7 +90,8 @@ def protocol_log(request: HttpRequest, code: str) -> HttpResponse:
         "deviations/log.html",
         {
             "protocol": protocol,
-            "report": chain_verify(protocol=protocol),
+            "report": chain_verify(protocol=protocol, checkpoints=stored_checkpoints(protocol)),
+            "checkpoint": latest_checkpoint(protocol=protocol),
             "checked_at": timezone.now(),
             "form": form,
             "filtered": any(filters.values()),
@@ -101,10 +116,15 @@ def _attachment(lines, *, content_type: str, filename: str) -> StreamingHttpResp
 @login_required
 @require_GET
 def log_export_jsonl(request: HttpRequest, code: str) -> StreamingHttpResponse:
-    """The whole chain as JSONL, one canonical JSON entry per line: the offline verifier's input."""
+    """The whole chain as JSONL, one canonical JSON entry per line: the offline verifier's input.
+
+    The first line is the latest signed checkpoint, when there is one (the verifier checks that
+    the entries extend it)."""
     protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
+    latest = latest_checkpoint(protocol=protocol)
+    head = [checkpoint_bytes(latest.document).decode()] if latest else []
     return _attachment(
-        jsonl_lines(entry_dicts(protocol=protocol)),
+        itertools.chain(head, jsonl_lines(entry_dicts(protocol=protocol))),
         content_type="application/x-ndjson; charset=utf-8",
         filename=f"{protocol.code}-deviation-log.jsonl",
     )
@@ -120,6 +140,27 @@ def log_export_csv(request: HttpRequest, code: str) -> StreamingHttpResponse:
         content_type="text/csv; charset=utf-8",
         filename=f"{protocol.code}-deviation-log.csv",
     )
+
+
+@require_GET
+def signing_key_view(request: HttpRequest) -> JsonResponse:
+    """The public key(s) that sign log checkpoints, at a stable URL anyone may fetch."""
+    return JsonResponse(public_keys())
+
+
+@login_required
+@require_GET
+def checkpoint_download(request: HttpRequest, code: str) -> HttpResponse:
+    """The protocol's latest signed checkpoint, as a file an auditor keeps."""
+    protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
+    latest = latest_checkpoint(protocol=protocol)
+    if latest is None:
+        raise Http404("No checkpoint of this log has been signed yet.")
+    response = HttpResponse(checkpoint_bytes(latest.document), content_type="application/json")
+    response["Content-Disposition"] = (
+        f'attachment; filename="{protocol.code}-checkpoint-{latest.seq}.json"'
+    )
+    return response
 
 
 @login_required

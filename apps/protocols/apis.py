@@ -31,6 +31,7 @@ from apps.protocols.access import (
 from apps.protocols.blobs import blob_readable_by
 from apps.protocols.diffs import version_diff
 from apps.protocols.gate import version_gate, version_gate_notes
+from apps.protocols.integrity import version_integrity_verify
 from apps.protocols.models import SECTION_FIELDS, Protocol, ProtocolVersion
 from apps.protocols.parameters import decimal_text
 from apps.protocols.plans import (
@@ -138,6 +139,14 @@ class WithdrawalSerializer(serializers.Serializer):
     withdrawn_by = serializers.CharField()
 
 
+class IntegritySerializer(serializers.Serializer):
+    ok = serializers.BooleanField()
+    checked = serializers.BooleanField()
+    stored_sha256 = serializers.CharField(allow_null=True)
+    recomputed_sha256 = serializers.CharField(allow_null=True)
+    reason = serializers.CharField(allow_blank=True)
+
+
 class VersionSerializer(VersionSummarySerializer):
     protocol = serializers.CharField()
     pipeline = serializers.CharField(
@@ -148,6 +157,10 @@ class VersionSerializer(VersionSummarySerializer):
     decision_table = serializers.ListField(child=serializers.DictField())
     amendment_rationale = serializers.CharField(allow_blank=True)
     withdrawal = WithdrawalSerializer(allow_null=True)
+    integrity = IntegritySerializer(
+        required=False,
+        help_text="A frozen version's rows rebuilt and hashed again: ok, or an integrity alarm.",
+    )
 
 
 def _summary(version: ProtocolVersion) -> dict:
@@ -335,7 +348,10 @@ class VersionDetailApi(APIView):
         version = get_version_by_label_for(
             user=request.user, code=code, label=label, roles=READ_ROLES
         )
-        return Response(VersionSerializer(_full(version)).data)
+        integrity = version_integrity_verify(version=version, use_cache=True)
+        return Response(
+            VersionSerializer({**_full(version), "integrity": integrity.as_dict()}).data
+        )
 
     @extend_schema(
         request=InputSerializer,

@@ -36,6 +36,7 @@ from apps.protocols.forms import (
     section_field_name,
 )
 from apps.protocols.gate import version_content_problems, version_gate, version_gate_notes
+from apps.protocols.integrity import version_integrity_verify
 from apps.protocols.models import SECTION_FIELDS, ProtocolVersion
 from apps.protocols.plans import (
     SECTION_TITLES,
@@ -170,6 +171,7 @@ def version_detail(request: HttpRequest, code: str, label: str) -> HttpResponse:
         {
             "protocol": version.protocol,
             "version": version,
+            "integrity": version_integrity_verify(version=version, use_cache=True),
             "versions": protocol_versions(protocol=version.protocol),
             "sections": _sections(version),
             "problems": (version_content_problems(version=version) if version.is_draft else []),
@@ -187,7 +189,12 @@ def version_print(request: HttpRequest, code: str, label: str) -> HttpResponse:
     return render(
         request,
         "protocols/version_print.html",
-        {"protocol": version.protocol, "version": version, "sections": _sections(version)},
+        {
+            "protocol": version.protocol,
+            "version": version,
+            "sections": _sections(version),
+            "integrity": version_integrity_verify(version=version, use_cache=True),
+        },
     )
 
 

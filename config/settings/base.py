@@ -100,6 +100,19 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     (BASE_DIR / "var").mkdir(exist_ok=True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Two PostgreSQL roles (docs/deploy.md): DATABASE_URL is the runtime role's connection, used by
+# the web application and the workers; it is neither a superuser nor the tables' owner, and holds
+# only the DML it needs. DATABASE_OWNER_URL is the owner role's, used only by `migrate` (which
+# then grants the runtime role its privileges) and, in tests, to create and empty the test
+# database. Unset: one connection does both (the SQLite default, or a single-role development
+# database, which `manage.py check_db_role` reports).
+DATABASE_OWNER_URL = env.str("DATABASE_OWNER_URL", default="")
+DATABASE_OWNER = environ.Env.db_url_config(DATABASE_OWNER_URL) if DATABASE_OWNER_URL else None
+DATABASE_RUNTIME_ROLE = DATABASES["default"].get("USER", "")
+# Whether /healthz answers 503 when the runtime connection could switch the guards off
+# (superuser, table owner, ...). On in production settings; elsewhere it is reported only.
+DATABASE_ROLE_ENFORCED = env.bool("PREREGISTRY_ENFORCE_DB_ROLE", default=False)
+
 AUTH_USER_MODEL = "accounts.User"
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "accounts:home"
@@ -185,6 +198,23 @@ CELERY_BEAT_SCHEDULE: dict = {
     # Analysis runs whose worker died: requeue (or fail after 3 claims); resend lost messages.
     "analysis-runs-reap": {"task": "analysis.runs_reap", "schedule": 60.0},
 }
+# Signed checkpoints of every log's head (apps/deviations/checkpoints.py, docs/deploy.md).
+CELERY_BEAT_SCHEDULE["deviations-checkpoints-write"] = {
+    "task": "deviations.checkpoints_write",
+    "schedule": float(env.int("LOG_CHECKPOINT_INTERVAL_SECONDS", default=60 * 60)),
+}
+# The Ed25519 key that signs checkpoints: never in the database. PEM or base64 of the 32 raw
+# bytes, in LOG_SIGNING_KEY or in the file LOG_SIGNING_KEY_FILE; unset: no checkpoints.
+LOG_SIGNING_KEY = env.str("LOG_SIGNING_KEY", default="")
+LOG_SIGNING_KEY_FILE = env.str("LOG_SIGNING_KEY_FILE", default="")
+LOG_SIGNING_KEY_CREATE = False
+# Public keys (base64, raw) of earlier signing keys: their checkpoints still verify (rotation).
+LOG_SIGNING_PREVIOUS_PUBLIC_KEYS = env.list("LOG_SIGNING_PREVIOUS_PUBLIC_KEYS", default=[])
+# Where each checkpoint goes as it is signed, outside the database: a URL it is POSTed to as
+# JSON, and/or a folder it is written into (e.g. a mount another organisation controls).
+LOG_WITNESS_URL = env.str("LOG_WITNESS_URL", default="")
+LOG_WITNESS_DIR = env.str("LOG_WITNESS_DIR", default="")
+LOG_WITNESS_TIMEOUT_SECONDS = env.int("LOG_WITNESS_TIMEOUT_SECONDS", default=10)
 # A running analysis run with no heartbeat for this long counts as abandoned by its worker.
 ANALYSIS_HEARTBEAT_TIMEOUT_SECONDS = env.int("ANALYSIS_HEARTBEAT_TIMEOUT_SECONDS", default=300)
 

@@ -4,12 +4,27 @@ Tasks run eagerly here; the tests that prove the real path start a real Celery w
 Redis themselves (they are marked ``redis``).
 """
 
+import base64
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from config.settings.base import *  # noqa: F403
+
+
+def _ephemeral_signing_key() -> str:
+    raw = Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption()
+    )
+    return base64.b64encode(raw).decode()
+
 
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CELERY_TASK_ALWAYS_EAGER = True
 PREREGISTRY_TEST_FLUSH_BYPASSES_GUARDS = True
+# A fresh checkpoint signing key for each test session, never written anywhere.
+LOG_SIGNING_KEY = _ephemeral_signing_key()
 # Static files come from the finders, not a collected STATIC_ROOT.
 WHITENOISE_AUTOREFRESH = True
 WHITENOISE_USE_FINDERS = True

@@ -101,12 +101,20 @@ def _people(protocol: Protocol, prefix: str, n_reviewers: int) -> dict:
 
 
 def freeze(version: ProtocolVersion, *, pipeline: str = "") -> ProtocolVersion:
-    """Freeze ``version`` as the freeze service will: state, time and a document hash; with
+    """Freeze ``version`` as the freeze service will: state, time, the document's hash and its
+    blob (every analysis run rebuilds the document from the rows and checks that hash); with
     ``pipeline``, its plan names that pipeline (a throwaway one in tests) instead of the
     template's."""
-    digest = hashlib.sha256(f"frozen:{version.protocol.code}:{version.label}".encode()).hexdigest()
+    from apps.protocols.documents import version_document_bytes
+    from apps.protocols.services import blob_store
+
+    if pipeline:
+        ProtocolVersion.objects.filter(pk=version.pk).update(pipeline=pipeline)
+        version.refresh_from_db()
+    content, digest = version_document_bytes(version=version)
+    blob_store(content=content)
     ProtocolVersion.objects.filter(pk=version.pk).update(
-        state="frozen", sha256=digest, frozen_at=timezone.now(), pipeline=pipeline
+        state="frozen", sha256=digest, frozen_at=timezone.now()
     )
     version.refresh_from_db()
     return version

@@ -5,17 +5,19 @@ from django.db import DatabaseError, connection, transaction
 
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.services import analysis_run_request
+from tests.dbroles import refused_by_database
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 
 
 def _refused(sql, params):
     with (
-        pytest.raises(DatabaseError, match="preregistry:"),
+        pytest.raises(DatabaseError) as error,
         transaction.atomic(),
         connection.cursor() as cursor,
     ):
         cursor.execute(sql, params)
+    assert refused_by_database(str(error.value)), error.value
 
 
 def test_a_succeeded_runs_hashes_and_state_cannot_be_changed(study, run_now):

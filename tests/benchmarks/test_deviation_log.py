@@ -127,13 +127,14 @@ def test_verification_from_postgresql(million):
     with transaction.atomic(), connection.cursor() as cursor:
         raw = cursor.cursor  # psycopg's own cursor, for COPY
         with raw.copy(
-            "COPY deviations_logentry (protocol_id, seq, recorded_at, actor_name, kind, "
-            "rationale, refs, occurred_on, outcome_visible, prev_hash, hash) FROM STDIN"
+            "COPY deviations_logentry (protocol_id, protocol_code, seq, recorded_at, actor_name, "
+            "kind, rationale, refs, occurred_on, outcome_visible, prev_hash, hash) FROM STDIN"
         ) as copy:
             for entry, moment in million:
                 copy.write_row(
                     (
                         protocol.pk,
+                        entry["protocol"],
                         entry["seq"],
                         moment,
                         entry["actor"],

@@ -1,6 +1,6 @@
-"""The tamper test: a superuser switches the guards off, changes one byte of one entry with raw SQL
-and switches them on again. The server's verifier, ``verify_log``, the API, the log page and the
-offline verifier on a fresh export all name exactly that entry."""
+"""The tamper test: the tables' owner switches the guards off, changes one byte of one entry
+with raw SQL and switches them on again. The server's verifier, ``verify_log``, the API, the log
+page and the offline verifier on a fresh export all name exactly that entry."""
 
 import os
 import subprocess
@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, connection
 
 from apps.deviations import chain
 from apps.deviations.selectors import chain_verify
+from tests.dbroles import owner_cursor
 
-pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
+# The entries are committed: the owner's connection, like an attacker's, sees only those.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 TAMPERED_SEQ = 6
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,12 +42,9 @@ TAMPERING = {
 
 
 def tamper(protocol, assignment: str) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
-        assert cursor.fetchone()[0], "the tamper test must run as the database superuser"
-        # The entries were written in this test's transaction; run their deferred foreign-key
-        # checks now, as a commit would have, or PostgreSQL refuses the ALTER TABLE.
-        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    """As the owner role, on its own connection, as an attacker holding the migration
+    credentials would: switch the table's triggers off, rewrite, switch them on again."""
+    with owner_cursor() as cursor:
         cursor.execute("ALTER TABLE deviations_logentry DISABLE TRIGGER USER")
         cursor.execute(
             f"UPDATE deviations_logentry SET {assignment} WHERE protocol_id = %s AND seq = %s",
@@ -62,12 +61,8 @@ def log(protocol, append):
     return protocol
 
 
-def test_without_switching_the_guards_off_even_the_superuser_is_refused(log):
-    with (
-        pytest.raises(DatabaseError, match="append-only"),
-        transaction.atomic(),
-        connection.cursor() as cursor,
-    ):
+def test_without_switching_the_guards_off_even_the_owner_is_refused(log):
+    with pytest.raises(DatabaseError, match="append-only"), owner_cursor() as cursor:
         cursor.execute(
             f"UPDATE deviations_logentry SET {TAMPERING['rationale']} WHERE protocol_id = %s",
             [log.pk],
@@ -118,7 +113,6 @@ def test_every_verifier_names_the_tampered_entry_and_agrees_on_why(log, client, 
     assert offline.stdout.strip() == f"{log.code}: {server.summary()}"
 
 
-@pytest.mark.django_db(transaction=True)
 def test_manage_py_verify_log_exits_non_zero_on_a_tampered_committed_log(protocol, append):
     """The command as an operator runs it: a separate process, against committed data."""
     append(protocol, 8)
@@ -135,8 +129,7 @@ def test_manage_py_verify_log_exits_non_zero_on_a_tampered_committed_log(protoco
     assert intact.returncode == 0, intact.stderr
     assert intact.stdout.startswith(f"{protocol.code}: verified through entry 8 at ")
 
-    with transaction.atomic():
-        tamper(protocol, TAMPERING["kind"])
+    tamper(protocol, TAMPERING["kind"])
     broken = subprocess.run(manage, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert broken.returncode == 1
     assert f"{protocol.code}: broken at entry {TAMPERED_SEQ}: hash does not match" in broken.stdout

@@ -1,0 +1,26 @@
+"""Celery tasks of the deviation log: signed checkpoints on a schedule, and their delivery."""
+
+from typing import Any
+
+from celery import shared_task
+
+
+@shared_task(name="deviations.checkpoints_write")
+def checkpoints_write_task() -> dict[str, list[str]]:
+    """Sign the head of every log that grew since its last checkpoint (beat schedule)."""
+    from apps.deviations.checkpoints import checkpoints_write_all
+
+    return checkpoints_write_all()
+
+
+@shared_task(
+    name="deviations.checkpoint_deliver",
+    autoretry_for=(OSError,),
+    retry_backoff=True,
+    max_retries=8,
+)
+def checkpoint_deliver_task(checkpoint_id: int) -> Any:
+    """Deliver one checkpoint to the external witness (retried while the witness is away)."""
+    from apps.deviations.checkpoints import checkpoint_deliver
+
+    return checkpoint_deliver(checkpoint_id=checkpoint_id)

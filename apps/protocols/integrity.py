@@ -1,0 +1,208 @@
+"""Frozen rows checked against their hash (issue #18, deliverable 2).
+
+A frozen version's rows are guarded by triggers, but whoever can switch a trigger off (a
+superuser, the tables' owner) can change them, and the stored SHA-256 would still be read as the
+version's identity. So before every analysis run, and whenever a frozen version is shown or
+exported, its canonical document is rebuilt from the rows (``documents.version_document_bytes``,
+the very function the freeze hashed) and its SHA-256 compared with the stored one, and with the
+hash of the stored blob. On a mismatch the analysis refuses to run, the version's pages show an
+integrity alarm, and one ``integrity_alarm`` entry is written to the deviation log (once per
+recomputed hash, not on every page view).
+
+Rebuilding costs what a freeze costs, so pages may reuse a verdict: on PostgreSQL it is cached
+under a fingerprint of the rows (count and newest ``xmin`` of every table the frozen-version guard
+protects, for this version): any UPDATE, INSERT or DELETE, by anyone, changes some ``xmin`` or a
+count, so a cached verdict is never older than the rows. On SQLite (no triggers, no ``xmin``) a
+page reuses a verdict for at most a minute. An analysis run never uses the cache; its fresh
+verdict replaces the cached one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+
+from django.core.cache import cache
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
+
+from apps.core.canonical import sha256_hex
+from apps.protocols.documents import version_document_bytes
+from apps.protocols.models import Blob, ProtocolVersion, VersionState
+
+logger = logging.getLogger(__name__)
+
+CACHE_SECONDS = 24 * 60 * 60
+# SQLite (the embedded development default, which has no triggers to bypass and no xmin): pages
+# reuse a verdict for this long; every uncached check (each analysis run) refreshes it.
+SQLITE_CACHE_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class IntegrityVerdict:
+    """What rebuilding a frozen version's document found.
+
+    ``ok`` when the rows rebuild the stored document exactly; otherwise ``recomputed`` is the
+    SHA-256 the rows give now and ``reason`` says what differs. ``checked`` is False for a draft
+    (a draft has no hash to keep).
+    """
+
+    version_id: int
+    stored: str
+    recomputed: str
+    ok: bool
+    reason: str = ""
+    checked: bool = True
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "ok": self.ok,
+            "checked": self.checked,
+            "stored_sha256": self.stored or None,
+            "recomputed_sha256": self.recomputed or None,
+            "reason": self.reason,
+        }
+
+
+class IntegrityAlarm(ValidationError):
+    """The frozen version's rows no longer give its hash: nothing may be computed from them."""
+
+
+_FROZEN_TABLES_SQL = """
+    SELECT c.relname, split_part(encode(t.tgargs, 'escape'), '\\000', 1)
+    FROM pg_trigger t
+    JOIN pg_class c ON c.oid = t.tgrelid
+    JOIN pg_proc p ON p.oid = t.tgfoid
+    WHERE p.proname = 'preregistry_guard_frozen' AND NOT t.tgisinternal
+    ORDER BY c.relname
+"""
+_frozen_tables: list[tuple[str, str]] | None = None
+
+
+def _fingerprint(version: ProtocolVersion) -> str | None:
+    """A digest of (count, newest xmin) of every frozen-guarded table's rows of ``version``, the
+    version row and its protocol row; None where there is no such thing (SQLite)."""
+    global _frozen_tables
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        if _frozen_tables is None:
+            cursor.execute(_FROZEN_TABLES_SQL)
+            _frozen_tables = [(table, column) for table, column in cursor.fetchall()]
+        quote = connection.ops.quote_name
+        parts = [
+            f"SELECT {i}, count(*), max(xmin::text::bigint) FROM {quote(table)} "
+            f"WHERE {quote(column)} = %(version)s"
+            for i, (table, column) in enumerate(_frozen_tables)
+        ]
+        parts.append(
+            "SELECT -1, count(*), max(xmin::text::bigint) FROM protocols_protocolversion "
+            "WHERE id = %(version)s OR id = %(predecessor)s"
+        )
+        parts.append(
+            "SELECT -2, count(*), max(xmin::text::bigint) FROM protocols_protocol "
+            "WHERE id = %(protocol)s"
+        )
+        cursor.execute(
+            " UNION ALL ".join(parts) + " ORDER BY 1",
+            {
+                "version": version.pk,
+                "predecessor": version.supersedes_id or version.pk,
+                "protocol": version.protocol_id,
+            },
+        )
+        rows = cursor.fetchall()
+    return hashlib.sha256(repr(rows).encode()).hexdigest()
+
+
+def _verify(version: ProtocolVersion) -> IntegrityVerdict:
+    _content, recomputed = version_document_bytes(version=version)
+    stored = version.sha256
+    if recomputed != stored:
+        return IntegrityVerdict(
+            version.pk,
+            stored,
+            recomputed,
+            ok=False,
+            reason=f"the rows of {version.protocol.code} v{version.label} give the document "
+            f"hash {recomputed}, not the frozen {stored}: a frozen row was changed",
+        )
+    blob = Blob.objects.filter(sha256=stored).only("content").first()
+    if blob is None:
+        return IntegrityVerdict(
+            version.pk, stored, recomputed, ok=False, reason=f"the blob {stored} is missing"
+        )
+    if sha256_hex(bytes(blob.content)) != stored:
+        return IntegrityVerdict(
+            version.pk,
+            stored,
+            recomputed,
+            ok=False,
+            reason=f"the stored blob {stored} no longer hashes to its name",
+        )
+    return IntegrityVerdict(version.pk, stored, recomputed, ok=True)
+
+
+def _record_alarm(version: ProtocolVersion, verdict: IntegrityVerdict) -> None:
+    # Imported here: the deviations app comes after protocols in the dependency order.
+    from apps.deviations.models import EntryKind, LogEntry
+    from apps.deviations.services import deviation_append
+    from apps.protocols.refs import version_ref
+
+    alarm_ref = {"type": "integrity", "id": verdict.recomputed, "label": "recomputed hash"}
+    with transaction.atomic():
+        # Once per (version, recomputed hash): the advisory lock deviation_append takes makes
+        # two page views at once write one entry, as the check below runs after it.
+        existing = LogEntry.objects.filter(
+            protocol_id=version.protocol_id, kind=EntryKind.INTEGRITY_ALARM
+        ).values_list("refs", flat=True)
+        for refs in existing:
+            if alarm_ref in refs and any(
+                ref.get("type") == "version" and ref.get("id") == version.pk for ref in refs
+            ):
+                return
+        deviation_append(
+            protocol=version.protocol,
+            kind=EntryKind.INTEGRITY_ALARM,
+            rationale=f"Integrity alarm: {verdict.reason}. Analyses of this version are refused "
+            "until the rows are restored.",
+            actor=None,
+            refs=[version_ref(version), alarm_ref],
+        )
+
+
+def version_integrity_verify(
+    *, version: ProtocolVersion, use_cache: bool = False
+) -> IntegrityVerdict:
+    """Rebuild a frozen version's canonical document from its rows and compare its SHA-256.
+
+    ``use_cache`` (pages, exports) may reuse the verdict for rows whose fingerprint has not
+    changed (PostgreSQL only); an analysis run passes False. On a mismatch an
+    ``integrity_alarm`` entry is written to the protocol's deviation log, once per recomputed
+    hash. A draft is not checked (``checked`` False, ``ok`` True). Never raises for a mismatch:
+    see ``version_integrity_require``.
+    """
+    if version.state == VersionState.DRAFT or not version.sha256:
+        return IntegrityVerdict(version.pk, "", "", ok=True, checked=False)
+    fingerprint = _fingerprint(version)
+    key = f"preregistry:integrity:{version.pk}:{version.sha256}:{fingerprint or 'ttl'}"
+    if use_cache and (cached := cache.get(key)) is not None:
+        return cached
+    verdict = _verify(version)
+    if not verdict.ok:
+        logger.error("integrity alarm: %s", verdict.reason)
+        _record_alarm(version, verdict)
+    cache.set(key, verdict, CACHE_SECONDS if fingerprint else SQLITE_CACHE_SECONDS)
+    return verdict
+
+
+def version_integrity_require(*, version: ProtocolVersion) -> IntegrityVerdict:
+    """``version_integrity_verify`` without the cache, raising ``IntegrityAlarm`` (a
+    ValidationError on ``version``) on a mismatch. Called before every analysis run."""
+    verdict = version_integrity_verify(version=version, use_cache=False)
+    if not verdict.ok:
+        raise IntegrityAlarm(
+            {"version": f"Integrity alarm: {verdict.reason}. The analysis is refused."}
+        )
+    return verdict
