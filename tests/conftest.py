@@ -96,3 +96,15 @@ def auditor(protocol):
 @pytest.fixture
 def outsider(db):
     return UserFactory()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_process_caches():
+    """Per-process caches keyed by database ids (frozen versions, API tokens) start empty in
+    every test: a rolled-back test's ids may be reused by the next one (SQLite)."""
+    from apps.accounts.authentication import token_cache_forget
+    from apps.raters.frozen import frozen_rating_clear
+
+    frozen_rating_clear()
+    token_cache_forget()
+    yield

@@ -40,6 +40,7 @@ from django.utils import timezone
 
 from apps.accounts.models import Role, User
 from apps.protocols.models import ProtocolVersion
+from apps.raters.frozen import frozen_rating
 from apps.raters.models import (
     Assignment,
     AssignmentOutcome,
@@ -50,10 +51,11 @@ from apps.raters.models import (
     TaskState,
 )
 from apps.raters.plan import rating_plan
+from apps.raters.services import lean
 from apps.responses.models import Exclusion, Response
 
 # Namespace of the per-reviewer advisory locks (an arbitrary constant, distinct from the log's).
-_REVIEWER_LOCK_NAMESPACE = 7_301_007
+_REVIEWER_LOCK_NAMESPACE = lean.REVIEWER_LOCK_NAMESPACE
 # Expired reservations freed lazily by a call to next that finds nothing open (beat frees the
 # rest every minute).
 _LAZY_EXPIRY_LIMIT = 100
@@ -114,6 +116,9 @@ def scoring_open(*, version: ProtocolVersion, user: User) -> int:
         opening = ScoringOpening(version=version, opened_by=user)
         opening.full_clean()
         opening.save()
+    from apps.raters.services.study_queue import study_queue_ensure
+
+    study_queue_ensure(protocol=version.protocol)
     plan = rating_plan(version)
     response_ids = (
         Response.objects.filter(version=version)
@@ -153,9 +158,11 @@ def scoring_is_open(version: ProtocolVersion) -> bool:
     )
 
 
-def queue_versions(*, reviewer: User, version: ProtocolVersion | None = None):
+def queue_versions(
+    *, reviewer: User, version: ProtocolVersion | None = None, queue: str | None = None
+):
     """The versions a reviewer's queue draws from: scoring open, the reviewer role held, not
-    withdrawn; ``version`` narrows it to one."""
+    withdrawn; ``version`` narrows it to one, ``queue`` (a ``StudyQueue.token``) to one study."""
     versions = ProtocolVersion.objects.filter(
         scoring_opening__isnull=False,
         withdrawal__isnull=True,
@@ -164,6 +171,8 @@ def queue_versions(*, reviewer: User, version: ProtocolVersion | None = None):
     )
     if version is not None:
         versions = versions.filter(pk=version.pk)
+    if queue is not None:
+        versions = versions.filter(protocol__study_queue__token=queue)
     return versions.distinct().order_by("pk")
 
 
@@ -239,8 +248,11 @@ def _claim(*, version_id: int, reviewer: User, rank: int, offset: int, wrapped: 
 
 def _claim_in_order(*, versions, plans, reviewer: User):
     # Partly scored responses first (all versions), then fresh ones, each in the reviewer's order.
+    # At k = 1 no response is ever partly scored (nor adjudicated): rank 0 is not asked for.
     for rank, segments in ((0, (None,)), (1, (False, True))):
         for version in versions:
+            if rank == 0 and plans[version.pk].k < 2:
+                continue
             offset = reviewer_offset(seed=plans[version.pk].seed, reviewer_id=reviewer.pk)
             for wrapped in segments:
                 task = _claim(
@@ -263,16 +275,94 @@ def active_assignment(*, reviewer: User, version_ids=None) -> Assignment | None:
     return assignments.select_related("task").order_by("pk").first()
 
 
+def _token_valid(*, reviewer: User, token_key: str | None) -> bool:
+    from rest_framework.authtoken.models import Token
+
+    return token_key is None or (
+        Token.objects.filter(key=token_key, user=reviewer, user__is_active=True).exists()
+    )
+
+
+def _lean_assignment(claimed: lean.Claim, reviewer: User, sha256: str) -> Assignment:
+    """The Assignment (and its task) the lean claim returned, as model instances, without
+    reading them again; the task carries the content its page shows (``task_content``)."""
+    task = ScoringTask(
+        id=claimed.task_id,
+        token=claimed.token,
+        version_id=claimed.version_id,
+        response_id=claimed.response_id,
+        kind=claimed.kind,
+        slot=claimed.slot,
+        state=TaskState.ASSIGNED,
+        shuffle_key=claimed.shuffle_key,
+    )
+    task._state.adding = False
+    task._state.db = "default"
+    task.shown = lean.Shown(
+        prompt=claimed.prompt, text=claimed.response_text, cell_id=claimed.cell_id, sha256=sha256
+    )
+    assignment = Assignment(
+        id=claimed.assignment_id,
+        task=task,
+        version_id=claimed.version_id,
+        response_id=claimed.response_id,
+        reviewer=reviewer,
+        reserved_at=claimed.reserved_at,
+        expires_at=claimed.expires_at,
+        outcome=AssignmentOutcome.ACTIVE,
+    )
+    assignment._state.adding = False
+    assignment._state.db = "default"
+    return assignment
+
+
+_FALL_BACK = object()
+
+
+def _task_next_lean(*, reviewer: User, queue: str | None, token_key: str | None):
+    versions = lean.lock_and_versions(reviewer_id=reviewer.pk, queue=queue, token_key=token_key)
+    if not versions:
+        return None
+    offsets = [reviewer_offset(seed=v.rating.plan.seed, reviewer_id=reviewer.pk) for v in versions]
+    claimed = lean.claim(reviewer_id=reviewer.pk, versions=versions, offsets=offsets)
+    if claimed is None and assignments_expire(
+        version_ids=[v.version_id for v in versions], limit=_LAZY_EXPIRY_LIMIT
+    ):
+        claimed = lean.claim(reviewer_id=reviewer.pk, versions=versions, offsets=offsets)
+    if claimed is None:
+        return None
+    if not claimed.fresh and claimed.expires_at <= timezone.now():
+        return _FALL_BACK  # an expired reservation to end first: the ORM path does it
+    sha = next(v.sha256 for v in versions if v.version_id == claimed.version_id)
+    return _lean_assignment(claimed, reviewer, sha)
+
+
 @transaction.atomic
-def task_next(*, version_or_none: ProtocolVersion | None, reviewer: User) -> Assignment | None:
+def task_next(
+    *,
+    version_or_none: ProtocolVersion | None = None,
+    reviewer: User,
+    queue: str | None = None,
+    token_key: str | None = None,
+) -> Assignment | None:
     """Reserve the reviewer's next scoring task and return the reservation (``None`` when no
     task is open for them).
 
     Returns the reviewer's live reservation unchanged when there is one (a refresh gets the same
-    task). See the module docstring for the order and the locking.
+    task). ``queue`` (a ``StudyQueue.token``; None for any study) restricts the queue to one
+    study. ``token_key`` is the API token the request came with: it is checked again in the
+    claim's own statement, so a revoked token that an authentication cache still holds reserves
+    nothing (raises ``lean.TokenRevoked``). See the module docstring for the order and the
+    locking; on PostgreSQL the common case runs as two prepared statements (``lean.py``).
     """
+    if version_or_none is None and lean.available():
+        found = _task_next_lean(reviewer=reviewer, queue=queue, token_key=token_key)
+        if found is not _FALL_BACK:
+            return found
     lock_reviewer(reviewer)
-    versions = list(queue_versions(reviewer=reviewer, version=version_or_none))
+    if not _token_valid(reviewer=reviewer, token_key=token_key):
+        raise lean.TokenRevoked
+    versions = list(queue_versions(reviewer=reviewer, version=version_or_none, queue=queue))
     version_ids = [v.pk for v in versions]
     now = timezone.now()
     current = active_assignment(reviewer=reviewer, version_ids=version_ids)
@@ -287,7 +377,9 @@ def task_next(*, version_or_none: ProtocolVersion | None, reviewer: User) -> Ass
         _expire_tasks(task_ids=locked, now=now)
     if not versions:
         return None
-    plans = {v.pk: rating_plan(v) for v in versions}
+    plans = {
+        v.pk: frozen_rating(version_id=v.pk, sha256=v.sha256, version=v).plan for v in versions
+    }
     task = _claim_in_order(versions=versions, plans=plans, reviewer=reviewer)
     # Nothing open: reservations whose expiry passed are free too, even before beat's next run.
     if task is None and assignments_expire(
