@@ -107,7 +107,7 @@ class TaskNextApi(APIView):
     (``{"queue": "<id from /tasks/queues>"}``) or any (``"any"``, the default). GET reserves
     nothing: it shows the task you hold, if any."""
 
-    authentication_classes = [SessionAuthentication, CachedTokenAuthentication]
+    authentication_classes = [CachedTokenAuthentication, SessionAuthentication]
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
     def post(self, request):
@@ -165,7 +165,7 @@ class TaskScoreApi(APIView):
     (201 the first time, 200 with the stored score on a repeat). With ``"next": true`` the reply
     also carries your next task (``"next": {"task": ...}``, from ``queue`` or any study)."""
 
-    authentication_classes = [SessionAuthentication, CachedTokenAuthentication]
+    authentication_classes = [CachedTokenAuthentication, SessionAuthentication]
 
     class InputSerializer(serializers.Serializer):
         class Meta:

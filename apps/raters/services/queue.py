@@ -120,34 +120,67 @@ def scoring_open(*, version: ProtocolVersion, user: User) -> int:
 
     study_queue_ensure(protocol=version.protocol)
     plan = rating_plan(version)
-    response_ids = (
+    response_ids = list(
         Response.objects.filter(version=version)
         .exclude(pk__in=_excluded_response_ids(version))
         .exclude(Exists(ScoringTask.objects.filter(response=OuterRef("pk"))))
         .order_by("pk")
         .values_list("pk", flat=True)
     )
-    created = 0
-    batch: list[ScoringTask] = []
-    for response_id in response_ids.iterator(chunk_size=2000):
-        key = shuffle_key_for(seed=plan.seed, response_id=response_id)
-        for slot in range(1, plan.k + 1):
-            batch.append(
-                ScoringTask(
-                    version=version,
-                    response_id=response_id,
-                    kind=TaskKind.PRIMARY,
-                    slot=slot,
-                    token=new_token(),
-                    shuffle_key=key,
-                )
+    return _tasks_create(version=version, k=plan.k, seed=plan.seed, response_ids=response_ids)
+
+
+# Rows per INSERT on PostgreSQL: large enough to be set-based, small enough for modest memory.
+_OPEN_CHUNK = 50_000
+
+
+def _tasks_create(*, version: ProtocolVersion, k: int, seed: int, response_ids: list[int]) -> int:
+    """k primary tasks for each of ``response_ids``; the number created.
+
+    On PostgreSQL one ``INSERT … SELECT`` per 50,000 responses over arrays of response ids,
+    shuffle keys and tokens (``unnest`` × ``generate_series(1, k)``): the keyed hash and the
+    tokens are computed here, everything else by the database. Elsewhere ``bulk_create``.
+    """
+    keys = [shuffle_key_for(seed=seed, response_id=rid) for rid in response_ids]
+    if connection.vendor != "postgresql":
+        tasks = [
+            ScoringTask(
+                version=version,
+                response_id=rid,
+                kind=TaskKind.PRIMARY,
+                slot=slot,
+                token=new_token(),
+                shuffle_key=key,
             )
-        if len(batch) >= 5000:
-            ScoringTask.objects.bulk_create(batch)
-            created += len(batch)
-            batch = []
-    ScoringTask.objects.bulk_create(batch)
-    return created + len(batch)
+            for rid, key in zip(response_ids, keys, strict=True)
+            for slot in range(1, k + 1)
+        ]
+        ScoringTask.objects.bulk_create(tasks, batch_size=5000)
+        return len(tasks)
+    created = 0
+    connection.ensure_connection()
+    with connection.connection.cursor() as cursor:
+        for start in range(0, len(response_ids), _OPEN_CHUNK):
+            ids = response_ids[start : start + _OPEN_CHUNK]
+            chunk_keys = keys[start : start + _OPEN_CHUNK]
+            # One row per (response, slot): parallel arrays, read by one multi-array unnest.
+            cursor.execute(
+                "INSERT INTO raters_scoringtask "
+                "(version_id, response_id, kind, slot, token, state, shuffle_key, queue_rank, "
+                " created_at) "
+                "SELECT %(version)s, u.rid, 'primary', u.slot, u.token, 'open', u.key, 1, now() "
+                "FROM unnest(%(ids)s::bigint[], %(slots)s::int[], %(keys)s::bigint[], "
+                "            %(tokens)s::text[]) AS u(rid, slot, key, token)",
+                {
+                    "version": version.pk,
+                    "ids": [rid for rid in ids for _ in range(k)],
+                    "slots": [slot for _ in ids for slot in range(1, k + 1)],
+                    "keys": [key for key in chunk_keys for _ in range(k)],
+                    "tokens": [new_token() for _ in range(len(ids) * k)],
+                },
+            )
+            created += cursor.rowcount
+    return created
 
 
 def scoring_is_open(version: ProtocolVersion) -> bool:
