@@ -102,6 +102,11 @@ DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("DB_CONN_HEALTH_CHECKS", d
 # The reviewer queue's claim and submit run as server-side prepared statements on PostgreSQL
 # (planned once per connection); off for a pooler that cannot carry them (docs/deploy.md).
 DB_PREPARED_STATEMENTS = env.bool("DB_PREPARED_STATEMENTS", default=True)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_PREPARED_STATEMENTS:
+    # Django's own cursors bind parameters client-side and are never prepared whatever this
+    # says; the threshold (Django's default None turns preparing off) only lets the statements
+    # that ask for it with prepare=True be prepared, and never prepares anything by count.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 10**9)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # SQLite serialises writers; a generous timeout keeps concurrent requests from failing.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20

@@ -69,7 +69,7 @@ def test_an_unknown_study_choice_serves_nothing(two_studies):
 
 
 def test_the_api_takes_the_same_choice(client, two_studies):
-    first, second, reviewer = two_studies
+    first, _second, reviewer = two_studies
     client.force_login(reviewer)
     listed = client.get("/api/v1/tasks/queues").json()
     assert [q["name"] for q in listed["queues"]] == ["Blue queue", "Green queue"]

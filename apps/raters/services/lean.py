@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import psycopg
 from django.conf import settings
 from django.db import connection
 from psycopg.types.json import Jsonb
@@ -205,7 +206,9 @@ def available() -> bool:
 
 def _rows(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
     connection.ensure_connection()
-    with connection.connection.cursor() as cursor:
+    # A server-binding psycopg cursor (Django's own bind client-side and cannot be prepared),
+    # in the transaction Django has open on the same connection.
+    with psycopg.Cursor(connection.connection) as cursor:
         cursor.execute(sql, params, prepare=bool(settings.DB_PREPARED_STATEMENTS))
         return cursor.fetchall() if cursor.description else []
 
