@@ -98,8 +98,10 @@ def _reserve(request, queue: str | None) -> dict:
         raise exceptions.AuthenticationFailed("Invalid token.") from None
     if assignment is None:
         return {"task": None, "detail": "No scoring task is open for you."}
+    # The payload already has _TaskOutput's shape and JSON types (the schema documents it);
+    # skipping the serializer saves building its fields on every reservation.
     payload = _task_payload(assignment.task, assignment, request.user)
-    return {"task": _TaskOutput(payload).data}
+    return {"task": payload}
 
 
 class TaskNextApi(APIView):
@@ -193,7 +195,13 @@ class TaskScoreApi(APIView):
             )
         except TokenRevoked:
             raise exceptions.AuthenticationFailed("Invalid token.") from None
-        body = _ScoreOutput(score).data
+        body = {
+            "task": token,
+            "values": score.values,
+            "submitted_at": score.submitted_at,
+            "seconds_spent": score.seconds_spent,
+            "correction_reason": score.correction_reason,
+        }
         if data.validated_data.get("next"):
             # The score is committed; the next reservation is its own transaction.
             body = {

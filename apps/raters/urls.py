@@ -18,6 +18,12 @@ urlpatterns = [
     path("versions/<int:version_id>/scoring/", views.scoring, name="scoring"),
 ]
 
+# Mounted first of all routes by config/urls.py (and again below, under the app's namespace).
+api_hot_urlpatterns = [
+    path("tasks/next", apis.TaskNextApi.as_view(), name="task-next"),
+    path("tasks/<str:token>/score", apis.TaskScoreApi.as_view(), name="task-score"),
+]
+
 api_urlpatterns = [
     path("tasks/next", apis.TaskNextApi.as_view(), name="task-next"),
     path("tasks/progress", apis.TaskProgressApi.as_view(), name="task-progress"),

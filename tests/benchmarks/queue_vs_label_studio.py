@@ -411,7 +411,9 @@ def build_app_study(tasks: int, k: int) -> None:
     from tests.raters.study import freeze, set_parameters
 
     started = time.perf_counter()
-    version = ProtocolVersionFactory()
+    # Factory sequences restart in every process: names unique to this build instead.
+    stamp = f"{time.time_ns():x}"
+    version = ProtocolVersionFactory(protocol__code=f"BENCH-{stamp}")
     set_parameters(version, scores_per_response=k, seed=tasks + k)
     rubric_apply_template(version=version, template="xstest")
     cells = 100
@@ -471,14 +473,16 @@ def build_app_study(tasks: int, k: int) -> None:
             [version.pk, version.pk],
         )
     built = time.perf_counter()
-    pi = MembershipFactory(protocol=version.protocol, role="pi").user
+    pi = MembershipFactory(
+        protocol=version.protocol, role="pi", user=UserFactory(username=f"pi-{stamp}")
+    ).user
     created = scoring_open(version=version, user=pi)
     opened = time.perf_counter()
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     tokens = []
-    for _ in range(REVIEWERS):
-        user = UserFactory()
+    for n in range(REVIEWERS):
+        user = UserFactory(username=f"reviewer{n:02d}-{stamp}")
         MembershipFactory(user=user, protocol=version.protocol, role="reviewer")
         tokens.append(Token.objects.create(user=user).key)
     print(
