@@ -19,6 +19,7 @@ from collections import OrderedDict
 from typing import Any
 
 from django.db.models.signals import post_delete, post_save
+from drf_spectacular.authentication import TokenScheme
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
 
@@ -50,6 +51,15 @@ class CachedTokenAuthentication(TokenAuthentication):
             while len(_cache) > _MAX_KEYS:
                 _cache.popitem(last=False)
         return user, token
+
+
+class CachedTokenScheme(TokenScheme):
+    """The same ``Authorization: Token <key>`` header in the OpenAPI schema, under its own name
+    (drf-spectacular keeps one component per authentication class)."""
+
+    target_class = "apps.accounts.authentication.CachedTokenAuthentication"
+    name = "queueTokenAuth"
+    priority = 1
 
 
 def token_cache_forget(*, key: str | None = None, user_id: int | None = None) -> None:

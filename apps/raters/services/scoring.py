@@ -111,7 +111,6 @@ def _existing(*, idempotency_key: str, reviewer: User, task_token: str) -> Score
     return score
 
 
-@transaction.atomic
 def score_submit(
     *,
     task_token: str,
@@ -122,7 +121,8 @@ def score_submit(
     token_key: str | None = None,
 ) -> Score:
     """Store the reviewer's score for the task they hold and return it (see
-    ``score_submit_outcome``, which also says whether this call stored it)."""
+    ``score_submit_outcome``, which also says whether this call stored it; it is the
+    transaction)."""
     return score_submit_outcome(
         task_token=task_token,
         reviewer=reviewer,
