@@ -20,11 +20,12 @@ from django.db import connection
 
 from apps.raters.models import ScoringTask
 from apps.raters.services import scoring_open
+from tests.benchmarks.conftest import sized
 from tests.factories import MembershipFactory
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
-RESPONSES = int(os.environ.get("BENCH_OPEN_RESPONSES", "100000"))
+RESPONSES = int(os.environ.get("BENCH_OPEN_RESPONSES", sized("100000", "200")))
 K = 2
 
 

@@ -2,7 +2,6 @@
 
 from apps.raters.services.queue import (
     assignments_expire,
-    queue_versions,
     reviewer_offset,
     scoring_is_open,
     scoring_open,
@@ -30,7 +29,6 @@ from apps.raters.services.study_queue import study_queue_ensure, study_queue_ren
 __all__ = [
     "assignments_expire",
     "effective_scores",
-    "queue_versions",
     "reviewer_offset",
     "rubric_apply_template",
     "rubric_copy",
