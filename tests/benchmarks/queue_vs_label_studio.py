@@ -184,32 +184,43 @@ class LabelStudio:
         )
         return done.stdout.strip().splitlines()[-1]
 
-    def prepare(self) -> None:
+    def prepare(self, *, reuse: bool = False) -> None:
+        """A fresh database (migrations take Label Studio about 10 minutes on two busy cores),
+        or with ``reuse`` the one a previous run left, its users and tokens read back."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        recreate_database(self.db)
-        subprocess.run(
-            [str(self.venv / "bin" / "python"), "manage.py", "migrate", "--noinput"],
-            cwd=self.package,
-            env=self.env(),
-            check=True,
-            capture_output=True,
-        )
+        if not reuse:
+            recreate_database(self.db)
+            subprocess.run(
+                [str(self.venv / "bin" / "python"), "manage.py", "migrate", "--noinput"],
+                cwd=self.package,
+                env=self.env(),
+                check=True,
+                capture_output=True,
+            )
         users = self.python(
             f"""
 import json, django
 django.setup()
 from users.models import User
+from organizations.models import Organization
 from organizations.functions import create_organization
 from rest_framework.authtoken.models import Token
-admin = User.objects.create_user(email="admin@bench.local", password="bench-admin-1")
-org = create_organization(title="Bench", created_by=admin, legacy_api_tokens_enabled=True)
+admin = User.objects.filter(email="admin@bench.local").first()
+if admin is None:
+    admin = User.objects.create_user(email="admin@bench.local", password="bench-admin-1")
+    org = create_organization(title="Bench", created_by=admin, legacy_api_tokens_enabled=True)
+else:
+    org = Organization.objects.get(title="Bench")
 org.jwt.legacy_api_tokens_enabled = True
 org.jwt.save()
 admin.active_organization = org
 admin.save()
 tokens = []
 for i in range({REVIEWERS}):
-    u = User.objects.create_user(email=f"ann{{i:02d}}@bench.local", password="bench-pass-1")
+    email = f"ann{{i:02d}}@bench.local"
+    u = User.objects.filter(email=email).first()
+    if u is None:
+        u = User.objects.create_user(email=email, password="bench-pass-1")
     org.add_user(u)
     u.active_organization = org
     u.save(update_fields=["active_organization"])
@@ -361,7 +372,7 @@ class Preregistry:
         return {
             "scores": q(f"select count(*) from raters_score where version_id = {version}"),
             "tasks_over_k": q(
-                "select count(*) from (select response_id from raters_score s "
+                "select count(*) from (select s.response_id from raters_score s "
                 "join raters_scoringtask t on t.id = s.task_id "
                 f"where s.version_id = {version} and t.kind = 'primary' "
                 f"group by 1 having count(*) > {k}) x"
@@ -687,6 +698,11 @@ def main() -> None:
     parser.add_argument("--app-db", default="prereg_queue_bench")
     parser.add_argument("--ports", type=int, nargs=2, default=[18610, 18611])
     parser.add_argument("--out", type=Path, default=ROOT / "var" / "queue_vs_label_studio.jsonl")
+    parser.add_argument(
+        "--reuse-databases",
+        action="store_true",
+        help="keep both databases of an earlier run (each round builds its own tasks anyway)",
+    )
     parser.add_argument("--build-app", nargs=2, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.build_app:
@@ -700,8 +716,9 @@ def main() -> None:
     app = Preregistry(db=args.app_db, port=args.ports[0])
     ls.install()
     log("preparing databases")
-    ls.prepare()
-    app.prepare()
+    ls.prepare(reuse=args.reuse_databases)
+    if not args.reuse_databases:
+        app.prepare()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     try:
         ls.start()
