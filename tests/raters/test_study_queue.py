@@ -153,3 +153,15 @@ def test_at_k_1_every_response_is_scored_once_and_nothing_is_adjudicated():
         r.pk for r in study.responses
     )
     assert not ScoringTask.objects.filter(kind="adjudication").exists()
+
+
+def test_the_pi_names_the_study_on_the_scoring_page(client, two_studies):
+    first, _, _ = two_studies
+    client.force_login(first.pi)
+    url = f"/versions/{first.version.pk}/scoring/"
+    assert 'value="Blue queue"' in client.get(url).content.decode()
+    assert client.post(url, {"queue_name": "Set north"}).status_code == 302
+    assert StudyQueue.objects.get(protocol=first.version.protocol).name == "Set north"
+    refused = client.post(url, {"queue_name": first.version.protocol.code})
+    assert refused.status_code == 200 and "reviewers are blind to it" in refused.content.decode()
+    assert StudyQueue.objects.get(protocol=first.version.protocol).name == "Set north"
