@@ -51,6 +51,7 @@ from apps.deviations.services import deviation_append
 from apps.protocols.models import ProtocolVersion, VersionState
 from apps.protocols.refs import version_ref
 from apps.protocols.services import blob_store
+from apps.raters.final import agreement_from_inputs
 
 logger = logging.getLogger(__name__)
 
@@ -309,7 +310,13 @@ def _collect_consistently(pipeline, version) -> dict:
         if outermost and connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        return pipeline.collect(version)
+        collected = pipeline.collect(version)
+        # Machine scorers' agreement with the reviewers goes into every pipeline's result; its
+        # inputs join the input document (and its hash) only where a field is machine-scored.
+        machine = data.machine_agreement_inputs(version)
+        if machine:
+            collected = {**collected, "machine_agreement": machine}
+        return collected
 
 
 def analysis_run_perform(*, run_id: int) -> str:
@@ -333,9 +340,15 @@ def analysis_run_perform(*, run_id: int) -> str:
         input_sha256 = sha256_hex(input_bytes)
         progress(10, "Computing")
         # Compute on the decoded canonical bytes, exactly what the input hash covers.
+        inputs = json.loads(input_bytes)
         estimates = pipeline.compute(
-            json.loads(input_bytes), parameters=run.parameters, seed=run.seed, progress=progress
+            inputs, parameters=run.parameters, seed=run.seed, progress=progress
         )
+        if "machine_agreement" in inputs:
+            estimates = {
+                **estimates,
+                "machine_agreement": agreement_from_inputs(inputs["machine_agreement"]),
+            }
         document = result_document(run, input_sha256=input_sha256, estimates=estimates)
         analysis_run_complete(
             run_id=run_id, attempt=attempt, inputs=input_bytes, result=canonical_json(document)

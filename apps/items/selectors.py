@@ -321,6 +321,26 @@ def design_items(version: ProtocolVersion) -> QuerySet[Item]:
     )
 
 
+def design_expected_outputs(version: ProtocolVersion) -> list[dict]:
+    """The cells that carry an expected output (the oracle's fixtures), by item and level:
+    ``[{"item", "level", "kind", "sha256"}]``. Each hash is ``expected_output_sha256``'s."""
+    cells = (
+        Cell.objects.filter(version=version)
+        .exclude(expected_kind="")
+        .select_related("item", "level")
+        .order_by("item__code", "level__ordinal")
+    )
+    return [
+        {
+            "item": cell.item.code,
+            "level": cell.level.code,
+            "kind": cell.expected_kind,
+            "sha256": cell.expected_sha256,
+        }
+        for cell in cells
+    ]
+
+
 def design_grid(version: ProtocolVersion) -> DesignGrid:
     """The PI's design grid: every item (by family, then code) × every level of the scale."""
     levels = list(Level.objects.filter(version=version).order_by("ordinal"))
@@ -500,14 +520,7 @@ def design_absent_cells(version: ProtocolVersion) -> list[dict[str, str]]:
     ]
 
 
-def design_excluded_items(version: ProtocolVersion) -> list[str]:
-    """The codes of items excluded by harm-constancy review (their cells are not scheduled)."""
-    harm = item_harm_states(version)
-    codes = dict(Item.objects.filter(version=version).values_list("pk", "code"))
-    return sorted(codes[pk] for pk, h in harm.items() if h.state == HarmState.EXCLUDED)
-
-
-# Small lookups by natural key (API, import)
+# Small lookups by natural key, and the design's parts in their order (pages, API, import)
 
 
 def level_by_code(version: ProtocolVersion, code: str) -> Level | None:
@@ -528,3 +541,24 @@ def item_by_code(version: ProtocolVersion, code: str) -> Item | None:
 
 def factors_of(version: ProtocolVersion) -> QuerySet[Factor]:
     return Factor.objects.filter(version=version).order_by("role", "name")
+
+
+def factor_by_name(version: ProtocolVersion, name: str) -> Factor | None:
+    return Factor.objects.filter(version=version, name=name).first()
+
+
+def levels_of(version: ProtocolVersion) -> QuerySet[Level]:
+    return Level.objects.filter(version=version).order_by("ordinal")
+
+
+def level_codes_by_ordinal(version_id: int) -> dict[int, str]:
+    """``{ordinal: code}`` of the version's levels (how a family's ``max_level`` is shown)."""
+    return dict(Level.objects.filter(version_id=version_id).values_list("ordinal", "code"))
+
+
+def families_of(version: ProtocolVersion) -> QuerySet[Family]:
+    return Family.objects.filter(version=version).order_by("code")
+
+
+def conditions_of(version: ProtocolVersion) -> QuerySet[Condition]:
+    return Condition.objects.filter(version=version).order_by("code")

@@ -3,6 +3,7 @@
 from apps.protocols.components import Problem, VersionComponent, register_component
 from apps.raters.models import Rubric
 from apps.raters.services.rubric import rubric_copy, rubric_document, rubric_field_problems
+from apps.raters.services.scorers import scorer_checks, scorers_copy, scorers_document
 
 # Plan templates whose responses are scored by blind reviewers: a rubric is required to freeze.
 SCORED_TEMPLATES = frozenset({"opb", "xstest", "fidelity"})
@@ -38,5 +39,11 @@ def register() -> None:
     register_component(
         VersionComponent(
             name="rubric", checks=rubric_checks, document=rubric_document, copy=rubric_copy
+        )
+    )
+    # The machine scorers' roster: identities frozen with the version (docs/machine-scores.md).
+    register_component(
+        VersionComponent(
+            name="scorers", checks=scorer_checks, document=scorers_document, copy=scorers_copy
         )
     )

@@ -43,7 +43,8 @@ _cache: dict[tuple[int, str], FrozenRating] = {}
 _lock = threading.Lock()
 
 
-def _shown(field: RubricField) -> dict[str, Any]:
+def shown_field(field: RubricField) -> dict[str, Any]:
+    """A rubric field as a reviewer's task page and API describe it."""
     return {
         "name": field.name,
         "label": field.label,
@@ -71,7 +72,7 @@ def _load(version: ProtocolVersion) -> FrozenRating:
         plan=rating_plan(version),
         fields=fields,
         instructions=instructions,
-        shown_fields=tuple(_shown(f) for f in typed),
+        shown_fields=tuple(shown_field(f) for f in typed),
         has_checklist=any(f.kind == FieldKind.CHECKLIST for f in typed),
     )
 

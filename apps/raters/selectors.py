@@ -15,10 +15,11 @@ from apps.core.errors import NotFound
 from apps.items.models import KeyUnit
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.seal import outcomes_visible
-from apps.raters.frozen import frozen_rating
+from apps.raters.frozen import frozen_rating, shown_field
 from apps.raters.models import (
     Assignment,
     AssignmentOutcome,
+    AuditSample,
     FieldKind,
     RubricField,
     Score,
@@ -29,7 +30,7 @@ from apps.raters.models import (
 )
 from apps.raters.plan import rating_plan
 from apps.raters.reliability import LEVEL_FOR_KIND, krippendorff_alpha
-from apps.raters.values import values_disagree
+from apps.raters.values import reviewer_fields, values_disagree
 from apps.responses.models import Exclusion, Response
 
 NO_SUCH_TASK = "No such task."
@@ -96,12 +97,16 @@ def task_content(task: ScoringTask) -> dict:
     else:
         prompt, text, cell_id, sha256 = shown.prompt, shown.text, shown.cell_id, shown.sha256
     rating = frozen_rating(version_id=task.version_id, sha256=sha256)
+    all_fields = list(rating.fields)
+    all_fields = reviewer_fields(all_fields, audited=response_is_audited(task, all_fields))
+    fields = [f for f in all_fields if not f.derivation]
+    has_checklist = any(f.kind == FieldKind.CHECKLIST for f in fields)
     units = (
         [
             {"position": u.position, "text": u.text}
             for u in KeyUnit.objects.filter(cell_id=cell_id).order_by("position")
         ]
-        if rating.has_checklist
+        if has_checklist
         else []
     )
     return {
@@ -109,7 +114,7 @@ def task_content(task: ScoringTask) -> dict:
         "response": text,
         "instructions": rating.instructions,
         "key_units": units,
-        "fields": [dict(f) for f in rating.shown_fields],
+        "fields": [shown_field(f) for f in fields],
     }
 
 
@@ -151,6 +156,14 @@ def reviewer_queues(*, reviewer: User) -> list[dict]:
         if holding or open_:
             out.append({"queue": queue.token, "name": queue.name, "holding": holding})
     return sorted(out, key=lambda q: (q["name"].casefold(), q["queue"]))
+
+
+def response_is_audited(task: ScoringTask, fields: list[RubricField]) -> bool:
+    """Whether the task's response is in the human audit sample; asked only when the rubric has
+    a field that reviewers do not otherwise score (one query then, none otherwise)."""
+    if all(f.scored_by != "scorer" for f in fields):
+        return False
+    return AuditSample.objects.filter(response_id=task.response_id).exists()
 
 
 def own_score(*, task: ScoringTask, reviewer: User) -> Score | None:

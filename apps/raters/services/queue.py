@@ -121,14 +121,26 @@ def scoring_open(*, version: ProtocolVersion, user: User) -> int:
 
     study_queue_ensure(protocol=version.protocol)
     plan = rating_plan(version)
-    response_ids = list(
+    response_ids = (
         Response.objects.filter(version=version)
         .exclude(pk__in=_excluded_response_ids(version))
         .exclude(Exists(ScoringTask.objects.filter(response=OuterRef("pk"))))
         .order_by("pk")
         .values_list("pk", flat=True)
     )
-    return _tasks_create(version=version, k=plan.k, seed=plan.seed, response_ids=response_ids)
+    # Machine scoring: the plan's human audit sample is drawn now; when reviewers score no field
+    # but through the audit, only the sample's responses get tasks. (Imported here: the audit
+    # module orders the sample with this module's keyed hash.)
+    from apps.raters.services.audit import (
+        audit_sample_draw,
+        audited_response_ids,
+        reviewers_score_any_field,
+    )
+
+    audit_sample_draw(version=version)
+    if not reviewers_score_any_field(version):
+        response_ids = response_ids.filter(pk__in=audited_response_ids(version))
+    return _tasks_create(version=version, k=plan.k, seed=plan.seed, response_ids=list(response_ids))
 
 
 # Rows per INSERT on PostgreSQL: large enough to be set-based, small enough for modest memory.

@@ -24,9 +24,10 @@ from apps.raters.models import (
     TaskKind,
     TaskState,
 )
+from apps.raters.selectors import response_is_audited
 from apps.raters.services import lean
 from apps.raters.services.queue import _token_valid, lock_reviewer, new_token
-from apps.raters.values import score_values_clean, values_disagree
+from apps.raters.values import reviewer_fields, score_values_clean, values_disagree
 from apps.responses.models import Response
 
 NO_SUCH_TASK = "No such task."
@@ -53,11 +54,14 @@ def _clean(*, task: ScoringTask, values: dict) -> dict:
         .get()
     )
     rating = frozen_rating(version_id=task.version_id, sha256=response["version__sha256"])
+    # Fields a scorer scores are a reviewer's to fill only on the human audit sample.
+    fields = list(rating.fields)
+    fields = reviewer_fields(fields, audited=response_is_audited(task, fields))
     units = []
-    if any(f.kind == FieldKind.CHECKLIST for f in rating.fields):
+    if any(f.kind == FieldKind.CHECKLIST for f in fields):
         units = _units(response["attempt__administration__cell_id"])
     return score_values_clean(
-        fields=rating.fields, values=values, word_count=response["word_count"], units=units
+        fields=fields, values=values, word_count=response["word_count"], units=units
     )
 
 
@@ -149,10 +153,13 @@ def _lean_submit(
     if target is None:
         raise NotFound(NO_SUCH_TASK)
     rating = frozen_rating(version_id=target.task.version_id, sha256=target.sha256)
+    fields = list(rating.fields)
+    if any(f.scored_by == "scorer" for f in fields):
+        return None  # machine-scored fields and the audit sample: the ORM path decides
     units = _units(target.cell_id) if rating.has_checklist else []
     try:
         cleaned = score_values_clean(
-            fields=rating.fields, values=values, word_count=target.word_count, units=units
+            fields=fields, values=values, word_count=target.word_count, units=units
         )
     except ValidationError:
         return None  # the ORM path says 404 first for a task not held, then the same error

@@ -24,7 +24,7 @@ def name_open_studies(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [
         ("protocols", "0002_guards"),
-        ("raters", "0005_guards"),
+        ("raters", "0007_machine_guards"),
     ]
 
     operations = [
