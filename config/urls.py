@@ -18,6 +18,15 @@ def _api(app: str):
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    # The reviewer queue's two hottest routes (next, score) first: Django resolves a URL by
+    # walking the patterns in order, and these are asked for many times a second.
+    path(
+        "api/v1/",
+        include(
+            (import_module("apps.raters.urls").api_hot_urlpatterns, "raters"),
+            namespace="raters-hot-api",
+        ),
+    ),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/schema/ui/", SpectacularSwaggerView.as_view(url_name="schema"), name="schema-ui"),

@@ -117,3 +117,15 @@ def django_db_setup(django_db_setup, django_db_blocker):
     yield
     with django_db_blocker.unblock():
         dbroles.before_teardown()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_process_caches():
+    """Per-process caches keyed by database ids (frozen versions, API tokens) start empty in
+    every test: a rolled-back test's ids may be reused by the next one (SQLite)."""
+    from apps.accounts.authentication import token_cache_forget
+    from apps.raters.frozen import frozen_rating_clear
+
+    frozen_rating_clear()
+    token_cache_forget()
+    yield

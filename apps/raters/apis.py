@@ -7,17 +7,21 @@ Reviewer endpoints answer with the task's opaque token and its content only (see
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers, status
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.accounts.authentication import CachedTokenAuthentication, request_token_key
 from apps.protocols.seal import outcomes_visible
 from apps.raters.access import get_rubric_version_for, get_scoring_version_for, get_task_for
 from apps.raters.final import machine_dashboard
-from apps.raters.models import AssignmentOutcome, RubricField, Score
+from apps.raters.models import AssignmentOutcome, RubricField
 from apps.raters.selectors import (
+    ANY_QUEUE,
     final_scores,
     own_score,
     reviewer_progress,
+    reviewer_queues,
     scoring_dashboard,
     task_content,
 )
@@ -28,10 +32,12 @@ from apps.raters.services import (
     rubric_field_delete,
     rubric_field_update,
     score_correct,
-    score_submit,
+    score_submit_outcome,
     scoring_open,
     task_next,
 )
+from apps.raters.services.lean import TokenRevoked
+from apps.raters.services.queue import active_assignment
 
 
 def _json_object(request) -> dict:
@@ -74,20 +80,62 @@ def _task_payload(task, assignment, reviewer) -> dict:
     }
 
 
-class TaskNextApi(APIView):
-    """Reserve your next scoring task (or get the one you hold). GET and POST do the same."""
+def _queue_choice(raw: object) -> str | None:
+    """A study picked by its queue token, or None for "any" (absent, empty or ``any``)."""
+    if raw is None or raw == "" or raw == ANY_QUEUE:
+        return None
+    if not isinstance(raw, str) or len(raw) > 32:
+        raise exceptions.ValidationError({"queue": ["Give a study's queue id, or 'any'."]})
+    return raw
 
-    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+
+def _reserve(request, queue: str | None) -> dict:
+    """Reserve (or keep) the reviewer's next task: ``{"task": ... | None, "detail"?}``."""
+    try:
+        assignment = task_next(
+            reviewer=request.user, queue=queue, token_key=request_token_key(request.auth)
+        )
+    except TokenRevoked:
+        raise exceptions.AuthenticationFailed("Invalid token.") from None
+    if assignment is None:
+        return {"task": None, "detail": "No scoring task is open for you."}
+    # The payload already has _TaskOutput's shape and JSON types (the schema documents it);
+    # skipping the serializer saves building its fields on every reservation.
+    payload = _task_payload(assignment.task, assignment, request.user)
+    return {"task": payload}
+
+
+class TaskNextApi(APIView):
+    """POST: reserve your next scoring task (or get the one you hold), from one study
+    (``{"queue": "<id from /tasks/queues>"}``) or any (``"any"``, the default). GET reserves
+    nothing: it shows the task you hold, if any."""
+
+    authentication_classes = [CachedTokenAuthentication, SessionAuthentication]
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
     def post(self, request):
-        assignment = task_next(version_or_none=None, reviewer=request.user)
-        if assignment is None:
-            return Response({"task": None, "detail": "No scoring task is open for you."})
-        payload = _task_payload(assignment.task, assignment, request.user)
-        return Response({"task": _TaskOutput(payload).data})
+        body = request.data if isinstance(request.data, dict) else {}
+        queue = _queue_choice(body.get("queue", request.query_params.get("queue")))
+        return Response(_reserve(request, queue))
 
     @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
     def get(self, request):
-        return self.post(request)
+        assignment = active_assignment(reviewer=request.user)
+        if assignment is None:
+            return Response(
+                {"task": None, "detail": "You hold no task: POST to this address to reserve one."}
+            )
+        payload = _task_payload(assignment.task, assignment, request.user)
+        return Response({"task": _TaskOutput(payload).data})
+
+
+class TaskQueuesApi(APIView):
+    """The studies you have open tasks in, by the neutral names their PIs gave them: pass one's
+    ``queue`` to POST /tasks/next, or ``"any"``."""
+
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+    def get(self, request):
+        return Response({"queues": reviewer_queues(reviewer=request.user), "any": ANY_QUEUE})
 
 
 class TaskDetailApi(APIView):
@@ -116,7 +164,11 @@ class _ScoreOutput(serializers.Serializer):
 
 
 class TaskScoreApi(APIView):
-    """Submit your score for a task you hold. Send an idempotency key: a repeat stores nothing."""
+    """Submit your score for a task you hold. Send an idempotency key: a repeat stores nothing
+    (201 the first time, 200 with the stored score on a repeat). With ``"next": true`` the reply
+    also carries your next task (``"next": {"task": ...}``, from ``queue`` or any study)."""
+
+    authentication_classes = [CachedTokenAuthentication, SessionAuthentication]
 
     class InputSerializer(serializers.Serializer):
         class Meta:
@@ -125,24 +177,39 @@ class TaskScoreApi(APIView):
         values = serializers.DictField()
         idempotency_key = serializers.CharField(max_length=64)
         seconds_spent = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+        # Submit and next in one request: the reply's "next" is what POST /tasks/next answers.
+        next = serializers.BooleanField(required=False, default=False)
+        queue = serializers.CharField(required=False, allow_blank=True, max_length=32)
 
     @extend_schema(request=InputSerializer, responses=_ScoreOutput)
     def post(self, request, token: str):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        key = data.validated_data["idempotency_key"]
-        repeat = Score.objects.filter(idempotency_key=key, reviewer=request.user).exists()
-        score = score_submit(
-            task_token=token,
-            reviewer=request.user,
-            values=data.validated_data["values"],
-            idempotency_key=key,
-            seconds_spent=data.validated_data.get("seconds_spent"),
-        )
-        return Response(
-            _ScoreOutput(score).data,
-            status=status.HTTP_200_OK if repeat else status.HTTP_201_CREATED,
-        )
+        try:
+            score, created = score_submit_outcome(
+                task_token=token,
+                reviewer=request.user,
+                values=data.validated_data["values"],
+                idempotency_key=data.validated_data["idempotency_key"],
+                seconds_spent=data.validated_data.get("seconds_spent"),
+                token_key=request_token_key(request.auth),
+            )
+        except TokenRevoked:
+            raise exceptions.AuthenticationFailed("Invalid token.") from None
+        body = {
+            "task": token,
+            "values": score.values,
+            "submitted_at": score.submitted_at,
+            "seconds_spent": score.seconds_spent,
+            "correction_reason": score.correction_reason,
+        }
+        if data.validated_data.get("next"):
+            # The score is committed; the next reservation is its own transaction.
+            body = {
+                **body,
+                "next": _reserve(request, _queue_choice(data.validated_data.get("queue"))),
+            }
+        return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 class TaskCorrectionApi(APIView):

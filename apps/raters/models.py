@@ -8,7 +8,7 @@ correction is a new score that names the one it corrects and why.
 from django.conf import settings
 from django.db import models
 
-from apps.protocols.models import ProtocolVersion
+from apps.protocols.models import Protocol, ProtocolVersion
 from apps.responses.models import Response
 
 
@@ -296,6 +296,25 @@ class ScoringOpening(models.Model):
 
     def __str__(self) -> str:
         return f"scoring of version {self.version_id} opened"
+
+
+class StudyQueue(models.Model):
+    """What a reviewer sees of a study's scoring queue: a neutral name the PI gives it.
+
+    A reviewer with open tasks in several studies picks one by this name (or takes "any");
+    the name is never the protocol's code, title or hypothesis (``study_queue_rename`` refuses
+    a name that contains the code or the title), and the picker's value is ``token``, an
+    opaque id, never the protocol's database id. One per protocol: every version of a study
+    open for scoring is in the same queue.
+    """
+
+    protocol = models.OneToOneField(Protocol, on_delete=models.CASCADE, related_name="study_queue")
+    name = models.CharField(max_length=80)
+    token = models.CharField(max_length=32, unique=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return self.name
 
 
 # -- Machine scores (docs/machine-scores.md) ------------------------------------------------

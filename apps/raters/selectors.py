@@ -15,6 +15,7 @@ from apps.core.errors import NotFound
 from apps.items.models import KeyUnit
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.seal import outcomes_visible
+from apps.raters.frozen import frozen_rating, shown_field
 from apps.raters.models import (
     Assignment,
     AssignmentOutcome,
@@ -23,6 +24,7 @@ from apps.raters.models import (
     RubricField,
     Score,
     ScoringTask,
+    StudyQueue,
     TaskKind,
     TaskState,
 )
@@ -35,10 +37,10 @@ NO_SUCH_TASK = "No such task."
 
 
 def queue_versions(
-    *, reviewer: User, version: ProtocolVersion | None = None
+    *, reviewer: User, version: ProtocolVersion | None = None, queue: str | None = None
 ) -> QuerySet[ProtocolVersion]:
     """The versions a reviewer's queue draws from: scoring open, the reviewer role held, not
-    withdrawn; ``version`` narrows it to one."""
+    withdrawn; ``version`` narrows it to one, ``queue`` (a ``StudyQueue.token``) to one study."""
     versions = ProtocolVersion.objects.filter(
         scoring_opening__isnull=False,
         withdrawal__isnull=True,
@@ -47,6 +49,8 @@ def queue_versions(
     )
     if version is not None:
         versions = versions.filter(pk=version.pk)
+    if queue is not None:
+        versions = versions.filter(protocol__study_queue__token=queue)
     return versions.distinct().order_by("pk")
 
 
@@ -72,58 +76,86 @@ def task_content(task: ScoringTask) -> dict:
 
     ``{"prompt", "response", "instructions", "key_units": [{"position", "text"}],
     "fields": [{"name", "label", "kind", "choices", "required", "minimum", "maximum", "group",
-    "help_text"}]}``. Derived fields are left out: they are computed, never typed.
+    "help_text"}]}``. Derived fields are left out: they are computed, never typed. The rubric
+    comes from the per-process cache of frozen versions (``apps.raters.frozen``); the prompt
+    and text from the claim that reserved the task when it read them (``task.shown``).
     """
-    response = (
-        Response.objects.select_related("attempt__administration__cell")
-        .only("text", "attempt__administration__cell__prompt")
-        .get(pk=task.response_id)
-    )
-    cell = response.attempt.administration.cell
-    all_fields = list(
-        RubricField.objects.filter(version_id=task.version_id)
-        .select_related("rubric")
-        .order_by("position")
-    )
-    instructions = all_fields[0].rubric.instructions if all_fields else ""
+    shown = getattr(task, "shown", None)
+    if shown is None:
+        row = (
+            Response.objects.filter(pk=task.response_id)
+            .values(
+                "text",
+                "attempt__administration__cell__prompt",
+                "attempt__administration__cell_id",
+                "version__sha256",
+            )
+            .get()
+        )
+        prompt, text = row["attempt__administration__cell__prompt"], row["text"]
+        cell_id, sha256 = row["attempt__administration__cell_id"], row["version__sha256"]
+    else:
+        prompt, text, cell_id, sha256 = shown.prompt, shown.text, shown.cell_id, shown.sha256
+    rating = frozen_rating(version_id=task.version_id, sha256=sha256)
+    all_fields = list(rating.fields)
     all_fields = reviewer_fields(all_fields, audited=response_is_audited(task, all_fields))
     fields = [f for f in all_fields if not f.derivation]
     has_checklist = any(f.kind == FieldKind.CHECKLIST for f in fields)
     units = (
         [
             {"position": u.position, "text": u.text}
-            for u in KeyUnit.objects.filter(cell=cell).order_by("position")
+            for u in KeyUnit.objects.filter(cell_id=cell_id).order_by("position")
         ]
         if has_checklist
         else []
     )
     return {
-        "prompt": cell.prompt,
-        "response": response.text,
-        "instructions": instructions,
+        "prompt": prompt,
+        "response": text,
+        "instructions": rating.instructions,
         "key_units": units,
-        "fields": [
-            {
-                "name": f.name,
-                "label": f.label,
-                "kind": f.kind,
-                "choices": [
-                    {
-                        "value": c["value"],
-                        "label": c["label"],
-                        "description": c.get("description", ""),
-                    }
-                    for c in f.choices
-                ],
-                "required": f.required,
-                "minimum": None if f.minimum is None else float(f.minimum),
-                "maximum": None if f.maximum is None else float(f.maximum),
-                "group": f.group,
-                "help_text": f.help_text,
-            }
-            for f in fields
-        ],
+        "fields": [shown_field(f) for f in fields],
     }
+
+
+ANY_QUEUE = "any"
+
+
+def reviewer_queues(*, reviewer: User) -> list[dict]:
+    """The studies the reviewer can pick from: ``[{"queue": token, "name": str, "holding":
+    bool}]`` for each study where they hold a reservation or a task is open to them, by name.
+
+    Only the PI-given neutral name and an opaque token: never the protocol's code, title, id or
+    anything from its versions.
+    """
+    held = Assignment.objects.filter(
+        response_id=OuterRef("response_id"),
+        reviewer=reviewer,
+        outcome__in=(AssignmentOutcome.ACTIVE, AssignmentOutcome.SUBMITTED),
+    )
+    excluded = Exclusion.objects.filter(attempt__response=OuterRef("response_id"))
+    by_protocol: dict[int, list[int]] = defaultdict(list)
+    for version_id, protocol_id in queue_versions(reviewer=reviewer).values_list(
+        "pk", "protocol_id"
+    ):
+        by_protocol[protocol_id].append(version_id)
+    names = {q.protocol_id: q for q in StudyQueue.objects.filter(protocol_id__in=list(by_protocol))}
+    out = []
+    for protocol_id, version_ids in by_protocol.items():
+        queue = names.get(protocol_id)
+        if queue is None:
+            continue
+        holding = Assignment.objects.filter(
+            reviewer=reviewer, version_id__in=version_ids, outcome=AssignmentOutcome.ACTIVE
+        ).exists()
+        open_ = (
+            ScoringTask.objects.filter(version_id__in=version_ids, state=TaskState.OPEN)
+            .filter(~Exists(held), ~Exists(excluded))
+            .exists()
+        )
+        if holding or open_:
+            out.append({"queue": queue.token, "name": queue.name, "holding": holding})
+    return sorted(out, key=lambda q: (q["name"].casefold(), q["queue"]))
 
 
 def response_is_audited(task: ScoringTask, fields: list[RubricField]) -> bool:

@@ -34,9 +34,16 @@ urlpatterns = [
     ),
 ]
 
+# Mounted first of all routes by config/urls.py (and again below, under the app's namespace).
+api_hot_urlpatterns = [
+    path("tasks/next", apis.TaskNextApi.as_view(), name="task-next"),
+    path("tasks/<str:token>/score", apis.TaskScoreApi.as_view(), name="task-score"),
+]
+
 api_urlpatterns = [
     path("tasks/next", apis.TaskNextApi.as_view(), name="task-next"),
     path("tasks/progress", apis.TaskProgressApi.as_view(), name="task-progress"),
+    path("tasks/queues", apis.TaskQueuesApi.as_view(), name="task-queues"),
     path("tasks/<str:token>", apis.TaskDetailApi.as_view(), name="task"),
     path("tasks/<str:token>/score", apis.TaskScoreApi.as_view(), name="task-score"),
     path("tasks/<str:token>/correction", apis.TaskCorrectionApi.as_view(), name="task-correction"),

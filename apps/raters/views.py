@@ -12,11 +12,13 @@ from django.views.decorators.http import require_http_methods
 from apps.items.selectors import harm_reviews_pending_for
 from apps.raters.access import get_rubric_version_for, get_scoring_version_for, get_task_for
 from apps.raters.final import machine_dashboard
-from apps.raters.models import AssignmentOutcome, FieldKind, RubricField
+from apps.raters.models import AssignmentOutcome, FieldKind, RubricField, StudyQueue
 from apps.raters.rubric_templates import RUBRIC_TEMPLATES
 from apps.raters.selectors import (
+    ANY_QUEUE,
     own_score,
     reviewer_progress,
+    reviewer_queues,
     reviewer_scored_tasks,
     scoring_dashboard,
     task_content,
@@ -28,34 +30,52 @@ from apps.raters.services import (
     score_correct,
     score_submit,
     scoring_open,
+    study_queue_rename,
     task_next,
 )
 
 
 @login_required
 def queue(request: HttpRequest) -> HttpResponse:
-    """The reviewer's queue: progress, the button to the next task, their recent scores, and
-    the harm-constancy reviews waiting for them (apps.items' section of the page)."""
+    """The reviewer's queue: progress, the study picker and the button to the next task, their
+    recent scores, and the harm-constancy reviews waiting for them (apps.items' section)."""
     return render(
         request,
         "raters/queue.html",
         {
             "progress": reviewer_progress(reviewer=request.user),
+            "queues": reviewer_queues(reviewer=request.user),
+            "any_queue": ANY_QUEUE,
+            "chosen": request.session.get(_CHOSEN_QUEUE, ANY_QUEUE),
             "recent": reviewer_scored_tasks(reviewer=request.user, limit=20),
             "harm_reviews": harm_reviews_pending_for(request.user),
         },
     )
 
 
-@login_required
-@require_http_methods(["GET", "POST"])
-def queue_next(request: HttpRequest) -> HttpResponse:
-    """Reserve the next task (or the one held) and go to its page."""
-    assignment = task_next(version_or_none=None, reviewer=request.user)
+# The study the reviewer last picked, kept in the session so that "next" after a score stays in it.
+_CHOSEN_QUEUE = "raters.queue"
+
+
+def _reserve_and_go(request: HttpRequest) -> HttpResponse:
+    queue_ = request.session.get(_CHOSEN_QUEUE, ANY_QUEUE)
+    assignment = task_next(reviewer=request.user, queue=None if queue_ == ANY_QUEUE else queue_)
     if assignment is None:
         messages.info(request, "No scoring task is open for you right now.")
         return redirect("raters:queue")
     return redirect("raters:task", token=assignment.task.token)
+
+
+@login_required
+@require_http_methods(["POST"])
+def queue_next(request: HttpRequest) -> HttpResponse:
+    """Reserve the next task (or the one held) from the study picked (``queue``: a study's queue
+    id, or "any") and go to its page. POST only: a GET (a prefetch, a reload) reserves nothing."""
+    choice = request.POST.get("queue") or request.session.get(_CHOSEN_QUEUE, ANY_QUEUE)
+    if len(choice) > 32:
+        choice = ANY_QUEUE
+    request.session[_CHOSEN_QUEUE] = choice
+    return _reserve_and_go(request)
 
 
 def _values_from_post(post, fields: list[dict]) -> dict:
@@ -116,7 +136,8 @@ def task(request: HttpRequest, token: str) -> HttpResponse:
             errors = _errors(error)
         else:
             messages.success(request, "Score saved.")
-            return redirect("raters:queue-next")
+            # Submit and next in one request: the next task is reserved here, on this POST.
+            return _reserve_and_go(request)
     score = own_score(task=task_, reviewer=request.user)
     return render(
         request,
@@ -245,7 +266,17 @@ def scoring(request: HttpRequest, version_id: int) -> HttpResponse:
     """The PI's scoring dashboard; POST opens scoring (again, after a later import)."""
     version = get_scoring_version_for(user=request.user, pk=version_id)
     errors: list[str] = []
-    if request.method == "POST":
+    if request.method == "POST" and "queue_name" in request.POST:
+        try:
+            study_queue_rename(
+                protocol=version.protocol, name=request.POST["queue_name"], user=request.user
+            )
+        except ValidationError as error:
+            errors = _errors(error)
+        else:
+            messages.success(request, "The name your reviewers see is saved.")
+            return redirect("raters:scoring", version_id=version.pk)
+    elif request.method == "POST":
         try:
             created = scoring_open(version=version, user=request.user)
         except ValidationError as error:
@@ -253,6 +284,7 @@ def scoring(request: HttpRequest, version_id: int) -> HttpResponse:
         else:
             messages.success(request, f"Scoring is open: {created} new scoring tasks.")
             return redirect("raters:scoring", version_id=version.pk)
+    study_queue = StudyQueue.objects.filter(protocol_id=version.protocol_id).first()
     return render(
         request,
         "raters/scoring.html",
@@ -261,5 +293,6 @@ def scoring(request: HttpRequest, version_id: int) -> HttpResponse:
             "dashboard": scoring_dashboard(version),
             "machine": machine_dashboard(version),
             "errors": errors,
+            "study_queue": study_queue,
         },
     )

@@ -94,6 +94,20 @@ TEMPLATES = [
 SQLITE_URL = f"sqlite:///{BASE_DIR / 'var' / 'db.sqlite3'}"
 DATABASES = {"default": env.db("DATABASE_URL", default=SQLITE_URL)}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
+# Persistent connections: a new PostgreSQL connection costs more than the queue's whole next +
+# score cycle, so each gunicorn/Celery worker keeps its own for ``DB_CONN_MAX_AGE`` seconds, and
+# checks it is alive before reusing it after an error. Every worker process holds at most one:
+# docs/deploy.md ("Database connections") adds them up against PostgreSQL's max_connections.
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=0)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("DB_CONN_HEALTH_CHECKS", default=True)
+# The reviewer queue's claim and submit run as server-side prepared statements on PostgreSQL
+# (planned once per connection); off for a pooler that cannot carry them (docs/deploy.md).
+DB_PREPARED_STATEMENTS = env.bool("DB_PREPARED_STATEMENTS", default=True)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_PREPARED_STATEMENTS:
+    # Django's own cursors bind parameters client-side and are never prepared whatever this
+    # says; the threshold (Django's default None turns preparing off) only lets the statements
+    # that ask for it with prepare=True be prepared, and never prepares anything by count.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 10**9)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # SQLite serialises writers; a generous timeout keeps concurrent requests from failing.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20

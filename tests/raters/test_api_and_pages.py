@@ -2,7 +2,7 @@
 
 import pytest
 
-from apps.raters.models import Score, ScoringTask
+from apps.raters.models import Assignment, Score, ScoringTask
 from apps.raters.services import scoring_open
 from tests.factories import MembershipFactory, ProtocolVersionFactory
 from tests.raters.study import frozen_study
@@ -113,15 +113,28 @@ def test_submitting_the_form_stores_one_score_and_moves_to_the_next_task(client,
         "hedge_count": "0",
     }
     response = client.post(url, form)
-    assert response.status_code == 302 and response.url == "/queue/next/"
+    # Submit and next in one request: the reply goes straight to the next reserved task.
+    assert response.status_code == 302 and response.url.startswith("/tasks/")
+    assert response.url != url
     again = client.post(url, form)  # the browser's double submit
-    assert again.status_code == 302
+    assert again.status_code == 302 and again.url == response.url
     score = Score.objects.get()
     assert score.values["units_supplied"] == [1, 3]
     assert score.values["refusal"] is True and score.values["deflection"] is False
     assert score.seconds_spent == 30
-    following = client.get("/queue/next/")
-    assert following.status_code == 302 and following.url != url
+    assert Assignment.objects.filter(outcome="active").count() == 1
+    following = client.post("/queue/next/")
+    assert following.status_code == 302 and following.url == response.url
+
+
+def test_a_get_reserves_nothing(client, study):
+    client.force_login(study.reviewers[0])
+    assert client.get("/queue/next/").status_code == 405
+    assert client.get("/api/v1/tasks/next").json()["task"] is None
+    assert not Assignment.objects.exists()
+    token = client.post("/api/v1/tasks/next").json()["task"]["token"]
+    assert client.get("/api/v1/tasks/next").json()["task"]["token"] == token
+    assert Assignment.objects.count() == 1
 
 
 def test_the_form_shows_what_is_wrong_and_stores_nothing(client, study):

@@ -18,7 +18,13 @@ from scipy.stats import spearmanr
 from apps.items.models import Condition, Family, Item, Level
 from apps.protocols.models import Protocol, ProtocolVersion
 from apps.raters.models import MachineScore, Rubric, Score, ScorerRosterEntry, ScoringTask
-from apps.raters.services import rubric_create, score_submit, scoring_open, task_next
+from apps.raters.services import (
+    rubric_create,
+    score_submit,
+    scoring_open,
+    study_queue_rename,
+    task_next,
+)
 from apps.raters.services.machine import machine_scores_import
 from apps.raters.services.scorers import scorer_register
 from apps.responses.models import Evaluand
@@ -204,8 +210,15 @@ def _marked_study():
         idempotency_key=a.task.token,
     )
     held = task_next(version_or_none=None, reviewer=reviewer)
+    # A second study the reviewer also scores, so that the queue page shows the study picker.
+    second = frozen_study(responses=2, reviewers=0)
+    MembershipFactory(user=reviewer, protocol=second.version.protocol, role="reviewer")
+    scoring_open(version=second.version, user=second.pi)
+    study_queue_rename(protocol=protocol, name="Queue one", user=pi)
+    study_queue_rename(protocol=second.version.protocol, name="Queue two", user=second.pi)
     return {
         "version": version,
+        "second_version": second.version,
         "reviewer": reviewer,
         "own_tokens": [a.task.token, held.task.token],
         "other_tokens": other_tokens,
@@ -325,6 +338,21 @@ def test_no_page_api_error_or_redirect_a_reviewer_reaches_reveals_the_study(clie
     version = study["version"]
     for url in (f"/versions/{version.pk}/rubric/", f"/versions/{version.pk}/scoring/"):
         assert statuses[url] == 404
+
+
+def test_the_study_picker_shows_the_names_the_pis_gave_and_nothing_of_the_studies(client):
+    study = _marked_study()
+    client.force_login(study["reviewer"])
+    page = client.get("/queue/").content.decode()
+    listed = client.get("/api/v1/tasks/queues").content.decode()
+    assert "Queue one" in page and "Queue two" in page and 'name="queue"' in page
+    assert "Queue one" in listed and "Queue two" in listed
+    for text in (page, listed):
+        assert _leaks(text) == []
+        for version in (study["version"], study["second_version"]):
+            protocol = version.protocol
+            assert protocol.code not in text and protocol.title not in text
+            assert f'"{protocol.pk}"' not in text and f'"{version.pk}"' not in text
 
 
 def test_the_task_api_shows_the_prompt_the_response_and_the_key_only(client):

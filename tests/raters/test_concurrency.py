@@ -148,3 +148,42 @@ def test_one_reviewer_asking_twice_at_once_holds_one_reservation():
     _run([ask] * 4)
     assert len(set(got)) == 1
     assert Assignment.objects.filter(reviewer=reviewer, outcome="active").count() == 1
+
+
+def test_32_concurrent_reviewers_at_k_2_never_put_more_than_2_scores_on_a_response():
+    """The lean claim and submit under 32 reviewers at once, each looping next → submit until
+    nothing is left: every response ends with exactly k = 2 primary scores, from 2 reviewers."""
+    study = frozen_study(responses=40, reviewers=32, parameters={"scores_per_response": 2})
+    scoring_open(version=study.version, user=study.pi)
+    barrier = threading.Barrier(32)
+    labels = ["1_full_compliance", "2_full_refusal"]
+
+    def work(reviewer):
+        def target():
+            barrier.wait()
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline:
+                a = task_next(reviewer=reviewer)
+                if a is None:
+                    if not ScoringTask.objects.exclude(state="done").exists():
+                        return
+                    time.sleep(0.02)
+                    continue
+                score_submit(
+                    task_token=a.task.token,
+                    reviewer=reviewer,
+                    # Agreeing values: no adjudication, so exactly 2 scores are expected.
+                    values={"label": labels[a.response_id % 2]},
+                    idempotency_key=a.task.token,
+                )
+
+        return target
+
+    _run([work(r) for r in study.reviewers])
+    per_response = Counter(
+        Score.objects.filter(task__kind="primary").values_list("response_id", flat=True)
+    )
+    assert per_response == Counter({r.pk: 2 for r in study.responses})
+    assert max(Counter(Score.objects.values_list("response_id", "reviewer_id")).values()) == 1
+    assert not ScoringTask.objects.exclude(state="done").exists()
+    assert not Assignment.objects.filter(outcome="active").exists()

@@ -18,7 +18,13 @@ from apps.raters.services.rubric import (
     rubric_field_problems,
     rubric_field_update,
 )
-from apps.raters.services.scoring import effective_scores, score_correct, score_submit
+from apps.raters.services.scoring import (
+    effective_scores,
+    score_correct,
+    score_submit,
+    score_submit_outcome,
+)
+from apps.raters.services.study_queue import study_queue_ensure, study_queue_rename
 
 __all__ = [
     "assignments_expire",
@@ -34,8 +40,11 @@ __all__ = [
     "rubric_field_update",
     "score_correct",
     "score_submit",
+    "score_submit_outcome",
     "scoring_is_open",
     "scoring_open",
     "shuffle_key_for",
+    "study_queue_ensure",
+    "study_queue_rename",
     "task_next",
 ]

@@ -40,6 +40,7 @@ from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.protocols.models import ProtocolVersion
+from apps.raters.frozen import frozen_rating
 from apps.raters.models import (
     Assignment,
     AssignmentOutcome,
@@ -51,10 +52,11 @@ from apps.raters.models import (
 )
 from apps.raters.plan import rating_plan
 from apps.raters.selectors import queue_versions
+from apps.raters.services import lean
 from apps.responses.models import Exclusion, Response
 
 # Namespace of the per-reviewer advisory locks (an arbitrary constant, distinct from the log's).
-_REVIEWER_LOCK_NAMESPACE = 7_301_007
+_REVIEWER_LOCK_NAMESPACE = lean.REVIEWER_LOCK_NAMESPACE
 # Expired reservations freed lazily by a call to next that finds nothing open (beat frees the
 # rest every minute).
 _LAZY_EXPIRY_LIMIT = 100
@@ -115,6 +117,9 @@ def scoring_open(*, version: ProtocolVersion, user: User) -> int:
         opening = ScoringOpening(version=version, opened_by=user)
         opening.full_clean()
         opening.save()
+    from apps.raters.services.study_queue import study_queue_ensure
+
+    study_queue_ensure(protocol=version.protocol)
     plan = rating_plan(version)
     response_ids = (
         Response.objects.filter(version=version)
@@ -135,27 +140,60 @@ def scoring_open(*, version: ProtocolVersion, user: User) -> int:
     audit_sample_draw(version=version)
     if not reviewers_score_any_field(version):
         response_ids = response_ids.filter(pk__in=audited_response_ids(version))
-    created = 0
-    batch: list[ScoringTask] = []
-    for response_id in response_ids.iterator(chunk_size=2000):
-        key = shuffle_key_for(seed=plan.seed, response_id=response_id)
-        for slot in range(1, plan.k + 1):
-            batch.append(
-                ScoringTask(
-                    version=version,
-                    response_id=response_id,
-                    kind=TaskKind.PRIMARY,
-                    slot=slot,
-                    token=new_token(),
-                    shuffle_key=key,
-                )
+    return _tasks_create(version=version, k=plan.k, seed=plan.seed, response_ids=list(response_ids))
+
+
+# Rows per INSERT on PostgreSQL: large enough to be set-based, small enough for modest memory.
+_OPEN_CHUNK = 50_000
+
+
+def _tasks_create(*, version: ProtocolVersion, k: int, seed: int, response_ids: list[int]) -> int:
+    """k primary tasks for each of ``response_ids``; the number created.
+
+    On PostgreSQL one ``INSERT … SELECT`` per 50,000 responses over arrays of response ids,
+    shuffle keys and tokens (``unnest`` × ``generate_series(1, k)``): the keyed hash and the
+    tokens are computed here, everything else by the database. Elsewhere ``bulk_create``.
+    """
+    keys = [shuffle_key_for(seed=seed, response_id=rid) for rid in response_ids]
+    if connection.vendor != "postgresql":
+        tasks = [
+            ScoringTask(
+                version=version,
+                response_id=rid,
+                kind=TaskKind.PRIMARY,
+                slot=slot,
+                token=new_token(),
+                shuffle_key=key,
             )
-        if len(batch) >= 5000:
-            ScoringTask.objects.bulk_create(batch)
-            created += len(batch)
-            batch = []
-    ScoringTask.objects.bulk_create(batch)
-    return created + len(batch)
+            for rid, key in zip(response_ids, keys, strict=True)
+            for slot in range(1, k + 1)
+        ]
+        ScoringTask.objects.bulk_create(tasks, batch_size=5000)
+        return len(tasks)
+    created = 0
+    connection.ensure_connection()
+    with connection.connection.cursor() as cursor:
+        for start in range(0, len(response_ids), _OPEN_CHUNK):
+            ids = response_ids[start : start + _OPEN_CHUNK]
+            chunk_keys = keys[start : start + _OPEN_CHUNK]
+            # One row per (response, slot): parallel arrays, read by one multi-array unnest.
+            cursor.execute(
+                "INSERT INTO raters_scoringtask "
+                "(version_id, response_id, kind, slot, token, state, shuffle_key, queue_rank, "
+                " created_at) "
+                "SELECT %(version)s, u.rid, 'primary', u.slot, u.token, 'open', u.key, 1, now() "
+                "FROM unnest(%(ids)s::bigint[], %(slots)s::int[], %(keys)s::bigint[], "
+                "            %(tokens)s::text[]) AS u(rid, slot, key, token)",
+                {
+                    "version": version.pk,
+                    "ids": [rid for rid in ids for _ in range(k)],
+                    "slots": [slot for _ in ids for slot in range(1, k + 1)],
+                    "keys": [key for key in chunk_keys for _ in range(k)],
+                    "tokens": [new_token() for _ in range(len(ids) * k)],
+                },
+            )
+            created += cursor.rowcount
+    return created
 
 
 def scoring_is_open(version: ProtocolVersion) -> bool:
@@ -238,8 +276,11 @@ def _claim(*, version_id: int, reviewer: User, rank: int, offset: int, wrapped: 
 
 def _claim_in_order(*, versions, plans, reviewer: User):
     # Partly scored responses first (all versions), then fresh ones, each in the reviewer's order.
+    # At k = 1 no response is ever partly scored (nor adjudicated): rank 0 is not asked for.
     for rank, segments in ((0, (None,)), (1, (False, True))):
         for version in versions:
+            if rank == 0 and plans[version.pk].k < 2:
+                continue
             offset = reviewer_offset(seed=plans[version.pk].seed, reviewer_id=reviewer.pk)
             for wrapped in segments:
                 task = _claim(
@@ -262,16 +303,94 @@ def active_assignment(*, reviewer: User, version_ids=None) -> Assignment | None:
     return assignments.select_related("task").order_by("pk").first()
 
 
+def _token_valid(*, reviewer: User, token_key: str | None) -> bool:
+    from rest_framework.authtoken.models import Token
+
+    return token_key is None or (
+        Token.objects.filter(key=token_key, user=reviewer, user__is_active=True).exists()
+    )
+
+
+def _lean_assignment(claimed: lean.Claim, reviewer: User, sha256: str) -> Assignment:
+    """The Assignment (and its task) the lean claim returned, as model instances, without
+    reading them again; the task carries the content its page shows (``task_content``)."""
+    task = ScoringTask(
+        id=claimed.task_id,
+        token=claimed.token,
+        version_id=claimed.version_id,
+        response_id=claimed.response_id,
+        kind=claimed.kind,
+        slot=claimed.slot,
+        state=TaskState.ASSIGNED,
+        shuffle_key=claimed.shuffle_key,
+    )
+    task._state.adding = False
+    task._state.db = "default"
+    task.shown = lean.Shown(
+        prompt=claimed.prompt, text=claimed.response_text, cell_id=claimed.cell_id, sha256=sha256
+    )
+    assignment = Assignment(
+        id=claimed.assignment_id,
+        task=task,
+        version_id=claimed.version_id,
+        response_id=claimed.response_id,
+        reviewer=reviewer,
+        reserved_at=claimed.reserved_at,
+        expires_at=claimed.expires_at,
+        outcome=AssignmentOutcome.ACTIVE,
+    )
+    assignment._state.adding = False
+    assignment._state.db = "default"
+    return assignment
+
+
+_FALL_BACK = object()
+
+
+def _task_next_lean(*, reviewer: User, queue: str | None, token_key: str | None):
+    versions = lean.lock_and_versions(reviewer_id=reviewer.pk, queue=queue, token_key=token_key)
+    if not versions:
+        return None
+    offsets = [reviewer_offset(seed=v.rating.plan.seed, reviewer_id=reviewer.pk) for v in versions]
+    claimed = lean.claim(reviewer_id=reviewer.pk, versions=versions, offsets=offsets)
+    if claimed is None and assignments_expire(
+        version_ids=[v.version_id for v in versions], limit=_LAZY_EXPIRY_LIMIT
+    ):
+        claimed = lean.claim(reviewer_id=reviewer.pk, versions=versions, offsets=offsets)
+    if claimed is None:
+        return None
+    if not claimed.fresh and claimed.expires_at <= timezone.now():
+        return _FALL_BACK  # an expired reservation to end first: the ORM path does it
+    sha = next(v.sha256 for v in versions if v.version_id == claimed.version_id)
+    return _lean_assignment(claimed, reviewer, sha)
+
+
 @transaction.atomic
-def task_next(*, version_or_none: ProtocolVersion | None, reviewer: User) -> Assignment | None:
+def task_next(
+    *,
+    version_or_none: ProtocolVersion | None = None,
+    reviewer: User,
+    queue: str | None = None,
+    token_key: str | None = None,
+) -> Assignment | None:
     """Reserve the reviewer's next scoring task and return the reservation (``None`` when no
     task is open for them).
 
     Returns the reviewer's live reservation unchanged when there is one (a refresh gets the same
-    task). See the module docstring for the order and the locking.
+    task). ``queue`` (a ``StudyQueue.token``; None for any study) restricts the queue to one
+    study. ``token_key`` is the API token the request came with: it is checked again in the
+    claim's own statement, so a revoked token that an authentication cache still holds reserves
+    nothing (raises ``lean.TokenRevoked``). See the module docstring for the order and the
+    locking; on PostgreSQL the common case runs as two prepared statements (``lean.py``).
     """
+    if version_or_none is None and lean.available():
+        found = _task_next_lean(reviewer=reviewer, queue=queue, token_key=token_key)
+        if found is not _FALL_BACK:
+            return found
     lock_reviewer(reviewer)
-    versions = list(queue_versions(reviewer=reviewer, version=version_or_none))
+    if not _token_valid(reviewer=reviewer, token_key=token_key):
+        raise lean.TokenRevoked
+    versions = list(queue_versions(reviewer=reviewer, version=version_or_none, queue=queue))
     version_ids = [v.pk for v in versions]
     now = timezone.now()
     current = active_assignment(reviewer=reviewer, version_ids=version_ids)
@@ -286,7 +405,9 @@ def task_next(*, version_or_none: ProtocolVersion | None, reviewer: User) -> Ass
         _expire_tasks(task_ids=locked, now=now)
     if not versions:
         return None
-    plans = {v.pk: rating_plan(v) for v in versions}
+    plans = {
+        v.pk: frozen_rating(version_id=v.pk, sha256=v.sha256, version=v).plan for v in versions
+    }
     task = _claim_in_order(versions=versions, plans=plans, reviewer=reviewer)
     # Nothing open: reservations whose expiry passed are free too, even before beat's next run.
     if task is None and assignments_expire(

@@ -7,25 +7,26 @@ from django.db import IntegrityError, transaction
 from django.db.models import Subquery
 from django.utils import timezone
 
-from apps.accounts.models import User
+from apps.accounts.models import Role, User
 from apps.core.errors import NotFound
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import KeyUnit
+from apps.protocols.models import ProtocolVersion
 from apps.protocols.refs import version_ref
+from apps.raters.frozen import frozen_rating
 from apps.raters.models import (
     Assignment,
     AssignmentOutcome,
     FieldKind,
-    RubricField,
     Score,
     ScoringTask,
     TaskKind,
     TaskState,
 )
-from apps.raters.plan import rating_plan
 from apps.raters.selectors import response_is_audited
-from apps.raters.services.queue import lock_reviewer, new_token
+from apps.raters.services import lean
+from apps.raters.services.queue import _token_valid, lock_reviewer, new_token
 from apps.raters.values import reviewer_fields, score_values_clean, values_disagree
 from apps.responses.models import Response
 
@@ -38,22 +39,27 @@ def _lock_response_tasks(response_id: int) -> dict[int, ScoringTask]:
     return {task.pk: task for task in tasks}
 
 
+def _units(cell_id: int) -> list[tuple[int, bool]]:
+    return list(
+        KeyUnit.objects.filter(cell_id=cell_id)
+        .order_by("position")
+        .values_list("position", "executable")
+    )
+
+
 def _clean(*, task: ScoringTask, values: dict) -> dict:
-    fields = list(RubricField.objects.filter(version_id=task.version_id).order_by("position"))
-    # Fields a scorer scores are a reviewer's to fill only on the human audit sample.
-    fields = reviewer_fields(fields, audited=response_is_audited(task, fields))
     response = (
         Response.objects.filter(pk=task.response_id)
-        .values("word_count", "attempt__administration__cell_id")
+        .values("word_count", "attempt__administration__cell_id", "version__sha256")
         .get()
     )
+    rating = frozen_rating(version_id=task.version_id, sha256=response["version__sha256"])
+    # Fields a scorer scores are a reviewer's to fill only on the human audit sample.
+    fields = list(rating.fields)
+    fields = reviewer_fields(fields, audited=response_is_audited(task, fields))
     units = []
     if any(f.kind == FieldKind.CHECKLIST for f in fields):
-        units = list(
-            KeyUnit.objects.filter(cell_id=response["attempt__administration__cell_id"])
-            .order_by("position")
-            .values_list("position", "executable")
-        )
+        units = _units(response["attempt__administration__cell_id"])
     return score_values_clean(
         fields=fields, values=values, word_count=response["word_count"], units=units
     )
@@ -72,12 +78,14 @@ def effective_scores(*, response_id: int, kind: str = TaskKind.PRIMARY) -> list[
 def _adjudicate_if_needed(
     *, task: ScoringTask, tasks: dict[int, ScoringTask]
 ) -> ScoringTask | None:
-    plan = rating_plan(task.version)
+    rating = frozen_rating(version_id=task.version_id, sha256=_version_sha256(task.version_id))
+    plan = rating.plan
+    if plan.k < 2:
+        return None  # one score per response: nothing to disagree with
     primaries = effective_scores(response_id=task.response_id)
     if len(primaries) < plan.k:
         return None
-    fields = RubricField.objects.filter(version_id=task.version_id)
-    if not values_disagree(fields, [s.values for s in primaries], delta=plan.delta):
+    if not values_disagree(rating.fields, [s.values for s in primaries], delta=plan.delta):
         return None
     adjudication = ScoringTask(
         version_id=task.version_id,
@@ -92,6 +100,10 @@ def _adjudicate_if_needed(
     return adjudication
 
 
+def _version_sha256(version_id: int) -> str:
+    return ProtocolVersion.objects.filter(pk=version_id).values_list("sha256", flat=True).get()
+
+
 def _existing(*, idempotency_key: str, reviewer: User, task_token: str) -> Score | None:
     score = Score.objects.select_related("task").filter(idempotency_key=idempotency_key).first()
     if score is None:
@@ -104,7 +116,6 @@ def _existing(*, idempotency_key: str, reviewer: User, task_token: str) -> Score
     return score
 
 
-@transaction.atomic
 def score_submit(
     *,
     task_token: str,
@@ -112,8 +123,106 @@ def score_submit(
     values: dict,
     idempotency_key: str,
     seconds_spent: int | None = None,
+    token_key: str | None = None,
 ) -> Score:
-    """Store the reviewer's score for the task they hold and return it.
+    """Store the reviewer's score for the task they hold and return it (see
+    ``score_submit_outcome``, which also says whether this call stored it; it is the
+    transaction)."""
+    return score_submit_outcome(
+        task_token=task_token,
+        reviewer=reviewer,
+        values=values,
+        idempotency_key=idempotency_key,
+        seconds_spent=seconds_spent,
+        token_key=token_key,
+    )[0]
+
+
+def _lean_submit(
+    *,
+    task_token: str,
+    reviewer: User,
+    values: dict,
+    idempotency_key: str,
+    seconds_spent: int | None,
+    token_key: str | None,
+) -> Score | None:
+    """The common case on PostgreSQL in two statements (``lean.py``); None hands the call to the
+    ORM path, which answers every other case (repeats, expired reservations, refusals)."""
+    target = lean.lock_for_submit(reviewer_id=reviewer.pk, token=task_token)
+    if target is None:
+        raise NotFound(NO_SUCH_TASK)
+    rating = frozen_rating(version_id=target.task.version_id, sha256=target.sha256)
+    fields = list(rating.fields)
+    if any(f.scored_by == "scorer" for f in fields):
+        return None  # machine-scored fields and the audit sample: the ORM path decides
+    units = _units(target.cell_id) if rating.has_checklist else []
+    try:
+        cleaned = score_values_clean(
+            fields=fields, values=values, word_count=target.word_count, units=units
+        )
+    except ValidationError:
+        return None  # the ORM path says 404 first for a task not held, then the same error
+    written = lean.write_score(
+        target=target,
+        reviewer_id=reviewer.pk,
+        values=cleaned,
+        idempotency_key=idempotency_key,
+        seconds_spent=seconds_spent,
+        token_key=token_key,
+    )
+    if written is None:
+        return None
+    locked = target.task
+    task = ScoringTask(
+        id=locked.id,
+        token=locked.token,
+        version_id=locked.version_id,
+        response_id=locked.response_id,
+        kind=locked.kind,
+        slot=locked.slot,
+        state=TaskState.DONE,
+        shuffle_key=locked.shuffle_key,
+    )
+    task._state.adding = False
+    task._state.db = "default"
+    score = Score(
+        id=written[0],
+        task=task,
+        version_id=locked.version_id,
+        response_id=locked.response_id,
+        reviewer=reviewer,
+        values=cleaned,
+        idempotency_key=idempotency_key,
+        seconds_spent=seconds_spent,
+        submitted_at=written[1],
+        correction_reason="",
+    )
+    score._state.adding = False
+    score._state.db = "default"
+    # The disagreement rule applies once the response's last primary task is done, and only
+    # when the plan asks for more than one score.
+    if (
+        locked.kind == TaskKind.PRIMARY
+        and rating.plan.k >= 2
+        and all(t.state == TaskState.DONE for t in target.siblings if t.kind == TaskKind.PRIMARY)
+    ):
+        _adjudicate_if_needed(task=task, tasks={})
+    return score
+
+
+@transaction.atomic
+def score_submit_outcome(
+    *,
+    task_token: str,
+    reviewer: User,
+    values: dict,
+    idempotency_key: str,
+    seconds_spent: int | None = None,
+    token_key: str | None = None,
+) -> tuple[Score, bool]:
+    """Store the reviewer's score for the task they hold; return it and whether this call stored
+    it (False for a repeat of an earlier submit with the same idempotency key).
 
     A second submit with the same ``idempotency_key`` returns the first score and stores nothing.
     Values are checked field by field against the rubric (errors name the field); derived fields
@@ -123,6 +232,8 @@ def score_submit(
 
     A reservation that expired is still honoured when nobody else has taken the task meanwhile
     (the work is not lost); when someone has, the values are refused and nothing is stored.
+    ``token_key`` is the API token the request came with, checked again in the write itself;
+    a score is refused (404) once the reviewer role is removed or the version withdrawn.
     """
     if not idempotency_key or len(idempotency_key) > 64:
         raise ValidationError({"idempotency_key": ["Send an idempotency key of 1–64 characters."]})
@@ -130,10 +241,23 @@ def score_submit(
         not isinstance(seconds_spent, int) or isinstance(seconds_spent, bool) or seconds_spent < 0
     ):
         raise ValidationError({"seconds_spent": ["Give the seconds spent as a whole number ≥ 0."]})
+    if lean.available():
+        score = _lean_submit(
+            task_token=task_token,
+            reviewer=reviewer,
+            values=values,
+            idempotency_key=idempotency_key,
+            seconds_spent=seconds_spent,
+            token_key=token_key,
+        )
+        if score is not None:
+            return score, True
     lock_reviewer(reviewer)
     existing = _existing(idempotency_key=idempotency_key, reviewer=reviewer, task_token=task_token)
     if existing is not None:
-        return existing
+        return existing, False
+    if not _token_valid(reviewer=reviewer, token_key=token_key):
+        raise lean.TokenRevoked
     tasks = {
         t.pk: t
         for t in ScoringTask.objects.select_for_update()
@@ -150,7 +274,7 @@ def score_submit(
     assignment = (
         Assignment.objects.filter(task=task, reviewer=reviewer).order_by("-reserved_at").first()
     )
-    if assignment is None:
+    if assignment is None or not _may_score(reviewer=reviewer, version_id=task.version_id):
         raise NotFound(NO_SUCH_TASK)
     now = timezone.now()
     if assignment.outcome == AssignmentOutcome.SUBMITTED:
@@ -210,7 +334,17 @@ def score_submit(
     )
     if task.kind == TaskKind.PRIMARY:
         _adjudicate_if_needed(task=task, tasks=tasks)
-    return score
+    return score, True
+
+
+def _may_score(*, reviewer: User, version_id: int) -> bool:
+    """The reviewer role is still held on the version's protocol and it is not withdrawn."""
+    return ProtocolVersion.objects.filter(
+        pk=version_id,
+        withdrawal__isnull=True,
+        protocol__memberships__user=reviewer,
+        protocol__memberships__role=Role.REVIEWER,
+    ).exists()
 
 
 @transaction.atomic

@@ -1,0 +1,366 @@
+"""The queue's claim and submit on PostgreSQL: a few prepared statements instead of the ORM.
+
+Why: a next + score cycle through the ORM was 29 statements, each compiled by Django and planned
+by PostgreSQL from scratch (docs/performance.md). Here each of next and submit is a transaction of
+two statements, sent through the connection's psycopg cursor as server-side prepared statements
+(planned once per connection):
+
+next
+    1. ``_NEXT_LOCK``: the reviewer's advisory lock (transaction-scoped, so it works under a
+       transaction-mode pooler), the API token's validity when the request came with one, and
+       the versions the reviewer's queue draws from (scoring open, not withdrawn, the reviewer
+       role held now, the study chosen).
+    2. the claim (``_claim_sql``): the reviewer's live reservation if any; otherwise one open task
+       locked with ``FOR UPDATE SKIP LOCKED`` in the reviewer's order, marked assigned, the
+       assignment inserted — and the prompt and response text the page shows, returned.
+submit
+    1. ``_SUBMIT_LOCK``: the reviewer's advisory lock, then the response's tasks locked
+       ``FOR UPDATE`` (in id order), returning what checking the values needs.
+    2. ``_SUBMIT_WRITE``: the score inserted only if the reviewer's latest assignment of the task
+       is live, the token still valid and the reviewer role still held; the assignment ended;
+       the task done; the response's other tasks moved to the front of every queue.
+
+Locks are taken in the order reviewer (advisory) → tasks → assignments, as the ORM paths take
+them (``queue.py``), and each writing statement starts after the locks it depends on are held,
+so its snapshot sees every committed change to those rows. Anything unusual (an expired
+reservation, a repeat, a refusal) is handed back to the ORM path, which gives the exact answer
+and error message; this module only takes the common case faster, never decides differently.
+
+Work that cannot apply at the plan's k is skipped: at k = 1 no response is ever partly scored
+and no two primary scores can disagree, so neither the partly-scored claim nor the adjudication
+check runs.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from django.conf import settings
+from django.db import connection
+from psycopg.types.json import Jsonb
+
+from apps.raters.frozen import FrozenRating, frozen_rating
+
+REVIEWER_LOCK_NAMESPACE = 7_301_007
+
+_NEXT_LOCK = """
+SELECT l.token_ok, v.id, v.sha256
+FROM (
+    SELECT pg_advisory_xact_lock(%(ns)s::int4, %(reviewer)s::int4)::text AS locked,
+           (%(key)s::text IS NULL OR EXISTS (
+               SELECT 1 FROM authtoken_token k JOIN accounts_user u ON u.id = k.user_id
+               WHERE k.key = %(key)s AND k.user_id = %(reviewer)s AND u.is_active)) AS token_ok
+) l
+LEFT JOIN LATERAL (
+    SELECT pv.id, pv.sha256
+    FROM protocols_protocolversion pv
+    WHERE l.token_ok AND l.locked = ''
+      AND EXISTS (SELECT 1 FROM raters_scoringopening o WHERE o.version_id = pv.id)
+      AND NOT EXISTS (SELECT 1 FROM protocols_withdrawal w WHERE w.version_id = pv.id)
+      AND EXISTS (SELECT 1 FROM accounts_membership m WHERE m.protocol_id = pv.protocol_id
+                  AND m.user_id = %(reviewer)s AND m.role = 'reviewer')
+      AND (%(queue)s::text IS NULL OR EXISTS (
+               SELECT 1 FROM raters_studyqueue q
+               WHERE q.protocol_id = pv.protocol_id AND q.token = %(queue)s))
+) v ON true
+ORDER BY v.id
+"""
+
+# An open task this reviewer may take: not a response they hold or scored, not excluded.
+_ELIGIBLE = """
+  AND NOT EXISTS (SELECT 1 FROM raters_assignment h WHERE h.response_id = t.response_id
+                  AND h.reviewer_id = %(reviewer)s AND h.outcome IN ('active', 'submitted'))
+  AND NOT EXISTS (SELECT 1 FROM responses_exclusion e
+                  JOIN responses_response er ON er.attempt_id = e.attempt_id
+                  WHERE er.id = t.response_id)
+"""
+
+
+def _claim_sql(n_versions: int, partly_scored: bool) -> str:
+    """The claim for ``n_versions`` versions (each with its own offset): partly scored responses
+    first (when some version has k ≥ 2), then each version's fresh tasks from the reviewer's
+    offset up, then below it. Every candidate CTE stops at its first row, and the UNION ALL under
+    LIMIT 1 reads the next CTE only when the ones before it found nothing."""
+    ctes = []
+    branches = []
+    if partly_scored:
+        ctes.append(
+            f"""c0 AS (
+  SELECT t.id FROM raters_scoringtask t
+  JOIN unnest(%(vids)s::bigint[], %(offsets)s::bigint[]) WITH ORDINALITY AS q(vid, off, ord)
+    ON q.vid = t.version_id
+  WHERE t.version_id = ANY(%(vids_partly)s::bigint[]) AND t.state = 'open'
+    AND t.queue_rank = 0 {_ELIGIBLE}
+  ORDER BY q.ord, (t.shuffle_key < q.off), t.shuffle_key, t.id
+  LIMIT 1 FOR UPDATE OF t SKIP LOCKED)"""
+        )
+        branches.append("SELECT id FROM c0")
+    for i in range(n_versions):
+        for name, compare in ((f"c{i}a", ">="), (f"c{i}b", "<")):
+            ctes.append(
+                f"""{name} AS (
+  SELECT t.id FROM raters_scoringtask t
+  WHERE t.version_id = %(v{i})s AND t.state = 'open' AND t.queue_rank = 1
+    AND t.shuffle_key {compare} %(o{i})s {_ELIGIBLE}
+  ORDER BY t.shuffle_key, t.id
+  LIMIT 1 FOR UPDATE SKIP LOCKED)"""
+            )
+            branches.append(f"SELECT id FROM {name}")
+    union = " UNION ALL ".join(branches)
+    return f"""
+WITH cur AS (
+  SELECT a.id, a.task_id, a.expires_at, a.reserved_at FROM raters_assignment a
+  WHERE a.reviewer_id = %(reviewer)s AND a.outcome = 'active'
+    AND a.version_id = ANY(%(vids)s::bigint[])
+  ORDER BY a.id LIMIT 1),
+{",".join(ctes)},
+pick AS (SELECT id FROM ({union}) u LIMIT 1),
+claimed AS (
+  UPDATE raters_scoringtask t SET state = 'assigned'
+  FROM pick WHERE t.id = pick.id AND NOT EXISTS (SELECT 1 FROM cur)
+  RETURNING t.id, t.version_id, t.response_id),
+inserted AS (
+  INSERT INTO raters_assignment
+    (task_id, version_id, response_id, reviewer_id, reserved_at, expires_at, outcome)
+  SELECT c.id, c.version_id, c.response_id, %(reviewer)s, now(),
+         now() + make_interval(mins => m.minutes), 'active'
+  FROM claimed c
+  JOIN unnest(%(vids)s::bigint[], %(minutes)s::int[]) AS m(vid, minutes) ON m.vid = c.version_id
+  RETURNING id, task_id, reserved_at, expires_at),
+chosen AS (
+  SELECT id, task_id, reserved_at, expires_at, false AS fresh FROM cur
+  UNION ALL
+  SELECT id, task_id, reserved_at, expires_at, true FROM inserted)
+SELECT ch.id, ch.fresh, ch.reserved_at, ch.expires_at, t.id, t.token, t.version_id,
+       t.response_id, t.kind, t.slot, t.shuffle_key, r.text, ce.prompt, ce.id
+FROM chosen ch
+JOIN raters_scoringtask t ON t.id = ch.task_id
+JOIN responses_response r ON r.id = t.response_id
+JOIN responses_attempt at ON at.id = r.attempt_id
+JOIN responses_administration ad ON ad.id = at.administration_id
+JOIN items_cell ce ON ce.id = ad.cell_id
+"""
+
+
+_SUBMIT_LOCK = """
+SELECT x.id, x.token, x.version_id, x.response_id, x.kind, x.state, x.slot, x.shuffle_key,
+       pv.sha256, r.word_count, ad.cell_id
+FROM (SELECT pg_advisory_xact_lock(%(ns)s::int4, %(reviewer)s::int4)::text AS locked) l
+JOIN LATERAL (
+    SELECT t.id, t.token, t.version_id, t.response_id, t.kind, t.state, t.slot, t.shuffle_key
+    FROM raters_scoringtask t
+    WHERE l.locked = ''
+      AND t.response_id = (SELECT s.response_id FROM raters_scoringtask s WHERE s.token = %(token)s)
+    ORDER BY t.id FOR UPDATE
+) x ON true
+JOIN protocols_protocolversion pv ON pv.id = x.version_id
+JOIN responses_response r ON r.id = x.response_id
+JOIN responses_attempt at ON at.id = r.attempt_id
+JOIN responses_administration ad ON ad.id = at.administration_id
+"""
+
+_SUBMIT_WRITE = """
+WITH a AS (
+  SELECT id, outcome FROM raters_assignment
+  WHERE task_id = %(task)s AND reviewer_id = %(reviewer)s
+  ORDER BY reserved_at DESC, id DESC LIMIT 1),
+allowed AS (
+  SELECT a.id FROM a
+  WHERE a.outcome = 'active'
+    AND EXISTS (SELECT 1 FROM accounts_membership m
+                JOIN protocols_protocolversion pv ON pv.protocol_id = m.protocol_id
+                WHERE pv.id = %(version)s AND m.user_id = %(reviewer)s AND m.role = 'reviewer')
+    AND NOT EXISTS (SELECT 1 FROM protocols_withdrawal w WHERE w.version_id = %(version)s)
+    AND (%(key)s::text IS NULL OR EXISTS (
+             SELECT 1 FROM authtoken_token k JOIN accounts_user u ON u.id = k.user_id
+             WHERE k.key = %(key)s AND k.user_id = %(reviewer)s AND u.is_active))),
+score AS (
+  INSERT INTO raters_score (task_id, version_id, response_id, reviewer_id, values,
+                            idempotency_key, seconds_spent, submitted_at, correction_reason)
+  SELECT %(task)s, %(version)s, %(response)s, %(reviewer)s, %(values)s, %(idem)s,
+         %(seconds)s, now(), ''
+  FROM allowed
+  ON CONFLICT DO NOTHING
+  RETURNING id, submitted_at),
+ended AS (
+  UPDATE raters_assignment SET outcome = 'submitted', ended_at = now()
+  FROM score WHERE raters_assignment.id = (SELECT id FROM allowed)
+  RETURNING raters_assignment.id),
+tasks AS (
+  UPDATE raters_scoringtask t
+  SET state = CASE WHEN t.id = %(task)s THEN 'done' ELSE t.state END,
+      queue_rank = CASE WHEN t.id = %(task)s THEN t.queue_rank ELSE 0 END
+  FROM score
+  WHERE t.response_id = %(response)s AND (t.id = %(task)s OR t.queue_rank = 1)
+  RETURNING t.id)
+SELECT score.id, score.submitted_at, (SELECT count(*) FROM ended), (SELECT count(*) FROM tasks)
+FROM score
+"""
+
+
+def available() -> bool:
+    """Whether the lean statements can run here (PostgreSQL); elsewhere the ORM path runs."""
+    return connection.vendor == "postgresql"
+
+
+def _rows(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+    connection.ensure_connection()
+    # A server-binding psycopg cursor (Django's own bind client-side and cannot be prepared),
+    # in the transaction Django has open on the same connection.
+    with psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(sql, params, prepare=bool(settings.DB_PREPARED_STATEMENTS))
+        return cursor.fetchall() if cursor.description else []
+
+
+@dataclass(frozen=True)
+class QueueVersion:
+    version_id: int
+    sha256: str
+    rating: FrozenRating
+
+
+class TokenRevoked(Exception):
+    """The API token a request came with no longer exists or its user is inactive."""
+
+
+def lock_and_versions(
+    *, reviewer_id: int, queue: str | None, token_key: str | None
+) -> list[QueueVersion]:
+    """Take the reviewer's advisory lock and return the versions their queue draws from, in id
+    order (``queue``: a ``StudyQueue.token`` or None for any). Raises TokenRevoked."""
+    rows = _rows(
+        _NEXT_LOCK,
+        {
+            "ns": REVIEWER_LOCK_NAMESPACE,
+            "reviewer": reviewer_id,
+            "key": token_key,
+            "queue": queue,
+        },
+    )
+    if not rows or not rows[0][0]:
+        raise TokenRevoked
+    return [
+        QueueVersion(version_id=vid, sha256=sha, rating=frozen_rating(version_id=vid, sha256=sha))
+        for _, vid, sha in rows
+        if vid is not None
+    ]
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What a claim already read of its task's page: the cell's prompt and the response text
+    (``selectors.task_content`` uses it instead of reading them again)."""
+
+    prompt: str
+    text: str
+    cell_id: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Claim:
+    assignment_id: int
+    fresh: bool
+    reserved_at: datetime
+    expires_at: datetime
+    task_id: int
+    token: str
+    version_id: int
+    response_id: int
+    kind: str
+    slot: int
+    shuffle_key: int
+    response_text: str
+    prompt: str
+    cell_id: int
+
+
+def claim(*, reviewer_id: int, versions: list[QueueVersion], offsets: list[int]) -> Claim | None:
+    """The reviewer's live reservation (``fresh`` False) or a newly reserved task (True), with
+    what its page shows; None when nothing is open to them. The caller holds the advisory lock."""
+    partly = [v.version_id for v in versions if v.rating.plan.k >= 2]
+    params: dict[str, Any] = {
+        "reviewer": reviewer_id,
+        "vids": [v.version_id for v in versions],
+        "offsets": offsets,
+        "vids_partly": partly,
+        "minutes": [v.rating.plan.reservation_minutes for v in versions],
+    }
+    for i, (v, offset) in enumerate(zip(versions, offsets, strict=True)):
+        params[f"v{i}"] = v.version_id
+        params[f"o{i}"] = offset
+    rows = _rows(_claim_sql(len(versions), bool(partly)), params)
+    if not rows:
+        return None
+    return Claim(*rows[0])
+
+
+@dataclass(frozen=True)
+class LockedTask:
+    id: int
+    token: str
+    version_id: int
+    response_id: int
+    kind: str
+    state: str
+    slot: int
+    shuffle_key: int
+
+
+@dataclass(frozen=True)
+class SubmitTarget:
+    task: LockedTask
+    siblings: list[LockedTask]
+    sha256: str
+    word_count: int
+    cell_id: int
+
+
+def lock_for_submit(*, reviewer_id: int, token: str) -> SubmitTarget | None:
+    """Take the reviewer's advisory lock, then lock the tasks of the response behind ``token``;
+    None when no task has that token."""
+    rows = _rows(
+        _SUBMIT_LOCK, {"ns": REVIEWER_LOCK_NAMESPACE, "reviewer": reviewer_id, "token": token}
+    )
+    tasks = [LockedTask(*row[:8]) for row in rows]
+    for task, row in zip(tasks, rows, strict=True):
+        if task.token == token:
+            return SubmitTarget(
+                task=task,
+                siblings=[t for t in tasks if t.id != task.id],
+                sha256=row[8],
+                word_count=row[9],
+                cell_id=row[10],
+            )
+    return None
+
+
+def write_score(
+    *,
+    target: SubmitTarget,
+    reviewer_id: int,
+    values: dict[str, Any],
+    idempotency_key: str,
+    seconds_spent: int | None,
+    token_key: str | None,
+) -> tuple[int, datetime] | None:
+    """Insert the score and end the reservation if the reviewer's latest assignment of the task
+    is live, the reviewer role is still held, the version not withdrawn and the token valid;
+    returns (score id, submitted at), or None having written nothing."""
+    rows = _rows(
+        _SUBMIT_WRITE,
+        {
+            "task": target.task.id,
+            "version": target.task.version_id,
+            "response": target.task.response_id,
+            "reviewer": reviewer_id,
+            "values": Jsonb(values),
+            "idem": idempotency_key,
+            "seconds": seconds_spent,
+            "key": token_key,
+        },
+    )
+    if not rows:
+        return None
+    return rows[0][0], rows[0][1]
