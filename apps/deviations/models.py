@@ -34,6 +34,7 @@ class EntryKind(models.TextChoices):
     IMPORT = "import", "Import"
     SCORE_CORRECTION = "score_correction", "Score correction"
     ANALYSIS = "analysis", "Analysis run"
+    MEMBERSHIP = "membership", "Role granted or removed"
 
 
 # The kinds a PI or editor may record by hand (CRUCIBLE §8: a reorder is recorded as a deviation;

@@ -123,7 +123,9 @@ class TaskScoreApi(APIView):
 
         values = serializers.DictField()
         idempotency_key = serializers.CharField(max_length=64)
-        seconds_spent = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+        seconds_spent = serializers.IntegerField(
+            min_value=0, max_value=2**31 - 1, required=False, allow_null=True
+        )
 
     @extend_schema(request=InputSerializer, responses=_ScoreOutput)
     def post(self, request, token: str):

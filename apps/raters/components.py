@@ -2,6 +2,7 @@
 
 from apps.protocols.components import Problem, VersionComponent, register_component
 from apps.raters.models import Rubric
+from apps.raters.services.revocation import on_role_removed, on_withdraw
 from apps.raters.services.rubric import rubric_copy, rubric_document, rubric_field_problems
 
 # Plan templates whose responses are scored by blind reviewers: a rubric is required to freeze.
@@ -37,6 +38,11 @@ def rubric_checks(version):
 def register() -> None:
     register_component(
         VersionComponent(
-            name="rubric", checks=rubric_checks, document=rubric_document, copy=rubric_copy
+            name="rubric",
+            checks=rubric_checks,
+            document=rubric_document,
+            copy=rubric_copy,
+            on_withdraw=on_withdraw,
+            on_role_removed=on_role_removed,
         )
     )

@@ -24,6 +24,7 @@ from apps.raters.models import (
 )
 from apps.raters.plan import rating_plan
 from apps.raters.services.queue import lock_reviewer, new_token
+from apps.raters.services.revocation import scoring_refusal_check
 from apps.raters.values import score_values_clean, values_disagree
 from apps.responses.models import Response
 
@@ -143,6 +144,8 @@ def score_submit(
     task = next((t for t in tasks.values() if t.token == task_token), None)
     if task is None:
         raise Http404(NO_SUCH_TASK)
+    # Revocation: a reviewer removed from the protocol, or a withdrawn version, scores no more.
+    scoring_refusal_check(reviewer=reviewer, version_id=task.version_id)
     assignment = (
         Assignment.objects.filter(task=task, reviewer=reviewer).order_by("-reserved_at").first()
     )
@@ -225,6 +228,7 @@ def score_correct(*, score: Score, reviewer: User, values: dict, reason: str) ->
         raise Http404(NO_SUCH_TASK)
     tasks = _lock_response_tasks(score.response_id)
     task = tasks[score.task_id]
+    scoring_refusal_check(reviewer=reviewer, version_id=task.version_id)
     if Score.objects.filter(corrects=score).exists():
         raise ValidationError("This score has been corrected already: correct the correction.")
     correction = Score(
