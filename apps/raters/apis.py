@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from apps.deviations.selectors import outcomes_visible
 from apps.raters.access import get_rubric_version_for, get_scoring_version_for, get_task_for
-from apps.raters.models import AssignmentOutcome, RubricField, Score
+from apps.raters.models import AssignmentOutcome, RubricField
 from apps.raters.selectors import (
     final_scores,
     own_score,
@@ -27,10 +27,10 @@ from apps.raters.services import (
     rubric_field_delete,
     rubric_field_update,
     score_correct,
-    score_submit,
     scoring_open,
     task_next,
 )
+from apps.raters.services.idempotency import score_submit_once
 
 
 def _json_object(request) -> dict:
@@ -131,18 +131,16 @@ class TaskScoreApi(APIView):
     def post(self, request, token: str):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        key = data.validated_data["idempotency_key"]
-        repeat = Score.objects.filter(idempotency_key=key, reviewer=request.user).exists()
-        score = score_submit(
+        score, created = score_submit_once(
             task_token=token,
             reviewer=request.user,
             values=data.validated_data["values"],
-            idempotency_key=key,
+            idempotency_key=data.validated_data["idempotency_key"],
             seconds_spent=data.validated_data.get("seconds_spent"),
         )
         return Response(
             _ScoreOutput(score).data,
-            status=status.HTTP_200_OK if repeat else status.HTTP_201_CREATED,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
 
 

@@ -150,9 +150,7 @@ class _ResetStream(io.RawIOBase):
         ("/api/v1/protocols", "application/json"),
     ],
 )
-def test_a_client_that_resets_mid_body_is_not_logged_as_a_server_error(
-    path, content_type, caplog
-):
+def test_a_client_that_resets_mid_body_is_not_logged_as_a_server_error(path, content_type, caplog):
     environ = {
         "REQUEST_METHOD": "POST",
         "PATH_INFO": path,
