@@ -30,6 +30,11 @@ SHARED_DATA_DIR = Path(
 # The largest response file accepted through the page or the API (it is read into memory);
 # larger files go through `manage.py import_responses`, which reads from disk.
 RESPONSE_UPLOAD_MAX_MB = env.int("PREREGISTRY_UPLOAD_MAX_MB", default=50)
+# Limits on an uploaded archive (an Inspect .eval log is a zip), checked from its directory
+# before any reader opens it: total uncompressed size (MiB), entries, and compression ratio.
+ARCHIVE_MAX_UNCOMPRESSED_MB = env.int("PREREGISTRY_ARCHIVE_MAX_UNCOMPRESSED_MB", default=512)
+ARCHIVE_MAX_ENTRIES = env.int("PREREGISTRY_ARCHIVE_MAX_ENTRIES", default=10_000)
+ARCHIVE_MAX_RATIO = env.int("PREREGISTRY_ARCHIVE_MAX_RATIO", default=100)
 # Where an uploaded response file waits between its preview and its confirmation (by SHA-256).
 RESPONSE_IMPORT_STAGING_DIR = Path(
     env("PREREGISTRY_IMPORT_STAGING", default=str(BASE_DIR / "var" / "imports"))
