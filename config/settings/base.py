@@ -9,6 +9,7 @@ object; the per-environment modules only choose among these values.
   a real worker runs them.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -52,6 +53,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "django_htmx",
     "simple_history",
+    "axes",
     "apps.core",
     "apps.accounts",
     "apps.protocols",
@@ -76,6 +78,9 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes asks: it answers a locked-out sign-in with its lockout response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -107,6 +112,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "accounts.User"
+# django-axes first: it refuses a sign-in while the username or the address is locked out.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "accounts:home"
 LOGOUT_REDIRECT_URL = "accounts:login"
@@ -200,4 +210,53 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     "loggers": {"django.db.backends": {"level": "INFO"}},
+}
+
+# Sign-in throttling (django-axes): after AXES_FAILURE_LIMIT wrong passwords in a row for one
+# username, or from one address, that username or address is locked out for the cool-off.
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+# Behind a proxy set AXES_IPWARE_PROXY_COUNT so the client's address, not the proxy's, counts.
+AXES_IPWARE_PROXY_COUNT = env.int("AXES_IPWARE_PROXY_COUNT", default=0) or None
+AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
+
+# The cache holds the API throttles' counters: set CACHE_URL (e.g. redis://…/1) to share them
+# between the web server's processes; the default counts per process.
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+
+# API throttles (DRF): generous, per signed-in user and per anonymous address; a client past
+# them gets 429 with Retry-After.
+REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"] = [
+    "rest_framework.throttling.AnonRateThrottle",
+    "rest_framework.throttling.UserRateThrottle",
+]
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
+    "anon": env("API_THROTTLE_ANON", default="120/minute"),
+    "user": env("API_THROTTLE_USER", default="1200/minute"),
+}
+
+# Content-Security-Policy (django-csp): scripts and styles from this site only, no inline script
+# and no inline event handler anywhere (templates load static/js/*.js instead).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
+# Abandoned import previews (uploaded, never confirmed) are deleted after this many hours.
+RESPONSE_IMPORT_PREVIEW_MAX_AGE_HOURS = env.int("PREREGISTRY_IMPORT_PREVIEW_MAX_AGE_HOURS", 24)
+CELERY_BEAT_SCHEDULE["responses-import-previews-sweep"] = {
+    "task": "responses.import_previews_sweep",
+    "schedule": 60.0 * 60,
 }
