@@ -2,6 +2,7 @@
 FROM python:3.11-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 DJANGO_SETTINGS_MODULE=config.settings.production
 WORKDIR /app
+# Production packages only: pytest, ruff, mypy and playwright are in requirements/dev.txt.
 COPY requirements/lock.txt requirements/lock.txt
 RUN pip install --no-cache-dir -r requirements/lock.txt
 COPY . .

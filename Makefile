@@ -4,13 +4,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint format migrate worker beat demo-xstest benchmarks
+.PHONY: run test install lint typecheck format migrate worker beat demo-xstest benchmarks benchmarks-tiny
 
 install: $(STAMP)
 
-$(STAMP): requirements/lock.txt pyproject.toml
+# Production and development packages both (the Dockerfile installs requirements/lock.txt alone).
+$(STAMP): requirements/lock.txt requirements/dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements/lock.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements/lock.txt -r requirements/dev.txt
 	touch $(STAMP)
 
 run: install
@@ -24,6 +25,10 @@ test: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+# mypy over apps/ and config/ (pyproject.toml [tool.mypy]: strict on services, selectors, stats, chain.py).
+typecheck: install
+	$(BIN)/mypy
 
 format: install
 	$(BIN)/ruff format .
@@ -44,3 +49,7 @@ demo-xstest: install
 
 benchmarks: install
 	$(BIN)/python -m pytest tests/benchmarks -p no:randomly -s -o addopts=""
+
+# Every benchmark once at a tiny size, so none rots unnoticed (CI runs this; figures mean nothing).
+benchmarks-tiny: install
+	BENCHMARK_SIZE=tiny $(BIN)/python -m pytest tests/benchmarks -p no:randomly -o addopts="" -q

@@ -13,3 +13,8 @@ class AnalysisConfig(AppConfig):
 
         # Inputs and results are blobs too: served by hash only once the outcomes are unsealed.
         register_blob_reader("analysis.run", analysis_blob_readable)
+
+        from apps.analysis.refs import run_url
+        from apps.deviations.refs import register_ref_type
+
+        register_ref_type("analysis_run", run_url)

@@ -44,10 +44,12 @@ from apps.analysis.pipelines.base import (
     seed_from,
     software_versions,
 )
+from apps.analysis.refs import run_ref
 from apps.core.canonical import canonical_json, sha256_hex
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.protocols.models import ProtocolVersion, VersionState
+from apps.protocols.refs import version_ref
 from apps.protocols.services import blob_store
 
 logger = logging.getLogger(__name__)
@@ -62,14 +64,6 @@ def heartbeat_timeout() -> timedelta:
 
 class RunLost(Exception):
     """The run is no longer this worker's: it was reaped, reclaimed or finished elsewhere."""
-
-
-def _version_ref(version: ProtocolVersion) -> dict:
-    return {"type": "version", "id": version.pk, "label": str(version)}
-
-
-def _run_ref(run: AnalysisRun) -> dict:
-    return {"type": "analysis_run", "id": run.pk, "label": f"analysis run {run.number}"}
 
 
 def _enqueue(run_id: int) -> None:
@@ -145,7 +139,7 @@ def analysis_run_request(
             rationale=f"Analysis run {number} ({kind}) of {version} requested."
             + (f" {reason.strip()}" if reason.strip() else ""),
             actor=user,
-            refs=[_version_ref(version), _run_ref(run)],
+            refs=[version_ref(version), run_ref(run)],
         )
     else:
         deviation_append(
@@ -154,7 +148,7 @@ def analysis_run_request(
             rationale=f"Analysis run {number} ({kind}) of {version} reruns run {previous.number}."
             + (f" Reason: {reason.strip()}" if reason.strip() else ""),
             actor=user,
-            refs=[_version_ref(version), _run_ref(run), _run_ref(previous)],
+            refs=[version_ref(version), run_ref(run), run_ref(previous)],
         )
     transaction.on_commit(lambda: _enqueue(run.pk))
     return run
@@ -230,8 +224,8 @@ def analysis_run_complete(
         rationale=f"Analysis run {run.number} ({run.kind}) of {run.version} succeeded: result "
         f"{run.result.sha256}, inputs {run.inputs.sha256}.",
         refs=[
-            _version_ref(run.version),
-            _run_ref(run),
+            version_ref(run.version),
+            run_ref(run),
             {"type": "blob", "id": run.result.sha256, "label": "result document"},
         ],
     )
@@ -278,7 +272,7 @@ def analysis_run_fail(*, run_id: int, error: str, attempt: int | None = None) ->
             kind=EntryKind.ANALYSIS,
             rationale=f"Analysis run {run.number} ({run.kind}) of {run.version} failed and "
             f"keeps no result: {reason}",
-            refs=[_version_ref(run.version), _run_ref(run)],
+            refs=[version_ref(run.version), run_ref(run)],
         )
     return bool(failed)
 

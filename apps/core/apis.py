@@ -1,7 +1,8 @@
 """API plumbing shared by every app: the exception handler.
 
-Services raise ``django.core.exceptions.ValidationError`` for bad input and the database guards
-raise ``preregistry:`` errors for refused writes; both become clear 4xx answers, never a 500.
+Services raise ``django.core.exceptions.ValidationError`` for bad input, ``apps.core.errors``
+``NotFound`` for what the user may not know exists, and the database guards raise
+``preregistry:`` errors for refused writes; all become clear 4xx answers, never a 500.
 """
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -11,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from apps.core.dbguards import is_guard_refusal
+from apps.core.errors import NotFound
 
 
 def validation_error_detail(error: DjangoValidationError) -> dict | list:
@@ -25,6 +27,8 @@ def validation_error_detail(error: DjangoValidationError) -> dict | list:
 def exception_handler(exc, context):
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(validation_error_detail(exc))
+    elif isinstance(exc, NotFound):
+        exc = exceptions.NotFound(str(exc))
     elif isinstance(exc, DatabaseError) and is_guard_refusal(exc):
         message = str(exc).split("preregistry:", 1)[1].splitlines()[0].strip()
         return Response({"detail": message}, status=status.HTTP_409_CONFLICT)

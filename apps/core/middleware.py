@@ -1,4 +1,9 @@
-"""Request guards that hold for every URL, so no view has to repeat them.
+"""Middleware of every request: request guards, and domain errors answered on pages.
+
+``DomainErrorMiddleware``: a ``NotFound`` (``apps.core.errors``) raised by a service or selector
+under a page becomes Django's 404, as the API answers it.
+
+Request guards that hold for every URL, so no view has to repeat them.
 
 ``RequestGuardMiddleware`` sits near the top of ``MIDDLEWARE`` and:
 
@@ -16,8 +21,10 @@ import logging
 from collections.abc import Callable, Iterable
 
 from django.db import InterfaceError, OperationalError
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.http.request import UnreadablePostError
+
+from apps.core.errors import NotFound
 
 logger = logging.getLogger(__name__)
 
@@ -105,3 +112,17 @@ class RequestGuardMiddleware:
         # Not a server fault, and the client is gone: no error (or warning) in the log.
         response._has_been_logged = True  # type: ignore[attr-defined]
         return response
+
+
+class DomainErrorMiddleware:
+    """A ``NotFound`` raised by a service or selector under a view becomes Django's 404."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> None:
+        if isinstance(exception, NotFound):
+            raise Http404(str(exception)) from exception

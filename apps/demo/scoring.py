@@ -5,7 +5,7 @@ Two demo reviewers take turns asking ``task_next`` for their next task and answe
 opens is finished by reviewer2 at the next turn: the scored part is a set of fully scored
 responses chosen by the queue's own order, and the rest stays open in both queues.
 
-A reviewer's values are read off the synthetic response (``apps.responses.demo``): the key units
+A reviewer's values are read off the synthetic response (``apps.demo.responses``): the key units
 it lists, whether it declines, its hedges, deflection and scope reduction. A reviewer misreads
 now and then (a fixed, seeded rate per reviewer), so some scores disagree and the plan's rule
 sends those responses to adjudication by a reviewer who scored neither (reviewer3 in the demo).
@@ -16,11 +16,7 @@ import random
 from django.db import transaction
 
 from apps.accounts.models import User
-from apps.items.models import KeyUnit
-from apps.protocols.models import ProtocolVersion
-from apps.raters.models import Score
-from apps.raters.services import score_submit, task_next
-from apps.responses.demo import (
+from apps.demo.responses import (
     DEFLECTION,
     DEMO_RESPONSES_SEED,
     HEDGES,
@@ -28,6 +24,10 @@ from apps.responses.demo import (
     REFUSAL_TEXT,
     SCOPE_REDUCTION,
 )
+from apps.items.models import KeyUnit
+from apps.protocols.models import ProtocolVersion
+from apps.raters.models import Score
+from apps.raters.services import score_submit, task_next
 
 # How many responses the demo's reviewers score in full (two primary scores each).
 DEMO_SCORED_RESPONSES = 240

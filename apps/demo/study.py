@@ -17,19 +17,19 @@ from apps.accounts.models import Role, User
 from apps.accounts.services import membership_grant
 from apps.analysis.models import AnalysisRun
 from apps.analysis.services import analysis_run_request
+from apps.demo.design import demo_design_build, demo_harm_review_complete
+from apps.demo.opb01 import CODE as OPB01_CODE
+from apps.demo.opb01 import opb01_history_build
 from apps.demo.people import demo_people_ensure
+from apps.demo.responses import demo_responses_import, demo_roster_enroll
 from apps.demo.scoring import demo_scores_submit
 from apps.deviations.selectors import outcomes_visible
 from apps.deviations.services import outcome_unseal
-from apps.items.demo import demo_design_build, demo_harm_review_complete
 from apps.items.services import harm_review_open
 from apps.protocols.models import Protocol, ProtocolVersion, VersionState
-from apps.protocols.opb01 import CODE as OPB01_CODE
-from apps.protocols.opb01 import opb01_history_build
 from apps.protocols.services import protocol_create
 from apps.raters.models import Rubric, Score
 from apps.raters.services import rubric_apply_template, scoring_open
-from apps.responses.demo import demo_responses_import, demo_roster_enroll
 from apps.responses.models import Response
 
 DEMO_CODE = "DEMO-OPB"
@@ -60,23 +60,12 @@ def demo_study_load() -> str:
     if draft is not None and not Rubric.objects.filter(version=draft).exists():
         rubric_apply_template(version=draft, template="opb")
 
-    def opb01_design(version: ProtocolVersion) -> None:
-        # OPB-01 v1.1 freezes, so its design must be complete, the review included.
-        for username in REVIEWERS:
-            membership_grant(
-                user=users[username], protocol_id=version.protocol_id, role=Role.REVIEWER
-            )
-        demo_design_build(version)
-        demo_harm_review_complete(version)
-        demo_roster_enroll(version=version, user=users["pi"])
-        # The frozen version says how responses are scored (OPB-01 §3's rubric).
-        if not Rubric.objects.filter(version=version).exists():
-            rubric_apply_template(version=version, template="opb")
-
     # OPB-01's own history (seed 000): v1.0 refused at the freeze gate, v1.1 frozen.
     opb01 = Protocol.objects.filter(code=OPB01_CODE).first()
     if opb01 is None:
-        opb01 = opb01_history_build(pi=users["pi"], prepare=opb01_design).protocol
+        opb01 = opb01_history_build(
+            pi=users["pi"], prepare=lambda version: demo_version_prepare(version, users=users)
+        ).protocol
     membership_grant(user=users["auditor"], protocol_id=opb01.pk, role=Role.AUDITOR)
     frozen = opb01.versions.get(label="1.1")
     counts = demo_study_run(version=frozen, users=users)
@@ -85,6 +74,19 @@ def demo_study_load() -> str:
         f"{counts['responses']} responses, {counts['scores']} scores, analysis run "
         f"{counts['run']}) with {len(users)} people."
     )
+
+
+def demo_version_prepare(version: ProtocolVersion, *, users: dict[str, User]) -> None:
+    """Make a draft with the demo's parameters ready to freeze: reviewers, the demo design with
+    its harm-constancy review complete, the roster and OPB-01 §3's rubric."""
+    for username in REVIEWERS:
+        membership_grant(user=users[username], protocol_id=version.protocol_id, role=Role.REVIEWER)
+    demo_design_build(version)
+    demo_harm_review_complete(version)
+    demo_roster_enroll(version=version, user=users["pi"])
+    # The frozen version says how responses are scored (OPB-01 §3's rubric).
+    if not Rubric.objects.filter(version=version).exists():
+        rubric_apply_template(version=version, template="opb")
 
 
 def demo_study_run(*, version: ProtocolVersion, users: dict[str, User]) -> dict:

@@ -22,10 +22,10 @@ from apps.deviations.services import (
     deviation_record,
     format_timestamp,
     outcome_unseal,
-    version_ref,
 )
 from apps.protocols.access import get_protocol_for, get_version_for
 from apps.protocols.models import ProtocolVersion
+from apps.protocols.refs import version_ref
 
 
 @extend_schema_serializer(component_name="LogEntry")

@@ -25,6 +25,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring as _quote  # C-accelerated; the non-ASCII-keeping one
+from typing import Any
 
 GENESIS_HASH = "0" * 64
 
@@ -47,7 +48,7 @@ ENTRY_FIELDS = (*PAYLOAD_FIELDS, "hash")
 # -- canonical JSON (the same rules as apps.core.canonical) -----------------------------------
 
 
-def _normalise(value):
+def _normalise(value: Any) -> Any:
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError(f"canonical JSON cannot hold {value!r}")
@@ -60,7 +61,7 @@ def _normalise(value):
     return value
 
 
-def canonical_json(document) -> bytes:
+def canonical_json(document: Any) -> bytes:
     """Canonical JSON bytes: keys sorted, ``,``/``:`` separators, UTF-8, floats to 12 digits."""
     return json.dumps(
         _normalise(document), sort_keys=True, separators=(",", ":"), ensure_ascii=False
@@ -74,7 +75,7 @@ class _SlowPath(Exception):
     pass
 
 
-def _scalar(value) -> str:
+def _scalar(value: Any) -> str:
     kind = type(value)
     if kind is str:
         return _quote(value)
@@ -87,7 +88,7 @@ def _scalar(value) -> str:
     raise _SlowPath
 
 
-def _ref_json(ref) -> str:
+def _ref_json(ref: Any) -> str:
     if type(ref) is not dict:
         raise _SlowPath
     if len(ref) == 3 and "id" in ref and "label" in ref and "type" in ref:
@@ -118,7 +119,7 @@ def _quoted(text: str) -> str:
     return quoted
 
 
-def entry_payload(entry: Mapping) -> bytes:
+def entry_payload(entry: Mapping[str, Any]) -> bytes:
     """The canonical JSON bytes an entry's hash is taken over: its ``PAYLOAD_FIELDS``.
 
     Raises KeyError for a missing field, ValueError/TypeError/UnicodeEncodeError for a value that
@@ -172,12 +173,12 @@ def entry_payload(entry: Mapping) -> bytes:
     return text.encode()
 
 
-def entry_hash(entry: Mapping) -> str:
+def entry_hash(entry: Mapping[str, Any]) -> str:
     """The lowercase hex SHA-256 of ``entry_payload(entry)``."""
     return hashlib.sha256(entry_payload(entry)).hexdigest()
 
 
-def entry_line(entry: Mapping) -> str:
+def entry_line(entry: Mapping[str, Any]) -> str:
     """One JSONL export line: the whole entry, hash included, keys sorted, no newline.
 
     Written in ASCII (non-ASCII as ``\\uXXXX`` escapes): the line itself is not hashed, and
@@ -228,7 +229,7 @@ class ChainReport:
             f" (head hash {self.head_hash})"
         )
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "protocol": self.protocol,
             "ok": self.ok,
@@ -248,11 +249,11 @@ class _BadLine:
     def __init__(self, problem: str):
         self.problem = problem
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: str) -> Any:
         raise TypeError(self.problem)
 
 
-def _shape_problem(entry) -> str | None:
+def _shape_problem(entry: Any) -> str | None:
     if isinstance(entry, _BadLine):
         return entry.problem
     if not isinstance(entry, Mapping):
@@ -264,7 +265,7 @@ def _shape_problem(entry) -> str | None:
 
 
 def verify_chain(
-    entries: Iterable[Mapping],
+    entries: Iterable[Mapping[str, Any]],
     *,
     protocol: str | None = None,
     expect: Mapping[int, str] | None = None,
@@ -360,7 +361,7 @@ def verify_chain(
 # -- the offline command ----------------------------------------------------------------------
 
 
-def read_jsonl(path: str) -> Iterable:
+def read_jsonl(path: str) -> Iterable[Any]:
     """The entries of a JSONL export, one per non-empty line, read as UTF-8 line by line.
 
     A line that is not valid UTF-8 JSON comes out as a ``_BadLine``, so the verifier names the

@@ -5,21 +5,10 @@ import io
 from collections.abc import Iterable, Iterator
 
 from apps.deviations.chain import canonical_json, entry_line
+from apps.deviations.entries import ENTRY_FIELDS
 
 # CSV columns: the entry's fields in reading order, refs as canonical JSON text.
-CSV_COLUMNS = (
-    "protocol",
-    "seq",
-    "recorded_at",
-    "occurred_on",
-    "actor",
-    "kind",
-    "rationale",
-    "refs",
-    "outcome_visible",
-    "prev_hash",
-    "hash",
-)
+CSV_COLUMNS = ENTRY_FIELDS
 
 # A cell a spreadsheet would evaluate as a formula (CWE-1236). Rationales are typed by people
 # whose log an auditor opens; such cells get a leading apostrophe in the CSV only.

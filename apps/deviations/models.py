@@ -7,6 +7,8 @@ the exact payload. On PostgreSQL, triggers refuse UPDATE, DELETE and TRUNCATE of
 unsealings; here, the model and its queryset refuse them too, so no application path exists.
 """
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
@@ -65,7 +67,7 @@ class AppendOnlyModel(models.Model):
     class Meta:
         abstract = True
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> None:
         if not self._state.adding:
             raise AppendOnlyError(f"{type(self).__name__} rows are append-only: no update")
         super().save(*args, **kwargs)

@@ -1,23 +1,44 @@
-"""Where a log entry's references lead: a small registry from a ref's ``type`` to a URL.
+"""Where a log entry's references lead: a registry from a ref's ``type`` to a URL.
 
-A ref is ``{"type": "version", "id": 3, "label": "OPB-01 v1.1"}``. The log page links each one
-to the page of what it concerns; a type nobody has registered, or whose page does not exist yet,
-is shown as its label in plain text. An app registers its types from its ``AppConfig.ready()``::
+A ref is ``{"type": "version", "id": 3, "label": "OPB-01 v1.1", ...}``. The log page links each
+one to the page of what it concerns. Each app registers the types it writes from its
+``AppConfig.ready()``::
 
-    from apps.deviations.refs import register_ref_type, url_for_name
+    from apps.deviations.refs import register_ref_type
 
-    register_ref_type("item", url_for_name("items:item", "pk"))
+    register_ref_type("item", item_url)
 
-Resolvers take the ref (a dict) and return a URL or None; they must not query the database (a
-log page resolves every ref on it).
+A resolver takes the ref and the entry's version as ``(protocol code, version label)`` (read
+off the entry's ``version`` ref, or None when it has none) and returns a URL, or None when this
+ref has no page. Resolvers must not query the database: a log page resolves every ref on it.
+
+The types the product writes, and where they lead (``tests/deviations/test_log_links.py``
+writes every kind of entry and follows every link):
+
+- ``version`` (every app): the version's page — protocols;
+- ``blob`` (analysis): the stored document, by hash — protocols;
+- ``item`` (harm review): the item's design page — items;
+- ``import`` (response import): the version's list of imports — responses;
+- ``attempt`` (exclusion): the attempt's page — responses;
+- ``analysis_run`` (analysis): the run's report — analysis;
+- plain text, by design (``PLAIN_TEXT_TYPES``): ``exclusion`` (the same entry's ``attempt``
+  link leads to the attempt and its exclusion) and ``score`` (a score is seen only by its
+  reviewer and the scoring dashboard; the log's readers must not be led to it).
 """
 
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from django.urls import NoReverseMatch, reverse
+from django.urls import NoReverseMatch
 
-RefResolver = Callable[[Mapping[str, Any]], str | None]
+logger = logging.getLogger(__name__)
+
+VersionKey = tuple[str, str]
+RefResolver = Callable[[Mapping[str, Any], VersionKey | None], str | None]
+
+# Written by the product and shown as plain text on purpose (see the module docstring).
+PLAIN_TEXT_TYPES = frozenset({"exclusion", "score"})
 
 _resolvers: dict[str, RefResolver] = {}
 
@@ -27,26 +48,33 @@ def register_ref_type(ref_type: str, resolver: RefResolver) -> None:
     _resolvers[ref_type] = resolver
 
 
-def url_for_name(url_name: str, kwarg: str = "pk") -> RefResolver:
-    """A resolver that reverses ``url_name`` with the ref's id as ``kwarg``; None if it can't."""
-
-    def resolve(ref: Mapping[str, Any]) -> str | None:
-        try:
-            return reverse(url_name, kwargs={kwarg: ref["id"]})
-        except NoReverseMatch:
-            return None
-
-    return resolve
+def registered_ref_types() -> frozenset[str]:
+    """The types some app has registered a resolver for."""
+    return frozenset(_resolvers)
 
 
-def ref_url(ref: Mapping[str, Any]) -> str | None:
-    """The URL of the page a ref concerns, or None (shown as plain text)."""
+def _entry_version(refs: list[Mapping[str, Any]]) -> VersionKey | None:
+    for ref in refs:
+        if ref.get("type") == "version":
+            code, separator, label = str(ref.get("label", "")).rpartition(" v")
+            if separator and code and label:
+                return code, label
+    return None
+
+
+def ref_url(ref: Mapping[str, Any], version: VersionKey | None = None) -> str | None:
+    """The URL of the page a ref concerns, or None (shown as plain text).
+
+    A resolver that fails on a malformed ref (a hand-edited import, an old shape) gives plain
+    text and a warning in the log, never an error page.
+    """
     resolver = _resolvers.get(str(ref.get("type", "")))
     if resolver is None:
         return None
     try:
-        return resolver(ref)
-    except (KeyError, TypeError, ValueError):
+        return resolver(ref, version)
+    except (KeyError, TypeError, ValueError, NoReverseMatch):
+        logger.warning("log ref %r has no page", dict(ref), exc_info=True)
         return None
 
 
@@ -57,30 +85,5 @@ def ref_label(ref: Mapping[str, Any]) -> str:
 
 def resolved_refs(refs: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """``refs`` with ``url`` (or None) and ``text`` added to each, for templates."""
-    return [{**ref, "url": ref_url(ref), "text": ref_label(ref)} for ref in refs]
-
-
-def _version_url(ref: Mapping[str, Any]) -> str | None:
-    # A version's page is addressed by protocol code and label, which its ref's label carries
-    # ("OPB-01 v1.1", written by version_ref in protocols and here); no database lookup.
-    code, separator, label = str(ref.get("label", "")).rpartition(" v")
-    if not separator or not code or not label:
-        return None
-    try:
-        return reverse("protocols:version", kwargs={"code": code, "label": label})
-    except NoReverseMatch:
-        return None
-
-
-# The types the study's apps write. A ref whose page does not exist (yet) degrades to plain
-# text; an app that names its page differently registers its own resolver in ready().
-_DEFAULTS = {
-    "version": _version_url,
-    "blob": url_for_name("protocols-api:blob", "digest"),
-    "item": url_for_name("items:item", "pk"),
-    "response": url_for_name("responses:response", "pk"),
-    "exclusion": url_for_name("responses:exclusion", "pk"),
-    "run": url_for_name("analysis:run", "pk"),
-}
-for _type, _resolver in _DEFAULTS.items():
-    register_ref_type(_type, _resolver)
+    version = _entry_version(refs)
+    return [{**ref, "url": ref_url(ref, version), "text": ref_label(ref)} for ref in refs]

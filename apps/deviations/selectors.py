@@ -11,6 +11,7 @@ from django.db.models import Count, Max, QuerySet
 
 from apps.accounts.models import Role, User
 from apps.deviations.chain import ChainReport, verify_chain
+from apps.deviations.entries import ENTRY_COLUMNS, ENTRY_FIELDS
 from apps.deviations.models import LogEntry, OutcomeUnsealing
 from apps.protocols.models import Protocol, ProtocolVersion
 
@@ -20,7 +21,7 @@ LOG_READER_ROLES = frozenset({Role.AUDITOR, Role.PI, Role.EDITOR})
 DEVIATION_WRITER_ROLES = frozenset({Role.PI, Role.EDITOR})
 
 
-def outcomes_visible(version) -> bool:
+def outcomes_visible(version: ProtocolVersion | int) -> bool:
     """Whether the outcome seal of ``version`` (a ProtocolVersion or its id) has been broken.
 
     Analysis pages call this before showing results; it is false until a PI unseals.
@@ -37,7 +38,7 @@ def protocol_outcomes_visible(*, protocol_id: int) -> bool:
     return OutcomeUnsealing.objects.filter(version__protocol_id=protocol_id).exists()
 
 
-def unsealing_for(version) -> OutcomeUnsealing | None:
+def unsealing_for(version: ProtocolVersion | int) -> OutcomeUnsealing | None:
     """The unsealing of ``version`` with who did it, or None while its outcomes are sealed."""
     version_id = getattr(version, "pk", version)
     return (
@@ -61,11 +62,12 @@ def versions_with_seal(*, protocol_id: int) -> list[ProtocolVersion]:
         )
     }
     for version in versions:
-        version.seal = unsealings.get(version.pk)
+        # The page reads each version's seal as an attribute (no query per version).
+        setattr(version, "seal", unsealings.get(version.pk))  # noqa: B010
     return versions
 
 
-def log_readable_protocols(*, user: User) -> QuerySet:
+def log_readable_protocols(*, user: User) -> QuerySet[Protocol]:
     """The protocols whose log ``user`` may read, by code, with ``entry_count`` and ``last_at``."""
 
     readable = Protocol.objects.filter(
@@ -117,18 +119,7 @@ def log_actors(*, protocol_id: int) -> list[str]:
     )
 
 
-_EXPORT_COLUMNS = (
-    "seq",
-    "recorded_at",
-    "occurred_on",
-    "actor_name",
-    "kind",
-    "rationale",
-    "refs",
-    "outcome_visible",
-    "prev_hash",
-    "hash",
-)
+_EXPORT_COLUMNS = ENTRY_COLUMNS
 
 
 def _format_time(moment: datetime) -> str:
@@ -140,7 +131,7 @@ def _format_time(moment: datetime) -> str:
     )
 
 
-def entry_dicts(*, protocol, chunk_size: int = 10_000) -> Iterator[dict[str, Any]]:
+def entry_dicts(*, protocol: Protocol, chunk_size: int = 10_000) -> Iterator[dict[str, Any]]:
     """The protocol's whole chain in ``seq`` order, as the dicts that are exported and verified.
 
     Streams, so memory stays flat for long logs. The keys are ``chain.ENTRY_FIELDS``: ``actor``
@@ -158,23 +149,16 @@ def entry_dicts(*, protocol, chunk_size: int = 10_000) -> Iterator[dict[str, Any
         .values_list(*_EXPORT_COLUMNS)
         .iterator(chunk_size=chunk_size)
     )
-    for seq, recorded_at, occurred_on, actor, kind, rationale, refs, visible, prev, own in rows:
-        yield {
-            "protocol": code,
-            "seq": seq,
-            "recorded_at": _format_time(recorded_at),
-            "occurred_on": occurred_on.isoformat() if occurred_on is not None else None,
-            "actor": actor,
-            "kind": kind,
-            "rationale": rationale,
-            "refs": refs,
-            "outcome_visible": visible,
-            "prev_hash": prev,
-            "hash": own,
-        }
+    for seq, recorded_at, occurred_on, *rest in rows:
+        day = occurred_on.isoformat() if occurred_on is not None else None
+        yield dict(
+            zip(ENTRY_FIELDS, (code, seq, _format_time(recorded_at), day, *rest), strict=True)
+        )
 
 
-# The same fields as _EXPORT_COLUMNS, formatted by PostgreSQL exactly as format_timestamp() does.
+_REFS_AT = ENTRY_COLUMNS.index("refs")
+# The columns of ENTRY_COLUMNS, in their order, the times formatted by PostgreSQL exactly as
+# format_timestamp() does.
 _ENTRY_SQL = """
     SELECT seq,
            to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
@@ -184,7 +168,7 @@ _ENTRY_SQL = """
 """
 
 
-def _entry_dicts_postgresql(protocol, chunk_size: int) -> Iterator[dict[str, Any]]:
+def _entry_dicts_postgresql(protocol: Protocol, chunk_size: int) -> Iterator[dict[str, Any]]:
     code = protocol.code
     decode = json.JSONDecoder().raw_decode  # refs::text is always one JSON array: skip loads()
     connection.ensure_connection()
@@ -194,51 +178,22 @@ def _entry_dicts_postgresql(protocol, chunk_size: int) -> Iterator[dict[str, Any
         cursor.itersize = chunk_size
         cursor.execute(_ENTRY_SQL, [protocol.pk])
         while rows := cursor.fetchmany(chunk_size):
-            for (
-                seq,
-                recorded_at,
-                occurred_on,
-                actor,
-                kind,
-                rationale,
-                refs,
-                visible,
-                prev,
-                own,
-            ) in rows:
-                yield {
-                    "protocol": code,
-                    "seq": seq,
-                    "recorded_at": recorded_at,
-                    "occurred_on": occurred_on,
-                    "actor": actor,
-                    "kind": kind,
-                    "rationale": rationale,
-                    "refs": [] if refs == "[]" else decode(refs)[0],
-                    "outcome_visible": visible,
-                    "prev_hash": prev,
-                    "hash": own,
-                }
+            for row in rows:
+                values = list(row)
+                refs = values[_REFS_AT]
+                values[_REFS_AT] = [] if refs == "[]" else decode(refs)[0]
+                yield dict(zip(ENTRY_FIELDS, (code, *values), strict=True))
 
 
 def entry_dict(entry: LogEntry) -> dict[str, Any]:
     """One entry as exported and verified (see ``entry_dicts``)."""
-    return {
-        "protocol": entry.protocol.code,
-        "seq": entry.seq,
-        "recorded_at": _format_time(entry.recorded_at),
-        "occurred_on": entry.occurred_on.isoformat() if entry.occurred_on else None,
-        "actor": entry.actor_name,
-        "kind": entry.kind,
-        "rationale": entry.rationale,
-        "refs": entry.refs,
-        "outcome_visible": entry.outcome_visible,
-        "prev_hash": entry.prev_hash,
-        "hash": entry.hash,
-    }
+    values = {column: getattr(entry, column) for column in ENTRY_COLUMNS}
+    values["recorded_at"] = _format_time(entry.recorded_at)
+    values["occurred_on"] = entry.occurred_on.isoformat() if entry.occurred_on else None
+    return dict(zip(ENTRY_FIELDS, (entry.protocol.code, *values.values()), strict=True))
 
 
-def chain_verify(*, protocol, expect: dict[int, str] | None = None) -> ChainReport:
+def chain_verify(*, protocol: Protocol, expect: dict[int, str] | None = None) -> ChainReport:
     """Recompute the protocol's whole chain from the database and name the first broken entry.
 
     The same pure verifier the offline script runs (``apps/deviations/chain.py``).

@@ -13,8 +13,11 @@ from apps.accounts.models import Role, User
 from apps.accounts.selectors import roles_for
 from apps.core.canonical import canonical_json, sha256_hex
 from apps.deviations.chain import GENESIS_HASH
+from apps.deviations.entries import PAYLOAD_FIELDS
 from apps.deviations.models import MANUAL_KINDS, EntryKind, LogEntry, OutcomeUnsealing
-from apps.deviations.selectors import protocol_outcomes_visible
+from apps.deviations.selectors import entry_dict, protocol_outcomes_visible
+from apps.protocols.models import Protocol, ProtocolVersion
+from apps.protocols.refs import version_ref
 
 # Namespace of the advisory locks that serialise appends per protocol (an arbitrary constant).
 _ADVISORY_NAMESPACE = 7_301_001
@@ -22,38 +25,14 @@ _REF_KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 SYSTEM_ACTOR = "system"
 
 
-def entry_hash_payload(
-    *,
-    protocol_code: str,
-    seq: int,
-    recorded_at: str,
-    actor: str,
-    kind: str,
-    rationale: str,
-    refs: list,
-    outcome_visible: bool,
-    prev_hash: str,
-    occurred_on: str | None = None,
-) -> bytes:
-    """The canonical bytes an entry's hash is taken over (see ``docs/deviation-log.md``).
+def entry_hash_payload(entry: Mapping[str, Any]) -> bytes:
+    """The canonical bytes an entry's hash is taken over: its ``PAYLOAD_FIELDS``, from an
+    entry dict as ``selectors.entry_dict`` gives it (see ``docs/deviation-log.md``).
 
     Encoded with ``apps.core.canonical``; the verifier in ``chain.py`` encodes the same fields
     with its own copy, and the tests prove both agree.
     """
-    return canonical_json(
-        {
-            "protocol": protocol_code,
-            "seq": seq,
-            "recorded_at": recorded_at,
-            "occurred_on": occurred_on,
-            "actor": actor,
-            "kind": kind,
-            "rationale": rationale,
-            "refs": refs,
-            "outcome_visible": outcome_visible,
-            "prev_hash": prev_hash,
-        }
-    )
+    return canonical_json({name: entry[name] for name in PAYLOAD_FIELDS})
 
 
 def format_timestamp(moment: datetime) -> str:
@@ -122,12 +101,12 @@ def _has_unencodable(text: str) -> bool:
 def _clean_text(value: Any, *, field: str, required: bool) -> str:
     if not isinstance(value, str):
         raise ValidationError({field: f"{field} must be text, not {type(value).__name__}."})
-    value = value.strip()
-    if required and not value:
+    text: str = value.strip()
+    if required and not text:
         raise ValidationError({field: f"A {field} is required: say what happened and why."})
-    if _has_unencodable(value):
+    if _has_unencodable(text):
         raise ValidationError({field: f"{field} holds a NUL or unpaired surrogate character."})
-    return value
+    return text
 
 
 def _clean_refs(refs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -163,7 +142,7 @@ def _clean_refs(refs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def _append(
     *,
-    protocol,
+    protocol: Protocol,
     kind: str,
     rationale: str,
     actor: User | None,
@@ -207,20 +186,7 @@ def _append(
         outcome_visible=outcome_visible,
         prev_hash=prev_hash,
     )
-    entry.hash = sha256_hex(
-        entry_hash_payload(
-            protocol_code=protocol.code,
-            seq=seq,
-            recorded_at=format_timestamp(recorded_at),
-            occurred_on=occurred_on.isoformat() if occurred_on else None,
-            actor=actor_name,
-            kind=kind,
-            rationale=rationale,
-            refs=refs,
-            outcome_visible=outcome_visible,
-            prev_hash=prev_hash,
-        )
-    )
+    entry.hash = sha256_hex(entry_hash_payload(entry_dict(entry)))
     # The foreign keys are known to exist; skip the lookups full_clean would make for them.
     entry.full_clean(
         exclude=["protocol", "actor"], validate_unique=False, validate_constraints=False
@@ -231,7 +197,7 @@ def _append(
 
 def deviation_append(
     *,
-    protocol,
+    protocol: Protocol,
     kind: str,
     rationale: str,
     actor: User | None = None,
@@ -264,22 +230,10 @@ def deviation_append(
     )
 
 
-def version_ref(version) -> dict[str, Any]:
-    """The log reference to a protocol version (as ``apps.protocols.services.version_ref``)."""
-    ref = {
-        "type": "version",
-        "id": version.pk,
-        "label": f"{version.protocol.code} v{version.label}",
-    }
-    if version.sha256:
-        ref["sha256"] = version.sha256
-    return ref
-
-
 @transaction.atomic
 def deviation_record(
     *,
-    protocol,
+    protocol: Protocol,
     user: User,
     rationale: str,
     occurred_on: date,
@@ -324,7 +278,7 @@ def deviation_record(
 
 
 @transaction.atomic
-def outcome_unseal(*, version, user: User, confirmation: str) -> OutcomeUnsealing:
+def outcome_unseal(*, version: ProtocolVersion, user: User, confirmation: str) -> OutcomeUnsealing:
     """Break the outcome seal of a frozen version: its analysis results become visible.
 
     Only the protocol's PI may, and only with ``confirmation`` equal to the protocol's code,

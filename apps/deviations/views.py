@@ -30,8 +30,9 @@ from apps.deviations.selectors import (
     unsealing_for,
     versions_with_seal,
 )
-from apps.deviations.services import deviation_record, outcome_unseal, version_ref
+from apps.deviations.services import deviation_record, outcome_unseal
 from apps.protocols.access import get_protocol_for, get_version_for
+from apps.protocols.refs import version_ref
 
 ENTRIES_PER_PAGE = 100
 

@@ -33,6 +33,7 @@ from apps.protocols.models import (
 )
 from apps.protocols.parameters import clean_value, value_error
 from apps.protocols.plans import PLAN_TEMPLATES, plan_template
+from apps.protocols.refs import version_ref
 
 # Codes that would collide with a page of their own under /protocols/.
 _RESERVED_CODES = frozenset({"new"})
@@ -48,18 +49,6 @@ class FreezeRefused(ValidationError):
     def __init__(self, problems: list[Problem]):
         self.problems = problems
         super().__init__([f"{p.code}: {p.message}" for p in problems])
-
-
-def version_ref(version: ProtocolVersion) -> dict:
-    """A deviation-log reference to ``version`` (with its hash once it has one)."""
-    ref = {
-        "type": "version",
-        "id": version.pk,
-        "label": f"{version.protocol.code} v{version.label}",
-    }
-    if version.sha256:
-        ref["sha256"] = version.sha256
-    return ref
 
 
 def _normalise_text(text: str) -> str:

@@ -10,7 +10,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.deviations.selectors import outcomes_visible
+from apps.protocols.seal import outcomes_visible
 from apps.raters.access import get_rubric_version_for, get_scoring_version_for, get_task_for
 from apps.raters.models import AssignmentOutcome, RubricField
 from apps.raters.selectors import (

@@ -8,13 +8,13 @@ Nothing about family, level, condition, evaluand, protocol or other reviewers' s
 from collections import defaultdict
 from decimal import Decimal
 
-from django.db.models import Count, Exists, OuterRef, Q
-from django.http import Http404
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from apps.accounts.models import User
-from apps.deviations.selectors import outcomes_visible
+from apps.accounts.models import Role, User
+from apps.core.errors import NotFound
 from apps.items.models import KeyUnit
 from apps.protocols.models import ProtocolVersion
+from apps.protocols.seal import outcomes_visible
 from apps.raters.models import (
     Assignment,
     AssignmentOutcome,
@@ -27,27 +27,42 @@ from apps.raters.models import (
 )
 from apps.raters.plan import rating_plan
 from apps.raters.reliability import LEVEL_FOR_KIND, krippendorff_alpha
-from apps.raters.services.queue import queue_versions
 from apps.raters.values import values_disagree
 from apps.responses.models import Exclusion, Response
 
 NO_SUCH_TASK = "No such task."
 
 
+def queue_versions(
+    *, reviewer: User, version: ProtocolVersion | None = None
+) -> QuerySet[ProtocolVersion]:
+    """The versions a reviewer's queue draws from: scoring open, the reviewer role held, not
+    withdrawn; ``version`` narrows it to one."""
+    versions = ProtocolVersion.objects.filter(
+        scoring_opening__isnull=False,
+        withdrawal__isnull=True,
+        protocol__memberships__user=reviewer,
+        protocol__memberships__role=Role.REVIEWER,
+    )
+    if version is not None:
+        versions = versions.filter(pk=version.pk)
+    return versions.distinct().order_by("pk")
+
+
 def task_for_reviewer(*, token: str, reviewer: User) -> tuple[ScoringTask, Assignment]:
     """The task behind ``token`` and the reviewer's latest reservation of it.
 
-    Raises Http404 with one generic message for unknown tokens and for tasks the reviewer never
-    held, so a guessed or foreign token tells nothing.
+    Raises NotFound (a 404) with one generic message for unknown tokens and for tasks the
+    reviewer never held, so a guessed or foreign token tells nothing.
     """
     task = ScoringTask.objects.select_related("response").filter(token=token).first()
     if task is None or not reviewer.is_authenticated:
-        raise Http404(NO_SUCH_TASK)
+        raise NotFound(NO_SUCH_TASK)
     assignment = (
         Assignment.objects.filter(task=task, reviewer=reviewer).order_by("-reserved_at").first()
     )
     if assignment is None:
-        raise Http404(NO_SUCH_TASK)
+        raise NotFound(NO_SUCH_TASK)
     return task, assignment
 
 

@@ -37,6 +37,14 @@ def _number(value: object) -> bool:
     return isinstance(value, float) and math.isfinite(value)
 
 
+def _count_error(field, value) -> str | None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        return f"{field.name}: give a whole number of 0 or more"
+    if value > LARGEST_EXACT_INTEGER:
+        return f"{field.name}: {str(value)[:12]}… is too large a count"
+    return None
+
+
 def _bounds_error(field, value) -> str | None:
     if field.minimum is not None and Decimal(str(value)) < field.minimum:
         return f"{field.name}: {value} is below the minimum {field.minimum.normalize()}"
@@ -62,11 +70,8 @@ def _check(field, value, unit_positions: set[int]) -> tuple[object, str | None]:
             return None, f"{field.name}: give true or false"
         return value, None
     if kind == FieldKind.COUNT:
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            return None, f"{field.name}: give a whole number of 0 or more"
-        if value > LARGEST_EXACT_INTEGER:
-            return None, f"{field.name}: {str(value)[:12]}… is too large a count"
-        return value, _bounds_error(field, value)
+        error = _count_error(field, value)
+        return (None, error) if error else (value, _bounds_error(field, value))
     if kind in (FieldKind.CATEGORICAL, FieldKind.ORDINAL):
         allowed = [c["value"] for c in field.choices]
         if value not in allowed:

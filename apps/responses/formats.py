@@ -5,8 +5,9 @@ Each reader turns the file's bytes into ``SourceRecord``s — the record's addre
 (``row``) — or raises ``FileUnreadable`` with every problem it found. What "row" means per format
 is part of ``docs/import-formats.md``:
 
-- CSV: the data row number, 1-based, header excluded (a record whose quoted text spans several
-  lines is still one row; blank lines are not rows);
+- CSV: the row as a spreadsheet shows it, as in the design import: the header is row 1, the
+  first data row row 2 (a record whose quoted text spans several lines is still one row; a blank
+  line is a row that holds nothing, skipped but counted);
 - JSON Lines: the line number, 1-based (blank lines are skipped but counted, so the number is
   the one an editor shows);
 - Inspect AI log: the sample's position in the log, 1-based, together with its id and epoch.
@@ -135,12 +136,11 @@ def read_csv(data: bytes) -> SourceFile:
     if problems:
         raise FileUnreadable(problems)
     records = []
-    row = 0
+    row = 1  # the header
     try:
-        for values in reader:
+        for row, values in enumerate(reader, start=2):
             if not values:
                 continue
-            row += 1
             if len(values) != len(columns):
                 problems.append(
                     ImportProblem(

@@ -31,6 +31,7 @@ from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import Level
 from apps.protocols.models import ProtocolVersion, VersionState
+from apps.protocols.refs import version_ref
 from apps.responses.formats import (
     FileUnreadable,
     ImportProblem,
@@ -618,7 +619,7 @@ def import_file(
 def _log(version, user, response_import, planned, schedule) -> None:
     counts = response_import.counts
     refs = [
-        {"type": "version", "id": version.pk, "label": str(version)},
+        version_ref(version),
         {"type": "import", "id": response_import.pk, "label": response_import.filename},
     ]
     note = f" Note: {response_import.note}" if response_import.note else ""

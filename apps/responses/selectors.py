@@ -26,11 +26,6 @@ from apps.responses.models import (
 MODEL_OUTCOMES = [o.value for o in TerminalOutcome if o != TerminalOutcome.PLATFORM_LOSS]
 
 
-def version_ref(version: ProtocolVersion) -> dict[str, Any]:
-    """A deviation-log reference to ``version``."""
-    return {"type": "version", "id": version.pk, "label": str(version)}
-
-
 def roster_of(version: ProtocolVersion) -> QuerySet[RosterEntry]:
     """The version's roster in order, with each evaluand."""
     return RosterEntry.objects.filter(version=version).select_related("evaluand")

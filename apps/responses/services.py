@@ -14,9 +14,10 @@ from django.db import IntegrityError, transaction
 from apps.accounts.models import Role, User
 from apps.accounts.selectors import roles_for
 from apps.deviations.models import EntryKind
-from apps.deviations.selectors import protocol_outcomes_visible
 from apps.deviations.services import deviation_append
 from apps.protocols.models import ProtocolVersion
+from apps.protocols.refs import version_ref
+from apps.protocols.seal import protocol_outcomes_visible
 from apps.responses.importing import ImportOutcome, collector_paused, import_file
 from apps.responses.models import (
     IDENTITY_FIELDS,
@@ -26,7 +27,8 @@ from apps.responses.models import (
     RosterEntry,
     identity_sha256_of,
 )
-from apps.responses.selectors import cell_label, exclusion_reasons, version_ref
+from apps.responses.refs import attempt_ref
+from apps.responses.selectors import cell_label, exclusion_reasons
 
 IMPORT_ROLES = frozenset({Role.PI, Role.EDITOR})
 ROSTER_ROLES = frozenset({Role.PI, Role.EDITOR})
@@ -244,7 +246,7 @@ def exclusion_record(
         actor=user,
         refs=[
             version_ref(version),
-            {"type": "attempt", "id": attempt.pk, "label": f"attempt {attempt.number}"},
+            attempt_ref(attempt),
             {"type": "exclusion", "id": exclusion.pk, "label": reason_code},
         ],
     )

@@ -10,6 +10,7 @@ from django.utils import timezone
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.pipelines import register_pipeline, unregister_pipeline
 from apps.analysis.pipelines.base import Pipeline
+from apps.analysis.refs import run_ref
 from apps.analysis.services import (
     MAX_ATTEMPTS,
     RunLost,
@@ -76,7 +77,8 @@ def test_the_first_run_logs_analysis_and_a_second_logs_a_rerun(study):
     assert kinds == ["analysis", "rerun"]
     rerun = LogEntry.objects.get(kind="rerun")
     assert "reruns run 1" in rerun.rationale and "new scores" in rerun.rationale
-    assert {"type": "analysis_run", "id": first.pk, "label": "analysis run 1"} in rerun.refs
+    assert run_ref(first) in rerun.refs
+    assert run_ref(first)["number"] == 1
 
 
 def test_the_task_is_enqueued_only_when_the_request_commits(

@@ -26,10 +26,12 @@ from apps.analysis.pipelines import get_pipeline
 from apps.analysis.services import analysis_run_perform, analysis_run_request
 from apps.core.canonical import canonical_json
 from tests.analysis.builders import opb_study, xstest_study
+from tests.benchmarks.conftest import sized
 
 pytestmark = pytest.mark.django_db
 
-RUNS = 3
+RUNS = int(sized("3", "1"))
+REPLICATES = sized("10000", "50")
 STATISTICS = (
     "beta_cluster_bootstrap",
     "family_cluster_bootstrap",
@@ -82,12 +84,12 @@ def _report(title, timings, run, split):
 def test_a_whole_opb01_sized_run(django_capture_on_commit_callbacks):
     study = opb_study(
         code="OPB-BENCH",
-        evaluands=4,
-        items_per_family=8,
-        repetitions=5,
-        parameters={"bootstrap_replicates": "10000"},
+        evaluands=int(sized("4", "2")),
+        items_per_family=int(sized("8", "2")),
+        repetitions=int(sized("5", "1")),
+        parameters={"bootstrap_replicates": REPLICATES},
     )
-    assert study.counts["administrations"] == 1600
+    assert study.counts["administrations"] == int(sized("1600", "40"))
     timings, results = [], set()
     for _ in range(RUNS):
         elapsed, run = _timed_run(study)
@@ -101,7 +103,7 @@ def test_a_whole_opb01_sized_run(django_capture_on_commit_callbacks):
 @pytest.mark.postgres
 @pytest.mark.shared_data
 def test_the_xstest_run(shared_data):
-    study = xstest_study(shared_data / "xstest")
+    study = xstest_study(shared_data / "xstest", replicates=REPLICATES)
     timings = []
     for _ in range(RUNS):
         elapsed, run = _timed_run(study)

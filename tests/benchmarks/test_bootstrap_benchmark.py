@@ -14,10 +14,11 @@ import tracemalloc
 import numpy as np
 
 from apps.analysis.stats.bootstrap import family_cluster_bootstrap
+from tests.benchmarks.conftest import sized
 
-N_OBSERVATIONS = 50_000
-N_CLUSTERS = 500
-REPLICATES = 10_000
+N_OBSERVATIONS = int(sized("50000", "500"))
+N_CLUSTERS = int(sized("500", "20"))
+REPLICATES = int(sized("10000", "100"))
 RUNS = 5
 TARGET_SECONDS = 2.0
 

@@ -28,13 +28,14 @@ from apps.deviations import chain
 from apps.deviations.chain import GENESIS_HASH, entry_hash, entry_line, verify_chain
 from apps.deviations.selectors import chain_verify
 from apps.deviations.services import deviation_append
+from tests.benchmarks.conftest import sized
 from tests.factories import ProtocolFactory, UserFactory
 
 # Building, loading and verifying a million entries takes minutes on a small machine: no timeout.
 pytestmark = pytest.mark.timeout(0)
 
-ENTRIES = int(os.environ.get("DEVIATION_BENCH_ENTRIES", "1000000"))
-APPENDS_PER_WRITER = int(os.environ.get("DEVIATION_BENCH_APPENDS", "250"))
+ENTRIES = int(os.environ.get("DEVIATION_BENCH_ENTRIES", sized("1000000", "500")))
+APPENDS_PER_WRITER = int(os.environ.get("DEVIATION_BENCH_APPENDS", sized("250", "5")))
 TARGET_PER_SECOND = 200_000
 START = datetime(2026, 11, 30, 1, 50, tzinfo=UTC)
 KINDS = ("freeze", "exclusion", "deviation", "import", "score_correction", "analysis")

@@ -26,14 +26,16 @@ from django.db import connection
 from apps.items.models import Cell, Family, Item, KeyUnit, Level
 from apps.protocols.models import SECTION_FIELDS
 from apps.protocols.services import version_freeze
+from apps.raters.services import rubric_apply_template
 from apps.responses.models import Attempt, Response
 from apps.responses.services import evaluand_register, responses_import, roster_enroll
+from tests.benchmarks.conftest import sized
 from tests.factories import AnalysisParameterFactory, ProtocolVersionFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 # BENCH_ITEMS makes a smaller run for trying things out; the recorded figures use 10,000.
-ITEMS = int(os.environ.get("BENCH_ITEMS", "10000"))
+ITEMS = int(os.environ.get("BENCH_ITEMS", sized("10000", "20")))
 EVALUANDS, REPETITIONS = 5, 2
 TARGET_PER_SECOND = 10_000
 WORDS = [
@@ -90,6 +92,8 @@ def _frozen_version(protocol, pi):
         roster_enroll(version=version, evaluand=evaluand, code=f"m{n}", user=pi)
     AnalysisParameterFactory(version=version, name="repetitions", value=str(REPETITIONS))
     AnalysisParameterFactory(version=version, name="seed", value="1")
+    # The freeze gate asks how responses will be scored.
+    rubric_apply_template(version=version, template="xstest")
     return version_freeze(version=version, user=pi)
 
 

@@ -25,15 +25,16 @@ from django.db import connection, connections, transaction
 
 from apps.raters.models import Assignment, Score, ScoringTask
 from apps.raters.services import score_submit, scoring_open, task_next
+from tests.benchmarks.conftest import sized
 from tests.factories import MembershipFactory, ProtocolVersionFactory, UserFactory
 from tests.raters.study import freeze, set_parameters
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
-RESPONSES = int(os.environ.get("BENCH_RESPONSES", "100000"))
+RESPONSES = int(os.environ.get("BENCH_RESPONSES", sized("100000", "200")))
 K = 2
 REVIEWERS = 16
-SECONDS = float(os.environ.get("BENCH_SECONDS", "60"))
+SECONDS = float(os.environ.get("BENCH_SECONDS", sized("60", "2")))
 
 
 def _build_study():

@@ -12,11 +12,11 @@ from django.urls import reverse
 from apps.accounts.models import Membership, User
 from apps.analysis.models import AnalysisRun, RunState
 from apps.demo.people import DEMO_PEOPLE
+from apps.demo.responses import DEMO_REPETITIONS, demo_response_for
 from apps.demo.scoring import DEMO_SCORED_RESPONSES, demo_values_for
 from apps.deviations.models import LogEntry, OutcomeUnsealing
 from apps.protocols.models import Protocol, ProtocolVersion, VersionState
 from apps.raters.models import Assignment, Score, ScoringTask, TaskKind, TaskState
-from apps.responses.demo import DEMO_REPETITIONS, demo_response_for
 from apps.responses.models import Administration, Attempt, ResponseImport, TerminalOutcome
 from apps.responses.models import Response as StudyResponse
 

@@ -8,6 +8,7 @@ from datetime import date, timedelta
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 from django.utils import timezone
 
 from apps.deviations import refs
@@ -129,7 +130,9 @@ def test_each_entry_links_to_what_it_concerns_or_names_it_in_plain_text(
     client, auditor, protocol, append, monkeypatch
 ):
     monkeypatch.setattr(refs, "_resolvers", dict(refs._resolvers))  # registration undone after
-    refs.register_ref_type("test_widget", refs.url_for_name("deviations:log", "code"))
+    refs.register_ref_type(
+        "test_widget", lambda ref, version: reverse("deviations:log", args=[ref["id"]])
+    )
     append(
         protocol,
         1,
@@ -350,7 +353,7 @@ def test_a_version_ref_links_to_the_versions_page(
 ):
     from django.urls import reverse
 
-    from apps.deviations.services import version_ref
+    from apps.protocols.refs import version_ref
 
     append(protocol, 1, refs=[version_ref(frozen_version)])
     client.force_login(auditor)

@@ -5,9 +5,9 @@ from datetime import timedelta
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, transaction
-from django.http import Http404
 from django.utils import timezone
 
+from apps.core.errors import NotFound
 from apps.deviations.models import LogEntry
 from apps.raters.models import Assignment, Score, ScoringTask
 from apps.raters.selectors import final_scores
@@ -114,7 +114,7 @@ def test_a_task_the_reviewer_does_not_hold_is_not_found(opb):
     first, second = opb.reviewers[:2]
     a = task_next(version_or_none=None, reviewer=first)
     for token in (a.task.token, "not-a-token"):
-        with pytest.raises(Http404, match="No such task"):
+        with pytest.raises(NotFound, match="No such task"):
             score_submit(task_token=token, reviewer=second, values=OPB_VALUES, idempotency_key="x")
 
 
@@ -178,7 +178,7 @@ def test_only_its_reviewer_corrects_a_score(opb):
     score = score_submit(
         task_token=a.task.token, reviewer=first, values=OPB_VALUES, idempotency_key="o"
     )
-    with pytest.raises(Http404):
+    with pytest.raises(NotFound):
         score_correct(score=score, reviewer=second, values=OPB_VALUES, reason="mine now")
 
 

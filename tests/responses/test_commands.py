@@ -61,7 +61,7 @@ def test_the_command_names_the_bad_row_and_imports_nothing(frozen, pi, tmp_path)
     err = StringIO()
     with pytest.raises(CommandError, match="Nothing was imported: 1 problem"):
         call_command("import_responses", *args, stderr=err)
-    assert err.getvalue().startswith("row 4, evaluand: 'gamma' is not on this version's roster")
+    assert err.getvalue().startswith("row 5, evaluand: 'gamma' is not on this version's roster")
     assert not Attempt.objects.exists()
 
 

@@ -26,7 +26,7 @@ def test_a_csv_file_imports_one_attempt_and_response_per_row(frozen, pi):
     assert outcome.status == "imported"
     assert Attempt.objects.filter(version=frozen).count() == 6
     assert Response.objects.filter(version=frozen).count() == 6
-    attempt = Attempt.objects.get(source_row=1)
+    attempt = Attempt.objects.get(source_row=2)  # the header is row 1
     assert attempt.number == 1
     assert attempt.raw == {k: str(v) for k, v in rows[0].items()}
     assert attempt.response.text == rows[0]["response"]
@@ -37,7 +37,7 @@ def test_a_csv_file_imports_one_attempt_and_response_per_row(frozen, pi):
     assert record.counts["by_evaluand"] == {"alpha": 3, "beta": 3}
 
 
-def test_a_2000_row_file_with_a_malformed_row_1500_leaves_nothing_and_names_row_1500(protocol, pi):
+def test_a_2000_row_file_with_a_bad_1500th_row_leaves_nothing_and_names_row_1501(protocol, pi):
     version = freeze(
         build_draft(protocol=protocol, user=pi, items=200, evaluands=("a", "b"), repetitions=5),
         pi,
@@ -47,8 +47,8 @@ def test_a_2000_row_file_with_a_malformed_row_1500_leaves_nothing_and_names_row_
     rows[1499]["terminal_outcome"] = "finished"
     with pytest.raises(ImportRejected) as rejected:
         _import(version, pi, csv_bytes(rows))
-    assert [(p.row, p.field) for p in rejected.value.problems] == [(1500, "terminal_outcome")]
-    assert "row 1500, terminal_outcome: 'finished' is not a terminal outcome" in str(rejected.value)
+    assert [(p.row, p.field) for p in rejected.value.problems] == [(1501, "terminal_outcome")]
+    assert "row 1501, terminal_outcome: 'finished' is not a terminal outcome" in str(rejected.value)
     assert Attempt.objects.count() == 0
     assert Response.objects.count() == 0
     assert ResponseImport.objects.count() == 0
@@ -61,7 +61,7 @@ def test_row_numbers_count_records_not_lines_when_a_response_spans_several_lines
     rows[2]["evaluand"] = "nobody"
     with pytest.raises(ImportRejected) as rejected:
         _import(frozen, pi, csv_bytes(rows))
-    assert [(p.row, p.field) for p in rejected.value.problems] == [(3, "evaluand")]
+    assert [(p.row, p.field) for p in rejected.value.problems] == [(4, "evaluand")]
 
 
 def test_every_problem_is_reported_and_the_list_is_capped_with_a_count(protocol, pi):
@@ -109,8 +109,8 @@ def test_a_second_file_for_the_same_administrations_is_refused_unless_it_says_re
     with pytest.raises(ImportRejected) as rejected:
         _import(frozen, pi, csv_bytes(second), filename="again.csv")
     assert [(p.row, p.field) for p in rejected.value.problems] == [
-        (1, "administration"),
         (2, "administration"),
+        (3, "administration"),
     ]
     assert "already has an attempt (an earlier import)" in str(rejected.value)
     for row in second:
@@ -132,8 +132,8 @@ def test_duplicates_within_one_file_are_an_error_naming_both_rows(frozen, pi):
     with pytest.raises(ImportRejected) as rejected:
         _import(frozen, pi, csv_bytes(rows))
     [problem] = rejected.value.problems
-    assert (problem.row, problem.field) == (7, "administration")
-    assert "row 2 of this file" in problem.message
+    assert (problem.row, problem.field) == (8, "administration")
+    assert "row 3 of this file" in problem.message
 
 
 def test_a_rerun_of_nothing_is_an_error(frozen, pi):
@@ -143,7 +143,7 @@ def test_a_rerun_of_nothing_is_an_error(frozen, pi):
         row["rerun"] = ""
     with pytest.raises(ImportRejected) as rejected:
         _import(frozen, pi, csv_bytes(rows))
-    assert [(p.row, p.field) for p in rejected.value.problems] == [(1, "rerun")]
+    assert [(p.row, p.field) for p in rejected.value.problems] == [(2, "rerun")]
 
 
 def test_platform_losses_have_no_response_are_counted_apart_and_logged_once(frozen, pi):
@@ -168,7 +168,7 @@ def test_a_platform_loss_with_response_text_is_refused(frozen, pi):
     rows[3]["terminal_outcome"] = "platform_loss"
     with pytest.raises(ImportRejected) as rejected:
         _import(frozen, pi, csv_bytes(rows))
-    assert [(p.row, p.field) for p in rejected.value.problems] == [(4, "response")]
+    assert [(p.row, p.field) for p in rejected.value.problems] == [(5, "response")]
 
 
 def test_a_dry_run_checks_and_previews_but_writes_nothing(frozen, pi):
@@ -176,7 +176,7 @@ def test_a_dry_run_checks_and_previews_but_writes_nothing(frozen, pi):
     assert outcome.status == "dry_run"
     assert outcome.counts["attempts"] == 6
     assert len(outcome.preview) == 6
-    assert outcome.preview[0]["row"] == 1
+    assert outcome.preview[0]["row"] == 2
     assert Attempt.objects.count() == 0
     assert ResponseImport.objects.count() == 0
 
@@ -236,7 +236,7 @@ def test_a_row_with_too_many_fields_is_named(frozen, pi):
     data = b"item,evaluand,response\nit-1,alpha,ok\nit-2,alpha,a,b\n"
     with pytest.raises(ImportRejected) as rejected:
         _import(frozen, pi, data)
-    assert str(rejected.value.problems[0]) == "row 2: has 4 fields; the header has 3"
+    assert str(rejected.value.problems[0]) == "row 3: has 4 fields; the header has 3"
 
 
 def test_an_unknown_item_and_a_missing_administration_are_told_apart(protocol, pi):
@@ -247,8 +247,8 @@ def test_an_unknown_item_and_a_missing_administration_are_told_apart(protocol, p
     with pytest.raises(ImportRejected) as rejected:
         _import(version, pi, data)
     problems = rejected.value.problems
-    assert (problems[0].row, problems[0].field) == (1, "item")
-    assert (problems[1].row, problems[1].field) == (2, "administration")
+    assert (problems[0].row, problems[0].field) == (2, "item")
+    assert (problems[1].row, problems[1].field) == (3, "administration")
     assert "no administration of it-1@L1 to alpha" in problems[1].message
 
 
@@ -273,4 +273,4 @@ def test_a_utf8_byte_order_mark_and_crlf_line_ends_are_read(frozen, pi):
     rows[0]["response"] = "two\nlines"
     data = b"\xef\xbb\xbf" + csv_bytes(rows).replace(b"\n", b"\r\n")
     _import(frozen, pi, data)
-    assert Attempt.objects.get(source_row=1).response.text == "two\r\nlines"
+    assert Attempt.objects.get(source_row=2).response.text == "two\r\nlines"

@@ -151,7 +151,7 @@ def test_a_rejected_upload_lists_row_and_field(client, frozen, pi, settings, tmp
     )
     assert answer.status_code == 200
     problems = answer.context["problems"]
-    assert [(p.row, p.field) for p in problems] == [(5, "administration")]
+    assert [(p.row, p.field) for p in problems] == [(6, "administration")]
     assert "Nothing was imported" in answer.content.decode()
     assert not list(tmp_path.iterdir())
 
@@ -181,7 +181,7 @@ def test_the_api_imports_with_dry_run_errors_and_idempotency(client, frozen, edi
     assert answer.status_code == 400
     assert answer.json()["errors"] == [
         {
-            "row": 3,
+            "row": 4,
             "field": "terminal_outcome",
             "message": "'exploded' is not a terminal outcome (budget_exhausted, completed, "
             "error, platform_loss, refused, timeout)",

@@ -25,6 +25,7 @@ from apps.accounts.models import User
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import FamilyRole, HarmReview, HarmVerdict, Item
+from apps.items.refs import item_ref
 from apps.items.selectors import (
     HARM_CRITERIA_CODES,
     HarmState,
@@ -33,6 +34,7 @@ from apps.items.selectors import (
 )
 from apps.items.services.design import draft_locked
 from apps.protocols.models import ProtocolVersion
+from apps.protocols.refs import version_ref
 
 
 def _open_load(version: ProtocolVersion) -> Counter:
@@ -236,8 +238,8 @@ def harm_review_submit(
                 f"(cycle {after.cycle}; {verdicts}). Its cells are not administered."
             ),
             refs=[
-                {"type": "version", "id": version.pk, "label": str(version)},
-                {"type": "item", "id": item.pk, "label": item.code},
+                version_ref(version),
+                item_ref(item),
             ],
         )
     return review

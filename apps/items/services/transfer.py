@@ -36,6 +36,7 @@ from apps.items.services.design import (
     stopping_rule_message,
 )
 from apps.protocols.models import ProtocolVersion
+from apps.protocols.refs import version_ref
 
 FORMATS = ("csv", "json")
 JSON_FORMAT_NAME = "preregistry-design/1"
@@ -651,7 +652,7 @@ def design_import(
             f"{counts['unchanged']} unchanged; {counts['new_items']} new items."
         ),
         actor=actor,
-        refs=[{"type": "version", "id": version.pk, "label": str(version)}],
+        refs=[version_ref(version)],
     )
     return plan
 

@@ -2,7 +2,6 @@
 
 from apps.raters.services.queue import (
     assignments_expire,
-    queue_versions,
     reviewer_offset,
     scoring_is_open,
     scoring_open,
@@ -24,7 +23,6 @@ from apps.raters.services.scoring import effective_scores, score_correct, score_
 __all__ = [
     "assignments_expire",
     "effective_scores",
-    "queue_versions",
     "reviewer_offset",
     "rubric_apply_template",
     "rubric_copy",

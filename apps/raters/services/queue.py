@@ -38,7 +38,7 @@ from django.db import connection, transaction
 from django.db.models import Case, Exists, OuterRef, Value, When
 from django.utils import timezone
 
-from apps.accounts.models import Role, User
+from apps.accounts.models import User
 from apps.protocols.models import ProtocolVersion
 from apps.raters.models import (
     Assignment,
@@ -50,6 +50,7 @@ from apps.raters.models import (
     TaskState,
 )
 from apps.raters.plan import rating_plan
+from apps.raters.selectors import queue_versions
 from apps.responses.models import Exclusion, Response
 
 # Namespace of the per-reviewer advisory locks (an arbitrary constant, distinct from the log's).
@@ -151,20 +152,6 @@ def scoring_is_open(version: ProtocolVersion) -> bool:
         ScoringOpening.objects.filter(version=version).exists()
         and not ProtocolVersion.objects.filter(pk=version.pk, withdrawal__isnull=False).exists()
     )
-
-
-def queue_versions(*, reviewer: User, version: ProtocolVersion | None = None):
-    """The versions a reviewer's queue draws from: scoring open, the reviewer role held, not
-    withdrawn; ``version`` narrows it to one."""
-    versions = ProtocolVersion.objects.filter(
-        scoring_opening__isnull=False,
-        withdrawal__isnull=True,
-        protocol__memberships__user=reviewer,
-        protocol__memberships__role=Role.REVIEWER,
-    )
-    if version is not None:
-        versions = versions.filter(pk=version.pk)
-    return versions.distinct().order_by("pk")
 
 
 def _expire_tasks(*, task_ids, now) -> int:

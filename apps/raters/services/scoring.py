@@ -5,13 +5,14 @@ import secrets
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Subquery
-from django.http import Http404
 from django.utils import timezone
 
 from apps.accounts.models import User
+from apps.core.errors import NotFound
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import KeyUnit
+from apps.protocols.refs import version_ref
 from apps.raters.models import (
     Assignment,
     AssignmentOutcome,
@@ -115,8 +116,8 @@ def score_submit(
     A second submit with the same ``idempotency_key`` returns the first score and stores nothing.
     Values are checked field by field against the rubric (errors name the field); derived fields
     are computed here. After the k-th primary score of a response the plan's disagreement rule is
-    applied and, on disagreement, an adjudication task is created. Raises Http404 for a token the
-    reviewer holds no reservation on, ValidationError otherwise.
+    applied and, on disagreement, an adjudication task is created. Raises NotFound (a 404)
+    for a token the reviewer holds no reservation on, ValidationError otherwise.
 
     A reservation that expired is still honoured when nobody else has taken the task meanwhile
     (the work is not lost); when someone has, the values are refused and nothing is stored.
@@ -143,14 +144,14 @@ def score_submit(
     }
     task = next((t for t in tasks.values() if t.token == task_token), None)
     if task is None:
-        raise Http404(NO_SUCH_TASK)
+        raise NotFound(NO_SUCH_TASK)
     # Revocation: a reviewer removed from the protocol, or a withdrawn version, scores no more.
     scoring_refusal_check(reviewer=reviewer, version_id=task.version_id)
     assignment = (
         Assignment.objects.filter(task=task, reviewer=reviewer).order_by("-reserved_at").first()
     )
     if assignment is None:
-        raise Http404(NO_SUCH_TASK)
+        raise NotFound(NO_SUCH_TASK)
     now = timezone.now()
     if assignment.outcome == AssignmentOutcome.SUBMITTED:
         raise ValidationError(
@@ -225,7 +226,7 @@ def score_correct(*, score: Score, reviewer: User, values: dict, reason: str) ->
         raise ValidationError({"reason": ["A correction needs a reason."]})
     lock_reviewer(reviewer)
     if score.reviewer_id != reviewer.pk:
-        raise Http404(NO_SUCH_TASK)
+        raise NotFound(NO_SUCH_TASK)
     tasks = _lock_response_tasks(score.response_id)
     task = tasks[score.task_id]
     scoring_refusal_check(reviewer=reviewer, version_id=task.version_id)
@@ -250,7 +251,7 @@ def score_correct(*, score: Score, reviewer: User, values: dict, reason: str) ->
         rationale=reason,
         actor=reviewer,
         refs=[
-            {"type": "version", "id": version.pk, "label": str(version)},
+            version_ref(version),
             {"type": "score", "id": score.pk, "label": f"score {score.pk}"},
             {"type": "score", "id": correction.pk, "label": f"correction {correction.pk}"},
         ],

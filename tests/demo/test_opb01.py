@@ -7,18 +7,22 @@ import json
 import pytest
 from django.db import transaction
 
+from apps.demo.opb01 import AMENDMENT_RATIONALE, opb01_history_build, opb01_v1_0_draft
 from apps.deviations.models import LogEntry
 from apps.protocols.diffs import version_diff
 from apps.protocols.gate import version_gate
 from apps.protocols.models import Blob
-from apps.protocols.opb01 import AMENDMENT_RATIONALE, opb01_history_build, opb01_v1_0_draft
 from tests.factories import UserFactory
+
+# OPB-01's own history, judged by the protocols app alone: an empty component registry
+# (autouse in that module).
+from tests.protocols.conftest import isolated_components  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
 
-def test_v1_0_is_refused_naming_exactly_epsilon_and_the_agreement_threshold(creator):
-    v1_0 = opb01_v1_0_draft(pi=creator)
+def test_v1_0_is_refused_naming_exactly_epsilon_and_the_agreement_threshold(pi):
+    v1_0 = opb01_v1_0_draft(pi=pi)
     problems = version_gate(version=v1_0)
     assert [(p.code, p.message) for p in problems] == [
         ("param_missing", "the equivalence margin ε has no value"),
@@ -30,8 +34,8 @@ def test_v1_0_is_refused_naming_exactly_epsilon_and_the_agreement_threshold(crea
     ]
 
 
-def test_the_history_builds_v1_1_frozen_over_a_set_aside_v1_0(creator):
-    history = opb01_history_build(pi=creator)
+def test_the_history_builds_v1_1_frozen_over_a_set_aside_v1_0(pi):
+    history = opb01_history_build(pi=pi)
     assert [p.message for p in history.refusal] == [
         "the equivalence margin ε has no value",
         "the agreement threshold has no value",
@@ -68,8 +72,8 @@ def test_a_second_run_of_the_same_steps_gives_the_same_blob_hash():
     assert not Blob.objects.exists()  # both runs rolled back
 
 
-def test_the_diff_of_1_0_and_1_1_shows_the_instantiated_parameters(creator, client):
-    history = opb01_history_build(pi=creator)
+def test_the_diff_of_1_0_and_1_1_shows_the_instantiated_parameters(pi, client):
+    history = opb01_history_build(pi=pi)
     diff = version_diff(old=history.v1_0, new=history.v1_1)
     instantiated = {
         p["name"]: (p["from"], p["to"]) for p in diff["parameters"] if p["status"] == "instantiated"
@@ -79,7 +83,7 @@ def test_the_diff_of_1_0_and_1_1_shows_the_instantiated_parameters(creator, clie
     assert changed == {"background", "hypotheses", "design", "exclusions", "analysis"}
     assert diff["amendment_rationale"]["status"] == "added"
 
-    client.force_login(creator)
+    client.force_login(pi)
     html = client.get("/protocols/OPB-01/diff/?from=1.0&to=1.1").content.decode()
     assert 'class="param-instantiated" data-parameter="epsilon"' in html
     assert "<ins>0.1</ins>" in html and "<ins>0.667</ins>" in html

@@ -2,7 +2,7 @@
 
 import pytest
 
-from apps.items.demo import INSCRIPTION, SHAM, demo_design_build, demo_harm_review_complete
+from apps.demo.design import INSCRIPTION, SHAM, demo_design_build, demo_harm_review_complete
 from apps.items.models import Cell, HarmReview, Item
 from apps.items.schedule import administration_schedule
 from apps.items.selectors import (

@@ -1,0 +1,29 @@
+"""The apps import one way only (``tests/import_direction.py``, docs/architecture.md)."""
+
+import pytest
+
+from tests.import_direction import violations
+
+
+def test_no_app_imports_a_later_app_apart_from_writes_to_the_deviation_log():
+    assert violations() == []
+
+
+def test_the_check_catches_an_earlier_app_importing_a_later_one(tmp_path):
+    (tmp_path / "responses").mkdir()
+    (tmp_path / "responses" / "views.py").write_text(
+        "from apps.deviations.services import deviation_append\n"
+        "from apps.items.models import Item\n"
+        "def f():\n    from apps.raters.selectors import task_for\n"
+    )
+    assert violations(tmp_path) == [
+        "apps/responses/views.py:4: apps.responses imports apps.raters.selectors.task_for "
+        "(a later app)"
+    ]
+
+
+def test_an_app_missing_from_the_layers_is_an_error(tmp_path):
+    (tmp_path / "newapp").mkdir()
+    (tmp_path / "newapp" / "models.py").write_text("")
+    with pytest.raises(ValueError, match="newapp"):
+        violations(tmp_path)
