@@ -11,6 +11,7 @@ object; the per-environment modules only choose among these values.
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import environ
 
@@ -148,7 +149,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 # An uploaded file larger than this waits in a temporary file, not in the worker's memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
-REST_FRAMEWORK = {
+REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",

@@ -18,7 +18,7 @@ def score_submit_once(
     *,
     task_token: str,
     reviewer: User,
-    values: dict,
+    values: dict[str, object],
     idempotency_key: str,
     seconds_spent: int | None = None,
 ) -> tuple[Score, bool]:
