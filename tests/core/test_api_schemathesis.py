@@ -11,7 +11,9 @@ import os
 
 import pytest
 import schemathesis
+from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
 from hypothesis import HealthCheck, Phase, given, settings
 from rest_framework.authtoken.models import Token
 
@@ -24,8 +26,19 @@ pytestmark = pytest.mark.django_db
 EXAMPLES = int(os.environ.get("API_FUZZ_EXAMPLES", "4"))
 
 
+@pytest.fixture
+def connection_kept_open():
+    """As Django's test client does: the WSGI handler would otherwise close the test's database
+    connection (inside its transaction) after each request."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
 @pytest.mark.timeout(600)
-def test_no_api_operation_answers_5xx_to_schemathesis():
+def test_no_api_operation_answers_5xx_to_schemathesis(connection_kept_open):
     demo_study_load()
     pi = Membership.objects.filter(protocol=Protocol.objects.get(code=DEMO_CODE), role="pi")
     token = Token.objects.get_or_create(user=pi.first().user)[0]
