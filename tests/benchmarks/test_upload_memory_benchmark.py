@@ -55,6 +55,7 @@ def _worker_rss(server: subprocess.Popen) -> int:
     return sum(c.memory_info().rss for c in children)
 
 
+@pytest.mark.timeout(1800)
 def test_a_50_mb_csv_through_the_pages(protocol, pi):
     version = frozen_version(protocol, pi)
     data = _file()
