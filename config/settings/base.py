@@ -177,6 +177,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "FamilyRoleEnum": "apps.items.models.FamilyRole",
         "FactorRoleEnum": "apps.items.models.FactorRole",
+        "MemberRoleEnum": "apps.accounts.models.Role",
     },
 }
 
