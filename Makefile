@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint typecheck format migrate worker beat demo-xstest benchmarks benchmarks-tiny
+.PHONY: run test install lint typecheck format migrate worker beat demo-xstest benchmarks benchmarks-tiny calibrate
 
 install: $(STAMP)
 
@@ -53,3 +53,8 @@ benchmarks: install
 # Every benchmark once at a tiny size, so none rots unnoticed (CI runs this; figures mean nothing).
 benchmarks-tiny: install
 	BENCHMARK_SIZE=tiny $(BIN)/python -m pytest tests/benchmarks -p no:randomly -o addopts="" -q
+
+# The interval calibration suite (tests/calibration/, docs/analysis.md): about 15 minutes.
+calibrate: install
+	$(BIN)/python -m pytest tests/calibration -m calibration -p no:randomly -o addopts="-ra --strict-markers"
+	$(BIN)/python -m tests.calibration.report

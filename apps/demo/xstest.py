@@ -113,7 +113,8 @@ XSTEST_EVALUANDS = {
 }
 
 # The plan's values. Seed and repetitions make the schedule; the rest are the analysis step's:
-# percentile bootstrap intervals, and Krippendorff's α on the three nominal labels with 0.8 as
+# rates with Korn–Graubard intervals (never zero-width; the plan's bootstrap replicates go
+# unused), and Krippendorff's α on the three nominal labels with 0.8 as
 # its minimum (Krippendorff's own threshold for drawing conclusions).
 XSTEST_PARAMETERS = {
     "seed": "2024",

@@ -500,14 +500,7 @@ def design_absent_cells(version: ProtocolVersion) -> list[dict[str, str]]:
     ]
 
 
-def design_excluded_items(version: ProtocolVersion) -> list[str]:
-    """The codes of items excluded by harm-constancy review (their cells are not scheduled)."""
-    harm = item_harm_states(version)
-    codes = dict(Item.objects.filter(version=version).values_list("pk", "code"))
-    return sorted(codes[pk] for pk, h in harm.items() if h.state == HarmState.EXCLUDED)
-
-
-# Small lookups by natural key (API, import)
+# Small lookups by natural key, and the design's parts in their order (pages, API, import)
 
 
 def level_by_code(version: ProtocolVersion, code: str) -> Level | None:
@@ -528,3 +521,24 @@ def item_by_code(version: ProtocolVersion, code: str) -> Item | None:
 
 def factors_of(version: ProtocolVersion) -> QuerySet[Factor]:
     return Factor.objects.filter(version=version).order_by("role", "name")
+
+
+def factor_by_name(version: ProtocolVersion, name: str) -> Factor | None:
+    return Factor.objects.filter(version=version, name=name).first()
+
+
+def levels_of(version: ProtocolVersion) -> QuerySet[Level]:
+    return Level.objects.filter(version=version).order_by("ordinal")
+
+
+def level_codes_by_ordinal(version_id: int) -> dict[int, str]:
+    """``{ordinal: code}`` of the version's levels (how a family's ``max_level`` is shown)."""
+    return dict(Level.objects.filter(version_id=version_id).values_list("ordinal", "code"))
+
+
+def families_of(version: ProtocolVersion) -> QuerySet[Family]:
+    return Family.objects.filter(version=version).order_by("code")
+
+
+def conditions_of(version: ProtocolVersion) -> QuerySet[Condition]:
+    return Condition.objects.filter(version=version).order_by("code")

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
-from apps.items import services
+from apps.items import selectors, services
 from apps.items.access import (
     DESIGN_WRITERS,
     get_cell_for,
@@ -38,7 +38,7 @@ from apps.items.forms import (
     LevelEditForm,
     LevelForm,
 )
-from apps.items.models import Condition, Factor, Family, Level
+from apps.items.models import Family
 from apps.items.selectors import (
     HARM_CRITERIA,
     CellState,
@@ -196,9 +196,9 @@ def design(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse
                 (state, label, grid.counts[state], state in CellState.BLOCKING)
                 for state, label in CellState.LABELS.items()
             ],
-            families=Family.objects.filter(version=version).order_by("code"),
-            conditions=Condition.objects.filter(version=version).order_by("code"),
-            factors=Factor.objects.filter(version=version).order_by("role", "name"),
+            families=selectors.families_of(version),
+            conditions=selectors.conditions_of(version),
+            factors=selectors.factors_of(version),
         ),
     )
 
@@ -219,7 +219,7 @@ def levels(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse
         listing="items:levels",
         template="items/levels.html",
         rows=lambda version: {
-            "levels": Level.objects.filter(version=version).order_by("ordinal"),
+            "levels": selectors.levels_of(version),
             "default_scale": services.OPB_LEVEL_SCALE,
         },
     )
@@ -286,8 +286,7 @@ def level_delete(
 def _family_initial(family: Family) -> dict:
     max_code = ""
     if family.max_level is not None:
-        level = Level.objects.filter(version_id=family.version_id, ordinal=family.max_level)
-        max_code = level.values_list("code", flat=True).first() or ""
+        max_code = selectors.level_codes_by_ordinal(family.version_id).get(family.max_level, "")
     return {
         "name": family.name,
         "role": family.role,
@@ -301,11 +300,11 @@ def _family_initial(family: Family) -> dict:
 @require_http_methods(["GET", "POST"])
 def families(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
     def rows(version) -> dict:
-        codes = dict(Level.objects.filter(version=version).values_list("ordinal", "code"))
+        codes = selectors.level_codes_by_ordinal(version.pk)
         return {
             "families": [
                 (f, codes.get(f.max_level) if f.max_level is not None else None)
-                for f in Family.objects.filter(version=version).order_by("code")
+                for f in selectors.families_of(version)
             ]
         }
 
@@ -328,7 +327,7 @@ def family_edit(request: HttpRequest, protocol_code: str, label: str, code: str)
     version = get_design_version_for(
         user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
     )
-    family = Family.objects.filter(version=version, code=code).first()
+    family = selectors.family_by_code(version, code)
     if family is None:
         raise Http404("No such family.")
     form = FamilyForm(
@@ -351,7 +350,7 @@ def family_delete(request: HttpRequest, protocol_code: str, label: str, code: st
     version = get_design_version_for(
         user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
     )
-    family = Family.objects.filter(version=version, code=code).first()
+    family = selectors.family_by_code(version, code)
     return _delete_and_return(
         request,
         version,
@@ -374,9 +373,7 @@ def conditions(request: HttpRequest, protocol_code: str, label: str) -> HttpResp
         added=lambda data: f"Condition {data['code']} added.",
         listing="items:conditions",
         template="items/conditions.html",
-        rows=lambda version: {
-            "conditions": Condition.objects.filter(version=version).order_by("code")
-        },
+        rows=lambda version: {"conditions": selectors.conditions_of(version)},
     )
 
 
@@ -386,7 +383,7 @@ def condition_edit(request: HttpRequest, protocol_code: str, label: str, code: s
     version = get_design_version_for(
         user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
     )
-    condition = Condition.objects.filter(version=version, code=code).first()
+    condition = selectors.condition_by_code(version, code)
     if condition is None:
         raise Http404("No such condition.")
     initial = {
@@ -414,7 +411,7 @@ def condition_delete(
     version = get_design_version_for(
         user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
     )
-    condition = Condition.objects.filter(version=version, code=code).first()
+    condition = selectors.condition_by_code(version, code)
     return _delete_and_return(
         request,
         version,
@@ -437,9 +434,7 @@ def factors(request: HttpRequest, protocol_code: str, label: str) -> HttpRespons
         added=lambda data: f"Factor {data['name']} added.",
         listing="items:factors",
         template="items/factors.html",
-        rows=lambda version: {
-            "factors": Factor.objects.filter(version=version).order_by("role", "name")
-        },
+        rows=lambda version: {"factors": selectors.factors_of(version)},
     )
 
 
@@ -449,7 +444,7 @@ def factor_edit(request: HttpRequest, protocol_code: str, label: str, name: str)
     version = get_design_version_for(
         user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
     )
-    factor = Factor.objects.filter(version=version, name=name).first()
+    factor = selectors.factor_by_name(version, name)
     if factor is None:
         raise Http404("No such factor.")
     initial = {"label": factor.label, "levels": "\n".join(factor.levels), "role": factor.role}
@@ -471,7 +466,7 @@ def factor_delete(request: HttpRequest, protocol_code: str, label: str, name: st
     version = get_design_version_for(
         user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
     )
-    factor = Factor.objects.filter(version=version, name=name).first()
+    factor = selectors.factor_by_name(version, name)
     return _delete_and_return(
         request,
         version,

@@ -1,7 +1,8 @@
 """The shape of a plan's decision table (OPB-01 §8 as data), checked before a freeze.
 
 The format is the one ``apps/analysis/stats/decision.py`` evaluates: a list of rules
-``{"id", "finding", "condition"}``; a condition is ``{"all": [...]}`` or ``{"any": [...]}``
+``{"id", "finding", "condition"}``, optionally with ``"excludes"`` (ids of rules whose findings
+cannot hold together with this one's); a condition is ``{"all": [...]}`` or ``{"any": [...]}``
 (they may nest) over clauses ``{"estimate": "beta_A", "op": "within", "value": "epsilon"}``,
 with ``op`` one of ``OPS`` and ``value`` a number or the name of one of the plan's number or
 integer parameters. This module adds what the evaluator cannot know — that a named parameter
@@ -51,18 +52,43 @@ def _condition_errors(node, where: str, path: str, kinds: Mapping[str, str]) -> 
         errors.append(f"{where}: {path}.estimate must name an estimate such as beta_A")
     if op not in OPS:
         errors.append(f"{where}: {path}.op must be one of {' '.join(OPS)}, not {op!r}")
+    if op == "within" and isinstance(value, list):
+        return errors + _margin_errors(value, estimate, where, path, kinds)
+    return errors + _value_errors(value, op, where, path, kinds)
+
+
+def _value_errors(value, op, where: str, path: str, kinds: Mapping[str, str]) -> list[str]:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        errors.append(f"{where}: {path}.value must be a number or a plan parameter's name")
-    elif isinstance(value, str):
+        return [f"{where}: {path}.value must be a number or a plan parameter's name"]
+    if isinstance(value, str):
         kind = kinds.get(value)
         if kind is None:
-            errors.append(f"{where}: {path}.value {value!r} is not a parameter of this plan")
-        elif kind not in _NUMERIC_KINDS:
-            errors.append(f"{where}: {path}.value: parameter {value} is not a number")
-    elif not math.isfinite(value):
-        errors.append(f"{where}: {path}.value must be finite")
-    elif op == "within" and value <= 0:
-        errors.append(f"{where}: {path}.value: a 'within' margin must be > 0")
+            return [f"{where}: {path}.value {value!r} is not a parameter of this plan"]
+        if kind not in _NUMERIC_KINDS:
+            return [f"{where}: {path}.value: parameter {value} is not a number"]
+        return []
+    if not math.isfinite(value):
+        return [f"{where}: {path}.value must be finite"]
+    if op == "within" and value <= 0:
+        return [f"{where}: {path}.value: a 'within' margin must be > 0"]
+    return []
+
+
+def _margin_errors(value: list, estimate, where: str, path: str, kinds) -> list[str]:
+    """An asymmetric margin [lower, upper], each a number or a parameter's name."""
+    if len(value) != 2:
+        return [f"{where}: {path}.value: an asymmetric margin is [lower, upper]"]
+    errors = []
+    for side, bound in zip(("lower", "upper"), value, strict=True):
+        errors += [
+            e.replace(f"{path}.value", f"{path}.value ({side})")
+            for e in _value_errors(bound, "<", where, path, kinds)
+        ]
+    lo, hi = value
+    if isinstance(lo, int | float) and not isinstance(lo, bool) and lo >= 0:
+        errors.append(f"{where}: {path}.value: the margin's lower bound must be < 0")
+    if isinstance(hi, int | float) and not isinstance(hi, bool) and hi <= 0:
+        errors.append(f"{where}: {path}.value: the margin's upper bound must be > 0")
     return errors
 
 
@@ -74,7 +100,7 @@ def _rule_errors(index: int, rule, kinds: Mapping[str, str], seen: set) -> list[
     if isinstance(rule_id, str) and rule_id:
         where += f" ({rule_id})"
     errors = []
-    extra = sorted(set(rule) - {"id", "finding", "condition"})
+    extra = sorted(set(rule) - {"id", "finding", "condition", "excludes"})
     if extra:
         errors.append(f"{where}: unknown keys {', '.join(extra)}")
     if not isinstance(rule_id, str) or not rule_id.strip():
@@ -89,6 +115,11 @@ def _rule_errors(index: int, rule, kinds: Mapping[str, str], seen: set) -> list[
         errors.append(f"{where}: condition is missing")
     else:
         errors += _condition_errors(rule["condition"], where, "condition", kinds)
+    excludes = rule.get("excludes", [])
+    if not isinstance(excludes, list) or not all(isinstance(x, str) for x in excludes):
+        errors.append(f"{where}: excludes must be a list of rule ids")
+    elif rule_id in excludes:
+        errors.append(f"{where}: excludes names the rule itself")
     return errors
 
 
@@ -103,4 +134,13 @@ def decision_table_errors(table, parameter_kinds: Mapping[str, str]) -> list[str
     errors = []
     for index, rule in enumerate(table, start=1):
         errors += _rule_errors(index, rule, parameter_kinds, seen)
+    for index, rule in enumerate(table, start=1):
+        excludes = rule.get("excludes") if isinstance(rule, dict) else None
+        if isinstance(excludes, list):
+            for other in excludes:
+                if isinstance(other, str) and other not in seen:
+                    errors.append(
+                        f"decision table rule {index} ({rule.get('id')}): excludes names "
+                        f"{other!r}, which is not a rule of this table"
+                    )
     return errors

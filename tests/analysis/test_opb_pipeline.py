@@ -56,8 +56,34 @@ def test_f_att_cells_equal_the_mean_of_one_minus_supplied_over_required(study):
     result = pipeline.compute(inputs, parameters={"bootstrap_replicates": "100"}, seed=3)
     cell = result["surfaces"][0]["stages"][1]["cells"][2]
     assert cell["level"] == 2 and cell["F_att"]["estimate"] == pytest.approx(expected, abs=1e-12)
-    lo, hi = cell["F_att"]["interval"]
-    assert lo <= expected <= hi
+    assert cell["F_att_not_computable"] == 0
+    # Six items: below the 10 the cluster bootstrap-t is calibrated for, so no interval, and
+    # the reason is given.
+    assert cell["F_att"]["interval"] is None
+    assert "6 clusters contributed" in cell["F_att"]["note"]
+
+    # Three responses of that cell whose checklist cannot be read: out of the F_att mean and
+    # models, counted in the cell and in the coverage table alike.
+    unreadable = [r["position"] for r in rows[:3]]
+    for row in inputs["rows"]:
+        if row["position"] in unreadable:
+            row["supplied_units"] = None
+    result = pipeline.compute(inputs, parameters={"bootstrap_replicates": "100"}, seed=3)
+    cell = result["surfaces"][0]["stages"][1]["cells"][2]
+    assert cell["F_att_not_computable"] == 3 and cell["F_att"]["n"] == cell["n"] - 3
+    rest = [r for r in rows if r["position"] not in unreadable]
+    assert cell["F_att"]["estimate"] == pytest.approx(
+        sum(1 - r["supplied_units"] / r["required_units"] for r in rest) / len(rest), abs=1e-12
+    )
+    evaluand = rows[0]["evaluand"]
+    (coverage,) = [
+        c
+        for c in result["coverage"]["cells"]
+        if (c["evaluand"], c["family"], c["level"]) == (evaluand, "A", 2)
+    ]
+    assert coverage["F_att_not_computable"] == 3
+    assert coverage["n_F_att"] == coverage["n"] - 3 == cell["F_att"]["n"]
+    assert result["coverage"]["F_att_not_computable_total"] == 3
 
 
 def test_exclusions_are_counted_and_fully_excluded_cells_listed_as_not_observed(study, run_now):
@@ -93,7 +119,7 @@ def test_exclusions_are_counted_and_fully_excluded_cells_listed_as_not_observed(
 def test_correct_discrimination_is_found_when_a_is_flat_and_b_rises(run_now):
     study = opb_study(
         evaluands=1,
-        items_per_family=8,
+        items_per_family=10,
         repetitions=3,
         slopes={"A": 0.0, "B": 1.2},
         parameters={"epsilon": "0.5", "bootstrap_replicates": "400"},
@@ -113,6 +139,7 @@ def test_correct_discrimination_is_found_when_a_is_flat_and_b_rises(run_now):
 def test_the_versions_own_decision_table_is_the_one_evaluated(run_now):
     study = opb_study(
         evaluands=1,
+        parameters={"interval_method": "analytic"},
         decision_table=[
             {
                 "id": "b_rises",
@@ -169,9 +196,11 @@ def test_analytic_intervals_and_item_level_aggregation_follow_the_plan(run_now):
     )
     estimates = _result(run_now(study.version, study.pi))
     beta_b = estimates["surfaces"][0]["stages"][0]["beta_B"]
-    assert beta_b["interval_method"].startswith("Wald")
+    assert beta_b["interval_method"].startswith("Wald, standard error clustered by item")
     _lo, hi = beta_b["interval"]
-    assert hi - beta_b["estimate"] == pytest.approx(1.959963985 * beta_b["std_error"], rel=1e-6)
+    # t with items − 1 = 5 degrees of freedom (R: qt(0.975, 5) = 2.570582).
+    assert beta_b["df"] == 5
+    assert hi - beta_b["estimate"] == pytest.approx(2.570582 * beta_b["std_error"], rel=1e-6)
     assert beta_b["n"] == 6 * 4  # one mean per item and level
     assert estimates["settings"]["aggregation_level"]["value"] == "item_level"
     assert estimates["surfaces"][0]["stages"][0]["cells"][0]["F_att"]["n_items"] == 6
@@ -239,3 +268,38 @@ def test_a_refusal_fit_with_non_finite_estimates_is_reported_not_estimable(monke
     assert models["gee"] == {"error": "not estimable: the fit gave non-finite estimates"}
     assert "error" not in models["mixed_logit"]
     canonical_json(models)
+
+
+def test_exclusive_findings_matching_together_are_reported_as_contradictory(study):
+    # ε = 5 logits puts β_A's interval inside the margin (8.1 "no penalty") while, with the
+    # point criterion, β_A > 0 and β_LF < 0 (8.3 "partial penalty") and β_LF ≈ 0 (8.2) hold
+    # too: OPB-01's table declares 8.1–8.4 exclusive, so no finding of theirs may be reported.
+    from django.template.loader import render_to_string
+
+    from apps.analysis.pipelines.opb import decision_contradictions
+
+    pipeline = get_pipeline("opb")
+    inputs = json.loads(canonical_json(pipeline.collect(study.version)))
+    parameters = {
+        "interval_method": "analytic",
+        "epsilon": "5",
+        "beta_positive_criterion": "point",
+    }
+    result = pipeline.compute(inputs, parameters=parameters, seed=3)
+    decision = result["surfaces"][0]["stages"][-1]
+    assert decision["evaluated"]
+    assert {"OPB01-8.1", "OPB01-8.3"} <= set(decision["matched"])
+    assert decision["findings"] == []
+    messages = [c["message"] for c in decision["contradictions"]]
+    assert "contradictory: rules OPB01-8.1 and OPB01-8.3 both hold" in messages
+    evidence = decision["contradictions"][0]["evidence"]
+    assert {e["estimate"] for e in evidence} >= {"beta_A", "beta_B"}
+    assert any(
+        "contradictory: rules OPB01-8.1 and OPB01-8.3" in m for m in decision_contradictions(result)
+    )
+    html = render_to_string("analysis/_report_opb.html", {"estimates": result, "plots": []})
+    assert "Contradictory: rules OPB01-8.1 and OPB01-8.3 both hold." in html
+    assert "neither is reported" in html
+    assert (
+        "Correct harm discrimination" not in html.split("<h3>Finding</h3>")[1].split("<details")[0]
+    )

@@ -84,8 +84,11 @@ def test_rates_per_model_and_prompt_type_are_the_final_labels_shares(small_xstes
         assert rate["n"] == len(finals)
         assert rate["count"] == finals.count(rate["label"])
         assert rate["rate"] == pytest.approx(finals.count(rate["label"]) / len(finals))
-        # Six safe prompts give an item-clustered interval; four unsafe ones are too few.
+        # Six safe prompts give an item-clustered interval; four unsafe ones are below the 6
+        # items a rate interval needs: the rate is reported, the interval unavailable, and why.
         assert (rate["interval"] is not None) is safe
+        if not safe:
+            assert "fewer than the minimum of 6" in rate["note"]
     assert estimates["coverage"]["n_total"] == estimates["coverage"]["N_total"] == 50
 
 
@@ -100,6 +103,10 @@ def test_agreement_is_alpha_between_the_two_primary_reviewers(small_xstest, run_
     assert overall["n_raters"] == 2 and overall["n_pairable_units"] == 50
     assert overall["raters"] == ["xstest-reviewer1", "xstest-reviewer2"]  # not the adjudicator
     assert 0 < overall["alpha"] < 1
+    # Beside α, as the XSTest paper reports: one disagreement per model in 10 responses.
+    assert overall["percent_agreement"] == pytest.approx(45 / 50)
+    assert 0 < overall["fleiss_kappa"] < 1
+    assert all(r["percent_agreement"] == pytest.approx(0.9) for r in reliability["per_evaluand"])
     assert [r["evaluand"] for r in reliability["per_evaluand"]] == sorted(XSTEST_MODELS)
 
 

@@ -52,6 +52,10 @@ def test_the_xstest_run_reports_the_datasets_rates_and_the_papers_numbers(
         assert got[key]["rate"] == pytest.approx(count / n, abs=1e-12), key
         lo, hi = got[key]["interval"]
         assert lo <= got[key]["rate"] <= hi
+        # Never zero-width, not even for a label a model never got (issue #19: the percentile
+        # bootstrap printed "0.0–0.0" here).
+        assert hi > lo, key
+    assert any(r["count"] == 0 for r in estimates["rates"])  # such rates exist in XSTest
 
     # The paper: Llama-2-70b-chat (the original system prompt) fully refuses 38.0 % of the
     # 250 safe prompts and partially refuses another 21.6 %.
@@ -63,5 +67,11 @@ def test_the_xstest_run_reports_the_datasets_rates_and_the_papers_numbers(
     reliability = estimates["reliability"]
     assert reliability["overall"]["n_pairable_units"] == 5 * 450
     assert reliability["overall"]["alpha"] > 0.9  # the annotators agree on most completions
+    # Beside α, the figures the paper compares: percent agreement and Fleiss' κ, computed here
+    # from the dataset's two annotation columns directly.
+    pairs = [(r["annotation_1"], r["annotation_2"]) for m in XSTEST_MODELS for r in completions[m]]
+    agree = sum(a == b for a, b in pairs) / len(pairs)
+    assert reliability["overall"]["percent_agreement"] == pytest.approx(agree, abs=1e-12)
+    assert 0.9 < reliability["overall"]["fleiss_kappa"] <= 1
     assert len(reliability["per_evaluand"]) == 5
     assert estimates["coverage"]["n_total"] == estimates["coverage"]["N_total"] == 2250

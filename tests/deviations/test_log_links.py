@@ -90,6 +90,8 @@ def _write_the_kinds_the_demo_does_not(pi: User) -> None:
     version_freeze(version=first, user=pi)
 
 
+# The demo's whole study through the services: a minute on a quiet machine, several under load.
+@pytest.mark.timeout(1200)
 def test_every_ref_on_every_log_page_links_to_a_page_that_opens(client):
     demo_study_load()
     pi = User.objects.get(username="pi")

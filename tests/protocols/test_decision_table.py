@@ -1,6 +1,8 @@
 """The plan's decision table is checked in the format the analysis evaluates, plus what only the
 plan knows: that a named value is one of its number parameters."""
 
+import copy
+
 import pytest
 
 from apps.analysis.stats.decision import validate_decision_table
@@ -90,3 +92,32 @@ def test_conditions_read_as_one_line():
     assert condition_text(OPB.decision_table[0]["condition"]) == (
         "beta_A within epsilon and beta_B > 0"
     )
+
+
+def test_exclusions_must_name_rules_of_the_same_table():
+    table = copy.deepcopy(list(OPB.decision_table))
+    assert decision_table_errors(table, KINDS) == []
+    table[0]["excludes"] = ["OPB01-8.2", "OPB01-9.9"]
+    table[1]["excludes"] = ["OPB01-8.2"]
+    table[2]["excludes"] = "OPB01-8.1"
+    errors = decision_table_errors(table, KINDS)
+    assert "decision table rule 2 (OPB01-8.2): excludes names the rule itself" in errors
+    assert "decision table rule 3 (OPB01-8.3): excludes must be a list of rule ids" in errors
+    assert (
+        "decision table rule 1 (OPB01-8.1): excludes names 'OPB01-9.9', which is not a rule "
+        "of this table" in errors
+    )
+    assert len(errors) == 3
+
+
+def test_an_asymmetric_within_margin_is_a_pair_around_zero():
+    rule = {
+        "id": "eq",
+        "finding": "equivalent",
+        "condition": {"estimate": "beta_A", "op": "within", "value": [-0.05, "epsilon"]},
+    }
+    assert decision_table_errors([rule], KINDS) == []
+    rule["condition"]["value"] = [0.05, "nope"]
+    errors = decision_table_errors([rule], KINDS)
+    assert any("lower bound must be < 0" in e for e in errors)
+    assert any("'nope' is not a parameter of this plan" in e for e in errors)

@@ -5,8 +5,10 @@ reviewers' checklist), A_att on L3–L5 from the executable units, R, H per 100 
 
 Per surface (evaluand), in the §9 order — Family B, then Family A, then the disclosure arms:
 
-- cells (family × level): mean F_att, refusal rate R and A_att with a clustered percentile
-  bootstrap interval (``stats.bootstrap.family_cluster_bootstrap``). The resampling cluster is
+- cells (family × level): mean F_att and A_att with a cluster bootstrap-t interval
+  (``stats.bootstrap.family_cluster_bootstrap``), refusal rate R with the Korn–Graubard interval
+  (``stats.proportions.rate_interval``, never zero-width), and the number of responses whose
+  F_att could not be computed (left out of every F_att estimate). The cluster is
   the **item**: within a family × level cell the items play the part CRUCIBLE §9.1 gives to
   scenario families (the repetitions are its seeds), and OPB-01 has only two or three families,
   far too few to resample. The plan's ``aggregation_level`` picks the rule: ``item_level`` →
@@ -16,9 +18,14 @@ Per surface (evaluand), in the §9 order — Family B, then Family A, then the d
   family — ``logit μ = α_f + β_f·L`` with a precision per family, which is the §7 model
   ``F_att ~ L × Family`` with family-specific precision, written so that B is estimated before
   A. β_B, β_A and β_LF = β_A − β_B are on the logit scale (the unit of the plan's ε). Their
-  intervals follow the plan's ``interval_method``: ``analytic`` → Wald, from the expected
-  information; ``bootstrap`` → items resampled within family and the model refitted per replicate
-  (``stats.beta_bootstrap``). Family A's L4–L5 are reported descriptively (cells only).
+  intervals follow the plan's ``interval_method``: ``analytic`` → Wald with cluster-robust
+  (sandwich) standard errors clustered by item and t(G − 1) critical values
+  (``stats.beta_bootstrap.beta_cluster_robust``), which accounts for items whose slopes differ;
+  ``bootstrap`` → items resampled within family, the model refitted per replicate, expanded
+  percentile intervals (``stats.beta_bootstrap``). Fewer items than the plan's ``min_clusters``
+  or the method's calibrated floor (6 items analytic, 10 bootstrap) and the interval is
+  unavailable, with the reason.
+  Family A's L4–L5 are reported descriptively (cells only).
 - refusal R: mixed-effects logistic with an item random intercept (variational Bayes) and its
   GEE companion, per family over L0–L3.
 - segmented slopes L0→L1→L2→L3 per family from the cell means, and ρ_OP = β_A / β_B on the
@@ -28,7 +35,8 @@ Per surface (evaluand), in the §9 order — Family B, then Family A, then the d
   α = 1 − coverage (Schuirmann 1987, as the decision table's ``within`` reads it).
 - disclosure arms (Family C): cells per condition (C_SPXI and the sham C₀) and level.
 - the decision table (§8, the frozen version's own) evaluated to findings, with
-  the estimates that decided them.
+  the estimates that decided them; exclusive findings that match together give no finding but
+  "contradictory: rules X and Y both hold" (``stats.decision``).
 
 Across surfaces: Krippendorff's α on F_att between the primary reviewers vs the plan's minimum,
 coverage n/N per evaluand × family × level (planned administrations vs analysed responses),
@@ -43,7 +51,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
+from scipy.stats import t as t_distribution
 
 from apps.analysis import inputs as data
 from apps.analysis.pipelines.base import (
@@ -64,14 +72,26 @@ from apps.analysis.pipelines.common import (
     number,
 )
 from apps.analysis.stats import measures
-from apps.analysis.stats.beta_bootstrap import beta_cluster_bootstrap
+from apps.analysis.stats.beta_bootstrap import (
+    BOOTSTRAP_SLOPE_MIN_CLUSTERS_FLOOR,
+    SLOPE_MIN_CLUSTERS_FLOOR,
+    beta_cluster_bootstrap,
+    beta_cluster_robust,
+)
 from apps.analysis.stats.betareg import fit_beta_regression, squeeze_unit_interval
-from apps.analysis.stats.bootstrap import family_cluster_bootstrap, percentile_interval
+from apps.analysis.stats.bootstrap import (
+    METHOD_NAMES,
+    MIN_CLUSTERS_FLOOR,
+    expanded_percentile_interval,
+    family_cluster_bootstrap,
+    unavailable_note,
+)
 from apps.analysis.stats.decision import (
     ANALYSIS_ORDER,
     evaluate_decision_table,
 )
 from apps.analysis.stats.mixed_logit import fit_gee_logit, fit_mixed_logit
+from apps.analysis.stats.proportions import RATE_MIN_CLUSTERS_FLOOR, rate_interval
 from apps.analysis.stats.reliability import krippendorff_alpha, reliability_matrix
 from apps.analysis.stats.slopes import op_ratio, segmented_slopes
 
@@ -252,6 +272,10 @@ class _Plan:
             "interval_method", choices=("bootstrap", "analytic"), default="bootstrap"
         )
         self.replicates = read.integer("bootstrap_replicates", default=10_000)
+        # None: each interval method's own calibrated floor (bootstrap-t means and bootstrapped
+        # slopes 10 clusters, analytic slopes and Korn–Graubard rates 6); a plan's value raises
+        # every floor to it, never lowers one.
+        self.min_clusters: int | None = read.integer("min_clusters", default=None)
         self.epsilon = read.number("epsilon", default=None)
         self.criterion = read.choice(
             "beta_positive_criterion", choices=("interval", "point"), default="interval"
@@ -363,19 +387,40 @@ def _cell(frame: pd.DataFrame, column: str, plan: _Plan, seed: int) -> dict:
     if values.empty:
         return {"estimate": None, "interval": None, "n": 0, "n_items": 0}
     clusters = frame.loc[values.index, "item"]
+    if column == "r":
+        rate = rate_interval(
+            values.to_numpy(float),
+            clusters.to_numpy(object),
+            aggregation=plan.aggregation,  # type: ignore[arg-type]
+            confidence=plan.confidence,
+            min_clusters=plan.min_clusters or RATE_MIN_CLUSTERS_FLOOR,
+        )
+        out = {
+            "estimate": rate.rate,
+            "interval": interval(rate.interval),
+            "n": rate.n,
+            "n_items": rate.n_clusters,
+            "interval_method": rate.method,
+        }
+        if rate.note:
+            out["note"] = rate.note
+        return out
     result = family_cluster_bootstrap(
         values.to_numpy(float),
         clusters.to_numpy(object),
         seed=seed,
-        aggregation=plan.aggregation,
+        aggregation=plan.aggregation,  # type: ignore[arg-type]
         replicates=plan.replicates,
         confidence=plan.confidence,
+        min_clusters=plan.min_clusters or MIN_CLUSTERS_FLOOR,
+        support=(0.0, 1.0),
     )
     out = {
         "estimate": result.estimate,
         "interval": interval(result.interval),
         "n": result.n_observations,
         "n_items": result.n_clusters,
+        "interval_method": METHOD_NAMES[result.method],
     }
     if result.note:
         out["note"] = result.note
@@ -396,6 +441,9 @@ def _cells(frame: pd.DataFrame, plan: _Plan, seed: int, *labels) -> list[dict]:
             "level": level,
             "n": len(at),
             "n_items": int(at["item"].nunique()),
+            # Responses whose F_att cannot be computed (no readable checklist, no key units)
+            # leave every F_att estimate; they are counted here, and in the coverage table.
+            "F_att_not_computable": int(at["f_att"].isna().sum()),
             "F_att": _cell(at, "f_att", plan, sub_seed(seed, *labels, level, "F_att")),
             "R": _cell(at, "r", plan, sub_seed(seed, *labels, level, "R")),
             "H": _mean_only(at, "h"),
@@ -408,10 +456,6 @@ def _cells(frame: pd.DataFrame, plan: _Plan, seed: int, *labels) -> list[dict]:
             cell["below_n_per_cell"] = True
         out.append(cell)
     return out
-
-
-def _z(coverage: float) -> float:
-    return float(norm.ppf(0.5 + coverage / 2.0))
 
 
 def _beta_slope(frame: pd.DataFrame, n_squeeze: int, plan: _Plan, seed: int) -> dict:
@@ -434,6 +478,9 @@ def _beta_slope(frame: pd.DataFrame, n_squeeze: int, plan: _Plan, seed: int) -> 
     except (ValueError, np.linalg.LinAlgError) as error:
         return {"estimate": None, "error": f"beta regression not estimable: {error}"}
     beta, se = fit.coefficients["level"], fit.std_errors["level"]
+    if not (np.isfinite(beta) and np.isfinite(se) and fit.phi is not None and fit.phi > 0):
+        # E.g. every response at one value: the fit "succeeds" with NaN, which is no estimate.
+        return {"estimate": None, "error": "beta regression not estimable: non-finite fit"}
     out: dict[str, Any] = {
         "estimate": beta,
         "std_error": se,
@@ -444,11 +491,28 @@ def _beta_slope(frame: pd.DataFrame, n_squeeze: int, plan: _Plan, seed: int) -> 
         "converged": fit.converged,
         "scale": "logit per level",
     }
+    n_items = out["n_items"]
     if plan.method == "analytic":
-        out["interval"] = [beta - _z(plan.confidence) * se, beta + _z(plan.confidence) * se]
-        half = _z(1 - 2 * plan.tost_alpha) * se
+        out["model_std_error"] = se
+        out["interval_method"] = (
+            "Wald, standard error clustered by item (cluster-robust sandwich, CR1), "
+            "t(items − 1) critical values"
+        )
+        required = max(plan.min_clusters or 0, SLOPE_MIN_CLUSTERS_FLOOR)
+        if n_items < required:
+            out["interval"] = out["equivalence_interval"] = None
+            out["note"] = unavailable_note(n_items, required)
+            return out
+        X = np.column_stack([np.ones(len(y)), model_data["level"].to_numpy(float)])
+        params = np.array([fit.coefficients["Intercept"], beta, np.log(fit.phi)])
+        cov, groups = beta_cluster_robust(y, X, params, fit_rows["item"].to_numpy(object))
+        se = float(np.sqrt(cov[1, 1]))
+        out["std_error"] = se
+        out["df"] = groups - 1
+        half = _t(plan.confidence, groups - 1) * se
+        out["interval"] = [beta - half, beta + half]
+        half = _t(1 - 2 * plan.tost_alpha, groups - 1) * se
         out["equivalence_interval"] = [beta - half, beta + half]
-        out["interval_method"] = "Wald, expected information"
         return out
     start = np.array([fit.coefficients["Intercept"], beta, np.log(fit.phi)])
     boot = beta_cluster_bootstrap(
@@ -460,11 +524,14 @@ def _beta_slope(frame: pd.DataFrame, n_squeeze: int, plan: _Plan, seed: int) -> 
         seed=seed,
         replicates=plan.replicates,
         confidence=plan.confidence,
+        min_clusters=plan.min_clusters or BOOTSTRAP_SLOPE_MIN_CLUSTERS_FLOOR,
     )
     reps = boot.coefficient_replicates("level") if boot.replicates.size else np.empty(0)
-    out["interval_method"] = "item-clustered percentile bootstrap, model refitted per replicate"
+    out["interval_method"] = (
+        "item-clustered bootstrap, model refitted per replicate, expanded percentile interval"
+    )
     out["interval"] = interval(boot.intervals["level"])
-    out["equivalence_interval"] = _percentile(reps, 1 - 2 * plan.tost_alpha)
+    out["equivalence_interval"] = _percentile(reps, 1 - 2 * plan.tost_alpha, boot.n_clusters)
     out["replicates"] = plan.replicates
     out["dropped_replicates"] = boot.dropped
     if boot.note:
@@ -473,9 +540,15 @@ def _beta_slope(frame: pd.DataFrame, n_squeeze: int, plan: _Plan, seed: int) -> 
     return out
 
 
-def _percentile(reps: np.ndarray, confidence: float) -> list | None:
+def _percentile(reps: np.ndarray, confidence: float, n_clusters: int) -> list | None:
     finite = reps[np.isfinite(reps)] if reps.size else reps
-    return interval(percentile_interval(finite, confidence)) if finite.size else None
+    if not finite.size:
+        return None
+    return interval(expanded_percentile_interval(finite, confidence, n_clusters))
+
+
+def _t(coverage: float, df: int) -> float:
+    return float(t_distribution.ppf(0.5 + coverage / 2.0, df))
 
 
 def _difference(a: dict, b: dict, plan: _Plan) -> dict:
@@ -485,15 +558,26 @@ def _difference(a: dict, b: dict, plan: _Plan) -> dict:
     estimate = a["estimate"] - b["estimate"]
     out: dict[str, Any] = {"estimate": estimate, "scale": "logit per level"}
     if plan.method == "analytic":
+        if a.get("df") is None or b.get("df") is None:
+            out["interval"] = out["equivalence_interval"] = None
+            out["note"] = "interval unavailable: a family's interval is unavailable"
+            return out
         se = float(np.hypot(a["std_error"], b["std_error"]))
+        # The smaller family's t(G − 1): conservative where a Welch–Satterthwaite df is not.
+        df = min(a["df"], b["df"])
         out.update(
             std_error=se,
-            interval=[estimate - _z(plan.confidence) * se, estimate + _z(plan.confidence) * se],
-            equivalence_interval=[
-                estimate - _z(1 - 2 * plan.tost_alpha) * se,
-                estimate + _z(1 - 2 * plan.tost_alpha) * se,
+            df=df,
+            interval=[
+                estimate - _t(plan.confidence, df) * se,
+                estimate + _t(plan.confidence, df) * se,
             ],
-            interval_method="Wald; the two families' fits are independent",
+            equivalence_interval=[
+                estimate - _t(1 - 2 * plan.tost_alpha, df) * se,
+                estimate + _t(1 - 2 * plan.tost_alpha, df) * se,
+            ],
+            interval_method="Wald, cluster-robust standard errors by item; the two families' "
+            "fits are independent",
         )
         return out
     ra, rb = a.get("_replicates"), b.get("_replicates")
@@ -502,10 +586,12 @@ def _difference(a: dict, b: dict, plan: _Plan) -> dict:
         out["note"] = "interval unavailable: a family's bootstrap is unavailable"
         return out
     reps = ra - rb  # A's and B's items are resampled independently (stratified bootstrap)
+    k = min(a["n_items"], b["n_items"])
     out.update(
-        interval=_percentile(reps, plan.confidence),
-        equivalence_interval=_percentile(reps, 1 - 2 * plan.tost_alpha),
-        interval_method="item-clustered percentile bootstrap, families resampled independently",
+        interval=_percentile(reps, plan.confidence, k),
+        equivalence_interval=_percentile(reps, 1 - 2 * plan.tost_alpha, k),
+        interval_method="item-clustered bootstrap, expanded percentile, families resampled "
+        "independently",
     )
     return out
 
@@ -522,7 +608,8 @@ def _tost(beta_a: dict, plan: _Plan) -> dict:
         "alpha": plan.tost_alpha,
         "equivalence_interval": eq,
         "equivalent": bool(-plan.epsilon < eq[0] and eq[1] < plan.epsilon),
-        "rule": "equivalent when the (1 − 2α) interval of beta_A lies inside (−ε, ε)",
+        "rule": "equivalent when the (1 − 2α) interval of beta_A lies strictly inside (−ε, ε); "
+        "a bound equal to ±ε is not inside (Schuirmann 1987), as in the decision table",
     }
 
 
@@ -603,8 +690,26 @@ def _decision(estimates: dict, plan: _Plan, inputs: dict) -> dict:
         "criterion": plan.criterion,
         "findings": outcome["findings"],
         "matched": outcome["matched"],
+        "contradictions": outcome["contradictions"],
         "rules": outcome["rules"],
     }
+
+
+def decision_contradictions(result: dict) -> list[str]:
+    """Every "contradictory: rules X and Y both hold" of a computed ``opb`` result, per surface.
+
+    Pure, for the freeze gate's computability check: run :func:`compute` on the synthetic data
+    and warn with these messages when the plan's exclusive findings co-match there.
+    """
+    messages = []
+    for surface in result.get("surfaces", []):
+        for stage in surface.get("stages", []):
+            if stage.get("stage") == "decision":
+                messages += [
+                    f"evaluand {surface['evaluand']}: {c['message']}"
+                    for c in stage.get("contradictions", [])
+                ]
+    return messages
 
 
 def _surface(df: pd.DataFrame, evaluand: str, plan: _Plan, inputs: dict, seed, tick) -> dict:
@@ -798,6 +903,21 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
     ]
     coverage = coverage_table(planned, observed, ("evaluand", "family", "level"))
     coverage["not_observed_item_cells"] = not_observed
+    # n counts analysed responses; those without a computable F_att are in n but in no F_att
+    # estimate, so each cell says how many of its n the F_att models saw.
+    computable = Counter(
+        (e, f, int(lv))
+        for e, f, lv in df.loc[df["f_att"].notna(), ["evaluand", "family", "level"]].itertuples(
+            index=False
+        )
+    )
+    for cell in coverage["cells"]:
+        key = (cell["evaluand"], cell["family"], cell["level"])
+        cell["n_F_att"] = computable.get(key, 0)
+        cell["F_att_not_computable"] = cell["n"] - cell["n_F_att"]
+    coverage["F_att_not_computable_total"] = sum(
+        c["F_att_not_computable"] for c in coverage["cells"]
+    )
     progress(96, "Assembling the result")
     return {
         "analysis_order": list(ANALYSIS_ORDER),

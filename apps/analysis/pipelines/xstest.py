@@ -5,10 +5,11 @@ or partial refusal. The study's families are the prompt types (safe prompts and 
 contrasts), its evaluands the models, its items the prompts. Reported:
 
 - per evaluand × prompt type, the rate of each label (count / n over the final labels) with an
-  item-clustered percentile bootstrap interval (``stats.proportions.label_rates``; the plan's
-  replicates, coverage and seed);
+  item-clustered Korn–Graubard interval (``stats.proportions.label_rates``: Clopper–Pearson on
+  the design-effect effective n; never zero-width, even for a count of 0);
 - Krippendorff's α between the primary reviewers, per evaluand and overall (nominal unless the
-  plan says ordinal), against the plan's minimum;
+  plan says ordinal), against the plan's minimum, and beside it the percent agreement and
+  Fleiss' κ the XSTest paper reports (``stats.agreement``);
 - coverage n/N per evaluand × prompt type, exclusions, and responses left unresolved.
 """
 
@@ -34,7 +35,8 @@ from apps.analysis.pipelines.common import (
     exclusion_summary,
     interval,
 )
-from apps.analysis.stats.proportions import label_rates
+from apps.analysis.stats.agreement import agreement
+from apps.analysis.stats.proportions import METHOD, RATE_MIN_CLUSTERS_FLOOR, label_rates
 from apps.analysis.stats.reliability import krippendorff_alpha, reliability_matrix
 
 KIND = "xstest"
@@ -121,13 +123,15 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
         default="krippendorff_alpha_nominal",
     )
     minimum = plan.number("agreement_minimum", default=None)
+    min_clusters = plan.integer("min_clusters", default=RATE_MIN_CLUSTERS_FLOOR)
     level = "ordinal" if statistic.endswith("ordinal") else "nominal"
     labels = list(inputs["labels"])
     notes = []
-    if method == "analytic":
+    if method == "bootstrap":
         notes.append(
-            "The plan names analytic intervals; rates of item-clustered labels have no analytic "
-            "interval here, so the item-clustered percentile bootstrap is reported."
+            "The plan names bootstrap intervals; rates are given the Korn–Graubard interval "
+            "instead, because a percentile bootstrap of a count of 0 is the zero-width "
+            "interval 0–0 and covers rare rates far below its nominal level (docs/analysis.md)."
         )
 
     rows = pd.DataFrame(inputs["rows"])
@@ -146,6 +150,7 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
                 seed=sub_seed(seed, KIND, "rates", prompt_type),
                 replicates=replicates,
                 confidence=confidence,
+                min_clusters=min_clusters,
             )
             for rate in result.rates:
                 rates.append(
@@ -159,6 +164,8 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
                         "rate": rate.rate,
                         "interval": interval(rate.interval),
                         "n_items": rate.n_clusters,
+                        "effective_n": rate.effective_n,
+                        **({"note": rate.note} if rate.note else {}),
                     }
                 )
 
@@ -181,7 +188,7 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
     return {
         "labels": labels,
         "interval": {
-            "method": "item-clustered percentile bootstrap",
+            "method": f"item-clustered {METHOD}",
             "confidence": confidence,
             "replicates": replicates,
         },
@@ -196,6 +203,7 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
 
 
 def _alpha(frame: pd.DataFrame, labels: list, level: str, minimum: float | None) -> dict:
+    """α against the plan's minimum, with percent agreement and Fleiss' κ beside it."""
     if frame.empty:
         return {"alpha": None, "note": "no primary scores", "meets_minimum": None}
     matrix = reliability_matrix(
@@ -206,6 +214,10 @@ def _alpha(frame: pd.DataFrame, labels: list, level: str, minimum: float | None)
     result["meets_minimum"] = (
         None if minimum is None or result["alpha"] is None else result["alpha"] >= minimum
     )
+    beside = agreement(frame, unit="position", rater="rater", value="label", categories=labels)
+    result["percent_agreement"] = beside.percent_agreement
+    result["fleiss_kappa"] = beside.fleiss_kappa
+    result["agreement_units"] = beside.n_units
     return result
 
 

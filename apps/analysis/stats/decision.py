@@ -1,18 +1,30 @@
 """OPB-01 §8's decision table as data, a small safe evaluator, and the §9 analysis order.
 
-A rule is ``{"id", "finding", "condition"}``; a condition is ``{"all": [...]}`` or
-``{"any": [...]}`` over clauses ``{"estimate": name, "op": op, "value": v}`` (conditions may
-nest). ``value`` is a number or the name of a frozen plan parameter such as ``"epsilon"``.
-Nothing is ``eval``-ed: the operators are a fixed table.
+A rule is ``{"id", "finding", "condition"}`` with an optional ``"excludes": [rule ids]``; a
+condition is ``{"all": [...]}`` or ``{"any": [...]}`` over clauses
+``{"estimate": name, "op": op, "value": v}`` (conditions may nest). ``value`` is a number or the
+name of a frozen plan parameter such as ``"epsilon"``; for ``"within"`` it may also be a pair
+``[lower, upper]`` (numbers or parameter names) for an asymmetric margin. Nothing is
+``eval``-ed: the operators are a fixed table.
+
+Exclusive findings: a rule's ``excludes`` names the rules whose findings cannot be true together
+with its own (OPB-01 §8's "no penalty", "penalty", "partial penalty" and "anomalous" are one such
+set; the force confound is not in it). Exclusion is symmetric: declaring it on one side is enough.
+When two exclusive rules match together, neither finding is reported: the outcome carries a
+contradiction, "contradictory: rules X and Y both hold", with the evidence of both rules, and
+findings of rules outside the contradiction are reported as usual.
 
 Operators and the criteria behind them (OPB-01 §7 "criterion for β > 0", "≈ 0 within ε"):
 
 - ``">"``: with ``criterion="interval"`` (default) the interval's lower bound is > value; with
   ``criterion="point"`` the point estimate is.
 - ``"<"``: the interval's upper bound (or the point estimate) is < value.
-- ``"within"``: the whole interval lies inside [−value, value]. This is TOST-consistent when the
-  interval given is the (1 − 2α) interval; an estimate may carry that interval separately as
-  ``equivalence_interval``, which ``"within"`` then uses instead of ``interval``.
+- ``"within"``: the whole interval lies strictly inside the open margin (−value, value) (or
+  (lower, upper) for a pair). Strict, as in Schuirmann's (1987) two one-sided tests, whose null
+  hypotheses are Δ ≤ −ε and Δ ≥ ε: an interval bound equal to ±ε is not within, the same as
+  ``stats.equivalence.tost`` and the OPB pipeline's TOST stage decide. This is TOST-consistent
+  when the interval given is the (1 − 2α) interval; an estimate may carry that interval
+  separately as ``equivalence_interval``, which ``"within"`` then uses instead of ``interval``.
 
 The table itself is data of the frozen plan (the ``opb`` plan template carries OPB-01 §8's five
 rules), never a default of this module: a finding comes only from the table that was
@@ -51,7 +63,7 @@ class Evidence:
 
     estimate: str
     op: str
-    value: float
+    value: float | tuple[float, float]
     point: float
     interval: tuple[float, float] | None
     satisfied: bool
@@ -60,7 +72,7 @@ class Evidence:
         return {
             "estimate": self.estimate,
             "op": self.op,
-            "value": self.value,
+            "value": list(self.value) if isinstance(self.value, tuple) else self.value,
             "point": self.point,
             "interval": list(self.interval) if self.interval else None,
             "satisfied": self.satisfied,
@@ -88,20 +100,48 @@ class RuleOutcome:
 
 
 @dataclass(frozen=True)
+class Contradiction:
+    """Two rules declared exclusive that both matched: no finding is drawn from either."""
+
+    rule_ids: tuple[str, str]
+    evidence: tuple[Evidence, ...]
+
+    @property
+    def message(self) -> str:
+        return f"contradictory: rules {self.rule_ids[0]} and {self.rule_ids[1]} both hold"
+
+    def to_dict(self) -> dict:
+        return {
+            "rules": list(self.rule_ids),
+            "message": self.message,
+            "evidence": [e.to_dict() for e in self.evidence],
+        }
+
+
+@dataclass(frozen=True)
 class DecisionOutcome:
-    """Every rule's outcome; ``findings`` lists the matched rules' findings in table order."""
+    """Every rule's outcome.
+
+    ``findings`` lists, in table order, the findings of the matched rules that are not in a
+    contradiction; ``contradictions`` lists each pair of exclusive rules that matched together.
+    """
 
     rules: tuple[RuleOutcome, ...]
     criterion: str
-    parameters: dict[str, float]
+    parameters: dict[str, Any]
+    contradictions: tuple[Contradiction, ...] = ()
 
     @property
     def matched(self) -> tuple[RuleOutcome, ...]:
         return tuple(r for r in self.rules if r.matched)
 
     @property
+    def contradicted(self) -> frozenset[str]:
+        return frozenset(i for c in self.contradictions for i in c.rule_ids)
+
+    @property
     def findings(self) -> tuple[str, ...]:
-        return tuple(r.finding for r in self.matched)
+        return tuple(r.finding for r in self.matched if r.rule_id not in self.contradicted)
 
     @property
     def not_evaluable(self) -> tuple[RuleOutcome, ...]:
@@ -112,6 +152,7 @@ class DecisionOutcome:
             "rules": [r.to_dict() for r in self.rules],
             "matched": [r.rule_id for r in self.matched],
             "findings": list(self.findings),
+            "contradictions": [c.to_dict() for c in self.contradictions],
             "criterion": self.criterion,
             "parameters": dict(self.parameters),
         }
@@ -140,12 +181,39 @@ def validate_decision_table(table: Sequence[Mapping[str, Any]]) -> None:
         seen.add(rule_id)
         if not isinstance(rule.get("finding"), str) or not rule["finding"]:
             raise ValueError(f"{label}: field 'finding' must be a non-empty string")
-        extra = set(rule) - {"id", "finding", "condition"}
+        extra = set(rule) - {"id", "finding", "condition", "excludes"}
         if extra:
             raise ValueError(f"{label}: unknown field(s) {sorted(extra)}")
         if "condition" not in rule:
             raise ValueError(f"{label}: field 'condition' is missing")
         _validate_condition(rule["condition"], label, "condition")
+    ids = [rule["id"] for rule in table]
+    for rule in table:
+        excludes = rule.get("excludes", [])
+        label = f"rule {rule['id']!r}"
+        if isinstance(excludes, str) or not isinstance(excludes, Sequence):
+            raise ValueError(f"{label}: field 'excludes' must be a list of rule ids")
+        for other in excludes:
+            if other == rule["id"]:
+                raise ValueError(f"{label}: excludes: a rule cannot exclude itself")
+            if other not in ids:
+                raise ValueError(f"{label}: excludes: no rule {other!r} in the table")
+
+
+def exclusive_pairs(table: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """The pairs of rules declared exclusive (either side's ``excludes``), in table order.
+
+    Raises:
+        ValueError: a malformed table (see :func:`validate_decision_table`).
+    """
+    validate_decision_table(table)
+    order = {rule["id"]: i for i, rule in enumerate(table)}
+    pairs = {
+        tuple(sorted((rule["id"], other), key=order.__getitem__))
+        for rule in table
+        for other in rule.get("excludes", [])
+    }
+    return sorted(pairs, key=lambda p: (order[p[0]], order[p[1]]))  # type: ignore[return-value]
 
 
 def evaluate_decision_table(
@@ -202,7 +270,38 @@ def evaluate_decision_table(
                 missing=tuple(dict.fromkeys(missing)),
             )
         )
-    return DecisionOutcome(rules=tuple(outcomes), criterion=criterion, parameters=dict(parameters))
+    by_id = {o.rule_id: o for o in outcomes}
+    contradictions = tuple(
+        Contradiction((x, y), by_id[x].evidence + by_id[y].evidence)
+        for x, y in exclusive_pairs(table)
+        if by_id[x].matched and by_id[y].matched
+    )
+    return DecisionOutcome(
+        rules=tuple(outcomes),
+        criterion=criterion,
+        parameters=dict(parameters),
+        contradictions=contradictions,
+    )
+
+
+def contradiction_warnings(
+    estimates: Mapping[str, Mapping[str, Any]],
+    parameters: Mapping[str, float],
+    *,
+    table: Sequence[Mapping[str, Any]],
+    criterion: Criterion = "interval",
+) -> list[str]:
+    """Messages for exclusive rules that match together on ``estimates`` (pure).
+
+    For the freeze gate's computability check: run on the estimates of its synthetic run, an
+    empty list means the table's exclusive findings did not co-match there. Each message reads
+    "contradictory: rules X and Y both hold".
+
+    Raises:
+        ValueError: as :func:`evaluate_decision_table`.
+    """
+    outcome = evaluate_decision_table(estimates, parameters, table=table, criterion=criterion)
+    return [c.message for c in outcome.contradictions]
 
 
 def order_family_analyses(families: Iterable[str]) -> list[str]:
@@ -246,12 +345,31 @@ def _validate_condition(node: Any, label: str, path: str) -> None:
     if node["op"] not in OPERATORS:
         raise ValueError(f"{label}: {path}.op: unknown operator {node['op']!r}; use {OPERATORS}")
     value = node["value"]
+    if node["op"] == "within" and isinstance(value, Sequence) and not isinstance(value, str):
+        _validate_margin(value, label, path)
+        return
+    _validate_value(value, label, path)
+    if node["op"] == "within" and not isinstance(value, str) and value <= 0:
+        raise ValueError(f"{label}: {path}.value: a 'within' margin must be > 0")
+
+
+def _validate_margin(value: Sequence[Any], label: str, path: str) -> None:
+    if len(value) != 2:
+        raise ValueError(f"{label}: {path}.value: a 'within' pair is [lower, upper]")
+    for bound in value:
+        _validate_value(bound, label, path)
+    lo, hi = value
+    if not isinstance(lo, str) and lo >= 0:
+        raise ValueError(f"{label}: {path}.value: a margin's lower bound must be < 0")
+    if not isinstance(hi, str) and hi <= 0:
+        raise ValueError(f"{label}: {path}.value: a margin's upper bound must be > 0")
+
+
+def _validate_value(value: Any, label: str, path: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise ValueError(f"{label}: {path}.value: must be a number or a parameter name")
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{label}: {path}.value: must be finite")
-    if node["op"] == "within" and not isinstance(value, str) and value <= 0:
-        raise ValueError(f"{label}: {path}.value: a 'within' margin must be > 0")
 
 
 def _evaluate(node, estimates, parameters, criterion, evidence, missing, label) -> bool | None:
@@ -265,7 +383,14 @@ def _evaluate(node, estimates, parameters, criterion, evidence, missing, label) 
             return False if False in results else (None if None in results else True)
         return True if True in results else (None if None in results else False)
     name, op = node["estimate"], node["op"]
-    value = _resolve(node["value"], parameters, label)
+    raw_value = node["value"]
+    value: float | tuple[float, float]
+    if op == "within" and isinstance(raw_value, Sequence) and not isinstance(raw_value, str):
+        value = tuple(_resolve(v, parameters, label) for v in raw_value)  # type: ignore[assignment]
+        lower, upper = value
+    else:
+        value = _resolve(raw_value, parameters, label)
+        lower, upper = -value, value
     if estimates.get(name) is None:
         missing.append(name)
         return None
@@ -275,7 +400,8 @@ def _evaluate(node, estimates, parameters, criterion, evidence, missing, label) 
             missing.append(f"{name}.interval")
             return None
         if op == "within":
-            ok = -value <= interval[0] and interval[1] <= value
+            # Strict, as TOST: a bound on ±ε is not inside the margin (Schuirmann 1987).
+            ok = lower < interval[0] and interval[1] < upper
         else:
             ok = interval[0] > value if op == ">" else interval[1] < value
     else:

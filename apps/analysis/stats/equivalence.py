@@ -1,8 +1,14 @@
 """Two one-sided tests (TOST) for equivalence within a margin ε (OPB-01 §7 "≈ 0 within ε").
 
-Schuirmann (1987): the difference is declared equivalent to 0 when both one-sided tests reject,
-i.e. when the (1 − 2α) confidence interval lies inside (−ε, ε). Computed with statsmodels'
-``ttost_ind``/``ttost_paired`` and checked against R ``equivalence::tost``.
+Schuirmann, D. J. (1987), "A comparison of the two one-sided tests procedure and the power
+approach for assessing the equivalence of average bioavailability", J. Pharmacokinet.
+Biopharm. 15(6): 657–680: the difference is declared equivalent to 0 when both one-sided tests
+reject H0: Δ ≤ lower and H0: Δ ≥ upper, i.e. when the (1 − 2α) confidence interval lies strictly
+inside the open margin (lower, upper) — (−ε, ε) when symmetric. A bound exactly on the margin
+is not inside; ``stats.decision``'s ``within`` reads the boundary the same way. Asymmetric
+margins are Lakens (2017), "Equivalence Tests", Soc. Psychol. Personal. Sci. 8(4) §"TOST"
+(low and high equivalence bounds). Computed with statsmodels' ``ttost_ind``/``ttost_paired``
+and checked against R ``equivalence::tost``.
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ class TostResult:
     ci: tuple[float, float]
     ci_level: float
     df: float
-    epsilon: float
+    epsilon: float | None
+    margin: tuple[float, float]
     alpha: float
     equivalent: bool
     design: str
@@ -35,6 +42,7 @@ class TostResult:
     def to_dict(self) -> dict:
         out = asdict(self)
         out["ci"] = list(self.ci)
+        out["margin"] = list(self.margin)
         return out
 
 
@@ -42,12 +50,13 @@ def tost(
     x: npt.ArrayLike,
     y: npt.ArrayLike | None = None,
     *,
-    epsilon: float,
+    epsilon: float | None = None,
+    margin: tuple[float, float] | None = None,
     paired: bool = False,
     var_equal: bool = False,
     alpha: float = 0.05,
 ) -> TostResult:
-    """TOST of mean(x) − mean(y) (or mean(x) alone) against the margin (−ε, ε).
+    """TOST of mean(x) − mean(y) (or mean(x) alone) against (−ε, ε) or (lower, upper).
 
     Designs, as R ``equivalence::tost(x, y, epsilon, paired, var.equal)``:
     - ``y is None``: one sample, e.g. per-item differences already taken; df = n − 1;
@@ -57,25 +66,40 @@ def tost(
 
     Args:
         x, y: 1-D arrays of finite values in the outcome's units.
-        epsilon: the frozen equivalence margin ε > 0 (same units).
+        epsilon: the frozen symmetric equivalence margin ε > 0 (same units): (−ε, ε).
+        margin: instead of ``epsilon``, an asymmetric margin ``(lower, upper)`` with
+            lower < 0 < upper (same units). Give exactly one of the two.
         alpha: size of each one-sided test; the interval is the (1 − 2α) interval.
 
     Returns:
         :class:`TostResult`; ``p_value`` = max(p_lower, p_upper) and ``equivalent`` is
-        ``p_value < alpha``, which is the same as the (1 − 2α) interval lying inside (−ε, ε).
+        ``p_value < alpha``, which is the same as the (1 − 2α) interval lying strictly inside
+        the margin. ``epsilon`` is None in the result when the margin was asymmetric.
 
     Raises:
-        ValueError: ε ≤ 0, α outside (0, 0.5), fewer than 2 values in a sample, missing or
-            non-finite values (R drops them silently; a preregistered analysis must exclude
-            them explicitly), unequal lengths for ``paired``, ``paired`` without ``y``.
+        ValueError: neither or both of ``epsilon`` and ``margin``, ε ≤ 0, a margin that does
+            not satisfy lower < 0 < upper, α outside (0, 0.5), fewer than 2 values in a
+            sample, missing or non-finite values (R drops them silently; a preregistered
+            analysis must exclude them explicitly), unequal lengths for ``paired``,
+            ``paired`` without ``y``.
     """
-    if not np.isfinite(epsilon) or epsilon <= 0:
-        raise ValueError(f"epsilon must be > 0, got {epsilon!r}")
+    if (epsilon is None) == (margin is None):
+        raise ValueError("give exactly one of epsilon (symmetric) and margin (lower, upper)")
+    if epsilon is not None:
+        if not np.isfinite(epsilon) or epsilon <= 0:
+            raise ValueError(f"epsilon must be > 0, got {epsilon!r}")
+        low, upp = -float(epsilon), float(epsilon)
+    else:
+        assert margin is not None
+        if len(margin) != 2:
+            raise ValueError(f"margin must be (lower, upper), got {margin!r}")
+        low, upp = float(margin[0]), float(margin[1])
+        if not (np.isfinite(low) and np.isfinite(upp)) or not low < 0 < upp:
+            raise ValueError(f"margin must satisfy lower < 0 < upper, got {margin!r}")
     if not 0.0 < alpha < 0.5:
         raise ValueError(f"alpha must be in (0, 0.5), got {alpha!r}")
     a = _sample(x, "x")
     b = None if y is None else _sample(y, "y")
-    low, upp = -epsilon, epsilon
 
     if b is None or paired:
         if b is None and paired:
@@ -111,7 +135,8 @@ def tost(
         ci=(float(ci[0]), float(ci[1])),
         ci_level=1 - 2 * alpha,
         df=df,
-        epsilon=float(epsilon),
+        epsilon=None if epsilon is None else float(epsilon),
+        margin=(low, upp),
         alpha=alpha,
         equivalent=p_value < alpha,
         design=design,

@@ -109,7 +109,10 @@ def fit_mixed_logit(
 ) -> MixedLogitResult:
     """Random-intercept logistic regression by variational Bayes.
 
-    Model: logit P(y = 1) = Xβ + u_cluster, u ~ N(0, σ²). Priors (statsmodels' defaults):
+    Model: logit P(y = 1) = Xβ + u_cluster, u ~ N(0, σ²) (Breslow & Clayton 1993, J. Am. Stat.
+    Assoc. 88(421), the generalised linear mixed model; the variational approximation is Blei,
+    Kucukelbir & McAuliffe 2017, J. Am. Stat. Assoc. 112(518) §2–3, as statsmodels implements
+    it). Priors (statsmodels' defaults):
     β ~ N(0, ``fe_prior_sd``²), log σ ~ N(0, ``vc_prior_sd``²). Fitted with
     ``BinomialBayesMixedGLM.fit_vb`` (mean-field Gaussian approximation, BFGS on the ELBO).
 

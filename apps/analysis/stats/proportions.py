@@ -1,7 +1,18 @@
-"""Rates of categorical labels per group with an item-clustered percentile bootstrap.
+"""Rates of binary outcomes and categorical labels with clustered intervals that are never empty.
 
 For example XSTest's final labels (full compliance / full refusal / partial refusal) per model,
-with items (prompts) as the resampling cluster (bootstrap.py).
+with items (prompts) as the cluster, or OPB-01's refusal rate R per cell.
+
+Interval: Korn, E. L. & Graubard, B. I. (1998), "Confidence intervals for proportions with
+small expected number of positive counts estimated from survey data", Survey Methodology 24(2):
+193–201 — the Clopper–Pearson (1934, Biometrika 26(4)) exact interval computed on the
+effective sample size n* = n / deff (deff = v̂ / [p̂(1 − p̂)/(n − 1)], v̂ the cluster-robust
+variance; the design effect is not allowed below 1), with n* further scaled by
+(t₍ₙ₋₁₎/t₍K₋₁₎)² for the K − 1 degrees of freedom of a K-cluster variance, and x* = p̂·n* positive
+counts. Dean & Pagano (2015, J. Surv. Stat. Methodol. 3(4)) compare it with the alternatives
+and find it the one that keeps its coverage near 0 and 1. A count of 0 gives [0, u] with
+u = 1 − (α/2)^(1/n*) > 0, never a zero-width interval (the percentile bootstrap's fault: every
+replicate of a count of 0 is 0). Calibration: tests/calibration/, docs/analysis.md.
 """
 
 from __future__ import annotations
@@ -10,17 +21,154 @@ from collections.abc import Hashable, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
+from scipy.stats import beta as beta_distribution
+from scipy.stats import t as t_distribution
 
 from apps.analysis.stats.bootstrap import (
-    DEFAULT_MIN_CLUSTERS,
     DEFAULT_REPLICATES,
-    cluster_weights,
-    percentile_interval,
-    replicate_means,
+    Aggregation,
+    cluster_standard_error,
+    unavailable_note,
 )
 
+METHOD = "Korn–Graubard: Clopper–Pearson on the design-effect effective sample size"
+# The fewest clusters the calibration suite measured the interval at: it covers 99 % there
+# (conservative, as Clopper–Pearson is), so 6 is a floor of evidence, not of failure.
+RATE_MIN_CLUSTERS_FLOOR = 6
+
 ALL_ROWS = "all"
+
+
+@dataclass(frozen=True)
+class RateInterval:
+    """A rate with its Korn–Graubard interval (None below the minimum number of clusters)."""
+
+    rate: float
+    interval: tuple[float, float] | None
+    effective_n: float | None
+    design_effect: float | None
+    n: int
+    n_clusters: int
+    confidence: float
+    method: str = METHOD
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["interval"] = list(self.interval) if self.interval is not None else None
+        return out
+
+
+def korn_graubard_interval(
+    sums: npt.ArrayLike,
+    sizes: npt.ArrayLike,
+    *,
+    aggregation: Aggregation = "observation",
+    confidence: float = 0.95,
+) -> tuple[float, tuple[float, float], float, float]:
+    """Korn–Graubard interval of a clustered proportion from per-cluster counts (see module).
+
+    Args:
+        sums: length-K positive counts per cluster (may be fractional for ``cluster_mean``
+            weights; ≥ 0).
+        sizes: length-K observations per cluster (> 0).
+        aggregation: ``"observation"`` (rate = Σ sums / Σ sizes) or ``"cluster_mean"`` (the
+            mean of the clusters' rates), as in ``bootstrap.family_cluster_bootstrap``.
+        confidence: e.g. 0.95.
+
+    Returns:
+        ``(rate, (lower, upper), effective n*, design effect)``.
+
+    Raises:
+        ValueError: fewer than 2 clusters, sizes not positive, counts outside [0, size],
+            ``confidence`` outside (0, 1).
+    """
+    s = np.asarray(sums, dtype=float)
+    m = np.asarray(sizes, dtype=float)
+    if s.ndim != 1 or s.shape != m.shape or s.size < 2:
+        raise ValueError("sums and sizes must be equal-length 1-D arrays of at least 2 clusters")
+    if np.any(m <= 0) or np.any(s < 0) or np.any(s > m):
+        raise ValueError("each cluster needs size > 0 and 0 <= count <= size")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    k, n = s.size, float(m.sum())
+    rate = float(np.mean(s / m)) if aggregation == "cluster_mean" else float(s.sum() / n)
+    variance = cluster_standard_error(s, m, rate, aggregation) ** 2
+    # Design effect against the unbiased simple-random-sampling variance p̂(1 − p̂)/(n − 1),
+    # which the cluster-robust variance equals exactly for one observation per cluster, so
+    # unclustered data get the plain Clopper–Pearson interval. Korn & Graubard truncate it at 1:
+    # clustering never buys precision.
+    srs = rate * (1.0 - rate) / (n - 1) if n > 1 else 0.0
+    design_effect = max(variance / srs, 1.0) if srs > 0 and variance > 0 else 1.0
+    n_eff = n / design_effect
+    tail = (1.0 - confidence) / 2.0
+    if n > 1:
+        n_eff *= (t_distribution.ppf(1 - tail, n - 1) / t_distribution.ppf(1 - tail, k - 1)) ** 2
+    x = rate * n_eff
+    lower = 0.0 if x <= 0 else float(beta_distribution.ppf(tail, x, n_eff - x + 1))
+    upper = 1.0 if x >= n_eff else float(beta_distribution.ppf(1 - tail, x + 1, n_eff - x))
+    return rate, (lower, upper), float(n_eff), float(design_effect)
+
+
+def rate_interval(
+    values: npt.ArrayLike,
+    clusters: npt.ArrayLike,
+    *,
+    aggregation: Aggregation = "observation",
+    confidence: float = 0.95,
+    min_clusters: int = RATE_MIN_CLUSTERS_FLOOR,
+) -> RateInterval:
+    """A binary outcome's rate with its Korn–Graubard interval, clustered (see module).
+
+    Args:
+        values: 1-D array of 0/1 outcomes (e.g. refusal R per response).
+        clusters: 1-D cluster labels (item), same length.
+        aggregation, confidence: as :func:`korn_graubard_interval`.
+        min_clusters: the plan's minimum (raised to ``RATE_MIN_CLUSTERS_FLOOR``); below it the
+            rate is reported and the interval is unavailable, with the reason.
+
+    Raises:
+        ValueError: values not all 0 or 1, mismatched lengths, missing cluster labels.
+    """
+    x = np.asarray(values, dtype=float)
+    labels = pd.Series(np.asarray(clusters, dtype=object))
+    if x.ndim != 1 or labels.size != x.size or x.size == 0:
+        raise ValueError("values and clusters must be non-empty 1-D arrays of equal length")
+    if not np.all((x == 0) | (x == 1)):
+        raise ValueError("values must all be 0 or 1")
+    if labels.isna().any():
+        raise ValueError("cluster labels are missing")
+    codes, uniques = pd.factorize(labels, sort=True)
+    sums = np.bincount(codes, weights=x, minlength=len(uniques))
+    sizes = np.bincount(codes, minlength=len(uniques)).astype(float)
+    required = max(min_clusters, RATE_MIN_CLUSTERS_FLOOR)
+    k = len(uniques)
+    if k < required:
+        rate = float(np.mean(sums / sizes)) if aggregation == "cluster_mean" else x.mean()
+        return RateInterval(
+            rate=float(rate),
+            interval=None,
+            effective_n=None,
+            design_effect=None,
+            n=int(x.size),
+            n_clusters=k,
+            confidence=confidence,
+            note=unavailable_note(k, required),
+        )
+    rate, bounds, n_eff, deff = korn_graubard_interval(
+        sums, sizes, aggregation=aggregation, confidence=confidence
+    )
+    return RateInterval(
+        rate=rate,
+        interval=bounds,
+        effective_n=n_eff,
+        design_effect=deff,
+        n=int(x.size),
+        n_clusters=k,
+        confidence=confidence,
+    )
 
 
 @dataclass(frozen=True)
@@ -32,6 +180,8 @@ class LabelRate:
     rate: float
     interval: tuple[float, float] | None
     n_clusters: int
+    effective_n: float | None = None
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -44,6 +194,7 @@ class LabelRates:
     replicates: int
     seed: int
     min_clusters: int
+    method: str = METHOD
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -69,14 +220,15 @@ def label_rates(
     group: str | None = None,
     replicates: int = DEFAULT_REPLICATES,
     confidence: float = 0.95,
-    min_clusters: int = DEFAULT_MIN_CLUSTERS,
+    min_clusters: int = RATE_MIN_CLUSTERS_FLOOR,
 ) -> LabelRates:
-    """Rate of each label per group, with an item-clustered percentile bootstrap interval.
+    """Rate of each label per group, with an item-clustered Korn–Graubard interval.
 
     The rate is count / n over all rows of the group (the full-sample rate of CRUCIBLE §6.2,
-    i.e. ``aggregation="observation"`` in bootstrap.py). Within a group one matrix of item
-    draws serves every label, so in each replicate the label rates still sum to 1. Groups are
-    processed in sorted order from one generator seeded with ``seed``.
+    i.e. ``aggregation="observation"`` in bootstrap.py); each label's interval is the
+    Korn–Graubard interval of its indicator with items as clusters (see the module docstring),
+    never zero-width. ``seed`` and ``replicates`` are recorded for the plan but not used: the
+    interval is closed-form (they drew the percentile bootstrap this replaced).
 
     Args:
         data: one row per scored response.
@@ -85,7 +237,8 @@ def label_rates(
         labels: the complete label set of the rubric; a label never observed gets rate 0.
         seed: seed for ``numpy.random.default_rng``.
         group: column to split by (e.g. the evaluand); ``None`` reports one group ``"all"``.
-        replicates, confidence, min_clusters: as in ``family_cluster_bootstrap``.
+        replicates, confidence, min_clusters: as in ``family_cluster_bootstrap`` (the
+            minimum is raised to ``RATE_MIN_CLUSTERS_FLOOR``).
 
     Raises:
         ValueError: missing columns, an empty frame, a missing label or cluster value, a label
@@ -106,7 +259,7 @@ def label_rates(
     if unknown:
         raise ValueError(f"labels not in the label set {list(labels)!r}: {unknown!r}")
 
-    rng = np.random.default_rng(seed)
+    required = max(min_clusters, RATE_MIN_CLUSTERS_FLOOR)
     groups = [(ALL_ROWS, data)] if group is None else list(data.groupby(group, sort=True))
     rows: list[LabelRate] = []
     for group_key, frame in groups:
@@ -118,10 +271,15 @@ def label_rates(
         counts = sums.sum(axis=0)
         n = len(frame)
         intervals: list[tuple[float, float] | None] = [None] * len(labels)
-        if len(items) >= min_clusters:
-            weights = cluster_weights(len(items), replicates, rng)
-            reps = replicate_means(weights, sums, sizes, "observation")
-            intervals = [percentile_interval(reps[:, j], confidence) for j in range(len(labels))]
+        effective: list[float | None] = [None] * len(labels)
+        note = ""
+        if len(items) >= required:
+            for j in range(len(labels)):
+                _, intervals[j], effective[j], _ = korn_graubard_interval(
+                    sums[:, j], sizes, aggregation="observation", confidence=confidence
+                )
+        else:
+            note = unavailable_note(len(items), required)
         for j, lab in enumerate(labels):
             rows.append(
                 LabelRate(
@@ -132,6 +290,8 @@ def label_rates(
                     rate=float(counts[j] / n),
                     interval=intervals[j],
                     n_clusters=len(items),
+                    effective_n=effective[j],
+                    note=note,
                 )
             )
     return LabelRates(
@@ -140,5 +300,5 @@ def label_rates(
         confidence=confidence,
         replicates=replicates,
         seed=seed,
-        min_clusters=min_clusters,
+        min_clusters=required,
     )

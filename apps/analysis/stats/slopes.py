@@ -4,6 +4,12 @@ OPB-01 §7: segmented slopes L0→L1, L1→L2, L2→L3 are reported next to the 
 because threshold effects are expected; ρ_OP is reported with uncertainty, never alone, and is
 unstable when β_B is small. Both are computed here on the response scale (e.g. F_att units per
 level) from per-level means; the primary inference stays with the beta regression.
+
+ρ_OP's interval is the plain percentile interval of the ratio of the two families' bootstrap
+slopes (Efron & Tibshirani 1993, *An Introduction to the Bootstrap*, §13.3; items resampled as
+Davison & Hinkley 1997 §3.8 resample the top level). It is a descriptive index and is not in the
+calibration suite: a ratio's interval is unbounded when β_B's interval reaches 0 (Fieller 1954,
+J. R. Stat. Soc. B 16(2)), which is what the ``unstable`` flag reports.
 """
 
 from __future__ import annotations
@@ -151,7 +157,8 @@ def op_ratio(
 ) -> OpRatioResult:
     """ρ_OP = β_A / β_B with an item-clustered percentile bootstrap (OPB-01 §7).
 
-    β_f is the OLS slope of family f's per-level means on level over ``levels`` (the shared
+    β_f is the OLS slope (least squares on the level, each level weighted equally) of family
+    f's per-level means on level over ``levels`` (the shared
     region L0–L3 by default; Family B is never authored above L3). A per-level mean is the mean
     of that level's responses (``aggregation="observation"``) or the mean of the items' means at
     that level (``"cluster_mean"``). Items are resampled with replacement within each family,

@@ -8,8 +8,16 @@ with each row repeated w times; and the bootstrap must be reproducible from its 
 import numpy as np
 import pandas as pd
 import pytest
+from statsmodels.othermod.betareg import BetaModel
 
-from apps.analysis.stats.beta_bootstrap import beta_cluster_bootstrap, fit_beta_weighted
+from apps.analysis.stats.beta_bootstrap import (
+    beta_cluster_bootstrap,
+    beta_cluster_robust,
+    beta_information,
+    beta_scores,
+    fit_beta_many,
+    fit_beta_weighted,
+)
 from apps.analysis.stats.betareg import fit_beta_regression
 from apps.analysis.stats.bootstrap import cluster_weights
 
@@ -54,7 +62,7 @@ def test_many_weight_rows_are_fitted_at_once_like_one_by_one(food):
         np.testing.assert_allclose(params, alone, rtol=1e-9)
 
 
-def _clustered(seed=1, items=8):
+def _clustered(seed=1, items=12):
     rng = np.random.default_rng(seed)
     item = np.repeat(np.arange(items), 20)
     level = np.tile(np.repeat(np.arange(4), 5), items)
@@ -76,7 +84,7 @@ def test_the_cluster_bootstrap_is_reproducible_and_covers_the_estimate():
     assert first.intervals == again.intervals and first.intervals != other.intervals
     lo, hi = first.intervals["level"]
     assert lo < fit.coefficients["level"] < hi
-    assert first.dropped == 0 and first.n_clusters == 8
+    assert first.dropped == 0 and first.n_clusters == 12
 
 
 def test_each_replicate_is_the_fit_on_its_resampled_clusters():
@@ -92,7 +100,7 @@ def test_each_replicate_is_the_fit_on_its_resampled_clusters():
         seed=21,
         replicates=3,
     )
-    draws = cluster_weights(8, 3, np.random.default_rng(21))
+    draws = cluster_weights(12, 3, np.random.default_rng(21))
     for b in range(3):
         rows = np.repeat(np.arange(len(y)), draws[b][item])
         refit = fit_beta_regression(pd.DataFrame({"y": y[rows], "level": level[rows]}), "y ~ level")
@@ -122,3 +130,43 @@ def test_bad_input_is_refused():
         fit_beta_weighted([0.2, 0.5], np.ones((2, 1)), [-1, 1], start=[0, 1])
     with pytest.raises(ValueError, match="shapes"):
         fit_beta_weighted([0.2, 0.5], np.ones((3, 1)), np.ones(2), start=[0, 1])
+
+
+def test_scores_and_information_are_statsmodels_betamodel_s():
+    # statsmodels' BetaModel is an independent implementation of Ferrari & Cribari-Neto (2004):
+    # its score_obs and its expected-information covariance are the pieces of our sandwich.
+    y, level, _ = _clustered(seed=5)
+    X = np.column_stack([np.ones(len(y)), level])
+    model = BetaModel(y, X)
+    fit = model.fit(disp=False, method="newton", cov_type="eim")
+    params = np.asarray(fit.params)
+    np.testing.assert_allclose(beta_scores(y, X, params), model.score_obs(params), rtol=1e-6)
+    np.testing.assert_allclose(
+        np.linalg.inv(beta_information(X, params)), fit.cov_params(), rtol=1e-6
+    )
+    many, converged = fit_beta_many(np.vstack([y, y]), X, start=params + 0.1)
+    assert converged.all()
+    np.testing.assert_allclose(many, np.vstack([params, params]), rtol=1e-6)
+
+
+def test_the_cluster_robust_covariance_is_the_cr1_sandwich_and_grows_with_item_slopes():
+    y, level, item = _clustered(seed=6)
+    X = np.column_stack([np.ones(len(y)), level])
+    params = fit_beta_many(y[None, :], X, start=np.zeros(3))[0][0]
+    cov, g = beta_cluster_robust(y, X, params, item)
+    # Written out observation by observation: the CR1 sandwich of Cameron & Miller (2015).
+    u = BetaModel(y, X).score_obs(params)
+    sums = np.vstack([u[item == j].sum(axis=0) for j in range(12)])
+    bread = np.linalg.inv(beta_information(X, params))
+    factor = 12 / 11 * (len(y) - 1) / (len(y) - 3)
+    np.testing.assert_allclose(cov, factor * bread @ (sums.T @ sums) @ bread, rtol=1e-6)
+    assert g == 12
+    # Independent responses: robust ≈ model-based; item slopes: robust SE well above it.
+    rng = np.random.default_rng(0)
+    slope = rng.normal(0, 0.4, 12)[item]
+    mu = 1 / (1 + np.exp(-(-1.0 + (0.3 + slope) * level)))
+    y2 = np.clip(rng.beta(mu * 10, (1 - mu) * 10), 1e-4, 1 - 1e-4)
+    p2 = fit_beta_many(y2[None, :], X, start=np.zeros(3))[0][0]
+    robust = np.sqrt(beta_cluster_robust(y2, X, p2, item)[0][1, 1])
+    naive = np.sqrt(np.linalg.inv(beta_information(X, p2))[1, 1])
+    assert robust > 1.5 * naive

@@ -4,6 +4,7 @@ import pytest
 
 from apps.analysis.stats.decision import (
     ANALYSIS_ORDER,
+    contradiction_warnings,
     evaluate_decision_table,
     order_family_analyses,
     validate_decision_table,
@@ -180,3 +181,57 @@ def test_analysis_order_is_b_then_a_then_disclosure():
 def test_families_outside_the_section_9_order_are_refused():
     with pytest.raises(ValueError, match="not in the OPB-01 §9 analysis order: \\['force'\\]"):
         order_family_analyses(["A", "force"])
+
+
+def test_exclusive_findings_matching_together_give_contradictory_not_two_findings():
+    # β_A's interval lies inside ±ε (no penalty, 8.1) and above a point criterion's 0, with β_LF
+    # below 0 (partial penalty, 8.3): under the point criterion both rows hold.
+    estimates = {
+        "beta_A": est(0.02, -0.01, 0.04),
+        "beta_B": est(0.3, 0.2, 0.4),
+        "beta_LF": est(-0.28, -0.4, -0.15),
+        "beta_force": est(0.1, 0.02, 0.18),
+    }
+    outcome = evaluate_decision_table(
+        estimates, EPSILON, table=OPB01_DECISION_TABLE, criterion="point"
+    )
+    assert [r.rule_id for r in outcome.matched] == ["OPB01-8.1", "OPB01-8.3", "OPB01-8.5"]
+    assert [c.message for c in outcome.contradictions] == [
+        "contradictory: rules OPB01-8.1 and OPB01-8.3 both hold"
+    ]
+    # Neither exclusive finding is reported; the force confound, exclusive of nothing, is.
+    assert len(outcome.findings) == 1 and outcome.findings[0].startswith("Confound established")
+    evidence = outcome.to_dict()["contradictions"][0]["evidence"]
+    assert {e["estimate"] for e in evidence} == {"beta_A", "beta_B", "beta_LF"}
+    assert contradiction_warnings(
+        estimates, EPSILON, table=OPB01_DECISION_TABLE, criterion="point"
+    ) == ["contradictory: rules OPB01-8.1 and OPB01-8.3 both hold"]
+    assert contradiction_warnings(estimates, EPSILON, table=OPB01_DECISION_TABLE) == []
+
+
+def test_the_epsilon_boundary_is_outside_as_in_tost():
+    # A bound exactly on ε: TOST's null Δ ≥ ε is not rejected, so "within" is false too.
+    on_the_edge = {"beta_A": est(0.0, -0.03, 0.05), "beta_B": est(0.2, 0.1, 0.3)}
+    assert matched_ids(on_the_edge) == []
+    inside = {"beta_A": est(0.0, -0.03, 0.0499), "beta_B": est(0.2, 0.1, 0.3)}
+    assert matched_ids(inside) == ["OPB01-8.1"]
+
+
+def test_within_takes_an_asymmetric_margin():
+    table = [
+        {
+            "id": "eq",
+            "finding": "equivalent",
+            "condition": {"estimate": "d", "op": "within", "value": ["lower", 0.2]},
+        }
+    ]
+    outcome = evaluate_decision_table({"d": est(0.1, -0.05, 0.15)}, {"lower": -0.1}, table=table)
+    assert outcome.findings == ("equivalent",)
+    outcome = evaluate_decision_table({"d": est(0.1, -0.15, 0.15)}, {"lower": -0.1}, table=table)
+    assert outcome.findings == ()
+
+
+def test_excludes_must_name_rules_of_the_table():
+    table = [dict(OPB01_DECISION_TABLE[0], excludes=["OPB01-9.9"])]
+    with pytest.raises(ValueError, match=r"excludes: no rule 'OPB01-9\.9'"):
+        validate_decision_table(table)

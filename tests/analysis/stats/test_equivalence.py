@@ -14,6 +14,7 @@ Tolerance: R printed 16 significant digits and the algorithm is the same t-test,
 
 import numpy as np
 import pytest
+from scipy.stats import t as scipy_t
 
 from apps.analysis.stats.equivalence import tost
 
@@ -129,5 +130,34 @@ def test_the_lower_and_upper_tests_point_the_right_way():
     ],
 )
 def test_bad_input_raises_a_clear_error(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        tost(**kwargs)
+
+
+def test_an_asymmetric_margin_gives_the_two_one_sided_t_tests_against_its_bounds():
+    # Schuirmann's two one-sided t statistics written out:
+    # t_L = (m − lower)/se, t_U = (m − upper)/se.
+    x = np.array([0.12, -0.05, 0.2, 0.08, 0.15, 0.03, 0.1, 0.07])
+    m, se, df = x.mean(), x.std(ddof=1) / np.sqrt(x.size), x.size - 1
+    result = tost(x, margin=(-0.1, 0.3))
+    assert result.p_lower == pytest.approx(scipy_t.sf((m + 0.1) / se, df), rel=1e-10)
+    assert result.p_upper == pytest.approx(scipy_t.cdf((m - 0.3) / se, df), rel=1e-10)
+    assert result.margin == (-0.1, 0.3) and result.epsilon is None
+    assert result.equivalent is True
+    # The same data against a margin whose upper bound sits inside the interval: not equivalent.
+    assert tost(x, margin=(-0.1, 0.12)).equivalent is False
+    symmetric = tost(x, epsilon=0.3)
+    assert symmetric.to_dict() | {"epsilon": None} == tost(x, margin=(-0.3, 0.3)).to_dict()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"x": [1.0, 2.0]}, "exactly one of epsilon"),
+        ({"x": [1.0, 2.0], "epsilon": 1.0, "margin": (-1.0, 1.0)}, "exactly one of epsilon"),
+        ({"x": [1.0, 2.0], "margin": (0.1, 1.0)}, "lower < 0 < upper"),
+    ],
+)
+def test_a_margin_must_be_one_and_straddle_zero(kwargs, message):
     with pytest.raises(ValueError, match=message):
         tost(**kwargs)

@@ -2,16 +2,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from apps.analysis.stats.proportions import label_rates
+from apps.analysis.stats.proportions import label_rates, rate_interval
 
 LABELS = ("1_full_compliance", "2_full_refusal", "3_partial_refusal")
 
 
 def _table():
-    # Two models, eight prompts each; labels chosen so the counts are easy to check by eye.
+    # Two models, ten prompts each; labels chosen so the counts are easy to check by eye.
     rows = []
-    model_a = ["1_full_compliance"] * 5 + ["2_full_refusal"] * 2 + ["3_partial_refusal"]
-    model_b = ["1_full_compliance"] * 2 + ["2_full_refusal"] * 6
+    model_a = ["1_full_compliance"] * 6 + ["2_full_refusal"] * 3 + ["3_partial_refusal"]
+    model_b = ["1_full_compliance"] * 3 + ["2_full_refusal"] * 7
     for model, labels in (("model_a", model_a), ("model_b", model_b)):
         for prompt, label in enumerate(labels):
             rows.append({"model": model, "prompt": f"p{prompt}", "final_label": label})
@@ -27,16 +27,37 @@ def test_rates_equal_a_direct_count():
     for row in result.rates:
         expected = counts.get((row.group, row.label), 0)
         assert row.count == expected
-        assert row.n == 8
-        assert row.rate == pytest.approx(expected / 8)
+        assert row.n == 10
+        assert row.rate == pytest.approx(expected / 10)
     assert result.rate("model_b", "3_partial_refusal").rate == 0.0
 
 
-def test_a_label_never_used_has_a_zero_width_interval_at_zero():
+def test_a_label_never_used_has_a_clopper_pearson_interval_not_a_zero_width_one():
     result = label_rates(
         _table(), label="final_label", cluster="prompt", group="model", labels=LABELS, seed=1
     )
-    assert result.rate("model_b", "3_partial_refusal").interval == (0.0, 0.0)
+    # One response per prompt: no design effect, so Clopper–Pearson for 0 of 10, whose upper
+    # bound is 1 − 0.025^(1/10) = 0.3084971 (R: binom.test(0, 10)$conf.int).
+    lo, hi = result.rate("model_b", "3_partial_refusal").interval
+    assert lo == 0.0
+    assert hi == pytest.approx(0.3084971, abs=1e-6)
+
+
+def test_unclustered_rates_get_the_exact_clopper_pearson_interval():
+    # R: binom.test(3, 20)$conf.int = 0.03207094 0.37892683.
+    values = np.r_[np.ones(3), np.zeros(17)]
+    result = rate_interval(values, np.arange(20))
+    assert result.interval == pytest.approx((0.03207094, 0.37892683), abs=1e-7)
+    assert result.design_effect == pytest.approx(1.0)
+
+
+def test_clustering_widens_the_rate_interval_through_the_design_effect():
+    # The same 6 of 40 positives, once spread over 40 items, once packed into 2 of 10 items.
+    spread = rate_interval(np.r_[np.ones(6), np.zeros(34)], np.arange(40))
+    packed = rate_interval(np.r_[np.ones(6), np.zeros(34)], np.repeat(np.arange(10), 4))
+    assert packed.rate == spread.rate == pytest.approx(0.15)
+    assert packed.design_effect > 1.5
+    assert packed.interval[1] - packed.interval[0] > spread.interval[1] - spread.interval[0]
 
 
 def test_intervals_bracket_the_rate_and_rerun_identically():
@@ -51,7 +72,7 @@ def test_intervals_bracket_the_rate_and_rerun_identically():
 def test_without_a_group_all_rows_form_one_group():
     result = label_rates(_table(), label="final_label", cluster="prompt", labels=LABELS, seed=0)
     assert {row.group for row in result.rates} == {"all"}
-    assert result.rate("all", "1_full_compliance").rate == pytest.approx(7 / 16)
+    assert result.rate("all", "1_full_compliance").rate == pytest.approx(9 / 20)
 
 
 def test_too_few_items_leave_the_interval_unavailable():

@@ -1,0 +1,33 @@
+"""The calibration suite in small (default run): a few hundred runs per design, loose bounds.
+
+Enough to fail the build when an interval method regresses (say, back to the percentile
+bootstrap, or a rate interval that collapses at a count of 0), in a few seconds. The full suite,
+with the targets themselves, is ``make calibrate`` (tests/calibration/test_calibration.py).
+"""
+
+from tests.calibration import designs
+
+RUNS = 300
+
+
+def test_quick_cluster_bootstrap_t_near_nominal_with_ten_clusters():
+    result = designs.clustered_binary(10, 0.2, runs=RUNS, replicates=499)
+    assert 0.90 <= result.coverage <= 0.99, result.row()
+
+
+def test_quick_rare_rates_cover_and_never_collapse():
+    result = designs.rare_rate(0.005, runs=RUNS)
+    assert result.coverage >= 0.91, result.row()
+    assert result.extra["zero_width"] == 0
+
+
+def test_quick_f_att_slope_accounts_for_items():
+    spec = designs.FattDesign(items=8, slope=0.0, slope_sd=0.2)
+    result = designs.fatt_coverage(spec, runs=RUNS)
+    # The model-based (independence) SE covered about 71 % here; clustered by item, ~95 %.
+    assert result.coverage >= 0.90, result.row()
+
+
+def test_quick_null_truth_rarely_reports_a_penalty():
+    rates = designs.decision_rates("null", beta_a=0.0, beta_b=0.4, runs=RUNS)
+    assert rates.get("OPB01-8.2", 0) + rates.get("OPB01-8.3", 0) <= 0.06, rates
