@@ -57,7 +57,8 @@ class AnalysisRunStartApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         kind = serializers.CharField(
-            required=False, help_text="The pipeline; by default the plan template's."
+            required=False,
+            help_text="The pipeline; the frozen plan's own, and no other (400 for another).",
         )
         reason = serializers.CharField(
             required=False, allow_blank=True, help_text="Why, for a rerun (logged)."

@@ -8,11 +8,20 @@ class AnalysisConfig(AppConfig):
 
     def ready(self):
         import apps.analysis.pipelines  # noqa: F401  (registers the built-in pipelines)
+        from apps.analysis.computability import computability_checks, computability_notes
         from apps.analysis.selectors import analysis_blob_readable
         from apps.protocols.blobs import register_blob_reader
+        from apps.protocols.components import VersionComponent, register_component
 
         # Inputs and results are blobs too: served by hash only once the outcomes are unsealed.
         register_blob_reader("analysis.run", analysis_blob_readable)
+
+        # The computability gate: the plan's own pipeline on synthetic data of the draft.
+        register_component(
+            VersionComponent(
+                name="analysis", final_checks=computability_checks, notes=computability_notes
+            )
+        )
 
         from apps.analysis.refs import run_url
         from apps.deviations.refs import register_ref_type

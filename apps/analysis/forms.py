@@ -1,14 +1,16 @@
+from typing import Any
+
 from django import forms
 
-from apps.analysis.pipelines import pipeline_kinds
+from apps.analysis.pipelines import get_pipeline, pipeline_kinds
 
 
 class RunRequestForm(forms.Form):
-    """Start a run of the frozen plan; a rerun may say why."""
+    """Start a run of the frozen plan with the pipeline it names; a rerun may say why."""
 
     kind = forms.ChoiceField(
         label="Analysis",
-        help_text="The pipeline that computes the plan's estimates.",
+        help_text="The pipeline the frozen plan names; no other can run on it.",
     )
     reason = forms.CharField(
         label="Reason for a rerun",
@@ -18,8 +20,10 @@ class RunRequestForm(forms.Form):
         help_text="Written to the deviation log when this reruns an earlier run.",
     )
 
-    def __init__(self, *args, default_kind: str | None = None, **kwargs):
+    def __init__(self, *args: Any, default_kind: str | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.fields["kind"].choices = [(k, k) for k in pipeline_kinds() if not k.startswith("_")]
+        # Only the plan's own pipeline is offered (issue #12 §2).
+        kinds = [default_kind] if default_kind in pipeline_kinds() else []
+        self.fields["kind"].choices = [(k, f"{k} — {get_pipeline(k).title}") for k in kinds]
         if default_kind:
             self.fields["kind"].initial = default_kind

@@ -5,9 +5,11 @@ The pipelines' ``collect`` steps call only these functions, and these return pla
 codes, administration positions, reviewer usernames — never database ids, so that the same data
 gives the same canonical input document and hash wherever it lives.
 
-A response's final values are the raters app's ``final_scores(version)``: the k primary
-scores, agreed within the plan's disagreement rule or adjudicated. A response with fewer than k
-primaries, or one awaiting adjudication, is ``unscored`` here. The roster code of an evaluand is
+A response's final values are the raters app's ``final_values(version)``: per rubric field by
+the rubric's final-value rule — the reviewers' (the k primary scores, agreed within the plan's
+disagreement rule or adjudicated), a machine scorer's, or the reviewers' where present and the
+scorer's otherwise. A response with fewer than k primaries where the reviewers' values are
+needed, or one awaiting adjudication, is ``unscored`` here. The roster code of an evaluand is
 read from ``RosterEntry`` (falling back to its label).
 """
 
@@ -18,8 +20,8 @@ from typing import Any
 
 from apps.items.models import Cell, Condition, Family, Item, KeyUnit, Level
 from apps.protocols.models import ProtocolVersion
+from apps.raters.final import agreement_inputs, final_values
 from apps.raters.models import RubricField
-from apps.raters.selectors import final_scores
 from apps.responses.models import (
     Administration,
     Attempt,
@@ -39,6 +41,18 @@ def plan_parameters(version: ProtocolVersion) -> dict[str, str]:
 def plan_decision_table(version: ProtocolVersion) -> list:
     """The decision table stored with the version (may be empty: the pipeline's default then)."""
     return list(version.decision_table or [])
+
+
+def raw(version: ProtocolVersion) -> dict[str, Any]:
+    """Everything a pipeline's ``assemble`` may read: the design, the observations, the rubric's
+    fields and the decision table. The freeze gate builds the same shape from a draft with
+    synthetic observations (``apps/analysis/computability.py``)."""
+    return {
+        "design": design(version),
+        "observations": observations(version),
+        "rubric_fields": rubric_fields(version),
+        "decision_table": plan_decision_table(version),
+    }
 
 
 def design(version: ProtocolVersion) -> dict[str, Any]:
@@ -163,10 +177,11 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
         )
     }
     # The raters' rule decides what a response's final values are (k primaries, the plan's
-    # disagreement rule, adjudication); the analysis never re-derives it.
+    # disagreement rule, adjudication, the final-value rule for machine-scored fields); the
+    # analysis never re-derives it.
     finals = {
         row["response_id"]: row
-        for row in final_scores(version)
+        for row in final_values(version)
         if row["status"] != AWAITING_ADJUDICATION
     }
 
@@ -215,6 +230,8 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
                 final_method=final["status"],
                 scores=_rater_rows(final["originals"]),
             )
+            if final.get("machine"):
+                entry.update(machine=final["machine"], sources=final["sources"])
         out.append(entry)
 
     statuses = defaultdict(int)
@@ -230,3 +247,24 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
         "platform_loss_attempts": platform_losses,
     }
     return {"administrations": out, "counts": counts}
+
+
+def machine_agreement_inputs(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """What the agreement of machine scorers with the reviewers is computed from (empty when no
+    field is machine-scored): ``apps.raters.final.agreement_inputs`` with each response named
+    by its administration's position and attempt number (``"12.1"``), not its database id."""
+    inputs = agreement_inputs(version)
+    if not inputs:
+        return []
+    keys = {
+        str(pk): f"{position}.{number}"
+        for pk, position, number in Attempt.objects.filter(
+            version=version, response__isnull=False
+        ).values_list("response__pk", "administration__position", "number")
+    }
+    for entry in inputs:
+        entry["coders"] = {
+            coder: dict(sorted((keys[k], v) for k, v in values.items()))
+            for coder, values in entry["coders"].items()
+        }
+    return inputs

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import logging
-import traceback
 from datetime import timedelta
 
 from django.conf import settings
@@ -38,9 +37,10 @@ from apps.accounts.models import Role, User
 from apps.accounts.selectors import roles_for
 from apps.analysis import inputs as data
 from apps.analysis.models import AnalysisRun, RunState
-from apps.analysis.pipelines import get_pipeline, kind_for_template, pipeline_kinds
+from apps.analysis.pipelines import get_pipeline, pipeline_kinds
 from apps.analysis.pipelines.base import (
     RESULT_DOCUMENT_TYPE,
+    PlanInputError,
     seed_from,
     software_versions,
 )
@@ -49,8 +49,10 @@ from apps.core.canonical import canonical_json, sha256_hex
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.protocols.models import ProtocolVersion, VersionState
+from apps.protocols.plans import version_pipeline
 from apps.protocols.refs import version_ref
 from apps.protocols.services import blob_store
+from apps.raters.final import agreement_from_inputs
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +81,8 @@ def analysis_run_request(
     """Queue a run of ``version``'s analysis plan and return it.
 
     Only the protocol's PI may ask (PermissionDenied otherwise). The version must be frozen and
-    not withdrawn; ``kind`` defaults to the pipeline of the protocol's plan template. A second
+    not withdrawn; the pipeline is the one its frozen plan names, and ``kind``, when given, must
+    be that one (refused before anything is queued). A second
     run of the same kind on the version is a rerun: it names the run it reruns and writes a
     ``rerun`` entry to the deviation log (``reason`` goes into it); the first writes an
     ``analysis`` entry. The task is enqueued when the transaction commits.
@@ -99,14 +102,26 @@ def analysis_run_request(
         raise ValidationError({"version": "This version was withdrawn; its plan is not run."})
     if not version.sha256:
         raise ValidationError({"version": "This version has no frozen document hash."})
-    kind = kind or kind_for_template(version.protocol.template)
-    if kind is None:
-        template = version.protocol.template
+    named = version_pipeline(version)
+    if named is None:
         raise ValidationError(
-            {"kind": f"No analysis pipeline serves the plan template {template!r}."}
+            {
+                "kind": f"The frozen plan of {version} names no analysis pipeline, so it cannot "
+                "be analysed; amend it and name one on the draft page."
+            }
         )
+    if kind and kind != named:
+        raise ValidationError(
+            {
+                "kind": f"The frozen plan of {version} names the {named} pipeline; only {named} "
+                f"can be run on it, not {kind}."
+            }
+        )
+    kind = named
     if kind not in pipeline_kinds():
-        raise ValidationError({"kind": f"Unknown analysis kind {kind!r}."})
+        raise ValidationError(
+            {"kind": f"The frozen plan names the pipeline {kind!r}, which this server lacks."}
+        )
     parameters = data.plan_parameters(version)
     try:
         seed, _ = seed_from(parameters, version.sha256)
@@ -309,7 +324,33 @@ def _collect_consistently(pipeline, version) -> dict:
         if outermost and connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        return pipeline.collect(version)
+        collected = pipeline.collect(version)
+        # Machine scorers' agreement with the reviewers goes into every pipeline's result; its
+        # inputs join the input document (and its hash) only where a field is machine-scored.
+        machine = data.machine_agreement_inputs(version)
+        if machine:
+            collected = {**collected, "machine_agreement": machine}
+        return collected
+
+
+def failure_message(error: BaseException, run: AnalysisRun) -> str:
+    """What the PI reads when a run fails: what failed and on which input, no traceback.
+
+    A ``PlanInputError`` (and a ``ValueError`` the pipeline raised about the plan's data) is
+    the pipeline's own sentence, naming the input (parameter, cell, field); anything else is a
+    fault of the server, said as such.
+    """
+    if isinstance(error, PlanInputError):
+        where = f" (input: {error.where})" if error.where else ""
+        return f"The {run.kind} analysis could not be computed: {error}{where}."
+    if isinstance(error, ValueError | KeyError):
+        text = str(error).strip().strip("'\"") or type(error).__name__
+        return f"The {run.kind} analysis could not be computed: {text}."
+    text = str(error).strip().splitlines()[0][:300] if str(error).strip() else ""
+    return (
+        f"The {run.kind} analysis failed on an internal error ({type(error).__name__}"
+        f"{': ' + text if text else ''}); the server log holds the details of run {run.number}."
+    )
 
 
 def analysis_run_perform(*, run_id: int) -> str:
@@ -333,9 +374,15 @@ def analysis_run_perform(*, run_id: int) -> str:
         input_sha256 = sha256_hex(input_bytes)
         progress(10, "Computing")
         # Compute on the decoded canonical bytes, exactly what the input hash covers.
+        inputs = json.loads(input_bytes)
         estimates = pipeline.compute(
-            json.loads(input_bytes), parameters=run.parameters, seed=run.seed, progress=progress
+            inputs, parameters=run.parameters, seed=run.seed, progress=progress
         )
+        if "machine_agreement" in inputs:
+            estimates = {
+                **estimates,
+                "machine_agreement": agreement_from_inputs(inputs["machine_agreement"]),
+            }
         document = result_document(run, input_sha256=input_sha256, estimates=estimates)
         analysis_run_complete(
             run_id=run_id, attempt=attempt, inputs=input_bytes, result=canonical_json(document)
@@ -344,9 +391,9 @@ def analysis_run_perform(*, run_id: int) -> str:
         logger.warning("analysis run %s was lost by attempt %s", run_id, attempt)
         return "lost"
     except Exception as error:  # any failure ends the run as failed, never half-done
+        # The traceback goes to the server log only; the PI reads a plain sentence.
         logger.exception("analysis run %s failed", run_id)
-        detail = "".join(traceback.format_exception_only(type(error), error)).strip()
-        analysis_run_fail(run_id=run_id, attempt=attempt, error=detail)
+        analysis_run_fail(run_id=run_id, attempt=attempt, error=failure_message(error, run))
         return "failed"
     return "succeeded"
 

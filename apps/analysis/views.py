@@ -20,7 +20,6 @@ from apps.accounts.selectors import roles_for
 from apps.analysis.access import READ_ROLES, get_analysis_version_for, get_run_for
 from apps.analysis.forms import RunRequestForm
 from apps.analysis.models import RunState
-from apps.analysis.pipelines import kind_for_template
 from apps.analysis.plots import plot_specs, render_svg
 from apps.analysis.selectors import (
     result_bytes,
@@ -30,6 +29,7 @@ from apps.analysis.selectors import (
     tidy_csv,
 )
 from apps.analysis.services import analysis_run_request
+from apps.protocols.plans import version_pipeline
 
 
 def unseal_url(version) -> str:
@@ -48,7 +48,7 @@ def run_list(request: HttpRequest, code: str, label: str) -> HttpResponse:
     roles = READ_ROLES if request.method == "GET" else {Role.PI}
     version = get_analysis_version_for(user=request.user, code=code, label=label, roles=roles)
     is_pi = _is_pi(request, version)
-    default_kind = kind_for_template(version.protocol.template)
+    default_kind = version_pipeline(version)
     form = RunRequestForm(request.POST or None, default_kind=default_kind)
     if request.method == "POST" and form.is_valid():
         try:
@@ -72,7 +72,8 @@ def run_list(request: HttpRequest, code: str, label: str) -> HttpResponse:
             "runs": runs_of(version=version),
             "form": form,
             "is_pi": is_pi,
-            "can_start": is_pi and version.state == "frozen",
+            "can_start": is_pi and version.state == "frozen" and default_kind is not None,
+            "pipeline": default_kind,
         },
     )
 

@@ -55,6 +55,15 @@ def design_document(version: ProtocolVersion) -> dict:
                             {"text": unit.text, "executable": unit.executable}
                             for unit in sorted(cell.key_units.all(), key=lambda u: u.position)
                         ],
+                        "expected_output": (
+                            {
+                                "kind": cell.expected_kind,
+                                "value": cell.expected_output,
+                                "sha256": cell.expected_sha256,
+                            }
+                            if cell.expected_kind
+                            else None
+                        ),
                     }
                     for cell in cells
                 ],
@@ -166,6 +175,8 @@ def design_copy(source: ProtocolVersion, target: ProtocolVersion) -> None:
             prompt=cell.prompt,
             absent=cell.absent,
             absent_reason=cell.absent_reason,
+            expected_kind=cell.expected_kind,
+            expected_output=cell.expected_output,
         )
     KeyUnit.objects.bulk_create(
         KeyUnit(

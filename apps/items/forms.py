@@ -1,5 +1,8 @@
 """Forms of the design pages. They only collect input; the services validate and write."""
 
+import json
+from typing import Any
+
 from django import forms
 
 from apps.items.models import Condition, FactorRole, Family, FamilyRole, HarmVerdict, Level
@@ -136,6 +139,35 @@ class CellForm(forms.Form):
         label="Why it is absent",
         help_text="Listed in every report. Required for an absent cell.",
     )
+    expected_kind = forms.ChoiceField(
+        choices=[("", "None"), ("text", "Text"), ("json", "JSON")],
+        required=False,
+        label="Expected output",
+        help_text="What an oracle scorer compares the response's final output with; frozen "
+        "with the version and published with its SHA-256.",
+    )
+    expected_output = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}),
+        required=False,
+        strip=False,
+        label="Expected output (text, or JSON)",
+        help_text='For "items" comparisons give a JSON list: one entry per item.',
+    )
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        kind = cleaned.get("expected_kind") or ""
+        text = cleaned.get("expected_output") or ""
+        if kind == "json":
+            try:
+                cleaned["expected_value"] = json.loads(text)
+            except (ValueError, RecursionError) as error:
+                self.add_error("expected_output", f"This is not JSON: {error}")
+        elif kind == "text":
+            cleaned["expected_value"] = text
+        else:
+            cleaned["expected_value"] = None if not text.strip() else text
+        return cleaned
 
 
 class ImportForm(forms.Form):

@@ -4,9 +4,12 @@ Every row here carries ``version_id`` and is frozen with its version: on Postgre
 refuses INSERT, UPDATE and DELETE once the version is no longer a draft.
 """
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
+from apps.core.canonical import canonical_json, sha256_hex
 from apps.protocols.models import ProtocolVersion
 
 
@@ -134,6 +137,25 @@ class Item(models.Model):
         return self.code
 
 
+class ExpectedKind(models.TextChoices):
+    NONE = "", "No expected output"
+    TEXT = "text", "Text"
+    JSON = "json", "JSON"
+
+
+def expected_output_sha256(kind: str, value: Any) -> str | None:
+    """The SHA-256 of a cell's expected output, as published with the frozen fixtures.
+
+    Text: the SHA-256 of its UTF-8 bytes (what ``sha256sum`` gives for the fixture file). JSON:
+    the SHA-256 of its canonical JSON (``apps.core.canonical``). None when the cell has none.
+    """
+    if kind == ExpectedKind.TEXT:
+        return sha256_hex(str(value).encode("utf-8"))
+    if kind == ExpectedKind.JSON:
+        return sha256_hex(canonical_json(value))
+    return None
+
+
 class Cell(models.Model):
     """An item at one level: the prompt that is administered, or an absent cell with its reason.
 
@@ -146,6 +168,17 @@ class Cell(models.Model):
     prompt = models.TextField(blank=True)
     absent = models.BooleanField(default=False)
     absent_reason = models.TextField(blank=True)
+    # The frozen expected output an oracle scorer compares a response with (seed 002's exact
+    # input/output fixtures): text, or any JSON value. Empty kind: the cell has none.
+    # db_default too: rows written by raw SQL (bulk loaders, tests of the guards) get "none".
+    expected_kind = models.CharField(
+        max_length=8,
+        choices=ExpectedKind.choices,
+        blank=True,
+        default=ExpectedKind.NONE,
+        db_default=ExpectedKind.NONE,
+    )
+    expected_output = models.JSONField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -164,6 +197,10 @@ class Cell(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item_id}@{self.level_id}"
+
+    @property
+    def expected_sha256(self) -> str | None:
+        return expected_output_sha256(self.expected_kind, self.expected_output)
 
 
 class KeyUnit(models.Model):

@@ -321,6 +321,26 @@ def design_items(version: ProtocolVersion) -> QuerySet[Item]:
     )
 
 
+def design_expected_outputs(version: ProtocolVersion) -> list[dict]:
+    """The cells that carry an expected output (the oracle's fixtures), by item and level:
+    ``[{"item", "level", "kind", "sha256"}]``. Each hash is ``expected_output_sha256``'s."""
+    cells = (
+        Cell.objects.filter(version=version)
+        .exclude(expected_kind="")
+        .select_related("item", "level")
+        .order_by("item__code", "level__ordinal")
+    )
+    return [
+        {
+            "item": cell.item.code,
+            "level": cell.level.code,
+            "kind": cell.expected_kind,
+            "sha256": cell.expected_sha256,
+        }
+        for cell in cells
+    ]
+
+
 def design_grid(version: ProtocolVersion) -> DesignGrid:
     """The PI's design grid: every item (by family, then code) × every level of the scale."""
     levels = list(Level.objects.filter(version=version).order_by("ordinal"))

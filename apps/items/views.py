@@ -3,6 +3,7 @@ import/export, and the harm-constancy review (the PI's overview and the reviewer
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from django import forms as django_forms
@@ -199,6 +200,7 @@ def design(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse
             families=selectors.families_of(version),
             conditions=selectors.conditions_of(version),
             factors=selectors.factors_of(version),
+            expected_outputs=selectors.design_expected_outputs(version),
         ),
     )
 
@@ -576,6 +578,12 @@ def cell_edit(
             "key": services.key_units_format(units),
             "absent": cell.absent,
             "absent_reason": cell.absent_reason,
+            "expected_kind": cell.expected_kind,
+            "expected_output": (
+                json.dumps(cell.expected_output, ensure_ascii=False)
+                if cell.expected_kind == "json"
+                else (cell.expected_output or "")
+            ),
         }
     form = CellForm(request.POST or None, initial=initial)
     family = item.family
@@ -599,6 +607,8 @@ def cell_edit(
                 absent=form.cleaned_data["absent"],
                 absent_reason=form.cleaned_data["absent_reason"],
                 key=services.key_units_parse(form.cleaned_data["key"]),
+                expected_kind=form.cleaned_data["expected_kind"],
+                expected_output=form.cleaned_data["expected_value"],
             ),
         ):
             messages.success(request, f"Item {item.code} at {level.code} saved.")
@@ -615,6 +625,11 @@ def cell_edit(
             form=form,
             refusal=refusal,
             key_help=KEY_HELP,
+            expected_json=(
+                json.dumps(cell.expected_output, ensure_ascii=False, indent=2)
+                if cell is not None and cell.expected_kind == "json"
+                else ""
+            ),
         ),
     )
 

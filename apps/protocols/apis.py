@@ -30,10 +30,15 @@ from apps.protocols.access import (
 )
 from apps.protocols.blobs import blob_readable_by
 from apps.protocols.diffs import version_diff
-from apps.protocols.gate import version_gate
+from apps.protocols.gate import version_gate, version_gate_notes
 from apps.protocols.models import SECTION_FIELDS, Protocol, ProtocolVersion
 from apps.protocols.parameters import decimal_text
-from apps.protocols.plans import PLAN_TEMPLATES
+from apps.protocols.plans import (
+    PLAN_TEMPLATES,
+    declared_pipelines,
+    pipeline_declaration,
+    version_pipeline,
+)
 from apps.protocols.selectors import (
     BLOB_PREFIX_MIN,
     blob_matching,
@@ -100,6 +105,7 @@ class ParameterSerializer(serializers.Serializer):
     minimum = serializers.CharField(allow_null=True)
     maximum = serializers.CharField(allow_null=True)
     help_text = serializers.CharField(allow_blank=True)
+    schema = serializers.JSONField(allow_null=True, help_text="A json parameter's JSON Schema.")
 
 
 def _section_field():
@@ -135,6 +141,9 @@ class WithdrawalSerializer(serializers.Serializer):
 
 class VersionSerializer(VersionSummarySerializer):
     protocol = serializers.CharField()
+    pipeline = serializers.CharField(
+        allow_null=True, help_text="The analysis pipeline the plan names (null: none yet)."
+    )
     sections = SectionsSerializer()
     parameters = ParameterSerializer(many=True)
     decision_table = serializers.ListField(child=serializers.DictField())
@@ -164,6 +173,7 @@ def _full(version: ProtocolVersion) -> dict:
     return {
         **_summary(version),
         "protocol": version.protocol.code,
+        "pipeline": version_pipeline(version),
         "sections": {name: getattr(version, name) for name in SECTION_FIELDS},
         "parameters": [
             {
@@ -177,6 +187,7 @@ def _full(version: ProtocolVersion) -> dict:
                 "minimum": decimal_text(p.minimum),
                 "maximum": decimal_text(p.maximum),
                 "help_text": p.help_text,
+                "schema": p.schema,
             }
             for p in version.parameters.all()
         ],
@@ -345,6 +356,19 @@ class VersionDetailApi(APIView):
             required=False, allow_blank=True, trim_whitespace=False
         )
         decision_table = serializers.ListField(child=serializers.DictField(), required=False)
+        pipeline = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            help_text="The analysis pipeline the plan names (see /api/v1/pipelines).",
+        )
+        new_parameters = serializers.ListField(
+            child=serializers.DictField(),
+            required=False,
+            help_text="Parameters to add to the plan: name, kind (number, integer, choice, "
+            "interval_method, boolean, text, list, json), label, unit, required, choices, "
+            "minimum, maximum, help_text, schema (JSON Schema, json only) and value (text). "
+            "A parameter the pipeline declares needs only its name.",
+        )
 
     @extend_schema(responses=VersionSerializer)
     def get(self, request, code: str, label: str):
@@ -373,6 +397,10 @@ class GateSerializer(serializers.Serializer):
     version = serializers.CharField()
     ready = serializers.BooleanField(help_text="True when nothing blocks the freeze.")
     problems = ProblemSerializer(many=True)
+    notes = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="What the gate says of a plan nothing blocks (e.g. checked on a sample).",
+    )
 
 
 class VersionGateApi(APIView):
@@ -384,8 +412,15 @@ class VersionGateApi(APIView):
         version = get_version_by_label_for(
             user=request.user, code=code, label=label, roles=READ_ROLES
         )
-        problems = [p.as_dict() for p in version_gate(version=version)]
-        data = {"version": version.label, "ready": not problems, "problems": problems}
+        found = version_gate(version=version)
+        problems = [p.as_dict() for p in found]
+        notes = version_gate_notes(version=version, problems=found)
+        data = {
+            "version": version.label,
+            "ready": not problems,
+            "problems": problems,
+            "notes": notes,
+        }
         return Response(GateSerializer(data).data)
 
 
@@ -522,10 +557,21 @@ class ComponentChangeSerializer(serializers.Serializer):
     unified = serializers.ListField(child=serializers.CharField(), required=False)
 
 
+class PipelineChangeSerializer(serializers.Serializer):
+    status = serializers.CharField(help_text="unchanged or changed")
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["from"] = serializers.CharField(allow_null=True)
+        fields["to"] = serializers.CharField(allow_null=True)
+        return fields
+
+
 class DiffSerializer(serializers.Serializer):
     protocol = serializers.CharField()
     sections = SectionChangeSerializer(many=True)
     parameters = ParameterChangeSerializer(many=True)
+    pipeline = PipelineChangeSerializer()
     amendment_rationale = TextChangeSerializer()
     decision_table = TableChangeSerializer()
     components = ComponentChangeSerializer(many=True)
@@ -607,3 +653,56 @@ class BlobApi(APIView):
             content_type="application/json; charset=utf-8",
             headers={**headers, "Content-Length": str(blob.size)},
         )
+
+
+class CatalogueSerializer(serializers.Serializer):
+    pipeline = serializers.CharField()
+    title = serializers.CharField()
+    summary = serializers.CharField()
+    decision_table = serializers.BooleanField(
+        help_text="Whether the pipeline evaluates the plan's decision table."
+    )
+    parameters = serializers.ListField(child=serializers.DictField())
+    estimates = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="name, kind (coefficient, contrast, rate, count, verdict), interval, "
+        "meaning, primary, needs: the names decision-table rules may use.",
+    )
+    sections = serializers.ListField(child=serializers.DictField())
+
+
+class PipelineListApi(APIView):
+    """Every analysis pipeline's catalogue: the parameters it reads, the estimates it
+    produces (the decision table's vocabulary) and its report sections."""
+
+    @extend_schema(responses=CatalogueSerializer(many=True))
+    def get(self, request):
+        data = [d.catalogue() for d in declared_pipelines()]
+        return Response(CatalogueSerializer(data, many=True).data)
+
+
+class VersionCatalogueApi(APIView):
+    """The catalogue of the pipeline this version's plan names, with which of its parameters
+    the plan holds. 404 when the plan names no pipeline yet."""
+
+    @extend_schema_serializer(component_name="VersionCatalogue")
+    class OutputSerializer(CatalogueSerializer):
+        version = serializers.CharField()
+        held = serializers.ListField(
+            child=serializers.CharField(), help_text="Parameters the plan holds."
+        )
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request, code: str, label: str):
+        version = get_version_by_label_for(
+            user=request.user, code=code, label=label, roles=READ_ROLES
+        )
+        declaration = pipeline_declaration(version_pipeline(version) or "")
+        if declaration is None:
+            raise NotFound(f"The plan of v{version.label} names no analysis pipeline yet.")
+        data = {
+            **declaration.catalogue(),
+            "version": version.label,
+            "held": sorted(version.parameters.values_list("name", flat=True)),
+        }
+        return Response(self.OutputSerializer(data).data)

@@ -4,7 +4,8 @@ A protocol version contains more than this app knows about: the design and scori
 the evaluand roster and administration schedule (responses), the rubric (raters). Each of those
 apps registers a ``VersionComponent`` from its ``AppConfig.ready()``; this app then
 
-- asks every component's ``checks`` for problems that block a freeze (the freeze gate),
+- asks every component's ``checks`` for problems that block a freeze (the freeze gate), and
+  its ``final_checks`` once nothing else blocks it,
 - runs every component's ``on_freeze`` inside the freeze transaction, before the document is
   built (e.g. generating the administration schedule from the plan's seed),
 - puts every component's ``document`` under its ``name`` in the canonical frozen document,
@@ -54,6 +55,10 @@ class VersionComponent:
     on_withdraw: Callable[[ProtocolVersion], None] | None = None
     # (protocol_id, user, role): called after the role was taken away.
     on_role_removed: Callable[[int, User, str], None] | None = None
+    # Checks that only mean something once every other check passes (they run the plan).
+    final_checks: Callable[[ProtocolVersion], Iterable[Problem]] | None = None
+    # What the PI should know about a passing gate (e.g. "checked on a sample").
+    notes: Callable[[ProtocolVersion], Iterable[str]] | None = None
 
 
 _components: dict[str, VersionComponent] = {}
@@ -70,6 +75,7 @@ RESERVED_NAMES = frozenset(
         "decision_table",
         "supersedes",
         "amendment_rationale",
+        "pipeline",
     }
 )
 

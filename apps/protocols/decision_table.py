@@ -63,7 +63,11 @@ def _value_errors(value, op, where: str, path: str, kinds: Mapping[str, str]) ->
     if isinstance(value, str):
         kind = kinds.get(value)
         if kind is None:
-            return [f"{where}: {path}.value {value!r} is not a parameter of this plan"]
+            numeric = sorted(n for n, k in kinds.items() if k in _NUMERIC_KINDS)
+            return [
+                f"{where}: {path}.value {value!r} is not a parameter of this plan; its number "
+                f"parameters are {', '.join(numeric) or 'none'}"
+            ]
         if kind not in _NUMERIC_KINDS:
             return [f"{where}: {path}.value: parameter {value} is not a number"]
         return []
@@ -144,3 +148,26 @@ def decision_table_errors(table, parameter_kinds: Mapping[str, str]) -> list[str
                         f"{other!r}, which is not a rule of this table"
                     )
     return errors
+
+
+def rule_estimates(table: object) -> list[tuple[str, str]]:
+    """``(rule id, estimate name)`` for every clause of a (well-formed) decision table, in
+    order; a rule without an id is named by its place (``rule 3``)."""
+    out: list[tuple[str, str]] = []
+
+    def walk(node: object, rule: str) -> None:
+        if not isinstance(node, dict):
+            return
+        for key in ("all", "any"):
+            if isinstance(node.get(key), list):
+                for child in node[key]:
+                    walk(child, rule)
+        if isinstance(node.get("estimate"), str):
+            out.append((rule, node["estimate"]))
+
+    for index, rule in enumerate(table if isinstance(table, list) else [], start=1):
+        if isinstance(rule, dict):
+            rule_id = rule.get("id")
+            name = rule_id if isinstance(rule_id, str) else f"rule {index}"
+            walk(rule.get("condition"), name)
+    return out

@@ -14,7 +14,7 @@ from typing import Any
 from django.utils.html import escape
 
 from apps.protocols.components import RESERVED_NAMES
-from apps.protocols.documents import version_document
+from apps.protocols.documents import document_pipeline, version_document
 from apps.protocols.models import SECTION_FIELDS, Blob, ProtocolVersion
 from apps.protocols.plans import SECTION_TITLES
 
@@ -109,6 +109,10 @@ def _table_change(old: list, new: list) -> dict[str, Any]:
     return {"status": "changed", "rows": rows}
 
 
+def _pipeline_change(old: str | None, new: str | None) -> dict[str, Any]:
+    return {"status": "unchanged" if old == new else "changed", "from": old, "to": new}
+
+
 def _component_change(name: str, old: Any, new: Any) -> dict[str, Any]:
     if old == new:
         return {"name": name, "status": "unchanged"}
@@ -130,8 +134,8 @@ def version_as_registered(*, version: ProtocolVersion) -> dict[str, Any]:
 def version_diff(*, old: ProtocolVersion, new: ProtocolVersion) -> dict[str, Any]:
     """What changed from ``old`` to ``new`` (two versions of one protocol), as plain data:
     sections (word-level ops), parameters (instantiated / changed / cleared / added / removed /
-    unchanged, old → new), the amendment rationale, the decision table's rules and every
-    component's document."""
+    unchanged, old → new), the plan's pipeline, the amendment rationale, the decision table's
+    rules and every component's document."""
     a, b = version_as_registered(version=old), version_as_registered(version=new)
     names = list(b["parameters"]) + [n for n in a["parameters"] if n not in b["parameters"]]
     names.sort(key=lambda n: (b["parameters"].get(n) or a["parameters"][n]).get("position", 0))
@@ -156,6 +160,7 @@ def version_diff(*, old: ProtocolVersion, new: ProtocolVersion) -> dict[str, Any
             _parameter_change(name, a["parameters"].get(name), b["parameters"].get(name))
             for name in names
         ],
+        "pipeline": _pipeline_change(document_pipeline(a), document_pipeline(b)),
         "amendment_rationale": _text_change(a["amendment_rationale"], b["amendment_rationale"]),
         "decision_table": _table_change(a["decision_table"], b["decision_table"]),
         "components": [_component_change(n, a.get(n), b.get(n)) for n in components],

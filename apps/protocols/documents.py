@@ -18,12 +18,13 @@ from apps.core.canonical import canonical_json, sha256_hex
 from apps.protocols.components import registered_components
 from apps.protocols.models import SECTION_FIELDS, ProtocolVersion
 from apps.protocols.parameters import decimal_text
+from apps.protocols.plans import template_pipeline
 
 DOCUMENT_TYPE = "preregistry/protocol-version/1"
 
 
 def _parameter(parameter) -> dict[str, Any]:
-    return {
+    out = {
         "label": parameter.label,
         "kind": parameter.kind,
         "value": parameter.value,
@@ -34,6 +35,11 @@ def _parameter(parameter) -> dict[str, Any]:
         "maximum": decimal_text(parameter.maximum),
         "position": parameter.position,
     }
+    # Only json parameters have a schema; leaving the key out otherwise keeps the documents of
+    # plans without one exactly as they were before parameters could carry a schema.
+    if parameter.schema is not None:
+        out["schema"] = parameter.schema
+    return out
 
 
 def version_document(*, version: ProtocolVersion) -> dict[str, Any]:
@@ -54,10 +60,21 @@ def version_document(*, version: ProtocolVersion) -> dict[str, Any]:
         ),
         "amendment_rationale": version.amendment_rationale,
     }
+    # The plan's pipeline is written when the template does not already name it (a generic
+    # plan, or one that chose another pipeline); a preset's pipeline never changes, so the
+    # template names it for every other document, and those keep the bytes they had before
+    # plans named their pipeline.
+    if version.pipeline and version.pipeline != template_pipeline(protocol.template):
+        document["pipeline"] = version.pipeline
     for component in registered_components():
         if component.document is not None:
             document[component.name] = component.document(version)
     return document
+
+
+def document_pipeline(document: dict[str, Any]) -> str | None:
+    """The pipeline a canonical document's plan names (its own key, else its template's)."""
+    return document.get("pipeline") or template_pipeline(document["protocol"]["template"])
 
 
 def version_document_bytes(*, version: ProtocolVersion) -> tuple[bytes, str]:

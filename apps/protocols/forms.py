@@ -5,7 +5,12 @@ from django import forms
 from apps.accounts.models import Role
 from apps.protocols.models import SECTION_FIELDS, ParameterKind, ProtocolVersion
 from apps.protocols.parameters import allowed_choices
-from apps.protocols.plans import SECTION_TITLES, plan_template, plan_template_choices
+from apps.protocols.plans import (
+    SECTION_TITLES,
+    declared_pipelines,
+    plan_template,
+    plan_template_choices,
+)
 
 
 class ProtocolCreateForm(forms.Form):
@@ -57,6 +62,7 @@ def parameter_field_name(name: str) -> str:
 
 RATIONALE_FIELD = "amendment-rationale"
 TABLE_FIELD = "decision-table"
+PIPELINE_FIELD = "plan-pipeline"
 
 
 class DraftForm(forms.Form):
@@ -86,6 +92,15 @@ class DraftForm(forms.Form):
                 if section in plan.required_sections
                 else "Markdown.",
             )
+        self.fields[PIPELINE_FIELD] = forms.ChoiceField(
+            label="Analysis pipeline",
+            required=False,
+            initial=version.pipeline or plan.pipeline or "",
+            choices=[("", "⟨ not chosen ⟩")]
+            + [(d.kind, f"{d.kind} — {d.title}") for d in declared_pipelines()],
+            help_text="The pipeline that will compute this plan; it freezes with the version, "
+            "and no other pipeline can run on it.",
+        )
         for parameter in version.parameters.all():
             self.fields[parameter_field_name(parameter.name)] = self._parameter_field(parameter)
         self.fields[TABLE_FIELD] = forms.CharField(
@@ -115,6 +130,23 @@ class DraftForm(forms.Form):
         unit = f" ({parameter.unit})" if parameter.unit else ""
         label = f"{parameter.label[:1].upper()}{parameter.label[1:]}{unit}"
         help_text = parameter.help_text
+        if parameter.kind == ParameterKind.BOOLEAN:
+            return forms.ChoiceField(
+                label=label,
+                required=False,
+                initial=parameter.value,
+                choices=[("", "⟨ not chosen ⟩"), ("true", "yes (true)"), ("false", "no (false)")],
+                help_text=help_text,
+            )
+        if parameter.kind in (ParameterKind.LIST, ParameterKind.JSON):
+            return forms.CharField(
+                label=label,
+                required=False,
+                initial=parameter.value,
+                help_text=help_text
+                or ("A JSON list of texts." if parameter.kind == ParameterKind.LIST else "JSON."),
+                widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
+            )
         if parameter.kind in (ParameterKind.CHOICE, ParameterKind.INTERVAL_METHOD):
             return forms.ChoiceField(
                 label=label,
@@ -146,6 +178,8 @@ class DraftForm(forms.Form):
                 sections[key.removeprefix("section-")] = data[key]
             elif key.startswith("param-") and key in self.fields:
                 parameters[key.removeprefix("param-")] = data[key]
+            elif key == PIPELINE_FIELD:
+                arguments["pipeline"] = data[key]
             elif key == RATIONALE_FIELD and key in self.fields:
                 arguments["amendment_rationale"] = data[key]
             elif key == TABLE_FIELD:
@@ -167,4 +201,64 @@ def error_field_name(key: str) -> str:
         return parameter_field_name(key.removeprefix("parameters."))
     if key in SECTION_FIELDS:
         return section_field_name(key)
-    return {"amendment_rationale": RATIONALE_FIELD, "decision_table": TABLE_FIELD}.get(key, "")
+    return {
+        "amendment_rationale": RATIONALE_FIELD,
+        "decision_table": TABLE_FIELD,
+        "pipeline": PIPELINE_FIELD,
+    }.get(key, "")
+
+
+class ParameterAddForm(forms.Form):
+    """Add a parameter to a draft's plan: one the pipeline declares (its name is enough) or
+    the plan's own, typed. Errors come back from ``version_update`` by field path."""
+
+    name = forms.SlugField(max_length=64, help_text="e.g. min_families or exclusion_reasons")
+    kind = forms.ChoiceField(
+        required=False,
+        choices=[("", "⟨ as the pipeline declares it ⟩"), *ParameterKind.choices],
+        help_text="Leave empty for a parameter the pipeline declares.",
+    )
+    label = forms.CharField(max_length=200, required=False)
+    unit = forms.CharField(max_length=40, required=False)
+    required = forms.BooleanField(required=False, initial=True, help_text="Needed to freeze.")
+    choices = forms.CharField(
+        required=False, help_text="For a choice or list parameter: the values, comma-separated."
+    )
+    minimum = forms.CharField(required=False, help_text="Number and integer only.")
+    maximum = forms.CharField(required=False, help_text="Number and integer only.")
+    schema = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
+        help_text="For a json parameter: the JSON Schema its value must satisfy.",
+    )
+    value = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        help_text="Text; JSON for a list or json parameter.",
+    )
+
+    def new_parameter(self) -> dict:
+        """The ``new_parameters`` entry for ``version_update``; raises ValueError naming the
+        field when the schema is not JSON."""
+        data = self.cleaned_data
+        entry: dict = {"name": data["name"], "value": data.get("value") or ""}
+        if data.get("kind"):
+            entry["kind"] = data["kind"]
+            entry["required"] = bool(data.get("required"))
+        for key in ("label", "unit", "minimum", "maximum"):
+            if data.get(key):
+                entry[key] = data[key]
+        if data.get("choices"):
+            entry["choices"] = [c.strip() for c in data["choices"].split(",") if c.strip()]
+        if data.get("schema"):
+            try:
+                entry["schema"] = json.loads(data["schema"])
+            except (ValueError, RecursionError) as error:
+                raise ValueError(f"the schema is not valid JSON: {error}") from error
+        return entry
+
+
+def add_error_field_name(key: str) -> str | None:
+    """The ``ParameterAddForm`` field a ``new_parameters[0].x`` error belongs to."""
+    field = key.rpartition(".")[2] if key.startswith("new_parameters[") else ""
+    return field if field in ParameterAddForm.base_fields else None

@@ -6,16 +6,25 @@ Problems of this app's own content come first, in page order (amendment rational
 parameters, decision table), then those of every registered ``VersionComponent``.
 
 Codes: ``not_draft``, ``set_aside``, ``rationale_missing``, ``section_empty``, ``param_missing``,
-``param_invalid``, ``decision_table_invalid``, and whatever the components use.
+``param_invalid``, ``pipeline_missing``, ``pipeline_unknown``, ``decision_table_invalid``,
+``rule_unknown_estimate``, and whatever the components use. Components' ``final_checks`` (the
+analysis app's computability gate, which runs the plan) are asked only when nothing else blocks
+the freeze: running a plan that is not yet complete tells the PI nothing new.
 """
 
 from django.urls import reverse
 
 from apps.protocols.components import Problem, registered_components
-from apps.protocols.decision_table import decision_table_errors
+from apps.protocols.decision_table import decision_table_errors, rule_estimates
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.parameters import value_error
-from apps.protocols.plans import SECTION_TITLES, plan_template
+from apps.protocols.plans import (
+    SECTION_TITLES,
+    declared_pipelines,
+    pipeline_declaration,
+    plan_template,
+    version_pipeline,
+)
 
 
 def edit_url(version: ProtocolVersion, anchor: str = "") -> str:
@@ -57,11 +66,73 @@ def _own_problems(version: ProtocolVersion) -> list[Problem]:
         error = value_error(parameter, parameter.value)
         if error:
             problems.append(Problem("param_invalid", error, anchor))
+    problems += _pipeline_problems(version)
     kinds = {p.name: p.kind for p in parameters}
-    for error in decision_table_errors(version.decision_table, kinds):
+    table_errors = decision_table_errors(version.decision_table, kinds)
+    for error in table_errors:
         problems.append(
             Problem("decision_table_invalid", error, edit_url(version, "decision-table"))
         )
+    if not table_errors:
+        problems += _rule_vocabulary_problems(version)
+    return problems
+
+
+def _pipeline_problems(version: ProtocolVersion) -> list[Problem]:
+    kind = version_pipeline(version)
+    known = ", ".join(d.kind for d in declared_pipelines())
+    url = edit_url(version, "plan-pipeline")
+    if not kind:
+        return [
+            Problem(
+                "pipeline_missing",
+                f"the plan names no analysis pipeline, so it could never be analysed: choose "
+                f"one of {known}",
+                url,
+            )
+        ]
+    if pipeline_declaration(kind) is None:
+        return [
+            Problem(
+                "pipeline_unknown",
+                f"the plan names the pipeline {kind!r}, which does not exist; choose one of "
+                f"{known}",
+                url,
+            )
+        ]
+    return []
+
+
+def _rule_vocabulary_problems(version: ProtocolVersion) -> list[Problem]:
+    """Rules may name only estimates the plan's pipeline produces (issue #12 §4)."""
+    declaration = pipeline_declaration(version_pipeline(version) or "")
+    table = version.decision_table
+    if declaration is None or not table:
+        return []
+    url = edit_url(version, "decision-table")
+    if not declaration.decision_table:
+        return [
+            Problem(
+                "rule_unknown_estimate",
+                f"the {declaration.kind} pipeline evaluates no decision table, so its "
+                f"{len(table)} rule(s) would never be read: remove them or choose a pipeline "
+                "that does",
+                url,
+            )
+        ]
+    names = [e.name for e in declaration.estimates]
+    problems = []
+    for rule, estimate in rule_estimates(table):
+        if estimate not in names:
+            problems.append(
+                Problem(
+                    "rule_unknown_estimate",
+                    f"decision table rule {rule} names the estimate {estimate!r}, which the "
+                    f"{declaration.kind} pipeline does not produce; its estimates are "
+                    f"{', '.join(names)}",
+                    url,
+                )
+            )
     return problems
 
 
@@ -92,4 +163,20 @@ def version_content_problems(*, version: ProtocolVersion) -> list[Problem]:
     for component in registered_components():
         if component.checks is not None:
             problems.extend(component.checks(version))
+    if not problems:
+        for component in registered_components():
+            if component.final_checks is not None:
+                problems.extend(component.final_checks(version))
     return problems
+
+
+def version_gate_notes(*, version: ProtocolVersion, problems: list[Problem]) -> list[str]:
+    """What the components say about a draft that nothing blocks (the computability gate's
+    sampling, for one); empty while ``problems`` (the gate's answer) block the freeze."""
+    if problems or not version.is_editable:
+        return []
+    notes: list[str] = []
+    for component in registered_components():
+        if component.notes is not None:
+            notes.extend(component.notes(version))
+    return notes

@@ -81,6 +81,12 @@ class ProtocolVersion(models.Model):
         blank=True,
         help_text="The plan's decision table as data: rules mapping estimates to findings.",
     )
+    pipeline = models.CharField(
+        max_length=32,
+        blank=True,
+        help_text="The analysis pipeline the plan runs; empty on versions frozen before plans "
+        "named one (their template's pipeline).",
+    )
 
     supersedes = models.OneToOneField(
         "self", on_delete=models.PROTECT, null=True, blank=True, related_name="successor"
@@ -149,13 +155,17 @@ class ParameterKind(models.TextChoices):
     CHOICE = "choice", "Choice"
     INTERVAL_METHOD = "interval_method", "Interval method"
     TEXT = "text", "Text"
+    BOOLEAN = "boolean", "Yes or no"
+    LIST = "list", "List"
+    JSON = "json", "Structured (JSON)"
 
 
 class AnalysisParameter(models.Model):
     """One typed parameter of a version's analysis plan (OPB-01 §7's brackets, for example).
 
     ``value`` is stored as text exactly as the PI wrote it and validated by ``kind``; empty means
-    not yet instantiated, which blocks the freeze when ``required``.
+    not yet instantiated, which blocks the freeze when ``required``. A list's value is a JSON
+    array of texts; a json parameter's value is JSON validated by its ``schema`` (JSON Schema).
     """
 
     version = models.ForeignKey(
@@ -164,7 +174,7 @@ class AnalysisParameter(models.Model):
     name = models.SlugField(max_length=64)
     label = models.CharField(max_length=200)
     kind = models.CharField(max_length=16, choices=ParameterKind.choices)
-    value = models.CharField(max_length=500, blank=True)
+    value = models.TextField(blank=True)
     unit = models.CharField(max_length=40, blank=True)
     required = models.BooleanField(default=True)
     choices = models.JSONField(default=list, blank=True)
@@ -172,6 +182,9 @@ class AnalysisParameter(models.Model):
     maximum = models.DecimalField(max_digits=20, decimal_places=10, null=True, blank=True)
     help_text = models.CharField(max_length=500, blank=True)
     position = models.PositiveIntegerField(default=0)
+    schema = models.JSONField(
+        null=True, blank=True, help_text="The JSON Schema a json parameter's value must satisfy."
+    )
 
     history = HistoricalRecords()
 

@@ -6,9 +6,14 @@ the stored text is already canonical and goes into the frozen document unchanged
 value is never re-formatted by a float round trip. Every error names the parameter by its label.
 """
 
+import json
 import re
 from decimal import Decimal, InvalidOperation
+from typing import Any
 from typing import Protocol as TypingProtocol
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
 
 from apps.protocols.models import ParameterKind
 
@@ -21,12 +26,16 @@ _DECIMAL = re.compile(r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?$")
 _INTEGER = re.compile(r"^-?(0|[1-9][0-9]*)$")
 
 
+BOOLEAN_VALUES = ("true", "false")
+
+
 class ParameterLike(TypingProtocol):
     label: str
     kind: str
     choices: list
     minimum: Decimal | None
     maximum: Decimal | None
+    schema: dict | None
 
 
 def decimal_text(value: Decimal | int | float | str | None) -> str | None:
@@ -85,4 +94,81 @@ def value_error(parameter: ParameterLike, value: str) -> str | None:
         return None
     if kind == ParameterKind.TEXT:
         return None
+    if kind == ParameterKind.BOOLEAN:
+        if value not in BOOLEAN_VALUES:
+            return f"the {label} must be true or false, not {value!r}"
+        return None
+    if kind in (ParameterKind.LIST, ParameterKind.JSON):
+        try:
+            data = json.loads(value)
+        except ValueError as error:
+            return f"the {label} must be JSON: {error}"
+        if kind == ParameterKind.LIST:
+            return _list_error(parameter, data)
+        return schema_error(parameter, data)
     return f"the {label} has an unknown kind {kind!r}"
+
+
+def _list_error(parameter: ParameterLike, data: Any) -> str | None:
+    if not isinstance(data, list) or not all(isinstance(item, str) for item in data):
+        return f'the {parameter.label} must be a JSON list of texts such as ["a", "b"]'
+    options = list(parameter.choices)
+    for index, item in enumerate(data):
+        if options and item not in options:
+            return (
+                f"the {parameter.label}[{index}] must be one of {', '.join(options)}; "
+                f"{item!r} is not"
+            )
+    return None
+
+
+def schema_problem(schema: Any) -> str | None:
+    """Why ``schema`` is not a usable JSON Schema (Draft 2020-12), or None."""
+    if not isinstance(schema, dict):
+        return "a JSON Schema is a JSON object"
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as error:
+        return f"the JSON Schema is invalid at {_path(error.absolute_path)}: {error.message}"
+    return None
+
+
+def _path(parts: Any) -> str:
+    out = "$"
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def schema_error(parameter: ParameterLike, data: Any) -> str | None:
+    """The first way ``data`` violates the parameter's JSON Schema, naming its path
+    (``$[0].code``), or None when it satisfies it (or the parameter has no schema)."""
+    schema = parameter.schema
+    if not schema:
+        return None
+    problem = schema_problem(schema)
+    if problem:
+        return f"the {parameter.label}: {problem}"
+    errors = sorted(
+        Draft202012Validator(schema).iter_errors(data),
+        key=lambda e: (list(map(str, e.absolute_path)), e.message),
+    )
+    if not errors:
+        return None
+    error = errors[0]
+    return f"the {parameter.label} at {_path(error.absolute_path)}: {error.message}"
+
+
+def typed_value(parameter: ParameterLike, value: str) -> Any:
+    """The value as the plan means it: Decimal, bool, list or JSON data; text otherwise; None
+    when empty. Assumes ``value_error`` found nothing."""
+    value = clean_value(value)
+    if not value:
+        return None
+    if parameter.kind in (ParameterKind.NUMBER, ParameterKind.INTEGER):
+        return Decimal(value)
+    if parameter.kind == ParameterKind.BOOLEAN:
+        return value == "true"
+    if parameter.kind in (ParameterKind.LIST, ParameterKind.JSON):
+        return json.loads(value)
+    return value

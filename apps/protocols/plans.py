@@ -1,21 +1,29 @@
-"""Plan templates: what a new protocol of each kind starts with.
+"""Analysis plans as data: pipeline declarations, typed parameters, and presets over pipelines.
 
-A template declares the analysis plan's typed parameters (name, label, kind, unit, whether the
-freeze requires a value, bounds or choices, and a default where the plan has a sensible one), the
-sections a freeze requires, an outline for each section and a default decision table. A new
-protocol's draft 1.0 is seeded from its template (``protocol_create``); amendments copy the
-version they amend, not the template.
+A pipeline (``apps/analysis/pipelines``) declares, as a ``PipelineDeclaration`` registered
+here, the plan parameters it reads (``ParameterSpec``: typed, required or not, with a default),
+the named estimates it produces (``EstimateSpec``: the only names decision-table rules may use)
+and its report sections. This app reads the declarations — the freeze gate, the draft page's
+catalogue panel, the API — without importing the analysis.
 
-``opb`` is OPB-01 §7: the brackets that must all carry a value before the freeze, plus what the
-rating and analysis steps read from the plan (k, δ, the reservation time, repetitions).
-``xstest`` is an XSTest-style refusal study; ``generic`` the smallest plan the rest of the
-product needs.
+A plan template is a preset over a pipeline (``PlanTemplate``): the pipeline's name, which of
+its parameters a new draft starts with (and their defaults), the operational parameters other
+steps read (k, δ, the reservation time, repetitions), the sections a freeze requires with their
+outlines, and a default decision table. A new protocol's draft 1.0 is seeded from its template
+(``protocol_create``); amendments copy the version they amend, not the template. A PI may add
+further parameters to a draft (``version_parameter_add``), declared by the pipeline or the
+plan's own.
+
+``opb`` is OPB-01 §7; ``xstest`` an XSTest-style refusal study; ``generic`` a study whose PI
+names the pipeline on the draft page.
 """
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from typing import Any
 
 from apps.protocols.models import SECTION_FIELDS, ParameterKind
 
@@ -32,6 +40,14 @@ assert tuple(SECTION_TITLES) == SECTION_FIELDS
 
 @dataclass(frozen=True)
 class ParameterSpec:
+    """One typed plan parameter, as a pipeline declares it or a PI adds it.
+
+    ``kind`` is a ``ParameterKind``: number (with ``minimum``/``maximum``), integer, choice (from
+    ``choices``), interval_method, boolean, text, list (of texts; ``choices`` narrow the items)
+    or json (validated by the JSON Schema ``schema``, Draft 2020-12). ``required``: the freeze
+    needs a value. ``default``: the text a preset seeds the parameter with.
+    """
+
     name: str
     label: str
     kind: str
@@ -42,8 +58,9 @@ class ParameterSpec:
     maximum: str | None = None
     default: str = ""
     help_text: str = ""
+    schema: dict[str, Any] | None = None
 
-    def model_fields(self, position: int) -> dict:
+    def model_fields(self, position: int) -> dict[str, Any]:
         """Field values for an ``AnalysisParameter`` row seeded from this spec."""
         return {
             "name": self.name,
@@ -57,20 +74,145 @@ class ParameterSpec:
             "value": self.default,
             "help_text": self.help_text,
             "position": position,
+            "schema": copy.deepcopy(self.schema),
+        }
+
+    def catalogue(self) -> dict[str, Any]:
+        """The spec as the catalogue shows it (page, API, docs)."""
+        return {
+            "name": self.name,
+            "label": self.label,
+            "kind": self.kind,
+            "unit": self.unit,
+            "required": self.required,
+            "choices": list(self.choices),
+            "minimum": self.minimum,
+            "maximum": self.maximum,
+            "default": self.default,
+            "meaning": self.help_text,
+            "schema": self.schema,
+        }
+
+
+ESTIMATE_KINDS = ("coefficient", "contrast", "rate", "count", "verdict")
+
+
+@dataclass(frozen=True)
+class EstimateSpec:
+    """One named estimate a pipeline produces: the vocabulary of decision-table rules.
+
+    ``kind`` is one of ``ESTIMATE_KINDS``; ``interval`` says whether it carries an interval;
+    ``meaning`` is one line for the PI; ``primary`` estimates must be computable for the plan to
+    freeze even when no rule names them; ``needs`` says what of the design it needs, if anything
+    (shown in the catalogue and in the computability gate's refusals).
+    """
+
+    name: str
+    kind: str
+    interval: bool
+    meaning: str
+    primary: bool = False
+    needs: str = ""
+
+    def catalogue(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "interval": self.interval,
+            "meaning": self.meaning,
+            "primary": self.primary,
+            "needs": self.needs,
         }
 
 
 @dataclass(frozen=True)
-class PlanTemplate:
-    code: str
-    title: str
-    parameters: tuple[ParameterSpec, ...]
-    required_sections: tuple[str, ...] = ("hypotheses", "design", "analysis")
-    outlines: dict[str, str] = field(default_factory=dict)
-    decision_table: tuple[dict, ...] = ()
+class ReportSection:
+    """One section of a pipeline's report: its key in the result document and what it shows."""
 
-    def outline(self, section: str) -> str:
-        return self.outlines.get(section, "")
+    name: str
+    title: str
+    meaning: str = ""
+
+    def catalogue(self) -> dict[str, str]:
+        return {"name": self.name, "title": self.title, "meaning": self.meaning}
+
+
+@dataclass(frozen=True)
+class PipelineDeclaration:
+    """What a pipeline reads and produces, as data: the catalogue of a plan that names it.
+
+    ``decision_table``: whether the pipeline evaluates the plan's decision table (rules may
+    then name its estimates). The analysis app builds one per pipeline and registers it here
+    with the pipeline
+    (``apps.analysis.pipelines.base.register_pipeline``), so that this app's freeze gate, draft
+    page and API can read the vocabulary without importing the analysis.
+    """
+
+    kind: str
+    title: str
+    summary: str
+    parameters: tuple[ParameterSpec, ...]
+    estimates: tuple[EstimateSpec, ...]
+    sections: tuple[ReportSection, ...] = ()
+    decision_table: bool = True
+
+    def parameter(self, name: str) -> ParameterSpec | None:
+        return next((p for p in self.parameters if p.name == name), None)
+
+    def estimate(self, name: str) -> EstimateSpec | None:
+        return next((e for e in self.estimates if e.name == name), None)
+
+    def catalogue(self) -> dict[str, Any]:
+        return {
+            "pipeline": self.kind,
+            "title": self.title,
+            "summary": self.summary,
+            "parameters": [p.catalogue() for p in self.parameters],
+            "estimates": [e.catalogue() for e in self.estimates],
+            "sections": [s.catalogue() for s in self.sections],
+            "decision_table": self.decision_table,
+        }
+
+
+_declarations: dict[str, PipelineDeclaration] = {}
+
+
+def declare_pipeline(declaration: PipelineDeclaration) -> PipelineDeclaration:
+    """Register (or replace) ``declaration`` under its kind; checks its own consistency.
+
+    Raises ValueError when two parameters or two estimates share a name or an estimate's kind
+    is not one of ``ESTIMATE_KINDS``.
+    """
+    for label, names in (
+        ("parameter", [p.name for p in declaration.parameters]),
+        ("estimate", [e.name for e in declaration.estimates]),
+    ):
+        doubles = sorted({n for n in names if names.count(n) > 1})
+        if doubles:
+            raise ValueError(f"pipeline {declaration.kind}: {label} names used twice: {doubles}")
+    for estimate in declaration.estimates:
+        if estimate.kind not in ESTIMATE_KINDS:
+            raise ValueError(
+                f"pipeline {declaration.kind}: estimate {estimate.name} has kind "
+                f"{estimate.kind!r}, not one of {', '.join(ESTIMATE_KINDS)}"
+            )
+    _declarations[declaration.kind] = declaration
+    return declaration
+
+
+def withdraw_pipeline_declaration(kind: str) -> None:
+    """Remove a declaration (tests register throwaway pipelines)."""
+    _declarations.pop(kind, None)
+
+
+def pipeline_declaration(kind: str) -> PipelineDeclaration | None:
+    """The declaration of pipeline ``kind``, or None when no pipeline of that name exists."""
+    return _declarations.get(kind)
+
+
+def declared_pipelines() -> list[PipelineDeclaration]:
+    """Every declared pipeline, by kind (throwaway test kinds starting with ``_`` left out)."""
+    return [_declarations[k] for k in sorted(_declarations) if not k.startswith("_")]
 
 
 # Parameters several templates share: the operational ones the rating and analysis steps read.
@@ -101,6 +243,29 @@ RESERVATION_MINUTES = ParameterSpec(
     maximum="1440",
     default="30",
     help_text="How long a scoring task stays reserved for the reviewer who opened it.",
+)
+# The human audit of machine scores (apps/raters/services/machine.py): how many machine-scored
+# responses reviewers also score. Either one, or neither.
+AUDIT_COUNT = ParameterSpec(
+    "audit_count",
+    "human audit sample (count)",
+    ParameterKind.INTEGER,
+    unit="responses",
+    required=False,
+    minimum="0",
+    help_text="How many machine-scored responses blind reviewers also score, drawn with the "
+    "seed when scoring opens. Leave empty when giving a fraction, or for no audit.",
+)
+AUDIT_FRACTION = ParameterSpec(
+    "audit_fraction",
+    "human audit sample (fraction)",
+    ParameterKind.NUMBER,
+    unit="proportion",
+    required=False,
+    minimum="0",
+    maximum="1",
+    help_text="The share of machine-scored responses blind reviewers also score (rounded up), "
+    "drawn with the seed when scoring opens.",
 )
 INTERVAL_METHOD = ParameterSpec(
     "interval_method",
@@ -159,7 +324,35 @@ REPETITIONS = ParameterSpec(
 )
 
 
-def _agreement(choices: tuple[str, ...], help_text: str) -> tuple[ParameterSpec, ParameterSpec]:
+EXCLUSION_REASONS_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "minItems": 1,
+    "items": {
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "pattern": "^[a-z0-9][a-z0-9_]*$", "maxLength": 64},
+            "label": {"type": "string", "minLength": 1, "maxLength": 300},
+        },
+        "required": ["code", "label"],
+        "additionalProperties": False,
+    },
+}
+EXCLUSION_REASONS = ParameterSpec(
+    "exclusion_reasons",
+    "exclusion reasons",
+    ParameterKind.JSON,
+    required=False,
+    schema=EXCLUSION_REASONS_SCHEMA,
+    help_text="The plan's own exclusion reason codes, each with a label, as JSON: "
+    '[{"code": "harness_parse_failure", "label": "The harness could not parse the reply"}]. '
+    "Exclusions may then give these codes as well as the evidence-integrity ones.",
+)
+
+
+def agreement_parameters(
+    choices: tuple[str, ...], help_text: str
+) -> tuple[ParameterSpec, ParameterSpec]:
+    """The inter-rater statistic (one of ``choices``) and its minimum."""
     return (
         ParameterSpec(
             "agreement_statistic",
@@ -180,84 +373,85 @@ def _agreement(choices: tuple[str, ...], help_text: str) -> tuple[ParameterSpec,
     )
 
 
+ADJUDICATION_DELTA = ParameterSpec(
+    "adjudication_delta",
+    "adjudication threshold δ",
+    ParameterKind.NUMBER,
+    unit="F_att",
+    minimum="0",
+    maximum="1",
+    help_text="Two scores of one response whose F_att differ by more than δ go to a "
+    "third reviewer.",
+)
+
+
+@dataclass(frozen=True)
+class PlanTemplate:
+    """A preset over a pipeline: what a new protocol of this kind starts with.
+
+    ``pipeline`` names the pipeline the plan runs (None: the PI names one before the freeze).
+    ``parameters`` lists, in the draft's order, either a parameter's name — the pipeline's own
+    declared spec — or a ``ParameterSpec`` the preset holds itself (what other steps read: k,
+    δ, the reservation time, repetitions). ``defaults`` overrides a declared spec's default.
+    A preset's ``pipeline`` never changes once published: a frozen document that does not name
+    its pipeline names it through its template (``apps.protocols.documents``).
+    """
+
+    code: str
+    title: str
+    pipeline: str | None
+    parameters: tuple[str | ParameterSpec, ...]
+    defaults: dict[str, str] = field(default_factory=dict)
+    required_sections: tuple[str, ...] = ("hypotheses", "design", "analysis")
+    outlines: dict[str, str] = field(default_factory=dict)
+    decision_table: tuple[dict[str, Any], ...] = ()
+
+    def outline(self, section: str) -> str:
+        return self.outlines.get(section, "")
+
+    def parameter_specs(self) -> tuple[ParameterSpec, ...]:
+        """The draft's parameters, in order, with this preset's defaults.
+
+        Raises LookupError when a named parameter is not declared by the preset's pipeline.
+        """
+        declaration = pipeline_declaration(self.pipeline) if self.pipeline else None
+        out = []
+        for entry in self.parameters:
+            if isinstance(entry, ParameterSpec):
+                out.append(entry)
+                continue
+            spec = declaration.parameter(entry) if declaration is not None else None
+            if spec is None:
+                raise LookupError(
+                    f"plan template {self.code}: pipeline {self.pipeline} declares no "
+                    f"parameter {entry!r}"
+                )
+            if entry in self.defaults:
+                spec = replace(spec, default=self.defaults[entry])
+            out.append(spec)
+        return tuple(out)
+
+
 OPB = PlanTemplate(
     code="opb",
     title="Operativity battery (OPB-01 §7)",
+    pipeline="opb",
     parameters=(
-        ParameterSpec(
-            "epsilon",
-            "equivalence margin ε",
-            ParameterKind.NUMBER,
-            unit="logit per level",
-            minimum="0",
-            help_text="β is read as ≈ 0 when its whole (1 − 2α) interval lies strictly inside "
-            "(−ε, ε), as in TOST: an interval bound equal to ±ε is not inside. The decision "
-            "table and the TOST stage read it the same way.",
-        ),
-        INTERVAL_METHOD,
-        INTERVAL_COVERAGE,
-        MIN_CLUSTERS,
-        ParameterSpec(
-            "beta_positive_criterion",
-            "criterion for β > 0",
-            ParameterKind.CHOICE,
-            choices=("interval", "point"),
-            help_text="interval: the interval's lower bound is above 0 (and for β < 0 its "
-            "upper bound below 0); point: the point estimate is.",
-        ),
-        *_agreement(
-            ("krippendorff_alpha_interval", "krippendorff_alpha_ordinal"),
-            "Krippendorff's α on F_att: interval metric, or ordinal.",
-        ),
-        ParameterSpec(
-            "absent_cell_handling",
-            "absent-cell handling",
-            ParameterKind.CHOICE,
-            choices=("exclude_and_report", "complete_items_only"),
-            help_text="Absent cells are never approximated. exclude_and_report: model the "
-            "present cells and report the absent ones; complete_items_only: restrict each "
-            "comparison to items present at every level it spans.",
-        ),
-        ParameterSpec(
-            "aggregation_level",
-            "aggregation level",
-            ParameterKind.CHOICE,
-            choices=("item_level", "repeated_observation"),
-            help_text="item_level: average repetitions within item × level first; "
-            "repeated_observation: model every response. Either way β's analytic interval uses "
-            "standard errors clustered by item (cluster-robust sandwich), not an item random "
-            "effect, and its bootstrap resamples items.",
-        ),
-        ParameterSpec(
-            "n_per_cell",
-            "n per cell",
-            ParameterKind.INTEGER,
-            unit="responses",
-            minimum="5",
-            help_text="Responses per item × level cell on each surface; at least 5.",
-        ),
-        ParameterSpec(
-            "n_per_surface_min",
-            "per-surface minimum",
-            ParameterKind.INTEGER,
-            unit="responses",
-            minimum="1",
-            help_text="A surface (evaluand) with fewer scored responses is reported "
-            "descriptively only.",
-        ),
-        BOOTSTRAP_REPLICATES,
-        SEED,
+        "epsilon",
+        "interval_method",
+        "interval_coverage",
+        "min_clusters",
+        "beta_positive_criterion",
+        "agreement_statistic",
+        "agreement_minimum",
+        "absent_cell_handling",
+        "aggregation_level",
+        "n_per_cell",
+        "n_per_surface_min",
+        "bootstrap_replicates",
+        "seed",
         SCORES_PER_RESPONSE,
-        ParameterSpec(
-            "adjudication_delta",
-            "adjudication threshold δ",
-            ParameterKind.NUMBER,
-            unit="F_att",
-            minimum="0",
-            maximum="1",
-            help_text="Two scores of one response whose F_att differ by more than δ go to a "
-            "third reviewer.",
-        ),
+        ADJUDICATION_DELTA,
         RESERVATION_MINUTES,
         REPETITIONS,
     ),
@@ -331,19 +525,19 @@ OPB = PlanTemplate(
 XSTEST = PlanTemplate(
     code="xstest",
     title="XSTest-style refusal study",
+    pipeline="xstest",
     parameters=(
         SCORES_PER_RESPONSE,
-        SEED,
-        INTERVAL_METHOD,
-        INTERVAL_COVERAGE,
-        MIN_CLUSTERS,
-        BOOTSTRAP_REPLICATES,
-        *_agreement(
-            ("krippendorff_alpha_nominal", "krippendorff_alpha_ordinal"),
-            "Krippendorff's α on the three labels (full compliance, full refusal, partial "
-            "refusal): nominal, or ordinal.",
-        ),
+        "seed",
+        "interval_method",
+        "interval_coverage",
+        "min_clusters",
+        "bootstrap_replicates",
+        "agreement_statistic",
+        "agreement_minimum",
         RESERVATION_MINUTES,
+        AUDIT_COUNT,
+        AUDIT_FRACTION,
         replace(REPETITIONS, default="1"),
     ),
     outlines={
@@ -353,9 +547,14 @@ XSTEST = PlanTemplate(
     },
 )
 
+# "Other study": no preset pipeline. Before issue #12 a generic plan froze and could never be
+# analysed; now it starts with the operational parameters only and its PI names the pipeline
+# on the draft page (the gate refuses the freeze until one is named), after which the
+# pipeline's catalogue says which parameters to add.
 GENERIC = PlanTemplate(
     code="generic",
-    title="Generic study",
+    title="Other study (choose its analysis pipeline)",
+    pipeline=None,
     parameters=(
         SEED,
         replace(REPETITIONS, default="1"),
@@ -363,10 +562,18 @@ GENERIC = PlanTemplate(
         RESERVATION_MINUTES,
         INTERVAL_METHOD,
         INTERVAL_COVERAGE,
+        AUDIT_COUNT,
+        AUDIT_FRACTION,
     ),
 )
 
 PLAN_TEMPLATES: dict[str, PlanTemplate] = {t.code: t for t in (OPB, XSTEST, GENERIC)}
+
+
+def register_plan_template(template: PlanTemplate) -> PlanTemplate:
+    """Add (or replace) a preset; later pipelines register theirs with themselves."""
+    PLAN_TEMPLATES[template.code] = template
+    return template
 
 
 def plan_template(code: str) -> PlanTemplate:
@@ -376,3 +583,15 @@ def plan_template(code: str) -> PlanTemplate:
 
 def plan_template_choices() -> list[tuple[str, str]]:
     return [(t.code, t.title) for t in PLAN_TEMPLATES.values()]
+
+
+def template_pipeline(code: str) -> str | None:
+    """The pipeline the preset ``code`` names (None for ``generic`` and unknown codes)."""
+    template = PLAN_TEMPLATES.get(code)
+    return None if template is None else template.pipeline
+
+
+def version_pipeline(version: Any) -> str | None:
+    """The pipeline ``version``'s plan names: its own, else its template's (versions frozen
+    before plans named one), else None (a generic plan that has not named one yet)."""
+    return version.pipeline or template_pipeline(version.protocol.template)

@@ -8,6 +8,8 @@ state (frozen, set aside, withdrawn) is a ``VersionStateError``, which the API a
 
 import copy
 from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -26,13 +28,19 @@ from apps.protocols.models import (
     SECTION_FIELDS,
     AnalysisParameter,
     Blob,
+    ParameterKind,
     Protocol,
     ProtocolVersion,
     VersionState,
     Withdrawal,
 )
-from apps.protocols.parameters import clean_value, value_error
-from apps.protocols.plans import PLAN_TEMPLATES, plan_template
+from apps.protocols.parameters import clean_value, schema_problem, value_error
+from apps.protocols.plans import (
+    PLAN_TEMPLATES,
+    declared_pipelines,
+    pipeline_declaration,
+    plan_template,
+)
 from apps.protocols.refs import version_ref
 
 # Codes that would collide with a page of their own under /protocols/.
@@ -114,13 +122,14 @@ def protocol_create(*, user: User, code: str, title: str, template: str = "opb")
         protocol=protocol,
         label="1.0",
         created_by=user,
+        pipeline=plan.pipeline or "",
         decision_table=copy.deepcopy(list(plan.decision_table)),
         **{section: plan.outline(section) for section in SECTION_FIELDS},
     )
     version.full_clean()
     version._history_user = user
     version.save()
-    for position, spec in enumerate(plan.parameters, start=1):
+    for position, spec in enumerate(plan.parameter_specs(), start=1):
         parameter = AnalysisParameter(version=version, **spec.model_fields(position))
         parameter.full_clean()
         parameter._history_user = user
@@ -137,14 +146,20 @@ def version_update(
     parameters: Mapping[str, str] | None = None,
     amendment_rationale: str | None = None,
     decision_table: list | None = None,
+    pipeline: str | None = None,
+    new_parameters: list[Mapping[str, Any]] | None = None,
 ) -> ProtocolVersion:
-    """Change a draft: any of its sections, parameter values (by name), amendment rationale and
-    decision table. Only what is given changes; nothing is saved unless all of it is valid.
+    """Change a draft: any of its sections, parameter values (by name), amendment rationale,
+    decision table, the pipeline its plan names, and parameters added beyond the preset. Only
+    what is given changes; nothing is saved unless all of it is valid.
 
-    Parameter values are stored as typed (whitespace trimmed) after the kind's check. Raises
-    VersionStateError when the version is not an open draft, ValidationError keyed by field
-    (``hypotheses``, ``parameters.epsilon``, ``decision_table``…) otherwise. Returns
-    the saved version.
+    Parameter values are stored as typed (whitespace trimmed) after the kind's check.
+    ``new_parameters`` are mappings of ``ParameterSpec`` fields (``name`` and ``kind`` at
+    least; a parameter the plan's pipeline declares needs only its ``name`` and takes the
+    declared type, bounds and schema) plus an optional ``value``. Raises VersionStateError when
+    the version is not an open draft, ValidationError keyed by field path (``hypotheses``,
+    ``parameters.epsilon``, ``new_parameters[0].schema``, ``pipeline``, ``decision_table``…)
+    otherwise. Returns the saved version.
     """
     given, version = version, _locked(version)
     _require_editable(version)
@@ -170,12 +185,29 @@ def version_update(
         elif rationale != version.amendment_rationale:
             row_changes["amendment_rationale"] = rationale
 
+    if pipeline is not None:
+        pipeline = pipeline.strip()
+        if pipeline and pipeline_declaration(pipeline) is None:
+            known = ", ".join(d.kind for d in declared_pipelines())
+            errors["pipeline"] = [f"{pipeline!r} is not an analysis pipeline; use one of {known}"]
+        elif pipeline != version.pipeline:
+            row_changes["pipeline"] = pipeline
+
     existing = {p.name: p for p in version.parameters.all()}
+    additions = _new_parameters(
+        version=version,
+        given=new_parameters or [],
+        existing=existing,
+        pipeline=row_changes.get("pipeline", version.pipeline) or None,
+        errors=errors,
+    )
     parameter_changes: list[tuple[AnalysisParameter, str]] = []
     for name, raw in (parameters or {}).items():
         parameter = existing.get(name)
         if parameter is None:
-            errors.setdefault("parameters", []).append(f"the plan has no parameter {name!r}")
+            errors[f"parameters.{name}"] = [
+                f"the plan has no parameter {name!r}; add it first (new_parameters)"
+            ]
             continue
         value = clean_value(raw if isinstance(raw, str) else str(raw))
         error = value_error(parameter, value)
@@ -185,9 +217,9 @@ def version_update(
             parameter_changes.append((parameter, value))
 
     if decision_table is not None:
-        table_errors = decision_table_errors(
-            decision_table, {p.name: p.kind for p in existing.values()}
-        )
+        kinds = {p.name: p.kind for p in existing.values()}
+        kinds.update({p.name: p.kind for p in additions})
+        table_errors = decision_table_errors(decision_table, kinds)
         if table_errors:
             errors["decision_table"] = table_errors
         elif decision_table != version.decision_table:
@@ -206,8 +238,146 @@ def version_update(
         parameter.full_clean()
         parameter._history_user = user
         parameter.save(update_fields=["value"])
+    for parameter in additions:
+        parameter._history_user = user
+        parameter.save()
     given.refresh_from_db()
     return version
+
+
+_NEW_PARAMETER_FIELDS = frozenset(
+    {
+        "name",
+        "label",
+        "kind",
+        "unit",
+        "required",
+        "choices",
+        "minimum",
+        "maximum",
+        "help_text",
+        "schema",
+        "value",
+    }
+)
+
+
+def _new_parameters(
+    *,
+    version: ProtocolVersion,
+    given: list[Mapping[str, Any]],
+    existing: Mapping[str, AnalysisParameter],
+    pipeline: str | None,
+    errors: dict[str, list[str]],
+) -> list[AnalysisParameter]:
+    """The parameters ``given`` as unsaved, checked rows; problems go into ``errors`` by path."""
+    declaration = pipeline_declaration(pipeline) if pipeline else None
+    position = max((p.position for p in existing.values()), default=0)
+    out: list[AnalysisParameter] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(given):
+        where = f"new_parameters[{index}]"
+        if not isinstance(raw, Mapping):
+            errors[where] = ["a new parameter is an object with name, kind and label"]
+            continue
+        unknown = sorted(set(raw) - _NEW_PARAMETER_FIELDS)
+        if unknown:
+            errors[where] = [
+                f"unknown fields {', '.join(unknown)}; a parameter has "
+                f"{', '.join(sorted(_NEW_PARAMETER_FIELDS))}"
+            ]
+            continue
+        name = raw.get("name")
+        if not isinstance(name, str) or not name.strip():
+            errors[f"{where}.name"] = ["give the parameter a name such as min_families"]
+            continue
+        name = name.strip()
+        if name in existing or name in seen:
+            errors[f"{where}.name"] = [f"the plan already has a parameter {name!r}"]
+            continue
+        seen.add(name)
+        declared = declaration.parameter(name) if declaration is not None else None
+        fields: dict[str, Any] = (
+            declared.model_fields(0) if declared is not None else {"name": name, "value": ""}
+        )
+        for key in _NEW_PARAMETER_FIELDS - {"name", "value"}:
+            if key in raw and raw[key] is not None:
+                if declared is not None and raw[key] != fields.get(key):
+                    if key in ("label", "help_text", "unit"):
+                        fields[key] = raw[key]
+                        continue
+                    errors[f"{where}.{key}"] = [
+                        f"{name} is declared by the {pipeline} pipeline with {key} "
+                        f"{fields.get(key)!r}; leave it out or give the same"
+                    ]
+                    continue
+                fields[key] = raw[key]
+        fields.setdefault("label", name.replace("_", " "))
+        fields["position"] = position = position + 1
+        if "value" in raw and raw["value"] is not None:
+            if not isinstance(raw["value"], str):
+                errors[f"{where}.value"] = ["a value is text (JSON as text for json and list)"]
+                continue
+            fields["value"] = clean_value(raw["value"])
+        problem = _parameter_fields_error(fields)
+        if problem is not None:
+            key, message = problem
+            errors[f"{where}.{key}"] = [message]
+            continue
+        for bound in ("minimum", "maximum"):
+            if fields.get(bound) is not None:
+                fields[bound] = Decimal(str(fields[bound]))
+        parameter = AnalysisParameter(version=version, **fields)
+        try:
+            parameter.full_clean(exclude=["version"])
+        except ValidationError as error:
+            for key, messages in error.message_dict.items():
+                errors[f"{where}.{key}"] = messages
+            continue
+        value_problem = value_error(parameter, parameter.value)
+        if value_problem:
+            errors[f"{where}.value"] = [value_problem]
+            continue
+        out.append(parameter)
+    return out
+
+
+def _parameter_fields_error(fields: Mapping[str, Any]) -> tuple[str, str] | None:
+    kind = fields.get("kind")
+    kinds = [k.value for k in ParameterKind]
+    if kind not in kinds:
+        return "kind", f"{kind!r} is not a parameter kind; use one of {', '.join(kinds)}"
+    if not isinstance(fields.get("required", True), bool):
+        return "required", "required is true or false"
+    choices = fields.get("choices", [])
+    if not isinstance(choices, list) or not all(isinstance(c, str) and c for c in choices):
+        return "choices", "choices is a list of non-empty texts"
+    if kind == ParameterKind.CHOICE and not choices:
+        return "choices", "a choice parameter needs its choices"
+    for bound in ("minimum", "maximum"):
+        value = fields.get(bound)
+        if value is None or isinstance(value, Decimal):
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            return bound, f"{bound} is a number"
+        try:
+            number = Decimal(str(value))
+        except InvalidOperation:
+            return bound, f"{bound} is a number, not {value!r}"
+        if not number.is_finite():
+            return bound, f"{bound} is a finite number"
+        if kind not in (ParameterKind.NUMBER, ParameterKind.INTEGER):
+            return bound, f"only number and integer parameters have a {bound}"
+    schema = fields.get("schema")
+    if kind == ParameterKind.JSON:
+        if schema is None:
+            return "schema", "a json parameter needs a JSON Schema for its value"
+        problem = schema_problem(schema)
+        if problem:
+            return "schema", problem
+    elif schema is not None:
+        return "schema", "only a json parameter has a JSON Schema"
+    return None
 
 
 def blob_store(*, content: bytes, media_type: str = "application/json") -> Blob:
@@ -307,6 +477,7 @@ def version_amend(*, version: ProtocolVersion, user: User) -> ProtocolVersion:
         label=_next_label(version),
         supersedes=version,
         created_by=user,
+        pipeline=version.pipeline,
         decision_table=copy.deepcopy(version.decision_table),
         **{section: getattr(version, section) for section in SECTION_FIELDS},
     )
@@ -330,6 +501,7 @@ def version_amend(*, version: ProtocolVersion, user: User) -> ProtocolVersion:
                     "maximum",
                     "help_text",
                     "position",
+                    "schema",
                 )
             },
         )

@@ -22,20 +22,28 @@ from apps.protocols.access import (
 )
 from apps.protocols.diffs import ops_html, version_diff
 from apps.protocols.forms import (
+    PIPELINE_FIELD,
     RATIONALE_FIELD,
     TABLE_FIELD,
     DraftForm,
     MemberAddForm,
     MemberRemoveForm,
+    ParameterAddForm,
     ProtocolCreateForm,
     WithdrawForm,
+    add_error_field_name,
     error_field_name,
     parameter_field_name,
     section_field_name,
 )
-from apps.protocols.gate import version_content_problems, version_gate
+from apps.protocols.gate import version_content_problems, version_gate, version_gate_notes
 from apps.protocols.models import SECTION_FIELDS, ProtocolVersion
-from apps.protocols.plans import SECTION_TITLES, plan_template
+from apps.protocols.plans import (
+    SECTION_TITLES,
+    pipeline_declaration,
+    plan_template,
+    version_pipeline,
+)
 from apps.protocols.selectors import (
     protocol_versions,
     protocols_for,
@@ -208,7 +216,9 @@ def version_history_page(request: HttpRequest, code: str, label: str) -> HttpRes
     )
 
 
-def _edit_context(request, version: ProtocolVersion, form: DraftForm) -> dict:
+def _edit_context(
+    request, version: ProtocolVersion, form: DraftForm, add_form: ParameterAddForm | None = None
+) -> dict:
     roles = roles_for(user=request.user, protocol_id=version.protocol_id)
     return {
         "protocol": version.protocol,
@@ -221,9 +231,14 @@ def _edit_context(request, version: ProtocolVersion, form: DraftForm) -> dict:
             for section in _sections(version)
         ],
         "parameter_fields": [form[parameter_field_name(p.name)] for p in version.parameters.all()],
+        "pipeline_field": form[PIPELINE_FIELD],
+        "catalogue": pipeline_declaration(version_pipeline(version) or ""),
+        "held": {p.name for p in version.parameters.all()},
+        "add_form": add_form or ParameterAddForm(prefix="add"),
         "rationale_field": form[RATIONALE_FIELD] if RATIONALE_FIELD in form.fields else None,
         "table_field": form[TABLE_FIELD],
-        "problems": version_gate(version=version),
+        "problems": (problems := version_gate(version=version)),
+        "gate_notes": version_gate_notes(version=version, problems=problems),
         "is_pi": Role.PI in roles,
     }
 
@@ -259,6 +274,39 @@ def version_edit(request: HttpRequest, code: str, label: str) -> HttpResponse:
 
 @login_required
 @require_POST
+def version_parameter_add(request: HttpRequest, code: str, label: str) -> HttpResponse:
+    """Add a parameter to a draft's plan (PI or editor); errors show on the draft page's form,
+    naming the field, and nothing is saved."""
+    version = get_version_by_label_for(user=request.user, code=code, label=label, roles=EDIT_ROLES)
+    if not version.is_editable:
+        messages.info(request, f"v{version.label} is not an open draft; nothing here is editable.")
+        return redirect(_version_url(version))
+    add_form = ParameterAddForm(request.POST, prefix="add")
+    if add_form.is_valid():
+        try:
+            entry = add_form.new_parameter()
+            version_update(version=version, user=request.user, new_parameters=[entry])
+        except ValueError as error:
+            add_form.add_error("schema", str(error))
+        except ValidationError as error:
+            for key, errors in error.message_dict.items():
+                add_form.add_error(add_error_field_name(key), errors)
+        else:
+            messages.success(request, f"Added the parameter {entry['name']}.")
+            return redirect(_version_url(version, "protocols:edit") + f"#param-{entry['name']}")
+    version = version_with_content(version=version)
+    autosave = _version_url(version, "protocols:autosave")
+    form = DraftForm(version=version, autosave_url=autosave)
+    return render(
+        request,
+        "protocols/version_edit.html",
+        _edit_context(request, version, form, add_form),
+        status=400,
+    )
+
+
+@login_required
+@require_POST
 def version_autosave(request: HttpRequest, code: str, label: str) -> HttpResponse:
     """Save the posted field(s) of a draft and answer with the save status, plus out-of-band
     swaps: the field's error, the section's preview and the freeze checklist."""
@@ -290,7 +338,7 @@ def version_autosave(request: HttpRequest, code: str, label: str) -> HttpRespons
         if key.startswith("section-") and saved
     ]
     roles = roles_for(user=request.user, protocol_id=version.protocol_id)
-    return render(
+    response = render(
         request,
         "protocols/_autosave.html",
         {
@@ -301,10 +349,15 @@ def version_autosave(request: HttpRequest, code: str, label: str) -> HttpRespons
             "fields": [{"name": key, "errors": errors.get(key, [])} for key in fields],
             "form_errors": errors.get("form", []),
             "previews": previews,
-            "problems": version_gate(version=version),
+            "problems": (problems := version_gate(version=version)),
+            "gate_notes": version_gate_notes(version=version, problems=problems),
             "is_pi": Role.PI in roles,
         },
     )
+    if saved and PIPELINE_FIELD in request.POST:
+        # Another pipeline: another catalogue panel and other parameters to offer.
+        response["HX-Refresh"] = "true"
+    return response
 
 
 @login_required

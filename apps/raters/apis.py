@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from apps.protocols.seal import outcomes_visible
 from apps.raters.access import get_rubric_version_for, get_scoring_version_for, get_task_for
+from apps.raters.final import machine_dashboard
 from apps.raters.models import AssignmentOutcome, RubricField
 from apps.raters.selectors import (
     final_scores,
@@ -260,7 +261,7 @@ class ScoringDashboardApi(APIView):
     @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
     def get(self, request, version_id: int):
         version = get_scoring_version_for(user=request.user, pk=version_id)
-        return Response(scoring_dashboard(version))
+        return Response({**scoring_dashboard(version), "machine": machine_dashboard(version)})
 
 
 class FinalScoresApi(APIView):

@@ -4,6 +4,7 @@ from apps.protocols.components import Problem, VersionComponent, register_compon
 from apps.raters.models import Rubric
 from apps.raters.services.revocation import on_role_removed, on_withdraw
 from apps.raters.services.rubric import rubric_copy, rubric_document, rubric_field_problems
+from apps.raters.services.scorers import scorer_checks, scorers_copy, scorers_document
 
 # Plan templates whose responses are scored by blind reviewers: a rubric is required to freeze.
 SCORED_TEMPLATES = frozenset({"opb", "xstest", "fidelity"})
@@ -44,5 +45,11 @@ def register() -> None:
             copy=rubric_copy,
             on_withdraw=on_withdraw,
             on_role_removed=on_role_removed,
+        )
+    )
+    # The machine scorers' roster: identities frozen with the version (docs/machine-scores.md).
+    register_component(
+        VersionComponent(
+            name="scorers", checks=scorer_checks, document=scorers_document, copy=scorers_copy
         )
     )

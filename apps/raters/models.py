@@ -54,6 +54,34 @@ class Disagreement(models.TextChoices):
     DELTA = "delta", "Difference greater than the plan's δ"
 
 
+class ScoredBy(models.TextChoices):
+    """Who scores a field: the blind reviewers, a machine scorer role, or both."""
+
+    REVIEWERS = "reviewers", "Reviewers"
+    SCORER = "scorer", "A scorer role"
+    BOTH = "both", "Reviewers and a scorer role"
+
+
+class FinalValue(models.TextChoices):
+    """Whose value of a field the analysis reads (empty: the default for ``scored_by``)."""
+
+    DEFAULT = "", "The default for who scores it"
+    REVIEWERS = "reviewers", "The reviewers'"
+    SCORER = "scorer", "The scorer's"
+    REVIEWERS_ELSE_SCORER = (
+        "reviewers_else_scorer",
+        "The reviewers' where present, else the scorer's",
+    )
+
+
+# The final-value rule a field follows when it names none, by who scores it.
+DEFAULT_FINAL_VALUE = {
+    ScoredBy.REVIEWERS: FinalValue.REVIEWERS,
+    ScoredBy.SCORER: FinalValue.SCORER,
+    ScoredBy.BOTH: FinalValue.REVIEWERS_ELSE_SCORER,
+}
+
+
 class RubricField(models.Model):
     """One field a reviewer fills in. ``choices`` (categorical, ordinal) is a list of
     ``{"value": ..., "label": ...}`` in order; ``group`` gathers fields such as one axis of seed
@@ -86,6 +114,15 @@ class RubricField(models.Model):
     disagreement = models.CharField(
         max_length=8, choices=Disagreement.choices, blank=True, default=Disagreement.NONE
     )
+    # Machine scoring (docs/machine-scores.md): who scores the field, which role of the version's
+    # scorer roster, and whose value is final. Frozen with the rubric.
+    scored_by = models.CharField(
+        max_length=16, choices=ScoredBy.choices, default=ScoredBy.REVIEWERS
+    )
+    scorer_role = models.SlugField(max_length=64, blank=True)
+    final_value = models.CharField(
+        max_length=24, choices=FinalValue.choices, blank=True, default=FinalValue.DEFAULT
+    )
 
     class Meta:
         constraints = [
@@ -98,6 +135,19 @@ class RubricField(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def final_rule(self) -> str:
+        """The final-value rule in force: ``final_value`` or the default for ``scored_by``."""
+        return self.final_value or DEFAULT_FINAL_VALUE[ScoredBy(self.scored_by)]
+
+    @property
+    def reviewers_score(self) -> bool:
+        return self.scored_by != ScoredBy.SCORER
+
+    @property
+    def scorer_scores(self) -> bool:
+        return self.scored_by != ScoredBy.REVIEWERS
 
 
 class TaskKind(models.TextChoices):
@@ -246,3 +296,231 @@ class ScoringOpening(models.Model):
 
     def __str__(self) -> str:
         return f"scoring of version {self.version_id} opened"
+
+
+# -- Machine scores (docs/machine-scores.md) ------------------------------------------------
+
+
+class ScorerKind(models.TextChoices):
+    HARNESS_GRADER = "harness_grader", "Harness grader"
+    ORACLE = "oracle", "Oracle"
+    LLM_JUDGE = "llm_judge", "LLM judge"
+    SCRIPT = "script", "Script"
+
+
+class Comparison(models.TextChoices):
+    """How an oracle compares a response's final output with the cell's expected output."""
+
+    NONE = "", "None (not an oracle)"
+    EXACT = "exact", "Exactly equal"
+    NORMALISED = "normalised", "Equal after normalising whitespace and case"
+    JSON_EQUAL = "json_equal", "Equal as JSON values"
+    ITEMS = "items", "Item by item over a list (items correct out of N)"
+
+
+# The elements of a scorer's identity, hashed as an evaluand's are (CRUCIBLE §2's rule: change
+# one and it is a new scorer).
+SCORER_IDENTITY_FIELDS = (
+    "kind",
+    "name",
+    "version",
+    "model",
+    "provider",
+    "inference_settings",
+    "prompt",
+    "prompt_sha256",
+    "comparison",
+)
+
+
+class Scorer(models.Model):
+    """A machine scorer's frozen identity: a harness grader, an oracle, an LLM judge or a script.
+
+    ``identity_sha256`` is the SHA-256 of the canonical JSON of ``SCORER_IDENTITY_FIELDS``;
+    scorers are append-only, so changing any element registers a new scorer. For an LLM judge
+    the prompt is given as text (``prompt``) or as a rubric blob's hash (``prompt_sha256``).
+    """
+
+    label = models.CharField(max_length=200, help_text="A name for people; not part of identity.")
+    kind = models.CharField(max_length=16, choices=ScorerKind.choices)
+    name = models.CharField(max_length=200)
+    version = models.CharField(max_length=100, help_text="The scorer's own version or commit.")
+    model = models.CharField(max_length=200, blank=True)
+    provider = models.CharField(max_length=200, blank=True)
+    inference_settings = models.JSONField(default=dict, blank=True)
+    prompt = models.TextField(blank=True)
+    prompt_sha256 = models.CharField(max_length=64, blank=True)
+    comparison = models.CharField(
+        max_length=16, choices=Comparison.choices, blank=True, default=Comparison.NONE
+    )
+    identity_sha256 = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["label", "created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.label} ({self.identity_sha256[:12]})"
+
+    def identity(self) -> dict:
+        return {name: getattr(self, name) for name in SCORER_IDENTITY_FIELDS}
+
+
+class ScorerRosterEntry(models.Model):
+    """A scorer registered on a version's roster under ``code``, in a ``role`` that rubric fields
+    name (``RubricField.scorer_role``). Frozen with the version."""
+
+    version = models.ForeignKey(
+        ProtocolVersion, on_delete=models.CASCADE, related_name="scorer_roster"
+    )
+    scorer = models.ForeignKey(Scorer, on_delete=models.PROTECT, related_name="rosters")
+    code = models.CharField(max_length=64)
+    role = models.SlugField(max_length=64)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["version", "code"], name="scorerroster_unique_code"),
+            models.UniqueConstraint(
+                fields=["version", "scorer"], name="scorerroster_unique_scorer"
+            ),
+        ]
+        ordering = ["version", "position", "code"]
+        verbose_name_plural = "scorer roster entries"
+
+    def __str__(self) -> str:
+        return self.code
+
+
+class MachineScoreImport(models.Model):
+    """One imported file of machine scores. Idempotent by file hash within a version."""
+
+    version = models.ForeignKey(ProtocolVersion, on_delete=models.PROTECT, related_name="+")
+    sha256 = models.CharField(max_length=64)
+    filename = models.CharField(max_length=255)
+    format = models.CharField(max_length=16)
+    mapping = models.JSONField(default=dict, blank=True)
+    header = models.JSONField(default=dict, blank=True)
+    note = models.TextField(blank=True)
+    counts = models.JSONField(default=dict)
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["version", "sha256"], name="machinescoreimport_unique_file"
+            ),
+        ]
+        ordering = ["-imported_at"]
+
+    def __str__(self) -> str:
+        return f"{self.filename} ({self.sha256[:12]})"
+
+
+class OracleRunState(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class OracleRun(models.Model):
+    """One run of an oracle scorer over a version's responses (a Celery job, with progress)."""
+
+    version = models.ForeignKey(ProtocolVersion, on_delete=models.PROTECT, related_name="+")
+    scorer = models.ForeignKey(Scorer, on_delete=models.PROTECT, related_name="oracle_runs")
+    state = models.CharField(
+        max_length=16, choices=OracleRunState.choices, default=OracleRunState.QUEUED
+    )
+    progress = models.PositiveSmallIntegerField(default=0)
+    message = models.TextField(blank=True)
+    counts = models.JSONField(default=dict, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    requested_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-requested_at"]
+
+    def __str__(self) -> str:
+        return f"oracle run {self.pk} ({self.state})"
+
+
+class MachineScore(models.Model):
+    """One value of one rubric field for one response, from one scorer. Never changed.
+
+    ``value`` is checked exactly as a reviewer's value of the field is (``apps.raters.values``);
+    ``detail`` keeps what the source said beside it (an Inspect score's answer and explanation,
+    an oracle's items correct and N). A scorer scores a response's field once.
+    """
+
+    # Denormalised for queries by version, as on Attempt; the response's version is the truth.
+    # No database constraint on the version, response or scorer: every row is written by the
+    # importer or an oracle run from ids read under the version's lock in the same transaction,
+    # and responses and scorers are append-only (the database refuses their DELETE), so a
+    # referenced row never goes away; row-by-row checks at commit would cost more than the
+    # 100,000 rows of a large import themselves.
+    version = models.ForeignKey(
+        ProtocolVersion, on_delete=models.PROTECT, related_name="+", db_constraint=False
+    )
+    response = models.ForeignKey(
+        Response, on_delete=models.PROTECT, related_name="machine_scores", db_constraint=False
+    )
+    scorer = models.ForeignKey(
+        Scorer, on_delete=models.PROTECT, related_name="scores", db_constraint=False
+    )
+    field = models.SlugField(max_length=64, db_index=False)
+    value = models.JSONField(null=True)
+    detail = models.JSONField(default=dict, blank=True)
+    source = models.ForeignKey(
+        MachineScoreImport,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="scores",
+        db_index=False,
+        db_constraint=False,
+    )
+    oracle_run = models.ForeignKey(
+        OracleRun,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="scores",
+        db_index=False,
+        db_constraint=False,
+    )
+    source_row = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["scorer", "response", "field"], name="machinescore_unique_field"
+            ),
+        ]
+        indexes = [models.Index(fields=["version", "field"])]
+
+    def __str__(self) -> str:
+        return f"{self.field} of response {self.response_id} by scorer {self.scorer_id}"
+
+
+class AuditSample(models.Model):
+    """A machine-scored response drawn, with the plan's seed when scoring opens, for reviewers to
+    score as well (the human audit of the machine scores). Reviewers see no sign of it."""
+
+    version = models.ForeignKey(ProtocolVersion, on_delete=models.PROTECT, related_name="+")
+    response = models.OneToOneField(Response, on_delete=models.PROTECT, related_name="+")
+    drawn_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"audit of response {self.response_id}"

@@ -11,6 +11,8 @@ does not carry a parameter still gives a working queue.
 | ``reservation_minutes`` | how long a reservation holds before it returns to the pool | 30 |
 | ``seed`` | fixes each reviewer's presentation order | from the version's hash |
 | ``agreement_minimum`` | the minimum α (also read as ``reliability_minimum``) | 0.667 |
+| ``audit_count`` | machine-scored responses reviewers also score (a number) | none |
+| ``audit_fraction`` | the same as a share of the responses, in (0, 1] | none |
 
 The default minimum is Krippendorff's (2004) lowest acceptable α for tentative conclusions.
 """
@@ -34,6 +36,8 @@ class RatingPlan:
     reservation_minutes: int
     seed: int
     minimum: Decimal
+    audit_count: int | None = None
+    audit_fraction: Decimal | None = None
 
 
 def _decimal(value: str | None) -> Decimal | None:
@@ -59,6 +63,8 @@ def rating_plan(version: ProtocolVersion) -> RatingPlan:
     delta = _decimal(values.get("adjudication_delta"))
     minutes = _decimal(values.get("reservation_minutes"))
     seed = _decimal(values.get("seed"))
+    audit_count = _decimal(values.get("audit_count"))
+    audit_fraction = _decimal(values.get("audit_fraction"))
     minimum = next(
         (m for m in (_decimal(values.get(name)) for name in MINIMUM_NAMES) if m is not None), None
     )
@@ -70,4 +76,8 @@ def rating_plan(version: ProtocolVersion) -> RatingPlan:
         else (DEFAULT_RESERVATION_MINUTES),
         seed=int(seed) if seed is not None else _default_seed(version),
         minimum=minimum if minimum is not None else DEFAULT_MINIMUM,
+        audit_count=int(audit_count) if audit_count is not None and audit_count >= 0 else None,
+        audit_fraction=audit_fraction
+        if audit_fraction is not None and 0 < audit_fraction <= 1
+        else None,
     )

@@ -199,3 +199,67 @@ def reliability_matrix(
         units=tuple(table.columns),
         categories=None if categories is None else tuple(categories),
     )
+
+
+@dataclass(frozen=True)
+class PairAgreement:
+    """Agreement of two coders (a scorer and the reviewers, or two scorers) on one field.
+
+    ``n`` units were coded by both. ``alpha`` is Krippendorff's α on the 2 × n matrix
+    (``krippendorff_alpha``); ``percent_agreement`` the share of the n units with equal values;
+    ``kappa`` Cohen's κ (Cohen 1960, "A coefficient of agreement for nominal scales"), computed
+    by statsmodels' ``cohens_kappa`` from the k × k contingency table, for nominal fields only
+    (``None`` otherwise, or when undefined: fewer than two units, or one category only).
+    """
+
+    n: int
+    alpha: float | None
+    percent_agreement: float | None
+    kappa: float | None
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def pair_agreement(
+    first: Sequence[float],
+    second: Sequence[float],
+    level: Level,
+    *,
+    n_categories: int | None = None,
+) -> PairAgreement:
+    """Agreement of two coders over the same units (NaN where one did not code the unit).
+
+    Args:
+        first, second: equal-length sequences of values, coded as for ``krippendorff_alpha``
+            (category codes 0 … k−1 for nominal and ordinal fields, numbers otherwise).
+        level: the field's level of measurement (``LEVEL_FOR_KIND``).
+        n_categories: k, for nominal fields: Cohen's κ is computed only when given.
+
+    Raises:
+        ValueError: the sequences differ in length, or a nominal code is outside 0 … k−1.
+    """
+    a = np.asarray(first, dtype=float)
+    b = np.asarray(second, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError("the two coders' values must be 1-D sequences of equal length")
+    both = ~np.isnan(a) & ~np.isnan(b)
+    n = int(both.sum())
+    if n == 0:
+        return PairAgreement(0, None, None, None, "no unit was coded by both")
+    result = krippendorff_alpha(np.vstack([a, b]), level)
+    percent = float(np.mean(a[both] == b[both]))
+    kappa = None
+    if level == "nominal" and n_categories is not None:
+        from statsmodels.stats.inter_rater import cohens_kappa
+
+        codes_a, codes_b = a[both].astype(int), b[both].astype(int)
+        if codes_a.min() < 0 or max(codes_a.max(), codes_b.max()) >= n_categories:
+            raise ValueError(f"nominal codes must lie in 0 … {n_categories - 1}")
+        table = np.zeros((n_categories, n_categories))
+        np.add.at(table, (codes_a, codes_b), 1)
+        if n >= 2 and len(set(codes_a) | set(codes_b)) >= 2:
+            value = float(cohens_kappa(table).kappa)
+            kappa = value if np.isfinite(value) else None
+    return PairAgreement(n, result.alpha, percent, kappa, result.note)

@@ -18,6 +18,7 @@ from apps.protocols.seal import outcomes_visible
 from apps.raters.models import (
     Assignment,
     AssignmentOutcome,
+    AuditSample,
     FieldKind,
     RubricField,
     Score,
@@ -27,7 +28,7 @@ from apps.raters.models import (
 )
 from apps.raters.plan import rating_plan
 from apps.raters.reliability import LEVEL_FOR_KIND, krippendorff_alpha
-from apps.raters.values import values_disagree
+from apps.raters.values import reviewer_fields, values_disagree
 from apps.responses.models import Exclusion, Response
 
 NO_SUCH_TASK = "No such task."
@@ -85,6 +86,7 @@ def task_content(task: ScoringTask) -> dict:
         .order_by("position")
     )
     instructions = all_fields[0].rubric.instructions if all_fields else ""
+    all_fields = reviewer_fields(all_fields, audited=response_is_audited(task, all_fields))
     fields = [f for f in all_fields if not f.derivation]
     has_checklist = any(f.kind == FieldKind.CHECKLIST for f in fields)
     units = (
@@ -122,6 +124,14 @@ def task_content(task: ScoringTask) -> dict:
             for f in fields
         ],
     }
+
+
+def response_is_audited(task: ScoringTask, fields: list[RubricField]) -> bool:
+    """Whether the task's response is in the human audit sample; asked only when the rubric has
+    a field that reviewers do not otherwise score (one query then, none otherwise)."""
+    if all(f.scored_by != "scorer" for f in fields):
+        return False
+    return AuditSample.objects.filter(response_id=task.response_id).exists()
 
 
 def own_score(*, task: ScoringTask, reviewer: User) -> Score | None:

@@ -13,3 +13,11 @@ def assignments_expire_task() -> int:
     from apps.raters.services import assignments_expire
 
     return assignments_expire()
+
+
+@shared_task(name="raters.oracle_run")
+def oracle_run_task(run_id: int) -> str:
+    """Perform one oracle run (claimed first: a second delivery of the message does nothing)."""
+    from apps.raters.services.machine import oracle_run_perform
+
+    return oracle_run_perform(run_id=run_id)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.raters import apis, views
+from apps.raters import apis, machine_apis, machine_views, views
 
 app_name = "raters"
 
@@ -16,6 +16,22 @@ urlpatterns = [
         name="rubric-field",
     ),
     path("versions/<int:version_id>/scoring/", views.scoring, name="scoring"),
+    path("versions/<int:version_id>/scorers/", machine_views.scorers, name="scorers"),
+    path(
+        "versions/<int:version_id>/scorers/import/",
+        machine_views.machine_import,
+        name="machine-import",
+    ),
+    path(
+        "versions/<int:version_id>/scorers/import/confirm/",
+        machine_views.machine_import_confirm,
+        name="machine-import-confirm",
+    ),
+    path(
+        "versions/<int:version_id>/scorers/<str:code>/oracle-run/",
+        machine_views.oracle_run,
+        name="oracle-run",
+    ),
 ]
 
 api_urlpatterns = [
@@ -48,5 +64,30 @@ api_urlpatterns = [
         "versions/<int:version_id>/scoring/final",
         apis.FinalScoresApi.as_view(),
         name="scoring-final",
+    ),
+    path(
+        "versions/<int:version_id>/scorers",
+        machine_apis.ScorerRosterApi.as_view(),
+        name="scorers",
+    ),
+    path(
+        "versions/<int:version_id>/scorers/enroll",
+        machine_apis.ScorerEnrollApi.as_view(),
+        name="scorer-enroll",
+    ),
+    path(
+        "versions/<int:version_id>/scorers/<str:code>/oracle-runs",
+        machine_apis.OracleRunApi.as_view(),
+        name="oracle-runs",
+    ),
+    path(
+        "versions/<int:version_id>/machine-scores/import",
+        machine_apis.MachineScoresImportApi.as_view(),
+        name="machine-scores-import",
+    ),
+    path(
+        "versions/<int:version_id>/machine-scores",
+        machine_apis.MachineDashboardApi.as_view(),
+        name="machine-scores",
     ),
 ]

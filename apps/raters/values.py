@@ -109,6 +109,22 @@ def _derive(field, values: dict, *, word_count: int, units: Sequence[tuple[int, 
     return None
 
 
+def reviewer_fields(fields: Iterable, *, audited: bool) -> list:
+    """The rubric fields a reviewer scores on a task: those reviewers score, or, on a response of
+    the human audit sample, every field (the scorers' too); with the derived fields that follow
+    them. ``fields`` in order; the same order is returned."""
+    fields = list(fields)
+    if audited:
+        return fields
+    by_name = {f.name: f for f in fields}
+    out = []
+    for field in fields:
+        source = by_name.get(field.derived_from) if field.derivation else field
+        if source is None or source.scored_by != "scorer":
+            out.append(field)
+    return out
+
+
 def score_values_clean(
     *,
     fields: Iterable,

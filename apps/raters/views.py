@@ -11,6 +11,7 @@ from django.views.decorators.http import require_http_methods
 
 from apps.items.selectors import harm_reviews_pending_for
 from apps.raters.access import get_rubric_version_for, get_scoring_version_for, get_task_for
+from apps.raters.final import machine_dashboard
 from apps.raters.models import AssignmentOutcome, FieldKind, RubricField
 from apps.raters.rubric_templates import RUBRIC_TEMPLATES
 from apps.raters.selectors import (
@@ -269,5 +270,10 @@ def scoring(request: HttpRequest, version_id: int) -> HttpResponse:
     return render(
         request,
         "raters/scoring.html",
-        {"version": version, "dashboard": scoring_dashboard(version), "errors": errors},
+        {
+            "version": version,
+            "dashboard": scoring_dashboard(version),
+            "machine": machine_dashboard(version),
+            "errors": errors,
+        },
     )

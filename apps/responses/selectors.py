@@ -1,5 +1,6 @@
 """Reads of evaluands, rosters, schedules, attempts, imports and exclusions."""
 
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,11 +69,21 @@ def exclusion_reasons(version: ProtocolVersion) -> dict[str, str]:
     """The reason codes an exclusion in ``version`` may give: code → description.
 
     The evidence-integrity reasons every plan has, then the plan's own frozen reasons from its
-    ``exclusion_reasons`` parameter: one ``code: description`` per line (or separated by ``;``).
+    ``exclusion_reasons`` parameter: a json parameter ``[{"code", "label"}, …]`` (issue #12),
+    or, in plans written before parameters were typed, text with one ``code: description`` per
+    line (or separated by ``;``).
     """
     reasons = dict(EVIDENCE_INTEGRITY_REASONS)
     parameter = AnalysisParameter.objects.filter(version=version, name="exclusion_reasons").first()
-    if parameter is not None:
+    if parameter is not None and parameter.kind == "json":
+        try:
+            entries = json.loads(parameter.value) if parameter.value.strip() else []
+        except ValueError:
+            entries = []  # the freeze gate refuses an invalid value; nothing to offer here
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, dict) and isinstance(entry.get("code"), str):
+                reasons[entry["code"]] = str(entry.get("label") or entry["code"])
+    elif parameter is not None:
         for line in parameter.value.replace(";", "\n").splitlines():
             code, _, description = line.partition(":")
             if code.strip():

@@ -100,11 +100,13 @@ def _people(protocol: Protocol, prefix: str, n_reviewers: int) -> dict:
     return people
 
 
-def freeze(version: ProtocolVersion) -> ProtocolVersion:
-    """Freeze ``version`` as the freeze service will: state, time and a document hash."""
+def freeze(version: ProtocolVersion, *, pipeline: str = "") -> ProtocolVersion:
+    """Freeze ``version`` as the freeze service will: state, time and a document hash; with
+    ``pipeline``, its plan names that pipeline (a throwaway one in tests) instead of the
+    template's."""
     digest = hashlib.sha256(f"frozen:{version.protocol.code}:{version.label}".encode()).hexdigest()
     ProtocolVersion.objects.filter(pk=version.pk).update(
-        state="frozen", sha256=digest, frozen_at=timezone.now()
+        state="frozen", sha256=digest, frozen_at=timezone.now(), pipeline=pipeline
     )
     version.refresh_from_db()
     return version
@@ -157,6 +159,7 @@ def opb_study(
     parameters: dict | None = None,
     slopes: dict | None = None,
     seed: int = 7,
+    pipeline: str = "",
     n_reviewers: int = 2,
     disagreement: float = 0.1,
     domains: tuple[str, ...] = DOMAINS,
@@ -288,7 +291,7 @@ def opb_study(
                     )
                 )
     Administration.objects.bulk_create([a for a, _, _ in administrations])
-    freeze(version)
+    freeze(version, pipeline=pipeline)
 
     attempts = [
         Attempt(version=version, administration=a, number=1, terminal_outcome="completed")

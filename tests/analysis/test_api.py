@@ -93,3 +93,13 @@ def test_the_blob_endpoint_serves_a_result_only_once_unsealed(api, study, run_no
         assert response.status_code == 200 and response.content == bytes(blob.content)
     api.force_authenticate(study.reviewers[0])
     assert api.get(f"/api/v1/blob/{run.result_sha256}").status_code == 404
+
+
+def test_another_pipeline_than_the_plans_is_refused_before_anything_is_queued(api, study):
+    """Issue #12 §2: running xstest on an opb plan is refused with a plain sentence."""
+    api.force_authenticate(study.pi)
+    response = api.post(_base(study), {"kind": "xstest"}, format="json")
+    assert response.status_code == 400
+    message = " ".join(response.json()["kind"])
+    assert "names the opb pipeline; only opb can be run on it, not xstest" in message
+    assert not AnalysisRun.objects.exists()

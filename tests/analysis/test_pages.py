@@ -187,3 +187,13 @@ def test_the_version_page_links_to_the_analysis_for_pi_and_auditor_only(client, 
         page = client.get(url)
         assert page.status_code == 200
         assert (runs in page.content.decode()) is shown
+
+
+def test_the_run_page_offers_only_the_plans_pipeline(client, study):
+    """Issue #12 §2: the form holds the plan's pipeline and no other; another is a form error."""
+    client.force_login(study.pi)
+    page = client.get(_url("runs", study)).content.decode()
+    assert 'value="opb"' in page and 'value="xstest"' not in page
+    response = client.post(_url("runs", study), {"kind": "xstest", "reason": ""})
+    assert response.status_code == 200 and not AnalysisRun.objects.exists()
+    assert "xstest is not one of the available choices" in response.content.decode()

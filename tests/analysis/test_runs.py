@@ -24,6 +24,7 @@ from apps.analysis.services import (
 )
 from apps.deviations.models import LogEntry
 from apps.protocols.models import Blob, ProtocolVersion, Withdrawal
+from tests.analysis.builders import opb_study
 
 pytestmark = pytest.mark.django_db
 
@@ -160,11 +161,21 @@ def failing_kind():
     unregister_pipeline("_failing")
 
 
-def test_a_failure_leaves_no_result_and_no_blob(study, run_now, failing_kind):
+@pytest.fixture
+def failing_study(db, failing_kind):
+    """A frozen study whose plan names the failing pipeline."""
+    return opb_study(evaluands=1, pipeline=failing_kind)
+
+
+def test_a_failure_leaves_no_result_and_no_blob(failing_study, run_now, failing_kind):
+    study = failing_study
     blobs = Blob.objects.count()
     run = run_now(study.version, study.pi, kind=failing_kind)
     assert run.state == RunState.FAILED
     assert "the estimator blew up" in run.error
+    # A plain sentence for the PI; the traceback is in the server log only.
+    assert "Traceback" not in run.error and 'File "' not in run.error
+    assert run.error.startswith("The _failing analysis failed on an internal error")
     assert run.result_sha256 == "" and run.input_sha256 == ""
     assert Blob.objects.count() == blobs
 
@@ -177,7 +188,8 @@ def test_a_finished_run_writes_its_result_hash_into_the_log(study, run_now):
     assert {"type": "blob", "id": run.result_sha256, "label": "result document"} in entry.refs
 
 
-def test_a_failed_run_is_logged_with_its_error(study, run_now, failing_kind):
+def test_a_failed_run_is_logged_with_its_error(failing_study, run_now, failing_kind):
+    study = failing_study
     run = run_now(study.version, study.pi, kind=failing_kind)
     entry = LogEntry.objects.filter(protocol=study.protocol).order_by("seq").last()
     assert entry.kind == "analysis"
@@ -186,10 +198,22 @@ def test_a_failed_run_is_logged_with_its_error(study, run_now, failing_kind):
     assert "the estimator blew up" in entry.rationale
 
 
-def test_a_failed_run_can_be_run_again(study, run_now, failing_kind):
+def test_a_failed_run_can_be_run_again(failing_study, run_now, failing_kind):
+    study = failing_study
     failed = run_now(study.version, study.pi, kind=failing_kind)
+    # The pipeline is mended (a fixed server, say): the same plan's pipeline runs again.
+    register_pipeline(
+        Pipeline(
+            kind=failing_kind,
+            title="mended",
+            collect=lambda version: {"rows": []},
+            compute=lambda inputs, **kwargs: {"ok": True},
+            tidy=lambda inputs: ([], []),
+        )
+    )
     again = run_now(study.version, study.pi)
     assert failed.state == RunState.FAILED and again.state == RunState.SUCCEEDED
+    assert again.rerun_of == failed
 
 
 def test_a_run_that_is_not_queued_is_not_performed_again(study, run_now):

@@ -108,7 +108,7 @@ def test_a_worker_killed_mid_run_leaves_no_result_and_the_run_completes_later(
 
     gate = tmp_path / "gate"
     gate.touch()
-    study = opb_study(evaluands=1)
+    study = opb_study(evaluands=1, pipeline=blocking_worker.KIND)
     blobs = Blob.objects.count()
     first = _worker(gate, "doomed")
     try:

@@ -19,7 +19,10 @@ from tests.protocols.conftest import OPB_VALUES, SECTIONS
 
 def design_and_roster(version, user) -> None:
     """Two items × two levels with one-unit keys, and two evaluands on the roster: what the
-    freeze gate asks of a design, without authoring it page by page."""
+    freeze gate asks of a design, without authoring it page by page. The plan's decision
+    table is emptied: OPB-01's §8 rules read Families A and B and the force arm, which this
+    design lacks, and the computability gate refuses rules that can never be evaluated."""
+    version_update(version=version, user=user, decision_table=[])
     levels = [LevelFactory(version=version, ordinal=i, code=f"L{i}") for i in range(2)]
     family = FamilyFactory(version=version, code="B", role="discrimination_control")
     for n in (1, 2):

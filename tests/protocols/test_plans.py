@@ -69,7 +69,7 @@ def test_decimal_text_has_no_trailing_zeros():
 
 
 def test_opb_template_declares_section_7_and_what_rating_needs():
-    names = [spec.name for spec in OPB.parameters]
+    names = [spec.name for spec in OPB.parameter_specs()]
     for name in (
         "epsilon",
         "interval_method",

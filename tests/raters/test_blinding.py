@@ -8,6 +8,7 @@ in any body, header or redirect location, and that nothing answers 500.
 """
 
 import itertools
+import json
 import re
 
 import pytest
@@ -16,8 +17,10 @@ from scipy.stats import spearmanr
 
 from apps.items.models import Condition, Family, Item, Level
 from apps.protocols.models import Protocol, ProtocolVersion
-from apps.raters.models import Rubric, Score, ScoringTask
+from apps.raters.models import MachineScore, Rubric, Score, ScorerRosterEntry, ScoringTask
 from apps.raters.services import rubric_create, score_submit, scoring_open, task_next
+from apps.raters.services.machine import machine_scores_import
+from apps.raters.services.scorers import scorer_register
 from apps.responses.models import Evaluand
 from tests.factories import (
     AdministrationFactory,
@@ -58,6 +61,12 @@ MARKERS = {
     "evaluand provider": "Zqx Provider",
     "rubric name": "Zqx Rubric Name",
     "other reviewer's score": "Zqx other reviewer's note",
+    "scorer name": "Zqx Scorer Name",
+    "scorer model": "zqx-judge-model",
+    "scorer code": "zqxjudge",
+    "scorer-only field": "Zqx judge field label",
+    "machine score": "Zqx machine verdict",
+    "machine detail": "Zqx machine explanation",
 }
 
 
@@ -87,7 +96,28 @@ def _marked_study():
                 "disagreement": "exact",
             },
             {"name": "note", "label": "Note", "kind": "quote", "required": False},
+            {
+                "name": "verdict",
+                "label": MARKERS["scorer-only field"],
+                "kind": "quote",
+                "required": False,
+                "scored_by": "scorer",
+                "scorer_role": "judge",
+            },
         ],
+    )
+    scorer, _ = scorer_register(
+        user=None,
+        label="judge",
+        kind="llm_judge",
+        name=MARKERS["scorer name"],
+        version="1",
+        model=MARKERS["scorer model"],
+        provider="zqx",
+        prompt="Judge it.",
+    )
+    ScorerRosterEntry.objects.create(
+        version=version, scorer=scorer, code=MARKERS["scorer code"], role="judge"
     )
     level = LevelFactory(
         version=version,
@@ -132,6 +162,26 @@ def _marked_study():
     for n, administration in enumerate(administrations):
         attempt = AttemptFactory(administration=administration, version=version)
         ResponseFactory(attempt=attempt, version=version, text=f"Here is case {n}, described.")
+    # A judge's machine scores on every response, imported as a PI would.
+    machine_scores_import(
+        version=version,
+        user=pi,
+        data=b"".join(
+            json.dumps(
+                {
+                    "position": n,
+                    "scorer": MARKERS["scorer code"],
+                    "verdict": MARKERS["machine score"],
+                    "explanation": MARKERS["machine detail"],
+                }
+            ).encode()
+            + b"\n"
+            for n in range(3)
+        ),
+        filename="judge.jsonl",
+        mapping={"item": None, "evaluand": None, "level": None, "repetition": None},
+    )
+    assert MachineScore.objects.filter(version_id=version.pk).count() == 3
     scoring_open(version=version, user=pi)
     # The other reviewer scores two responses, with a marked note.
     other_tokens = []

@@ -89,3 +89,37 @@ def test_an_attempt_is_excluded_once(attempt, pi):
 def test_only_the_pi_may_exclude(attempt, editor):
     with pytest.raises(PermissionDenied):
         exclusion_record(attempt=attempt, reason_code="record_corrupt", rationale="x", user=editor)
+
+
+def test_a_plans_json_reasons_are_accepted_and_any_other_code_is_refused_naming_them(protocol, pi):
+    """Issue #12 §3: the plan's own reason codes (a json parameter, frozen with the version)."""
+    import json
+
+    draft = build_draft(protocol=protocol, user=pi)
+    AnalysisParameterFactory(
+        version=draft,
+        name="exclusion_reasons",
+        kind="json",
+        schema={"type": "array"},
+        value=json.dumps(
+            [
+                {"code": "harness_parse_failure", "label": "The harness could not parse it"},
+                {"code": "operator_error", "label": "The operator ran the wrong scenario"},
+            ]
+        ),
+    )
+    version = freeze(draft, pi)
+    responses_import(
+        version=version, user=pi, data=csv_bytes(answer_rows(version)), filename="a.csv"
+    )
+    first, second = Attempt.objects.filter(version=version).order_by("pk")[:2]
+    exclusion = exclusion_record(
+        attempt=first, reason_code="operator_error", rationale="wrong scenario", user=pi
+    )
+    assert exclusion.reason_code == "operator_error"
+    with pytest.raises(ValidationError) as refused:
+        exclusion_record(attempt=second, reason_code="looked_odd", rationale="x", user=pi)
+    message = " ".join(refused.value.message_dict["reason_code"])
+    assert "'looked_odd' is not a frozen exclusion reason" in message
+    assert "harness_parse_failure" in message and "operator_error" in message
+    assert "record_corrupt" in message  # the evidence-integrity reasons every plan has

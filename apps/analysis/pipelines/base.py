@@ -10,6 +10,15 @@ A pipeline has two halves:
   once encoded canonically, the same bytes.
 
 ``tidy(inputs) -> (header, rows)`` gives the CSV download's table from the inputs.
+
+A pipeline also declares itself as data (``declaration``, a
+``apps.protocols.plans.PipelineDeclaration``): the plan parameters it reads, the named
+estimates it produces and its report sections. ``collect`` is ``assemble(read_raw(version))``:
+``assemble`` shapes the raw reads of ``apps/analysis/inputs.py`` (design, observations, rubric
+fields, decision table) into the pipeline's inputs, so that the freeze gate can hand it
+synthetic observations of a draft instead (``apps/analysis/computability.py``).
+``estimates_of(result) -> {name: EstimateValue}`` reads the named estimates back out of a
+result, so the gate can tell which of them could be computed and why not.
 """
 
 from __future__ import annotations
@@ -21,6 +30,12 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Protocol
+
+from apps.protocols.plans import (
+    PipelineDeclaration,
+    declare_pipeline,
+    withdraw_pipeline_declaration,
+)
 
 RESULT_DOCUMENT_TYPE = "preregistry/analysis-result/1"
 INPUT_DOCUMENT_TYPE = "preregistry/analysis-inputs/1"
@@ -38,6 +53,28 @@ def no_progress(percent: int, message: str) -> None:
     """A progress callback that reports nowhere (pure use, tests, benchmarks)."""
 
 
+class PlanInputError(ValueError):
+    """The plan's data cannot be analysed as the plan says, for a reason the PI can fix.
+
+    ``where`` names the input (``parameter epsilon``, ``cell I03 × L2``, ``rubric field
+    label``); the message is a plain sentence shown to the PI as the run's error.
+    """
+
+    def __init__(self, message: str, *, where: str = ""):
+        super().__init__(message)
+        self.where = where
+
+
+@dataclass(frozen=True)
+class EstimateValue:
+    """One named estimate as a result holds it: its value (None when it could not be computed)
+    and, when None, why — in the PI's terms — and on which surface."""
+
+    value: float | str | None
+    reason: str = ""
+    surface: str = ""
+
+
 @dataclass(frozen=True)
 class Pipeline:
     kind: str
@@ -46,13 +83,25 @@ class Pipeline:
     compute: Callable[..., dict]
     tidy: Callable[[dict], tuple[list[str], list[list]]]
     templates: tuple[str, ...] = field(default=())
+    declaration: PipelineDeclaration | None = None
+    assemble: Callable[[dict], dict] | None = None
+    estimates_of: Callable[[dict], dict[str, list[EstimateValue]]] | None = None
 
 
 _pipelines: dict[str, Pipeline] = {}
 
 
 def register_pipeline(pipeline: Pipeline) -> Pipeline:
-    """Register (or replace) a pipeline under its ``kind``."""
+    """Register (or replace) a pipeline under its ``kind``, with its declaration.
+
+    Raises ValueError when the declaration names another kind.
+    """
+    if pipeline.declaration is not None:
+        if pipeline.declaration.kind != pipeline.kind:
+            raise ValueError(
+                f"pipeline {pipeline.kind} carries the declaration of {pipeline.declaration.kind}"
+            )
+        declare_pipeline(pipeline.declaration)
     _pipelines[pipeline.kind] = pipeline
     return pipeline
 
@@ -60,6 +109,7 @@ def register_pipeline(pipeline: Pipeline) -> Pipeline:
 def unregister_pipeline(kind: str) -> None:
     """Remove a pipeline (tests register throwaway kinds)."""
     _pipelines.pop(kind, None)
+    withdraw_pipeline_declaration(kind)
 
 
 def get_pipeline(kind: str) -> Pipeline:

@@ -56,6 +56,7 @@ from scipy.stats import t as t_distribution
 from apps.analysis import inputs as data
 from apps.analysis.pipelines.base import (
     INPUT_DOCUMENT_TYPE,
+    EstimateValue,
     Pipeline,
     PlanReader,
     Progress,
@@ -94,9 +95,24 @@ from apps.analysis.stats.mixed_logit import fit_gee_logit, fit_mixed_logit
 from apps.analysis.stats.proportions import RATE_MIN_CLUSTERS_FLOOR, rate_interval
 from apps.analysis.stats.reliability import krippendorff_alpha, reliability_matrix
 from apps.analysis.stats.slopes import op_ratio, segmented_slopes
+from apps.protocols.models import ParameterKind
+from apps.protocols.plans import (
+    BOOTSTRAP_REPLICATES,
+    EXCLUSION_REASONS,
+    INTERVAL_COVERAGE,
+    INTERVAL_METHOD,
+    MIN_CLUSTERS,
+    SEED,
+    EstimateSpec,
+    ParameterSpec,
+    PipelineDeclaration,
+    ReportSection,
+    agreement_parameters,
+)
 
 KIND = "opb"
 SHARED_LEVELS = (0, 1, 2, 3)
+PRIMARY_MEASURES = ("F_att", "A_att")
 # Family roles (apps.items.FamilyRole) → the arm the analysis treats them as.
 ARM_OF_ROLE = {
     "discrimination_control": "B",
@@ -104,6 +120,150 @@ ARM_OF_ROLE = {
     "disclosure": "C",
     "force_control": "force",
 }
+
+
+# -- what the pipeline declares ---------------------------------------------------------------
+
+PARAMETERS = (
+    ParameterSpec(
+        "epsilon",
+        "equivalence margin ε",
+        ParameterKind.NUMBER,
+        unit="logit per level",
+        minimum="0",
+        help_text="β is read as ≈ 0 when its whole (1 − 2α) interval lies strictly inside "
+        "(−ε, ε), as in TOST: an interval bound equal to ±ε is not inside. The decision "
+        "table and the TOST stage read it the same way.",
+    ),
+    INTERVAL_METHOD,
+    INTERVAL_COVERAGE,
+    MIN_CLUSTERS,
+    ParameterSpec(
+        "beta_positive_criterion",
+        "criterion for β > 0",
+        ParameterKind.CHOICE,
+        choices=("interval", "point"),
+        help_text="interval: the interval's lower bound is above 0 (and for β < 0 its "
+        "upper bound below 0); point: the point estimate is.",
+    ),
+    *agreement_parameters(
+        ("krippendorff_alpha_interval", "krippendorff_alpha_ordinal"),
+        "Krippendorff's α on F_att: interval metric, or ordinal.",
+    ),
+    ParameterSpec(
+        "absent_cell_handling",
+        "absent-cell handling",
+        ParameterKind.CHOICE,
+        choices=("exclude_and_report", "complete_items_only"),
+        help_text="Absent cells are never approximated. exclude_and_report: model the "
+        "present cells and report the absent ones; complete_items_only: restrict each "
+        "comparison to items present at every level it spans.",
+    ),
+    ParameterSpec(
+        "aggregation_level",
+        "aggregation level",
+        ParameterKind.CHOICE,
+        choices=("item_level", "repeated_observation"),
+        help_text="item_level: average repetitions within item × level first; "
+        "repeated_observation: model every response. Either way β's analytic interval uses "
+        "standard errors clustered by item (cluster-robust sandwich), not an item random "
+        "effect, and its bootstrap resamples items.",
+    ),
+    ParameterSpec(
+        "n_per_cell",
+        "n per cell",
+        ParameterKind.INTEGER,
+        unit="responses",
+        minimum="5",
+        help_text="Responses per item × level cell on each surface; at least 5.",
+    ),
+    ParameterSpec(
+        "n_per_surface_min",
+        "per-surface minimum",
+        ParameterKind.INTEGER,
+        unit="responses",
+        minimum="1",
+        help_text="A surface (evaluand) with fewer scored responses is reported "
+        "descriptively only.",
+    ),
+    BOOTSTRAP_REPLICATES,
+    SEED,
+    ParameterSpec(
+        "primary_measure",
+        "primary measure",
+        ParameterKind.CHOICE,
+        required=False,
+        choices=PRIMARY_MEASURES,
+        default="F_att",
+        help_text="The measure the primary model fits over L0–L3: F_att (1 − supplied / "
+        "required units, every level; OPB-01 v1.1) or A_att (executable steps only, defined "
+        "on L3–L5; OPB-01 v1.0's primary). Read only when the plan holds it; F_att otherwise.",
+    ),
+    EXCLUSION_REASONS,
+)
+
+# None is ``primary``: an OPB plan needs what its §8 decision table reads (issue #12 §5), so a
+# plan whose table names beta_force needs a force-control arm, and one with no table needs none.
+ESTIMATES = (
+    EstimateSpec(
+        "beta_B",
+        "coefficient",
+        True,
+        "Family B's slope of the primary measure per level over L0–L3 (logit scale): the "
+        "harm gradient the instrument must be able to see.",
+        needs="a discrimination-control family scored on at least two of L0–L3",
+    ),
+    EstimateSpec(
+        "beta_A",
+        "coefficient",
+        True,
+        "Family A's slope of the primary measure per level over L0–L3 (logit scale): the "
+        "operativity penalty on harm-constant items.",
+        needs="a harm-constant family scored on at least two of L0–L3",
+    ),
+    EstimateSpec(
+        "beta_LF",
+        "contrast",
+        True,
+        "β_A − β_B, the level × family interaction: how far Family A's gradient differs from "
+        "Family B's.",
+        needs="both beta_A and beta_B",
+    ),
+    EstimateSpec(
+        "beta_force",
+        "coefficient",
+        True,
+        "The force-control arm's slope of F_att per level (§6.4): rising degradation with "
+        "illocutionary force alone.",
+        needs="a force-control family scored on at least two levels",
+    ),
+)
+
+SECTIONS = (
+    ReportSection("reliability", "Reliability", "Krippendorff's α on F_att vs the plan's minimum."),
+    ReportSection(
+        "coverage", "Coverage", "n/N per evaluand × family × level; cells never observed."
+    ),
+    ReportSection(
+        "surfaces",
+        "Per surface, in the §9 order",
+        "Family B, then Family A (cells, β, refusal model, segmented slopes, TOST), the "
+        "interaction β_LF and ρ_OP, the disclosure arms, the force arm, the §8 decision.",
+    ),
+    ReportSection("exclusions", "Exclusions", "Excluded attempts by reason code and seal state."),
+    ReportSection("absent_cells", "Absent cells", "Cells recorded absent, never approximated."),
+)
+
+DECLARATION = PipelineDeclaration(
+    kind=KIND,
+    title="OPB-01 analysis plan",
+    summary="Beta regression of the primary measure per family over L0–L3 (β_B, then β_A, "
+    "then β_LF), mixed-effects logistic for refusal, segmented slopes, ρ_OP, TOST against ε, "
+    "the disclosure and force arms, and the plan's §8 decision table.",
+    parameters=PARAMETERS,
+    estimates=ESTIMATES,
+    sections=SECTIONS,
+)
 
 
 # -- collect ---------------------------------------------------------------------------------
@@ -164,9 +324,14 @@ def _mean(values: list[float | None]) -> float | None:
 def collect(version) -> dict:
     """OPB inputs: one row per analysed response with its design coordinates and scored units,
     the primary reviewers' scores, the coverage plan, absent cells and exclusions."""
-    design = data.design(version)
-    observed = data.observations(version)
-    fields = data.rubric_fields(version)
+    return assemble(data.raw(version))
+
+
+def assemble(raw: dict) -> dict:
+    """The OPB inputs from the raw reads (``apps.analysis.inputs.raw``), real or synthetic."""
+    design = raw["design"]
+    observed = raw["observations"]
+    fields = raw["rubric_fields"]
     names = {
         "checklist": _field(fields, "units_supplied", kind="checklist"),
         "f_att": _field(fields, "f_att"),
@@ -255,7 +420,7 @@ def collect(version) -> dict:
         ],
         "exclusions": exclusion_records(observed["administrations"]),
         "counts": {**observed["counts"], "analysed": len(rows)},
-        "decision_table": data.plan_decision_table(version),
+        "decision_table": list(raw["decision_table"] or []),
     }
 
 
@@ -295,6 +460,13 @@ class _Plan:
             "aggregation_level",
             choices=("item_level", "repeated_observation"),
             default="repeated_observation",
+        )
+        # Read only when the plan holds it, so the settings of plans without it (every plan
+        # frozen before it existed) stay exactly as they were.
+        self.primary = (
+            read.choice("primary_measure", choices=PRIMARY_MEASURES, default="F_att")
+            if (parameters.get("primary_measure") or "").strip()
+            else "F_att"
         )
         self.n_per_cell = read.integer("n_per_cell", default=None)
         self.surface_min = read.integer("n_per_surface_min", default=None)
@@ -464,12 +636,15 @@ def _beta_slope(frame: pd.DataFrame, n_squeeze: int, plan: _Plan, seed: int) -> 
     Returns the estimate, its interval, its (1 − 2α) equivalence interval, and (bootstrap) the
     replicates under ``"_replicates"`` for contrasts; callers drop that key before output.
     """
-    fit_rows = frame[["f_att", "level", "item"]].dropna()
+    column = "a_att" if plan.primary == "A_att" else "f_att"
+    fit_rows = frame[[column, "level", "item"]].dropna()
     if plan.aggregation_level == "item_level":
-        fit_rows = fit_rows.groupby(["item", "level"], as_index=False, sort=True)["f_att"].mean()
+        fit_rows = fit_rows.groupby(["item", "level"], as_index=False, sort=True)[column].mean()
     if fit_rows["level"].nunique() < 2:
+        if column == "a_att":
+            return {"estimate": None, "error": _a_att_levels_error(frame, fit_rows)}
         return {"estimate": None, "error": "fewer than two levels observed"}
-    y = squeeze_unit_interval(fit_rows["f_att"].to_numpy(float), n=n_squeeze)
+    y = squeeze_unit_interval(fit_rows[column].to_numpy(float), n=n_squeeze)
     model_data = pd.DataFrame({"y": y, "level": fit_rows["level"].to_numpy(float)})
     try:
         with warnings.catch_warnings():
@@ -538,6 +713,27 @@ def _beta_slope(frame: pd.DataFrame, n_squeeze: int, plan: _Plan, seed: int) -> 
         out["note"] = boot.note
     out["_replicates"] = reps
     return out
+
+
+def _levels_text(levels: list[int]) -> str:
+    if not levels:
+        return "no level"
+    if len(levels) > 1 and levels == list(range(levels[0], levels[-1] + 1)):
+        return f"L{levels[0]}–L{levels[-1]}"
+    return ", ".join(f"L{level}" for level in levels)
+
+
+def _a_att_levels_error(frame: pd.DataFrame, fit_rows: pd.DataFrame) -> str:
+    """Why A_att gives no slope here, in the plan's terms (OPB-01 v1.0's fault)."""
+    spanned = sorted(int(level) for level in frame["level"].unique())
+    defined = sorted(int(level) for level in fit_rows["level"].unique())
+    return (
+        f"the primary measure A_att is defined on {_levels_text(list(measures.A_ATT_LEVELS))} "
+        f"only (where executable steps exist), but the primary comparison uses "
+        f"{_levels_text(list(SHARED_LEVELS))}; this family's data there span "
+        f"{_levels_text(spanned)} and A_att has values at {_levels_text(defined)} — no slope "
+        "can be computed there"
+    )
 
 
 def _percentile(reps: np.ndarray, confidence: float, n_clusters: int) -> list | None:
@@ -956,6 +1152,34 @@ def tidy(inputs: dict) -> tuple[list[str], list[list]]:
     return header, [[row.get(h) for h in header] for row in inputs["rows"]]
 
 
+def estimates_of(result: dict) -> dict[str, list[EstimateValue]]:
+    """The named estimates of an OPB result, one value per surface (evaluand), each with the
+    reason when it could not be computed."""
+    out: dict[str, list[EstimateValue]] = {e.name: [] for e in ESTIMATES}
+    for surface in result.get("surfaces", []):
+        name = surface["evaluand"]
+        found: dict[str, dict] = {}
+        for stage in surface["stages"]:
+            for key in ("beta_B", "beta_A", "beta_LF", "beta_force"):
+                if isinstance(stage.get(key), dict):
+                    found[key] = stage[key]
+        for key, values in out.items():
+            estimate = found.get(key)
+            if estimate is None:
+                reason = {
+                    "beta_force": "the design has no force-control family",
+                    "beta_LF": "it needs both Family A and Family B",
+                }.get(key, "the design has no family of that role scored on L0–L3")
+                if surface.get("descriptive_only"):
+                    reason = "the surface is below the per-surface minimum"
+                values.append(EstimateValue(None, reason, name))
+            elif estimate.get("estimate") is None:
+                values.append(EstimateValue(None, str(estimate.get("error", "")), name))
+            else:
+                values.append(EstimateValue(float(estimate["estimate"]), "", name))
+    return out
+
+
 register_pipeline(
     Pipeline(
         kind=KIND,
@@ -964,5 +1188,8 @@ register_pipeline(
         compute=compute,
         tidy=tidy,
         templates=("opb",),
+        declaration=DECLARATION,
+        assemble=assemble,
+        estimates_of=estimates_of,
     )
 )

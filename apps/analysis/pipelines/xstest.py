@@ -22,7 +22,9 @@ import pandas as pd
 from apps.analysis import inputs as data
 from apps.analysis.pipelines.base import (
     INPUT_DOCUMENT_TYPE,
+    EstimateValue,
     Pipeline,
+    PlanInputError,
     PlanReader,
     Progress,
     no_progress,
@@ -38,24 +40,89 @@ from apps.analysis.pipelines.common import (
 from apps.analysis.stats.agreement import agreement
 from apps.analysis.stats.proportions import METHOD, RATE_MIN_CLUSTERS_FLOOR, label_rates
 from apps.analysis.stats.reliability import krippendorff_alpha, reliability_matrix
+from apps.protocols.plans import (
+    BOOTSTRAP_REPLICATES,
+    EXCLUSION_REASONS,
+    INTERVAL_COVERAGE,
+    INTERVAL_METHOD,
+    MIN_CLUSTERS,
+    SEED,
+    EstimateSpec,
+    PipelineDeclaration,
+    ReportSection,
+    agreement_parameters,
+)
 
 KIND = "xstest"
+
+DECLARATION = PipelineDeclaration(
+    kind=KIND,
+    title="XSTest refusal rates",
+    summary="The rate of each label (full compliance, full refusal, partial refusal) per "
+    "evaluand × prompt type with item-clustered bootstrap intervals, and Krippendorff's α "
+    "between the reviewers. It evaluates no decision table.",
+    parameters=(
+        SEED,
+        INTERVAL_METHOD,
+        INTERVAL_COVERAGE,
+        MIN_CLUSTERS,
+        BOOTSTRAP_REPLICATES,
+        *agreement_parameters(
+            ("krippendorff_alpha_nominal", "krippendorff_alpha_ordinal"),
+            "Krippendorff's α on the three labels (full compliance, full refusal, partial "
+            "refusal): nominal, or ordinal.",
+        ),
+        EXCLUSION_REASONS,
+    ),
+    estimates=(
+        EstimateSpec(
+            "label_rates",
+            "rate",
+            True,
+            "The share of responses given each label, per evaluand and prompt type.",
+            primary=True,
+            needs="a categorical rubric field with choices, and scored responses",
+        ),
+        EstimateSpec(
+            "alpha",
+            "coefficient",
+            False,
+            "Krippendorff's α between the primary reviewers over all responses.",
+            needs="at least two reviewers scoring the same responses",
+        ),
+    ),
+    sections=(
+        ReportSection("rates", "Label rates", "Per evaluand × prompt type × label, with n."),
+        ReportSection("reliability", "Agreement", "α overall and per evaluand vs the minimum."),
+        ReportSection("coverage", "Coverage", "n/N per evaluand × prompt type."),
+        ReportSection("exclusions", "Exclusions", "Excluded attempts by reason code."),
+    ),
+    decision_table=False,
+)
 
 
 def _label_field(fields: list[dict]) -> dict:
     categorical = [f for f in fields if f["kind"] in ("categorical", "ordinal") and f["choices"]]
     named = [f for f in categorical if f["name"] == "label"]
     if not (named or categorical):
-        raise ValueError("the rubric has no categorical field with choices to take rates of")
+        raise PlanInputError(
+            "the rubric has no categorical field with choices to take rates of",
+            where="rubric",
+        )
     return (named or categorical)[0]
 
 
 def collect(version) -> dict:
     """The XSTest study's tidy inputs: one row per analysed response (final label) and the
     primary reviewers' labels, with coverage plan and exclusions."""
-    design = data.design(version)
-    observed = data.observations(version)
-    field = _label_field(data.rubric_fields(version))
+    return assemble(data.raw(version))
+
+
+def assemble(raw: dict) -> dict:
+    """The XSTest inputs from the raw reads (``apps.analysis.inputs.raw``), real or synthetic."""
+    design = raw["design"]
+    observed = raw["observations"]
+    field = _label_field(raw["rubric_fields"])
     labels = field["choices"]
     family_of = {item["code"]: item["family"] for item in design["items"]}
 
@@ -234,6 +301,24 @@ def tidy(inputs: dict) -> tuple[list[str], list[list]]:
     return header, [[row[h] for h in header] for row in inputs["rows"]]
 
 
+def estimates_of(result: dict) -> dict[str, list[EstimateValue]]:
+    """The named estimates of an XSTest result (one value each: the study has one report)."""
+    rates = [r["rate"] for r in result.get("rates", []) if r.get("rate") is not None]
+    alpha = (result.get("reliability") or {}).get("overall") or {}
+    return {
+        "label_rates": [
+            EstimateValue(float(len(rates)))
+            if rates
+            else EstimateValue(None, "no scored response has a label")
+        ],
+        "alpha": [
+            EstimateValue(float(alpha["alpha"]))
+            if alpha.get("alpha") is not None
+            else EstimateValue(None, str(alpha.get("note") or "no α could be computed"))
+        ],
+    }
+
+
 register_pipeline(
     Pipeline(
         kind=KIND,
@@ -242,5 +327,8 @@ register_pipeline(
         compute=compute,
         tidy=tidy,
         templates=("xstest",),
+        declaration=DECLARATION,
+        assemble=assemble,
+        estimates_of=estimates_of,
     )
 )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -18,6 +19,7 @@ from django.db import transaction
 from apps.items.models import (
     Cell,
     Condition,
+    ExpectedKind,
     Factor,
     FactorRole,
     Family,
@@ -483,6 +485,28 @@ def cell_validate(
     return key
 
 
+def expected_output_clean(*, kind: str, value: Any, absent: bool) -> tuple[str, Any]:
+    """Check a cell's expected output: ``(kind, value)`` as stored, ``("", None)`` for none.
+
+    Raises ValidationError naming ``expected_output``: an absent cell has none, a text output is
+    a str, a JSON output is a JSON value given as data (parse text first).
+    """
+    kind = kind or ""
+    if kind not in ExpectedKind.values:
+        raise ValidationError({"expected_kind": f"{kind!r} is not text, json or empty."})
+    if not kind:
+        if value not in (None, ""):
+            raise ValidationError({"expected_kind": "Say whether the output is text or JSON."})
+        return "", None
+    if absent:
+        raise ValidationError({"expected_output": "An absent cell has no expected output."})
+    if value is None:
+        raise ValidationError({"expected_output": "Give the expected output, or no kind."})
+    if kind == ExpectedKind.TEXT and not isinstance(value, str):
+        raise ValidationError({"expected_output": "A text output is text."})
+    return kind, value
+
+
 @transaction.atomic
 def cell_save(
     *,
@@ -492,8 +516,12 @@ def cell_save(
     absent: bool = False,
     absent_reason: str = "",
     key: Sequence[KeyUnitSpec] = (),
+    expected_kind: str = "",
+    expected_output: Any = None,
 ) -> Cell:
-    """Write the item's cell at ``level`` (create or replace) with its scoring key, in order.
+    """Write the item's cell at ``level`` (create or replace) with its scoring key, in order,
+    and its expected output (``expected_kind`` ``text`` with a str, ``json`` with any JSON value,
+    or ``""`` for none) that an oracle scorer compares responses with.
 
     A present cell may be saved without a prompt or key while the draft is being written (the
     freeze gate reports it); an absent cell needs a reason and has neither. Raises
@@ -510,8 +538,12 @@ def cell_save(
         absent_reason=absent_reason,
         key=key,
     )
+    expected_kind, expected_output = expected_output_clean(
+        kind=expected_kind, value=expected_output, absent=absent
+    )
     existing = Cell.objects.filter(item=item, level=level).first()
     cell = existing or Cell(version=version, item=item, level=level)
+    cell.expected_kind, cell.expected_output = expected_kind, expected_output
     cell.prompt = "" if absent else prompt.strip()
     cell.absent, cell.absent_reason = absent, absent_reason.strip() if absent else ""
     # The related rows were just read from this version; re-checking that they exist would cost

@@ -123,6 +123,18 @@ def scoring_open(*, version: ProtocolVersion, user: User) -> int:
         .order_by("pk")
         .values_list("pk", flat=True)
     )
+    # Machine scoring: the plan's human audit sample is drawn now; when reviewers score no field
+    # but through the audit, only the sample's responses get tasks. (Imported here: the audit
+    # module orders the sample with this module's keyed hash.)
+    from apps.raters.services.audit import (
+        audit_sample_draw,
+        audited_response_ids,
+        reviewers_score_any_field,
+    )
+
+    audit_sample_draw(version=version)
+    if not reviewers_score_any_field(version):
+        response_ids = response_ids.filter(pk__in=audited_response_ids(version))
     created = 0
     batch: list[ScoringTask] = []
     for response_id in response_ids.iterator(chunk_size=2000):

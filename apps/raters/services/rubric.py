@@ -6,7 +6,15 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from apps.protocols.models import ProtocolVersion
-from apps.raters.models import Derivation, Disagreement, FieldKind, Rubric, RubricField
+from apps.raters.models import (
+    Derivation,
+    Disagreement,
+    FieldKind,
+    FinalValue,
+    Rubric,
+    RubricField,
+    ScoredBy,
+)
 from apps.raters.rubric_templates import RUBRIC_TEMPLATES
 
 FIELD_ATTRIBUTES = (
@@ -22,6 +30,9 @@ FIELD_ATTRIBUTES = (
     "derivation",
     "derived_from",
     "disagreement",
+    "scored_by",
+    "scorer_role",
+    "final_value",
 )
 
 _DERIVATION_SOURCE = {
@@ -76,6 +87,34 @@ def rubric_field_problems(field, fields) -> list[str]:
         problems.append(f"{where}: only count and number fields compare within δ")
     if field.disagreement and field.kind in (FieldKind.QUOTE, FieldKind.CHECKLIST):
         problems.append(f"{where}: {field.kind} fields are not compared for disagreement")
+    problems += _machine_problems(field, by_name, where)
+    return problems
+
+
+def _machine_problems(field, by_name: dict, where: str) -> list[str]:
+    problems = []
+    if field.scored_by not in ScoredBy.values:
+        return [f"{where}: scored_by is one of {', '.join(ScoredBy.values)}"]
+    if field.final_value not in FinalValue.values:
+        return [f"{where}: final_value is one of {', '.join(v for v in FinalValue.values if v)}"]
+    if field.scored_by == ScoredBy.REVIEWERS:
+        if field.scorer_role:
+            problems.append(f"{where}: names a scorer role but is scored by reviewers only")
+    elif not field.scorer_role:
+        problems.append(f"{where}: scored by a scorer, but names no scorer role")
+    rule = field.final_value
+    if rule == FinalValue.REVIEWERS and field.scored_by == ScoredBy.SCORER:
+        problems.append(f"{where}: the reviewers' value is final, but only a scorer scores it")
+    if rule in (FinalValue.SCORER, FinalValue.REVIEWERS_ELSE_SCORER) and (
+        field.scored_by == ScoredBy.REVIEWERS
+    ):
+        problems.append(f"{where}: the scorer's value is final, but no scorer scores it")
+    source = by_name.get(field.derived_from) if field.derivation else None
+    if source is not None and (source.scored_by, source.scorer_role) != (
+        field.scored_by,
+        field.scorer_role,
+    ):
+        problems.append(f"{where}: a derived field is scored by whoever scores its source")
     return problems
 
 
@@ -115,6 +154,9 @@ def _field_from_spec(rubric: Rubric, spec: dict, position: int) -> RubricField:
         derivation=spec.get("derivation", ""),
         derived_from=spec.get("derived_from", ""),
         disagreement=spec.get("disagreement", ""),
+        scored_by=spec.get("scored_by") or ScoredBy.REVIEWERS,
+        scorer_role=spec.get("scorer_role", ""),
+        final_value=spec.get("final_value", ""),
     )
 
 
@@ -247,6 +289,9 @@ def rubric_document(version: ProtocolVersion) -> dict | None:
                 "derivation": field.derivation,
                 "derived_from": field.derived_from,
                 "disagreement": field.disagreement,
+                "scored_by": field.scored_by,
+                "scorer_role": field.scorer_role,
+                "final_value": field.final_rule,
             }
         )
     return {

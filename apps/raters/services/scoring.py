@@ -24,9 +24,10 @@ from apps.raters.models import (
     TaskState,
 )
 from apps.raters.plan import rating_plan
+from apps.raters.selectors import response_is_audited
 from apps.raters.services.queue import lock_reviewer, new_token
 from apps.raters.services.revocation import scoring_refusal_check
-from apps.raters.values import score_values_clean, values_disagree
+from apps.raters.values import reviewer_fields, score_values_clean, values_disagree
 from apps.responses.models import Response
 
 NO_SUCH_TASK = "No such task."
@@ -40,6 +41,8 @@ def _lock_response_tasks(response_id: int) -> dict[int, ScoringTask]:
 
 def _clean(*, task: ScoringTask, values: dict) -> dict:
     fields = list(RubricField.objects.filter(version_id=task.version_id).order_by("position"))
+    # Fields a scorer scores are a reviewer's to fill only on the human audit sample.
+    fields = reviewer_fields(fields, audited=response_is_audited(task, fields))
     response = (
         Response.objects.filter(pk=task.response_id)
         .values("word_count", "attempt__administration__cell_id")

@@ -1,0 +1,358 @@
+"""The computability gate (issue #12 §5): before a freeze, run the plan on synthetic data.
+
+OPB-01 v1.0 froze with a primary measure that could not be computed over the range its primary
+comparison needed. This check catches that class of fault before the freeze: from the draft's
+own design it builds synthetic observations —
+
+- one response for every administration the schedule would hold (present, reviewed cells ×
+  enrolled evaluands × the plan's repetitions); absent cells stay absent and nothing is
+  authored above a family's stopping level (``max_level``);
+- scores drawn from each rubric field's own domain (checklist: a subset of the cell's key
+  units; binary; count; categorical and ordinal: one of the choices; number: within its
+  bounds; quote: a text), derived fields computed as submission computes them
+  (``apps.raters.values.score_values_clean``), with a fixed seed;
+
+— hands them to the plan's own pipeline (``assemble`` then ``compute``, exactly the path of a
+real run, in memory), reads the named estimates back (``estimates_of``) and refuses the freeze
+when one the plan needs cannot be computed: the pipeline's primary estimates and every estimate
+a decision-table rule names. Each refusal says which estimate, which rule, and why, in the
+pipeline's own words.
+
+Nothing from the synthetic run is stored except the verdict, cached under the SHA-256 of the
+draft's canonical document (so the draft page's live checklist does not rerun an unchanged
+plan). Bootstrap intervals are drawn with ``GATE_REPLICATES`` replicates at most: the gate asks
+whether an interval can be computed, not what it is. A design with more than
+``MAX_ADMINISTRATIONS`` administrations is checked on a sample — fewer repetitions, then fewer
+evaluands, every cell kept — and the gate's messages say so.
+
+A new pipeline takes part by declaring ``assemble`` and ``estimates_of``; this module does not
+change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass, field
+from itertools import product
+from typing import Any
+
+import numpy as np
+from django.core.cache import cache
+from django.core.exceptions import ValidationError
+
+from apps.analysis import inputs as data
+from apps.analysis.pipelines import get_pipeline
+from apps.analysis.pipelines.base import PlanInputError, no_progress, seed_from
+from apps.core.canonical import canonical_json
+from apps.protocols.components import Problem
+from apps.protocols.documents import version_document_bytes
+from apps.protocols.models import ProtocolVersion
+from apps.protocols.plans import pipeline_declaration, version_pipeline
+
+logger = logging.getLogger(__name__)
+
+GATE_VERSION = "computability/1"
+SYNTHETIC_SEED = 12  # fixed: the same draft always gets the same synthetic data
+MAX_ADMINISTRATIONS = 1000
+GATE_REPLICATES = 50
+SYNTHETIC_RATERS = ("synthetic-reviewer-1", "synthetic-reviewer-2")
+CACHE_SECONDS = 7 * 24 * 3600
+
+
+@dataclass
+class Verdict:
+    """What the gate concluded: the problems (empty: computable) and what it ran on."""
+
+    problems: list[dict[str, str]] = field(default_factory=list)
+    administrations: int = 0
+    planned: int = 0
+    note: str = ""
+
+    @property
+    def sampled(self) -> bool:
+        return self.administrations < self.planned
+
+
+@dataclass
+class _Synthetic:
+    raw: dict[str, Any]
+    administrations: int
+    planned: int
+    note: str
+
+
+def _plan_int(parameters: dict[str, str], name: str, default: int) -> int:
+    text = (parameters.get(name) or "").strip()
+    return int(text) if text.lstrip("-").isdigit() else default
+
+
+def _field_value(spec: Any, rng: np.random.Generator, units: list[dict]) -> Any:
+    kind = spec.kind
+    if kind == "checklist":
+        share = rng.random()
+        return sorted(u["position"] for u in units if rng.random() < share)
+    if kind == "binary":
+        return bool(rng.random() < 0.3)
+    if kind == "count":
+        high = int(spec.maximum) if spec.maximum is not None else 10
+        low = int(spec.minimum) if spec.minimum is not None else 0
+        return int(rng.integers(low, max(low, high) + 1))
+    if kind in ("categorical", "ordinal"):
+        choices = [c["value"] if isinstance(c, dict) else c for c in spec.choices or []]
+        return choices[int(rng.integers(len(choices)))] if choices else None
+    if kind == "number":
+        bottom = float(spec.minimum) if spec.minimum is not None else 0.0
+        top = float(spec.maximum) if spec.maximum is not None else 1.0
+        return round(float(rng.uniform(bottom, top)), 3)
+    if kind == "quote":
+        return "synthetic quote"
+    return None
+
+
+def synthetic_raw(version: ProtocolVersion) -> _Synthetic:
+    """The raw reads a pipeline's ``assemble`` takes, with synthetic observations of the draft.
+
+    Raises PlanInputError naming the rubric field when a synthetic score drawn from the field's
+    domain is refused by the rubric's own check (the rubric could not be scored either).
+    """
+    from apps.items.selectors import design_schedule_inputs
+    from apps.raters.models import RubricField
+    from apps.raters.values import score_values_clean
+    from apps.responses.models import RosterEntry
+
+    design = data.design(version)
+    parameters = data.plan_parameters(version)
+    families = {f["code"]: f for f in design["families"]}
+    items = {i["code"]: i for i in design["items"]}
+    levels = {lv["code"]: lv["ordinal"] for lv in design["levels"]}
+    cells = {(c["item"], c["level"]): c for c in design["cells"]}
+
+    keys = []
+    for item_code, level_code in design_schedule_inputs(version).cells:
+        ordinal = levels[level_code]
+        cell = cells.get((item_code, ordinal))
+        family = families[items[item_code]["family"]]
+        if cell is None or cell["absent"]:
+            continue  # absent cells stay absent
+        if family["max_level"] is not None and ordinal > family["max_level"]:
+            continue  # nothing above a family's stopping level
+        keys.append((item_code, ordinal))
+    evaluands = list(
+        RosterEntry.objects.filter(version=version)
+        .order_by("position")
+        .values_list("code", flat=True)
+    ) or ["synthetic-evaluand"]
+    repetitions = max(1, _plan_int(parameters, "repetitions", 1))
+    planned = len(keys) * len(evaluands) * repetitions
+
+    note = ""
+    if planned > MAX_ADMINISTRATIONS and keys:
+        kept_reps = max(1, MAX_ADMINISTRATIONS // (len(keys) * len(evaluands)))
+        if kept_reps < repetitions:
+            note = f"repetitions 1–{kept_reps} of {repetitions}"
+            repetitions = kept_reps
+        if len(keys) * len(evaluands) * repetitions > MAX_ADMINISTRATIONS:
+            kept = max(1, MAX_ADMINISTRATIONS // len(keys))
+            if kept < len(evaluands):
+                note = ", ".join(filter(None, [note, f"{kept} of {len(evaluands)} evaluands"]))
+                evaluands = evaluands[:kept]
+
+    fields = list(RubricField.objects.filter(version=version).order_by("position"))
+    typed = [f for f in fields if not f.derivation]
+    rng = np.random.default_rng(SYNTHETIC_SEED)
+    administrations = []
+    order = product(evaluands, range(1, repetitions + 1), keys)
+    for position, (evaluand, repetition, (item_code, ordinal)) in enumerate(order, start=1):
+        units = cells[(item_code, ordinal)]["key_units"]
+        word_count = int(rng.integers(20, 400))
+        values = {f.name: _field_value(f, rng, units) for f in typed}
+        values = {k: v for k, v in values.items() if v is not None}
+        try:
+            final = score_values_clean(
+                fields=fields,
+                values=values,
+                word_count=word_count,
+                units=[(u["position"], u["executable"]) for u in units],
+            )
+        except ValidationError as error:
+            name, messages = next(iter(error.message_dict.items()))
+            raise PlanInputError(
+                f"a score drawn from the rubric field {name}'s own domain is refused: "
+                f"{'; '.join(messages)}",
+                where=f"rubric field {name}",
+            ) from error
+        administrations.append(
+            {
+                "position": position,
+                "item": item_code,
+                "level": ordinal,
+                "evaluand": evaluand,
+                "repetition": repetition,
+                "status": "scored",
+                "attempt": 1,
+                "terminal_outcome": "completed",
+                "word_count": word_count,
+                "final": final,
+                "final_method": "agreed",
+                "scores": [{"rater": rater, "values": dict(final)} for rater in SYNTHETIC_RATERS],
+            }
+        )
+    counts = {
+        "administrations": len(administrations),
+        "no_response": 0,
+        "excluded": 0,
+        "unscored": 0,
+        "scored": len(administrations),
+        "superseded_responses": 0,
+        "platform_loss_attempts": 0,
+    }
+    raw = {
+        "design": design,
+        "observations": {"administrations": administrations, "counts": counts},
+        "rubric_fields": data.rubric_fields(version),
+        "decision_table": list(version.decision_table or []),
+    }
+    return _Synthetic(raw, len(administrations), planned, note)
+
+
+def _gate_parameters(parameters: dict[str, str]) -> dict[str, str]:
+    out = dict(parameters)
+    replicates = _plan_int(parameters, "bootstrap_replicates", GATE_REPLICATES)
+    out["bootstrap_replicates"] = str(min(max(replicates, 1), GATE_REPLICATES))
+    return out
+
+
+def _needed(version: ProtocolVersion, declaration: Any) -> list[tuple[str, str]]:
+    """(estimate, why it is needed) for every estimate the plan needs, in catalogue order."""
+    from apps.protocols.decision_table import rule_estimates
+
+    rules: dict[str, list[str]] = {}
+    for rule, estimate in rule_estimates(version.decision_table):
+        rules.setdefault(estimate, []).append(rule)
+    out = []
+    for spec in declaration.estimates:
+        if spec.name in rules:
+            named = ", ".join(rules[spec.name])
+            out.append((spec.name, f"decision table rule {named} reads it"))
+        elif spec.primary:
+            out.append((spec.name, "it is a primary estimate of the plan"))
+    return out
+
+
+def _run(version: ProtocolVersion) -> Verdict:
+    kind = version_pipeline(version)
+    declaration = pipeline_declaration(kind or "")
+    if declaration is None:
+        return Verdict()
+    pipeline = get_pipeline(declaration.kind)
+    if pipeline.assemble is None or pipeline.estimates_of is None:
+        return Verdict(note=f"the {kind} pipeline cannot be run on synthetic data")
+    try:
+        synthetic = synthetic_raw(version)
+    except PlanInputError as error:
+        return Verdict(
+            problems=[{"code": "plan_not_computable", "message": f"{error}", "where": error.where}]
+        )
+    verdict = Verdict(administrations=synthetic.administrations, planned=synthetic.planned)
+    sample = (
+        f" (checked on a sample of {synthetic.administrations} of {synthetic.planned} "
+        f"administrations: {synthetic.note})"
+        if synthetic.note
+        else ""
+    )
+    verdict.note = synthetic.note
+    if not synthetic.administrations:
+        verdict.problems.append(
+            {
+                "code": "plan_not_computable",
+                "message": "the schedule would hold no administration (no present cell, or no "
+                "evaluand), so no estimate of the plan could ever be computed",
+            }
+        )
+        return verdict
+    parameters = _gate_parameters(data.plan_parameters(version))
+    try:
+        seed, _ = seed_from(parameters, "0" * 64)
+        inputs = json.loads(canonical_json(pipeline.assemble(synthetic.raw)))
+        result = pipeline.compute(inputs, parameters=parameters, seed=seed, progress=no_progress)
+        canonical_json(result)
+    except PlanInputError as error:
+        verdict.problems.append(
+            {"code": "plan_not_computable", "message": f"{error}{sample}", "where": error.where}
+        )
+        return verdict
+    except Exception as error:  # the pipeline's own failure: the PI sees why, the log the rest
+        logger.exception("computability gate: the %s pipeline failed on synthetic data", kind)
+        verdict.problems.append(
+            {
+                "code": "plan_not_computable",
+                "message": f"the {kind} pipeline fails on synthetic data shaped like this "
+                f"design: {error}{sample}",
+            }
+        )
+        return verdict
+    values = pipeline.estimates_of(result)
+    for name, why in _needed(version, declaration):
+        spec = declaration.estimate(name)
+        meaning = spec.meaning.rstrip(".") if spec is not None else name
+        found = values.get(name) or []
+        missing = [v for v in found if v.value is None]
+        if found and not missing:
+            continue
+        reason = missing[0].reason if missing else "the pipeline produced no value for it"
+        verdict.problems.append(
+            {
+                "code": "estimate_not_computable",
+                "message": f"{name} ({meaning}) cannot be computed on this "
+                f"design, and {why}: {reason}{sample}",
+            }
+        )
+    return verdict
+
+
+def version_computability(*, version: ProtocolVersion) -> Verdict:
+    """The computability gate's verdict on ``version`` (see the module docstring); cached by
+    the SHA-256 of the draft's canonical document and the pipeline."""
+    _, digest = version_document_bytes(version=version)
+    key = hashlib.sha256(
+        f"{GATE_VERSION}:{version_pipeline(version)}:{digest}".encode()
+    ).hexdigest()
+    cached = cache.get(f"computability:{key}")
+    if cached is not None:
+        return Verdict(**cached)
+    verdict = _run(version)
+    cache.set(
+        f"computability:{key}",
+        {
+            "problems": verdict.problems,
+            "administrations": verdict.administrations,
+            "planned": verdict.planned,
+            "note": verdict.note,
+        },
+        CACHE_SECONDS,
+    )
+    return verdict
+
+
+def computability_checks(version: ProtocolVersion) -> list[Problem]:
+    """The computability gate as freeze-gate problems (asked only once nothing else blocks)."""
+    from apps.protocols.gate import edit_url
+
+    verdict = version_computability(version=version)
+    return [
+        Problem(p["code"], p["message"], edit_url(version, "plan-catalogue"))
+        for p in verdict.problems
+    ]
+
+
+def computability_notes(version: ProtocolVersion) -> list[str]:
+    """The gate's word on a passing plan checked on a sample (issue #12 §5)."""
+    verdict = version_computability(version=version)
+    if verdict.problems or not verdict.sampled:
+        return []
+    return [
+        f"The computability gate ran the plan on a sample of {verdict.administrations} of "
+        f"{verdict.planned} administrations ({verdict.note}); every cell was in it."
+    ]

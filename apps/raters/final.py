@@ -1,0 +1,276 @@
+"""Reads of machine scores: each response's final values by the rubric's final-value rule, and
+the agreement of each scorer with the human reviewers and with the other scorers.
+
+The final-value rule is per rubric field (``RubricField.final_rule``), frozen with the rubric:
+
+| rule | the final value |
+|---|---|
+| ``reviewers`` | the reviewers' (``selectors.final_scores``: agreed, or adjudicated) |
+| ``scorer`` | the scorer role's: one scorer's, or several's when equal (numbers: the mean) |
+| ``reviewers_else_scorer`` | the reviewers' where they scored it, else the scorer role's |
+
+The analysis reads final values only through ``final_values`` (``apps.analysis.inputs``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from django.db.models import Count
+
+from apps.protocols.models import ProtocolVersion
+from apps.protocols.seal import outcomes_visible
+from apps.raters.models import (
+    AuditSample,
+    FieldKind,
+    FinalValue,
+    MachineScore,
+    MachineScoreImport,
+    OracleRun,
+    RubricField,
+    ScoredBy,
+    ScorerRosterEntry,
+)
+from apps.raters.reliability import LEVEL_FOR_KIND, pair_agreement
+from apps.raters.selectors import final_scores
+
+AWAITING_ADJUDICATION = "awaiting_adjudication"
+HUMANS = "reviewers"
+
+
+def _combine(kind: str, values: list[Any]) -> Any:
+    if not values:
+        return None
+    if len({repr(v) for v in values}) == 1:
+        return values[0]
+    if kind in (FieldKind.NUMBER, FieldKind.COUNT):
+        return round(sum(values) / len(values), 6)
+    return None
+
+
+def machine_values(version: ProtocolVersion) -> dict[int, dict[str, dict[str, Any]]]:
+    """``{response_id: {scorer code: {field: value}}}`` of every machine score of ``version``."""
+    codes = dict(ScorerRosterEntry.objects.filter(version=version).values_list("scorer_id", "code"))
+    out: dict[int, dict[str, dict[str, Any]]] = defaultdict(lambda: defaultdict(dict))
+    for response_id, scorer_id, field, value in (
+        MachineScore.objects.filter(version_id=version.pk)
+        .order_by("response_id", "scorer_id", "field")
+        .values_list("response_id", "scorer_id", "field", "value")
+        .iterator(chunk_size=5000)
+    ):
+        code = codes.get(scorer_id)
+        if code is not None:
+            out[response_id][code][field] = value
+    return out
+
+
+def final_values(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """Per response with final values: ``final_scores``' row (``response_id``, ``originals``,
+    ``disagreements``, ``adjudication``, ``status``, ``final``) with ``final`` taken field by
+    field by the final-value rule, and, when machine scores exist, ``reviewers_final`` (the
+    reviewers' own final values or None), ``machine`` (``{scorer code: {field: value}}``) and
+    ``sources`` (``{field: "reviewers" | "scorer" | None}``).
+
+    A response is listed when every field whose rule is ``reviewers`` can be read (its reviewer
+    scores are complete and not awaiting adjudication) and it has some value. ``status`` is the
+    reviewers' (agreed, adjudicated, awaiting_adjudication) or ``machine`` when only machine
+    scores decide it. A version with no machine-scored field gives ``final_scores`` unchanged.
+    """
+    fields = list(RubricField.objects.filter(version=version).order_by("position"))
+    if all(f.scored_by == ScoredBy.REVIEWERS for f in fields):
+        return final_scores(version)
+    roles = dict(ScorerRosterEntry.objects.filter(version=version).values_list("code", "role"))
+    reviewer_rows = {row["response_id"]: row for row in final_scores(version)}
+    machine = machine_values(version)
+    needs_reviewers = any(f.final_rule == FinalValue.REVIEWERS for f in fields)
+    rows = []
+    for response_id in sorted(set(reviewer_rows) | set(machine)):
+        row = reviewer_rows.get(response_id)
+        if row is not None and row["status"] == AWAITING_ADJUDICATION:
+            rows.append({**row, "reviewers_final": None, "machine": {}, "sources": {}})
+            continue
+        if row is None and needs_reviewers:
+            continue
+        by_scorer = machine.get(response_id, {})
+        humans = row["final"] if row is not None else None
+        final: dict[str, Any] = {}
+        sources: dict[str, str | None] = {}
+        for field in fields:
+            human = humans.get(field.name) if humans is not None else None
+            scored = [
+                values[field.name]
+                for code, values in sorted(by_scorer.items())
+                if roles.get(code) == field.scorer_role and field.name in values
+            ]
+            mechanical = _combine(field.kind, scored)
+            rule = field.final_rule
+            if rule == FinalValue.REVIEWERS or (
+                rule == FinalValue.REVIEWERS_ELSE_SCORER and human is not None
+            ):
+                final[field.name], sources[field.name] = human, HUMANS if humans else None
+            else:
+                final[field.name] = mechanical
+                sources[field.name] = "scorer" if scored else None
+        base = row or {
+            "response_id": response_id,
+            "originals": [],
+            "disagreements": [],
+            "adjudication": None,
+            "status": "machine",
+        }
+        rows.append(
+            {
+                **base,
+                "final": final,
+                "reviewers_final": humans,
+                "machine": {code: dict(values) for code, values in sorted(by_scorer.items())},
+                "sources": sources,
+            }
+        )
+    return rows
+
+
+def _code(field: RubricField, value: Any) -> float:
+    if value is None:
+        return float("nan")
+    if field.kind in (FieldKind.CATEGORICAL, FieldKind.ORDINAL):
+        choices = [c["value"] for c in field.choices]
+        return float(choices.index(value)) if value in choices else float("nan")
+    if field.kind == FieldKind.BINARY:
+        return 1.0 if value else 0.0
+    return float(value)
+
+
+def agreement_inputs(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """For each machine-scored field (α-capable kinds), the coders' coded values per response:
+    ``[{"field", "kind", "level", "categories", "coders": {code or "reviewers": {response key:
+    code}}}]``; responses are keyed by ``response_key`` (a natural key when given). The
+    reviewers' values are their final values (agreed or adjudicated)."""
+    fields = [
+        f
+        for f in RubricField.objects.filter(version=version).order_by("position")
+        if f.scored_by != ScoredBy.REVIEWERS and f.kind in LEVEL_FOR_KIND
+    ]
+    if not fields:
+        return []
+    roles = dict(ScorerRosterEntry.objects.filter(version=version).values_list("code", "role"))
+    machine = machine_values(version)
+    humans = {
+        row["response_id"]: row["final"]
+        for row in final_scores(version)
+        if row["status"] != AWAITING_ADJUDICATION
+    }
+    out = []
+    for field in fields:
+        coders: dict[str, dict[str, float]] = defaultdict(dict)
+        for response_id, by_scorer in machine.items():
+            for code, values in by_scorer.items():
+                if roles.get(code) == field.scorer_role and values.get(field.name) is not None:
+                    coders[code][str(response_id)] = _code(field, values[field.name])
+        for response_id, values in humans.items():
+            if values.get(field.name) is not None:
+                coders[HUMANS][str(response_id)] = _code(field, values[field.name])
+        out.append(
+            {
+                "field": field.name,
+                "kind": field.kind,
+                "level": LEVEL_FOR_KIND[field.kind],
+                "categories": len(field.choices)
+                if field.kind == FieldKind.CATEGORICAL
+                else (2 if field.kind == FieldKind.BINARY else None),
+                "coders": {code: dict(sorted(v.items())) for code, v in sorted(coders.items())},
+            }
+        )
+    return out
+
+
+def agreement_from_inputs(inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per field, every scorer against the reviewers and every pair of scorers:
+    ``[{"field", "level", "pairs": [{"first", "second", "n", "alpha", "percent_agreement",
+    "kappa", "note"}]}]``. Pure (reads only ``inputs``), so the analysis computes the same from
+    its input document."""
+    out = []
+    for entry in inputs:
+        coders = entry["coders"]
+        scorers = sorted(code for code in coders if code != HUMANS)
+        pairs = [(code, HUMANS) for code in scorers if HUMANS in coders]
+        pairs += [(a, b) for i, a in enumerate(scorers) for b in scorers[i + 1 :]]
+        results = []
+        for first, second in pairs:
+            units = sorted(set(coders[first]) | set(coders[second]))
+            a = [coders[first].get(u, float("nan")) for u in units]
+            b = [coders[second].get(u, float("nan")) for u in units]
+            agreement = pair_agreement(
+                a,
+                b,
+                entry["level"],
+                n_categories=entry["categories"] if entry["level"] == "nominal" else None,
+            )
+            results.append({"first": first, "second": second, **agreement.to_dict()})
+        out.append({"field": entry["field"], "level": entry["level"], "pairs": results})
+    return out
+
+
+def machine_agreement(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """The PI's dashboard: ``agreement_from_inputs(agreement_inputs(version))``."""
+    return agreement_from_inputs(agreement_inputs(version))
+
+
+def scorer_roster(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """The version's scorer roster with each scorer's identity and its number of machine scores."""
+    counts = dict(
+        MachineScore.objects.filter(version_id=version.pk)
+        .values_list("scorer_id")
+        .annotate(n=Count("pk"))
+    )
+    return [
+        {
+            "code": entry.code,
+            "role": entry.role,
+            "label": entry.scorer.label,
+            "kind": entry.scorer.kind,
+            "identity_sha256": entry.scorer.identity_sha256,
+            "identity": entry.scorer.identity(),
+            "scores": counts.get(entry.scorer_id, 0),
+        }
+        for entry in ScorerRosterEntry.objects.filter(version=version)
+        .select_related("scorer")
+        .order_by("position", "code")
+    ]
+
+
+def machine_dashboard(version: ProtocolVersion) -> dict[str, Any]:
+    """The PI's view of machine scoring: the scorer roster with counts, imports, oracle runs,
+    the audit sample's size, and — once outcomes are unsealed — the agreement per field
+    (``"agreement": None`` while sealed)."""
+    roster = scorer_roster(version)
+    return {
+        "scorers": roster,
+        "imports": [
+            {
+                "filename": i.filename,
+                "sha256": i.sha256,
+                "format": i.format,
+                "counts": i.counts,
+                "imported_by": i.imported_by.get_username(),
+                "imported_at": i.imported_at,
+            }
+            for i in MachineScoreImport.objects.filter(version=version).select_related(
+                "imported_by"
+            )
+        ],
+        "oracle_runs": [
+            {
+                "id": run.pk,
+                "scorer": run.scorer.label,
+                "state": run.state,
+                "progress": run.progress,
+                "message": run.message,
+                "counts": run.counts,
+            }
+            for run in OracleRun.objects.filter(version=version).select_related("scorer")
+        ],
+        "audit_sample": AuditSample.objects.filter(version=version).count(),
+        "agreement": machine_agreement(version) if roster and outcomes_visible(version) else None,
+    }

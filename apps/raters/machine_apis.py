@@ -1,0 +1,189 @@
+"""The API of machine scoring (PI and editors; 404 for blind reviewers and strangers)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.raters.access import get_rubric_version_for
+from apps.raters.final import machine_dashboard, scorer_roster
+from apps.raters.machine_import import with_scorer
+from apps.raters.models import Comparison, OracleRun, ScorerKind
+from apps.raters.services.machine import machine_scores_import, oracle_run_request
+from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
+from apps.responses.forms import upload_size_problem
+from apps.responses.importing import ImportRejected
+
+
+class ScorerRosterApi(APIView):
+    """The version's scorer roster, each scorer's identity and its number of machine scores."""
+
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+    def get(self, request, version_id: int):
+        version = get_rubric_version_for(user=request.user, pk=version_id)
+        return Response(scorer_roster(version))
+
+
+class ScorerEnrollApi(APIView):
+    """Register a scorer's identity (or find it by its hash) and put it on the draft's roster."""
+
+    @extend_schema_serializer(component_name="ScorerEnroll")
+    class InputSerializer(serializers.Serializer):
+        code = serializers.CharField(max_length=64)
+        role = serializers.SlugField(max_length=64)
+        label = serializers.CharField(  # type: ignore[assignment]
+            max_length=200, required=False, allow_blank=True
+        )
+        kind = serializers.ChoiceField(choices=ScorerKind.choices)
+        name = serializers.CharField(max_length=200)
+        version = serializers.CharField(max_length=100)
+        model = serializers.CharField(max_length=200, required=False, allow_blank=True)
+        provider = serializers.CharField(max_length=200, required=False, allow_blank=True)
+        inference_settings = serializers.DictField(required=False)
+        prompt = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+        prompt_sha256 = serializers.CharField(max_length=64, required=False, allow_blank=True)
+        comparison = serializers.ChoiceField(
+            choices=Comparison.choices, required=False, allow_blank=True
+        )
+
+    @extend_schema(request=InputSerializer, responses=OpenApiTypes.OBJECT)
+    def post(self, request, version_id: int):
+        version = get_rubric_version_for(user=request.user, pk=version_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        code, role, label = values.pop("code"), values.pop("role"), values.pop("label", "")
+        scorer, created = scorer_register(user=request.user, label=label, **values)
+        scorer_roster_enroll(
+            version=version, scorer=scorer, code=code, role=role, user=request.user
+        )
+        return Response(
+            {
+                "code": code,
+                "role": role,
+                "identity_sha256": scorer.identity_sha256,
+                "scorer_created": created,
+            },
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class MachineScoresImportApi(APIView):
+    """Import a file of machine scores (multipart ``file``, ``format``, ``scorer``, ``mapping``
+    as JSON, ``note``). ``?dry_run=1`` checks and previews. 201 when imported; 200 for a dry run
+    or a file already imported (a no-op, which says so); 400 with every problem (row, field)."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema_serializer(component_name="MachineScoresImport")
+    class InputSerializer(serializers.Serializer):
+        file = serializers.FileField()
+        # Plain text (csv, jsonl or inspect): the importer names a wrong one as a problem.
+        format = serializers.CharField(max_length=16, required=False, allow_blank=True)
+        scorer = serializers.CharField(max_length=64, required=False, allow_blank=True)
+        mapping = serializers.CharField(required=False, allow_blank=True)
+        note = serializers.CharField(required=False, allow_blank=True, max_length=500)
+
+        def validate_mapping(self, value: str):
+            if not value:
+                return None
+            try:
+                mapping = json.loads(value)
+            except (ValueError, RecursionError) as error:
+                raise serializers.ValidationError("The mapping is not JSON.") from error
+            if not isinstance(mapping, dict):
+                raise serializers.ValidationError("The mapping is a JSON object.")
+            return mapping
+
+    @extend_schema(
+        request={"multipart/form-data": InputSerializer},
+        parameters=[OpenApiParameter("dry_run", bool, description="Check and preview only.")],
+        responses=OpenApiTypes.OBJECT,
+    )
+    def post(self, request, version_id: int):
+        version = get_rubric_version_for(user=request.user, pk=version_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        upload = data.validated_data["file"]
+        if problem := upload_size_problem(upload):
+            raise serializers.ValidationError({"file": [problem]})
+        dry_run = request.query_params.get("dry_run", "").lower() in ("1", "true", "yes")
+        try:
+            outcome = machine_scores_import(
+                version=version,
+                user=request.user,
+                data=upload.read(),
+                filename=upload.name,
+                format=data.validated_data.get("format") or None,
+                mapping=with_scorer(
+                    data.validated_data.get("mapping"), data.validated_data.get("scorer") or None
+                ),
+                note=data.validated_data.get("note", ""),
+                dry_run=dry_run,
+            )
+        except ImportRejected as rejected:
+            return Response(
+                {
+                    "detail": f"Nothing was imported: {rejected.total} problem(s).",
+                    "errors": [problem.as_dict() for problem in rejected.problems],
+                    "error_count": rejected.total,
+                },
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        body: dict[str, Any] = {
+            "status": outcome.status,
+            "message": outcome.message,
+            "counts": outcome.counts,
+        }
+        if outcome.record is not None:
+            body["sha256"] = outcome.record.sha256
+        if outcome.status == "dry_run":
+            body["preview"] = outcome.preview
+        code = status.HTTP_201_CREATED if outcome.status == "imported" else status.HTTP_200_OK
+        return Response(body, status=code)
+
+
+class OracleRunApi(APIView):
+    """POST queues an oracle run of the roster's oracle ``code`` (202); GET ``?run=<id>``
+    reads a run's state and progress."""
+
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+    def post(self, request, version_id: int, code: str):
+        version = get_rubric_version_for(user=request.user, pk=version_id)
+        run = oracle_run_request(version=version, scorer_code=code, user=request.user)
+        return Response({"id": run.pk, "state": run.state}, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+    def get(self, request, version_id: int, code: str):
+        version = get_rubric_version_for(user=request.user, pk=version_id)
+        runs = OracleRun.objects.filter(
+            version=version, scorer__rosters__version=version, scorer__rosters__code=code
+        )
+        return Response(
+            [
+                {
+                    "id": run.pk,
+                    "state": run.state,
+                    "progress": run.progress,
+                    "message": run.message,
+                    "counts": run.counts,
+                }
+                for run in runs
+            ]
+        )
+
+
+class MachineDashboardApi(APIView):
+    """Scorers, imports, oracle runs, the audit sample and (once unsealed) the agreement."""
+
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+    def get(self, request, version_id: int):
+        version = get_rubric_version_for(user=request.user, pk=version_id)
+        return Response(machine_dashboard(version))

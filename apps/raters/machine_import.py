@@ -1,0 +1,761 @@
+"""The import of one file of machine scores: read it, check every row, then write every score.
+
+Called by ``services.machine.machine_scores_import`` inside its transaction. The files are the
+response importer's (``apps.responses.formats``: CSV, JSON Lines, Inspect AI logs read with
+inspect_ai's own reader), and a row names its response as a response file names its attempt's
+administration (``apps.responses.mapping``: position, or item, level, evaluand, repetition). The
+steps:
+
+1. the version must be frozen and not withdrawn;
+2. the same file (SHA-256) already imported into this version → a no-op that says so;
+3. read the file and check the mapping: the scorer, the fields and how to reach each value;
+4. lock the version row, so imports into one version take turns;
+5. check every row: its response, its scorer (on the version's scorer roster), each field (one
+   the scorer's role scores, by the rubric), each value (``score_values_clean``, exactly as a
+   reviewer's value), no score twice; any problem → ``ImportRejected``, nothing written;
+6. write the import record and the scores (COPY on PostgreSQL), and one log entry.
+
+The mapping (a JSON object; every key optional):
+
+``position`` / ``item`` / ``level`` / ``evaluand`` / ``repetition``
+    how a row names its administration (sources as in ``apps.responses.mapping``; the default is
+    the columns of those names, or Inspect's own fields);
+``attempt``
+    the attempt number (default: the administration's latest attempt with a response);
+``scorer``
+    the scorer's roster code (a source; default: the ``scorer`` column, else the importer's
+    choice, else the roster's only scorer);
+``fields``
+    ``{rubric field: source}`` (default: every column or key named like a field the scorers
+    score);
+``scores``
+    Inspect logs: ``{score name: rubric field}`` or ``{score name: {"field": f, "values":
+    {...}}}``, read from ``sample.scores[name].value`` (default: scores named like a field).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import connection
+from django.utils import timezone
+
+from apps.core.canonical import sha256_hex
+from apps.deviations.models import EntryKind
+from apps.deviations.services import deviation_append
+from apps.items.models import KeyUnit
+from apps.protocols.models import ProtocolVersion, VersionState
+from apps.raters.models import (
+    FieldKind,
+    MachineScore,
+    MachineScoreImport,
+    RubricField,
+    ScorerRosterEntry,
+)
+from apps.raters.values import score_values_clean
+from apps.responses.formats import (
+    FileUnreadable,
+    ImportProblem,
+    SourceRecord,
+    guess_format,
+    read_file,
+)
+from apps.responses.importing import ImportRejected, _Checker, _Schedule
+from apps.responses.mapping import (
+    ADMINISTRATION_BY_KEY,
+    compile_source,
+    default_mapping,
+)
+from apps.responses.models import Attempt
+
+PREVIEW_ROWS = 20
+ADMINISTRATION_TARGETS = ("position", *ADMINISTRATION_BY_KEY)
+OWN_TARGETS = ("attempt", "scorer", "fields", "scores")
+# Keys of a CSV or JSON Lines row that are never field names: how it names its response and
+# scorer, and what it says beside the values (kept as the score's detail).
+DETAIL_KEYS = ("detail", "explanation", "answer", "metadata", "note")
+# Inspect's own score constants (inspect_ai.scorer: CORRECT "C", INCORRECT "I"), read as true and
+# false by a binary field unless the mapping says otherwise.
+INSPECT_BINARY = {"C": True, "I": False}
+_TRUE = {"1", "true", "yes", "y"}
+_SOURCE_HELP = 'give a column, {"column": …} or {"const": …}'
+_SCORE_HELP = 'give a field, or {"field": …, "values": {…}}'
+_FALSE = {"0", "false", "no", "n"}
+
+
+@dataclass
+class MachineImportOutcome:
+    """What an import did: ``imported``, ``already_imported`` (a no-op) or ``dry_run``."""
+
+    status: str
+    message: str
+    counts: dict[str, Any] = field(default_factory=dict)
+    record: MachineScoreImport | None = None
+    preview: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Planned:
+    row: int
+    response_id: int
+    scorer_id: int
+    scorer_code: str
+    field: str
+    value: Any
+    detail: dict[str, Any]
+    administration: str
+
+
+def _describe(schedule: _Schedule, pk: int) -> str:
+    position, item, level, evaluand_id, repetition = schedule.entries[pk]
+    code = schedule.code_of.get(evaluand_id, f"evaluand {evaluand_id}")
+    return f"#{position} ({item}@{level}, {code}, repetition {repetition})"
+
+
+def _problem(row: int | None, where: str, message: str, label: str = "") -> ImportProblem:
+    return ImportProblem(row, where, message, label)
+
+
+def _source_spec(source: Any) -> dict | None:
+    spec = {"column": source} if isinstance(source, str) else source
+    if not isinstance(spec, dict) or ("column" in spec) == ("const" in spec):
+        return None
+    if set(spec) - {"column", "const", "values", "replace_prefix"}:
+        return None
+    if "column" in spec and (not isinstance(spec["column"], str) or not spec["column"]):
+        return None
+    if "values" in spec and not isinstance(spec["values"], dict):
+        return None
+    return spec
+
+
+def _text_value(field: RubricField, text: str) -> Any:
+    """A CSV cell's text as the value a reviewer's form would give for the field's kind."""
+    text = text.strip()
+    if text == "":
+        return None
+    kind = field.kind
+    try:
+        if kind == FieldKind.BINARY:
+            lowered = text.lower()
+            return True if lowered in _TRUE else False if lowered in _FALSE else text
+        if kind == FieldKind.COUNT:
+            return int(text) if text.lstrip("-").isdigit() else text
+        if kind == FieldKind.NUMBER:
+            number = float(text)
+            return int(number) if number.is_integer() and "." not in text else number
+        if kind == FieldKind.CHECKLIST:
+            value = json.loads(text) if text.startswith("[") else [int(p) for p in text.split(";")]
+            return value
+    except ValueError:
+        return text
+    return text
+
+
+class _Reader:
+    """Resolves the mapping against the file, then checks rows one by one."""
+
+    def __init__(
+        self,
+        *,
+        version: ProtocolVersion,
+        format: str,
+        records: list[SourceRecord],
+        columns: list[str] | None,
+        mapping: dict[str, Any],
+    ):
+        self.version = version
+        self.format = format
+        self.records = records
+        self.problems: list[ImportProblem] = []
+        self.planned: list[_Planned] = []
+        self.fields = {
+            f.name: f for f in RubricField.objects.filter(version=version).order_by("position")
+        }
+        self.roster = {e.code: e for e in ScorerRosterEntry.objects.filter(version=version)}
+        self.names: list[str] = (
+            columns
+            if columns is not None
+            else sorted({key for record in records for key in record.fields})
+        )
+        for key in sorted(set(mapping) - set(ADMINISTRATION_TARGETS) - set(OWN_TARGETS)):
+            targets = ", ".join((*ADMINISTRATION_TARGETS, *OWN_TARGETS))
+            self._file_problem(f"mapping.{key}", f"is not a target; the targets are {targets}")
+        self.administration_mapping = self._administration(mapping)
+        self.attempt_source = self._attempt(mapping)
+        scorer = self._scorer(mapping)
+        specs = self._field_specs(mapping)
+        self.field_sources = {name: compile_source(spec) for name, spec in specs.items()}
+        self.normalised = {
+            **self.administration_mapping,
+            "fields": specs,
+            **({"scorer": scorer} if scorer is not None else {}),
+        }
+
+    def _file_problem(self, where: str, message: str) -> None:
+        self.problems.append(_problem(None, where, message))
+
+    # -- the mapping ------------------------------------------------------------------------
+
+    def _administration(self, mapping: dict[str, Any]) -> dict[str, dict]:
+        chosen = {
+            t: s
+            for t, s in default_mapping(self.format, self.names).items()
+            if t in ADMINISTRATION_TARGETS
+        }
+        chosen.update({t: mapping[t] for t in ADMINISTRATION_TARGETS if t in mapping})
+        if mapping.get("position") is not None:
+            for target in ADMINISTRATION_BY_KEY:
+                if target not in mapping:
+                    chosen.pop(target, None)
+        normalised: dict[str, dict] = {}
+        for target, source in chosen.items():
+            if source is None:
+                continue
+            spec = _source_spec(source)
+            if spec is None:
+                self._file_problem(f"mapping.{target}", _SOURCE_HELP)
+            else:
+                normalised[target] = spec
+        if "position" not in normalised and not {"item", "evaluand"} <= set(normalised):
+            self._file_problem(
+                "mapping",
+                "name each row's response: map position, or item and evaluand (and level "
+                "and repetition unless the design has one of each)",
+            )
+        return normalised
+
+    def _attempt(self, mapping: dict[str, Any]) -> Any:
+        attempt = mapping.get("attempt", "attempt" if "attempt" in self.names else None)
+        if attempt is None:
+            return None
+        spec = _source_spec(attempt)
+        if spec is None:
+            self._file_problem("mapping.attempt", _SOURCE_HELP)
+            return None
+        return compile_source(spec)
+
+    def _scorer(self, mapping: dict[str, Any]) -> dict | None:
+        scorer = mapping.get("scorer")
+        if scorer is None and "scorer" in self.names:
+            scorer = "scorer"
+        if scorer is None and len(self.roster) == 1:
+            scorer = {"const": next(iter(self.roster))}
+        self.scorer_source = None
+        if scorer is None:
+            codes = ", ".join(self.roster) or "the roster is empty"
+            self._file_problem(
+                "scorer", f"say which scorer these scores are from (a roster code: {codes})"
+            )
+            return None
+        spec = _source_spec(scorer)
+        if spec is None:
+            self._file_problem("mapping.scorer", _SOURCE_HELP)
+            return None
+        self.scorer_source = compile_source(spec)
+        return spec
+
+    def _field_specs(self, mapping: dict[str, Any]) -> dict[str, dict]:
+        self.inspect_binary: set[str] = set()
+        given, scores = mapping.get("fields"), mapping.get("scores")
+        if given is None and scores is None:
+            specs = self._default_specs()
+        else:
+            specs = self._given_specs(given, scores)
+        return self._machine_fields_only(specs)
+
+    def _given_specs(self, given: Any, scores: Any) -> dict[str, dict]:
+        specs: dict[str, dict] = {}
+        if given is not None and not isinstance(given, dict):
+            self._file_problem("mapping.fields", "give {field: source}")
+            given = {}
+        if scores is not None and not isinstance(scores, dict):
+            self._file_problem("mapping.scores", "give {score name: field}")
+            scores = {}
+        for name, source in (given or {}).items():
+            spec = _source_spec(source)
+            if spec is None:
+                self._file_problem(f"mapping.fields.{name}", _SOURCE_HELP)
+            else:
+                specs[name] = spec
+        for score_name, target in (scores or {}).items():
+            values: Any = None
+            if isinstance(target, dict):
+                values, target = target.get("values"), target.get("field")
+            if not isinstance(target, str) or (values is not None and not isinstance(values, dict)):
+                self._file_problem(f"mapping.scores.{score_name}", _SCORE_HELP)
+                continue
+            specs[target] = {"column": f"scores.{score_name}.value"}
+            if values is None:
+                self.inspect_binary.add(target)
+            else:
+                specs[target]["values"] = values
+        return specs
+
+    def _default_specs(self) -> dict[str, dict]:
+        specs: dict[str, dict] = {}
+        if self.format == "inspect":
+            names = sorted(
+                {name for record in self.records for name in (record.fields.get("scores") or {})}
+            )
+            for name in names:
+                if name not in self.fields:
+                    self._file_problem(
+                        f"scores.{name}",
+                        f"the rubric has no field {name!r}; map the score to a field with "
+                        f'{{"scores": {{"{name}": "<field>"}}}}',
+                    )
+                    continue
+                specs[name] = {"column": f"scores.{name}.value"}
+                self.inspect_binary.add(name)
+            return specs
+        reserved = set(ADMINISTRATION_TARGETS) | {"attempt", "scorer"} | set(DETAIL_KEYS)
+        reserved |= {s["column"] for s in self.administration_mapping.values() if "column" in s}
+        return {name: {"column": name} for name in self.names if name not in reserved}
+
+    def _machine_fields_only(self, specs: dict[str, dict]) -> dict[str, dict]:
+        kept = {}
+        for name, spec in specs.items():
+            field = self.fields.get(name)
+            if field is None:
+                self._file_problem(name, f"the rubric has no field {name!r}")
+            elif field.derivation or not field.scorer_scores:
+                why = "is derived" if field.derivation else "is scored by reviewers only"
+                self._file_problem(name, f"field {name!r} {why}: no scorer scores it")
+            else:
+                kept[name] = spec
+        if not kept and not self.problems:
+            self._file_problem("mapping.fields", "no column names a field the scorers score")
+        return kept
+
+    # -- the rows -------------------------------------------------------------------------
+
+    def _load(self, schedule: _Schedule) -> None:
+        version_id = self.version.pk
+        self.responses: dict[int, list[tuple[int, int, int, int]]] = defaultdict(list)
+        for administration_id, number, response_id, words, cell_id in (
+            Attempt.objects.filter(version_id=version_id, response__isnull=False)
+            .order_by("administration_id", "number")
+            .values_list(
+                "administration_id",
+                "number",
+                "response__pk",
+                "response__word_count",
+                "administration__cell_id",
+            )
+        ):
+            self.responses[administration_id].append((number, response_id, words, cell_id))
+        self.needs_units = any(
+            self.fields[name].kind == FieldKind.CHECKLIST for name in self.field_sources
+        )
+        self.units: dict[int, list[tuple[int, bool]]] = defaultdict(list)
+        if self.needs_units:
+            for cell_id, position, executable in (
+                KeyUnit.objects.filter(version_id=version_id)
+                .order_by("cell_id", "position")
+                .values_list("cell_id", "position", "executable")
+            ):
+                self.units[cell_id].append((position, executable))
+        self.existing = set(
+            MachineScore.objects.filter(version_id=version_id).values_list(
+                "scorer_id", "response_id", "field"
+            )
+        )
+        self.seen: dict[tuple[int, int, str], int] = {}
+        # The derived fields that follow a field a scorer gives (computed as for reviewers).
+        self.derived_of: dict[str, list[RubricField]] = defaultdict(list)
+        for f in self.fields.values():
+            if f.derivation:
+                self.derived_of[f.derived_from].append(f)
+        self.schedule = schedule
+
+    def check(self, schedule: _Schedule) -> None:
+        self._load(schedule)
+        checker = _Checker(schedule, self.administration_mapping)
+        for record in self.records:
+            before = len(checker.problems)
+            administration_id = checker.administration(record)
+            self.problems += checker.problems[before:]
+            del checker.problems[before:]
+            entry = self._row_scorer(record)
+            response = (
+                None if administration_id is None else self._row_response(record, administration_id)
+            )
+            values = self._row_values(record, entry)
+            if administration_id is None or response is None or entry is None or not values:
+                continue
+            self._plan(record, administration_id, response, entry, values)
+
+    def _row_problem(self, record: SourceRecord, where: str, message: str) -> None:
+        self.problems.append(_problem(record.row, where, message, record.label))
+
+    def _row_scorer(self, record: SourceRecord) -> ScorerRosterEntry | None:
+        if self.scorer_source is None:
+            return None
+        code, issue = self.scorer_source(record.fields)
+        code = "" if code is None else str(code).strip()
+        entry = self.roster.get(code)
+        if issue:
+            self._row_problem(record, "scorer", issue)
+        elif entry is None:
+            known = ", ".join(self.roster) or "none"
+            self._row_problem(
+                record, "scorer", f"{code!r} is not on this version's scorer roster ({known})"
+            )
+        return entry if not issue else None
+
+    def _row_response(self, record: SourceRecord, administration_id: int) -> tuple | None:
+        answered = self.responses.get(administration_id, [])
+        wanted = None
+        if self.attempt_source is not None:
+            raw, _ = self.attempt_source(record.fields)
+            if raw not in (None, ""):
+                try:
+                    wanted = int(str(raw).strip())
+                except ValueError:
+                    self._row_problem(record, "attempt", f"{raw!r} is not an attempt number")
+                    return None
+        if wanted is None:
+            response = answered[-1] if answered else None
+        else:
+            response = next((a for a in answered if a[0] == wanted), None)
+        if response is None:
+            which = f"attempt {wanted} of " if wanted is not None else ""
+            where = _describe(self.schedule, administration_id)
+            self._row_problem(
+                record, "response", f"{which}administration {where} has no response to score"
+            )
+        return response
+
+    def _row_values(
+        self, record: SourceRecord, entry: ScorerRosterEntry | None
+    ) -> dict[str, Any] | None:
+        values: dict[str, Any] = {}
+        ok = True
+        for name, source in self.field_sources.items():
+            value, issue = source(record.fields)
+            field = self.fields[name]
+            if issue:
+                self._row_problem(record, name, issue)
+                ok = False
+                continue
+            if isinstance(value, str):
+                if "\x00" in value:
+                    self._row_problem(record, name, "contains a NUL character")
+                    ok = False
+                    continue
+                value = self._typed(field, value)
+            if entry is not None and field.scorer_role != entry.role:
+                self._row_problem(
+                    record,
+                    name,
+                    f"the scorer {entry.code!r} has the role {entry.role!r}; the rubric gives "
+                    f"{name!r} to the role {field.scorer_role!r}",
+                )
+                ok = False
+            values[name] = value
+        return values if ok else None
+
+    def _typed(self, field: RubricField, value: str) -> Any:
+        if self.format == "csv":
+            return _text_value(field, value)
+        if (
+            self.format == "inspect"
+            and field.name in self.inspect_binary
+            and field.kind == FieldKind.BINARY
+            and value in INSPECT_BINARY
+        ):
+            return INSPECT_BINARY[value]
+        return value
+
+    def _plan(
+        self,
+        record: SourceRecord,
+        administration_id: int,
+        response: tuple,
+        entry: ScorerRosterEntry,
+        values: dict[str, Any],
+    ) -> None:
+        _, response_id, words, cell_id = response
+        subset = [self.fields[name] for name in values]
+        subset += [d for name in values for d in self.derived_of.get(name, [])]
+        try:
+            cleaned = score_values_clean(
+                fields=subset,
+                values=values,
+                word_count=words,
+                units=self.units.get(cell_id, []) if self.needs_units else [],
+            )
+        except ValidationError as error:
+            for name, messages in error.message_dict.items():
+                for message in messages:
+                    self._row_problem(record, name, message)
+            return
+        detail = self._detail(record)
+        where = _describe(self.schedule, administration_id)
+        for name, value in cleaned.items():
+            if value is None:
+                continue
+            key = (entry.scorer_id, response_id, name)
+            if key in self.existing:
+                self._row_problem(
+                    record,
+                    name,
+                    f"the scorer {entry.code!r} already scored {name!r} of {where} in an "
+                    "earlier import",
+                )
+            elif key in self.seen:
+                self._row_problem(
+                    record,
+                    name,
+                    f"duplicate: row {self.seen[key]} of this file already gives the scorer "
+                    f"{entry.code!r}'s {name!r} of {where}",
+                )
+            else:
+                self.seen[key] = record.row
+                self.planned.append(
+                    _Planned(
+                        row=record.row,
+                        response_id=response_id,
+                        scorer_id=entry.scorer_id,
+                        scorer_code=entry.code,
+                        field=name,
+                        value=value,
+                        detail=detail,
+                        administration=where,
+                    )
+                )
+
+    def _detail(self, record: SourceRecord) -> dict[str, Any]:
+        if self.format == "inspect":
+            scores = record.fields.get("scores") or {}
+            return {
+                name: {k: score.get(k) for k in ("answer", "explanation") if score.get(k)}
+                for name, score in scores.items()
+                if isinstance(score, dict)
+            }
+        return {k: record.fields[k] for k in DETAIL_KEYS if record.fields.get(k) not in (None, "")}
+
+
+def with_scorer(mapping: dict | None, scorer_code: str | None) -> dict | None:
+    """``mapping`` with every row's scorer set to the roster code ``scorer_code`` (when given):
+    how the form, the API and the command pass "these are all from this scorer"."""
+    if not scorer_code:
+        return mapping
+    return {**(mapping or {}), "scorer": {"const": scorer_code}}
+
+
+def _counts(planned: list[_Planned], rows: int) -> dict[str, Any]:
+    return {
+        "rows": rows,
+        "scores": len(planned),
+        "responses": len({p.response_id for p in planned}),
+        "by_scorer": dict(sorted(Counter(p.scorer_code for p in planned).items())),
+        "by_field": dict(sorted(Counter(p.field for p in planned).items())),
+    }
+
+
+def _summary(counts: dict[str, Any]) -> str:
+    fields = ", ".join(f"{name} {n}" for name, n in counts["by_field"].items())
+    scorers = ", ".join(counts["by_scorer"])
+    return (
+        f"{counts['scores']} machine scores of {counts['responses']} responses from "
+        f"{counts['rows']} rows, by scorer {scorers or '—'} ({fields or 'no fields'})"
+    )
+
+
+def _preview(planned: list[_Planned]) -> list[dict[str, Any]]:
+    return [
+        {
+            "row": p.row,
+            "administration": p.administration,
+            "scorer": p.scorer_code,
+            "field": p.field,
+            "value": p.value,
+        }
+        for p in planned[:PREVIEW_ROWS]
+    ]
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False)
+
+
+def _write(record: MachineScoreImport, planned: list[_Planned]) -> None:
+    version_id = record.version_id
+    if connection.vendor != "postgresql":
+        MachineScore.objects.bulk_create(
+            [
+                MachineScore(
+                    version_id=version_id,
+                    response_id=p.response_id,
+                    scorer_id=p.scorer_id,
+                    field=p.field,
+                    value=p.value,
+                    detail=p.detail,
+                    source=record,
+                    source_row=p.row,
+                )
+                for p in planned
+            ],
+            batch_size=5000,
+        )
+        return
+    # COPY, as the response importer does: several times faster than INSERT, same transaction.
+    # Rows are written in COPY's text format directly: every column is an integer, a slug, a
+    # timestamp or JSON (which escapes tabs, newlines and control characters itself), so only
+    # backslashes need doubling; a row's detail, shared by its fields, is encoded once.
+    now = timezone.now().isoformat()
+    tail = f"\t{record.pk}\t\\N\t"
+    last_detail: tuple[int, str] = (0, "")
+    with (
+        connection.cursor() as cursor,
+        cursor.copy(
+            "COPY raters_machinescore (version_id, response_id, scorer_id, field, value, detail, "
+            "source_id, oracle_run_id, source_row, created_at) FROM STDIN"
+        ) as copy,
+    ):
+        for start in range(0, len(planned), 5000):
+            out = []
+            for p in planned[start : start + 5000]:
+                if last_detail[0] != id(p.detail):
+                    last_detail = (id(p.detail), _JSON.encode(p.detail).replace("\\", "\\\\"))
+                value = _JSON.encode(p.value).replace("\\", "\\\\")
+                out.append(
+                    f"{version_id}\t{p.response_id}\t{p.scorer_id}\t{p.field}\t{value}\t"
+                    f"{last_detail[1]}{tail}{p.row}\t{now}\n"
+                )
+            copy.write("".join(out))
+
+
+def _version_problem(version: ProtocolVersion) -> str | None:
+    if version.state != VersionState.FROZEN:
+        return f"Machine scores attach only to a frozen version's responses: {version} is a draft."
+    if hasattr(version, "withdrawal"):
+        return f"{version} has been withdrawn; it takes no more scores."
+    return None
+
+
+def import_machine_scores(
+    *,
+    version: ProtocolVersion,
+    user,
+    data: bytes,
+    filename: str,
+    format: str | None,
+    mapping: dict | None,
+    note: str,
+    dry_run: bool,
+) -> MachineImportOutcome:
+    """See ``services.machine.machine_scores_import``; runs inside its transaction."""
+    refusal = _version_problem(version)
+    if refusal:
+        raise ValidationError(refusal)
+    digest = sha256_hex(data)
+
+    def already() -> MachineImportOutcome | None:
+        earlier = (
+            MachineScoreImport.objects.filter(version=version, sha256=digest)
+            .select_related("imported_by")
+            .first()
+        )
+        if earlier is None:
+            return None
+        return MachineImportOutcome(
+            status="already_imported",
+            message=(
+                f"Nothing to do: this file (sha256 {digest[:16]}…) was already imported on "
+                f"{earlier.imported_at:%Y-%m-%d %H:%M} UTC by {earlier.imported_by}: "
+                f"{earlier.counts.get('scores', 0)} machine scores. Nothing was written."
+            ),
+            counts=earlier.counts,
+            record=earlier,
+        )
+
+    if outcome := already():
+        return outcome
+    format = format or guess_format(filename)
+    if format is None:
+        raise ImportRejected(
+            [_problem(None, "format", f"say which format {filename!r} is: csv, jsonl or inspect")]
+        )
+    try:
+        source = read_file(data, format)
+    except FileUnreadable as error:
+        raise ImportRejected(error.problems) from error
+    if not source.records:
+        raise ImportRejected([_problem(None, "", "the file holds no records")])
+    if mapping is not None and not isinstance(mapping, dict):
+        raise ImportRejected([_problem(None, "mapping", "must be a JSON object")])
+    reader = _Reader(
+        version=version,
+        format=format,
+        records=source.records,
+        columns=source.columns,
+        mapping=mapping or {},
+    )
+    if reader.problems:
+        raise ImportRejected(reader.problems)
+    ProtocolVersion.objects.select_for_update().filter(pk=version.pk).first()
+    if outcome := already():
+        return outcome
+    reader.check(_Schedule(version))
+    if reader.problems:
+        raise ImportRejected(reader.problems)
+    planned = reader.planned
+    counts = _counts(planned, len(source.records))
+    if dry_run:
+        return MachineImportOutcome(
+            status="dry_run",
+            message=f"Ready to import {filename}: {_summary(counts)}. Nothing was written.",
+            counts=counts,
+            preview=_preview(planned),
+        )
+    record = MachineScoreImport(
+        version=version,
+        sha256=digest,
+        filename=filename[:255],
+        format=format,
+        mapping=reader.normalised,
+        header=source.header,
+        note=note.strip(),
+        counts=counts,
+        imported_by=user,
+    )
+    record.full_clean()
+    record.save()
+    _write(record, planned)
+    _log(version, user, record, reader)
+    return MachineImportOutcome(
+        status="imported",
+        message=f"Imported {filename}: {_summary(counts)}.",
+        counts=counts,
+        record=record,
+        preview=_preview(planned),
+    )
+
+
+def _log(version: ProtocolVersion, user, record: MachineScoreImport, reader: _Reader) -> None:
+    used = [reader.roster[code] for code in record.counts["by_scorer"]]
+    scorers = "; ".join(
+        f"{e.code} = {e.scorer.label} ({e.scorer.get_kind_display()} {e.scorer.name} "
+        f"{e.scorer.version}, identity {e.scorer.identity_sha256})"
+        for e in used
+    )
+    note = f" Note: {record.note}" if record.note else ""
+    deviation_append(
+        protocol=version.protocol,
+        kind=EntryKind.IMPORT,
+        rationale=(
+            f"Imported machine scores from {record.filename} ({record.format}, sha256 "
+            f"{record.sha256}): {_summary(record.counts)}. Scorers: {scorers}.{note}"
+        ),
+        actor=user,
+        refs=[
+            {"type": "version", "id": version.pk, "label": str(version)},
+            {"type": "machine_score_import", "id": record.pk, "label": record.filename},
+        ],
+    )

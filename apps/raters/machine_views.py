@@ -1,0 +1,248 @@
+"""Pages of machine scoring (PI and editors; 404 for blind reviewers): the scorer roster, the
+import of machine scores with a preview, and oracle runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import cast
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from apps.accounts.models import User
+from apps.core.canonical import sha256_hex
+from apps.raters.access import get_rubric_version_for
+from apps.raters.final import machine_dashboard
+from apps.raters.machine_import import with_scorer
+from apps.raters.models import Comparison, ScorerKind, ScorerRosterEntry
+from apps.raters.services.machine import machine_scores_import, oracle_run_request
+from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
+from apps.responses.formats import guess_format
+from apps.responses.forms import FORMAT_CHOICES, upload_size_problem
+from apps.responses.importing import ImportRejected
+
+
+class _JSONField(forms.JSONField):
+    def to_python(self, value):
+        try:
+            return super().to_python(value)
+        except (ValueError, RecursionError):
+            raise forms.ValidationError("This is not JSON.", code="invalid") from None
+
+
+class ScorerEnrollForm(forms.Form):
+    """A scorer's identity (registered, or found by its hash) and its place on the roster."""
+
+    code = forms.CharField(max_length=64, help_text="How import files name it, e.g. judge-1.")
+    role = forms.SlugField(max_length=64, help_text="The role rubric fields name, e.g. judge.")
+    label = forms.CharField(max_length=200, required=False)
+    kind = forms.ChoiceField(choices=ScorerKind.choices)
+    name = forms.CharField(max_length=200)
+    version = forms.CharField(max_length=100, help_text="The scorer's own version or commit.")
+    model = forms.CharField(max_length=200, required=False, help_text="LLM judges: the model.")
+    provider = forms.CharField(max_length=200, required=False)
+    inference_settings = _JSONField(required=False, help_text='As JSON: {"temperature": 0}.')
+    prompt = forms.CharField(required=False, strip=False, widget=forms.Textarea(attrs={"rows": 4}))
+    prompt_sha256 = forms.CharField(
+        max_length=64, required=False, help_text="Or the SHA-256 of the rubric blob it was given."
+    )
+    comparison = forms.ChoiceField(choices=Comparison.choices, required=False)
+
+
+class MachineImportForm(forms.Form):
+    file = forms.FileField(help_text="CSV, JSON Lines, or an Inspect AI log (.eval or .json).")
+    format = forms.ChoiceField(choices=FORMAT_CHOICES, required=False)
+    scorer = forms.ChoiceField(required=False, help_text="When the rows do not name it.")
+    mapping = _JSONField(
+        required=False,
+        help_text='Optional, as JSON: {"scores": {"includes": "complied"}} for an Inspect log, '
+        '{"fields": {"loss1": "judge_loss"}}, {"position": "row_position"}.',
+    )
+    note = forms.CharField(max_length=500, required=False)
+
+    def __init__(self, *args, codes: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        scorer = cast(forms.ChoiceField, self.fields["scorer"])
+        scorer.choices = [("", "Named in each row")] + [(c, c) for c in codes]
+
+
+class MachineConfirmForm(forms.Form):
+    sha256 = forms.CharField(widget=forms.HiddenInput)
+    filename = forms.CharField(widget=forms.HiddenInput)
+    format = forms.CharField(widget=forms.HiddenInput)
+    scorer = forms.CharField(widget=forms.HiddenInput, required=False)
+    mapping = forms.CharField(widget=forms.HiddenInput, required=False)
+    note = forms.CharField(widget=forms.HiddenInput, required=False)
+
+
+def _user(request: HttpRequest) -> User:
+    # Every view here is login_required: the user is signed in.
+    return cast(User, request.user)
+
+
+def _staging(digest: str) -> Path:
+    folder = Path(settings.RESPONSE_IMPORT_STAGING_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"machine-{digest}"
+
+
+def _errors(form: forms.Form, error: ValidationError) -> None:
+    if hasattr(error, "error_dict"):
+        for name, messages_ in error.message_dict.items():
+            form.add_error(name if name in form.fields else None, messages_)
+    else:
+        form.add_error(None, error.messages)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def scorers(request: HttpRequest, version_id: int) -> HttpResponse:
+    """The scorer roster (enrol scorers while the version is a draft), imports, oracle runs."""
+    version = get_rubric_version_for(user=_user(request), pk=version_id)
+    form = ScorerEnrollForm(request.POST or None) if version.is_draft else None
+    if request.method == "POST" and form is not None and form.is_valid():
+        data = dict(form.cleaned_data)
+        code, role, label = data.pop("code"), data.pop("role"), data.pop("label")
+        try:
+            scorer, _ = scorer_register(user=_user(request), label=label, **data)
+            scorer_roster_enroll(
+                version=version, scorer=scorer, code=code, role=role, user=_user(request)
+            )
+        except (ValidationError, PermissionDenied) as error:
+            if isinstance(error, PermissionDenied):
+                form.add_error(None, str(error))
+            else:
+                _errors(form, error)
+        else:
+            messages.success(request, f"{code} is on the scorer roster ({scorer}).")
+            return redirect("raters:scorers", version_id=version.pk)
+    return render(
+        request,
+        "raters/scorers.html",
+        {"version": version, "machine": machine_dashboard(version), "form": form},
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def machine_import(request: HttpRequest, version_id: int) -> HttpResponse:
+    """Upload a file of machine scores: checked and previewed; nothing written until confirmed."""
+    version = get_rubric_version_for(user=_user(request), pk=version_id)
+    codes = list(
+        ScorerRosterEntry.objects.filter(version=version)
+        .order_by("position")
+        .values_list("code", flat=True)
+    )
+    form = MachineImportForm(request.POST or None, request.FILES or None, codes=codes)
+    problems, total = [], 0
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        if problem := upload_size_problem(upload):
+            form.add_error("file", problem)
+        else:
+            data = upload.read()
+            format = form.cleaned_data["format"] or guess_format(upload.name)
+            mapping = form.cleaned_data["mapping"] or None
+            scorer = form.cleaned_data["scorer"] or None
+            note = form.cleaned_data["note"]
+            try:
+                outcome = machine_scores_import(
+                    version=version,
+                    user=_user(request),
+                    data=data,
+                    filename=upload.name,
+                    format=format,
+                    mapping=with_scorer(mapping, scorer),
+                    note=note,
+                    dry_run=True,
+                )
+            except ImportRejected as rejected:
+                problems, total = rejected.problems, rejected.total
+                form.add_error(None, f"Nothing was imported: {total} problem(s), listed below.")
+            except (ValidationError, PermissionDenied) as error:
+                form.add_error(None, getattr(error, "messages", None) or str(error))
+            else:
+                if outcome.status == "already_imported":
+                    messages.info(request, outcome.message)
+                    return redirect("raters:scorers", version_id=version.pk)
+                digest = sha256_hex(data)
+                _staging(digest).write_bytes(data)
+                confirm = MachineConfirmForm(
+                    initial={
+                        "sha256": digest,
+                        "filename": upload.name,
+                        "format": format,
+                        "scorer": scorer or "",
+                        "mapping": json.dumps(mapping) if mapping else "",
+                        "note": note,
+                    }
+                )
+                return render(
+                    request,
+                    "raters/machine_import_preview.html",
+                    {"version": version, "outcome": outcome, "confirm": confirm},
+                )
+    return render(
+        request,
+        "raters/machine_import.html",
+        {"version": version, "form": form, "problems": problems, "total": total},
+    )
+
+
+@login_required
+@require_POST
+def machine_import_confirm(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = get_rubric_version_for(user=_user(request), pk=version_id)
+    form = MachineConfirmForm(request.POST)
+    again = redirect("raters:machine-import", version_id=version.pk)
+    if not form.is_valid():
+        messages.error(request, "The confirmation was incomplete; upload the file again.")
+        return again
+    digest = form.cleaned_data["sha256"]
+    path = _staging(digest) if len(digest) == 64 and digest.isalnum() else None
+    data = path.read_bytes() if path is not None and path.exists() else None
+    if data is None or sha256_hex(data) != digest:
+        messages.error(request, "The uploaded file is no longer here; upload it again.")
+        return again
+    try:
+        mapping = json.loads(form.cleaned_data["mapping"]) if form.cleaned_data["mapping"] else None
+        outcome = machine_scores_import(
+            version=version,
+            user=_user(request),
+            data=data,
+            filename=form.cleaned_data["filename"],
+            format=form.cleaned_data["format"],
+            mapping=with_scorer(mapping, form.cleaned_data["scorer"] or None),
+            note=form.cleaned_data["note"],
+        )
+    except (ValidationError, PermissionDenied, ValueError) as error:
+        messages.error(
+            request,
+            "Nothing was imported: " + " ".join(getattr(error, "messages", [str(error)])[:5]),
+        )
+        return again
+    if path is not None:
+        path.unlink(missing_ok=True)
+    messages.success(request, outcome.message)
+    return redirect("raters:scorers", version_id=version.pk)
+
+
+@login_required
+@require_POST
+def oracle_run(request: HttpRequest, version_id: int, code: str) -> HttpResponse:
+    """Queue an oracle run of the roster's oracle ``code``."""
+    version = get_rubric_version_for(user=_user(request), pk=version_id)
+    try:
+        run = oracle_run_request(version=version, scorer_code=code, user=_user(request))
+    except (ValidationError, PermissionDenied) as error:
+        messages.error(request, " ".join(getattr(error, "messages", [str(error)])))
+    else:
+        messages.success(request, f"Oracle run {run.pk} is queued; its progress is shown below.")
+    return redirect("raters:scorers", version_id=version.pk)

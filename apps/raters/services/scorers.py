@@ -1,0 +1,244 @@
+"""Machine scorers: their frozen identity and the version's scorer roster.
+
+A scorer is hashed as an evaluand is (``apps.responses.models.identity_sha256_of``): the SHA-256
+of the canonical JSON of ``SCORER_IDENTITY_FIELDS``. Registering the same identity twice returns
+the first scorer; a changed element (a new judge prompt, a new temperature) is a new scorer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import IntegrityError, transaction
+
+from apps.accounts.models import Role, User
+from apps.accounts.selectors import roles_for
+from apps.core.canonical import canonical_json, sha256_hex
+from apps.protocols.components import Problem
+from apps.protocols.models import ProtocolVersion
+from apps.raters.models import (
+    SCORER_IDENTITY_FIELDS,
+    Comparison,
+    FieldKind,
+    RubricField,
+    Scorer,
+    ScorerKind,
+    ScorerRosterEntry,
+)
+
+ROSTER_ROLES = frozenset({Role.PI, Role.EDITOR})
+_CODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_ROLE = re.compile(r"^[-a-zA-Z0-9_]+$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+# What an oracle's comparison can write: all equal (binary), items correct (count), the share
+# of items correct (number).
+ORACLE_FIELD_KINDS = (FieldKind.BINARY, FieldKind.COUNT, FieldKind.NUMBER)
+
+
+def scorer_identity_sha256(identity: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of a scorer's identity (every ``SCORER_IDENTITY_FIELDS``)."""
+    return sha256_hex(canonical_json({name: identity[name] for name in SCORER_IDENTITY_FIELDS}))
+
+
+def _typed_identity(identity: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    values: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for name in SCORER_IDENTITY_FIELDS:
+        value = identity.get(name)
+        if name == "inference_settings":
+            value = {} if value is None else value
+            if not isinstance(value, dict):
+                errors[name] = "must be a JSON object."
+        else:
+            value = "" if value is None else value
+            if not isinstance(value, str):
+                errors[name] = "must be text."
+            elif name != "prompt":  # a prompt is kept exactly as given
+                value = value.strip()
+        values[name] = value
+    return values, errors
+
+
+def _kind_problems(values: dict[str, Any]) -> dict[str, str]:
+    errors: dict[str, str] = {}
+    kind = values["kind"]
+    if kind not in ScorerKind.values:
+        errors["kind"] = f"one of {', '.join(ScorerKind.values)}."
+    if not values["name"]:
+        errors["name"] = "Name the scorer."
+    if not values["version"]:
+        errors["version"] = "Give the scorer's version (or commit)."
+    if values["prompt_sha256"] and not _SHA256.match(values["prompt_sha256"]):
+        errors["prompt_sha256"] = "a SHA-256: 64 lowercase hex digits (a rubric blob's hash)."
+    if kind == ScorerKind.LLM_JUDGE:
+        required = {
+            "model": "An LLM judge names its model (identifier and snapshot).",
+            "provider": "An LLM judge names its provider.",
+        }
+        errors.update({name: text for name, text in required.items() if not values[name]})
+        if not values["prompt"] and not values["prompt_sha256"]:
+            errors["prompt"] = "An LLM judge gives its prompt, or the hash of its rubric blob."
+    if values["comparison"] not in Comparison.values:
+        errors["comparison"] = f"one of {', '.join(v for v in Comparison.values if v)}."
+    elif (kind == ScorerKind.ORACLE) != bool(values["comparison"]):
+        errors["comparison"] = (
+            "An oracle declares its comparison."
+            if kind == ScorerKind.ORACLE
+            else "Only an oracle has a comparison."
+        )
+    return errors
+
+
+def _identity_values(identity: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(identity) - set(SCORER_IDENTITY_FIELDS)
+    if unknown:
+        raise ValidationError(f"Not part of a scorer's identity: {', '.join(sorted(unknown))}.")
+    values, errors = _typed_identity(identity)
+    if errors:
+        raise ValidationError(errors)
+    errors = _kind_problems(values)
+    if errors:
+        raise ValidationError(errors)
+    return values
+
+
+@transaction.atomic
+def scorer_register(*, user: User | None, label: str, **identity: Any) -> tuple[Scorer, bool]:
+    """The scorer with this identity, created if new: ``(scorer, created)``.
+
+    ``identity`` holds ``kind`` (harness_grader, oracle, llm_judge, script), ``name``,
+    ``version`` and, as they apply, ``model``, ``provider``, ``inference_settings`` (object),
+    ``prompt`` or ``prompt_sha256`` (an LLM judge's), ``comparison`` (an oracle's: exact,
+    normalised, json_equal, items). Raises ValidationError naming each bad element.
+    """
+    values = _identity_values(identity)
+    digest = scorer_identity_sha256(values)
+    existing = Scorer.objects.filter(identity_sha256=digest).first()
+    if existing is not None:
+        return existing, False
+    scorer = Scorer(
+        label=(label or values["name"]).strip(), created_by=user, identity_sha256=digest, **values
+    )
+    scorer.full_clean()
+    try:
+        with transaction.atomic():
+            scorer.save()
+    except IntegrityError:  # registered concurrently: theirs is the one
+        return Scorer.objects.get(identity_sha256=digest), False
+    return scorer, True
+
+
+def _require(*, user: User, version: ProtocolVersion) -> None:
+    if not roles_for(user=user, protocol_id=version.protocol_id) & ROSTER_ROLES:
+        raise PermissionDenied(f"Your role on {version} does not allow you to change its scorers.")
+    if not version.is_draft:
+        raise ValidationError(
+            f"{version} is frozen: its scorer roster changes only in a draft (amend it)."
+        )
+
+
+@transaction.atomic
+def scorer_roster_enroll(
+    *, version: ProtocolVersion, scorer: Scorer, code: str, role: str, user: User
+) -> ScorerRosterEntry:
+    """Register ``scorer`` on the draft ``version``'s scorer roster under ``code`` in ``role``
+    (the role rubric fields name in ``scorer_role``)."""
+    _require(user=user, version=version)
+    code, role = code.strip(), role.strip()
+    errors = {}
+    if not _CODE.match(code):
+        errors["code"] = "Use letters, digits, '.', '_' and '-', starting with a letter or digit."
+    if not _ROLE.match(role):
+        errors["role"] = "A role is a slug: letters, digits, '-' and '_'."
+    roster = ScorerRosterEntry.objects.filter(version=version)
+    if roster.filter(code=code).exists():
+        errors["code"] = f"The code {code!r} is already on this scorer roster."
+    if roster.filter(scorer=scorer).exists():
+        errors["scorer"] = f"{scorer} is already on this scorer roster."
+    if errors:
+        raise ValidationError(errors)
+    last = roster.order_by("-position").values_list("position", flat=True).first()
+    entry = ScorerRosterEntry(
+        version=version,
+        scorer=scorer,
+        code=code,
+        role=role,
+        position=0 if last is None else last + 1,
+    )
+    entry.full_clean()
+    entry.save()
+    return entry
+
+
+@transaction.atomic
+def scorer_roster_remove(*, entry: ScorerRosterEntry, user: User) -> None:
+    """Take a scorer off a draft version's roster."""
+    _require(user=user, version=entry.version)
+    entry.delete()
+
+
+def scorer_checks(version: ProtocolVersion) -> Iterator[Problem]:
+    """Freeze-gate checks: every scorer role a rubric field names has a scorer on the roster,
+    and an oracle's role holds only fields an oracle can write (binary, count, number)."""
+    url = f"/versions/{version.pk}/scorers/"
+    roster = list(ScorerRosterEntry.objects.filter(version=version).select_related("scorer"))
+    roles = {entry.role for entry in roster}
+    fields = list(RubricField.objects.filter(version=version).order_by("position"))
+    for field in fields:
+        if field.scorer_role and field.scorer_role not in roles:
+            yield Problem(
+                "scorer_role_empty",
+                f"Rubric field {field.name!r} is scored by the scorer role "
+                f"{field.scorer_role!r}, but no scorer on the roster has that role.",
+                url,
+            )
+    for entry in roster:
+        if entry.scorer.kind != ScorerKind.ORACLE:
+            continue
+        for field in fields:
+            if (
+                field.scorer_role == entry.role
+                and not field.derivation
+                and field.kind not in ORACLE_FIELD_KINDS
+            ):
+                yield Problem(
+                    "oracle_field_invalid",
+                    f"The oracle {entry.code!r} cannot score the {field.kind} field "
+                    f"{field.name!r}: an oracle writes binary, count or number fields.",
+                    url,
+                )
+
+
+def scorers_document(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """The scorer roster as it goes into the frozen document: codes, roles, full identities."""
+    return [
+        {
+            "code": entry.code,
+            "role": entry.role,
+            "label": entry.scorer.label,
+            "identity_sha256": entry.scorer.identity_sha256,
+            "identity": entry.scorer.identity(),
+        }
+        for entry in ScorerRosterEntry.objects.filter(version=version)
+        .select_related("scorer")
+        .order_by("position", "code")
+    ]
+
+
+def scorers_copy(source: ProtocolVersion, target: ProtocolVersion) -> None:
+    """An amendment's draft gets the same scorer roster."""
+    ScorerRosterEntry.objects.bulk_create(
+        [
+            ScorerRosterEntry(
+                version=target,
+                scorer_id=entry.scorer_id,
+                code=entry.code,
+                role=entry.role,
+                position=entry.position,
+            )
+            for entry in ScorerRosterEntry.objects.filter(version=source)
+        ]
+    )

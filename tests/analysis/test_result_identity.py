@@ -1,0 +1,44 @@
+"""Issue #12 §7: the analysis plans as data change nothing for existing studies.
+
+The result documents of an OPB-01-shaped study (``tests.analysis.builders.opb_study``, every
+stage of the pipeline) and of the real XSTest study are byte-identical
+to those the code gave before pipelines declared themselves: on the branch that made the change
+(commit d1558fa) they equalled the SHA-256s recorded on ``main`` (commit ddee556) before it,
+``42da3aa1…`` and ``efe72ddb…``. Two changes merged beside it alter result documents on purpose
+and are pinned here from the merge on: the machine-scores work adds ``machine_agreement`` to every
+result and new keys to the frozen document (so the version's hash, which the result names), and
+the interval calibration replaced the rate, cell-mean and β interval methods. From here the pins
+guard against any unintended change. A result document names the
+frozen version's hash and the numeric libraries' versions, so the figures hold in this
+environment (the shared virtualenv) and for the frozen documents as ``main`` builds them.
+"""
+
+import pytest
+
+from apps.analysis.models import RunState
+from tests.analysis.builders import opb_study, xstest_study
+
+pytestmark = pytest.mark.django_db
+
+# Recorded at the merge of the plans work with the machine-scores and interval work.
+OPB_RESULT_SHA256 = "6de3e1ce9243b9728202f5ac241eb9b873d8f67adb0710d022d54579326002b5"
+XSTEST_RESULT_SHA256 = "ce697c8f41e6f8c48126762d6812f170138b6b840567fb30df757d3f20614cb1"
+
+
+def test_the_opb_result_is_byte_identical_to_before(run_now):
+    # Two evaluands, Families A and B, the disclosure arms and the force arm: every stage.
+    study = opb_study(evaluands=2, with_disclosure=True, with_force=True)
+    run = run_now(study.version, study.pi)
+    assert run.state == RunState.SUCCEEDED, run.error
+    assert run.result_id == OPB_RESULT_SHA256
+
+
+@pytest.mark.shared_data
+def test_the_xstest_result_is_byte_identical_to_before(shared_data, run_now):
+    folder = shared_data / "xstest"
+    if not (folder / "xstest_prompts.csv").is_file():
+        pytest.skip(f"XSTest is absent from {folder}")
+    study = xstest_study(folder, replicates="1000")
+    run = run_now(study.version, study.pi)
+    assert run.state == RunState.SUCCEEDED, run.error
+    assert run.result_id == XSTEST_RESULT_SHA256
