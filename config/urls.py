@@ -9,6 +9,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from apps.core.views import healthz
 
+handler500 = "apps.core.views.server_error"
+
 APPS = ("accounts", "protocols", "items", "responses", "raters", "deviations", "analysis")
 
 

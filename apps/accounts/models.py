@@ -1,4 +1,5 @@
 from django.contrib.auth.models import AbstractUser
+from django.core.exceptions import ValidationError
 from django.db import models
 
 
@@ -36,3 +37,14 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} is {self.get_role_display()} on {self.protocol_id}"
+
+    def clean(self) -> None:
+        # Also guards the admin, which saves through full_clean, not through the services.
+        from apps.accounts.selectors import blinding_conflict
+
+        if self.pk is None and self.user_id and self.protocol_id:
+            conflict = blinding_conflict(
+                user_id=self.user_id, protocol_id=self.protocol_id, role=self.role
+            )
+            if conflict:
+                raise ValidationError({"role": [conflict]})

@@ -32,3 +32,28 @@ def memberships_of(*, protocol_id: int) -> QuerySet[Membership]:
         .select_related("user")
         .order_by("role", "user__username")
     )
+
+
+def blinding_conflict(*, user_id: int, protocol_id: int, role: str) -> str | None:
+    """Why ``role`` may not be given to the user on the protocol, or None.
+
+    Blinding by construction: a reviewer must not be able to read the protocol, so nobody holds
+    the reviewer role together with a sighted role (PI, editor, auditor) on one protocol.
+    """
+    held = set(
+        Membership.objects.filter(user_id=user_id, protocol_id=protocol_id).values_list(
+            "role", flat=True
+        )
+    )
+    if role == Role.REVIEWER and held & SIGHTED_ROLES:
+        sighted = ", ".join(sorted(Role(r).label for r in held & SIGHTED_ROLES))
+        return (
+            f"a reviewer scores blind, and this person is {sighted} on this protocol and can "
+            "read it; remove that role first or choose another reviewer"
+        )
+    if role in SIGHTED_ROLES and Role.REVIEWER in held:
+        return (
+            f"this person is a blind reviewer on this protocol; a {Role(role).label} can read "
+            "the protocol, which would unblind their scoring. Remove the reviewer role first"
+        )
+    return None

@@ -1,5 +1,6 @@
 """Writes about users and memberships."""
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
@@ -8,12 +9,22 @@ from apps.accounts.models import Membership, Role, User
 
 @transaction.atomic
 def membership_grant(*, user: User, protocol_id: int, role: str) -> Membership:
-    """Give ``user`` the ``role`` on the protocol (idempotent: an existing grant is returned)."""
-    if role not in Role.values:
-        from django.core.exceptions import ValidationError
+    """Give ``user`` the ``role`` on the protocol (idempotent: an existing grant is returned).
 
+    Raises ValidationError naming ``role`` when it is not a role, or when it would give one
+    person both the reviewer role and a sighted role on one protocol (the message says why).
+    Writes no log entry: ``protocol_member_add`` does, for grants made by a person.
+    """
+    if role not in Role.values:
         raise ValidationError({"role": f"{role!r} is not a role; use one of {Role.values}"})
-    membership, _ = Membership.objects.get_or_create(user=user, protocol_id=protocol_id, role=role)
+    # Two grants to one person at once (reviewer and PI, say) must not both pass the check.
+    list(User.objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True))
+    existing = Membership.objects.filter(user=user, protocol_id=protocol_id, role=role).first()
+    if existing is not None:
+        return existing
+    membership = Membership(user=user, protocol_id=protocol_id, role=role)
+    membership.full_clean()
+    membership.save()
     return membership
 
 

@@ -1,6 +1,7 @@
 """Celery tasks of the analysis: ids in, claim first, the work in the services."""
 
 from celery import shared_task
+from celery.signals import worker_ready
 
 
 @shared_task(name="analysis.run_execute", acks_late=True, reject_on_worker_lost=True)
@@ -17,3 +18,10 @@ def analysis_runs_reap() -> dict:
     from apps.analysis.services import analysis_runs_reap as reap
 
     return reap()
+
+
+@worker_ready.connect
+def reap_when_a_worker_starts(sender: object = None, **kwargs: object) -> None:
+    """A worker that starts (after a crash, a deploy, a killed container) asks for the reaper
+    at once, so a killed analysis run is recovered even where beat does not run."""
+    analysis_runs_reap.delay()

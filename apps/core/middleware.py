@@ -1,10 +1,117 @@
-"""Pages answer domain errors (``apps.core.errors``) as the API does."""
+"""Middleware of every request: request guards, and domain errors answered on pages.
 
-from collections.abc import Callable
+``DomainErrorMiddleware``: a ``NotFound`` (``apps.core.errors``) raised by a service or selector
+under a page becomes Django's 404, as the API answers it.
 
-from django.http import Http404, HttpRequest, HttpResponse
+Request guards that hold for every URL, so no view has to repeat them.
+
+``RequestGuardMiddleware`` sits near the top of ``MIDDLEWARE`` and:
+
+- answers 400 to a NUL character (U+0000) anywhere in the path, the query string or a form (names,
+  values and uploaded file names). PostgreSQL cannot hold NUL in text, so without this every
+  lookup by a path parameter would crash on it, and every view would need its own check;
+- answers 400 to a request whose client went away mid-body (``UnreadablePostError``), logged as
+  information, not as a server error: the fault is the connection's, not ours;
+- answers 503 with a JSON body under ``/api/`` when the database cannot be reached or dropped the
+  connection (``OperationalError``/``InterfaceError``), and lets every other fault reach
+  ``handler500`` (``apps.core.views.server_error``), which answers JSON under ``/api/``.
+"""
+
+import logging
+from collections.abc import Callable, Iterable
+
+from django.db import InterfaceError, OperationalError
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.http.request import UnreadablePostError
 
 from apps.core.errors import NotFound
+
+logger = logging.getLogger(__name__)
+
+API_PREFIX = "/api/"
+NUL = "\x00"
+_FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def is_api(request: HttpRequest) -> bool:
+    """Whether ``request`` is under ``/api/`` (whose answers are JSON, errors included)."""
+    return request.path_info.startswith(API_PREFIX)
+
+
+def _first_nul(pairs: Iterable[tuple[str, str]], where: str) -> str | None:
+    for key, value in pairs:
+        if NUL in key:
+            return f"a {where} parameter name"
+        if NUL in value:
+            return f"the {where} parameter {key!r}"
+    return None
+
+
+def nul_location(request: HttpRequest) -> str | None:
+    """Where the request holds a NUL character (``"the path"``, ``"the query parameter 'q'"``,
+    …), or None. Reads the form body only for form content types (as CSRF checking does)."""
+    if NUL in request.path_info or NUL in request.path:
+        return "the path"
+    found = _first_nul(((k, v) for k, vs in request.GET.lists() for v in vs), "query")
+    if found:
+        return found
+    if request.method in ("POST", "PUT", "PATCH") and request.content_type in _FORM_TYPES:
+        found = _first_nul(((k, v) for k, vs in request.POST.lists() for v in vs), "form")
+        if found:
+            return found
+        for key, files in request.FILES.lists():
+            if any(NUL in (f.name or "") for f in files):
+                return f"the name of the file in {key!r}"
+    return None
+
+
+def _bad_request(request: HttpRequest, message: str) -> HttpResponse:
+    if is_api(request):
+        return JsonResponse({"detail": message}, status=400)
+    return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
+
+
+class RequestGuardMiddleware:
+    """See the module docstring. Place it right after ``SecurityMiddleware``."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        try:
+            where = nul_location(request)
+        except UnreadablePostError:
+            return self._client_went_away(request)
+        if where is not None:
+            return _bad_request(request, f"{where} may not contain a NUL character (U+0000).")
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, UnreadablePostError):
+            return self._client_went_away(request)
+        if isinstance(exception, OperationalError | InterfaceError) and is_api(request):
+            logger.error(
+                "Database unavailable answering %s %s",
+                request.method,
+                request.path,
+                exc_info=exception,
+            )
+            response = JsonResponse(
+                {"detail": "The database is unavailable. Nothing was changed; try again shortly."},
+                status=503,
+            )
+            response["Retry-After"] = "30"
+            response._has_been_logged = True  # type: ignore[attr-defined]  # logged above
+            return response
+        return None
+
+    @staticmethod
+    def _client_went_away(request: HttpRequest) -> HttpResponse:
+        logger.info("Client went away mid-body: %s %s", request.method, request.path)
+        response = _bad_request(request, "The request body was cut off before it ended.")
+        # Not a server fault, and the client is gone: no error (or warning) in the log.
+        response._has_been_logged = True  # type: ignore[attr-defined]
+        return response
 
 
 class DomainErrorMiddleware:

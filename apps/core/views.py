@@ -2,7 +2,8 @@
 
 from django.conf import settings
 from django.db import connection
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
+from django.template import loader
 
 from apps.core.dbroles import role_problems
 
@@ -57,3 +58,16 @@ def healthz(request: HttpRequest) -> JsonResponse:
         {"status": "ok" if healthy else "down", "database": database, "broker": broker},
         status=200 if healthy else 503,
     )
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """``handler500``: JSON under ``/api/`` (an API client never parses an HTML page), the
+    stand-alone ``500.html`` elsewhere (it needs no database and no static files)."""
+    from apps.core.middleware import is_api
+
+    if is_api(request):
+        return JsonResponse(
+            {"detail": "Server error. Nothing was half-written; the fault has been logged."},
+            status=500,
+        )
+    return HttpResponseServerError(loader.get_template("500.html").render())

@@ -38,6 +38,7 @@ class EntryKind(models.TextChoices):
     ANALYSIS = "analysis", "Analysis run"
     # Written by the system when a frozen version's rows no longer give its hash.
     INTEGRITY_ALARM = "integrity_alarm", "Integrity alarm"
+    MEMBERSHIP = "membership", "Role granted or removed"
 
 
 # The kinds a PI or editor may record by hand (CRUCIBLE §8: a reorder is recorded as a deviation;

@@ -23,7 +23,9 @@ writes every kind of entry and follows every link):
 - ``analysis_run`` (analysis): the run's report — analysis;
 - plain text, by design (``PLAIN_TEXT_TYPES``): ``exclusion`` (the same entry's ``attempt``
   link leads to the attempt and its exclusion) and ``score`` (a score is seen only by its
-  reviewer and the scoring dashboard; the log's readers must not be led to it).
+  reviewer and the scoring dashboard; the log's readers must not be led to it) and
+  ``membership`` (a role granted or removed: the label names the person and the role, and a
+  removed role has no page left to lead to).
 """
 
 import logging
@@ -38,7 +40,7 @@ VersionKey = tuple[str, str]
 RefResolver = Callable[[Mapping[str, Any], VersionKey | None], str | None]
 
 # Written by the product and shown as plain text on purpose (see the module docstring).
-PLAIN_TEXT_TYPES = frozenset({"exclusion", "score"})
+PLAIN_TEXT_TYPES = frozenset({"exclusion", "score", "membership"})
 
 _resolvers: dict[str, RefResolver] = {}
 

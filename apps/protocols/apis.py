@@ -4,7 +4,7 @@ amend, withdraw, diffs and blobs. One APIView per action; access through ``apps.
 """
 
 from django.core.exceptions import ValidationError
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -18,7 +18,7 @@ from rest_framework.exceptions import APIException, NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.accounts.models import Role
+from apps.accounts.models import Membership, Role
 from apps.accounts.selectors import memberships_of
 from apps.core.apis import JSONField
 from apps.protocols.access import (
@@ -52,6 +52,7 @@ from apps.protocols.services import (
     VersionStateError,
     protocol_create,
     protocol_member_add,
+    protocol_member_remove,
     version_amend,
     version_freeze,
     version_update,
@@ -294,14 +295,53 @@ class MemberListCreateApi(APIView):
         ]
         return Response(MemberSerializer(members, many=True).data)
 
-    @extend_schema(request=MemberSerializer, responses={201: MemberSerializer})
+    class InputSerializer(MemberSerializer):
+        class Meta:
+            ref_name = "MemberGrantInput"
+
+        reason = serializers.CharField(
+            max_length=2000, required=False, allow_blank=True, default=""
+        )
+
+    @extend_schema(request=InputSerializer, responses={201: MemberSerializer})
     def post(self, request, code: str):
         protocol = get_protocol_for(user=request.user, pk=code, roles=PI_ROLES)
-        serializer = MemberSerializer(data=request.data)
+        serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        membership = protocol_member_add(protocol=protocol, **serializer.validated_data)
+        membership = protocol_member_add(
+            protocol=protocol, actor=request.user, **serializer.validated_data
+        )
         data = {"username": membership.user.get_username(), "role": membership.role}
         return Response(MemberSerializer(data).data, status=201)
+
+
+class MemberRemoveApi(APIView):
+    """Take a role away from a member (PI only), saying why: the removal is written to the
+    deviation log, and a removed reviewer's reservations end at once."""
+
+    class InputSerializer(MemberSerializer):
+        class Meta:
+            ref_name = "MemberRemoveInput"
+
+        reason = serializers.CharField(max_length=2000)
+
+    @extend_schema(request=InputSerializer, responses={204: None})
+    def post(self, request, code: str):
+        protocol = get_protocol_for(user=request.user, pk=code, roles=PI_ROLES)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        membership = (
+            Membership.objects.filter(
+                protocol=protocol, user__username=data["username"].strip(), role=data["role"]
+            )
+            .select_related("user", "protocol")
+            .first()
+        )
+        if membership is None:
+            raise Http404("No such member with that role.")
+        protocol_member_remove(membership=membership, actor=request.user, reason=data["reason"])
+        return Response(status=204)
 
 
 class VersionListApi(APIView):

@@ -9,7 +9,10 @@ apps registers a ``VersionComponent`` from its ``AppConfig.ready()``; this app t
 - runs every component's ``on_freeze`` inside the freeze transaction, before the document is
   built (e.g. generating the administration schedule from the plan's seed),
 - puts every component's ``document`` under its ``name`` in the canonical frozen document,
-- asks every component to ``copy`` its rows into a new draft when a version is amended.
+- asks every component to ``copy`` its rows into a new draft when a version is amended,
+- tells every component, inside the same transaction, that a version was withdrawn
+  (``on_withdraw``) or that a person lost a role on a protocol (``on_role_removed``), so work
+  that the version or the role allowed (a reviewer's reservations) ends at once.
 
 Components run in registration order, which follows ``INSTALLED_APPS``, so a later app may rely
 on what an earlier app's ``on_freeze`` wrote.
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from apps.accounts.models import User
     from apps.protocols.models import ProtocolVersion
 
 
@@ -48,6 +52,9 @@ class VersionComponent:
     on_freeze: Callable[[ProtocolVersion], None] | None = None
     document: Callable[[ProtocolVersion], Any] | None = None
     copy: Callable[[ProtocolVersion, ProtocolVersion], None] | None = None
+    on_withdraw: Callable[[ProtocolVersion], None] | None = None
+    # (protocol_id, user, role): called after the role was taken away.
+    on_role_removed: Callable[[int, User, str], None] | None = None
     # Checks that only mean something once every other check passes (they run the plan).
     final_checks: Callable[[ProtocolVersion], Iterable[Problem]] | None = None
     # What the PI should know about a passing gate (e.g. "checked on a sample").

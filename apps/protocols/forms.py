@@ -31,6 +31,18 @@ class ProtocolCreateForm(forms.Form):
 class MemberAddForm(forms.Form):
     username = forms.CharField(max_length=150, help_text="An existing user's name.")
     role = forms.ChoiceField(choices=Role.choices)
+    reason = forms.CharField(
+        max_length=2000,
+        required=False,
+        help_text="Optional; written to the deviation log with the grant.",
+    )
+
+
+class MemberRemoveForm(forms.Form):
+    remove = forms.IntegerField(min_value=1, max_value=2**63 - 1, widget=forms.HiddenInput)
+    reason = forms.CharField(
+        max_length=2000, help_text="Why the role is taken away; written to the deviation log."
+    )
 
 
 class WithdrawForm(forms.Form):

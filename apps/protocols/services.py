@@ -539,6 +539,10 @@ def version_withdraw(*, version: ProtocolVersion, user: User, reason: str) -> Wi
     withdrawal = Withdrawal(version=version, reason=reason, withdrawn_by=user)
     withdrawal.full_clean()
     withdrawal.save()
+    # What the version allowed ends with it (the raters component ends its reservations).
+    for component in registered_components():
+        if component.on_withdraw is not None:
+            component.on_withdraw(version)
     deviation_append(
         protocol=version.protocol,
         kind=EntryKind.WITHDRAWAL,
@@ -550,21 +554,56 @@ def version_withdraw(*, version: ProtocolVersion, user: User, reason: str) -> Wi
     return withdrawal
 
 
+def _membership_ref(membership: Membership) -> dict:
+    return {
+        "type": "membership",
+        "id": membership.pk,
+        "label": f"{membership.user.get_username()} as {membership.get_role_display()}",
+    }
+
+
 @transaction.atomic
-def protocol_member_add(*, protocol: Protocol, username: str, role: str) -> Membership:
+def protocol_member_add(
+    *, protocol: Protocol, username: str, role: str, actor: User | None = None, reason: str = ""
+) -> Membership:
     """Give the existing user ``username`` the ``role`` on ``protocol`` (idempotent).
 
-    Raises ValidationError naming ``username`` or ``role`` when either is unknown.
+    A new grant is written to the protocol's deviation log (kind ``membership``) with who gave
+    it (``actor``) and why (``reason``, optional). Raises ValidationError naming ``username`` or
+    ``role`` when either is unknown, or when the grant would make a sighted member a reviewer
+    (or a reviewer sighted) on this protocol.
     """
     user = User.objects.filter(username=username.strip()).first()
     if user is None:
         raise ValidationError({"username": [f"there is no user named {username.strip()!r}"]})
-    return membership_grant(user=user, protocol_id=protocol.pk, role=role)
+    held = Membership.objects.filter(user=user, protocol=protocol, role=role).first()
+    membership = membership_grant(user=user, protocol_id=protocol.pk, role=role)
+    if held is None:
+        reason = _normalise_text(reason or "").strip()
+        deviation_append(
+            protocol=protocol,
+            kind=EntryKind.MEMBERSHIP,
+            rationale=f"Granted {membership.get_role_display()} to {user.get_username()}"
+            + (f": {reason}" if reason else "."),
+            actor=actor,
+            refs=[_membership_ref(membership)],
+        )
+    return membership
 
 
 @transaction.atomic
-def protocol_member_remove(*, membership: Membership) -> None:
-    """Take one role away. Raises ValidationError when it is the protocol's last PI role."""
+def protocol_member_remove(*, membership: Membership, actor: User | None, reason: str) -> None:
+    """Take one role away, say why, and end what the role allowed at once.
+
+    The removal is written to the deviation log (kind ``membership``) with ``actor`` and
+    ``reason``; every component's ``on_role_removed`` runs in the same transaction (the raters
+    component ends a removed reviewer's reservations, so their pending score is refused).
+    Raises ValidationError naming ``reason`` when it is blank, ``role`` when it is the
+    protocol's last PI role.
+    """
+    reason = _normalise_text(reason or "").strip()
+    if not reason:
+        raise ValidationError({"reason": ["say why the role is taken away"]})
     # Lock every PI role of the protocol, so two PIs removing each other cannot both succeed.
     pis = list(
         Membership.objects.select_for_update()
@@ -573,4 +612,17 @@ def protocol_member_remove(*, membership: Membership) -> None:
     )
     if membership.role == Role.PI and pis == [membership.pk]:
         raise ValidationError({"role": ["a protocol keeps at least one PI"]})
-    Membership.objects.filter(pk=membership.pk).delete()
+    ref = _membership_ref(membership)
+    if not Membership.objects.filter(pk=membership.pk).delete()[0]:
+        return  # removed meanwhile by someone else, who logged it
+    deviation_append(
+        protocol=membership.protocol,
+        kind=EntryKind.MEMBERSHIP,
+        rationale=f"Removed {membership.user.get_username()} as "
+        f"{membership.get_role_display()}: {reason}",
+        actor=actor,
+        refs=[ref],
+    )
+    for component in registered_components():
+        if component.on_role_removed is not None:
+            component.on_role_removed(membership.protocol_id, membership.user, membership.role)

@@ -29,6 +29,11 @@ api_urlpatterns = [
     path("protocols", apis.ProtocolListCreateApi.as_view(), name="protocols"),
     path("protocols/<str:code>", apis.ProtocolDetailApi.as_view(), name="protocol"),
     path("protocols/<str:code>/members", apis.MemberListCreateApi.as_view(), name="members"),
+    path(
+        "protocols/<str:code>/members/remove",
+        apis.MemberRemoveApi.as_view(),
+        name="members-remove",
+    ),
     path("protocols/<str:code>/versions", apis.VersionListApi.as_view(), name="versions"),
     path("protocols/<str:code>/diff", apis.VersionDiffApi.as_view(), name="diff"),
     path(_AV, apis.VersionDetailApi.as_view(), name="version"),

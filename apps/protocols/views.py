@@ -27,6 +27,7 @@ from apps.protocols.forms import (
     TABLE_FIELD,
     DraftForm,
     MemberAddForm,
+    MemberRemoveForm,
     ParameterAddForm,
     ProtocolCreateForm,
     WithdrawForm,
@@ -112,34 +113,44 @@ def protocol_detail(request: HttpRequest, code: str) -> HttpResponse:
 def protocol_members(request: HttpRequest, code: str) -> HttpResponse:
     """The PI grants roles to existing users by username (and takes them away)."""
     protocol = get_protocol_for(user=request.user, pk=code, roles=PI_ROLES)
-    form = MemberAddForm(request.POST or None)
-    if request.method == "POST":
-        if "remove" in request.POST:
-            membership = Membership.objects.filter(
-                protocol=protocol, pk=request.POST.get("remove") or 0
-            ).first()
-            if membership is None:
-                raise Http404("No such membership.")
-            try:
-                protocol_member_remove(membership=membership)
-            except ValidationError as error:
-                messages.error(request, " ".join(error.messages))
-            else:
-                messages.success(
-                    request, f"{membership.user} is no longer {membership.get_role_display()}."
-                )
+    removing = request.method == "POST" and "remove" in request.POST
+    form = MemberAddForm(request.POST if request.method == "POST" and not removing else None)
+    remove_form = MemberRemoveForm(request.POST if removing else None)
+    if removing and remove_form.is_valid():
+        membership = (
+            Membership.objects.filter(protocol=protocol, pk=remove_form.cleaned_data["remove"])
+            .select_related("user", "protocol")
+            .first()
+        )
+        if membership is None:
+            raise Http404("No such membership.")
+        try:
+            protocol_member_remove(
+                membership=membership,
+                actor=request.user,
+                reason=remove_form.cleaned_data["reason"],
+            )
+        except ValidationError as error:
+            messages.error(request, " ".join(error.messages))
+        else:
+            messages.success(
+                request, f"{membership.user} is no longer {membership.get_role_display()}."
+            )
+        return redirect("protocols:members", protocol.code)
+    if removing:
+        for errors in remove_form.errors.values():
+            messages.error(request, "Not removed: " + " ".join(errors))
+    elif request.method == "POST" and form.is_valid():
+        try:
+            membership = protocol_member_add(
+                protocol=protocol, actor=request.user, **form.cleaned_data
+            )
+        except ValidationError as error:
+            for field, errors in error.message_dict.items():
+                form.add_error(field if field in form.fields else None, errors)
+        else:
+            messages.success(request, f"{membership.user} is {membership.get_role_display()} now.")
             return redirect("protocols:members", protocol.code)
-        if form.is_valid():
-            try:
-                membership = protocol_member_add(protocol=protocol, **form.cleaned_data)
-            except ValidationError as error:
-                for field, errors in error.message_dict.items():
-                    form.add_error(field if field in form.fields else None, errors)
-            else:
-                messages.success(
-                    request, f"{membership.user} is {membership.get_role_display()} now."
-                )
-                return redirect("protocols:members", protocol.code)
     return render(
         request,
         "protocols/members.html",

@@ -2,11 +2,14 @@
 
 from collections.abc import Iterable
 
+from django.core.exceptions import PermissionDenied
+
 from apps.accounts.models import Role, User
 from apps.protocols.access import get_version_for
 from apps.protocols.models import ProtocolVersion
 from apps.raters.models import Assignment, ScoringTask
 from apps.raters.selectors import task_for_reviewer
+from apps.raters.services.revocation import scoring_refusal
 
 RUBRIC_EDITORS = (Role.PI, Role.EDITOR)
 SCORING_MANAGERS = (Role.PI,)
@@ -26,5 +29,13 @@ def get_scoring_version_for(*, user: User, pk: int) -> ProtocolVersion:
 
 
 def get_task_for(*, user: User, token: str) -> tuple[ScoringTask, Assignment]:
-    """The task behind ``token`` if ``user`` reserved it; Http404 ("No such task.") otherwise."""
-    return task_for_reviewer(token=token, reviewer=user)
+    """The task behind ``token`` if ``user`` reserved it; Http404 ("No such task.") otherwise.
+
+    PermissionDenied, with the reason, when the user has since lost the reviewer role on the
+    protocol or the version was withdrawn: a revoked reviewer reads the task no more.
+    """
+    task, assignment = task_for_reviewer(token=token, reviewer=user)
+    reason = scoring_refusal(reviewer=user, version_id=task.version_id)
+    if reason is not None:
+        raise PermissionDenied(reason)
+    return task, assignment

@@ -176,7 +176,9 @@ class TaskScoreApi(APIView):
 
         values = serializers.DictField()
         idempotency_key = serializers.CharField(max_length=64)
-        seconds_spent = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+        seconds_spent = serializers.IntegerField(
+            min_value=0, max_value=2**31 - 1, required=False, allow_null=True
+        )
         # Submit and next in one request: the reply's "next" is what POST /tasks/next answers.
         next = serializers.BooleanField(required=False, default=False)
         queue = serializers.CharField(required=False, allow_blank=True, max_length=32)

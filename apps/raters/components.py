@@ -2,6 +2,7 @@
 
 from apps.protocols.components import Problem, VersionComponent, register_component
 from apps.raters.models import Rubric
+from apps.raters.services.revocation import on_role_removed, on_withdraw
 from apps.raters.services.rubric import rubric_copy, rubric_document, rubric_field_problems
 from apps.raters.services.scorers import scorer_checks, scorers_copy, scorers_document
 
@@ -38,7 +39,12 @@ def rubric_checks(version):
 def register() -> None:
     register_component(
         VersionComponent(
-            name="rubric", checks=rubric_checks, document=rubric_document, copy=rubric_copy
+            name="rubric",
+            checks=rubric_checks,
+            document=rubric_document,
+            copy=rubric_copy,
+            on_withdraw=on_withdraw,
+            on_role_removed=on_role_removed,
         )
     )
     # The machine scorers' roster: identities frozen with the version (docs/machine-scores.md).

@@ -24,9 +24,25 @@ from django.core.exceptions import ValidationError
 
 from apps.raters.models import Derivation, FieldKind
 
+# The largest whole number a float (IEEE 754 double) holds exactly: a count or number past it
+# could not be analysed without losing digits (and math.isfinite of a 400-digit int overflows).
+LARGEST_EXACT_INTEGER = 2**53
 
-def _number(value) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+def _number(value: object) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return abs(value) <= LARGEST_EXACT_INTEGER
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def _count_error(field, value) -> str | None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        return f"{field.name}: give a whole number of 0 or more"
+    if value > LARGEST_EXACT_INTEGER:
+        return f"{field.name}: {str(value)[:12]}… is too large a count"
+    return None
 
 
 def _bounds_error(field, value) -> str | None:
@@ -41,7 +57,8 @@ def _check(field, value, unit_positions: set[int]) -> tuple[object, str | None]:
     kind = field.kind
     if kind == FieldKind.CHECKLIST:
         if not isinstance(value, list) or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in value
+            isinstance(v, int) and not isinstance(v, bool) and abs(v) <= LARGEST_EXACT_INTEGER
+            for v in value
         ):
             return None, f"{field.name}: give the list of supplied unit positions, e.g. [1, 3]"
         unknown = sorted(set(value) - unit_positions)
@@ -53,9 +70,8 @@ def _check(field, value, unit_positions: set[int]) -> tuple[object, str | None]:
             return None, f"{field.name}: give true or false"
         return value, None
     if kind == FieldKind.COUNT:
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            return None, f"{field.name}: give a whole number of 0 or more"
-        return value, _bounds_error(field, value)
+        error = _count_error(field, value)
+        return (None, error) if error else (value, _bounds_error(field, value))
     if kind in (FieldKind.CATEGORICAL, FieldKind.ORDINAL):
         allowed = [c["value"] for c in field.choices]
         if value not in allowed:
@@ -63,7 +79,7 @@ def _check(field, value, unit_positions: set[int]) -> tuple[object, str | None]:
         return value, None
     if kind == FieldKind.NUMBER:
         if not _number(value):
-            return None, f"{field.name}: give a number"
+            return None, f"{field.name}: give a finite number of at most ±2^53 if whole"
         return value, _bounds_error(field, value)
     if kind == FieldKind.QUOTE:
         if not isinstance(value, str):

@@ -78,6 +78,19 @@ def queue_next(request: HttpRequest) -> HttpResponse:
     return _reserve_and_go(request)
 
 
+# seconds_spent is a PostgreSQL integer column.
+_MAX_SECONDS = 2**31 - 1
+
+
+def _whole(raw: str) -> int | str:
+    """``raw`` as an int when it is one (within Python's digit limit), else as typed (the
+    service then names the field and what is wrong)."""
+    try:
+        return int(raw)
+    except ValueError:
+        return raw
+
+
 def _values_from_post(post, fields: list[dict]) -> dict:
     """Form fields → the typed values the service checks (it reports what is wrong)."""
     values: dict = {}
@@ -85,7 +98,7 @@ def _values_from_post(post, fields: list[dict]) -> dict:
         name, kind = field["name"], field["kind"]
         if kind == FieldKind.CHECKLIST:
             raw = post.getlist(name)
-            values[name] = [int(v) if v.lstrip("-").isdigit() else v for v in raw]
+            values[name] = [_whole(v) for v in raw]
             continue
         raw = post.get(name)
         if kind == FieldKind.BINARY:
@@ -93,7 +106,7 @@ def _values_from_post(post, fields: list[dict]) -> dict:
         elif raw is None or raw.strip() == "":
             values[name] = "" if kind == FieldKind.QUOTE and raw is not None else None
         elif kind == FieldKind.COUNT:
-            values[name] = int(raw) if raw.strip().isdigit() else raw
+            values[name] = _whole(raw.strip())
         elif kind == FieldKind.NUMBER:
             try:
                 values[name] = float(raw)
@@ -111,7 +124,8 @@ def _errors(error: ValidationError) -> list[str]:
 
 
 def _seconds(raw) -> int | None:
-    return int(raw) if raw and str(raw).isdigit() else None
+    seconds = _whole(str(raw or ""))
+    return seconds if isinstance(seconds, int) and 0 <= seconds <= _MAX_SECONDS else None
 
 
 @login_required

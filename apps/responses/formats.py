@@ -22,6 +22,8 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
+from apps.responses.archives import archive_problems
+
 # A completion can be long; the csv module's default field limit (128 KiB) is not a limit on
 # what a model may answer.
 _CSV_FIELD_LIMIT = 16 * 1024 * 1024
@@ -232,6 +234,10 @@ def read_inspect(data: bytes) -> SourceFile:
     ``model`` (the log's model), ``completion`` (the output's text) and ``terminal_outcome``
     (derived by ``inspect_terminal_outcome``). Its raw record is the sample alone.
     """
+    # Before any reader opens it: a compression bomb is refused from its directory alone.
+    too_large = archive_problems(data)
+    if too_large:
+        raise FileUnreadable([ImportProblem(None, "", problem) for problem in too_large])
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:

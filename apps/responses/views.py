@@ -2,9 +2,7 @@
 attempts and exclusions. None of them is reachable by a blind reviewer (404)."""
 
 import json
-from pathlib import Path
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -13,7 +11,6 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from apps.core.canonical import sha256_hex
 from apps.responses.access import (
     PI_ROLES,
     READ_ROLES,
@@ -51,6 +48,7 @@ from apps.responses.services import (
     roster_enroll,
     roster_remove,
 )
+from apps.responses.staging import preview_discard, preview_load, preview_store
 
 
 def _form_errors(form, error: ValidationError) -> None:
@@ -210,12 +208,6 @@ def responses_page(request: HttpRequest, code: str, label: str) -> HttpResponse:
     )
 
 
-def _staging_path(digest: str) -> Path:
-    folder = Path(settings.RESPONSE_IMPORT_STAGING_DIR)
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / digest
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
 def import_upload(request: HttpRequest, code: str, label: str) -> HttpResponse:
@@ -253,8 +245,7 @@ def import_upload(request: HttpRequest, code: str, label: str) -> HttpResponse:
                 return redirect(
                     "responses:imports", code=version.protocol.code, label=version.label
                 )
-            digest = sha256_hex(data)
-            _staging_path(digest).write_bytes(data)
+            digest = preview_store(user_id=request.user.pk, version=version, data=data)
             confirm = ImportConfirmForm(
                 initial={
                     "sha256": digest,
@@ -292,9 +283,8 @@ def import_confirm(request: HttpRequest, code: str, label: str) -> HttpResponse:
         messages.error(request, "The confirmation was incomplete; upload the file again.")
         return redirect("responses:import", code=version.protocol.code, label=version.label)
     digest = form.cleaned_data["sha256"]
-    path = _staging_path(digest)
-    data = path.read_bytes() if path.exists() else None
-    if data is None or sha256_hex(data) != digest:
+    data = preview_load(user_id=request.user.pk, version=version, digest=digest)
+    if data is None:
         messages.error(request, "The uploaded file is no longer here; upload it again.")
         return redirect("responses:import", code=version.protocol.code, label=version.label)
     try:
@@ -311,7 +301,7 @@ def import_confirm(request: HttpRequest, code: str, label: str) -> HttpResponse:
         # The schedule cannot change, but another file may have been imported meanwhile.
         messages.error(request, "Nothing was imported: " + " ".join(error.messages[:5]))
         return redirect("responses:import", code=version.protocol.code, label=version.label)
-    path.unlink(missing_ok=True)
+    preview_discard(user_id=request.user.pk, version=version, digest=digest)
     messages.success(request, outcome.message)
     return redirect("responses:imports", code=version.protocol.code, label=version.label)
 

@@ -9,7 +9,9 @@ object; the per-environment modules only choose among these values.
   a real worker runs them.
 """
 
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import environ
 
@@ -30,6 +32,11 @@ SHARED_DATA_DIR = Path(
 # The largest response file accepted through the page or the API (it is read into memory);
 # larger files go through `manage.py import_responses`, which reads from disk.
 RESPONSE_UPLOAD_MAX_MB = env.int("PREREGISTRY_UPLOAD_MAX_MB", default=50)
+# Limits on an uploaded archive (an Inspect .eval log is a zip), checked from its directory
+# before any reader opens it: total uncompressed size (MiB), entries, and compression ratio.
+ARCHIVE_MAX_UNCOMPRESSED_MB = env.int("PREREGISTRY_ARCHIVE_MAX_UNCOMPRESSED_MB", default=512)
+ARCHIVE_MAX_ENTRIES = env.int("PREREGISTRY_ARCHIVE_MAX_ENTRIES", default=10_000)
+ARCHIVE_MAX_RATIO = env.int("PREREGISTRY_ARCHIVE_MAX_RATIO", default=100)
 # Where an uploaded response file waits between its preview and its confirmation (by SHA-256).
 RESPONSE_IMPORT_STAGING_DIR = Path(
     env("PREREGISTRY_IMPORT_STAGING", default=str(BASE_DIR / "var" / "imports"))
@@ -47,6 +54,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "django_htmx",
     "simple_history",
+    "axes",
     "apps.core",
     "apps.accounts",
     "apps.protocols",
@@ -60,6 +68,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # NUL in a path, query or form → 400; a client gone mid-body → 400; JSON 503 under /api/.
+    "apps.core.middleware.RequestGuardMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -70,6 +80,9 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes asks: it answers a locked-out sign-in with its lockout response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -128,6 +141,11 @@ DATABASE_RUNTIME_ROLE = DATABASES["default"].get("USER", "")
 DATABASE_ROLE_ENFORCED = env.bool("PREREGISTRY_ENFORCE_DB_ROLE", default=False)
 
 AUTH_USER_MODEL = "accounts.User"
+# django-axes first: it refuses a sign-in while the username or the address is locked out.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "accounts:home"
 LOGOUT_REDIRECT_URL = "accounts:login"
@@ -155,9 +173,10 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
-FILE_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
+# An uploaded file larger than this waits in a temporary file, not in the worker's memory.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
-REST_FRAMEWORK = {
+REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
@@ -185,6 +204,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "FamilyRoleEnum": "apps.items.models.FamilyRole",
         "FactorRoleEnum": "apps.items.models.FactorRole",
+        "MemberRoleEnum": "apps.accounts.models.Role",
     },
 }
 
@@ -238,4 +258,53 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     "loggers": {"django.db.backends": {"level": "INFO"}},
+}
+
+# Sign-in throttling (django-axes): after AXES_FAILURE_LIMIT wrong passwords in a row for one
+# username, or from one address, that username or address is locked out for the cool-off.
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+# Behind a proxy set AXES_IPWARE_PROXY_COUNT so the client's address, not the proxy's, counts.
+AXES_IPWARE_PROXY_COUNT = env.int("AXES_IPWARE_PROXY_COUNT", default=0) or None
+AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
+
+# The cache holds the API throttles' counters: set CACHE_URL (e.g. redis://…/1) to share them
+# between the web server's processes; the default counts per process.
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+
+# API throttles (DRF): generous, per signed-in user and per anonymous address; a client past
+# them gets 429 with Retry-After.
+REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"] = [
+    "rest_framework.throttling.AnonRateThrottle",
+    "rest_framework.throttling.UserRateThrottle",
+]
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
+    "anon": env("API_THROTTLE_ANON", default="120/minute"),
+    "user": env("API_THROTTLE_USER", default="1200/minute"),
+}
+
+# Content-Security-Policy (django-csp): scripts and styles from this site only, no inline script
+# and no inline event handler anywhere (templates load static/js/*.js instead).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
+# Abandoned import previews (uploaded, never confirmed) are deleted after this many hours.
+RESPONSE_IMPORT_PREVIEW_MAX_AGE_HOURS = env.int("PREREGISTRY_IMPORT_PREVIEW_MAX_AGE_HOURS", 24)
+CELERY_BEAT_SCHEDULE["responses-import-previews-sweep"] = {
+    "task": "responses.import_previews_sweep",
+    "schedule": 60.0 * 60,
 }

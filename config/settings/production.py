@@ -35,5 +35,5 @@ DATABASES["default"]["CONN_HEALTH_CHECKS"] = True  # noqa: F405
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.Argon2PasswordHasher"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    "staticfiles": {"BACKEND": "apps.core.storage.ForgivingManifestStaticFilesStorage"},
 }

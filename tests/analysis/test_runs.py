@@ -318,3 +318,22 @@ def test_beat_runs_the_reaper_every_minute(settings):
     entry = settings.CELERY_BEAT_SCHEDULE["analysis-runs-reap"]
     assert entry["task"] in app.tasks and entry["schedule"] == 60.0
     assert "analysis.run_execute" in app.tasks
+
+
+def test_a_starting_worker_reaps_a_killed_run_without_beat(
+    study, django_capture_on_commit_callbacks
+):
+    """The worker_ready signal runs the reaper: recovery does not depend on beat running."""
+    from celery.signals import worker_ready
+
+    from apps.analysis.tasks import reap_when_a_worker_starts
+
+    assert reap_when_a_worker_starts in [ref() for _, ref in worker_ready.receivers]
+    killed = _queued(study)
+    AnalysisRun.objects.filter(pk=killed.pk).update(
+        state=RunState.RUNNING, attempts=1, heartbeat_at=timezone.now() - timedelta(hours=1)
+    )
+    with django_capture_on_commit_callbacks(execute=False):
+        worker_ready.send(sender=None)
+    killed.refresh_from_db()
+    assert killed.state == RunState.QUEUED

@@ -21,12 +21,18 @@ from apps.deviations.services import deviation_append, deviation_record
 from apps.items.refs import item_ref
 from apps.protocols.models import Protocol, VersionState
 from apps.protocols.refs import version_ref
-from apps.protocols.services import version_freeze, version_update, version_withdraw
+from apps.protocols.services import (
+    protocol_member_add,
+    version_freeze,
+    version_update,
+    version_withdraw,
+)
 from apps.raters.models import RubricField, Score
 from apps.raters.services import score_correct
 from apps.responses.models import Attempt
 from apps.responses.selectors import exclusion_reasons
 from apps.responses.services import exclusion_record
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -67,6 +73,14 @@ def _write_the_kinds_the_demo_does_not(pi: User) -> None:
         kind=EntryKind.EXCLUSION,
         rationale=f"Item {item.code} excluded by its harm-constancy review.",
         refs=[version_ref(draft), item_ref(item)],
+    )
+    # A role granted by the PI (removals write the same kind).
+    protocol_member_add(
+        protocol=frozen.protocol,
+        username=UserFactory().username,
+        role="auditor",
+        actor=pi,
+        reason="Log-link test.",
     )
     version_withdraw(version=frozen, user=pi, reason="Log-link test.")
     # OPB-01's v1.1 is an amendment; a first version frozen as such writes a freeze entry.

@@ -203,14 +203,16 @@ def test_the_pi_grants_and_removes_roles_by_username(client, pi, protocol, outsi
     membership = Membership.objects.get(user=outsider, protocol=protocol)
     assert membership.role == "reviewer"
     assert client.post(P + "members/", {"username": "ghost", "role": "editor"}).status_code == 200
-    client.post(P + "members/", {"remove": membership.pk})
+    client.post(P + "members/", {"remove": membership.pk, "reason": "left the project"})
     assert not Membership.objects.filter(user=outsider).exists()
 
 
 def test_the_last_pi_cannot_be_removed(client, creator, protocol):
     client.force_login(creator)
     membership = Membership.objects.get(user=creator, protocol=protocol, role="pi")
-    response = client.post(P + "members/", {"remove": membership.pk}, follow=True)
+    response = client.post(
+        P + "members/", {"remove": membership.pk, "reason": "handing over"}, follow=True
+    )
     assert "a protocol keeps at least one PI" in response.content.decode()
     assert Membership.objects.filter(pk=membership.pk).exists()
 

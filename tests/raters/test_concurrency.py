@@ -187,3 +187,38 @@ def test_32_concurrent_reviewers_at_k_2_never_put_more_than_2_scores_on_a_respon
     assert max(Counter(Score.objects.values_list("response_id", "reviewer_id")).values()) == 1
     assert not ScoringTask.objects.exclude(state="done").exists()
     assert not Assignment.objects.filter(outcome="active").exists()
+
+
+def test_eight_identical_concurrent_score_posts_answer_one_201_and_seven_200():
+    from django.test import Client
+
+    study = frozen_study(responses=1, reviewers=1)
+    scoring_open(version=study.version, user=study.pi)
+    reviewer = study.reviewers[0]
+    held = task_next(version_or_none=None, reviewer=reviewer)
+    from apps.raters.models import RubricField
+
+    field = RubricField.objects.filter(version=study.version, derivation="").first()
+    body = {"values": {field.name: field.choices[0]["value"]}, "idempotency_key": "same"}
+    barrier = threading.Barrier(8)
+    answers = []
+
+    def post():
+        client = Client()
+        client.force_login(reviewer)
+        barrier.wait()
+        response = client.post(
+            f"/api/v1/tasks/{held.task.token}/score", body, content_type="application/json"
+        )
+        answers.append((response.status_code, response.json()))
+
+    _run([post] * 8)
+    assert Counter(status for status, _ in answers) == {201: 1, 200: 7}
+    assert len({json_repr(payload) for _, payload in answers}) == 1  # the stored score each time
+    assert Score.objects.count() == 1
+
+
+def json_repr(payload) -> str:
+    import json
+
+    return json.dumps(payload, sort_keys=True)

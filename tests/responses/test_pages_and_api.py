@@ -5,6 +5,7 @@ import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 
 from apps.responses.models import Attempt, Evaluand, Exclusion, ResponseImport
 from apps.responses.services import responses_import
@@ -345,3 +346,49 @@ def test_an_upload_over_the_size_limit_is_refused_before_it_is_read(
     assert api.status_code == 400
     assert "manage.py import_responses" in api.json()["file"][0]
     assert not Attempt.objects.exists() and not list(tmp_path.iterdir())
+
+
+def test_a_preview_is_confirmed_only_by_who_uploaded_it_for_that_protocol(
+    client, frozen, pi, editor, settings, tmp_path
+):
+    """The confirm step looks a preview up by user and protocol, not by the file's hash alone:
+    another member who knows (or guesses) the hash confirms nothing."""
+    settings.RESPONSE_IMPORT_STAGING_DIR = tmp_path
+    client.force_login(pi)
+    data = csv_bytes(answer_rows(frozen))
+    preview = client.post(
+        f"{_page(frozen)}responses/import/",
+        {"file": SimpleUploadedFile("answers.csv", data), "format": "", "mapping": ""},
+    )
+    confirm = preview.context["confirm"].initial
+    other = Client()
+    other.force_login(editor)
+    refused = other.post(f"{_page(frozen)}responses/import/confirm/", confirm, follow=True)
+    assert "no longer here" in refused.content.decode()
+    assert not Attempt.objects.exists()
+    (staged,) = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert staged.relative_to(tmp_path).parts[:2] == (str(pi.pk), str(frozen.protocol_id))
+
+
+def test_abandoned_previews_are_swept(frozen, pi, settings, tmp_path):
+    import os
+    import time
+
+    from apps.responses.staging import import_previews_sweep, preview_load, preview_store
+    from apps.responses.tasks import import_previews_sweep as sweep_task
+
+    settings.RESPONSE_IMPORT_STAGING_DIR = tmp_path
+    settings.RESPONSE_IMPORT_PREVIEW_MAX_AGE_HOURS = 24
+    old = preview_store(user_id=pi.pk, version=frozen, data=b"old,file\n")
+    fresh = preview_store(user_id=pi.pk, version=frozen, data=b"fresh,file\n")
+    day_ago = time.time() - 25 * 3600
+    (old_path,) = [p for p in tmp_path.rglob(old)]
+    os.utime(old_path, (day_ago, day_ago))
+    assert sweep_task.delay().get() == 1
+    assert preview_load(user_id=pi.pk, version=frozen, digest=old) is None
+    assert preview_load(user_id=pi.pk, version=frozen, digest=fresh) == b"fresh,file\n"
+    assert import_previews_sweep(max_age_hours=0, now=time.time() + 1) == 1
+    assert not list(tmp_path.iterdir())
+    assert "responses.import_previews_sweep" in {
+        entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()
+    }

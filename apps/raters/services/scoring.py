@@ -27,6 +27,7 @@ from apps.raters.models import (
 from apps.raters.selectors import response_is_audited
 from apps.raters.services import lean
 from apps.raters.services.queue import _token_valid, lock_reviewer, new_token
+from apps.raters.services.revocation import scoring_refusal_check
 from apps.raters.values import reviewer_fields, score_values_clean, values_disagree
 from apps.responses.models import Response
 
@@ -271,6 +272,8 @@ def score_submit_outcome(
     task = next((t for t in tasks.values() if t.token == task_token), None)
     if task is None:
         raise NotFound(NO_SUCH_TASK)
+    # Revocation: a reviewer removed from the protocol, or a withdrawn version, scores no more.
+    scoring_refusal_check(reviewer=reviewer, version_id=task.version_id)
     assignment = (
         Assignment.objects.filter(task=task, reviewer=reviewer).order_by("-reserved_at").first()
     )
@@ -363,6 +366,7 @@ def score_correct(*, score: Score, reviewer: User, values: dict, reason: str) ->
         raise NotFound(NO_SUCH_TASK)
     tasks = _lock_response_tasks(score.response_id)
     task = tasks[score.task_id]
+    scoring_refusal_check(reviewer=reviewer, version_id=task.version_id)
     if Score.objects.filter(corrects=score).exists():
         raise ValidationError("This score has been corrected already: correct the correction.")
     correction = Score(
