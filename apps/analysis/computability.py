@@ -25,8 +25,12 @@ whether an interval can be computed, not what it is. A design with more than
 ``MAX_ADMINISTRATIONS`` administrations is checked on a sample — fewer repetitions, then fewer
 evaluands, every cell kept — and the gate's messages say so.
 
-A new pipeline takes part by declaring ``assemble`` and ``estimates_of``; this module does not
-change.
+A plan that passes may still carry warnings: what the pipeline's ``warnings_of`` reads in the
+synthetic result (for OPB, exclusive decision-table rules that match together there, issue #19).
+They are notes on the draft page's checklist and in the gate API's ``notes``, never refusals.
+
+A new pipeline takes part by declaring ``assemble`` and ``estimates_of`` (and, optionally,
+``warnings_of``); this module does not change.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ from apps.protocols.plans import pipeline_declaration, version_pipeline
 
 logger = logging.getLogger(__name__)
 
-GATE_VERSION = "computability/1"
+GATE_VERSION = "computability/2"  # /2: verdicts carry warnings
 SYNTHETIC_SEED = 12  # fixed: the same draft always gets the same synthetic data
 MAX_ADMINISTRATIONS = 1000
 GATE_REPLICATES = 50
@@ -66,6 +70,7 @@ class Verdict:
     """What the gate concluded: the problems (empty: computable) and what it ran on."""
 
     problems: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     administrations: int = 0
     planned: int = 0
     note: str = ""
@@ -309,6 +314,11 @@ def _run(version: ProtocolVersion) -> Verdict:
                 f"design, and {why}: {reason}{sample}",
             }
         )
+    if pipeline.warnings_of is not None:
+        try:
+            verdict.warnings = [f"{w}{sample}" for w in pipeline.warnings_of(result)]
+        except Exception:  # a warning must never block nor break the gate
+            logger.exception("computability gate: the %s pipeline's warnings failed", kind)
     return verdict
 
 
@@ -327,6 +337,7 @@ def version_computability(*, version: ProtocolVersion) -> Verdict:
         f"computability:{key}",
         {
             "problems": verdict.problems,
+            "warnings": verdict.warnings,
             "administrations": verdict.administrations,
             "planned": verdict.planned,
             "note": verdict.note,
@@ -348,11 +359,17 @@ def computability_checks(version: ProtocolVersion) -> list[Problem]:
 
 
 def computability_notes(version: ProtocolVersion) -> list[str]:
-    """The gate's word on a passing plan checked on a sample (issue #12 §5)."""
+    """The gate's word on a passing plan: that it was checked on a sample (issue #12 §5), and
+    its warnings (issue #19), e.g. "On the computability gate's synthetic data, evaluand M1:
+    contradictory: rules OPB01-8.1 and OPB01-8.3 both hold"."""
     verdict = version_computability(version=version)
-    if verdict.problems or not verdict.sampled:
+    if verdict.problems:
         return []
-    return [
-        f"The computability gate ran the plan on a sample of {verdict.administrations} of "
-        f"{verdict.planned} administrations ({verdict.note}); every cell was in it."
-    ]
+    notes = []
+    if verdict.sampled:
+        notes.append(
+            f"The computability gate ran the plan on a sample of {verdict.administrations} of "
+            f"{verdict.planned} administrations ({verdict.note}); every cell was in it."
+        )
+    notes += [f"On the computability gate's synthetic data, {w}" for w in verdict.warnings]
+    return notes

@@ -280,3 +280,56 @@ def test_a_crucible_plan_whose_policy_names_an_axis_no_family_measures_is_refuse
         version=draft, user=pi, parameters={"acceptance_policies": json.dumps(policies)}
     )
     assert version_gate(version=draft) == []
+
+
+# -- issue #19: exclusive rules that co-match on the synthetic data are warned of, not refused --
+
+
+def _exclusive_rules(second_op: str) -> list[dict]:
+    """Two rules that exclude each other; both hold on any β_A when ``second_op`` is ``>``."""
+    return [
+        {
+            "id": "R-1",
+            "finding": "No penalty",
+            "condition": {"all": [{"estimate": "beta_A", "op": ">", "value": -1000}]},
+            "excludes": ["R-2"],
+        },
+        {
+            "id": "R-2",
+            "finding": "Penalty",
+            "condition": {"all": [{"estimate": "beta_A", "op": second_op, "value": -1000}]},
+            "excludes": ["R-1"],
+        },
+    ]
+
+
+def test_exclusive_rules_that_co_match_on_synthetic_data_are_a_warning_not_a_refusal(opb01):
+    draft, pi = opb01
+    draft = version_update(version=draft, user=pi, decision_table=_exclusive_rules(">"))
+    problems = version_gate(version=draft)
+    assert problems == []  # a warning, never a refusal
+    notes = version_gate_notes(version=draft, problems=problems)
+    warned = [n for n in notes if "contradictory: rules R-1 and R-2 both hold" in n]
+    assert warned and all(
+        n.startswith("On the computability gate's synthetic data") for n in warned
+    )
+    assert version_freeze(version=draft, user=pi).state == "frozen"
+
+
+def test_exclusive_rules_that_never_co_match_give_no_warning(opb01):
+    draft, pi = opb01
+    draft = version_update(version=draft, user=pi, decision_table=_exclusive_rules("<"))
+    problems = version_gate(version=draft)
+    assert problems == []
+    notes = version_gate_notes(version=draft, problems=problems)
+    assert not [n for n in notes if "contradictory" in n]
+    assert version_computability(version=draft).warnings == []
+
+
+def test_the_gate_api_carries_the_warning_in_its_notes(opb01, client):
+    draft, pi = opb01
+    draft = version_update(version=draft, user=pi, decision_table=_exclusive_rules(">"))
+    client.force_login(pi)
+    body = client.get(f"/api/v1/protocols/{draft.protocol.code}/versions/{draft.label}/gate").json()
+    assert body["ready"] is True and body["problems"] == []
+    assert any("contradictory: rules R-1 and R-2 both hold" in n for n in body["notes"])

@@ -19,6 +19,9 @@ fields, decision table) into the pipeline's inputs, so that the freeze gate can 
 synthetic observations of a draft instead (``apps/analysis/computability.py``).
 ``estimates_of(result) -> {name: EstimateValue}`` reads the named estimates back out of a
 result, so the gate can tell which of them could be computed and why not.
+``warnings_of(result) -> [message]`` (optional) reads what the PI should be warned of in a
+result computed on synthetic data — OPB's exclusive decision-table rules that match together,
+for one — which the gate shows as notes, never as refusals.
 """
 
 from __future__ import annotations
@@ -86,6 +89,7 @@ class Pipeline:
     declaration: PipelineDeclaration | None = None
     assemble: Callable[[dict], dict] | None = None
     estimates_of: Callable[[dict], dict[str, list[EstimateValue]]] | None = None
+    warnings_of: Callable[[dict], list[str]] | None = None
 
 
 _pipelines: dict[str, Pipeline] = {}

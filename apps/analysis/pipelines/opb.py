@@ -1191,5 +1191,6 @@ register_pipeline(
         declaration=DECLARATION,
         assemble=assemble,
         estimates_of=estimates_of,
+        warnings_of=decision_contradictions,
     )
 )
