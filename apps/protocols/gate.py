@@ -6,11 +6,14 @@ Problems of this app's own content come first, in page order (amendment rational
 parameters, decision table), then those of every registered ``VersionComponent``.
 
 Codes: ``not_draft``, ``set_aside``, ``rationale_missing``, ``section_empty``, ``param_missing``,
-``param_invalid``, ``pipeline_missing``, ``pipeline_unknown``, ``decision_table_invalid``,
-``rule_unknown_estimate``, and whatever the components use. Components' ``final_checks`` (the
-analysis app's computability gate, which runs the plan) are asked only when nothing else blocks
-the freeze: running a plan that is not yet complete tells the PI nothing new.
+``param_invalid``, ``param_kind_mismatch``, ``pipeline_missing``, ``pipeline_unknown``,
+``decision_table_invalid``, ``rule_unknown_estimate``, and whatever the components use.
+Components' ``final_checks`` (the analysis app's computability gate, which runs the plan) are
+asked only when nothing else blocks the freeze: running a plan that is not yet complete tells
+the PI nothing new.
 """
+
+from typing import Any
 
 from django.urls import reverse
 
@@ -67,6 +70,7 @@ def _own_problems(version: ProtocolVersion) -> list[Problem]:
         if error:
             problems.append(Problem("param_invalid", error, anchor))
     problems += _pipeline_problems(version)
+    problems += _kind_problems(version, parameters)
     kinds = {p.name: p.kind for p in parameters}
     table_errors = decision_table_errors(version.decision_table, kinds)
     for error in table_errors:
@@ -101,6 +105,33 @@ def _pipeline_problems(version: ProtocolVersion) -> list[Problem]:
             )
         ]
     return []
+
+
+def _kind_problems(version: ProtocolVersion, parameters: list[Any]) -> list[Problem]:
+    """A parameter the plan's pipeline declares must be held with the declared kind (issue
+    #12): the pipeline reads it as that kind. Parameters it does not declare are the plan's own.
+
+    Only drafts meet the gate: a frozen plan that holds, say, ``exclusion_reasons`` as text (the
+    format before parameters were typed) keeps being read as it was frozen.
+    """
+    declaration = pipeline_declaration(version_pipeline(version) or "")
+    if declaration is None:
+        return []
+    problems = []
+    for parameter in parameters:
+        declared = declaration.parameter(parameter.name)
+        if declared is None or declared.kind == parameter.kind:
+            continue
+        problems.append(
+            Problem(
+                "param_kind_mismatch",
+                f"the parameter {parameter.name} is held as {parameter.kind}, but the "
+                f"{declaration.kind} pipeline declares it as {declared.kind}: give it as "
+                f"{declared.kind}",
+                edit_url(version, f"param-{parameter.name}"),
+            )
+        )
+    return problems
 
 
 def _rule_vocabulary_problems(version: ProtocolVersion) -> list[Problem]:

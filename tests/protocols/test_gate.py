@@ -117,3 +117,29 @@ def test_the_gate_sees_every_required_parameter(draft, creator):
     version_update(version=draft, user=creator, sections=SECTIONS, parameters=values)
     messages = [p.message for p in version_gate(version=draft)]
     assert messages == ["the n per cell has no value", "the random seed has no value"]
+
+
+def test_a_declared_parameter_held_with_another_kind_is_refused_naming_both_kinds(ready_draft):
+    """Issue #12: the opb pipeline declares exclusion_reasons as json; held as text (the format
+    before parameters were typed) it is refused. A plan's own undeclared parameter is fine."""
+    for name in ("exclusion_reasons", "site_notes"):
+        AnalysisParameter.objects.create(
+            version=ready_draft,
+            name=name,
+            label=name.replace("_", " "),
+            kind="text",
+            value="fixture_hash_mismatch: the input fixture's hash differs",
+            required=False,
+            position=100 + len(name),
+        )
+    problems = version_gate(version=ready_draft)
+    assert [(p.code, p.message) for p in problems] == [
+        (
+            "param_kind_mismatch",
+            "the parameter exclusion_reasons is held as text, but the opb pipeline declares "
+            "it as json: give it as json",
+        )
+    ]
+    assert problems[0].url.endswith("#param-exclusion_reasons")
+    AnalysisParameter.objects.filter(version=ready_draft, name="exclusion_reasons").delete()
+    assert version_gate(version=ready_draft) == []
