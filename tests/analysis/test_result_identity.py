@@ -7,7 +7,8 @@ to those the code gave before pipelines declared themselves: on the branch that 
 ``42da3aa1…`` and ``efe72ddb…``. Two changes merged beside it alter result documents on purpose
 and are pinned here from the merge on: the machine-scores work adds ``machine_agreement`` to every
 result and new keys to the frozen document (so the version's hash, which the result names), and
-the interval calibration replaced the rate, cell-mean and β interval methods. From here the pins
+the interval calibration replaced the rate, cell-mean and β interval methods, and the test
+builders now freeze with the real document hash (which the result names). From here the pins
 guard against any unintended change. A result document names the
 frozen version's hash and the numeric libraries' versions, so the figures hold in this
 environment (the shared virtualenv) and for the frozen documents as ``main`` builds them.
@@ -21,8 +22,8 @@ from tests.analysis.builders import opb_study, xstest_study
 pytestmark = pytest.mark.django_db
 
 # Recorded at the merge of the plans work with the machine-scores and interval work.
-OPB_RESULT_SHA256 = "6de3e1ce9243b9728202f5ac241eb9b873d8f67adb0710d022d54579326002b5"
-XSTEST_RESULT_SHA256 = "ce697c8f41e6f8c48126762d6812f170138b6b840567fb30df757d3f20614cb1"
+OPB_RESULT_SHA256 = "acd83641a868b644f06b31c1c41b9bb529a50c99bbb869994b4b2fc857fa6e6b"
+XSTEST_RESULT_SHA256 = "1c45378e491e89be3124b9e5aa1564ec808a7e4acb92e6c67d6649b73e30d75a"
 
 
 def test_the_opb_result_is_byte_identical_to_before(run_now):
