@@ -41,10 +41,13 @@ pytestmark = pytest.mark.django_db
 V = "/api/v1/protocols/OPB-T/versions/1.0"
 
 # The parameters and order an OPB draft was seeded with before presets became data.
+# As the opb template seeded them before plans were data, plus min_clusters, which the interval
+# calibration (#19) added in the same session.
 OPB_SEEDED = [
     "epsilon",
     "interval_method",
     "interval_coverage",
+    "min_clusters",
     "beta_positive_criterion",
     "agreement_statistic",
     "agreement_minimum",
