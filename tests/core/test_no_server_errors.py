@@ -317,8 +317,10 @@ def test_no_url_answers_500_for_any_role_or_input(state):
         check(client, role, "post", "/logout/", data=GARBAGE_FORM)
     # Readers write nothing, whatever they post: an auditor reads evaluands and cannot register
     # or revise one. (Someone with no role yet may register one: they are about to start a
-    # protocol, and evaluands are global.)
-    assert not written["anonymous"] and not written["auditor"], written
+    # protocol, and evaluands are global.) An auditor may ask for a signed checkpoint of a log's
+    # head, which changes no study row: it attests what is already there.
+    assert not written["anonymous"], written
+    assert set(written["auditor"]) <= {"LogCheckpoint"}, written["auditor"]
     assert set(written["outsider"]) <= {"Evaluand"}, written["outsider"]
     # A reviewer's "next" may reserve a task; nothing else.
     assert set(written["reviewer"]) <= {"Assignment"}, written["reviewer"]
