@@ -117,8 +117,20 @@ def _fingerprint(version: ProtocolVersion) -> str | None:
 
 
 def _verify(version: ProtocolVersion) -> IntegrityVerdict:
-    _content, recomputed = version_document_bytes(version=version)
     stored = version.sha256
+    try:
+        _content, recomputed = version_document_bytes(version=version)
+    except (LookupError, TypeError, ValueError, AttributeError) as error:
+        # Rows that no longer build a document at all (a schedule entry whose evaluand left the
+        # roster, say) are the strongest mismatch there is: an alarm, never a server error.
+        return IntegrityVerdict(
+            version.pk,
+            stored,
+            "unbuildable",
+            ok=False,
+            reason=f"the rows of {version.protocol.code} v{version.label} no longer build a "
+            f"document ({type(error).__name__}: {error}): a frozen row was changed or removed",
+        )
     if recomputed != stored:
         return IntegrityVerdict(
             version.pk,
