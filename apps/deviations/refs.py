@@ -25,7 +25,8 @@ writes every kind of entry and follows every link):
   link leads to the attempt and its exclusion) and ``score`` (a score is seen only by its
   reviewer and the scoring dashboard; the log's readers must not be led to it) and
   ``membership`` (a role granted or removed: the label names the person and the role, and a
-  removed role has no page left to lead to).
+  removed role has no page left to lead to) and ``integrity`` (the SHA-256 a frozen version's
+  rows gave when an integrity alarm was raised: a hash of no stored document, so no page).
 """
 
 import logging
@@ -40,7 +41,7 @@ VersionKey = tuple[str, str]
 RefResolver = Callable[[Mapping[str, Any], VersionKey | None], str | None]
 
 # Written by the product and shown as plain text on purpose (see the module docstring).
-PLAIN_TEXT_TYPES = frozenset({"exclusion", "score", "membership"})
+PLAIN_TEXT_TYPES = frozenset({"exclusion", "score", "membership", "integrity"})
 
 _resolvers: dict[str, RefResolver] = {}
 

@@ -82,6 +82,13 @@ def _write_the_kinds_the_demo_does_not(pi: User) -> None:
         actor=pi,
         reason="Log-link test.",
     )
+    # An integrity alarm, as the integrity check writes it when a frozen row was changed.
+    from apps.protocols.integrity import IntegrityVerdict, _record_alarm
+
+    _record_alarm(
+        frozen,
+        IntegrityVerdict(frozen.pk, frozen.sha256, "0" * 64, ok=False, reason="Log-link test"),
+    )
     version_withdraw(version=frozen, user=pi, reason="Log-link test.")
     # OPB-01's v1.1 is an amendment; a first version frozen as such writes a freeze entry.
     first = opb01_v1_0_draft(pi=pi, code="LINKS-01")
