@@ -247,7 +247,7 @@ def test_the_database_refuses_to_change_a_submitted_score(opb):
     score = score_submit(
         task_token=a.task.token, reviewer=reviewer, values=OPB_VALUES, idempotency_key="o"
     )
-    with pytest.raises(DatabaseError, match="append-only|permission denied"), transaction.atomic():
+    with pytest.raises(DatabaseError, match=r"append-only|permission denied"), transaction.atomic():
         Score.objects.filter(pk=score.pk).update(values={"refusal": True})
-    with pytest.raises(DatabaseError, match="append-only|permission denied"), transaction.atomic():
+    with pytest.raises(DatabaseError, match=r"append-only|permission denied"), transaction.atomic():
         Score.objects.filter(pk=score.pk).delete()
