@@ -230,11 +230,23 @@ def test_the_database_refuses_to_change_machine_scores_and_a_frozen_scorer_roste
         filename="j.jsonl",
         mapping=with_scorer(None, "judge"),
     )
-    with pytest.raises(DatabaseError, match=r"preregistry:|permission denied"), transaction.atomic():
+    with (
+        pytest.raises(DatabaseError, match=r"preregistry:|permission denied"),
+        transaction.atomic(),
+    ):
         MachineScore.objects.filter(version_id=version.pk).update(value=False)
-    with pytest.raises(DatabaseError, match=r"preregistry:|permission denied"), transaction.atomic():
+    with (
+        pytest.raises(DatabaseError, match=r"preregistry:|permission denied"),
+        transaction.atomic(),
+    ):
         MachineScore.objects.filter(version_id=version.pk).delete()
-    with pytest.raises(DatabaseError, match=r"preregistry:|permission denied"), transaction.atomic():
+    with (
+        pytest.raises(DatabaseError, match=r"preregistry:|permission denied"),
+        transaction.atomic(),
+    ):
         ScorerRosterEntry.objects.filter(version=version).update(role="other")
-    with pytest.raises(DatabaseError, match=r"preregistry:|permission denied"), transaction.atomic():
+    with (
+        pytest.raises(DatabaseError, match=r"preregistry:|permission denied"),
+        transaction.atomic(),
+    ):
         Scorer.objects.update(version="2")
