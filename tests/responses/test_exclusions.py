@@ -66,8 +66,8 @@ def test_a_plan_may_declare_its_own_reasons(protocol, pi):
     AnalysisParameterFactory(
         version=draft,
         name="exclusion_reasons",
-        kind="text",
-        value="fixture_hash_mismatch: the input fixture's hash differs",
+        kind="json",
+        value='[{"code": "fixture_hash_mismatch", "label": "the input fixture\'s hash differs"}]',
     )
     version = freeze(draft, pi)
     responses_import(
