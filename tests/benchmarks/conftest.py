@@ -18,6 +18,16 @@ def sized(full: str, tiny: str) -> str:
     return tiny if TINY else full
 
 
+def meets(figure: float, *, at_most: float | None = None, at_least: float | None = None) -> bool:
+    """Whether a full-size figure meets its target; always true at the tiny size, whose figures mean
+    nothing (a 500-entry run measures interpreter warm-up, not throughput)."""
+    if TINY:
+        return True
+    if at_most is not None and figure > at_most:
+        return False
+    return at_least is None or figure >= at_least
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = os.path.dirname(__file__)
     for item in items:

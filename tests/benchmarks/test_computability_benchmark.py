@@ -19,6 +19,7 @@ import pytest
 from django.core.cache import cache
 
 from apps.analysis.computability import version_computability
+from tests.benchmarks.conftest import meets
 from tests.analysis.test_computability import opb01  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.django_db
@@ -41,4 +42,4 @@ def test_the_gate_checks_an_opb01_sized_design_within_ten_seconds(opb01):  # noq
         f"administrations): median {statistics.median(runs):.2f} s (min {min(runs):.2f}, max "
         f"{max(runs):.2f}); load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
     )
-    assert statistics.median(runs) <= 10.0
+    assert meets(statistics.median(runs), at_most=10.0)

@@ -18,6 +18,7 @@ from django.test.utils import CaptureQueriesContext
 from apps.items import services
 from apps.items.models import Cell
 from apps.items.schedule import COUNTERBALANCED, DESIGN, FactorSpec, administration_schedule
+from tests.benchmarks.conftest import meets
 from tests.factories import ProtocolVersionFactory
 
 RUNS = 5
@@ -46,7 +47,7 @@ def test_schedule_of_40000_administrations_within_three_seconds():
         f"\nschedule, 200 cells × 20 evaluands × 10 repetitions: median "
         f"{statistics.median(runs):.3f} s (min {min(runs):.3f}, max {max(runs):.3f})"
     )
-    assert statistics.median(runs) <= 3.0
+    assert meets(statistics.median(runs), at_most=3.0)
 
 
 def test_seed_002_factorial_schedule():

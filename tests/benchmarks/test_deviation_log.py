@@ -28,7 +28,7 @@ from apps.deviations import chain
 from apps.deviations.chain import GENESIS_HASH, entry_hash, entry_line, verify_chain
 from apps.deviations.selectors import chain_verify
 from apps.deviations.services import deviation_append
-from tests.benchmarks.conftest import sized
+from tests.benchmarks.conftest import meets, sized
 from tests.factories import ProtocolFactory, UserFactory
 
 # Building, loading and verifying a million entries takes minutes on a small machine: no timeout.
@@ -92,7 +92,7 @@ def test_pure_verification_speed(million):
         f"{best_cpu:,.0f} entries/s of this process's CPU time (target {TARGET_PER_SECOND:,}); "
         f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
     )
-    assert best_wall >= TARGET_PER_SECOND
+    assert meets(best_wall, at_least=TARGET_PER_SECOND)
 
 
 def test_offline_script_over_a_jsonl_export(million, tmp_path):
