@@ -19,8 +19,8 @@ import pytest
 from django.core.cache import cache
 
 from apps.analysis.computability import version_computability
-from tests.benchmarks.conftest import meets
 from tests.analysis.test_computability import opb01  # noqa: F401  (the fixture)
+from tests.benchmarks.conftest import meets
 
 pytestmark = pytest.mark.django_db
 
