@@ -21,6 +21,8 @@ bounded tally (counts, the preview's first rows, the log's first reruns).
 
 import gc
 import json
+from array import array
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import Max
@@ -117,14 +120,76 @@ class _Planned:
         return bool(self.text) or self.terminal_outcome in _TEXT_REQUIRED
 
 
+def _sorted_index(keys: "np.ndarray") -> tuple[array, array]:
+    # The keys in order, and the schedule row of each: a binary search finds a key's row.
+    order = np.argsort(keys, kind="stable")
+    return array("q", keys[order].tobytes()), array("q", order.astype(np.int64).tobytes())
+
+
+class _Lookup:
+    """A read-only mapping from an integer key to a schedule row's value, kept in two sorted
+    machine-integer arrays (16 bytes an entry) rather than a dict of Python objects (about 100),
+    and searched with ``bisect``: a schedule of 100,000 administrations costs 1.6 MB."""
+
+    def __init__(self, keys: array, rows: array, values: array):
+        self._keys, self._rows, self._values = keys, rows, values
+
+    def row(self, key: int) -> int | None:
+        at = bisect_left(self._keys, key)
+        if at < len(self._keys) and self._keys[at] == key:
+            return self._rows[at]
+        return None
+
+    def get(self, key: int, default: Any = None) -> Any:
+        row = self.row(key)
+        return default if row is None else self._values[row]
+
+    def __getitem__(self, key: int) -> Any:
+        row = self.row(key)
+        if row is None:
+            raise KeyError(key)
+        return self._values[row]
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, int) and self.row(key) is not None
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+class _KeyLookup:
+    """``(item, level, evaluand_id, repetition)`` → administration id, over one integer code per
+    administration (see ``_Schedule``)."""
+
+    def __init__(self, schedule: "_Schedule", lookup: _Lookup):
+        self._schedule, self._lookup = schedule, lookup
+
+    def get(self, key: tuple, default: Any = None) -> Any:
+        code = self._schedule.key_code(*key)
+        return default if code is None else self._lookup.get(code, default)
+
+
+class _Entries:
+    """Administration id → ``(position, item, level, evaluand_id, repetition)``, built on
+    demand from the schedule's columns."""
+
+    def __init__(self, schedule: "_Schedule"):
+        self._schedule = schedule
+
+    def __getitem__(self, pk: int) -> tuple:
+        return self._schedule.entry(pk)
+
+
 class _Schedule:
-    """The frozen schedule, roster and earlier attempts of a version, as lookup tables."""
+    """The frozen schedule, roster and earlier attempts of a version, as lookup tables.
+
+    The administrations are held as columns of machine integers (``array``), one row each,
+    ordered by id, and found by binary search: a 125,000-administration schedule takes a few MB
+    where dicts of tuples took about 60 (issue #18's memory target). ``by_key``,
+    ``by_position``, ``evaluand_of`` and ``entries`` answer as the mappings they replace.
+    """
 
     def __init__(self, version: ProtocolVersion):
-        self.by_key: dict[tuple, int] = {}
-        self.by_position: dict[int, int] = {}
-        self.entries: dict[int, tuple] = {}
-        self.evaluand_of: dict[int, int] = {}
         roster = list(
             RosterEntry.objects.filter(version=version).values_list(
                 "code", "evaluand_id", "evaluand__model"
@@ -135,21 +200,61 @@ class _Schedule:
         self.evaluands_by_model: dict[str, list[int]] = {}
         for _, evaluand_id, model in roster:
             self.evaluands_by_model.setdefault(model, []).append(evaluand_id)
-        rows = Administration.objects.filter(version=version).values_list(
-            "pk", "position", "cell__item__code", "cell__level__code", "evaluand_id", "repetition"
-        )
-        self.items: set[str] = set()
-        self.repetitions = 0
-        for pk, position, item, level, evaluand_id, repetition in rows:
-            self.by_key[(item, level, evaluand_id, repetition)] = pk
-            self.by_position[position] = pk
-            self.evaluand_of[pk] = evaluand_id
-            self.entries[pk] = (position, item, level, evaluand_id, repetition)
-            self.items.add(item)
-            self.repetitions = max(self.repetitions, repetition)
         self.levels = list(
             Level.objects.filter(version=version).order_by("ordinal").values_list("code", flat=True)
         )
+        rows = (
+            Administration.objects.filter(version=version)
+            .order_by("pk")
+            .values_list(
+                "pk",
+                "position",
+                "cell__item__code",
+                "cell__level__code",
+                "evaluand_id",
+                "repetition",
+            )
+            .iterator(chunk_size=10_000)
+        )
+        self._item_codes: list[str] = []
+        self._item_index: dict[str, int] = {}
+        self._level_index = {code: n for n, code in enumerate(self.levels)}
+        self._evaluand_index: dict[int, int] = {}
+        self._evaluand_ids: list[int] = []
+        pks, positions, items, levels, evaluands, repetitions = (array("q") for _ in range(6))
+        for pk, position, item, level, evaluand_id, repetition in rows:
+            item_at = self._item_index.get(item)
+            if item_at is None:
+                item_at = self._item_index[item] = len(self._item_codes)
+                self._item_codes.append(item)
+            evaluand_at = self._evaluand_index.get(evaluand_id)
+            if evaluand_at is None:
+                evaluand_at = self._evaluand_index[evaluand_id] = len(self._evaluand_ids)
+                self._evaluand_ids.append(evaluand_id)
+            pks.append(pk)
+            positions.append(position)
+            items.append(item_at)
+            levels.append(self._level_index.setdefault(level, len(self._level_index)))
+            evaluands.append(evaluand_at)
+            repetitions.append(repetition)
+        self._level_codes = list(self._level_index)  # by index: insertion order
+        self._pks, self._positions, self._items = pks, positions, items
+        self._levels, self._evaluands, self._repetitions = levels, evaluands, repetitions
+        self.items: set[str] = set(self._item_codes)
+        self.repetitions = max(repetitions, default=0)
+        codes = (
+            (
+                np.frombuffer(items, dtype=np.int64) * len(self._level_index)
+                + np.frombuffer(levels, dtype=np.int64)
+            )
+            * max(len(self._evaluand_ids), 1)
+            + np.frombuffer(evaluands, dtype=np.int64)
+        ) * (self.repetitions + 1) + np.frombuffer(repetitions, dtype=np.int64)
+        self.by_key = _KeyLookup(self, _Lookup(*_sorted_index(codes), pks))
+        self.by_position = _Lookup(*_sorted_index(np.frombuffer(positions, dtype=np.int64)), pks)
+        evaluand_ids = array("q", (self._evaluand_ids[at] for at in evaluands))
+        self.evaluand_of = _Lookup(pks, array("q", range(len(pks))), evaluand_ids)
+        self.entries = _Entries(self)
         # Attempt numbers so far, per administration (absent: none yet).
         self.attempts = dict(
             Attempt.objects.filter(version=version)
@@ -158,8 +263,40 @@ class _Schedule:
             .values_list("administration_id", "last")
         )
 
+    def __len__(self) -> int:
+        return len(self._pks)
+
+    def key_code(self, item: str, level: str, evaluand_id: int, repetition: int) -> int | None:
+        """The integer code of an administration's key, or None when a part is not scheduled."""
+        item_at = self._item_index.get(item)
+        level_at = self._level_index.get(level)
+        evaluand_at = self._evaluand_index.get(evaluand_id)
+        if item_at is None or level_at is None or evaluand_at is None:
+            return None
+        if not isinstance(repetition, int) or not 0 <= repetition <= self.repetitions:
+            return None
+        combined = (item_at * len(self._level_index) + level_at) * len(self._evaluand_ids)
+        return (combined + evaluand_at) * (self.repetitions + 1) + repetition
+
+    def row_of(self, pk: int) -> int:
+        """The schedule row (0-based) of administration ``pk``; KeyError when not scheduled."""
+        row = self.evaluand_of.row(pk)
+        if row is None:
+            raise KeyError(pk)
+        return row
+
+    def entry(self, pk: int) -> tuple:
+        row = self.row_of(pk)
+        return (
+            self._positions[row],
+            self._item_codes[self._items[row]],
+            self._level_codes[self._levels[row]],
+            self._evaluand_ids[self._evaluands[row]],
+            self._repetitions[row],
+        )
+
     def describe(self, pk: int) -> str:
-        position, item, level, evaluand_id, repetition = self.entries[pk]
+        position, item, level, evaluand_id, repetition = self.entry(pk)
         return f"#{position} ({item}@{level}, {self.code_of[evaluand_id]}, repetition {repetition})"
 
 
@@ -209,8 +346,10 @@ class _Checker:
         self.sources = {target: compile_source(spec) for target, spec in mapping.items()}
         self.problems: list[ImportProblem] = []
         self.planned: list[_Planned] = []
-        self.rows_in_file: dict[int, int] = {}
-        self.count_in_file: dict[int, int] = {}
+        # Per schedule row (``_Schedule.row_of``): the first row of this file that names the
+        # administration (0: none yet), and how many of the file's records name it.
+        self.rows_in_file = array("q", bytes(8 * len(schedule)))
+        self.count_in_file = array("q", bytes(8 * len(schedule)))
 
     def value(self, record: SourceRecord, target: str) -> Any:
         source = self.sources.get(target)
@@ -354,14 +493,11 @@ class _Checker:
         if administration_id is None:
             return None
         earlier = self.schedule.attempts.get(administration_id, 0)
-        in_file = self.count_in_file.get(administration_id, 0)
+        at = self.schedule.row_of(administration_id)
+        in_file = self.count_in_file[at]
         describe = self.schedule.describe(administration_id) if earlier or in_file or rerun else ""
         if (earlier or in_file) and not rerun:
-            where = (
-                f"row {self.rows_in_file[administration_id]} of this file"
-                if in_file
-                else "an earlier import"
-            )
+            where = f"row {self.rows_in_file[at]} of this file" if in_file else "an earlier import"
             self.problem(
                 record,
                 "administration",
@@ -374,8 +510,8 @@ class _Checker:
                 "rerun",
                 f"marked as a rerun, but administration {describe} has no earlier attempt",
             )
-        self.count_in_file[administration_id] = in_file + 1
-        self.rows_in_file.setdefault(administration_id, record.row)
+        self.count_in_file[at] = in_file + 1
+        self.rows_in_file[at] = self.rows_in_file[at] or record.row
         if len(self.problems) > before:
             return None
         return _Planned(
