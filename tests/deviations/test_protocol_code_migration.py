@@ -6,9 +6,11 @@ Run with Django's migration executor: migrate ``deviations`` back to 0003, write
 code of that time did (their hash taken over the live protocol code), migrate forward.
 """
 
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.conf import settings
 from django.db import connections
 from django.db.migrations.executor import MigrationExecutor
 
@@ -17,6 +19,7 @@ from apps.deviations.chain import GENESIS_HASH, entry_hash
 from apps.deviations.models import LogCheckpoint, LogEntry
 from apps.deviations.selectors import chain_verify
 from apps.protocols.models import Protocol
+from tests import dbroles as test_roles
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -24,13 +27,22 @@ pytestmark = pytest.mark.django_db(transaction=True)
 BEFORE = ("deviations", "0003_occurred_on_open_kinds")
 
 
-def _migrating_connection():
-    # Migrations are the owner's (the runtime role may not ALTER a table); on SQLite, or with one
-    # role, it is the default connection.
-    default = connections["default"]
-    if default.vendor == "postgresql" and dbroles.split_roles():
-        return dbroles.owner_connection(default), True
-    return default, False
+@contextmanager
+def _as_owner():
+    """The default connection, logged in as the owner while inside (migrations are the owner's:
+    the runtime role may not ALTER a table), then the runtime role again, with its grants on
+    the tables the forward migration made."""
+    if connections["default"].vendor != "postgresql" or not test_roles.two_roles():
+        yield connections["default"]
+        return
+    runtime = {key: settings.DATABASES["default"].get(key) for key in ("USER", "PASSWORD")}
+    owner = dbroles.owner_credentials()
+    test_roles._log_in_as({"USER": owner["USER"], "PASSWORD": owner["PASSWORD"]})
+    try:
+        yield connections["default"]
+        dbroles.runtime_grant(connections["default"])
+    finally:
+        test_roles._log_in_as(runtime)
 
 
 def _migrate(connection, targets) -> None:
@@ -43,10 +55,8 @@ def _time(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def test_entries_written_before_the_migration_get_their_code_and_still_verify():
-    user = UserFactory(username="before-0004")
-    protocol = Protocol.objects.create(code="OLD-LOG", title="A log from before", created_by=user)
-    connection, owner = _migrating_connection()
+def _rewrite_history(connection, protocol, user) -> None:
+    # Back to 0003, three entries written as the code of that time wrote them, forward again.
     leaves = [
         key
         for key in MigrationExecutor(connection).loader.graph.leaf_nodes()
@@ -92,9 +102,13 @@ def test_entries_written_before_the_migration_get_their_code_and_still_verify():
             previous = digest
     finally:
         _migrate(connection, leaves)
-        if owner:
-            dbroles.runtime_grant(connection)
-            connection.close()
+
+
+def test_entries_written_before_the_migration_get_their_code_and_still_verify():
+    user = UserFactory(username="before-0004")
+    protocol = Protocol.objects.create(code="OLD-LOG", title="A log from before", created_by=user)
+    with _as_owner() as connection:
+        _rewrite_history(connection, protocol, user)
 
     entries = list(LogEntry.objects.filter(protocol=protocol).order_by("seq"))
     assert [entry.protocol_code for entry in entries] == ["OLD-LOG"] * 3
