@@ -12,9 +12,11 @@ Request guards that hold for every URL, so no view has to repeat them.
   lookup by a path parameter would crash on it, and every view would need its own check;
 - answers 400 to a request whose client went away mid-body (``UnreadablePostError``), logged as
   information, not as a server error: the fault is the connection's, not ours;
-- answers 503 with a JSON body under ``/api/`` when the database cannot be reached or dropped the
-  connection (``OperationalError``/``InterfaceError``), and lets every other fault reach
-  ``handler500`` (``apps.core.views.server_error``), which answers JSON under ``/api/``.
+- answers 503 when the database cannot be reached or dropped the connection
+  (``OperationalError``/``InterfaceError``): a JSON body under ``/api/``, the stand-alone
+  ``503.html`` elsewhere (``database_unavailable``); every other fault reaches ``handler500``
+  (``apps.core.views.server_error``), which answers JSON under ``/api/`` and also answers 503
+  to a database fault raised outside a view (in a middleware), so it is never a 500.
 """
 
 import logging
@@ -23,6 +25,7 @@ from collections.abc import Callable, Iterable
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.http.request import UnreadablePostError
+from django.template import loader
 
 from apps.core.errors import NotFound
 
@@ -65,6 +68,32 @@ def nul_location(request: HttpRequest) -> str | None:
     return None
 
 
+# What a database that cannot be reached, or dropped the connection, raises.
+DATABASE_UNAVAILABLE = (OperationalError, InterfaceError)
+
+
+def database_unavailable(request: HttpRequest, exception: BaseException) -> HttpResponse:
+    """The 503 answer to a database that is unreachable or went away, logged once as an error:
+    JSON under ``/api/``, the stand-alone ``503.html`` (no database, no static files) elsewhere.
+    """
+    logger.error(
+        "Database unavailable answering %s %s",
+        request.method,
+        request.path,
+        exc_info=exception,
+    )
+    if is_api(request):
+        response: HttpResponse = JsonResponse(
+            {"detail": "The database is unavailable. Nothing was changed; try again shortly."},
+            status=503,
+        )
+    else:
+        response = HttpResponse(loader.get_template("503.html").render(), status=503)
+    response["Retry-After"] = "30"
+    response._has_been_logged = True  # type: ignore[attr-defined]  # logged above
+    return response
+
+
 def _bad_request(request: HttpRequest, message: str) -> HttpResponse:
     if is_api(request):
         return JsonResponse({"detail": message}, status=400)
@@ -89,20 +118,8 @@ class RequestGuardMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, UnreadablePostError):
             return self._client_went_away(request)
-        if isinstance(exception, OperationalError | InterfaceError) and is_api(request):
-            logger.error(
-                "Database unavailable answering %s %s",
-                request.method,
-                request.path,
-                exc_info=exception,
-            )
-            response = JsonResponse(
-                {"detail": "The database is unavailable. Nothing was changed; try again shortly."},
-                status=503,
-            )
-            response["Retry-After"] = "30"
-            response._has_been_logged = True  # type: ignore[attr-defined]  # logged above
-            return response
+        if isinstance(exception, DATABASE_UNAVAILABLE):
+            return database_unavailable(request, exception)
         return None
 
     @staticmethod

@@ -1,5 +1,7 @@
 """Pages that belong to no single app: the health check and the home redirect."""
 
+import sys
+
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
@@ -63,8 +65,13 @@ def healthz(request: HttpRequest) -> JsonResponse:
 def server_error(request: HttpRequest) -> HttpResponse:
     """``handler500``: JSON under ``/api/`` (an API client never parses an HTML page), the
     stand-alone ``500.html`` elsewhere (it needs no database and no static files)."""
-    from apps.core.middleware import is_api
+    from apps.core.middleware import DATABASE_UNAVAILABLE, database_unavailable, is_api
 
+    # Raised outside a view (a middleware reading the session, say), a database fault reaches
+    # here rather than the middleware's process_exception: still a 503, never a 500.
+    fault = sys.exc_info()[1]
+    if isinstance(fault, DATABASE_UNAVAILABLE):
+        return database_unavailable(request, fault)
     if is_api(request):
         return JsonResponse(
             {"detail": "Server error. Nothing was half-written; the fault has been logged."},

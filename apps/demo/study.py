@@ -14,7 +14,6 @@ Every step is idempotent, so ``make run`` can load the demo on every start.
 from django.db import transaction
 
 from apps.accounts.models import Role, User
-from apps.accounts.services import membership_grant
 from apps.analysis.models import AnalysisRun
 from apps.analysis.services import analysis_run_request
 from apps.demo.design import demo_design_build, demo_harm_review_complete
@@ -27,7 +26,7 @@ from apps.deviations.selectors import outcomes_visible
 from apps.deviations.services import outcome_unseal
 from apps.items.services import harm_review_open
 from apps.protocols.models import Protocol, ProtocolVersion, VersionState
-from apps.protocols.services import protocol_create
+from apps.protocols.services import protocol_create, protocol_member_add
 from apps.raters.models import Rubric, Score
 from apps.raters.services import rubric_apply_template, scoring_open
 from apps.responses.models import Response
@@ -37,6 +36,18 @@ REVIEWERS = ("reviewer1", "reviewer2", "reviewer3")
 
 
 @transaction.atomic
+def _demo_grant(protocol: Protocol, user: User, role: str, *, actor: User) -> None:
+    # Through the logged grant, as a PI's own grant would be: the demo's log shows who holds
+    # which role from when.
+    protocol_member_add(
+        protocol=protocol,
+        username=user.get_username(),
+        role=role,
+        actor=actor,
+        reason="the demo's people",
+    )
+
+
 def demo_study_load() -> str:
     """Create the demo people and study if absent; return a one-line summary."""
     users = demo_people_ensure()
@@ -48,8 +59,8 @@ def demo_study_load() -> str:
             title="Operativity battery, demo (benign domains)",
         )
     for username in REVIEWERS:
-        membership_grant(user=users[username], protocol_id=protocol.pk, role=Role.REVIEWER)
-    membership_grant(user=users["auditor"], protocol_id=protocol.pk, role=Role.AUDITOR)
+        _demo_grant(protocol, users[username], Role.REVIEWER, actor=users["pi"])
+    _demo_grant(protocol, users["auditor"], Role.AUDITOR, actor=users["pi"])
     # The demo's design on its draft; its harm-constancy review is the reviewers' first task.
     draft = protocol.versions.filter(state=VersionState.DRAFT).order_by("created_at").last()
     if draft is not None and not draft.items.exists():
@@ -66,7 +77,7 @@ def demo_study_load() -> str:
         opb01 = opb01_history_build(
             pi=users["pi"], prepare=lambda version: demo_version_prepare(version, users=users)
         ).protocol
-    membership_grant(user=users["auditor"], protocol_id=opb01.pk, role=Role.AUDITOR)
+    _demo_grant(opb01, users["auditor"], Role.AUDITOR, actor=users["pi"])
     frozen = opb01.versions.get(label="1.1")
     counts = demo_study_run(version=frozen, users=users)
     return (
@@ -80,7 +91,7 @@ def demo_version_prepare(version: ProtocolVersion, *, users: dict[str, User]) ->
     """Make a draft with the demo's parameters ready to freeze: reviewers, the demo design with
     its harm-constancy review complete, the roster and OPB-01 §3's rubric."""
     for username in REVIEWERS:
-        membership_grant(user=users[username], protocol_id=version.protocol_id, role=Role.REVIEWER)
+        _demo_grant(version.protocol, users[username], Role.REVIEWER, actor=users["pi"])
     demo_design_build(version)
     demo_harm_review_complete(version)
     demo_roster_enroll(version=version, user=users["pi"])

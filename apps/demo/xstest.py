@@ -40,14 +40,18 @@ from django.conf import settings
 from django.db import transaction
 
 from apps.accounts.models import Role, User
-from apps.accounts.services import membership_grant
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.selectors import result_document
 from apps.analysis.services import analysis_run_perform, analysis_run_request
 from apps.items.models import FamilyRole
 from apps.items.services import design_import, family_create, level_create
 from apps.protocols.models import Protocol, ProtocolVersion, VersionState
-from apps.protocols.services import protocol_create, version_freeze, version_update
+from apps.protocols.services import (
+    protocol_create,
+    protocol_member_add,
+    version_freeze,
+    version_update,
+)
 from apps.raters.models import ScoringTask
 from apps.raters.services import rubric_apply_template, score_submit, scoring_open, task_next
 from apps.responses.importing import ImportOutcome
@@ -297,7 +301,13 @@ def xstest_score(
     """
     started = time.perf_counter()
     for user in (*reviewers, adjudicator):
-        membership_grant(user=user, protocol_id=version.protocol_id, role=Role.REVIEWER)
+        protocol_member_add(
+            protocol=version.protocol,
+            username=user.get_username(),
+            role=Role.REVIEWER,
+            actor=pi,
+            reason="XSTest's annotators score its responses",
+        )
     scoring_open(version=version, user=pi)
     scoring = XstestScoring()
     busy = True

@@ -12,6 +12,7 @@ from apps.items.selectors import (
     design_problems,
     item_harm_states,
 )
+from apps.items.services.harm_review import on_role_removed as harm_review_on_role_removed
 from apps.protocols.components import VersionComponent
 from apps.protocols.models import ProtocolVersion
 
@@ -211,4 +212,5 @@ DESIGN_COMPONENT = VersionComponent(
     on_freeze=None,
     document=design_document,
     copy=design_copy,
+    on_role_removed=harm_review_on_role_removed,
 )

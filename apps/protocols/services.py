@@ -115,7 +115,13 @@ def protocol_create(*, user: User, code: str, title: str, template: str = "opb")
     protocol = Protocol(code=code, title=title.strip(), template=template, created_by=user)
     protocol.full_clean()
     protocol.save()
-    membership_grant(user=user, protocol_id=protocol.pk, role=Role.PI)
+    _grant_logged(
+        protocol=protocol,
+        user=user,
+        role=Role.PI,
+        actor=user,
+        reason="the protocol's creator is its first PI",
+    )
 
     plan = plan_template(template)
     version = ProtocolVersion(
@@ -576,6 +582,14 @@ def protocol_member_add(
     user = User.objects.filter(username=username.strip()).first()
     if user is None:
         raise ValidationError({"username": [f"there is no user named {username.strip()!r}"]})
+    return _grant_logged(protocol=protocol, user=user, role=role, actor=actor, reason=reason)
+
+
+def _grant_logged(
+    *, protocol: Protocol, user: User, role: str, actor: User | None, reason: str
+) -> Membership:
+    # Every grant that creates a role, a person's or an automatic one (the creator's PI role,
+    # the demo's people), is written to the log: the log is the history of who could do what.
     held = Membership.objects.filter(user=user, protocol=protocol, role=role).first()
     membership = membership_grant(user=user, protocol_id=protocol.pk, role=role)
     if held is None:

@@ -279,7 +279,7 @@ class ResponsesImportApi(APIView):
             outcome = responses_import(
                 version=version,
                 user=request.user,
-                data=upload.read(),
+                data=upload,
                 filename=upload.name,
                 format=data.validated_data.get("format") or None,
                 mapping=data.validated_data.get("mapping"),

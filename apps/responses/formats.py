@@ -12,15 +12,20 @@ is part of ``docs/import-formats.md``:
   the one an editor shows);
 - Inspect AI log: the sample's position in the log, 1-based, together with its id and epoch.
 
-No Django imports: the readers are plain functions over bytes.
+No Django imports: the readers are plain functions over bytes, or over an ``Opener`` that
+reads a file from its start (``stream_file``: records one at a time, for large files).
 """
 
+import codecs
 import csv
+import hashlib
 import io
 import json
+import os
 import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 from apps.responses.archives import archive_problems
 
@@ -88,54 +93,101 @@ def guess_format(filename: str) -> str | None:
     return None
 
 
-def _lines(data: bytes, newline: str) -> io.TextIOWrapper:
+# Where a file's bytes come from: every reader pass opens a fresh binary stream, so a file on
+# disk (an upload spooled to a temporary file, a staged preview) is read again rather than held
+# in memory. ``source_opener`` makes one from bytes, a path or a Django upload.
+Opener = Callable[[], BinaryIO]
+
+
+def source_opener(data: Any) -> Opener:
+    """A function that opens ``data`` for reading from its start, each time it is called.
+
+    ``data`` is ``bytes``, a path (``str`` or ``os.PathLike``), or an uploaded file: one spooled
+    to disk (Django's ``TemporaryUploadedFile``) is reopened by its path; any other file object
+    is read into memory once (Django keeps only small uploads in memory).
+    """
+    if isinstance(data, bytes | bytearray | memoryview):
+        content = bytes(data)
+        return lambda: io.BytesIO(content)
+    if isinstance(data, str | os.PathLike):
+        path = os.fspath(data)
+        return lambda: open(path, "rb")
+    if hasattr(data, "temporary_file_path"):
+        path = data.temporary_file_path()
+        return lambda: open(path, "rb")
+    if hasattr(data, "seek"):
+        data.seek(0)
+    content = data.read()
+    return lambda: io.BytesIO(content)
+
+
+def source_sha256(opener: Opener) -> str:
+    """The SHA-256 (hex) of the source's bytes, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with opener() as stream:
+        while block := stream.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _lines(stream: BinaryIO, newline: str) -> io.TextIOWrapper:
     # Decoded line by line as it is read: a whole-file str (and io.StringIO's wide buffer)
     # would hold several copies of a large file at once.
-    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline=newline)
+    return io.TextIOWrapper(stream, encoding="utf-8-sig", newline=newline)
 
 
-def _not_utf8(data: bytes) -> FileUnreadable:
-    # Only on this error path is the whole file decoded at once, to say where it goes wrong.
-    try:
-        data.decode("utf-8-sig")
-        offset = len(data)
-    except UnicodeDecodeError as error:
-        offset = error.start
-    line = data[:offset].count(b"\n") + 1
+def _not_utf8(data: bytes | Opener) -> FileUnreadable:
+    # Only on this error path is the file decoded from its start, to say where it goes wrong;
+    # block by block, so a large file is not held whole.
+    opener = data if callable(data) else source_opener(data)
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = lines = 0
+    with opener() as stream:
+        while True:
+            block = stream.read(1 << 20)
+            pending = len(decoder.getstate()[0])
+            try:
+                decoder.decode(block, final=not block)
+            except UnicodeDecodeError as error:
+                # The error's position counts the bytes the decoder held back from the block
+                # before (an unfinished character).
+                bad = offset - pending + error.start
+                lines += block[: max(0, bad - offset)].count(b"\n")
+                offset = bad
+                break
+            if not block:
+                break
+            lines += block.count(b"\n")
+            offset += len(block)
     return FileUnreadable(
         [
             ImportProblem(
                 None,
                 "",
-                f"the file is not UTF-8 text: byte {offset} (line {line}) cannot be decoded",
+                f"the file is not UTF-8 text: byte {offset} (line {lines + 1}) cannot be decoded",
             )
         ]
     )
 
 
-def read_csv(data: bytes) -> SourceFile:
-    """Read a CSV file with a header row; every data row becomes one record."""
-    csv.field_size_limit(_CSV_FIELD_LIMIT)
-    reader = csv.reader(_lines(data, newline=""))
-    try:
-        columns = next(reader)
-    except StopIteration:
-        raise FileUnreadable([ImportProblem(None, "", "the file is empty")]) from None
-    except csv.Error as error:
-        raise FileUnreadable([ImportProblem(None, "header", str(error))]) from error
-    except UnicodeDecodeError as error:
-        raise _not_utf8(data) from error
-    problems = []
-    seen = set()
-    for position, name in enumerate(columns, start=1):
-        if not name.strip():
-            problems.append(ImportProblem(None, "header", f"column {position} has no name"))
-        elif name in seen:
-            problems.append(ImportProblem(None, "header", f"column {name!r} appears twice"))
-        seen.add(name)
-    if problems:
-        raise FileUnreadable(problems)
-    records = []
+@dataclass
+class SourceStream:
+    """A file's records read lazily, one at a time: ``records`` yields each ``SourceRecord``;
+    reading problems (a row with the wrong number of fields, a line that is not JSON) are
+    appended to ``problems`` as they are met and are complete once ``records`` is exhausted.
+    ``columns`` is the CSV header (None for other formats), ``header`` the log's header
+    (Inspect AI). Raises ``FileUnreadable`` from ``records`` when the file is not UTF-8."""
+
+    format: str
+    records: Iterator[SourceRecord]
+    problems: list[ImportProblem]
+    columns: list[str] | None = None
+    header: dict[str, Any] = field(default_factory=dict)
+
+
+def _csv_records(
+    reader, columns: list[str], problems: list[ImportProblem], opener: Opener, stream: BinaryIO
+) -> Iterator[SourceRecord]:
     row = 1  # the header
     try:
         for row, values in enumerate(reader, start=2):
@@ -149,56 +201,114 @@ def read_csv(data: bytes) -> SourceFile:
                 )
                 continue
             fields = dict(zip(columns, values, strict=True))
-            records.append(SourceRecord(row=row, fields=fields, raw=fields))
+            yield SourceRecord(row=row, fields=fields, raw=fields)
     except csv.Error as error:
         problems.append(ImportProblem(row + 1, "", f"cannot be read as CSV: {error}"))
     except UnicodeDecodeError as error:
-        raise _not_utf8(data) from error
+        raise _not_utf8(opener) from error
+    finally:
+        stream.close()
+
+
+def stream_csv(opener: Opener) -> SourceStream:
+    """Open a CSV file with a header row; every data row becomes one record, read lazily.
+
+    Raises ``FileUnreadable`` at once for an empty file or a bad header."""
+    csv.field_size_limit(_CSV_FIELD_LIMIT)
+    stream = opener()
+    reader = csv.reader(_lines(stream, newline=""))
+    try:
+        columns = next(reader)
+    except StopIteration:
+        stream.close()
+        raise FileUnreadable([ImportProblem(None, "", "the file is empty")]) from None
+    except csv.Error as error:
+        stream.close()
+        raise FileUnreadable([ImportProblem(None, "header", str(error))]) from error
+    except UnicodeDecodeError as error:
+        stream.close()
+        raise _not_utf8(opener) from error
+    problems = []
+    seen = set()
+    for position, name in enumerate(columns, start=1):
+        if not name.strip():
+            problems.append(ImportProblem(None, "header", f"column {position} has no name"))
+        elif name in seen:
+            problems.append(ImportProblem(None, "header", f"column {name!r} appears twice"))
+        seen.add(name)
     if problems:
+        stream.close()
         raise FileUnreadable(problems)
-    return SourceFile(format="csv", records=records, columns=columns)
+    problems = []
+    return SourceStream(
+        format="csv",
+        records=_csv_records(reader, columns, problems, opener, stream),
+        problems=problems,
+        columns=columns,
+    )
+
+
+def _materialise(source: SourceStream) -> SourceFile:
+    records = list(source.records)
+    if source.problems:
+        raise FileUnreadable(source.problems)
+    return SourceFile(
+        format=source.format, records=records, columns=source.columns, header=source.header
+    )
+
+
+def read_csv(data: bytes) -> SourceFile:
+    """Read a CSV file with a header row; every data row becomes one record."""
+    return _materialise(stream_csv(source_opener(data)))
 
 
 def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a JSON value")
 
 
+def _jsonl_records(opener: Opener, problems: list[ImportProblem]) -> Iterator[SourceRecord]:
+    with opener() as stream:
+        lines = enumerate(_lines(stream, newline="\n"), start=1)
+        line_number = 0
+        while True:
+            try:
+                line_number, line = next(lines)
+            except StopIteration:
+                break
+            except UnicodeDecodeError as error:
+                raise _not_utf8(opener) from error
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line, parse_constant=_refuse_constant)
+            except json.JSONDecodeError as error:
+                problems.append(
+                    ImportProblem(
+                        line_number, "", f"not valid JSON: {error.msg} (column {error.colno})"
+                    )
+                )
+                continue
+            except ValueError as error:
+                problems.append(ImportProblem(line_number, "", f"not valid JSON: {error}"))
+                continue
+            except RecursionError:
+                problems.append(ImportProblem(line_number, "", "not valid JSON: nested too deeply"))
+                continue
+            if not isinstance(value, dict):
+                problems.append(ImportProblem(line_number, "", "is not a JSON object"))
+                continue
+            yield SourceRecord(row=line_number, fields=value, raw=value)
+
+
+def stream_jsonl(opener: Opener) -> SourceStream:
+    """Open a JSON Lines file (one JSON object per line); its records are read lazily."""
+    problems: list[ImportProblem] = []
+    return SourceStream(format="jsonl", records=_jsonl_records(opener, problems), problems=problems)
+
+
 def read_jsonl(data: bytes) -> SourceFile:
     """Read a JSON Lines file: one JSON object per line."""
-    records, problems = [], []
-    lines = enumerate(_lines(data, newline="\n"), start=1)
-    line_number = 0
-    while True:
-        try:
-            line_number, line = next(lines)
-        except StopIteration:
-            break
-        except UnicodeDecodeError as error:
-            raise _not_utf8(data) from error
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line, parse_constant=_refuse_constant)
-        except json.JSONDecodeError as error:
-            problems.append(
-                ImportProblem(
-                    line_number, "", f"not valid JSON: {error.msg} (column {error.colno})"
-                )
-            )
-            continue
-        except ValueError as error:
-            problems.append(ImportProblem(line_number, "", f"not valid JSON: {error}"))
-            continue
-        except RecursionError:
-            problems.append(ImportProblem(line_number, "", "not valid JSON: nested too deeply"))
-            continue
-        if not isinstance(value, dict):
-            problems.append(ImportProblem(line_number, "", "is not a JSON object"))
-            continue
-        records.append(SourceRecord(row=line_number, fields=value, raw=value))
-    if problems:
-        raise FileUnreadable(problems)
-    return SourceFile(format="jsonl", records=records)
+    return _materialise(stream_jsonl(source_opener(data)))
 
 
 def inspect_available() -> bool:
@@ -286,6 +396,27 @@ def read_inspect(data: bytes) -> SourceFile:
             )
         )
     return SourceFile(format="inspect", records=records, header=header)
+
+
+def stream_file(data: Any, format: str) -> SourceStream:
+    """Open ``data`` (bytes, a path, an upload or an ``Opener``) as ``format`` (``csv``,
+    ``jsonl`` or ``inspect``), its records read lazily: CSV and JSON Lines row by row, so
+    memory does not grow with the file; an Inspect AI log whole (inspect_ai reads it whole,
+    after ``archive_problems`` has bounded its size)."""
+    opener = data if callable(data) else source_opener(data)
+    if format == "csv":
+        return stream_csv(opener)
+    if format == "jsonl":
+        return stream_jsonl(opener)
+    if format == "inspect":
+        with opener() as stream:
+            whole = read_inspect(stream.read())
+        return SourceStream(
+            format="inspect", records=iter(whole.records), problems=[], header=whole.header
+        )
+    raise FileUnreadable(
+        [ImportProblem(None, "format", f"{format!r} is not one of csv, jsonl, inspect")]
+    )
 
 
 def read_file(data: bytes, format: str) -> SourceFile:

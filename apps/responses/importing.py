@@ -1,19 +1,28 @@
-"""The import of one file of attempts: read it, check every record, then write every record.
+"""The import of one file of attempts: read, check and write its records as they stream past.
 
 Called by ``services.responses_import`` inside its transaction. The steps:
 
 1. the version must be frozen (responses attach only to a frozen schedule);
 2. the same file (SHA-256) already imported into this version → a no-op that says so;
-3. read the file (``formats``) and check the mapping (``mapping``);
+3. open the file (``formats.stream_file``: records one at a time) and check the mapping
+   (``mapping``);
 4. lock the version row, so imports into one version run one at a time (attempt numbers and the
    idempotency check are decided under the lock);
 5. resolve each record to its administration and check every field, collecting every problem
-   (row, field, message); any problem → ``ImportRejected`` and nothing is written;
-6. write the import record, the attempts and their responses in bulk, and the log entries.
+   (row, field, message), and write the records that pass in batches (``_Writer``) while the
+   file has shown no problem; any problem → ``ImportRejected``, and the transaction takes back
+   what was written, so nothing is half-written;
+6. write the import record (last: it is append-only and holds the final counts) and the log
+   entries.
+
+Memory does not grow with the file: one batch of records, the schedule's lookup tables and a
+bounded tally (counts, the preview's first rows, the log's first reruns).
 """
 
 import gc
 import json
+from array import array
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,12 +30,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import Max
 from django.utils import timezone
 
-from apps.core.canonical import sha256_hex
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import Level
@@ -35,10 +44,13 @@ from apps.protocols.refs import version_ref
 from apps.responses.formats import (
     FileUnreadable,
     ImportProblem,
-    SourceFile,
+    Opener,
     SourceRecord,
+    SourceStream,
     guess_format,
-    read_file,
+    source_opener,
+    source_sha256,
+    stream_file,
 )
 from apps.responses.mapping import compile_source, effective_mapping, normalise_mapping
 from apps.responses.models import (
@@ -108,14 +120,76 @@ class _Planned:
         return bool(self.text) or self.terminal_outcome in _TEXT_REQUIRED
 
 
+def _sorted_index(keys: "np.ndarray") -> tuple[array, array]:
+    # The keys in order, and the schedule row of each: a binary search finds a key's row.
+    order = np.argsort(keys, kind="stable")
+    return array("q", keys[order].tobytes()), array("q", order.astype(np.int64).tobytes())
+
+
+class _Lookup:
+    """A read-only mapping from an integer key to a schedule row's value, kept in two sorted
+    machine-integer arrays (16 bytes an entry) rather than a dict of Python objects (about 100),
+    and searched with ``bisect``: a schedule of 100,000 administrations costs 1.6 MB."""
+
+    def __init__(self, keys: array, rows: array, values: array):
+        self._keys, self._rows, self._values = keys, rows, values
+
+    def row(self, key: int) -> int | None:
+        at = bisect_left(self._keys, key)
+        if at < len(self._keys) and self._keys[at] == key:
+            return self._rows[at]
+        return None
+
+    def get(self, key: int, default: Any = None) -> Any:
+        row = self.row(key)
+        return default if row is None else self._values[row]
+
+    def __getitem__(self, key: int) -> Any:
+        row = self.row(key)
+        if row is None:
+            raise KeyError(key)
+        return self._values[row]
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, int) and self.row(key) is not None
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+class _KeyLookup:
+    """``(item, level, evaluand_id, repetition)`` → administration id, over one integer code per
+    administration (see ``_Schedule``)."""
+
+    def __init__(self, schedule: "_Schedule", lookup: _Lookup):
+        self._schedule, self._lookup = schedule, lookup
+
+    def get(self, key: tuple, default: Any = None) -> Any:
+        code = self._schedule.key_code(*key)
+        return default if code is None else self._lookup.get(code, default)
+
+
+class _Entries:
+    """Administration id → ``(position, item, level, evaluand_id, repetition)``, built on
+    demand from the schedule's columns."""
+
+    def __init__(self, schedule: "_Schedule"):
+        self._schedule = schedule
+
+    def __getitem__(self, pk: int) -> tuple:
+        return self._schedule.entry(pk)
+
+
 class _Schedule:
-    """The frozen schedule, roster and earlier attempts of a version, as lookup tables."""
+    """The frozen schedule, roster and earlier attempts of a version, as lookup tables.
+
+    The administrations are held as columns of machine integers (``array``), one row each,
+    ordered by id, and found by binary search: a 125,000-administration schedule takes a few MB
+    where dicts of tuples took about 60 (issue #18's memory target). ``by_key``,
+    ``by_position``, ``evaluand_of`` and ``entries`` answer as the mappings they replace.
+    """
 
     def __init__(self, version: ProtocolVersion):
-        self.by_key: dict[tuple, int] = {}
-        self.by_position: dict[int, int] = {}
-        self.entries: dict[int, tuple] = {}
-        self.evaluand_of: dict[int, int] = {}
         roster = list(
             RosterEntry.objects.filter(version=version).values_list(
                 "code", "evaluand_id", "evaluand__model"
@@ -126,21 +200,61 @@ class _Schedule:
         self.evaluands_by_model: dict[str, list[int]] = {}
         for _, evaluand_id, model in roster:
             self.evaluands_by_model.setdefault(model, []).append(evaluand_id)
-        rows = Administration.objects.filter(version=version).values_list(
-            "pk", "position", "cell__item__code", "cell__level__code", "evaluand_id", "repetition"
-        )
-        self.items: set[str] = set()
-        self.repetitions = 0
-        for pk, position, item, level, evaluand_id, repetition in rows:
-            self.by_key[(item, level, evaluand_id, repetition)] = pk
-            self.by_position[position] = pk
-            self.evaluand_of[pk] = evaluand_id
-            self.entries[pk] = (position, item, level, evaluand_id, repetition)
-            self.items.add(item)
-            self.repetitions = max(self.repetitions, repetition)
         self.levels = list(
             Level.objects.filter(version=version).order_by("ordinal").values_list("code", flat=True)
         )
+        rows = (
+            Administration.objects.filter(version=version)
+            .order_by("pk")
+            .values_list(
+                "pk",
+                "position",
+                "cell__item__code",
+                "cell__level__code",
+                "evaluand_id",
+                "repetition",
+            )
+            .iterator(chunk_size=10_000)
+        )
+        self._item_codes: list[str] = []
+        self._item_index: dict[str, int] = {}
+        self._level_index = {code: n for n, code in enumerate(self.levels)}
+        self._evaluand_index: dict[int, int] = {}
+        self._evaluand_ids: list[int] = []
+        pks, positions, items, levels, evaluands, repetitions = (array("q") for _ in range(6))
+        for pk, position, item, level, evaluand_id, repetition in rows:
+            item_at = self._item_index.get(item)
+            if item_at is None:
+                item_at = self._item_index[item] = len(self._item_codes)
+                self._item_codes.append(item)
+            evaluand_at = self._evaluand_index.get(evaluand_id)
+            if evaluand_at is None:
+                evaluand_at = self._evaluand_index[evaluand_id] = len(self._evaluand_ids)
+                self._evaluand_ids.append(evaluand_id)
+            pks.append(pk)
+            positions.append(position)
+            items.append(item_at)
+            levels.append(self._level_index.setdefault(level, len(self._level_index)))
+            evaluands.append(evaluand_at)
+            repetitions.append(repetition)
+        self._level_codes = list(self._level_index)  # by index: insertion order
+        self._pks, self._positions, self._items = pks, positions, items
+        self._levels, self._evaluands, self._repetitions = levels, evaluands, repetitions
+        self.items: set[str] = set(self._item_codes)
+        self.repetitions = max(repetitions, default=0)
+        codes = (
+            (
+                np.frombuffer(items, dtype=np.int64) * len(self._level_index)
+                + np.frombuffer(levels, dtype=np.int64)
+            )
+            * max(len(self._evaluand_ids), 1)
+            + np.frombuffer(evaluands, dtype=np.int64)
+        ) * (self.repetitions + 1) + np.frombuffer(repetitions, dtype=np.int64)
+        self.by_key = _KeyLookup(self, _Lookup(*_sorted_index(codes), pks))
+        self.by_position = _Lookup(*_sorted_index(np.frombuffer(positions, dtype=np.int64)), pks)
+        evaluand_ids = array("q", (self._evaluand_ids[at] for at in evaluands))
+        self.evaluand_of = _Lookup(pks, array("q", range(len(pks))), evaluand_ids)
+        self.entries = _Entries(self)
         # Attempt numbers so far, per administration (absent: none yet).
         self.attempts = dict(
             Attempt.objects.filter(version=version)
@@ -149,8 +263,40 @@ class _Schedule:
             .values_list("administration_id", "last")
         )
 
+    def __len__(self) -> int:
+        return len(self._pks)
+
+    def key_code(self, item: str, level: str, evaluand_id: int, repetition: int) -> int | None:
+        """The integer code of an administration's key, or None when a part is not scheduled."""
+        item_at = self._item_index.get(item)
+        level_at = self._level_index.get(level)
+        evaluand_at = self._evaluand_index.get(evaluand_id)
+        if item_at is None or level_at is None or evaluand_at is None:
+            return None
+        if not isinstance(repetition, int) or not 0 <= repetition <= self.repetitions:
+            return None
+        combined = (item_at * len(self._level_index) + level_at) * len(self._evaluand_ids)
+        return (combined + evaluand_at) * (self.repetitions + 1) + repetition
+
+    def row_of(self, pk: int) -> int:
+        """The schedule row (0-based) of administration ``pk``; KeyError when not scheduled."""
+        row = self.evaluand_of.row(pk)
+        if row is None:
+            raise KeyError(pk)
+        return row
+
+    def entry(self, pk: int) -> tuple:
+        row = self.row_of(pk)
+        return (
+            self._positions[row],
+            self._item_codes[self._items[row]],
+            self._level_codes[self._levels[row]],
+            self._evaluand_ids[self._evaluands[row]],
+            self._repetitions[row],
+        )
+
     def describe(self, pk: int) -> str:
-        position, item, level, evaluand_id, repetition = self.entries[pk]
+        position, item, level, evaluand_id, repetition = self.entry(pk)
         return f"#{position} ({item}@{level}, {self.code_of[evaluand_id]}, repetition {repetition})"
 
 
@@ -200,8 +346,10 @@ class _Checker:
         self.sources = {target: compile_source(spec) for target, spec in mapping.items()}
         self.problems: list[ImportProblem] = []
         self.planned: list[_Planned] = []
-        self.rows_in_file: dict[int, int] = {}
-        self.count_in_file: dict[int, int] = {}
+        # Per schedule row (``_Schedule.row_of``): the first row of this file that names the
+        # administration (0: none yet), and how many of the file's records name it.
+        self.rows_in_file = array("q", bytes(8 * len(schedule)))
+        self.count_in_file = array("q", bytes(8 * len(schedule)))
 
     def value(self, record: SourceRecord, target: str) -> Any:
         source = self.sources.get(target)
@@ -292,6 +440,13 @@ class _Checker:
             self.check(record)
 
     def check(self, record: SourceRecord) -> None:
+        """Check ``record`` and keep its plan in ``planned`` when it has no problem."""
+        planned = self.plan(record)
+        if planned is not None:
+            self.planned.append(planned)
+
+    def plan(self, record: SourceRecord) -> "_Planned | None":
+        """Check ``record``: its plan, or None when it has a problem (added to ``problems``)."""
         before = len(self.problems)
         administration_id = self.administration(record)
         outcome = self.value(record, "terminal_outcome")
@@ -336,16 +491,13 @@ class _Checker:
         if "\\u0000" in raw_json:
             self.problem(record, "", "the record contains a NUL character, which cannot be stored")
         if administration_id is None:
-            return
+            return None
         earlier = self.schedule.attempts.get(administration_id, 0)
-        in_file = self.count_in_file.get(administration_id, 0)
+        at = self.schedule.row_of(administration_id)
+        in_file = self.count_in_file[at]
         describe = self.schedule.describe(administration_id) if earlier or in_file or rerun else ""
         if (earlier or in_file) and not rerun:
-            where = (
-                f"row {self.rows_in_file[administration_id]} of this file"
-                if in_file
-                else "an earlier import"
-            )
+            where = f"row {self.rows_in_file[at]} of this file" if in_file else "an earlier import"
             self.problem(
                 record,
                 "administration",
@@ -358,43 +510,76 @@ class _Checker:
                 "rerun",
                 f"marked as a rerun, but administration {describe} has no earlier attempt",
             )
-        self.count_in_file[administration_id] = in_file + 1
-        self.rows_in_file.setdefault(administration_id, record.row)
+        self.count_in_file[at] = in_file + 1
+        self.rows_in_file[at] = self.rows_in_file[at] or record.row
         if len(self.problems) > before:
-            return
-        self.planned.append(
-            _Planned(
-                row=record.row,
-                administration_id=administration_id,
-                number=earlier + in_file + 1,
-                terminal_outcome=outcome,
-                started_at=started_at,
-                ended_at=ended_at,
-                text=text,
-                raw=record.raw,
-                raw_json=raw_json,
-            )
+            return None
+        return _Planned(
+            row=record.row,
+            administration_id=administration_id,
+            number=earlier + in_file + 1,
+            terminal_outcome=outcome,
+            started_at=started_at,
+            ended_at=ended_at,
+            text=text,
+            raw=record.raw,
+            raw_json=raw_json,
         )
 
 
-def _counts(planned: list[_Planned], schedule: _Schedule) -> dict:
-    by_outcome = Counter(p.terminal_outcome for p in planned)
-    by_evaluand = Counter(
-        schedule.code_of[schedule.evaluand_of[p.administration_id]] for p in planned
-    )
-    return {
-        "records": len(planned),
-        "attempts": len(planned),
-        "responses": sum(1 for p in planned if p.has_response),
-        "reruns": sum(1 for p in planned if p.number > 1),
-        "platform_losses": by_outcome.get(TerminalOutcome.PLATFORM_LOSS, 0),
-        "by_outcome": dict(sorted(by_outcome.items())),
-        "by_evaluand": dict(sorted(by_evaluand.items())),
-    }
+class _Tally:
+    """What the import's records add up to, kept as they stream past: the counts, the first
+    ``PREVIEW_ROWS`` plans for the preview and the first 50 reruns for the log (a bounded
+    amount, whatever the file's size)."""
+
+    def __init__(self, schedule: _Schedule):
+        self.schedule = schedule
+        self.records = 0
+        self.responses = 0
+        self.reruns = 0
+        self.by_outcome: Counter = Counter()
+        self.by_evaluand: Counter = Counter()
+        self.first: list[_Planned] = []
+        self.first_reruns: list[tuple[int, int]] = []
+
+    def add(self, p: _Planned) -> None:
+        self.records += 1
+        self.responses += p.has_response
+        self.by_outcome[p.terminal_outcome] += 1
+        schedule = self.schedule
+        self.by_evaluand[schedule.code_of[schedule.evaluand_of[p.administration_id]]] += 1
+        if p.number > 1:
+            self.reruns += 1
+            if len(self.first_reruns) < 50:
+                self.first_reruns.append((p.administration_id, p.number))
+        if len(self.first) < PREVIEW_ROWS:
+            self.first.append(p)
+
+    def counts(self) -> dict:
+        return {
+            "records": self.records,
+            "attempts": self.records,
+            "responses": self.responses,
+            "reruns": self.reruns,
+            "platform_losses": self.by_outcome.get(TerminalOutcome.PLATFORM_LOSS, 0),
+            "by_outcome": dict(sorted(self.by_outcome.items())),
+            "by_evaluand": dict(sorted(self.by_evaluand.items())),
+        }
+
+    def preview(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "row": p.row,
+                "administration": self.schedule.describe(p.administration_id),
+                "attempt": p.number,
+                "terminal_outcome": p.terminal_outcome,
+                "response": (p.text or "")[:200],
+            }
+            for p in self.first
+        ]
 
 
-def _write_bulk(response_import: ResponseImport, planned: list[_Planned]) -> None:
-    version_id = response_import.version_id
+def _write_bulk(version_id: int, import_id: int, planned: list[_Planned]) -> None:
     for start in range(0, len(planned), BATCH_SIZE):
         batch = planned[start : start + BATCH_SIZE]
         attempts = Attempt.objects.bulk_create(
@@ -407,7 +592,7 @@ def _write_bulk(response_import: ResponseImport, planned: list[_Planned]) -> Non
                     ended_at=p.ended_at,
                     terminal_outcome=p.terminal_outcome,
                     raw=p.raw,
-                    source=response_import,
+                    source_id=import_id,
                     source_row=p.row,
                 )
                 for p in batch
@@ -427,12 +612,12 @@ def _write_bulk(response_import: ResponseImport, planned: list[_Planned]) -> Non
         )
 
 
-def _write_copy(response_import: ResponseImport, planned: list[_Planned]) -> None:
-    """PostgreSQL: COPY both append-only tables, with ids drawn from their sequences first.
+def _write_copy(version_id: int, import_id: int, planned: list[_Planned]) -> None:
+    """PostgreSQL: COPY one batch into both append-only tables, with ids drawn from their
+    sequences first.
 
-    Several times faster than INSERT for large files, and inside the same transaction.
+    Several times faster than INSERT for large files, and inside the import's transaction.
     """
-    version_id = response_import.version_id
     now = timezone.now()
     with connection.cursor() as cursor:
         cursor.execute(
@@ -456,7 +641,7 @@ def _write_copy(response_import: ResponseImport, planned: list[_Planned]) -> Non
                         p.ended_at,
                         p.terminal_outcome,
                         p.raw_json,
-                        response_import.pk,
+                        import_id,
                         p.row,
                         now,
                     )
@@ -469,17 +654,45 @@ def _write_copy(response_import: ResponseImport, planned: list[_Planned]) -> Non
                     copy.write_row((version_id, attempt_id, p.text, len(p.text.split())))
 
 
-def _preview(planned: list[_Planned], schedule: _Schedule) -> list[dict[str, Any]]:
-    return [
-        {
-            "row": p.row,
-            "administration": schedule.describe(p.administration_id),
-            "attempt": p.number,
-            "terminal_outcome": p.terminal_outcome,
-            "response": (p.text or "")[:200],
-        }
-        for p in planned[:PREVIEW_ROWS]
-    ]
+class _Writer:
+    """Writes the checked records a batch at a time, as they stream past, inside the import's
+    transaction; a later problem in the file raises and the transaction takes every batch back,
+    so nothing is half-written.
+
+    On PostgreSQL the import record's id is drawn from its sequence first (``Attempt.source``
+    has no database constraint, and the record itself is append-only, so it is inserted last,
+    with its final counts) and each batch goes by ``COPY``. On SQLite, the embedded development
+    database, the batches are kept and written at the end, after the import record."""
+
+    def __init__(self, version: ProtocolVersion):
+        self.version_id = version.pk
+        self.copy = connection.vendor == "postgresql"
+        self.batch: list[_Planned] = []
+        self.import_id: int | None = None
+        if self.copy:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT nextval(pg_get_serial_sequence('responses_responseimport', 'id'))"
+                )
+                self.import_id = cursor.fetchone()[0]
+
+    def add(self, planned: _Planned) -> None:
+        self.batch.append(planned)
+        if self.copy and len(self.batch) >= BATCH_SIZE:
+            _write_copy(self.version_id, self.import_id, self.batch)
+            self.batch = []
+
+    def finish(self, response_import: ResponseImport) -> None:
+        if self.copy:
+            response_import.pk = self.import_id
+        response_import.full_clean()
+        response_import.save(force_insert=True)
+        if self.copy:
+            if self.batch:
+                _write_copy(self.version_id, self.import_id, self.batch)
+        else:
+            _write_bulk(self.version_id, response_import.pk, self.batch)
+        self.batch = []
 
 
 def _summary(counts: dict) -> str:
@@ -506,22 +719,110 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+_NO_RECORDS = ImportProblem(None, "", "the file holds no records")
+
+
+def _columns(opener: Opener, source: SourceStream) -> list[str]:
+    """The keys of every record, for formats without a header: one streaming pass of its own
+    (JSON Lines), or over the records already in memory (Inspect AI). Raises ``ImportRejected``
+    for the file's reading problems, or when it holds no records."""
+    keys: set[str] = set()
+    if source.format == "inspect":
+        records = list(source.records)
+        source.records = iter(records)
+    else:
+        first = stream_file(opener, source.format)
+        records = first.records
+    seen = False
+    for record in records:
+        keys.update(record.fields)
+        seen = True
+    if source.format != "inspect" and first.problems:
+        raise ImportRejected(first.problems)
+    if not seen:
+        raise ImportRejected([_NO_RECORDS])
+    return sorted(keys)
+
+
+def _opened(opener: Opener, format: str, mapping: dict | None) -> tuple[SourceStream, dict]:
+    """The file opened as ``format`` and its checked, normalised mapping; raises
+    ``ImportRejected`` when the file cannot be read or the mapping does not fit it."""
+    try:
+        source = stream_file(opener, format)
+        columns = source.columns
+        if columns is None:
+            columns = _columns(opener, source)
+    except FileUnreadable as error:
+        raise ImportRejected(error.problems) from error
+    normalised, problems = normalise_mapping(
+        effective_mapping(mapping or {}, format=format, columns=columns), columns=source.columns
+    )
+    if "response" not in normalised:
+        problems.append(ImportProblem(None, "mapping.response", "map the response text"))
+    if not problems:
+        return source, normalised
+    # A file that cannot be read is reported as such before its mapping (as when the whole file
+    # was read first).
+    try:
+        empty = not any(True for _ in source.records)
+    except FileUnreadable as error:
+        raise ImportRejected(error.problems) from error
+    if source.problems:
+        raise ImportRejected(source.problems)
+    if empty:
+        raise ImportRejected([_NO_RECORDS])
+    raise ImportRejected(problems)
+
+
+def _check_stream(
+    source: SourceStream, checker: _Checker, tally: _Tally, writer: "_Writer | None"
+) -> None:
+    """Check every record as it is read, tally and write (``writer``) those that pass while the
+    file has no problem; raises ``ImportRejected`` with the file's problems at the end."""
+    seen = False
+    try:
+        for record in source.records:
+            seen = True
+            planned = checker.plan(record)
+            # After the first problem nothing more is planned or written, but every record is
+            # still checked, so that the refusal lists all of them.
+            if planned is None or checker.problems or source.problems:
+                continue
+            tally.add(planned)
+            if writer is not None:
+                writer.add(planned)
+    except FileUnreadable as error:
+        raise ImportRejected(error.problems) from error
+    if source.problems:
+        raise ImportRejected(source.problems)
+    if not seen:
+        raise ImportRejected([_NO_RECORDS])
+    if checker.problems:
+        raise ImportRejected(checker.problems)
+
+
 def import_file(
     *,
     version: ProtocolVersion,
     user,
-    data: bytes,
+    data: Any,
     filename: str,
     format: str | None,
     mapping: dict | None,
     note: str,
     dry_run: bool,
 ) -> ImportOutcome:
-    """See ``services.responses_import``; runs inside its transaction."""
+    """See ``services.responses_import``; runs inside its transaction.
+
+    ``data`` is the file: ``bytes``, a path, or an uploaded file (one Django spooled to disk is
+    read from its temporary file). CSV and JSON Lines are read, checked and written a batch at
+    a time, so the memory used does not grow with the file (issue #18: a 50 MB CSV in ≤ 300 MB
+    of worker memory); every problem in the file is still collected before the refusal."""
     refusal = _version_problem(version)
     if refusal:
         raise ValidationError(refusal)
-    digest = sha256_hex(data)
+    opener = source_opener(data)
+    digest = source_sha256(opener)
 
     def already() -> ImportOutcome | None:
         earlier = (
@@ -553,22 +854,7 @@ def import_file(
                 )
             ]
         )
-    try:
-        source: SourceFile = read_file(data, format)
-    except FileUnreadable as error:
-        raise ImportRejected(error.problems) from error
-    if not source.records:
-        raise ImportRejected([ImportProblem(None, "", "the file holds no records")])
-    columns = source.columns
-    if columns is None:
-        columns = sorted({key for record in source.records for key in record.fields})
-    normalised, problems = normalise_mapping(
-        effective_mapping(mapping or {}, format=format, columns=columns), columns=source.columns
-    )
-    if "response" not in normalised:
-        problems.append(ImportProblem(None, "mapping.response", "map the response text"))
-    if problems:
-        raise ImportRejected(problems)
+    source, normalised = _opened(opener, format, mapping)
 
     # Imports into one version take turns: the attempt numbers and the idempotency check below
     # are only right if no other import into this version commits in between.
@@ -576,18 +862,16 @@ def import_file(
     if outcome := already():
         return outcome
     schedule = _Schedule(version)
-    checker = _Checker(schedule, normalised)
-    checker.run(source.records)
-    if checker.problems:
-        raise ImportRejected(checker.problems)
-    planned = checker.planned
-    counts = _counts(planned, schedule)
-    if dry_run:
+    tally = _Tally(schedule)
+    writer = None if dry_run else _Writer(version)
+    _check_stream(source, _Checker(schedule, normalised), tally, writer)
+    counts = tally.counts()
+    if writer is None:
         return ImportOutcome(
             status="dry_run",
             message=f"Ready to import {filename}: {_summary(counts)}. Nothing was written.",
             counts=counts,
-            preview=_preview(planned, schedule),
+            preview=tally.preview(),
         )
     response_import = ResponseImport(
         version=version,
@@ -600,23 +884,18 @@ def import_file(
         counts=counts,
         imported_by=user,
     )
-    response_import.full_clean()
-    response_import.save()
-    if connection.vendor == "postgresql":
-        _write_copy(response_import, planned)
-    else:
-        _write_bulk(response_import, planned)
-    _log(version, user, response_import, planned, schedule)
+    writer.finish(response_import)
+    _log(version, user, response_import, tally, schedule)
     return ImportOutcome(
         status="imported",
         message=f"Imported {filename}: {_summary(counts)}.",
         counts=counts,
         response_import=response_import,
-        preview=_preview(planned, schedule),
+        preview=tally.preview(),
     )
 
 
-def _log(version, user, response_import, planned, schedule) -> None:
+def _log(version, user, response_import, tally: _Tally, schedule) -> None:
     counts = response_import.counts
     refs = [
         version_ref(version),
@@ -645,17 +924,17 @@ def _log(version, user, response_import, planned, schedule) -> None:
             actor=user,
             refs=refs,
         )
-    reruns = [p for p in planned if p.number > 1]
-    if reruns:
+    if tally.reruns:
         listed = ", ".join(
-            f"{schedule.describe(p.administration_id)} attempt {p.number}" for p in reruns[:50]
+            f"{schedule.describe(administration_id)} attempt {number}"
+            for administration_id, number in tally.first_reruns
         )
-        more = f" and {len(reruns) - 50} more" if len(reruns) > 50 else ""
+        more = f" and {tally.reruns - 50} more" if tally.reruns > 50 else ""
         deviation_append(
             protocol=version.protocol,
             kind=EntryKind.RERUN,
             rationale=(
-                f"{len(reruns)} reruns in {response_import.filename}: {listed}{more}. "
+                f"{tally.reruns} reruns in {response_import.filename}: {listed}{more}. "
                 f"The earlier attempts are kept.{note}"
             ),
             actor=user,

@@ -6,9 +6,11 @@ write their deviation-log entry in the same transaction.
 
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 
 from apps.accounts.models import Role, User
@@ -165,7 +167,7 @@ def responses_import(
     *,
     version: ProtocolVersion,
     user: User,
-    data: bytes,
+    data: bytes | Path | UploadedFile,
     filename: str,
     format: str | None = None,
     mapping: dict | None = None,
@@ -173,6 +175,10 @@ def responses_import(
     dry_run: bool = False,
 ) -> ImportOutcome:
     """Import a file of attempts into the frozen ``version``: all of it, or nothing.
+
+    ``data`` is the file's bytes, its path, or the upload (one spooled to disk is read from
+    there): CSV and JSON Lines are read, checked and written a batch at a time, so memory does
+    not grow with the file.
 
     Every record is checked before anything is written; any problem raises ``ImportRejected``
     (a ValidationError) naming each row and field, and nothing is written. The same file (by

@@ -7,6 +7,9 @@ are deleted by ``import_previews_sweep`` (Celery beat, hourly) once older than
 ``RESPONSE_IMPORT_PREVIEW_MAX_AGE_HOURS``.
 """
 
+import hashlib
+import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,6 +35,41 @@ def preview_store(*, user_id: int, version: ProtocolVersion, data: bytes) -> str
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     return digest
+
+
+def preview_stage(*, user_id: int, version: ProtocolVersion, upload) -> str:
+    """Stage an uploaded file (anything with ``chunks()`` or ``read()``) for the user's
+    confirmation, block by block, and return its SHA-256: a large upload is never held whole in
+    memory."""
+    digest = hashlib.sha256()
+    folder = _root() / str(user_id) / str(version.protocol_id) / str(version.pk)
+    folder.mkdir(parents=True, exist_ok=True)
+    if hasattr(upload, "seek"):
+        upload.seek(0)
+    blocks = (
+        upload.chunks() if hasattr(upload, "chunks") else iter(lambda: upload.read(1 << 20), b"")
+    )
+    with tempfile.NamedTemporaryFile(dir=folder, delete=False, prefix=".staging-") as handle:
+        for block in blocks:
+            digest.update(block)
+            handle.write(block)
+    path = preview_path(user_id=user_id, version=version, digest=digest.hexdigest())
+    os.replace(handle.name, path)
+    return digest.hexdigest()
+
+
+def preview_staged(*, user_id: int, version: ProtocolVersion, digest: str) -> Path | None:
+    """The path of the user's staged preview of ``digest`` for ``version``, checked block by
+    block to still hash to ``digest``; None when it is gone or changed."""
+    path = preview_path(user_id=user_id, version=version, digest=digest)
+    found = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            while block := handle.read(1 << 20):
+                found.update(block)
+    except FileNotFoundError:
+        return None
+    return path if found.hexdigest() == digest else None
 
 
 def preview_load(*, user_id: int, version: ProtocolVersion, digest: str) -> bytes | None:

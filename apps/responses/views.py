@@ -48,7 +48,7 @@ from apps.responses.services import (
     roster_enroll,
     roster_remove,
 )
-from apps.responses.staging import preview_discard, preview_load, preview_store
+from apps.responses.staging import preview_discard, preview_stage, preview_staged
 
 
 def _form_errors(form, error: ValidationError) -> None:
@@ -219,7 +219,8 @@ def import_upload(request: HttpRequest, code: str, label: str) -> HttpResponse:
     problems, total = [], 0
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
-        data = upload.read()
+        # The upload itself, not its bytes: one spooled to disk is read from there, row by row.
+        data = upload
         format = form.cleaned_data["format"] or guess_format(upload.name)
         mapping = form.import_mapping()
         note = form.cleaned_data["note"]
@@ -245,7 +246,7 @@ def import_upload(request: HttpRequest, code: str, label: str) -> HttpResponse:
                 return redirect(
                     "responses:imports", code=version.protocol.code, label=version.label
                 )
-            digest = preview_store(user_id=request.user.pk, version=version, data=data)
+            digest = preview_stage(user_id=request.user.pk, version=version, upload=upload)
             confirm = ImportConfirmForm(
                 initial={
                     "sha256": digest,
@@ -283,7 +284,7 @@ def import_confirm(request: HttpRequest, code: str, label: str) -> HttpResponse:
         messages.error(request, "The confirmation was incomplete; upload the file again.")
         return redirect("responses:import", code=version.protocol.code, label=version.label)
     digest = form.cleaned_data["sha256"]
-    data = preview_load(user_id=request.user.pk, version=version, digest=digest)
+    data = preview_staged(user_id=request.user.pk, version=version, digest=digest)
     if data is None:
         messages.error(request, "The uploaded file is no longer here; upload it again.")
         return redirect("responses:import", code=version.protocol.code, label=version.label)

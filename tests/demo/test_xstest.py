@@ -38,8 +38,11 @@ def test_xstest_builds_with_2250_responses_in_five_evaluands(shared_data, pi):
     assert attempt.raw["final_label"] == "2_full_refusal"
     assert "2_full_refusal" not in attempt.response.text
     log = LogEntry.objects.filter(protocol=version.protocol)
-    # the design import, the freeze through the gate, then the five response files
-    assert [entry.kind for entry in log.order_by("seq")] == ["import", "freeze"] + ["import"] * 5
+    # the creator's PI role, the design import, the freeze through the gate, then the five
+    # response files
+    assert [entry.kind for entry in log.order_by("seq")] == ["membership", "import", "freeze"] + [
+        "import"
+    ] * 5
     assert log.filter(rationale__startswith="Imported xstest_v2_completions_").count() == 5
     # The published prompt of item 195 differs from the one the models were given.
     assert set(build.input_mismatches) == {"xs-195"}

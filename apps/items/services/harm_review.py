@@ -21,7 +21,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from apps.accounts.models import User
+from apps.accounts.models import Role, User
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import FamilyRole, HarmReview, HarmVerdict, Item
@@ -80,6 +80,7 @@ def harm_review_open(
         item
         for item in items.order_by("code")
         if states[item.pk].state in (HarmState.NOT_OPENED, HarmState.STALE)
+        or _rounds_missing(states[item.pk])
     ]
     if not due:
         raise ValidationError(
@@ -101,6 +102,30 @@ def harm_review_open(
     opened = []
     for item in due:
         harm = states[item.pk]
+        if missing := _rounds_missing(harm):
+            # A reviewer's review was withdrawn with their role: only that round is given again,
+            # to someone not already reviewing the item in this cycle.
+            taken = {review.reviewer_id for review in harm.reviews}
+            for round_ in missing:
+                free = [user for user in eligible if user.pk not in taken]
+                if not free:
+                    raise ValidationError(
+                        f"Item {item.code} needs a reviewer for round {round_} who is not "
+                        "already reviewing it; add a reviewer to the protocol first."
+                    )
+                reviewer = min(free, key=lambda user: (load[user.pk], user.username))
+                opened.append(
+                    _new_review(
+                        item=item,
+                        reviewer=reviewer,
+                        cycle=harm.cycle,
+                        round_=round_,
+                        forms=harm.forms_sha256,
+                    )
+                )
+                taken.add(reviewer.pk)
+                load[reviewer.pk] += 1
+            continue
         if harm.state == HarmState.STALE:
             HarmReview.objects.filter(
                 item=item, cycle=harm.cycle, submitted_at__isnull=True
@@ -119,6 +144,76 @@ def harm_review_open(
             )
             load[reviewer.pk] += 1
     return opened
+
+
+def _rounds_missing(harm) -> list[int]:
+    # An item in review whose first or second review was withdrawn (its reviewer lost the role).
+    if harm.state != HarmState.IN_REVIEW:
+        return []
+    rounds = {review.round for review in harm.reviews}
+    return [round_ for round_ in (1, 2) if round_ not in rounds]
+
+
+REVIEW_WITHDRAWN = (
+    "This review was withdrawn: you no longer hold the reviewer role on this protocol, so your "
+    "verdict was not stored."
+)
+
+
+def harm_reviews_withdraw(*, protocol_id: int, reviewer: User) -> int:
+    """Withdraw ``reviewer``'s unanswered harm-constancy reviews on the protocol's drafts and
+    give each round to another eligible reviewer who is not already reviewing that item in the
+    cycle (first-available, as ``harm_review_open`` chooses). Returns how many were withdrawn.
+
+    Runs in the transaction that removes the reviewer role (the design component's
+    ``on_role_removed``). A round with no one to take it stays open: the item is in review with
+    that round missing, and ``harm_review_open`` gives it once a reviewer is added. Submitted
+    reviews, and every review of a frozen version, are kept: they are the record.
+    """
+    pending = list(
+        HarmReview.objects.select_for_update()
+        .filter(
+            reviewer=reviewer,
+            submitted_at__isnull=True,
+            version__protocol_id=protocol_id,
+            version__state="draft",
+        )
+        .select_related("item__version")
+        .order_by("pk")
+    )
+    if not pending:
+        return 0
+    HarmReview.objects.filter(pk__in=[review.pk for review in pending]).delete()
+    eligible = [
+        user for user in harm_reviewers_eligible(protocol_id=protocol_id) if user.pk != reviewer.pk
+    ]
+    for review in pending:
+        version = review.item.version
+        taken = set(
+            HarmReview.objects.filter(item=review.item, cycle=review.cycle).values_list(
+                "reviewer_id", flat=True
+            )
+        )
+        free = [user for user in eligible if user.pk not in taken]
+        if not free:
+            continue
+        load = _open_load(version)
+        chosen = min(free, key=lambda user: (load[user.pk], user.username))
+        _new_review(
+            item=review.item,
+            reviewer=chosen,
+            cycle=review.cycle,
+            round_=review.round,
+            forms=review.forms_sha256,
+        )
+    return len(pending)
+
+
+def on_role_removed(protocol_id: int, user: User, role: str) -> None:
+    """The design component's hook: a reviewer who loses the role loses their unanswered
+    harm-constancy reviews at once."""
+    if role == Role.REVIEWER:
+        harm_reviews_withdraw(protocol_id=protocol_id, reviewer=user)
 
 
 def _third_candidates(item: Item, reviews: Sequence[HarmReview]) -> list[User]:
@@ -205,7 +300,14 @@ def harm_review_submit(
     the forms changed since they were shown, or the verdict and criteria do not agree.
     """
     version = draft_locked(review.version)
-    review = HarmReview.objects.select_for_update().select_related("item").get(pk=review.pk)
+    review = HarmReview.objects.select_for_update().select_related("item").filter(pk=review.pk)
+    review = review.first()
+    if review is None:
+        raise ValidationError(REVIEW_WITHDRAWN)
+    if review.reviewer_id == reviewer.pk and reviewer.pk not in {
+        user.pk for user in harm_reviewers_eligible(protocol_id=version.protocol_id)
+    }:
+        raise ValidationError(REVIEW_WITHDRAWN)
     if review.reviewer_id != reviewer.pk:
         raise ValidationError("This review is assigned to someone else.")
     if review.submitted_at is not None:

@@ -64,7 +64,7 @@ class Command(BaseCommand):
             outcome = responses_import(
                 version=version,
                 user=user,
-                data=path.read_bytes(),
+                data=path,
                 filename=path.name,
                 format=options["format"],
                 mapping=mapping,
