@@ -40,6 +40,9 @@ _IDENTITY_KINDS: dict[str, type] = {
     "toolkit": list,
     "budgets": dict,
 }
+# The plan parameter (the crucible pipeline declares it) under which the roster refuses any
+# evaluand missing an element of its identity tuple (CRUCIBLE §2).
+REQUIRE_FULL_IDENTITY = "require_full_identity"
 _CODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -143,6 +146,16 @@ def roster_enroll(
         raise ValidationError({"code": f"The code {code!r} is already on this roster."})
     if roster.filter(evaluand=evaluand).exists():
         raise ValidationError({"evaluand": f"{evaluand} is already on this roster."})
+    missing = evaluand_identity_missing(version=version, evaluand=evaluand)
+    if missing:
+        raise ValidationError(
+            {
+                "evaluand": f"{evaluand.label} is not an eligible identity: this plan requires "
+                f"the full identity tuple (CRUCIBLE §2) and {', '.join(missing)} "
+                f"{'is' if len(missing) == 1 else 'are'} missing. Register the evaluand with "
+                "every element; a marketed model name alone is not an evaluand."
+            }
+        )
     last = roster.order_by("-position").values_list("position", flat=True).first()
     entry = RosterEntry(
         version=version, evaluand=evaluand, code=code, position=0 if last is None else last + 1
@@ -150,6 +163,19 @@ def roster_enroll(
     entry.full_clean()
     entry.save()
     return entry
+
+
+def evaluand_identity_missing(*, version: ProtocolVersion, evaluand: Evaluand) -> list[str]:
+    """The identity elements ``evaluand`` lacks, when ``version``'s plan requires the full tuple
+    (its ``require_full_identity`` parameter is true); otherwise, and when none lack, []."""
+    value = (
+        version.parameters.filter(name=REQUIRE_FULL_IDENTITY)
+        .values_list("value", flat=True)
+        .first()
+    )
+    if (value or "").strip().lower() not in ("true", "1", "yes"):
+        return []
+    return [name for name in IDENTITY_FIELDS if getattr(evaluand, name) in ("", None, {}, [])]
 
 
 @transaction.atomic

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
+from dataclasses import replace
 from itertools import combinations
 from typing import Any
 
@@ -73,6 +74,7 @@ from apps.protocols.plans import (
     BOOTSTRAP_REPLICATES,
     EXCLUSION_REASONS,
     INTERVAL_COVERAGE,
+    REPETITIONS,
     SEED,
     EstimateSpec,
     ParameterSpec,
@@ -253,6 +255,15 @@ PARAMETERS = (
         schema=RESPONSE_FAMILY_SCHEMA,
         help_text='The sensitivity model\'s response family per axis (§9.2): {"axis": '
         '"gaussian" | "binomial"}; unnamed axes are gaussian, binomial uses the logit link.',
+    ),
+    ParameterSpec(
+        "require_full_identity",
+        "require the full evaluand identity",
+        ParameterKind.BOOLEAN,
+        required=False,
+        default="true",
+        help_text="The roster refuses an evaluand missing any element of the identity tuple "
+        "(model, provider, safeguards, … retry policy), naming what is missing (CRUCIBLE §2).",
     ),
     EXCLUSION_REASONS,
 )
@@ -979,7 +990,7 @@ CRUCIBLE = register_plan_template(
         code="crucible",
         title="CRUCIBLE reference-harness study (autonomy rungs × graded axes)",
         pipeline=KIND,
-        parameters=tuple(p.name for p in PARAMETERS),
+        parameters=(*(p.name for p in PARAMETERS), replace(REPETITIONS, default="1")),
         required_sections=("hypotheses", "design", "exclusions", "stopping_rules", "analysis"),
         outlines={
             "design": "### Scenario families and seed variants\n\n### Autonomy rungs (definitions "
