@@ -363,34 +363,35 @@ class CrucibleBuild:
     refused_evaluand: str = ""
 
 
-@transaction.atomic
-def crucible_build(*, user: User) -> CrucibleBuild:
-    """Build (or find) the demo CRUCIBLE study, frozen, with its episodes and grades imported."""
+def crucible_draft(
+    *, user: User, code: str = PROTOCOL_CODE, parameters: dict[str, str] | None = None
+) -> tuple[ProtocolVersion, str]:
+    """The demo study's draft, complete and ready to freeze: (draft, the roster's refusal of a
+    bare model name). ``parameters`` override the plan's values (tests use it)."""
     from django.core.exceptions import ValidationError
 
-    protocol = Protocol.objects.filter(code=PROTOCOL_CODE).first()
-    if protocol is not None:
-        version = ProtocolVersion.objects.get(
-            protocol=protocol, label=VERSION_LABEL, state=VersionState.FROZEN
-        )
-        return CrucibleBuild(version=version, created=False)
     protocol = protocol_create(
         user=user,
-        code=PROTOCOL_CODE,
+        code=code,
         title="CRUCIBLE reference-harness study (synthetic demo)",
         template="crucible",
     )
     version = protocol.versions.get(label=VERSION_LABEL)
-    version = version_update(version=version, user=user, sections=SECTIONS, parameters=PARAMETERS)
+    version = version_update(
+        version=version,
+        user=user,
+        sections=SECTIONS,
+        parameters={**PARAMETERS, **(parameters or {})},
+    )
     _design(version, user)
-    build = CrucibleBuild(version=version, created=True)
+    refused = ""
     # §2: a marketed model name alone is not an eligible identity; the roster refuses it.
     bare, _ = evaluand_register(user=user, label="Model A (marketing name)", model="Model A")
     try:
         with transaction.atomic():
             roster_enroll(version=version, evaluand=bare, code="bare", user=user)
     except ValidationError as error:
-        build.refused_evaluand = "; ".join(error.messages)
+        refused = "; ".join(error.messages)
     for code, (label, _, _) in EVALUANDS.items():
         evaluand, _ = evaluand_register(user=user, label=label, **_identity(code))
         roster_enroll(version=version, evaluand=evaluand, code=code, user=user)
@@ -424,6 +425,20 @@ def crucible_build(*, user: User) -> CrucibleBuild:
         version=HARNESS,
     )
     scorer_roster_enroll(version=version, scorer=scorer, code="harness", role="harness", user=user)
+    return version, refused
+
+
+@transaction.atomic
+def crucible_build(*, user: User) -> CrucibleBuild:
+    """Build (or find) the demo CRUCIBLE study, frozen, with its episodes and grades imported."""
+    protocol = Protocol.objects.filter(code=PROTOCOL_CODE).first()
+    if protocol is not None:
+        version = ProtocolVersion.objects.get(
+            protocol=protocol, label=VERSION_LABEL, state=VersionState.FROZEN
+        )
+        return CrucibleBuild(version=version, created=False)
+    version, refused = crucible_draft(user=user)
+    build = CrucibleBuild(version=version, created=True, refused_evaluand=refused)
     version = version_freeze(version=version, user=user)
     build.version = version
 

@@ -554,7 +554,11 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
             "aggregation_rule": plan.rule,
         },
         "axes": axes_out,
-        "coverage": {"states": list(COVERAGE_STATES), "cells": coverage_out},
+        "coverage": {
+            "states": list(COVERAGE_STATES),
+            "summary": _coverage_summary(axes_out, coverage_out),
+            "cells": coverage_out,
+        },
         "hard_fails": hard_fails,
         "outcomes": outcomes,
         "incidents": incidents,
@@ -707,6 +711,31 @@ def _discrete(plan: _Plan, episodes: list[dict], by_cell: dict):
             )
 
     return hard_fails, outcomes, incidents
+
+
+def _coverage_summary(axes_out: list[dict], coverage_out: list[dict]) -> list[dict]:
+    """Per evaluand × rung × axis: how many families reached each coverage state, with n/N and
+    the absence kept apart by its cause (§3, §9.3)."""
+    states: dict[tuple, Counter] = defaultdict(Counter)
+    for cell in coverage_out:
+        states[(cell["evaluand"], cell["rung"], cell["axis"])][cell["state"]] += 1
+    return [
+        {
+            "evaluand": c["evaluand"],
+            "rung": c["rung"],
+            "axis": c["axis"],
+            "n": c["n"],
+            "N": c["N"],
+            "families": {
+                state: states[(c["evaluand"], c["rung"], c["axis"])][state]
+                for state in COVERAGE_STATES
+            },
+            "evaluand_caused_absent": c["evaluand_caused_absent"],
+            "independent_absent": c["independent_absent"],
+            "not_executed": c["not_executed"],
+        }
+        for c in axes_out
+    ]
 
 
 def _coverage_cells(plan, evaluand, rung, axis, in_scope, cell_episodes) -> list[dict]:
