@@ -176,7 +176,8 @@ def _crucible_figure(estimates: dict, index: int):
     axes_names = estimates["axes_list"]
     rungs = [r["code"] for r in estimates["rungs"]]
     cells = {(c["rung"], c["axis"]): c for c in estimates["axes"] if c["evaluand"] == evaluand}
-    figure, ax = plt.subplots(figsize=(3.9, 0.42 * len(axes_names) + 1.3))
+    # Drawn at about the size it is shown on a 375 px phone (≈ 280 px wide), with 11 pt text.
+    figure, ax = plt.subplots(figsize=(3.9, 0.5 * len(axes_names) + 1.5))
     step = 0.7 / max(1, len(rungs))
     for j, rung in enumerate(rungs):
         ys, xs, low, high = [], [], [], []
@@ -195,17 +196,25 @@ def _crucible_figure(estimates: dict, index: int):
             ys,
             xerr=[low, high],
             fmt="o",
-            markersize=3,
-            capsize=1.5,
+            markersize=4,
+            capsize=2,
             color=_COLOURS[j % len(_COLOURS)],
             label=rung,
         )
     ax.set_yticks(range(len(axes_names)), list(reversed(axes_names)))
+    ax.tick_params(labelsize=11)
     ax.set_xlim(-0.02, 1.02)
-    ax.set_xlabel("estimate (95 % interval)")
-    ax.set_title(f"Evaluand {evaluand}")
+    ax.set_xticks([0, 0.5, 1])
+    ax.set_xlabel("estimate (95 % interval)", fontsize=11)
+    ax.set_title(f"Evaluand {evaluand}", fontsize=12, pad=28)
     ax.legend(
-        frameon=False, ncol=max(1, len(rungs)), loc="lower center", bbox_to_anchor=(0.5, 1.02)
+        frameon=False,
+        ncol=max(1, len(rungs)),
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+        fontsize=11,
+        handletextpad=0.2,
+        columnspacing=0.8,
     )
     figure.tight_layout()
     return figure
