@@ -53,7 +53,20 @@ def raw(version: ProtocolVersion) -> dict[str, Any]:
         "observations": observations(version),
         "rubric_fields": rubric_fields(version),
         "decision_table": plan_decision_table(version),
+        "control_validations": control_validations(version),
     }
+
+
+def control_validations(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """The execution environments' control validations (CRUCIBLE §7), oldest first."""
+    from apps.responses.models import ControlValidation
+
+    return [
+        {"environment": environment, "result": result}
+        for environment, result in ControlValidation.objects.filter(version=version)
+        .order_by("recorded_at", "pk")
+        .values_list("environment", "result")
+    ]
 
 
 def design(version: ProtocolVersion) -> dict[str, Any]:
@@ -168,6 +181,7 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
             "number",
             "terminal_outcome",
             "evidence_gate",
+            "raw__environment",
             "response__pk",
             "response__word_count",
         )
@@ -216,6 +230,10 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
             terminal_outcome=attempt["terminal_outcome"],
             word_count=attempt["response__word_count"],
         )
+        if attempt["raw__environment"]:
+            # The execution environment the harness names (CRUCIBLE §7); absent for most studies,
+            # whose input documents therefore do not change.
+            entry["environment"] = str(attempt["raw__environment"])
         exclusion = exclusions.get(attempt["pk"])
         if exclusion is not None:
             entry.update(

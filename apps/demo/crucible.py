@@ -20,9 +20,9 @@ the importers:
    execution-evidence flag: platform losses, an error and a safety stop, then a rerun file
    whose reruns never replace an attempt that crossed the gate), and the harness's grades
    THROUGH THE MACHINE-SCORE IMPORTER;
-6. records one incident (a containment breach, through the exclusion service) and one
-   inconclusive control validation (the exclusion reason ``control_validation_failed`` with
-   the rationale saying it was inconclusive: never a pass).
+6. records one incident (a containment breach, through the exclusion service) and the control
+   validations of the two execution environments: the main range passes, range-07 (one seed at
+   one rung) is inconclusive, so its episodes never enter model comparison.
 
 ``crucible_analyse`` runs the analysis on the Celery path (in-process where no worker takes
 it) and ``crucible_acceptance`` reads the maximum acceptable rung per policy and evaluand.
@@ -53,6 +53,7 @@ from apps.raters.services.machine import machine_scores_import
 from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
 from apps.responses.models import Attempt
 from apps.responses.services import (
+    control_validation_record,
     evaluand_register,
     exclusion_record,
     responses_import,
@@ -281,9 +282,23 @@ def _hard_fail(evaluand: str, item: str, rung: str, channel: str) -> bool:
     return _rng("hf", evaluand, item, rung, channel).random() < rate
 
 
+def _environment(item: str, rung: str) -> str:
+    """The execution environment an episode ran in: one range, except seed F07-S1 at R1, which
+    ran on a second range whose control validation was inconclusive."""
+    return "range-07" if (item, rung) == ("F07-S1", "R1") else "range-main"
+
+
 def episodes_csv(version: ProtocolVersion) -> tuple[bytes, bytes]:
     """The harness's episode file and its rerun file (platform losses and the error rerun)."""
-    columns = ["item", "level", "evaluand", "terminal_outcome", "evidence_gate", "response"]
+    columns = [
+        "item",
+        "level",
+        "evaluand",
+        "terminal_outcome",
+        "evidence_gate",
+        "environment",
+        "response",
+    ]
     first, rerun = io.StringIO(), io.StringIO()
     writer = csv.writer(first, lineterminator="\n")
     writer.writerow(columns)
@@ -299,7 +314,8 @@ def episodes_csv(version: ProtocolVersion) -> tuple[bytes, bytes]:
                         "completed": f"Episode transcript summary: {item} at {rung}.",
                         "safety_stop": "Stopped: the range boundary monitor fired.",
                     }.get(outcome, "")
-                    writer.writerow([item, rung, evaluand, outcome, flag, text])
+                    environment = _environment(item, rung)
+                    writer.writerow([item, rung, evaluand, outcome, flag, environment, text])
                     if outcome in ("platform_loss", "error"):
                         # Reruns: after a platform loss it replaces the lost attempt; after an
                         # error that crossed the gate it is recorded and never analysed.
@@ -310,6 +326,7 @@ def episodes_csv(version: ProtocolVersion) -> tuple[bytes, bytes]:
                                 evaluand,
                                 "completed",
                                 "true",
+                                environment,
                                 f"Rerun transcript summary: {item} at {rung}.",
                                 "true",
                             ]
@@ -480,16 +497,19 @@ def _incident_and_control(version: ProtocolVersion, user: User) -> None:
         "during this run. Reported as an incident; the run is not pooled.",
         user=user,
     )
-    inconclusive = attempts.get(
-        administration__cell__item__code="F07-S1",
-        administration__cell__level__code="R1",
-        administration__evaluand__rosters__code="E1",
+    control_validation_record(
+        version=version,
+        environment="range-main",
+        result="pass",
+        rationale="Every frozen control check passed on the main range.",
+        user=user,
     )
-    exclusion_record(
-        attempt=inconclusive,
-        reason_code="control_validation_failed",
-        rationale="Control validation of execution environment range-07 was inconclusive; "
-        "an inconclusive control is never a pass (CRUCIBLE §7).",
+    control_validation_record(
+        version=version,
+        environment="range-07",
+        result="inconclusive",
+        rationale="The boundary-observation control on range-07 gave no reading; an "
+        "inconclusive control is never a pass (CRUCIBLE §7).",
         user=user,
     )
 

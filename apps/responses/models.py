@@ -310,3 +310,33 @@ class Exclusion(models.Model):
 
     def __str__(self) -> str:
         return f"exclusion of attempt {self.attempt_id} ({self.reason_code})"
+
+
+class ControlResult(models.TextChoices):
+    PASS = "pass", "Pass"
+    FAIL = "fail", "Fail"
+    INCONCLUSIVE = "inconclusive", "Inconclusive"
+
+
+class ControlValidation(models.Model):
+    """The control validation of one execution environment (CRUCIBLE §7): pass, fail or
+    inconclusive, never changed (a new record supersedes it). An episode enters model
+    comparison only when its environment's latest validation is a pass; an inconclusive control
+    is never a pass. An episode names its environment in the import's ``environment`` column."""
+
+    version = models.ForeignKey(
+        ProtocolVersion, on_delete=models.PROTECT, related_name="control_validations"
+    )
+    environment = models.CharField(max_length=200)
+    result = models.CharField(max_length=16, choices=ControlResult.choices)
+    rationale = models.TextField()
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    recorded_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["version", "environment", "recorded_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"control validation of {self.environment}: {self.result}"

@@ -22,6 +22,7 @@ from apps.responses.importing import ImportOutcome, collector_paused, import_fil
 from apps.responses.models import (
     IDENTITY_FIELDS,
     Attempt,
+    ControlValidation,
     Evaluand,
     Exclusion,
     RosterEntry,
@@ -277,3 +278,37 @@ def exclusion_record(
         ],
     )
     return exclusion
+
+
+@transaction.atomic
+def control_validation_record(
+    *, version: ProtocolVersion, environment: str, result: str, rationale: str, user: User
+) -> ControlValidation:
+    """Record the control validation of ``environment`` for the frozen ``version`` (CRUCIBLE
+    §7; PI only): ``result`` pass, fail or inconclusive — inconclusive is never a pass. Writes a
+    ``control_validation`` log entry. A later record for the same environment supersedes an
+    earlier one in the analysis; neither is ever changed. Raises ValidationError naming the
+    field for an unknown result, an empty environment or rationale, or a draft version."""
+    _require_roles(
+        user=user, version=version, roles=EXCLUSION_ROLES, doing="record control validations"
+    )
+    if version.state == "draft":
+        raise ValidationError({"version": "Control validations are recorded on a frozen version."})
+    record = ControlValidation(
+        version=version,
+        environment=environment.strip(),
+        result=result,
+        rationale=rationale.strip(),
+        recorded_by=user,
+    )
+    record.full_clean()
+    record.save()
+    deviation_append(
+        protocol=version.protocol,
+        kind=EntryKind.CONTROL_VALIDATION,
+        rationale=f"Control validation of execution environment {record.environment}: "
+        f"{record.result}. {record.rationale}",
+        actor=user,
+        refs=[version_ref(version)],
+    )
+    return record

@@ -263,3 +263,44 @@ def test_the_result_is_byte_identical_on_the_same_inputs_and_seed():
     first = canonical_json(_run(inputs))
     assert canonical_json(_run(inputs)) == first
     assert np.isfinite(_cell(_run(inputs), "E1", "R0")["estimate"])
+
+
+def test_only_episodes_whose_environment_passed_its_control_validation_are_pooled():
+    from apps.analysis.pipelines.crucible import assemble
+
+    def entry(position, environment):
+        return {
+            "position": position,
+            "item": "F01-S1",
+            "level": 0,
+            "evaluand": "E1",
+            "repetition": 1,
+            "status": "scored",
+            "attempt": 1,
+            "terminal_outcome": "completed",
+            "environment": environment,
+            "final": {"axis1": 0.5},
+        }
+
+    raw = {
+        "design": {
+            "levels": [{"ordinal": 0, "code": "R0", "name": "R0"}],
+            "families": [{"code": "F01", "name": "F01"}],
+            "items": [{"code": "F01-S1", "family": "F01"}],
+        },
+        "observations": {
+            "administrations": [entry(1, "a"), entry(2, "b"), entry(3, "c"), entry(4, "")],
+            "counts": {},
+        },
+        "rubric_fields": [{"name": "axis1", "kind": "number", "choices": []}],
+        "control_validations": [
+            {"environment": "a", "result": "pass"},
+            {"environment": "b", "result": "pass"},
+            {"environment": "b", "result": "inconclusive"},  # the latest record stands
+            {"environment": "c", "result": "fail"},
+        ],
+    }
+    statuses = [e["status"] for e in assemble(raw)["episodes"]]
+    assert statuses == ["scored", "control_not_passed", "control_not_passed", "control_not_passed"]
+    raw["control_validations"] = []  # none recorded: no gate to apply
+    assert all(e["status"] == "scored" for e in assemble(raw)["episodes"])

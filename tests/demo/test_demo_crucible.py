@@ -25,6 +25,7 @@ def test_make_demo_crucible_end_to_end():
     _builds_freezes_imports_and_prints_the_verdicts(demo)
     _errors_keep_their_outcome_and_platform_losses_are_rerun()
     _the_incident_is_reported_and_not_pooled()
+    _the_inconclusive_control_keeps_its_episodes_out()
     _the_scope_discipline_estimate_matches_the_imported_grades()
     again = StringIO()
     call_command("demo_crucible", stdout=again)
@@ -43,7 +44,15 @@ def _builds_freezes_imports_and_prints_the_verdicts(demo):
         "E3",
     ]
     kinds = set(LogEntry.objects.filter(protocol=version.protocol).values_list("kind", flat=True))
-    assert {"freeze", "import", "platform_loss", "rerun", "exclusion", "outcome_unsealed"} <= kinds
+    assert {
+        "freeze",
+        "import",
+        "platform_loss",
+        "rerun",
+        "exclusion",
+        "control_validation",
+        "outcome_unsealed",
+    } <= kinds
     run = AnalysisRun.objects.filter(version=version).first()
     assert run.state == "succeeded"
     estimates = result_document(run)["estimates"]
@@ -106,3 +115,12 @@ def _the_scope_discipline_estimate_matches_the_imported_grades():
     expected = sum(sum(v) / len(v) for v in by_family.values()) / len(by_family)
     assert cell["estimate"] == pytest.approx(expected)
     assert cell["families"] == sorted(by_family)
+
+
+def _the_inconclusive_control_keeps_its_episodes_out():
+    version = ProtocolVersion.objects.get(protocol__code="CRUCIBLE-DEMO")
+    estimates = result_document(AnalysisRun.objects.filter(version=version).first())["estimates"]
+    assert estimates["control_validations"] == {"range-07": "inconclusive", "range-main": "pass"}
+    blocked = {(o["evaluand"], o["rung"]): o["control_not_passed"] for o in estimates["outcomes"]}
+    assert blocked[("E1", "R1")] == 1 and blocked[("E1", "R0")] == 0
+    assert sum(blocked.values()) == 3  # F07-S1 at R1, for each of the three evaluands

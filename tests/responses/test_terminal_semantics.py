@@ -118,3 +118,26 @@ def test_a_rerun_replaces_an_attempt_that_never_crossed_the_gate(frozen, pi):
     )
     assert entry["attempt"] == 2 and entry["terminal_outcome"] == "completed"
     assert observed["counts"]["platform_loss_attempts"] == 1
+
+
+def test_a_control_validation_is_recorded_and_logged_and_an_unknown_result_refused(frozen, pi):
+    from django.core.exceptions import ValidationError
+
+    from apps.deviations.models import LogEntry
+    from apps.responses.services import control_validation_record
+
+    record = control_validation_record(
+        version=frozen,
+        environment="range-1",
+        result="inconclusive",
+        rationale="no reading",
+        user=pi,
+    )
+    assert record.result == "inconclusive"
+    entry = LogEntry.objects.get(kind="control_validation")
+    assert "range-1: inconclusive" in entry.rationale
+    with pytest.raises(ValidationError) as refused:
+        control_validation_record(
+            version=frozen, environment="range-1", result="probably", rationale="x", user=pi
+        )
+    assert "result" in refused.value.message_dict

@@ -333,8 +333,16 @@ def _episode_status(entry: dict) -> str:
 
 
 def assemble(raw: dict) -> dict:
-    """The CRUCIBLE inputs from the raw reads (real or the gate's synthetic ones)."""
+    """The CRUCIBLE inputs from the raw reads (real or the gate's synthetic ones).
+
+    The eligibility gate (§7): where control validations are recorded, an episode enters model
+    comparison only when its execution environment's latest validation is a pass; otherwise
+    (fail, inconclusive — never a pass — or no validation of its environment) its status is
+    ``control_not_passed`` and it is counted, never pooled."""
     design = raw["design"]
+    validations: dict[str, str] = {}
+    for record in raw.get("control_validations") or []:
+        validations[record["environment"]] = record["result"]
     rungs = [
         {"ordinal": lv["ordinal"], "code": lv["code"], "name": lv["name"]}
         for lv in design["levels"]
@@ -350,6 +358,13 @@ def assemble(raw: dict) -> dict:
     episodes = []
     for entry in raw["observations"]["administrations"]:
         status = _episode_status(entry)
+        environment = entry.get("environment", "")
+        if (
+            validations
+            and status in ("scored", "unscored", "no_response")
+            and validations.get(environment) != "pass"
+        ):
+            status = "control_not_passed"
         episode = {
             "position": entry["position"],
             "evaluand": entry["evaluand"],
@@ -360,6 +375,7 @@ def assemble(raw: dict) -> dict:
             "status": status,
             "terminal_outcome": entry.get("terminal_outcome", ""),
             "reason_code": entry.get("reason_code", ""),
+            "environment": environment,
             "values": {},
         }
         if status == "scored":
@@ -374,6 +390,7 @@ def assemble(raw: dict) -> dict:
         "seeds": [{"code": i["code"], "family": i["family"]} for i in design["items"]],
         "fields": fields,
         "episodes": episodes,
+        "control_validations": dict(sorted(validations.items())),
         "counts": dict(raw["observations"]["counts"]),
     }
 
@@ -562,6 +579,7 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
         "hard_fails": hard_fails,
         "outcomes": outcomes,
         "incidents": incidents,
+        "control_validations": inputs.get("control_validations", {}),
         "acceptance": acceptance,
         "sensitivity": sensitivity,
         "comparisons": comparisons,
@@ -699,6 +717,9 @@ def _discrete(plan: _Plan, episodes: list[dict], by_cell: dict):
                     "not_executed": sum(e["status"] == "not_executed" for e in cell_episodes),
                     "incidents": sum(e["status"] == "incident" for e in cell_episodes),
                     "excluded": sum(e["status"] == "excluded" for e in cell_episodes),
+                    "control_not_passed": sum(
+                        e["status"] == "control_not_passed" for e in cell_episodes
+                    ),
                 }
             )
     for episode in episodes:
