@@ -60,3 +60,11 @@ def test_a_reviewer_cannot_read_the_manifest_blob(frozen, client):
     client.force_login(reviewer)
     assert client.get(f"/api/v1/blob/{digest}").status_code == 404
     assert client.get("/protocols/CRU-M/v/1.0/crucible-manifest/").status_code == 404
+
+
+def test_the_design_pages_use_crucibles_words(frozen, client):
+    _, pi = frozen
+    client.force_login(pi)
+    grid = client.get("/protocols/CRU-M/v/1.0/design/").content.decode()
+    assert "Seed variants × autonomy rungs" in grid and "Scenario families" in grid
+    assert "Autonomy rungs" in client.get("/protocols/CRU-M/v/1.0/design/levels/").content.decode()
