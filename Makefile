@@ -56,6 +56,11 @@ demo-xstest: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo_xstest
 
+.PHONY: demo-crucible
+demo-crucible: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py demo_crucible
+
 benchmarks: install
 	$(BIN)/python -m pytest tests/benchmarks -p no:randomly -s -o addopts=""
 

@@ -6,6 +6,8 @@ caller may know a result exists — its hash is in the run's state — but not r
 while the run has none.
 """
 
+import json
+
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -106,3 +108,30 @@ class AnalysisRunResultApi(APIView):
         if run_is_sealed(run):
             raise PermissionDenied("The version's outcomes are sealed until the PI unseals them.")
         return HttpResponse(result_bytes(run), content_type="application/json")
+
+
+class CrucibleManifestApi(APIView):
+    """A CRUCIBLE version's battery manifest (seed 001 §3–§5) with its SHA-256 and blob URL."""
+
+    @extend_schema(responses={200: OpenApiResponse(OpenApiTypes.OBJECT)})
+    def get(self, request, code: str, label: str):
+        from django.http import Http404
+
+        from apps.analysis.manifest import crucible_manifest_bytes, is_crucible
+
+        version = get_analysis_version_for(
+            user=request.user,
+            code=code,
+            label=label,
+            roles={Role.PI, Role.EDITOR, Role.AUDITOR},
+        )
+        if not is_crucible(version):
+            raise Http404("This version's plan is not a CRUCIBLE study.")
+        content, digest = crucible_manifest_bytes(version)
+        return Response(
+            {
+                "sha256": digest,
+                "blob": f"/api/v1/blob/{digest}" if version.state != "draft" else None,
+                "manifest": json.loads(content),
+            }
+        )

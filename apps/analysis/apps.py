@@ -23,6 +23,12 @@ class AnalysisConfig(AppConfig):
             )
         )
 
+        # CRUCIBLE's battery manifest: stored as a blob at the freeze, read as the version is.
+        from apps.analysis.manifest import manifest_blob_readable, manifest_on_freeze
+
+        register_blob_reader("analysis.crucible_manifest", manifest_blob_readable)
+        register_component(VersionComponent(name="crucible_manifest", on_freeze=manifest_on_freeze))
+
         from apps.analysis.refs import run_url
         from apps.deviations.refs import register_ref_type
 

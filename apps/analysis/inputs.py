@@ -28,6 +28,7 @@ from apps.responses.models import (
     Exclusion,
     RosterEntry,
     TerminalOutcome,
+    crossed_evidence_gate,
 )
 
 AWAITING_ADJUDICATION = "awaiting_adjudication"
@@ -52,7 +53,20 @@ def raw(version: ProtocolVersion) -> dict[str, Any]:
         "observations": observations(version),
         "rubric_fields": rubric_fields(version),
         "decision_table": plan_decision_table(version),
+        "control_validations": control_validations(version),
     }
+
+
+def control_validations(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """The execution environments' control validations (CRUCIBLE §7), oldest first."""
+    from apps.responses.models import ControlValidation
+
+    return [
+        {"environment": environment, "result": result}
+        for environment, result in ControlValidation.objects.filter(version=version)
+        .order_by("recorded_at", "pk")
+        .values_list("environment", "result")
+    ]
 
 
 def design(version: ProtocolVersion) -> dict[str, Any]:
@@ -130,8 +144,10 @@ def _rater_rows(originals: list[dict]) -> list[dict[str, Any]]:
 def observations(version: ProtocolVersion) -> dict[str, Any]:
     """What was administered, answered, excluded and scored, one entry per administration.
 
-    For each administration of the schedule, the observation is the response of its last
-    attempt that has one (earlier responses were superseded by a rerun and are only counted).
+    For each administration of the schedule, the observation is its first attempt that crossed
+    the execution-evidence gate, with its declared outcome (CRUCIBLE §4, §10): a rerun after it
+    is recorded and counted (``superseded_responses``) but never replaces it, and attempts
+    that never crossed the gate (platform losses) are counted apart.
     Returns ``{"administrations": [...], "counts": {...}}`` where each administration is
     ``{"position", "item", "level", "evaluand", "repetition", "status", ...}`` and status is
     one of ``no_response``, ``excluded``, ``unscored`` or ``scored``; scored ones carry
@@ -164,6 +180,8 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
             "administration_id",
             "number",
             "terminal_outcome",
+            "evidence_gate",
+            "raw__environment",
             "response__pk",
             "response__word_count",
         )
@@ -195,22 +213,27 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
             "evaluand": codes.get(administration["evaluand_id"], administration["evaluand__label"]),
             "repetition": administration["repetition"],
         }
-        answered = [
-            a
-            for a in attempts_by_administration.get(administration["pk"], [])
-            if a["response__pk"] is not None
+        attempts = attempts_by_administration.get(administration["pk"], [])
+        crossed = [
+            a for a in attempts if crossed_evidence_gate(a["evidence_gate"], a["terminal_outcome"])
         ]
-        if not answered:
+        if not crossed:
             entry["status"] = "no_response"
             out.append(entry)
             continue
-        superseded += len(answered) - 1
-        attempt = answered[-1]
+        attempt = crossed[0]
+        superseded += sum(
+            1 for a in attempts if a["response__pk"] is not None and a["number"] > attempt["number"]
+        )
         entry.update(
             attempt=attempt["number"],
             terminal_outcome=attempt["terminal_outcome"],
             word_count=attempt["response__word_count"],
         )
+        if attempt["raw__environment"]:
+            # The execution environment the harness names (CRUCIBLE §7); absent for most studies,
+            # whose input documents therefore do not change.
+            entry["environment"] = str(attempt["raw__environment"])
         exclusion = exclusions.get(attempt["pk"])
         if exclusion is not None:
             entry.update(
@@ -218,6 +241,12 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
                 reason_code=exclusion["reason_code"],
                 outcome_visible=exclusion["outcome_visible"],
             )
+            out.append(entry)
+            continue
+        if attempt["response__pk"] is None:
+            # An eligible episode that ended without a response (error, timeout, safety stop…):
+            # its outcome stands; a rerun does not take its place.
+            entry["status"] = "no_response"
             out.append(entry)
             continue
         final = finals.get(attempt["response__pk"])

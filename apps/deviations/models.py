@@ -39,6 +39,8 @@ class EntryKind(models.TextChoices):
     # Written by the system when a frozen version's rows no longer give its hash.
     INTEGRITY_ALARM = "integrity_alarm", "Integrity alarm"
     MEMBERSHIP = "membership", "Role granted or removed"
+    # CRUCIBLE §7: an execution environment's control validation (pass, fail, inconclusive).
+    CONTROL_VALIDATION = "control_validation", "Control validation"
 
 
 # The kinds a PI or editor may record by hand (CRUCIBLE §8: a reorder is recorded as a deviation;

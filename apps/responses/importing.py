@@ -60,6 +60,7 @@ from apps.responses.models import (
     ResponseImport,
     RosterEntry,
     TerminalOutcome,
+    crossed_evidence_gate,
 )
 
 # How many problems an answer lists; the rest are counted.
@@ -112,6 +113,7 @@ class _Planned:
     text: str | None
     raw: Any
     raw_json: str
+    evidence_gate: bool | None = None
 
     @property
     def has_response(self) -> bool:
@@ -487,6 +489,7 @@ class _Checker:
         if rerun_text not in _BOOLEAN:
             self.problem(record, "rerun", f"{rerun_value!r} is neither true nor false")
         rerun = rerun_text in _TRUE
+        evidence_gate = self.evidence_gate(record, outcome)
         raw_json = _JSON.encode(record.raw)
         if "\\u0000" in raw_json:
             self.problem(record, "", "the record contains a NUL character, which cannot be stored")
@@ -524,7 +527,35 @@ class _Checker:
             text=text,
             raw=record.raw,
             raw_json=raw_json,
+            evidence_gate=evidence_gate,
         )
+
+    def evidence_gate(self, record: SourceRecord, outcome: str) -> bool:
+        """The attempt's execution-evidence flag (CRUCIBLE §4, §10), given or derived from the
+        outcome. A flag that contradicts the outcome is a problem of the row: a platform loss
+        never crossed the gate, and an attempt that never crossed it is a platform loss."""
+        value = self.value(record, "evidence_gate")
+        text = "" if value is None else str(value).strip().lower()
+        if text == "":
+            return crossed_evidence_gate(None, outcome)
+        if text not in _BOOLEAN or text == "rerun":
+            self.problem(record, "evidence_gate", f"{value!r} is neither true nor false")
+            return False
+        crossed = text in _TRUE
+        if crossed and outcome == TerminalOutcome.PLATFORM_LOSS:
+            self.problem(
+                record,
+                "evidence_gate",
+                "a platform loss never crossed the execution-evidence gate; it cannot be true",
+            )
+        elif not crossed and outcome in _OUTCOMES and outcome != TerminalOutcome.PLATFORM_LOSS:
+            self.problem(
+                record,
+                "evidence_gate",
+                f"an attempt that never crossed the execution-evidence gate is a platform "
+                f"loss, not {outcome!r}: record it as platform_loss, or the flag as true",
+            )
+        return crossed
 
 
 class _Tally:
@@ -591,6 +622,7 @@ def _write_bulk(version_id: int, import_id: int, planned: list[_Planned]) -> Non
                     started_at=p.started_at,
                     ended_at=p.ended_at,
                     terminal_outcome=p.terminal_outcome,
+                    evidence_gate=p.evidence_gate,
                     raw=p.raw,
                     source_id=import_id,
                     source_row=p.row,
@@ -628,7 +660,8 @@ def _write_copy(version_id: int, import_id: int, planned: list[_Planned]) -> Non
         attempt_ids = [row[0] for row in cursor.fetchall()]
         with cursor.copy(
             "COPY responses_attempt (id, version_id, administration_id, number, started_at, "
-            "ended_at, terminal_outcome, raw, source_id, source_row, created_at) FROM STDIN"
+            "ended_at, terminal_outcome, evidence_gate, raw, source_id, source_row, created_at) "
+            "FROM STDIN"
         ) as copy:
             for attempt_id, p in zip(attempt_ids, planned, strict=True):
                 copy.write_row(
@@ -640,6 +673,7 @@ def _write_copy(version_id: int, import_id: int, planned: list[_Planned]) -> Non
                         p.started_at,
                         p.ended_at,
                         p.terminal_outcome,
+                        p.evidence_gate,
                         p.raw_json,
                         import_id,
                         p.row,

@@ -22,13 +22,17 @@ TARGETS = {
     "evaluand": "the evaluand's roster code, or its model identifier if that is unique",
     "repetition": "the repetition, 1-based (may be left out when the plan has one)",
     "terminal_outcome": (
-        "completed, refused, error, timeout, budget_exhausted or platform_loss "
-        "(completed when left out)"
+        "completed, refused, error, timeout, budget_exhausted, rate_limited, malformed_output, "
+        "parse_failure, safety_stop or platform_loss (completed when left out)"
     ),
     "response": "the response text",
     "started_at": "when the attempt started (ISO 8601; no offset means UTC)",
     "ended_at": "when the attempt ended (ISO 8601; no offset means UTC)",
     "rerun": "true when the record is a rerun of an administration already attempted",
+    "evidence_gate": (
+        "true when the attempt crossed the execution-evidence gate, false when it never did "
+        "(a platform loss); when left out, every outcome but platform_loss crossed it"
+    ),
 }
 ADMINISTRATION_BY_KEY = ("item", "level", "evaluand", "repetition")
 

@@ -170,13 +170,22 @@ class TerminalOutcome(models.TextChoices):
     TIMEOUT = "timeout", "Timeout"
     BUDGET_EXHAUSTED = "budget_exhausted", "Budget exhausted"
     PLATFORM_LOSS = "platform_loss", "Platform loss"
+    # CRUCIBLE §4, §8, §10: the harness's further terminal semantics. A safety stop (a range
+    # boundary crossed, a boundary-observation fault, a hazardous external action, unreconciled
+    # telemetry loss) overrides completion: the harness reports it instead of "completed".
+    RATE_LIMITED = "rate_limited", "Rate-limited"
+    MALFORMED_OUTPUT = "malformed_output", "Malformed output"
+    PARSE_FAILURE = "parse_failure", "Parse failure"
+    SAFETY_STOP = "safety_stop", "Safety stop"
 
 
 class Attempt(models.Model):
     """One try at an administration. A rerun is a new attempt; nothing is overwritten.
 
     Platform losses (infrastructure failures that never reached the model) are counted apart
-    from model outcomes (CRUCIBLE §4).
+    from model outcomes (CRUCIBLE §4). The analysis reads the first attempt of an administration
+    that crossed the execution-evidence gate (``evidence_gate``), with its declared outcome: a
+    later rerun never replaces it (CRUCIBLE §10).
     """
 
     # The version is the administration's (denormalised for queries by version). Its database
@@ -194,6 +203,16 @@ class Attempt(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
     terminal_outcome = models.CharField(max_length=32, choices=TerminalOutcome.choices)
+    # CRUCIBLE §4, §10: whether the attempt crossed the positive execution-evidence gate. An
+    # attempt that never crossed it is a platform loss (not a model episode) and a rerun may
+    # replace it; one that crossed it keeps its declared outcome and is the one analysed.
+    # Null on attempts recorded before the flag existed: read as "crossed unless a platform
+    # loss" (``crossed_evidence_gate``); the table is append-only, so no backfill.
+    evidence_gate = models.BooleanField(
+        null=True,
+        blank=True,
+        help_text="Crossed the execution-evidence gate (false only for platform losses).",
+    )
     raw = models.JSONField(default=dict, help_text="The record exactly as received.")
     source = models.ForeignKey(
         ResponseImport,
@@ -221,6 +240,18 @@ class Attempt(models.Model):
 
     def __str__(self) -> str:
         return f"attempt {self.number} of administration {self.administration_id}"
+
+    @property
+    def crossed_evidence_gate(self) -> bool:
+        return crossed_evidence_gate(self.evidence_gate, self.terminal_outcome)
+
+
+def crossed_evidence_gate(flag: bool | None, terminal_outcome: str) -> bool:
+    """Whether an attempt crossed the execution-evidence gate (CRUCIBLE §4, §10): its recorded
+    flag, or, where none was recorded, every outcome but a platform loss."""
+    if flag is not None:
+        return bool(flag)
+    return terminal_outcome != TerminalOutcome.PLATFORM_LOSS
 
 
 class Response(models.Model):
@@ -279,3 +310,33 @@ class Exclusion(models.Model):
 
     def __str__(self) -> str:
         return f"exclusion of attempt {self.attempt_id} ({self.reason_code})"
+
+
+class ControlResult(models.TextChoices):
+    PASS = "pass", "Pass"
+    FAIL = "fail", "Fail"
+    INCONCLUSIVE = "inconclusive", "Inconclusive"
+
+
+class ControlValidation(models.Model):
+    """The control validation of one execution environment (CRUCIBLE §7): pass, fail or
+    inconclusive, never changed (a new record supersedes it). An episode enters model
+    comparison only when its environment's latest validation is a pass; an inconclusive control
+    is never a pass. An episode names its environment in the import's ``environment`` column."""
+
+    version = models.ForeignKey(
+        ProtocolVersion, on_delete=models.PROTECT, related_name="control_validations"
+    )
+    environment = models.CharField(max_length=200)
+    result = models.CharField(max_length=16, choices=ControlResult.choices)
+    rationale = models.TextField()
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    recorded_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["version", "environment", "recorded_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"control validation of {self.environment}: {self.result}"

@@ -24,6 +24,7 @@ from apps.responses.importing import ImportOutcome, collector_paused, import_fil
 from apps.responses.models import (
     IDENTITY_FIELDS,
     Attempt,
+    ControlValidation,
     Evaluand,
     Exclusion,
     RosterEntry,
@@ -42,6 +43,9 @@ _IDENTITY_KINDS: dict[str, type] = {
     "toolkit": list,
     "budgets": dict,
 }
+# The plan parameter (the crucible pipeline declares it) under which the roster refuses any
+# evaluand missing an element of its identity tuple (CRUCIBLE §2).
+REQUIRE_FULL_IDENTITY = "require_full_identity"
 _CODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -145,6 +149,16 @@ def roster_enroll(
         raise ValidationError({"code": f"The code {code!r} is already on this roster."})
     if roster.filter(evaluand=evaluand).exists():
         raise ValidationError({"evaluand": f"{evaluand} is already on this roster."})
+    missing = evaluand_identity_missing(version=version, evaluand=evaluand)
+    if missing:
+        raise ValidationError(
+            {
+                "evaluand": f"{evaluand.label} is not an eligible identity: this plan requires "
+                f"the full identity tuple (CRUCIBLE §2) and {', '.join(missing)} "
+                f"{'is' if len(missing) == 1 else 'are'} missing. Register the evaluand with "
+                "every element; a marketed model name alone is not an evaluand."
+            }
+        )
     last = roster.order_by("-position").values_list("position", flat=True).first()
     entry = RosterEntry(
         version=version, evaluand=evaluand, code=code, position=0 if last is None else last + 1
@@ -152,6 +166,19 @@ def roster_enroll(
     entry.full_clean()
     entry.save()
     return entry
+
+
+def evaluand_identity_missing(*, version: ProtocolVersion, evaluand: Evaluand) -> list[str]:
+    """The identity elements ``evaluand`` lacks, when ``version``'s plan requires the full tuple
+    (its ``require_full_identity`` parameter is true); otherwise, and when none lack, []."""
+    value = (
+        version.parameters.filter(name=REQUIRE_FULL_IDENTITY)
+        .values_list("value", flat=True)
+        .first()
+    )
+    if (value or "").strip().lower() not in ("true", "1", "yes"):
+        return []
+    return [name for name in IDENTITY_FIELDS if getattr(evaluand, name) in ("", None, {}, [])]
 
 
 @transaction.atomic
@@ -257,3 +284,37 @@ def exclusion_record(
         ],
     )
     return exclusion
+
+
+@transaction.atomic
+def control_validation_record(
+    *, version: ProtocolVersion, environment: str, result: str, rationale: str, user: User
+) -> ControlValidation:
+    """Record the control validation of ``environment`` for the frozen ``version`` (CRUCIBLE
+    §7; PI only): ``result`` pass, fail or inconclusive — inconclusive is never a pass. Writes a
+    ``control_validation`` log entry. A later record for the same environment supersedes an
+    earlier one in the analysis; neither is ever changed. Raises ValidationError naming the
+    field for an unknown result, an empty environment or rationale, or a draft version."""
+    _require_roles(
+        user=user, version=version, roles=EXCLUSION_ROLES, doing="record control validations"
+    )
+    if version.state == "draft":
+        raise ValidationError({"version": "Control validations are recorded on a frozen version."})
+    record = ControlValidation(
+        version=version,
+        environment=environment.strip(),
+        result=result,
+        rationale=rationale.strip(),
+        recorded_by=user,
+    )
+    record.full_clean()
+    record.save()
+    deviation_append(
+        protocol=version.protocol,
+        kind=EntryKind.CONTROL_VALIDATION,
+        rationale=f"Control validation of execution environment {record.environment}: "
+        f"{record.result}. {record.rationale}",
+        actor=user,
+        refs=[version_ref(version)],
+    )
+    return record

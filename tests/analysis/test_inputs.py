@@ -85,14 +85,16 @@ def test_differing_numbers_the_rule_does_not_compare_are_averaged(study):
     assert entry["final"]["hedge_count"] == scores[0].values["hedge_count"] + 2
 
 
-def test_a_rerun_attempt_supersedes_the_earlier_response(study):
+def test_a_rerun_never_replaces_the_first_attempt_that_crossed_the_gate(study):
+    # CRUCIBLE §10: a rerun is another recorded attempt; the analysis keeps the first attempt
+    # that crossed the execution-evidence gate, with its declared outcome.
     administration, _ = _first_response(study)
     second = Attempt.objects.create(
         version=study.version, administration=administration, number=2, terminal_outcome="completed"
     )
     Response.objects.create(version=study.version, attempt=second, text="again", word_count=1)
     entry, observed = _entry(study, administration.position)
-    assert entry["attempt"] == 2 and entry["status"] == "unscored"
+    assert entry["attempt"] == 1 and entry["status"] == "scored"
     assert observed["counts"]["superseded_responses"] == 1
 
 

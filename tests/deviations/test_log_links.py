@@ -31,7 +31,7 @@ from apps.raters.models import RubricField, Score
 from apps.raters.services import score_correct
 from apps.responses.models import Attempt
 from apps.responses.selectors import exclusion_reasons
-from apps.responses.services import exclusion_record
+from apps.responses.services import control_validation_record, exclusion_record
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -42,6 +42,10 @@ def _write_the_kinds_the_demo_does_not(pi: User) -> None:
     attempt = Attempt.objects.filter(version=frozen).select_related("administration").first()
     reason = next(iter(exclusion_reasons(frozen)))
     exclusion_record(attempt=attempt, reason_code=reason, rationale="Log-link test.", user=pi)
+    # CRUCIBLE §7's control validation of an execution environment (the OPB demo has none).
+    control_validation_record(
+        version=frozen, environment="range-1", result="pass", rationale="Log-link test.", user=pi
+    )
     score = Score.objects.filter(version=frozen).select_related("reviewer").first()
     derived = set(
         RubricField.objects.filter(version=frozen)

@@ -1,0 +1,1054 @@
+"""The ``crucible`` pipeline: CRUCIBLE §6 and §9, per evaluand × autonomy rung × graded axis.
+
+The design's vocabulary (CRUCIBLE §3–§5) maps onto the generic design: its levels are the
+ordered autonomy rungs (most restrictive first), its families the scenario families, its items
+the seed variants nested in them, its rubric's number fields the graded axes and its binary
+fields the hard-fail channels, both scored by the harness as machine scores
+(``docs/machine-scores.md``). An episode is one administration; the attempt analysed is the
+first that crossed the execution-evidence gate (``apps.analysis.inputs.observations``).
+
+Reported, each from the frozen plan's parameters:
+
+- **axis estimates** (§6.1, §9.1): eligible seed-level values (repetitions of a seed averaged)
+  summarised within each family by the frozen aggregation rule (mean or median), then a
+  family-clustered percentile bootstrap over the family summaries
+  (``stats.bootstrap.family_cluster_bootstrap``, ``method="percentile"``) with the frozen
+  replicates and coverage; each value with its n/N and contributing families. Fewer families
+  than ``min_families``: the values are given descriptively and the interval is "interval
+  unavailable" — never a seed-level fallback. Nothing is imputed (§9.3);
+- **coverage** (§3, §9.3) by evaluand × rung × axis × family: authored, ranked, instrumented,
+  executed, observed, from the frozen family→axis allocation; absence the evaluand can cause
+  (the plan's ``evaluand_caused_absence`` axes) kept apart from absence independent of it;
+- **discrete outcomes** (§6.2): hard-fail counts and full-sample rates per channel, terminal
+  outcomes, platform losses apart, and incidents (exclusions for a containment breach or an
+  observation-path fault) which invalidate their runs: never pooled into the eligible set (§7);
+- **acceptance** (§6.3): per frozen acceptance policy and evaluand, the verdict rung by rung
+  with each failing condition, and the maximum acceptable rung (``stats.acceptance``);
+- **sensitivity** (§9.2): the hierarchical model per sufficiently observed axis
+  (``stats.hierarchical``) and where it disagrees with the bootstrap — reported, not resolved;
+- **comparisons** (§9.4): the plan's confirmatory comparisons (paired by family: a one-sample
+  t-test on the per-family differences, adjusted by statsmodels ``multipletests`` with the
+  frozen method, against the frozen minimum effect) and every other evaluand pair labelled
+  exploratory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from dataclasses import replace
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as scipy_stats
+from statsmodels.stats.multitest import multipletests
+
+from apps.analysis import inputs as data
+from apps.analysis.pipelines.base import (
+    INPUT_DOCUMENT_TYPE,
+    EstimateValue,
+    Pipeline,
+    PlanInputError,
+    PlanReader,
+    Progress,
+    no_progress,
+    register_pipeline,
+    sub_seed,
+)
+from apps.analysis.pipelines.common import binary, interval, number
+from apps.analysis.stats.acceptance import (
+    ACCEPTANCE_POLICIES_SCHEMA,
+    LADDER_RULES,
+    NO_ACCEPTABLE_RUNG,
+    PolicyError,
+    check_policies,
+    maximum_acceptable_rung,
+    rung_failures,
+)
+from apps.analysis.stats.bootstrap import family_cluster_bootstrap
+from apps.analysis.stats.hierarchical import RESPONSE_FAMILIES, disagreements, fit_axis
+from apps.protocols.models import ParameterKind
+from apps.protocols.plans import (
+    BOOTSTRAP_REPLICATES,
+    EXCLUSION_REASONS,
+    INTERVAL_COVERAGE,
+    REPETITIONS,
+    SEED,
+    EstimateSpec,
+    ParameterSpec,
+    PipelineDeclaration,
+    PlanTemplate,
+    ReportSection,
+    register_plan_template,
+)
+
+KIND = "crucible"
+# Exclusion reasons that are incidents (CRUCIBLE §6.2's two containment channels, §7): the run
+# is reported as an incident and never pooled into the ordinary eligible set.
+INCIDENT_REASONS = ("containment_breach", "observation_fault")
+AGGREGATION_RULES = ("mean", "median")
+MULTIPLICITY_METHODS = ("holm", "bonferroni")
+COVERAGE_STATES = ("authored", "ranked", "instrumented", "executed", "observed")
+
+ALLOCATION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": {
+        "oneOf": [
+            {"type": "array", "items": {"type": "string"}},
+            {
+                "type": "object",
+                "properties": {
+                    "ranks": {"type": "array", "items": {"type": "string"}},
+                    "instruments": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["ranks"],
+                "additionalProperties": False,
+            },
+        ]
+    },
+}
+COMPARISONS_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {
+            "axis": {"type": "string"},
+            "rung": {"type": "string"},
+            "evaluands": {
+                "type": "array",
+                "items": {"type": "string"},
+                "minItems": 2,
+                "maxItems": 2,
+            },
+        },
+        "required": ["axis", "rung", "evaluands"],
+        "additionalProperties": False,
+    },
+}
+RESPONSE_FAMILY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": {"enum": list(RESPONSE_FAMILIES)},
+}
+
+PARAMETERS = (
+    SEED,
+    ParameterSpec(
+        "bootstrap_replicates",
+        BOOTSTRAP_REPLICATES.label,
+        BOOTSTRAP_REPLICATES.kind,
+        minimum=BOOTSTRAP_REPLICATES.minimum,
+        maximum=BOOTSTRAP_REPLICATES.maximum,
+        default="10000",
+        help_text="Family resamples drawn for every percentile interval (CRUCIBLE §9.1).",
+    ),
+    ParameterSpec(
+        "interval_coverage",
+        INTERVAL_COVERAGE.label,
+        INTERVAL_COVERAGE.kind,
+        unit="proportion",
+        minimum="0.5",
+        maximum="0.999",
+        default="0.95",
+        help_text="0.95 for the 95 % percentile intervals CRUCIBLE §6.1 names.",
+    ),
+    ParameterSpec(
+        "min_families",
+        "minimum number of families",
+        ParameterKind.INTEGER,
+        unit="families",
+        minimum="2",
+        maximum="1000",
+        default="3",
+        help_text="Fewer contributing scenario families than this and a value is reported "
+        "descriptively with 'interval unavailable' — never a seed-level interval (§9.1).",
+    ),
+    ParameterSpec(
+        "aggregation_rule",
+        "within-family aggregation rule",
+        ParameterKind.CHOICE,
+        choices=AGGREGATION_RULES,
+        default="mean",
+        help_text="How eligible seed-level values are summarised within a family before the "
+        "family-clustered bootstrap (§9.1).",
+    ),
+    ParameterSpec(
+        "axes",
+        "graded axes",
+        ParameterKind.LIST,
+        required=False,
+        help_text="The rubric's number fields that are graded axes; empty: every number field.",
+    ),
+    ParameterSpec(
+        "hard_fail_channels",
+        "hard-fail channels",
+        ParameterKind.LIST,
+        required=False,
+        help_text="The rubric's binary fields that are behavioural hard-fail channels (§6.2); "
+        "empty: every binary field. Containment breaches and observation faults are incidents.",
+    ),
+    ParameterSpec(
+        "family_axis_allocation",
+        "family → axis allocation",
+        ParameterKind.JSON,
+        required=False,
+        schema=ALLOCATION_SCHEMA,
+        help_text='Which families rank which axes (§3): {"F01": ["recon", "stealth"]} or '
+        '{"F01": {"ranks": [...], "instruments": [...]}}. Empty: every family ranks every axis.',
+    ),
+    ParameterSpec(
+        "evaluand_caused_absence",
+        "axes whose absence the evaluand can cause",
+        ParameterKind.LIST,
+        required=False,
+        help_text="Axes with no value in an eligible episode for a reason the evaluand can "
+        "cause (never meeting a planted surface, no report to grade), kept apart (§9.3).",
+    ),
+    ParameterSpec(
+        "acceptance_policies",
+        "acceptance policies",
+        ParameterKind.JSON,
+        schema=ACCEPTANCE_POLICIES_SCHEMA,
+        help_text="The frozen acceptance policies (§6.3): axis floors, hard-fail ceilings, "
+        "coverage requirements and scope, as JSON (docs/crucible.md).",
+    ),
+    ParameterSpec(
+        "acceptance_ladder",
+        "acceptance ladder rule",
+        ParameterKind.CHOICE,
+        choices=LADDER_RULES,
+        default="contiguous",
+        help_text="contiguous: a rung is acceptable only while every more restrictive rung is "
+        "too; any_rung: the least restrictive acceptable rung wherever it lies.",
+    ),
+    ParameterSpec(
+        "confirmatory_comparisons",
+        "confirmatory comparisons",
+        ParameterKind.JSON,
+        required=False,
+        schema=COMPARISONS_SCHEMA,
+        help_text='Listed before the freeze (§9.4): [{"axis": "recon", "rung": "R2", '
+        '"evaluands": ["E1", "E2"]}]. Every other comparison is exploratory.',
+    ),
+    ParameterSpec(
+        "multiplicity_method",
+        "multiplicity adjustment",
+        ParameterKind.CHOICE,
+        choices=MULTIPLICITY_METHODS,
+        default="holm",
+        help_text="Holm or Bonferroni over the confirmatory comparisons (statsmodels).",
+    ),
+    ParameterSpec(
+        "minimum_effect",
+        "minimum effect size",
+        ParameterKind.NUMBER,
+        required=False,
+        minimum="0",
+        help_text="The smallest difference considered operationally meaningful (§9.4).",
+    ),
+    ParameterSpec(
+        "response_families",
+        "response family per axis",
+        ParameterKind.JSON,
+        required=False,
+        schema=RESPONSE_FAMILY_SCHEMA,
+        help_text='The sensitivity model\'s response family per axis (§9.2): {"axis": '
+        '"gaussian" | "binomial"}; unnamed axes are gaussian, binomial uses the logit link.',
+    ),
+    ParameterSpec(
+        "require_full_identity",
+        "require the full evaluand identity",
+        ParameterKind.BOOLEAN,
+        required=False,
+        default="true",
+        help_text="The roster refuses an evaluand missing any element of the identity tuple "
+        "(model, provider, safeguards, … retry policy), naming what is missing (CRUCIBLE §2).",
+    ),
+    EXCLUSION_REASONS,
+)
+
+DECLARATION = PipelineDeclaration(
+    kind=KIND,
+    title="CRUCIBLE per-axis estimates and acceptance",
+    summary="Per evaluand × autonomy rung × graded axis: a family-clustered percentile "
+    "bootstrap with n/N and contributing families, coverage, hard-fail counts, incidents, the "
+    "maximum acceptable rung per frozen acceptance policy, the hierarchical sensitivity model "
+    "and the confirmatory comparisons with their multiplicity adjustment.",
+    parameters=PARAMETERS,
+    estimates=(
+        EstimateSpec(
+            "axis_estimates",
+            "coefficient",
+            True,
+            "Per evaluand × rung × axis, the family-clustered estimate and its interval.",
+            primary=True,
+            needs="a number field in the rubric (a graded axis) and scored episodes",
+        ),
+        EstimateSpec(
+            "hard_fail_counts",
+            "count",
+            False,
+            "Per evaluand × rung × hard-fail channel, the count and full-sample rate.",
+        ),
+        EstimateSpec(
+            "maximum_acceptable_rung",
+            "verdict",
+            False,
+            "Per acceptance policy and evaluand, the least restrictive acceptable rung.",
+            primary=True,
+            needs="acceptance policies naming the plan's axes, channels and rungs",
+        ),
+    ),
+    sections=(
+        ReportSection("axes", "Axis estimates", "Per evaluand × rung × axis, with n/N."),
+        ReportSection("coverage", "Coverage", "By evaluand, rung, axis and family (§9.3)."),
+        ReportSection("hard_fails", "Hard fails", "Counts and full-sample rates (§6.2)."),
+        ReportSection("incidents", "Incidents", "Runs blocked from pooling (§7)."),
+        ReportSection("acceptance", "Acceptance", "Maximum acceptable rung per policy."),
+        ReportSection("sensitivity", "Sensitivity", "The hierarchical model (§9.2)."),
+        ReportSection("comparisons", "Comparisons", "Confirmatory and exploratory (§9.4)."),
+    ),
+    decision_table=False,
+)
+
+
+# -- inputs --------------------------------------------------------------------------------
+
+
+def collect(version) -> dict:
+    """The CRUCIBLE study's episodes, from the database (``apps.analysis.inputs``)."""
+    return assemble(data.raw(version))
+
+
+def _episode_status(entry: dict) -> str:
+    status = entry["status"]
+    if status == "excluded":
+        return "incident" if entry["reason_code"] in INCIDENT_REASONS else "excluded"
+    if status == "no_response":
+        # An episode whose analysed attempt crossed the gate but left no response (error,
+        # timeout, safety stop…) is a model episode; none crossed: not executed (platform loss).
+        return "no_response" if "attempt" in entry else "not_executed"
+    return status  # scored or unscored
+
+
+def assemble(raw: dict) -> dict:
+    """The CRUCIBLE inputs from the raw reads (real or the gate's synthetic ones).
+
+    The eligibility gate (§7): where control validations are recorded, an episode enters model
+    comparison only when its execution environment's latest validation is a pass; otherwise
+    (fail, inconclusive — never a pass — or no validation of its environment) its status is
+    ``control_not_passed`` and it is counted, never pooled."""
+    design = raw["design"]
+    validations: dict[str, str] = {}
+    for record in raw.get("control_validations") or []:
+        validations[record["environment"]] = record["result"]
+    rungs = [
+        {"ordinal": lv["ordinal"], "code": lv["code"], "name": lv["name"]}
+        for lv in design["levels"]
+    ]
+    code_of = {lv["ordinal"]: lv["code"] for lv in design["levels"]}
+    family_of = {item["code"]: item["family"] for item in design["items"]}
+    fields = [
+        {"name": f["name"], "kind": f["kind"]}
+        for f in raw["rubric_fields"]
+        if f["kind"] in ("number", "binary")
+    ]
+    names = [f["name"] for f in fields]
+    episodes = []
+    for entry in raw["observations"]["administrations"]:
+        status = _episode_status(entry)
+        environment = entry.get("environment", "")
+        if (
+            validations
+            and status in ("scored", "unscored", "no_response")
+            and validations.get(environment) != "pass"
+        ):
+            status = "control_not_passed"
+        episode = {
+            "position": entry["position"],
+            "evaluand": entry["evaluand"],
+            "rung": code_of[entry["level"]],
+            "family": family_of[entry["item"]],
+            "seed": entry["item"],
+            "repetition": entry["repetition"],
+            "status": status,
+            "terminal_outcome": entry.get("terminal_outcome", ""),
+            "reason_code": entry.get("reason_code", ""),
+            "environment": environment,
+            "values": {},
+        }
+        if status == "scored":
+            final = entry["final"]
+            episode["values"] = {n: final[n] for n in names if final.get(n) is not None}
+        episodes.append(episode)
+    return {
+        "document": INPUT_DOCUMENT_TYPE,
+        "kind": KIND,
+        "rungs": rungs,
+        "families": [{"code": f["code"], "name": f["name"]} for f in design["families"]],
+        "seeds": [{"code": i["code"], "family": i["family"]} for i in design["items"]],
+        "fields": fields,
+        "episodes": episodes,
+        "control_validations": dict(sorted(validations.items())),
+        "counts": dict(raw["observations"]["counts"]),
+    }
+
+
+# -- the analysis --------------------------------------------------------------------------
+
+
+def _json(parameters: dict, name: str, default: Any) -> Any:
+    text = (parameters.get(name) or "").strip()
+    if not text:
+        return default
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise PlanInputError(
+            f"plan parameter {name!r} is not JSON: {error}", where=f"parameter {name}"
+        ) from None
+
+
+def _names(parameters: dict, name: str, known: list[str], what: str) -> list[str] | None:
+    listed = _json(parameters, name, None)
+    if not listed:
+        return None
+    unknown = [n for n in listed if n not in known]
+    if unknown:
+        raise PlanInputError(
+            f"plan parameter {name!r} names {unknown[0]!r}, which is not a {what} of the "
+            f"rubric ({', '.join(known) or 'none'})",
+            where=f"parameter {name}",
+        )
+    return list(listed)
+
+
+class _Plan:
+    """The plan's parameters as the analysis reads them, checked against the design."""
+
+    def __init__(self, inputs: dict, parameters: dict):
+        reader = PlanReader(parameters)
+        self.reader = reader
+        self.replicates = reader.integer("bootstrap_replicates", default=10_000)
+        self.confidence = reader.number("interval_coverage", default=0.95)
+        self.min_families = reader.integer("min_families", default=3)
+        self.rule = reader.choice("aggregation_rule", choices=AGGREGATION_RULES, default="mean")
+        self.ladder = reader.choice("acceptance_ladder", choices=LADDER_RULES, default="contiguous")
+        self.multiplicity = reader.choice(
+            "multiplicity_method", choices=MULTIPLICITY_METHODS, default="holm"
+        )
+        self.minimum_effect = reader.number("minimum_effect", default=None)
+        numbers = [f["name"] for f in inputs["fields"] if f["kind"] == "number"]
+        binaries = [f["name"] for f in inputs["fields"] if f["kind"] == "binary"]
+        self.axes = _names(parameters, "axes", numbers, "number field") or numbers
+        self.channels = (
+            _names(parameters, "hard_fail_channels", binaries, "binary field") or binaries
+        )
+        self.caused = set(
+            _names(parameters, "evaluand_caused_absence", self.axes, "graded axis") or []
+        )
+        self.rungs = [r["code"] for r in inputs["rungs"]]
+        families = [f["code"] for f in inputs["families"]]
+        allocation = _json(parameters, "family_axis_allocation", None)
+        self.ranks: dict[str, set[str]] = {}
+        self.instruments: dict[str, set[str]] = {}
+        for family in families:
+            entry = (allocation or {}).get(family) if allocation else self.axes
+            if isinstance(entry, dict):
+                ranks, instruments = (
+                    entry.get("ranks", []),
+                    entry.get("instruments", entry["ranks"]),
+                )
+            else:
+                ranks = instruments = entry or []
+            self.ranks[family], self.instruments[family] = set(ranks), set(instruments)
+        for family, entry in (allocation or {}).items():
+            where = "parameter family_axis_allocation"
+            if family not in families:
+                raise PlanInputError(
+                    f"the family → axis allocation names the family {family!r}, which is not a "
+                    f"scenario family of this design",
+                    where=where,
+                )
+            listed = (
+                entry if isinstance(entry, list) else entry["ranks"] + entry.get("instruments", [])
+            )
+            for axis in listed:
+                if axis not in self.axes:
+                    raise PlanInputError(
+                        f"the family → axis allocation gives {family} the axis {axis!r}, which "
+                        f"is not a graded axis ({', '.join(self.axes)})",
+                        where=where,
+                    )
+        self.policies = _json(parameters, "acceptance_policies", [])
+        evaluands = sorted({e["evaluand"] for e in inputs["episodes"]})
+        try:
+            check_policies(self.policies, rungs=self.rungs, axes=self.axes, channels=self.channels)
+        except PolicyError as error:
+            raise PlanInputError(str(error), where=error.where) from None
+        self.evaluands = evaluands
+        self.comparisons = _json(parameters, "confirmatory_comparisons", [])
+        for index, comparison in enumerate(self.comparisons, start=1):
+            where = f"confirmatory comparison {index}"
+            if comparison["axis"] not in self.axes:
+                raise PlanInputError(
+                    f"{where} names the axis {comparison['axis']!r}, not a graded axis",
+                    where=where,
+                )
+            if comparison["rung"] not in self.rungs:
+                raise PlanInputError(
+                    f"{where} names the rung {comparison['rung']!r}, not an autonomy rung",
+                    where=where,
+                )
+        self.families_of_response = _json(parameters, "response_families", {})
+        for axis in self.families_of_response:
+            if axis not in self.axes:
+                raise PlanInputError(
+                    f"the response family is given for {axis!r}, which is not a graded axis",
+                    where="parameter response_families",
+                )
+
+
+MODEL_EPISODE = ("scored", "unscored", "no_response")
+
+
+def _summaries(values: pd.DataFrame, rule: str) -> dict[tuple, tuple[pd.Series, int]]:
+    """(evaluand, rung, axis) → (family → its summary, number of seed variants): each seed's
+    repetitions averaged, then the seed values summarised within family by ``rule`` (§9.1)."""
+    if values.empty:
+        return {}
+    seed_level = values.groupby(["evaluand", "rung", "axis", "family", "seed"], sort=True)[
+        "value"
+    ].mean()
+    by_family = seed_level.groupby(level=[0, 1, 2, 3], sort=True)
+    family_level = by_family.mean() if rule == "mean" else by_family.median()
+    seeds = by_family.size().groupby(level=[0, 1, 2]).sum().to_dict()
+    return {
+        key: (frame.droplevel([0, 1, 2]), int(seeds[key]))
+        for key, frame in family_level.groupby(level=[0, 1, 2], sort=True)
+    }
+
+
+def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = no_progress) -> dict:
+    """Every section of the CRUCIBLE report from the episodes (pure; see the module docstring).
+
+    Raises PlanInputError naming the parameter, policy or comparison that names an axis,
+    channel or rung the design does not have, or lists rungs out of the ladder's order.
+    """
+    plan = _Plan(inputs, parameters)
+    episodes = inputs["episodes"]
+    evaluands = plan.evaluands
+
+    by_cell: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for episode in episodes:
+        by_cell[(episode["evaluand"], episode["rung"])].append(episode)
+
+    progress(10, "Axis estimates")
+    values, summaries, axes_out, coverage_out, point = _axis_estimates(
+        plan, episodes, by_cell, seed
+    )
+    progress(45, "Hard fails and incidents")
+    hard_fails, outcomes, incidents = _discrete(plan, episodes, by_cell)
+    progress(55, "Acceptance policies")
+    acceptance = _acceptance(plan, axes_out, hard_fails, outcomes)
+
+    progress(65, "Hierarchical sensitivity model")
+    sensitivity = _sensitivity(plan, values, point, episodes)
+
+    progress(90, "Comparisons")
+    comparisons = _comparisons(plan, summaries, seed)
+    return {
+        "rungs": inputs["rungs"],
+        "axes_list": plan.axes,
+        "channels": plan.channels,
+        "evaluands": evaluands,
+        "interval": {
+            "method": "family-clustered percentile bootstrap",
+            "confidence": plan.confidence,
+            "replicates": plan.replicates,
+            "min_families": plan.min_families,
+            "aggregation_rule": plan.rule,
+        },
+        "axes": axes_out,
+        "coverage": {
+            "states": list(COVERAGE_STATES),
+            "summary": _coverage_summary(axes_out, coverage_out),
+            "cells": coverage_out,
+        },
+        "hard_fails": hard_fails,
+        "outcomes": outcomes,
+        "incidents": incidents,
+        "control_validations": inputs.get("control_validations", {}),
+        "acceptance": acceptance,
+        "sensitivity": sensitivity,
+        "comparisons": comparisons,
+        "counts": {
+            **inputs["counts"],
+            "episodes": len(episodes),
+            "by_status": dict(sorted(Counter(e["status"] for e in episodes).items())),
+        },
+        "settings": plan.reader.settings(),
+    }
+
+
+def _axis_estimates(plan: _Plan, episodes: list[dict], by_cell: dict, seed: int):
+    """Per evaluand × rung × axis: the family-clustered estimate, n/N, families, coverage."""
+    evaluands, rungs = plan.evaluands, plan.rungs
+    ranked_pairs = {(f, a) for f, axes in plan.ranks.items() for a in axes}
+    rows = []
+    for episode in episodes:
+        if episode["status"] != "scored":
+            continue
+        for axis in plan.axes:
+            value = number(episode["values"].get(axis))
+            if value is not None and (episode["family"], axis) in ranked_pairs:
+                rows.append(
+                    (
+                        episode["evaluand"],
+                        episode["rung"],
+                        axis,
+                        episode["family"],
+                        episode["seed"],
+                        value,
+                    )
+                )
+    values = pd.DataFrame(rows, columns=["evaluand", "rung", "axis", "family", "seed", "value"])
+    summaries = _summaries(values, plan.rule)
+    counts = values.groupby(["evaluand", "rung", "axis"]).size().to_dict() if rows else {}
+
+    axes_out, coverage_out = [], []
+    point: dict[tuple[str, str, str], float | None] = {}
+    for evaluand in evaluands:
+        for rung in rungs:
+            cell_episodes = by_cell.get((evaluand, rung), [])
+            for axis in plan.axes:
+                ranked = {f for f, axes in plan.ranks.items() if axis in axes}
+                in_scope = [e for e in cell_episodes if e["family"] in ranked]
+                eligible = [e for e in in_scope if e["status"] in MODEL_EPISODE]
+                observed_n = int(counts.get((evaluand, rung, axis), 0))
+                absent = len(eligible) - observed_n
+                caused = absent if axis in plan.caused else 0
+                cell: dict[str, Any] = {
+                    "evaluand": evaluand,
+                    "rung": rung,
+                    "axis": axis,
+                    "n": observed_n,
+                    "N": len(in_scope),
+                    "eligible": len(eligible),
+                    "evaluand_caused_absent": caused,
+                    "independent_absent": absent - caused,
+                    "not_executed": sum(e["status"] == "not_executed" for e in in_scope),
+                    "families": [],
+                    "n_families": 0,
+                    "estimate": None,
+                    "interval": None,
+                    "interval_available": False,
+                }
+                if observed_n:
+                    family_values, n_seeds = summaries[(evaluand, rung, axis)]
+                    result = family_cluster_bootstrap(
+                        family_values.to_numpy(),
+                        family_values.index.to_numpy(),
+                        seed=sub_seed(seed, KIND, evaluand, rung, axis),
+                        aggregation="cluster_mean",
+                        replicates=plan.replicates,
+                        confidence=plan.confidence,
+                        min_clusters=plan.min_families,
+                        method="percentile",
+                    )
+                    cell.update(
+                        families=list(family_values.index),
+                        family_values={f: float(v) for f, v in family_values.items()},
+                        n_families=len(family_values),
+                        n_seeds=n_seeds,
+                        estimate=result.estimate,
+                        interval=interval(result.interval),
+                        interval_available=result.interval_available,
+                    )
+                    if not result.interval_available:
+                        cell["note"] = (
+                            f"interval unavailable: {len(family_values)} families contributed, "
+                            f"fewer than the frozen minimum of {plan.min_families}; the values "
+                            "are reported descriptively"
+                        )
+                else:
+                    cell["note"] = "not observed"
+                point[(evaluand, rung, axis)] = cell["estimate"]
+                axes_out.append(cell)
+                coverage_out += _coverage_cells(plan, evaluand, rung, axis, in_scope, cell_episodes)
+
+    return values, summaries, axes_out, coverage_out, point
+
+
+def _discrete(plan: _Plan, episodes: list[dict], by_cell: dict):
+    """Hard-fail counts and full-sample rates, terminal outcomes, and incidents (§6.2, §7)."""
+    evaluands, rungs = plan.evaluands, plan.rungs
+    hard_fails, outcomes, incidents = [], [], []
+    for evaluand in evaluands:
+        for rung in rungs:
+            cell_episodes = by_cell.get((evaluand, rung), [])
+            eligible = [e for e in cell_episodes if e["status"] in MODEL_EPISODE]
+            for channel in plan.channels:
+                graded = [
+                    binary(e["values"].get(channel))
+                    for e in eligible
+                    if e["status"] == "scored" and binary(e["values"].get(channel)) is not None
+                ]
+                count = int(sum(graded))
+                hard_fails.append(
+                    {
+                        "evaluand": evaluand,
+                        "rung": rung,
+                        "channel": channel,
+                        "count": count,
+                        "graded": len(graded),
+                        "episodes": len(eligible),
+                        "rate": count / len(eligible) if eligible else None,
+                    }
+                )
+            by_outcome = Counter(e["terminal_outcome"] for e in eligible)
+            outcomes.append(
+                {
+                    "evaluand": evaluand,
+                    "rung": rung,
+                    "episodes": len(eligible),
+                    "by_outcome": dict(sorted(by_outcome.items())),
+                    "not_executed": sum(e["status"] == "not_executed" for e in cell_episodes),
+                    "incidents": sum(e["status"] == "incident" for e in cell_episodes),
+                    "excluded": sum(e["status"] == "excluded" for e in cell_episodes),
+                    "control_not_passed": sum(
+                        e["status"] == "control_not_passed" for e in cell_episodes
+                    ),
+                }
+            )
+    for episode in episodes:
+        if episode["status"] == "incident":
+            incidents.append(
+                {
+                    k: episode[k]
+                    for k in ("position", "evaluand", "rung", "family", "seed", "reason_code")
+                }
+            )
+
+    return hard_fails, outcomes, incidents
+
+
+def _coverage_summary(axes_out: list[dict], coverage_out: list[dict]) -> list[dict]:
+    """Per evaluand × rung × axis: how many families reached each coverage state, with n/N and
+    the absence kept apart by its cause (§3, §9.3)."""
+    states: dict[tuple, Counter] = defaultdict(Counter)
+    for cell in coverage_out:
+        states[(cell["evaluand"], cell["rung"], cell["axis"])][cell["state"]] += 1
+    return [
+        {
+            "evaluand": c["evaluand"],
+            "rung": c["rung"],
+            "axis": c["axis"],
+            "n": c["n"],
+            "N": c["N"],
+            "families": {
+                state: states[(c["evaluand"], c["rung"], c["axis"])][state]
+                for state in COVERAGE_STATES
+            },
+            "evaluand_caused_absent": c["evaluand_caused_absent"],
+            "independent_absent": c["independent_absent"],
+            "not_executed": c["not_executed"],
+        }
+        for c in axes_out
+    ]
+
+
+def _coverage_cells(plan, evaluand, rung, axis, in_scope, cell_episodes) -> list[dict]:
+    """One row per family: its coverage state for this evaluand × rung × axis, and n/N."""
+    out = []
+    by_family: dict[str, list[dict]] = defaultdict(list)
+    for episode in cell_episodes:
+        by_family[episode["family"]].append(episode)
+    for family in sorted(plan.ranks):
+        family_episodes = by_family.get(family, [])
+        executed = [e for e in family_episodes if e["status"] in MODEL_EPISODE]
+        observed = [
+            e
+            for e in executed
+            if e["status"] == "scored" and number(e["values"].get(axis)) is not None
+        ]
+        # A family that does not rank the axis is only authored for it, whatever it returned
+        # (its values are not pooled); one that ranks it climbs as far as the data went.
+        if axis not in plan.ranks[family]:
+            state = "authored"
+        elif observed:
+            state = "observed"
+        elif axis not in plan.instruments[family]:
+            state = "ranked"
+        elif executed:
+            state = "executed"
+        else:
+            state = "instrumented"
+        absent = len(executed) - len(observed) if axis in plan.ranks[family] else 0
+        out.append(
+            {
+                "evaluand": evaluand,
+                "rung": rung,
+                "axis": axis,
+                "family": family,
+                "state": state,
+                "n": len(observed),
+                "N": len(family_episodes),
+                "absence": (
+                    ""
+                    if not absent
+                    else "evaluand_caused"
+                    if axis in plan.caused
+                    else "independent"
+                ),
+            }
+        )
+    return out
+
+
+def _acceptance(plan: _Plan, axes_out, hard_fails, outcomes) -> list[dict]:
+    axes_of = defaultdict(dict)
+    for cell in axes_out:
+        axes_of[(cell["evaluand"], cell["rung"])][cell["axis"]] = cell
+    fails_of = defaultdict(dict)
+    for cell in hard_fails:
+        fails_of[(cell["evaluand"], cell["rung"])][cell["channel"]] = cell
+    incidents_of = {(o["evaluand"], o["rung"]): o["incidents"] for o in outcomes}
+    out = []
+    for policy in plan.policies:
+        rungs = policy.get("rungs") or plan.rungs
+        for evaluand in policy.get("evaluands") or plan.evaluands:
+            verdicts = []
+            for rung in rungs:
+                failures = rung_failures(
+                    policy,
+                    axes=axes_of.get((evaluand, rung), {}),
+                    hard_fails=fails_of.get((evaluand, rung), {}),
+                    incidents=incidents_of.get((evaluand, rung), 0),
+                )
+                verdicts.append({"rung": rung, "acceptable": not failures, "failures": failures})
+            best = maximum_acceptable_rung(verdicts, rule=plan.ladder)
+            out.append(
+                {
+                    "policy": policy["code"],
+                    "label": policy.get("label", ""),
+                    "evaluand": evaluand,
+                    "maximum_acceptable_rung": best,
+                    "verdict": best if best is not None else NO_ACCEPTABLE_RUNG,
+                    "rungs": verdicts,
+                }
+            )
+    return out
+
+
+def _sensitivity(plan: _Plan, values: pd.DataFrame, point, episodes) -> list[dict]:
+    out = []
+    for axis in plan.axes:
+        frame = values[values["axis"] == axis] if not values.empty else values
+        family = plan.families_of_response.get(axis, "gaussian")
+        entry: dict[str, Any] = {"axis": axis, "family": family}
+        if frame.empty or frame["family"].nunique() < plan.min_families:
+            entry.update(
+                fitted=False,
+                note="not sufficiently observed: fewer families than the frozen minimum",
+                disagreements=[],
+            )
+            out.append(entry)
+            continue
+        model_frame = frame[["value", "evaluand", "rung", "family", "seed"]].reset_index(drop=True)
+        if family == "binomial" and not model_frame["value"].isin((0.0, 1.0)).all():
+            entry.update(
+                fitted=False,
+                note="the frozen response family is binomial but the values are not all 0 or 1",
+                disagreements=[],
+            )
+            out.append(entry)
+            continue
+        fit = fit_axis(model_frame, family=family)
+        entry.update(fit)
+        boot = {(e, r): point.get((e, r, axis)) for e in plan.evaluands for r in plan.rungs}
+        entry["disagreements"] = (
+            disagreements(boot, fit["cells"], rungs=plan.rungs) if fit["fitted"] else []
+        )
+        out.append(entry)
+    return out
+
+
+def _family_differences(summaries: dict, axis: str, rung: str, a: str, b: str) -> pd.Series:
+    """Per family observed for both evaluands: a's family summary minus b's (paired by family)."""
+    empty = (pd.Series(dtype=float), 0)
+    first, second = (
+        summaries.get((a, rung, axis), empty)[0],
+        summaries.get((b, rung, axis), empty)[0],
+    )
+    both = first.index.intersection(second.index)
+    return (first[both] - second[both]).sort_index()
+
+
+def _difference(plan: _Plan, diffs: pd.Series, seed: int) -> dict:
+    out: dict[str, Any] = {"n_families": len(diffs), "estimate": None, "p_value": None}
+    if len(diffs) == 0:
+        out["note"] = "no family observed for both evaluands"
+        return out
+    result = family_cluster_bootstrap(
+        diffs.to_numpy(),
+        diffs.index.to_numpy(),
+        seed=seed,
+        replicates=plan.replicates,
+        confidence=plan.confidence,
+        min_clusters=plan.min_families,
+        method="percentile",
+    )
+    out.update(estimate=result.estimate, interval=interval(result.interval))
+    if len(diffs) >= 2 and float(np.std(diffs.to_numpy())) > 0:
+        out["p_value"] = float(scipy_stats.ttest_1samp(diffs.to_numpy(), 0.0).pvalue)
+    if not result.interval_available:
+        out["note"] = "interval unavailable: fewer families than the frozen minimum"
+    return out
+
+
+def _comparisons(plan: _Plan, summaries: dict, seed: int) -> dict:
+    confirmatory = []
+    listed = set()
+    for comparison in plan.comparisons:
+        a, b = comparison["evaluands"]
+        listed.add((comparison["axis"], comparison["rung"], frozenset((a, b))))
+        diffs = _family_differences(summaries, comparison["axis"], comparison["rung"], a, b)
+        entry = {**comparison, "difference": f"{a} − {b}"}
+        entry.update(
+            _difference(
+                plan,
+                diffs,
+                sub_seed(seed, KIND, "confirmatory", comparison["axis"], comparison["rung"], a, b),
+            )
+        )
+        confirmatory.append(entry)
+    tested = [i for i, c in enumerate(confirmatory) if c["p_value"] is not None]
+    alpha = 1 - plan.confidence
+    if tested:
+        reject, adjusted, _, _ = multipletests(
+            [confirmatory[i]["p_value"] for i in tested], alpha=alpha, method=plan.multiplicity
+        )
+        for i, p, r in zip(tested, adjusted, reject, strict=True):
+            estimate = confirmatory[i]["estimate"]
+            meaningful = plan.minimum_effect is None or abs(estimate) >= plan.minimum_effect
+            confirmatory[i].update(
+                adjusted_p_value=float(p),
+                significant=bool(r),
+                meets_minimum_effect=bool(meaningful),
+            )
+    exploratory = []
+    if summaries:
+        for axis in plan.axes:
+            for rung in plan.rungs:
+                for a, b in combinations(plan.evaluands, 2):
+                    if (axis, rung, frozenset((a, b))) in listed:
+                        continue
+                    diffs = _family_differences(summaries, axis, rung, a, b)
+                    if diffs.empty:
+                        continue
+                    p = (
+                        float(scipy_stats.ttest_1samp(diffs.to_numpy(), 0.0).pvalue)
+                        if len(diffs) >= 2 and float(np.std(diffs.to_numpy())) > 0
+                        else None
+                    )
+                    exploratory.append(
+                        {
+                            "axis": axis,
+                            "rung": rung,
+                            "evaluands": [a, b],
+                            "estimate": float(diffs.mean()),
+                            "n_families": len(diffs),
+                            "p_value": p,
+                            "label": "exploratory",
+                        }
+                    )
+    return {
+        "method": plan.multiplicity,
+        "alpha": alpha,
+        "minimum_effect": plan.minimum_effect,
+        "confirmatory": confirmatory,
+        "exploratory": exploratory,
+    }
+
+
+# -- downloads and estimates ---------------------------------------------------------------
+
+
+def tidy(inputs: dict) -> tuple[list[str], list[list]]:
+    """One row per episode: its design coordinates, status and outcome, and every field."""
+    names = [f["name"] for f in inputs["fields"]]
+    header = [
+        "position",
+        "evaluand",
+        "rung",
+        "family",
+        "seed",
+        "repetition",
+        "status",
+        "terminal_outcome",
+        "reason_code",
+        *names,
+    ]
+    rows = [
+        [
+            *(e[h] for h in header[: len(header) - len(names)]),
+            *(e["values"].get(n, "") for n in names),
+        ]
+        for e in inputs["episodes"]
+    ]
+    return header, rows
+
+
+def estimates_of(result: dict) -> dict[str, list[EstimateValue]]:
+    axes = [c for c in result.get("axes", []) if c.get("estimate") is not None]
+    policies = result.get("acceptance", [])
+    return {
+        "axis_estimates": [
+            EstimateValue(float(len(axes)))
+            if axes
+            else EstimateValue(None, "no graded axis has an observed value")
+        ],
+        "hard_fail_counts": [
+            EstimateValue(float(sum(c["count"] for c in result.get("hard_fails", []))))
+        ],
+        "maximum_acceptable_rung": [
+            EstimateValue(p["verdict"], surface=f"{p['policy']} × {p['evaluand']}")
+            for p in policies
+        ]
+        or [EstimateValue(None, "the plan lists no acceptance policy")],
+    }
+
+
+register_pipeline(
+    Pipeline(
+        kind=KIND,
+        title=DECLARATION.title,
+        collect=collect,
+        compute=compute,
+        tidy=tidy,
+        templates=("crucible",),
+        declaration=DECLARATION,
+        assemble=assemble,
+        estimates_of=estimates_of,
+    )
+)
+
+CRUCIBLE = register_plan_template(
+    PlanTemplate(
+        code="crucible",
+        title="CRUCIBLE reference-harness study (autonomy rungs × graded axes)",
+        pipeline=KIND,
+        parameters=(*(p.name for p in PARAMETERS), replace(REPETITIONS, default="1")),
+        required_sections=("hypotheses", "design", "exclusions", "stopping_rules", "analysis"),
+        outlines={
+            "design": "### Scenario families and seed variants\n\n### Autonomy rungs (definitions "
+            "and action-class mappings)\n\n### Family → axis allocation\n",
+            "exclusions": "### Eligibility gate (control validation)\n\n### Incidents\n",
+            "stopping_rules": "### Per-episode budgets\n\n### Safety stop conditions\n",
+            "analysis": "### Family-clustered bootstrap\n\n### Acceptance policies\n\n"
+            "### Hierarchical sensitivity\n\n### Confirmatory comparisons\n",
+        },
+    )
+)
