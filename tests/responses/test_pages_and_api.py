@@ -184,7 +184,8 @@ def test_the_api_imports_with_dry_run_errors_and_idempotency(client, frozen, edi
             "row": 4,
             "field": "terminal_outcome",
             "message": "'exploded' is not a terminal outcome (budget_exhausted, completed, "
-            "error, platform_loss, refused, timeout)",
+            "error, malformed_output, parse_failure, platform_loss, rate_limited, refused, "
+            "safety_stop, timeout)",
             "label": "",
         }
     ]
