@@ -1,6 +1,6 @@
 """The analysis pipelines, by kind. Importing this package registers the built-in ones."""
 
-from apps.analysis.pipelines import opb, xstest  # noqa: F401  (registers them)
+from apps.analysis.pipelines import opb, paired_blocks, xstest  # noqa: F401  (registers them)
 from apps.analysis.pipelines.base import (
     Pipeline,
     get_pipeline,
