@@ -23,6 +23,15 @@ class AnalysisConfig(AppConfig):
             )
         )
 
+        # Seed 002's paired_blocks plans: the sub-study rules the gate can check without a run.
+        from apps.analysis.pipelines.paired_blocks import gate_checks
+
+        register_component(VersionComponent(name="paired_blocks", checks=gate_checks))
+        from apps.analysis.pipelines.paired_blocks import import_checks
+        from apps.responses.importing import register_record_check
+
+        register_record_check(import_checks)
+
         from apps.analysis.refs import run_url
         from apps.deviations.refs import register_ref_type
 

@@ -6,6 +6,8 @@ draws random ids), no ``Date`` metadata, text as paths. The same document gives 
 - ``opb``: per surface, F_att and the refusal rate R by level, one line per family (arm), with
   interval bars.
 - ``xstest``: per prompt type, each label's rate per model, with interval bars.
+- ``paired_blocks``: per model × sub-study (never both sub-studies in one plot), a forest plot of
+  the paired contrasts with their block-clustered bootstrap intervals.
 """
 
 from __future__ import annotations
@@ -50,6 +52,17 @@ def plot_specs(document: dict) -> list[PlotSpec]:
             )
             for i, s in enumerate(estimates["surfaces"])
         ]
+    if document["kind"] == "paired_blocks":
+        return [
+            PlotSpec(
+                i,
+                f"Paired contrasts — {model}, sub-study {sub}",
+                f"Forest plot for model {model} in sub-study {sub} alone: each contrast's mean "
+                "within-block paired difference per endpoint, with its block-clustered bootstrap "
+                "interval and a line at zero.",
+            )
+            for i, (model, sub) in enumerate(_forest_panels(estimates))
+        ]
     if document["kind"] == "xstest":
         return [
             PlotSpec(
@@ -69,6 +82,14 @@ def render_svg(document: dict, index: int) -> bytes:
     with plt.rc_context(_RC):
         if document["kind"] == "opb":
             figure = _opb_figure(document["estimates"]["surfaces"][index])
+        elif document["kind"] == "paired_blocks":
+            model, sub = _forest_panels(document["estimates"])[index]
+            rows = [
+                r
+                for r in document["estimates"]["contrasts"]
+                if r["evaluand"] == model and r["sub_study"] == sub
+            ]
+            figure = forest_figure(rows)
         else:
             figure = _xstest_figure(document["estimates"])
         buffer = io.BytesIO()
@@ -152,5 +173,44 @@ def _xstest_figure(estimates: dict):
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("rate")
     axes[0].legend(frameon=False, fontsize=7)
+    figure.tight_layout()
+    return figure
+
+
+def _forest_panels(estimates: dict) -> list[tuple[str, str]]:
+    return sorted({(r["evaluand"], r["sub_study"]) for r in estimates.get("contrasts", [])})
+
+
+def forest_figure(rows: list[dict]):
+    """A forest plot of one model's paired contrasts in ONE sub-study (seed 002: the sub-studies
+    are never combined, so neither is a plot). Narrow (3.6 in wide, one row per contrast ×
+    endpoint) so that it stays readable on a 375 px screen.
+
+    Raises ValueError when ``rows`` hold more than one sub-study or model.
+    """
+    subs = {r["sub_study"] for r in rows}
+    models = {r["evaluand"] for r in rows}
+    if len(subs) > 1 or len(models) > 1:
+        raise ValueError(
+            f"a forest plot shows one model in one sub-study, not {sorted(subs)} × "
+            f"{sorted(models)} (SUB_STUDIES_NEVER_POOLED)"
+        )
+    rows = [r for r in rows if r["estimate"] is not None]
+    height = 0.9 + 0.28 * max(1, len(rows))
+    figure, ax = plt.subplots(figsize=(3.6, height))
+    ys = list(range(len(rows)))[::-1]
+    for y, r in zip(ys, rows, strict=True):
+        colour = _COLOURS[0] if r["role"] == "primary" else _COLOURS[5]
+        interval = r.get("bootstrap_interval")
+        if interval:
+            ax.plot(interval, [y, y], color=colour, linewidth=1.6)
+        ax.plot([r["estimate"]], [y], marker="o", color=colour, markersize=4)
+    ax.axvline(0, color="#333333", linewidth=0.8)
+    ax.set_yticks(ys, [f"{r['endpoint']}: {r['contrast']}" for r in rows], fontsize=7)
+    ax.set_xlabel("mean paired difference (high − low)")
+    if rows:
+        sub = rows[0]["sub_study"]
+        label = f"\n{rows[0]['label']}" if rows[0].get("label") else ""
+        ax.set_title(f"{rows[0]['evaluand']} · sub-study {sub}{label}", fontsize=8)
     figure.tight_layout()
     return figure

@@ -93,6 +93,10 @@ def _report_context(request, run) -> dict:
         context["document"] = document
         context["estimates"] = document["estimates"]
         context["plots"] = plot_specs(document)
+        if document["kind"] == "paired_blocks":
+            from apps.analysis.pipelines.paired_blocks import report_sections
+
+            context["sub_study_sections"] = report_sections(document["estimates"])
     return context
 
 

@@ -15,7 +15,7 @@ Called by ``services.responses_import`` inside its transaction. The steps:
 import gc
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -506,6 +506,27 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+# Checks later apps add to every response import (seed 002's: a record's sub-study and condition
+# against the frozen schedule, task blocks whole, every tool name routed). Each takes the version
+# and the planned attempts (``row``, ``administration_id``, ``terminal_outcome``, ``raw``) and
+# returns ImportProblems; any problem refuses the whole file, as the importer's own do.
+_record_checks: list[Callable[[ProtocolVersion, list[_Planned]], list[ImportProblem]]] = []
+
+
+def register_record_check(
+    check: Callable[[ProtocolVersion, list[_Planned]], list[ImportProblem]],
+) -> None:
+    """Add a check every response import runs once its own checks pass (idempotent)."""
+    if check not in _record_checks:
+        _record_checks.append(check)
+
+
+def _registered_problems(version: ProtocolVersion, checker: _Checker) -> list[ImportProblem]:
+    if checker.problems:  # the records must resolve before later apps can judge them
+        return []
+    return [problem for check in _record_checks for problem in check(version, checker.planned)]
+
+
 def import_file(
     *,
     version: ProtocolVersion,
@@ -578,6 +599,7 @@ def import_file(
     schedule = _Schedule(version)
     checker = _Checker(schedule, normalised)
     checker.run(source.records)
+    checker.problems.extend(_registered_problems(version, checker))
     if checker.problems:
         raise ImportRejected(checker.problems)
     planned = checker.planned

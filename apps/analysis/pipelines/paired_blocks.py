@@ -43,6 +43,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections import Counter, defaultdict
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -69,13 +70,20 @@ from apps.analysis.stats.paired import (
 )
 from apps.protocols.models import ParameterKind
 from apps.protocols.plans import (
+    AUDIT_COUNT,
+    AUDIT_FRACTION,
     BOOTSTRAP_REPLICATES,
     INTERVAL_COVERAGE,
+    REPETITIONS,
+    RESERVATION_MINUTES,
+    SCORES_PER_RESPONSE,
     SEED,
     EstimateSpec,
     ParameterSpec,
     PipelineDeclaration,
+    PlanTemplate,
     ReportSection,
+    register_plan_template,
 )
 from apps.responses.sessions import (
     INFRASTRUCTURE_STRATA,
@@ -130,6 +138,18 @@ ROUTES_SCHEMA: dict[str, Any] = {
     },
     "required": ["tools", "authorised"],
     "additionalProperties": False,
+}
+CONDITION_FIXTURES_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": {
+        "type": "object",
+        "additionalProperties": {
+            "type": "object",
+            "properties": {"wording": {"type": "string"}, "tool_schema": {"type": "object"}},
+            "additionalProperties": False,
+            "minProperties": 1,
+        },
+    },
 }
 CONTROLS_SCHEMA: dict[str, Any] = {
     "type": "array",
@@ -240,6 +260,17 @@ PARAMETERS = (
         required=False,
         default=json.dumps(["alternate:friction"]),
         help_text='Two-factor interactions to report, as "factor:factor".',
+    ),
+    ParameterSpec(
+        "condition_fixtures",
+        "condition fixtures",
+        ParameterKind.JSON,
+        required=False,
+        schema=CONDITION_FIXTURES_SCHEMA,
+        help_text="Each factor level's exact wording and tool schema, "
+        '{factor: {level: {"wording": text, "tool_schema": object}}}: frozen with the '
+        "version and listed with their SHA-256s on the fixtures page, so a condition is never "
+        "a bare label.",
     ),
     ParameterSpec(
         "controls",
@@ -417,6 +448,23 @@ def planned_blocks(raw: dict) -> list[dict]:
     ]
 
 
+SYNTHETIC_RECORD_SEED = 2002
+
+
+def _synthetic_record(rng: np.random.Generator, tools: list[str]) -> dict:
+    """A session record with every typed column, calling a tool the plan's mapping knows."""
+    call = [{"function": tools[int(rng.integers(len(tools)))]}] if tools else []
+    return {
+        "messages": [{"role": "assistant", "content": "", "tool_calls": call}],
+        "model_usage": {"synthetic": {"total_tokens": int(rng.integers(100, 2000))}},
+        "metadata": {
+            "operations": int(rng.integers(1, 10)),
+            "interruptions": int(rng.integers(0, 5)),
+            "cost_usd": float(rng.uniform(0, 0.01)),
+        },
+    }
+
+
 def synthetic(version, raw: dict) -> dict:
     """The gate's synthetic raw reads, with the factor assignments of the schedule the freeze
     would generate, the plan's parameters, and the task-block minimum checked.
@@ -440,6 +488,9 @@ def synthetic(version, raw: dict) -> dict:
     except Exception as error:  # the schedule's own refusal, in the PI's words
         raise PlanInputError(f"the schedule cannot be generated: {error}") from error
     levels = {lv["code"]: lv["ordinal"] for lv in raw["design"]["levels"]}
+    routes = _json_parameter(parameters, "tool_routes", None) or {}
+    tools = sorted(routes.get("tools") or {})
+    rng = np.random.default_rng(SYNTHETIC_RECORD_SEED)
     rows = [
         {
             "item": e.cell[0],
@@ -448,7 +499,7 @@ def synthetic(version, raw: dict) -> dict:
             "repetition": e.repetition,
             "assignment": dict(e.assignment),
             "terminal_outcome": "completed",
-            "record": {},
+            "record": _synthetic_record(rng, tools),
         }
         for e in entries
     ]
@@ -912,3 +963,251 @@ register_pipeline(
         synthetic=synthetic,
     )
 )
+
+
+def report_sections(estimates: dict) -> list[dict]:
+    """The report, one section per sub-study (never combined): its label, per model the forest
+    plot's index and the contrasts, the conditions with their exact denominators, the
+    infrastructure failures and the controls of that sub-study."""
+    panels = sorted({(r["evaluand"], r["sub_study"]) for r in estimates.get("contrasts", [])})
+    out = []
+    for study in estimates.get("sub_studies", []):
+        code = study["code"]
+        out.append(
+            {
+                "code": code,
+                "label": study["label"],
+                "evidence": study["evidence"],
+                "effects_label": study.get("label_of_effects", ""),
+                "models": [
+                    {
+                        "evaluand": model,
+                        "plot": panels.index((model, sub)),
+                        "contrasts": [
+                            r
+                            for r in estimates["contrasts"]
+                            if r["evaluand"] == model and r["sub_study"] == sub
+                        ],
+                    }
+                    for model, sub in panels
+                    if sub == code
+                ],
+                "conditions": [c for c in estimates["conditions"] if c["sub_study"] == code],
+                "infrastructure": [
+                    c for c in estimates["infrastructure"]["counts"] if c["sub_study"] == code
+                ],
+                "controls": [c for c in estimates["controls"] if c["sub_study"] == code],
+            }
+        )
+    return out
+
+
+def _block_problems(version, planned, admins, touched, design) -> list:
+    """Task blocks the import touches that would still lack a design combination."""
+    from apps.responses.formats import ImportProblem
+    from apps.responses.models import Attempt
+
+    n_design = 2 ** len(design)
+    attempted = set(
+        Attempt.objects.filter(version=version).values_list("administration_id", flat=True)
+    ) | {p.administration_id for p in planned}
+    members: dict[tuple, list[dict]] = defaultdict(list)
+    for a in admins.values():
+        key = (
+            a["cell__item__code"],
+            a["cell__level__code"],
+            a["evaluand_id"],
+            (a["repetition"] - 1) // n_design,
+        )
+        if key in touched:
+            members[key].append(a)
+    problems = []
+    for key, row in sorted(touched.items(), key=lambda kv: kv[1]):
+        missing = sorted(
+            "/".join(f"{f}={a['assignment'].get(f)}" for f in design)
+            for a in members[key]
+            if a["pk"] not in attempted
+        )
+        if missing:
+            problems.append(
+                ImportProblem(
+                    row,
+                    "repetition",
+                    f"task block {key[0]} × round {key[3] + 1} would lack {len(missing)} of "
+                    f"its {n_design} combinations ({'; '.join(missing)}): every task block "
+                    "holds all of them — import its missing records, infrastructure failures "
+                    "included, in the same file",
+                )
+            )
+    return problems
+
+
+def import_checks(version, planned: list) -> list:
+    """Seed 002's checks on a response import into a ``paired_blocks`` version, by row and field
+    (registered with ``apps.responses.importing.register_record_check``; any problem refuses the
+    whole file, nothing written):
+
+    - a record whose ``metadata.sub_study`` is not its administration's sub-study;
+    - a record whose ``metadata.condition`` names a factor level other than the frozen
+      schedule's assignment;
+    - a tool name the plan's frozen mapping has no route for (``tool_calls``), or a record whose
+      session cannot be read;
+    - a task block the file touches that would still lack one of its design combinations
+      (every block holds all of them; infrastructure failures are records too).
+    """
+    from apps.items.models import Factor
+    from apps.protocols.plans import version_pipeline
+    from apps.responses.formats import ImportProblem
+    from apps.responses.models import Administration
+
+    if version_pipeline(version) != KIND or not planned:
+        return []
+    parameters = data.plan_parameters(version)
+    try:
+        routes = _json_parameter(parameters, "tool_routes", None)
+        sub_studies = _json_parameter(parameters, "sub_studies", _default("sub_studies"))
+    except PlanInputError:
+        return []
+    admins = {
+        a["pk"]: a
+        for a in Administration.objects.filter(version=version).values(
+            "pk",
+            "position",
+            "repetition",
+            "assignment",
+            "evaluand_id",
+            "cell__item__code",
+            "cell__item__family__code",
+            "cell__level__code",
+        )
+    }
+    try:
+        family_sub = sub_study_map(
+            sub_studies, sorted({a["cell__item__family__code"] for a in admins.values()})
+        )
+    except PlanInputError:
+        family_sub = {}
+    design = list(
+        Factor.objects.filter(version=version, role="design")
+        .order_by("name")
+        .values_list("name", flat=True)
+    )
+    n_design = 2 ** len(design)
+    problems = []
+    touched: dict[tuple, int] = {}
+    for p in planned:
+        adm = admins[p.administration_id]
+        where = f"administration #{adm['position']} ({adm['cell__item__code']})"
+        raw = p.raw if isinstance(p.raw, dict) else {}
+        metadata = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+        expected_sub = family_sub.get(adm["cell__item__family__code"])
+        said = metadata.get("sub_study")
+        if said is not None and expected_sub is not None and said != expected_sub:
+            problems.append(
+                ImportProblem(
+                    p.row,
+                    "metadata.sub_study",
+                    f"the record says sub-study {said}, but {where} belongs to sub-study "
+                    f"{expected_sub}",
+                )
+            )
+        condition = metadata.get("condition")
+        if isinstance(condition, dict):
+            for factor, level in sorted(condition.items()):
+                frozen = adm["assignment"].get(factor)
+                if frozen is not None and frozen != level:
+                    problems.append(
+                        ImportProblem(
+                            p.row,
+                            f"metadata.condition.{factor}",
+                            f"the record says {factor}={level}, but the frozen schedule gives "
+                            f"{where} {factor}={frozen}",
+                        )
+                    )
+        try:
+            record = session_record(raw, p.terminal_outcome)
+            if routes:
+                route_of(record.tool_calls, routes["tools"])
+        except RecordError as error:
+            problems.append(ImportProblem(p.row, error.field or "record", str(error)))
+        block = (
+            adm["cell__item__code"],
+            adm["cell__level__code"],
+            adm["evaluand_id"],
+            (adm["repetition"] - 1) // n_design,
+        )
+        touched.setdefault(block, p.row)
+    if design and touched:
+        problems += _block_problems(version, planned, admins, touched, design)
+    return problems
+
+
+ROUTE_CHOICE = register_plan_template(
+    PlanTemplate(
+        code="route_choice",
+        title="Route choice, paired task blocks (seed 002)",
+        pipeline=KIND,
+        parameters=(
+            "seed",
+            "interval_coverage",
+            "bootstrap_replicates",
+            "bootstrap_interval",
+            "min_task_blocks",
+            "sub_studies",
+            "tool_routes",
+            "endpoints",
+            "secondary_endpoints",
+            "decision_endpoint",
+            "interactions",
+            "condition_fixtures",
+            "controls",
+            replace(SCORES_PER_RESPONSE, default="1"),
+            RESERVATION_MINUTES,
+            replace(REPETITIONS, default="64"),
+            AUDIT_COUNT,
+            AUDIT_FRACTION,
+        ),
+        defaults={"interval_coverage": "0.95", "bootstrap_replicates": "10000"},
+        required_sections=("hypotheses", "design", "exclusions", "analysis"),
+        outlines={
+            "hypotheses": "### H1 route choice\n\n### H2 completion\n\n### H3 framing\n\n"
+            "### H4 completion-and-omission check\n",
+            "design": "### Tasks and fixtures\n\n### Factors (2×2×2) and counterbalancing\n\n"
+            "### Sub-studies A and B\n\n### Controls\n",
+            "exclusions": "### Infrastructure failures (transport, budget, provider)\n",
+            "analysis": "### Paired task-block contrasts\n\n### Never pooled\n",
+        },
+    )
+)
+
+
+def gate_checks(version) -> list:
+    """Freeze-gate problems of a ``paired_blocks`` plan that need no run: a decision-table rule
+    that pools sub-studies (``sub_studies_pooled``, naming the rule SUB_STUDIES_NEVER_POOLED)
+    and a family in no sub-study or in two (``sub_study_unassigned``)."""
+    from apps.items.models import Family
+    from apps.protocols.components import Problem
+    from apps.protocols.gate import edit_url
+    from apps.protocols.plans import version_pipeline
+
+    if version_pipeline(version) != KIND:
+        return []
+    problems = [
+        Problem(
+            "sub_studies_pooled",
+            f"decision table rule {rule} combines sub-studies {' and '.join(subs)}: refused by "
+            f"the rule {POOLING_RULE} ({POOLING_TEXT})",
+            edit_url(version, "decision-table"),
+        )
+        for rule, subs in pooling_violations(version.decision_table)
+    ]
+    parameters = data.plan_parameters(version)
+    families = list(Family.objects.filter(version=version).values_list("code", flat=True))
+    if families and (parameters.get("sub_studies") or "").strip():
+        try:
+            sub_study_map(_json_parameter(parameters, "sub_studies", []), families)
+        except (PlanInputError, KeyError, TypeError) as error:
+            problems.append(
+                Problem("sub_study_unassigned", str(error), edit_url(version, "param-sub_studies"))
+            )
+    return problems
