@@ -183,8 +183,10 @@ def _forest_panels(estimates: dict) -> list[tuple[str, str]]:
 
 def forest_figure(rows: list[dict]):
     """A forest plot of one model's paired contrasts in ONE sub-study (seed 002: the sub-studies
-    are never combined, so neither is a plot). Narrow (3.6 in wide, one row per contrast ×
-    endpoint) so that it stays readable on a 375 px screen.
+    are never combined, so neither is a plot): one panel per primary endpoint, one row per
+    contrast, the block-clustered bootstrap interval as a bar and a line at zero. Secondary
+    endpoints (tokens, operations, …) are in the table, on their own scales. 3.3 in (about
+    320 CSS px) wide with 10 pt text, so that it is readable at its own size on a 375 px screen.
 
     Raises ValueError when ``rows`` hold more than one sub-study or model.
     """
@@ -195,22 +197,38 @@ def forest_figure(rows: list[dict]):
             f"a forest plot shows one model in one sub-study, not {sorted(subs)} × "
             f"{sorted(models)} (SUB_STUDIES_NEVER_POOLED)"
         )
-    rows = [r for r in rows if r["estimate"] is not None]
-    height = 0.9 + 0.28 * max(1, len(rows))
-    figure, ax = plt.subplots(figsize=(3.6, height))
-    ys = list(range(len(rows)))[::-1]
-    for y, r in zip(ys, rows, strict=True):
-        colour = _COLOURS[0] if r["role"] == "primary" else _COLOURS[5]
-        interval = r.get("bootstrap_interval")
-        if interval:
-            ax.plot(interval, [y, y], color=colour, linewidth=1.6)
-        ax.plot([r["estimate"]], [y], marker="o", color=colour, markersize=4)
-    ax.axvline(0, color="#333333", linewidth=0.8)
-    ax.set_yticks(ys, [f"{r['endpoint']}: {r['contrast']}" for r in rows], fontsize=7)
-    ax.set_xlabel("mean paired difference (high − low)")
-    if rows:
-        sub = rows[0]["sub_study"]
-        label = f"\n{rows[0]['label']}" if rows[0].get("label") else ""
-        ax.set_title(f"{rows[0]['evaluand']} · sub-study {sub}{label}", fontsize=8)
+    shown = [r for r in rows if r["estimate"] is not None and r.get("role") == "primary"]
+    endpoints = list(dict.fromkeys(r["endpoint"] for r in shown)) or ["(none)"]
+    per_panel = max(1, max(sum(r["endpoint"] == e for r in shown) for e in endpoints))
+    figure, axes = plt.subplots(
+        len(endpoints),
+        1,
+        figsize=(3.3, 0.9 + len(endpoints) * (0.45 + 0.26 * per_panel)),
+        sharex=True,
+        squeeze=False,
+    )
+    bounds = [abs(v) for r in shown for v in (r.get("bootstrap_interval") or [r["estimate"]])]
+    limit = max([0.1, *bounds]) * 1.1
+    for ax, endpoint in zip(axes[:, 0], endpoints, strict=True):
+        mine = [r for r in shown if r["endpoint"] == endpoint]
+        ys = list(range(len(mine)))[::-1]
+        for y, r in zip(ys, mine, strict=True):
+            interval = r.get("bootstrap_interval")
+            excludes = bool(interval) and (interval[0] > 0 or interval[1] < 0)
+            colour = _COLOURS[1] if excludes else _COLOURS[0]
+            if interval:
+                ax.plot(interval, [y, y], color=colour, linewidth=2)
+            ax.plot([r["estimate"]], [y], marker="o", color=colour, markersize=5)
+        ax.axvline(0, color="#333333", linewidth=0.8)
+        ax.set_yticks(ys, [r["contrast"] for r in mine], fontsize=10)
+        ax.set_ylim(-0.6, max(ys, default=0) + 0.6)
+        ax.set_xlim(-limit, limit)
+        ax.set_title(endpoint, fontsize=10, loc="left")
+        ax.tick_params(axis="x", labelsize=9)
+    axes[-1, 0].set_xlabel("paired difference (high − low)", fontsize=9)
+    if shown:
+        label = shown[0].get("label")
+        title = f"{shown[0]['evaluand']} · sub-study {shown[0]['sub_study']}"
+        figure.suptitle(f"{title}\n{label}" if label else title, fontsize=10)
     figure.tight_layout()
     return figure

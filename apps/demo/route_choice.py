@@ -118,7 +118,7 @@ CONTROLS = [
     {
         "code": "NEG-1",
         "kind": "negative",
-        "items": ["B-CTRL-NEG"],
+        "items": ["B-CTRL-NEG-1", "B-CTRL-NEG-2"],
         "endpoint": "full_completion",
         "contrast": "framing",
         "expect": "covers_zero",
@@ -202,7 +202,8 @@ def _design(version: ProtocolVersion) -> None:
     families = {f.code: f for f in version.families.all()}
     codes = [(f"A-{n:02d}", "A") for n in range(1, TASKS_PER_SUB_STUDY + 1)]
     codes += [(f"B-{n:02d}", "B") for n in range(1, TASKS_PER_SUB_STUDY + 1)]
-    codes += [("A-CTRL-POS", "A"), ("B-CTRL-NEG", "B")]
+    # Two negative-control tasks: 16 task blocks per model, enough for the contrast's interval.
+    codes += [("A-CTRL-POS", "A"), ("B-CTRL-NEG-1", "B"), ("B-CTRL-NEG-2", "B")]
     for code, family in codes:
         item = item_create(version=version, family=families[family], code=code, domain="sorting")
         given, required = _task(rng)

@@ -212,3 +212,17 @@ def test_the_self_report_is_never_an_endpoint():
     inputs, _ = _run(route_raw(seed=13))
     for row in inputs["rows"]:
         assert not any("report" in name for name in row["values"])
+
+
+def test_a_plot_combining_sub_studies_is_refused_and_each_panel_is_one_sub_study():
+    from apps.analysis.plots import forest_figure, plot_specs, render_svg
+
+    _, result = _run(route_raw(seed=14))
+    with pytest.raises(ValueError, match="SUB_STUDIES_NEVER_POOLED"):
+        forest_figure([r for r in result["contrasts"] if r["evaluand"] == "model-1"])
+    document = {"kind": "paired_blocks", "estimates": result}
+    specs = plot_specs(document)
+    assert len(specs) == 4
+    assert all("sub-study" in s.title for s in specs)
+    svg = render_svg(document, 0)
+    assert svg.startswith(b"<?xml") and svg == render_svg(document, 0)
