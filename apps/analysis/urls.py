@@ -13,6 +13,7 @@ urlpatterns = [
     path(f"{_RUN}result.json", views.result_download, name="result"),
     path(f"{_RUN}tidy.csv", views.tidy_download, name="tidy"),
     path(f"{_RUN}plots/<int:index>.svg", views.plot_svg, name="plot"),
+    path("protocols/<str:code>/v/<str:label>/fixtures/", views.fixtures, name="fixtures"),
 ]
 
 _API = "protocols/<str:code>/versions/<str:label>/analysis-runs"

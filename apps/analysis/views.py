@@ -163,3 +163,17 @@ def plot_svg(request: HttpRequest, code: str, label: str, number: int, index: in
     except IndexError as error:
         raise Http404("No such plot.") from error
     return HttpResponse(svg, content_type="image/svg+xml")
+
+
+@login_required
+@require_GET
+def fixtures(request: HttpRequest, code: str, label: str) -> HttpResponse:
+    """Seed 002's fixtures page: each task's input and required output, and each factor level's
+    wording and tool schema, with their SHA-256s (the frozen document's ``route_fixtures``)."""
+    from apps.analysis.pipelines.paired_blocks import fixtures_document
+
+    version = get_analysis_version_for(user=request.user, code=code, label=label, roles=READ_ROLES)
+    document = fixtures_document(version)
+    if document is None:
+        raise Http404("This plan has no route-choice fixtures.")
+    return render(request, "analysis/fixtures.html", {"version": version, "fixtures": document})

@@ -74,3 +74,52 @@ def test_a_family_in_no_sub_study_is_refused():
     problems = _codes(version_gate(version=draft))
     assert "sub_study_unassigned" in problems
     assert "family B belongs to no sub-study" in problems["sub_study_unassigned"]
+
+
+def test_fixtures_are_hashed_in_the_frozen_document_and_listed_on_the_fixtures_page(client):
+    from apps.core.canonical import canonical_json, sha256_hex
+    from apps.demo.route_choice import CONDITION_FIXTURES
+    from apps.items.models import Cell
+    from apps.protocols.models import Blob
+    from apps.protocols.services import version_freeze
+
+    pi = UserFactory()
+    draft = route_choice_draft(
+        user=pi, code="ROUTE-F", parameters={"repetitions": "16", "min_task_blocks": "16"}
+    )
+    version = version_freeze(version=draft, user=pi)
+    document = json.loads(Blob.objects.get(sha256=version.sha256).content)
+    fixtures = document["route_fixtures"]
+    cell = Cell.objects.get(version=version, item__code="A-01")
+    (task,) = [t for t in fixtures["tasks"] if t["item"] == "A-01"]
+    assert task["required_output_sha256"] == sha256_hex(canonical_json(cell.expected_output))
+    assert task["input_sha256"] == sha256_hex(cell.prompt.encode("utf-8"))
+    (high,) = [
+        c for c in fixtures["conditions"] if (c["factor"], c["level"]) == ("friction", "high")
+    ]
+    wording = CONDITION_FIXTURES["friction"]["high"]["wording"]
+    assert high["wording_sha256"] == sha256_hex(wording.encode("utf-8"))
+    assert high["sha256"] == sha256_hex(canonical_json(CONDITION_FIXTURES["friction"]["high"]))
+    (present,) = [
+        c for c in fixtures["conditions"] if (c["factor"], c["level"]) == ("alternate", "present")
+    ]
+    assert present["tool_schema_sha256"] is not None
+
+    client.force_login(pi)
+    page = client.get("/protocols/ROUTE-F/v/1.0/fixtures/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert task["required_output_sha256"] in text and high["sha256"] in text
+    stranger = UserFactory()
+    client.force_login(stranger)
+    assert client.get("/protocols/ROUTE-F/v/1.0/fixtures/").status_code == 404
+
+
+def test_a_document_of_another_pipeline_has_no_route_fixtures_key():
+    from apps.analysis.pipelines.paired_blocks import fixtures_document
+    from apps.protocols.documents import version_document
+    from tests.factories import ProtocolVersionFactory
+
+    version = ProtocolVersionFactory()
+    assert fixtures_document(version) is None
+    assert "route_fixtures" not in version_document(version=version)

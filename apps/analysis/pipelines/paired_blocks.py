@@ -1142,6 +1142,56 @@ def import_checks(version, planned: list) -> list:
     return problems
 
 
+def fixtures_document(version) -> dict | None:
+    """Seed 002's fixtures with their SHA-256s, for the frozen document and the fixtures page:
+    per task cell its exact input (the prompt, SHA-256 of its UTF-8 bytes) and required output
+    (the cell's expected output and its hash, ``apps.items``), and per factor level its exact
+    wording and tool schema (from the plan's ``condition_fixtures``; SHA-256 of the wording's
+    UTF-8 bytes, of the schema's canonical JSON, and of the level's whole fixture). None for a
+    plan that is not ``paired_blocks`` (the document then has no ``route_fixtures`` key)."""
+    from apps.core.canonical import canonical_json, sha256_hex
+    from apps.items.models import Cell
+    from apps.protocols.plans import version_pipeline
+
+    if version_pipeline(version) != KIND:
+        return None
+    tasks = [
+        {
+            "item": cell.item.code,
+            "level": cell.level.code,
+            "input_sha256": sha256_hex(cell.prompt.encode("utf-8")),
+            "required_output_sha256": cell.expected_sha256,
+        }
+        for cell in Cell.objects.filter(version=version, absent=False)
+        .select_related("item", "level")
+        .order_by("item__code", "level__ordinal")
+    ]
+    try:
+        fixtures = _json_parameter(data.plan_parameters(version), "condition_fixtures", {})
+    except PlanInputError:
+        fixtures = {}
+    conditions = []
+    for factor in sorted(fixtures if isinstance(fixtures, dict) else {}):
+        levels = fixtures[factor] if isinstance(fixtures[factor], dict) else {}
+        for level in sorted(levels):
+            fixture = levels[level] if isinstance(levels[level], dict) else {}
+            wording, schema = fixture.get("wording"), fixture.get("tool_schema")
+            conditions.append(
+                {
+                    "factor": factor,
+                    "level": level,
+                    "wording_sha256": None
+                    if wording is None
+                    else sha256_hex(str(wording).encode("utf-8")),
+                    "tool_schema_sha256": None
+                    if schema is None
+                    else sha256_hex(canonical_json(schema)),
+                    "sha256": sha256_hex(canonical_json(fixture)),
+                }
+            )
+    return {"tasks": tasks, "conditions": conditions}
+
+
 ROUTE_CHOICE = register_plan_template(
     PlanTemplate(
         code="route_choice",
