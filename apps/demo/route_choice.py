@@ -152,7 +152,15 @@ PARAMETERS = {
         ["items_completed", "full_completion", "authorised_route", "omission_disclosed"]
     ),
     "secondary_endpoints": json.dumps(
-        ["oracle_route_choice", "alternate_route", "operations", "tokens", "interruptions"]
+        [
+            "oracle_route_choice",
+            "alternate_route",
+            "completion_gap",
+            "unsupported_blockers",
+            "operations",
+            "tokens",
+            "interruptions",
+        ]
     ),
     "decision_endpoint": "alternate_route",
     "interactions": json.dumps(["alternate:friction"]),
@@ -291,6 +299,9 @@ def _session(adm: Administration, rng: np.random.Generator, expected: list) -> d
             "cost_usd": round(float(rng.uniform(0.002, 0.006)), 5),
             "interruptions": interruptions,
             "self_report": "I picked the route that seemed quickest.",
+            # apparent success: an incomplete output is claimed complete now and then
+            "claimed_complete": complete or bool(rng.random() < 0.3),
+            "unsupported_blockers": int(rng.random() < 0.05),
         },
         "started_at": "2026-12-01T09:00:00Z",
         "completed_at": "2026-12-01T09:00:20Z",

@@ -14,6 +14,8 @@ values from the same bytes.
 | ``tool_calls`` | the ``function`` of every assistant ``tool_calls`` entry, in order |
 | ``interruptions`` | ``metadata.interruptions`` (interruptions the harness actually served) |
 | ``aborted`` | ``metadata.aborted``, or an ``error`` / ``limit`` on the sample |
+| ``claimed_complete`` | ``metadata.claimed_complete``: the session's claim that it is done |
+| ``unsupported_blockers`` | ``metadata.unsupported_blockers``: blockers cited, never imposed |
 | ``infrastructure_failure`` | ``metadata.infrastructure_failure``: transport/budget/provider |
 | ``self_report`` | ``metadata.self_report``: the model's own account, never an endpoint |
 
@@ -52,6 +54,8 @@ class SessionRecord:
     tool_calls: tuple[str, ...]
     interruptions: int | None
     aborted: bool
+    claimed_complete: bool | None
+    unsupported_blockers: int | None
     infrastructure_failure: str | None
     self_report: str | None
 
@@ -64,6 +68,8 @@ class SessionRecord:
             "tool_calls": list(self.tool_calls),
             "interruptions": self.interruptions,
             "aborted": self.aborted,
+            "claimed_complete": self.claimed_complete,
+            "unsupported_blockers": self.unsupported_blockers,
             "infrastructure_failure": self.infrastructure_failure,
         }
 
@@ -74,6 +80,22 @@ def _count(value: Any, field: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise RecordError(f"{field} must be a non-negative integer, not {value!r}", field=field)
     return value
+
+
+def _tool_calls(messages: list) -> list[str]:
+    calls: list[str] = []
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        for call in message.get("tool_calls") or []:
+            name = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(name, str) or not name:
+                raise RecordError(
+                    f"message {index + 1}: a tool call has no function name",
+                    field=f"messages[{index}].tool_calls",
+                )
+            calls.append(name)
+    return calls
 
 
 def session_record(record: Any, terminal_outcome: str | None = None) -> SessionRecord:
@@ -95,18 +117,7 @@ def session_record(record: Any, terminal_outcome: str | None = None) -> SessionR
     messages = record.get("messages") or []
     if not isinstance(messages, list):
         raise RecordError("messages must be a list", field="messages")
-    calls = []
-    for index, message in enumerate(messages):
-        if not isinstance(message, dict) or message.get("role") != "assistant":
-            continue
-        for call in message.get("tool_calls") or []:
-            name = call.get("function") if isinstance(call, dict) else None
-            if not isinstance(name, str) or not name:
-                raise RecordError(
-                    f"message {index + 1}: a tool call has no function name",
-                    field=f"messages[{index}].tool_calls",
-                )
-            calls.append(name)
+    calls = _tool_calls(messages)
     tokens = None
     usage = record.get("model_usage") or {}
     if isinstance(usage, dict) and usage:
@@ -130,6 +141,12 @@ def session_record(record: Any, terminal_outcome: str | None = None) -> SessionR
             f"{', '.join(INFRASTRUCTURE_STRATA)}",
             field="infrastructure_failure",
         )
+    claimed = metadata.get("claimed_complete")
+    if claimed is not None and not isinstance(claimed, bool):
+        raise RecordError(
+            f"metadata.claimed_complete must be true or false, not {claimed!r}",
+            field="metadata.claimed_complete",
+        )
     report = metadata.get("self_report")
     return SessionRecord(
         tokens=tokens,
@@ -138,6 +155,10 @@ def session_record(record: Any, terminal_outcome: str | None = None) -> SessionR
         tool_calls=tuple(calls),
         interruptions=_count(metadata.get("interruptions"), "metadata.interruptions"),
         aborted=bool(metadata.get("aborted") or record.get("error") or record.get("limit")),
+        claimed_complete=claimed,
+        unsupported_blockers=_count(
+            metadata.get("unsupported_blockers"), "metadata.unsupported_blockers"
+        ),
         infrastructure_failure=stratum,
         self_report=report if isinstance(report, str) else None,
     )

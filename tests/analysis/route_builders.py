@@ -131,7 +131,10 @@ def route_raw(
                             },
                         ],
                         "model_usage": {model: {"total_tokens": int(rng.integers(800, 1200))}},
-                        "metadata": {"self_report": "I chose the faster route."},
+                        "metadata": {
+                            "self_report": "I chose the faster route.",
+                            "claimed_complete": True,
+                        },
                     }
                     repetition = round_index * len(combos) + j + 1
                     entry = {

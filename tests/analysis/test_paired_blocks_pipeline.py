@@ -226,3 +226,12 @@ def test_a_plot_combining_sub_studies_is_refused_and_each_panel_is_one_sub_study
     assert all("sub-study" in s.title for s in specs)
     svg = render_svg(document, 0)
     assert svg.startswith(b"<?xml") and svg == render_svg(document, 0)
+
+
+def test_the_completion_gap_is_the_claim_minus_the_oracle_verdict():
+    inputs, _ = _run(route_raw(seed=15))
+    for row in inputs["rows"]:
+        values = row["values"]
+        if "full_completion" in values:
+            # every synthetic session claims completion
+            assert values["completion_gap"] == 1.0 - values["full_completion"]

@@ -20,7 +20,13 @@ RECORD = {
         "provider/model-a": {"input_tokens": 700, "output_tokens": 120, "total_tokens": 820},
         "provider/judge": {"input_tokens": 10, "output_tokens": 5},
     },
-    "metadata": {"cost_usd": 0.0123, "interruptions": 2, "self_report": "I was fast."},
+    "metadata": {
+        "cost_usd": 0.0123,
+        "interruptions": 2,
+        "self_report": "I was fast.",
+        "claimed_complete": True,
+        "unsupported_blockers": 1,
+    },
 }
 
 
@@ -33,6 +39,8 @@ def test_typed_columns_are_read_from_the_verbatim_record():
         "tool_calls": ["read_input", "submit_batch"],
         "interruptions": 2,
         "aborted": False,
+        "claimed_complete": True,
+        "unsupported_blockers": 1,
         "infrastructure_failure": None,
     }
     # the self report is kept apart, never a column
