@@ -7,7 +7,7 @@ demo shows the path a real study takes and that the analysis finds what was plan
    plan's sub-studies (A: explicit numerical friction, judged against an oracle; B: framing cues
    with identical actual costs), the frozen tool-name → route mapping with the oracle's route
    choice, positive and negative controls;
-2. writes the design through the design services: 8 four-item sorting tasks per sub-study and two
+2. writes the design through the design services: 8 four-item sorting tasks per sub-study and three
    control tasks, each cell with its exact input (prompt) and required output (the expected
    output, hashed); the 2×2×2 factors (friction forecast, authorised alternate, framing) and the
    counterbalanced tool names; 2 models; 64 repetitions, so each model gets 64 task blocks per

@@ -472,6 +472,8 @@ def _synthetic_record(rng: np.random.Generator, tools: list[str]) -> dict:
             "operations": int(rng.integers(1, 10)),
             "interruptions": int(rng.integers(0, 5)),
             "cost_usd": float(rng.uniform(0, 0.01)),
+            "claimed_complete": bool(rng.random() < 0.8),
+            "unsupported_blockers": int(rng.integers(0, 2)),
         },
     }
 
