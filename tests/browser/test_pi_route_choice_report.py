@@ -49,3 +49,9 @@ def test_pi_route_choice_report(journey):
     with page.expect_download() as download:
         page.get_by_role("link", name="Tidy data (CSV)").click()
     assert download.value.suggested_filename.endswith(".csv")
+
+    # The fixtures page: every task's and every condition's SHA-256, readable at 375 px too.
+    journey.go("/protocols/ROUTE-02/v/1.0/fixtures/")
+    assert page.get_by_role("heading", name="Conditions, per factor level").is_visible()
+    assert page.get_by_role("cell", name="A-01", exact=True).is_visible()
+    journey.snap("fixtures-375")
