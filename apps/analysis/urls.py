@@ -22,4 +22,9 @@ api_urlpatterns = [
     path(_API, apis.AnalysisRunStartApi.as_view(), name="run-start"),
     path(f"{_API}/<int:number>", apis.AnalysisRunDetailApi.as_view(), name="run-detail"),
     path(f"{_API}/<int:number>/result", apis.AnalysisRunResultApi.as_view(), name="run-result"),
+    path(
+        "protocols/<str:code>/versions/<str:label>/fixtures",
+        apis.RouteFixturesApi.as_view(),
+        name="route-fixtures",
+    ),
 ]

@@ -110,9 +110,12 @@ def test_fixtures_are_hashed_in_the_frozen_document_and_listed_on_the_fixtures_p
     assert page.status_code == 200
     text = page.content.decode()
     assert task["required_output_sha256"] in text and high["sha256"] in text
+    api = client.get("/api/v1/protocols/ROUTE-F/versions/1.0/fixtures")
+    assert api.status_code == 200 and api.json() == fixtures
     stranger = UserFactory()
     client.force_login(stranger)
     assert client.get("/protocols/ROUTE-F/v/1.0/fixtures/").status_code == 404
+    assert client.get("/api/v1/protocols/ROUTE-F/versions/1.0/fixtures").status_code == 404
 
 
 def test_a_document_of_another_pipeline_has_no_route_fixtures_key():
