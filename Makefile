@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint typecheck format migrate worker beat demo-xstest benchmarks benchmarks-tiny calibrate db-roles check-db-role
+.PHONY: run test install lint typecheck format migrate worker beat demo-xstest demo-route-choice benchmarks benchmarks-tiny calibrate db-roles check-db-role
 
 install: $(STAMP)
 
@@ -56,10 +56,13 @@ demo-xstest: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo_xstest
 
-.PHONY: demo-crucible
+.PHONY: demo-crucible demo-route-choice
 demo-crucible: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo_crucible
+demo-route-choice: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py demo_route_choice
 
 benchmarks: install
 	$(BIN)/python -m pytest tests/benchmarks -p no:randomly -s -o addopts=""

@@ -256,6 +256,8 @@ def _run(version: ProtocolVersion) -> Verdict:
         return Verdict(note=f"the {kind} pipeline cannot be run on synthetic data")
     try:
         synthetic = synthetic_raw(version)
+        if pipeline.synthetic is not None:
+            synthetic.raw = pipeline.synthetic(version, synthetic.raw)
     except PlanInputError as error:
         return Verdict(
             problems=[{"code": "plan_not_computable", "message": f"{error}", "where": error.where}]

@@ -297,3 +297,56 @@ def machine_agreement_inputs(version: ProtocolVersion) -> list[dict[str, Any]]:
             for coder, values in entry["coders"].items()
         }
     return inputs
+
+
+def task_blocks(version: ProtocolVersion) -> dict[str, Any]:
+    """What a factorial, task-block design adds to the raw reads (seed 002, ``paired_blocks``).
+
+    Returns ``{"factors": [{"name", "levels", "role"}], "administrations": [...]}``, one
+    administration per schedule entry, keyed by natural keys (``item``, ``level`` ordinal,
+    ``evaluand``, ``repetition``) with its factor ``assignment`` and the last attempt's
+    ``terminal_outcome`` and verbatim ``record`` (the attempt's raw record, from which the
+    pipeline reads the session's typed columns and infrastructure-failure stratum); both None
+    when nothing was attempted.
+    """
+    from apps.items.models import Factor
+
+    codes = _evaluand_codes(version)
+    last: dict[int, dict] = {}
+    for attempt in (
+        Attempt.objects.filter(version=version)
+        .order_by("administration_id", "number")
+        .values("administration_id", "terminal_outcome", "raw")
+    ):
+        last[attempt["administration_id"]] = attempt
+    rows = []
+    for a in (
+        Administration.objects.filter(version=version)
+        .order_by("position")
+        .values(
+            "pk",
+            "repetition",
+            "assignment",
+            "evaluand_id",
+            "evaluand__label",
+            "cell__item__code",
+            "cell__level__ordinal",
+        )
+    ):
+        attempt = last.get(a["pk"])
+        rows.append(
+            {
+                "item": a["cell__item__code"],
+                "level": a["cell__level__ordinal"],
+                "evaluand": codes.get(a["evaluand_id"], a["evaluand__label"]),
+                "repetition": a["repetition"],
+                "assignment": dict(a["assignment"] or {}),
+                "terminal_outcome": attempt["terminal_outcome"] if attempt else None,
+                "record": attempt["raw"] if attempt else None,
+            }
+        )
+    factors = [
+        {"name": f.name, "levels": list(f.levels), "role": f.role}
+        for f in Factor.objects.filter(version=version).order_by("name")
+    ]
+    return {"factors": factors, "administrations": rows}

@@ -18,6 +18,7 @@ urlpatterns = [
         views.crucible_manifest_page,
         name="crucible-manifest",
     ),
+    path("protocols/<str:code>/v/<str:label>/fixtures/", views.fixtures, name="fixtures"),
 ]
 
 _API = "protocols/<str:code>/versions/<str:label>/analysis-runs"
@@ -30,5 +31,10 @@ api_urlpatterns = [
         "protocols/<str:code>/versions/<str:label>/crucible-manifest",
         apis.CrucibleManifestApi.as_view(),
         name="crucible-manifest",
+    ),
+    path(
+        "protocols/<str:code>/versions/<str:label>/fixtures",
+        apis.RouteFixturesApi.as_view(),
+        name="route-fixtures",
     ),
 ]

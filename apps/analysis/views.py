@@ -95,6 +95,10 @@ def _report_context(request, run) -> dict:
         context["document"] = document
         context["estimates"] = document["estimates"]
         context["plots"] = plot_specs(document)
+        if document["kind"] == "paired_blocks":
+            from apps.analysis.pipelines.paired_blocks import report_sections
+
+            context["sub_study_sections"] = report_sections(document["estimates"])
     return context
 
 
@@ -207,3 +211,17 @@ def crucible_manifest_page(request: HttpRequest, code: str, label: str) -> HttpR
 def _ranked(manifest: dict, family: str) -> list[str]:
     entry = manifest["family_axis_allocation"].get(family) or []
     return entry["ranks"] if isinstance(entry, dict) else entry
+
+
+@login_required
+@require_GET
+def fixtures(request: HttpRequest, code: str, label: str) -> HttpResponse:
+    """Seed 002's fixtures page: each task's input and required output, and each factor level's
+    wording and tool schema, with their SHA-256s (the frozen document's ``route_fixtures``)."""
+    from apps.analysis.pipelines.paired_blocks import fixtures_document
+
+    version = get_analysis_version_for(user=request.user, code=code, label=label, roles=READ_ROLES)
+    document = fixtures_document(version)
+    if document is None:
+        raise Http404("This plan has no route-choice fixtures.")
+    return render(request, "analysis/fixtures.html", {"version": version, "fixtures": document})

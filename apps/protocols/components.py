@@ -59,6 +59,9 @@ class VersionComponent:
     final_checks: Callable[[ProtocolVersion], Iterable[Problem]] | None = None
     # What the PI should know about a passing gate (e.g. "checked on a sample").
     notes: Callable[[ProtocolVersion], Iterable[str]] | None = None
+    # When ``document`` returns None, leave the component's key out of the frozen document (so
+    # a component that concerns some plans only does not change every other document's bytes).
+    omit_empty_document: bool = False
 
 
 _components: dict[str, VersionComponent] = {}

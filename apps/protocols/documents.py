@@ -68,7 +68,10 @@ def version_document(*, version: ProtocolVersion) -> dict[str, Any]:
         document["pipeline"] = version.pipeline
     for component in registered_components():
         if component.document is not None:
-            document[component.name] = component.document(version)
+            value = component.document(version)
+            if value is None and component.omit_empty_document:
+                continue
+            document[component.name] = value
     return document
 
 

@@ -24,11 +24,11 @@ import json
 from array import array
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from django.core.exceptions import ValidationError
@@ -809,10 +809,16 @@ def _opened(opener: Opener, format: str, mapping: dict | None) -> tuple[SourceSt
 
 
 def _check_stream(
-    source: SourceStream, checker: _Checker, tally: _Tally, writer: "_Writer | None"
+    source: SourceStream,
+    checker: _Checker,
+    tally: _Tally,
+    writer: "_Writer | None",
+    checks: "list[RecordCheck]",
 ) -> None:
     """Check every record as it is read, tally and write (``writer``) those that pass while the
-    file has no problem; raises ``ImportRejected`` with the file's problems at the end."""
+    file has no problem; raises ``ImportRejected`` with the file's problems at the end. The
+    ``checks`` later apps registered see each planned attempt once the importer's own checks
+    pass, and the whole file at the end (``RecordCheck``)."""
     seen = False
     try:
         for record in source.records:
@@ -820,7 +826,12 @@ def _check_stream(
             planned = checker.plan(record)
             # After the first problem nothing more is planned or written, but every record is
             # still checked, so that the refusal lists all of them.
-            if planned is None or checker.problems or source.problems:
+            if planned is None:
+                continue
+            if not checker.problems:
+                for check in checks:
+                    checker.problems.extend(check.add(planned))
+            if checker.problems or source.problems:
                 continue
             tally.add(planned)
             if writer is not None:
@@ -831,8 +842,38 @@ def _check_stream(
         raise ImportRejected(source.problems)
     if not seen:
         raise ImportRejected([_NO_RECORDS])
+    if not checker.problems:
+        for check in checks:
+            checker.problems.extend(check.finish())
     if checker.problems:
         raise ImportRejected(checker.problems)
+
+
+class RecordCheck(Protocol):
+    """A check a later app adds to every response import into the versions it concerns (seed
+    002's: a record's sub-study and condition against the frozen schedule, task blocks whole,
+    every tool name routed). ``add`` sees each planned attempt (``row``, ``administration_id``,
+    ``terminal_outcome``, ``raw``) as the file streams, once the importer's own checks of that
+    record pass; ``finish`` sees the file as a whole. Each returns ImportProblems; any problem
+    refuses the whole file, as the importer's own do."""
+
+    def add(self, planned: _Planned) -> list[ImportProblem]: ...
+
+    def finish(self) -> list[ImportProblem]: ...
+
+
+# Factories: each returns the check for a version, or None when the version is not its concern.
+_record_checks: list[Callable[[ProtocolVersion], RecordCheck | None]] = []
+
+
+def register_record_check(factory: Callable[[ProtocolVersion], RecordCheck | None]) -> None:
+    """Add a check factory every response import consults (idempotent)."""
+    if factory not in _record_checks:
+        _record_checks.append(factory)
+
+
+def _record_checks_for(version: ProtocolVersion) -> list[RecordCheck]:
+    return [check for factory in _record_checks if (check := factory(version)) is not None]
 
 
 def import_file(
@@ -898,7 +939,8 @@ def import_file(
     schedule = _Schedule(version)
     tally = _Tally(schedule)
     writer = None if dry_run else _Writer(version)
-    _check_stream(source, _Checker(schedule, normalised), tally, writer)
+    checks = _record_checks_for(version)
+    _check_stream(source, _Checker(schedule, normalised), tally, writer, checks)
     counts = tally.counts()
     if writer is None:
         return ImportOutcome(

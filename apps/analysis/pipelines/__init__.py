@@ -1,6 +1,6 @@
 """The analysis pipelines, by kind. Importing this package registers the built-in ones."""
 
-from apps.analysis.pipelines import crucible, opb, xstest  # noqa: F401  (registers them)
+from apps.analysis.pipelines import crucible, opb, paired_blocks, xstest  # noqa: F401  (registers them)
 from apps.analysis.pipelines.base import (
     Pipeline,
     get_pipeline,

@@ -90,6 +90,10 @@ class Pipeline:
     assemble: Callable[[dict], dict] | None = None
     estimates_of: Callable[[dict], dict[str, list[EstimateValue]]] | None = None
     warnings_of: Callable[[dict], list[str]] | None = None
+    # Optional: (version, synthetic raw) -> raw. Adds what the pipeline's ``assemble`` reads
+    # beyond the common raw reads (seed 002's factor assignments and task blocks) to the
+    # computability gate's synthetic data; may raise PlanInputError to refuse the plan.
+    synthetic: Callable[[Any, dict], dict] | None = None
 
 
 _pipelines: dict[str, Pipeline] = {}

@@ -1,0 +1,185 @@
+"""A live-model session's typed columns, read from its verbatim record (seed 002, "Record").
+
+The attempt's ``raw`` keeps the session archive exactly as received — for an Inspect AI log, the
+sample: ``messages`` (system, user, assistant with ``tool_calls``, tool responses), the model
+identifiers in ``model_usage``, ``metadata``, ``error``, timestamps. Nothing is rewritten; the
+columns below are *extracted* from it, by one pure function, so every reader gets the same
+values from the same bytes.
+
+| column | read from |
+|---|---|
+| ``tokens`` | Σ ``model_usage[*].total_tokens`` (else input + output tokens) |
+| ``operations`` | ``metadata.operations`` when given, else the number of tool calls |
+| ``cost`` | ``metadata.cost_usd`` (US dollars) |
+| ``tool_calls`` | the ``function`` of every assistant ``tool_calls`` entry, in order |
+| ``interruptions`` | ``metadata.interruptions`` (interruptions the harness actually served) |
+| ``aborted`` | ``metadata.aborted``, or an ``error`` / ``limit`` on the sample |
+| ``claimed_complete`` | ``metadata.claimed_complete``: the session's claim that it is done |
+| ``unsupported_blockers`` | ``metadata.unsupported_blockers``: blockers cited, never imposed |
+| ``infrastructure_failure`` | ``metadata.infrastructure_failure``: transport/budget/provider |
+| ``self_report`` | ``metadata.self_report``: the model's own account, never an endpoint |
+
+The seed: "Self-reports are separate from action logs and are not intent evidence." The self
+report is therefore returned apart from the columns (``SessionRecord.self_report``) and no
+endpoint reads it.
+
+Route choice: ``route_of`` maps every tool call through the plan's frozen mapping from tool name
+to route (counterbalanced tool names mean the name alone says nothing); a tool name with no route
+is an error naming it, never a guess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+INFRASTRUCTURE_STRATA = ("transport", "budget", "provider")
+# Terminal outcomes that are infrastructure failures when the record does not name a stratum.
+OUTCOME_STRATUM = {"platform_loss": "transport", "budget_exhausted": "budget"}
+
+
+class RecordError(ValueError):
+    """A record that cannot be read as a session; ``field`` names where."""
+
+    def __init__(self, message: str, *, field: str = ""):
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    tokens: int | None
+    operations: int | None
+    cost: float | None
+    tool_calls: tuple[str, ...]
+    interruptions: int | None
+    aborted: bool
+    claimed_complete: bool | None
+    unsupported_blockers: int | None
+    infrastructure_failure: str | None
+    self_report: str | None
+
+    def columns(self) -> dict[str, Any]:
+        """The typed columns (the self report is not one of them)."""
+        return {
+            "tokens": self.tokens,
+            "operations": self.operations,
+            "cost": self.cost,
+            "tool_calls": list(self.tool_calls),
+            "interruptions": self.interruptions,
+            "aborted": self.aborted,
+            "claimed_complete": self.claimed_complete,
+            "unsupported_blockers": self.unsupported_blockers,
+            "infrastructure_failure": self.infrastructure_failure,
+        }
+
+
+def _count(value: Any, field: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise RecordError(f"{field} must be a non-negative integer, not {value!r}", field=field)
+    return value
+
+
+def _tool_calls(messages: list) -> list[str]:
+    calls: list[str] = []
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        for call in message.get("tool_calls") or []:
+            name = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(name, str) or not name:
+                raise RecordError(
+                    f"message {index + 1}: a tool call has no function name",
+                    field=f"messages[{index}].tool_calls",
+                )
+            calls.append(name)
+    return calls
+
+
+def session_record(record: Any, terminal_outcome: str | None = None) -> SessionRecord:
+    """The typed columns of one session record (see the module docstring for where each is read).
+
+    ``terminal_outcome`` (the attempt's) gives the infrastructure-failure stratum when the record
+    names none: ``platform_loss`` → transport, ``budget_exhausted`` → budget.
+
+    Raises RecordError naming the field: a record that is not an object, messages that are not
+    a list, a tool call without a function name, a negative count, an unknown stratum.
+    """
+    if record is None:
+        record = {}
+    if not isinstance(record, dict):
+        raise RecordError("the session record must be a JSON object", field="record")
+    metadata = record.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise RecordError("metadata must be an object", field="metadata")
+    messages = record.get("messages") or []
+    if not isinstance(messages, list):
+        raise RecordError("messages must be a list", field="messages")
+    calls = _tool_calls(messages)
+    tokens = None
+    usage = record.get("model_usage") or {}
+    if isinstance(usage, dict) and usage:
+        tokens = 0
+        for model, counts in usage.items():
+            counts = counts or {}
+            total = counts.get("total_tokens")
+            if total is None:
+                total = (counts.get("input_tokens") or 0) + (counts.get("output_tokens") or 0)
+            tokens += _count(total, f"model_usage[{model}].total_tokens")
+    operations = _count(metadata.get("operations"), "metadata.operations")
+    if operations is None and messages:
+        operations = len(calls)
+    cost = metadata.get("cost_usd")
+    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float)):
+        raise RecordError(f"metadata.cost_usd must be a number, not {cost!r}", field="cost_usd")
+    stratum = metadata.get("infrastructure_failure") or OUTCOME_STRATUM.get(terminal_outcome or "")
+    if stratum is not None and stratum not in INFRASTRUCTURE_STRATA:
+        raise RecordError(
+            f"metadata.infrastructure_failure is {stratum!r}, not one of "
+            f"{', '.join(INFRASTRUCTURE_STRATA)}",
+            field="infrastructure_failure",
+        )
+    claimed = metadata.get("claimed_complete")
+    if claimed is not None and not isinstance(claimed, bool):
+        raise RecordError(
+            f"metadata.claimed_complete must be true or false, not {claimed!r}",
+            field="metadata.claimed_complete",
+        )
+    report = metadata.get("self_report")
+    return SessionRecord(
+        tokens=tokens,
+        operations=operations,
+        cost=None if cost is None else float(cost),
+        tool_calls=tuple(calls),
+        interruptions=_count(metadata.get("interruptions"), "metadata.interruptions"),
+        aborted=bool(metadata.get("aborted") or record.get("error") or record.get("limit")),
+        claimed_complete=claimed,
+        unsupported_blockers=_count(
+            metadata.get("unsupported_blockers"), "metadata.unsupported_blockers"
+        ),
+        infrastructure_failure=stratum,
+        self_report=report if isinstance(report, str) else None,
+    )
+
+
+def route_of(tool_calls: tuple[str, ...] | list[str], mapping: dict[str, str]) -> str | None:
+    """The route a session took: the route of its first tool call that maps to one (a tool
+    mapped to ``""`` — reading the input, say — takes no route).
+
+    ``mapping`` is the plan's frozen tool name → route (``{"submit_v2": "alternate", …}``);
+    ``None`` when no tool was called. Raises RecordError naming the first tool name that has no
+    route in the mapping.
+    """
+    route = None
+    for name in tool_calls:
+        if name not in mapping:
+            raise RecordError(
+                f"the tool {name!r} has no route in the plan's tool-name mapping "
+                f"(it maps {', '.join(sorted(mapping)) or 'nothing'})",
+                field="tool_calls",
+            )
+        if route is None and mapping[name]:
+            route = mapping[name]
+    return route

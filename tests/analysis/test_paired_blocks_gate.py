@@ -1,0 +1,128 @@
+"""The freeze gate on a ``paired_blocks`` plan (seed 002): the task-block minimum, sub-studies
+never pooled, every family in exactly one sub-study."""
+
+import json
+
+import pytest
+from django.core.cache import cache
+
+from apps.demo.route_choice import SUB_STUDIES, route_choice_draft
+from apps.protocols.gate import version_gate
+from apps.protocols.services import version_update
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fresh_verdicts():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def _codes(problems):
+    return {p.code: p.message for p in problems}
+
+
+def test_fewer_task_blocks_per_model_than_the_frozen_minimum_is_refused():
+    pi = UserFactory()
+    # 8 repetitions: one round, so 8 task blocks per model and sub-study, below 64
+    draft = route_choice_draft(user=pi, code="ROUTE-G1", parameters={"repetitions": "8"})
+    problems = _codes(version_gate(version=draft))
+    assert "plan_not_computable" in problems
+    message = problems["plan_not_computable"]
+    assert "8 task blocks" in message and "minimum of 64" in message
+    assert "min_task_blocks" in message
+
+
+def test_a_minimum_the_schedule_meets_passes_the_gate():
+    pi = UserFactory()
+    draft = route_choice_draft(
+        user=pi, code="ROUTE-G2", parameters={"repetitions": "16", "min_task_blocks": "16"}
+    )
+    assert version_gate(version=draft) == []
+
+
+def test_a_rule_pooling_the_sub_studies_is_refused_with_the_rule_named():
+    pi = UserFactory()
+    draft = route_choice_draft(user=pi, code="ROUTE-G3")
+    table = [
+        {
+            "id": "POOLED-1",
+            "finding": "friction moves route choice overall",
+            "condition": {
+                "any": [
+                    {"estimate": "A_friction", "op": ">", "value": 0},
+                    {"estimate": "B_friction", "op": ">", "value": 0},
+                ]
+            },
+        }
+    ]
+    draft = version_update(version=draft, user=pi, decision_table=table)
+    problems = _codes(version_gate(version=draft))
+    assert "sub_studies_pooled" in problems
+    assert "POOLED-1" in problems["sub_studies_pooled"]
+    assert "SUB_STUDIES_NEVER_POOLED" in problems["sub_studies_pooled"]
+
+
+def test_a_family_in_no_sub_study_is_refused():
+    pi = UserFactory()
+    draft = route_choice_draft(
+        user=pi, code="ROUTE-G4", parameters={"sub_studies": json.dumps(SUB_STUDIES[:1])}
+    )
+    problems = _codes(version_gate(version=draft))
+    assert "sub_study_unassigned" in problems
+    assert "family B belongs to no sub-study" in problems["sub_study_unassigned"]
+
+
+def test_fixtures_are_hashed_in_the_frozen_document_and_listed_on_the_fixtures_page(client):
+    from apps.core.canonical import canonical_json, sha256_hex
+    from apps.demo.route_choice import CONDITION_FIXTURES
+    from apps.items.models import Cell
+    from apps.protocols.models import Blob
+    from apps.protocols.services import version_freeze
+
+    pi = UserFactory()
+    draft = route_choice_draft(
+        user=pi, code="ROUTE-F", parameters={"repetitions": "16", "min_task_blocks": "16"}
+    )
+    version = version_freeze(version=draft, user=pi)
+    document = json.loads(Blob.objects.get(sha256=version.sha256).content)
+    fixtures = document["route_fixtures"]
+    cell = Cell.objects.get(version=version, item__code="A-01")
+    (task,) = [t for t in fixtures["tasks"] if t["item"] == "A-01"]
+    assert task["required_output_sha256"] == sha256_hex(canonical_json(cell.expected_output))
+    assert task["input_sha256"] == sha256_hex(cell.prompt.encode("utf-8"))
+    (high,) = [
+        c for c in fixtures["conditions"] if (c["factor"], c["level"]) == ("friction", "high")
+    ]
+    wording = CONDITION_FIXTURES["friction"]["high"]["wording"]
+    assert high["wording_sha256"] == sha256_hex(wording.encode("utf-8"))
+    assert high["sha256"] == sha256_hex(canonical_json(CONDITION_FIXTURES["friction"]["high"]))
+    (present,) = [
+        c for c in fixtures["conditions"] if (c["factor"], c["level"]) == ("alternate", "present")
+    ]
+    assert present["tool_schema_sha256"] is not None
+
+    client.force_login(pi)
+    page = client.get("/protocols/ROUTE-F/v/1.0/fixtures/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert task["required_output_sha256"] in text and high["sha256"] in text
+    api = client.get("/api/v1/protocols/ROUTE-F/versions/1.0/fixtures")
+    assert api.status_code == 200 and api.json() == fixtures
+    stranger = UserFactory()
+    client.force_login(stranger)
+    assert client.get("/protocols/ROUTE-F/v/1.0/fixtures/").status_code == 404
+    assert client.get("/api/v1/protocols/ROUTE-F/versions/1.0/fixtures").status_code == 404
+
+
+def test_a_document_of_another_pipeline_has_no_route_fixtures_key():
+    from apps.analysis.pipelines.paired_blocks import fixtures_document
+    from apps.protocols.documents import version_document
+    from tests.factories import ProtocolVersionFactory
+
+    version = ProtocolVersionFactory()
+    assert fixtures_document(version) is None
+    assert "route_fixtures" not in version_document(version=version)
