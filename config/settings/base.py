@@ -52,6 +52,8 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    # Swagger UI's assets, pinned and served from this site (the schema UI works offline).
+    "drf_spectacular_sidecar",
     "django_htmx",
     "simple_history",
     "axes",
@@ -206,6 +208,11 @@ SPECTACULAR_SETTINGS = {
         "FactorRoleEnum": "apps.items.models.FactorRole",
         "MemberRoleEnum": "apps.accounts.models.Role",
     },
+    # The schema UI's assets come from drf-spectacular-sidecar (pinned in requirements/lock.txt)
+    # and are served by this site, never by a CDN: /api/schema/ui/ works offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Celery: JSON only; a task is acknowledged after it finishes, and a worker that dies mid-task
