@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
@@ -371,10 +372,25 @@ def version_autosave(request: HttpRequest, code: str, label: str) -> HttpRespons
 @require_POST
 def version_freeze_action(request: HttpRequest, code: str, label: str) -> HttpResponse:
     version = get_version_by_label_for(user=request.user, code=code, label=label, roles=PI_ROLES)
+    # A freeze cannot be undone, so the page asks for the protocol's code typed out, as unsealing
+    # does (the API's freeze is a deliberate call and needs no such step).
+    confirmed = request.POST.get("confirmation", "").strip() == version.protocol.code
     try:
+        if not confirmed and not version_gate(version=version):
+            messages.error(
+                request,
+                f"Not frozen: type the protocol code {version.protocol.code} to confirm the "
+                "freeze; it cannot be undone.",
+            )
+            return redirect(_version_url(version, "protocols:edit"))
         version = version_freeze(version=version, user=request.user)
     except FreezeRefused as refusal:
-        messages.error(request, f"Not frozen: {len(refusal.problems)} problem(s) block the freeze.")
+        count = len(refusal.problems)
+        messages.error(
+            request,
+            f"Not frozen: {count} thing{pluralize(count)} block{pluralize(count, 's,')} "
+            "the freeze.",
+        )
         return redirect(_version_url(version, "protocols:edit"))
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
