@@ -524,6 +524,8 @@ class DiffSideSerializer(serializers.Serializer):
 class TextChangeSerializer(serializers.Serializer):
     status = serializers.CharField(help_text="unchanged, added, removed or changed")
     ops = DiffOpSerializer(many=True, required=False)
+    words_removed = serializers.IntegerField(required=False)
+    words_added = serializers.IntegerField(required=False)
 
 
 class SectionChangeSerializer(TextChangeSerializer):
@@ -570,6 +572,13 @@ class TableChangeSerializer(serializers.Serializer):
 class ComponentChangeSerializer(serializers.Serializer):
     name = serializers.CharField()
     status = serializers.CharField(help_text="unchanged or changed")
+    summary = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="One line per changed part (apps/protocols/diffs.py structure_summary): "
+        "a list counted (from, to, added, removed, changed), any other value from → to; "
+        "each with a readable text.",
+    )
     unified = serializers.ListField(child=serializers.CharField(), required=False)
 
 

@@ -21,7 +21,7 @@ from apps.protocols.access import (
     get_protocol_for,
     get_version_by_label_for,
 )
-from apps.protocols.diffs import ops_html, version_diff
+from apps.protocols.diffs import UNIFIED_LINES_SHOWN, ops_html, version_diff
 from apps.protocols.forms import (
     PIPELINE_FIELD,
     RATIONALE_FIELD,
@@ -462,4 +462,8 @@ def protocol_diff(request: HttpRequest, code: str) -> HttpResponse:
         rationale = diff["amendment_rationale"]
         rationale["html"] = ops_html(rationale.get("ops", []))
         context["diff"] = diff
+        context["unified_lines_shown"] = UNIFIED_LINES_SHOWN
+        context["unchanged_sections"] = [
+            s["title"] for s in diff["sections"] if s["status"] == "unchanged"
+        ]
     return render(request, "protocols/version_diff.html", context)
