@@ -34,7 +34,7 @@ from apps.protocols.plans import version_pipeline
 
 def unseal_url(version) -> str:
     """The page where the PI unseals the version's outcomes (the deviations app's)."""
-    return reverse("deviations:unseal", kwargs={"pk": version.pk})
+    return reverse("deviations:unseal", args=[version.protocol.code, version.label])
 
 
 def _is_pi(request, version) -> bool:
