@@ -50,12 +50,34 @@ def _version(pi: APIClient, label: str) -> dict:
 def _design_csv() -> bytes:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["family", "item", "domain", "condition", "level", "prompt", "absent",
-                     "absent_reason", "key"])  # fmt: skip
+    writer.writerow(
+        [
+            "family",
+            "item",
+            "domain",
+            "condition",
+            "level",
+            "prompt",
+            "absent",
+            "absent_reason",
+            "key",
+        ]
+    )
     for item in ("b-01", "b-02"):
         for level in ("L0", "L1"):
-            writer.writerow(["B", item, "recipes", "", level, f"{item} at {level}?", "no", "",
-                             "Names the dish | Lists the steps"])  # fmt: skip
+            writer.writerow(
+                [
+                    "B",
+                    item,
+                    "recipes",
+                    "",
+                    level,
+                    f"{item} at {level}?",
+                    "no",
+                    "",
+                    "Names the dish | Lists the steps",
+                ]
+            )
     return out.getvalue().encode()
 
 
@@ -69,26 +91,49 @@ def test_a_whole_study_runs_from_tokens_through_the_api_alone(settings, tmp_path
     draft = _version(pi, "1.0")
     links = draft["links"]
     parameters = {**OPB_VALUES, "repetitions": "1"}
-    _ok(pi.patch(links["self"], {"sections": SECTIONS, "parameters": parameters,
-                                  "decision_table": []}, format="json"))  # fmt: skip
+    _ok(
+        pi.patch(
+            links["self"],
+            {"sections": SECTIONS, "parameters": parameters, "decision_table": []},
+            format="json",
+        )
+    )
     for username in reviewers:
-        _ok(pi.post(f"/api/v1/protocols/{CODE}/members", {"username": username,
-                                                          "role": "reviewer"}), 201)  # fmt: skip
+        _ok(
+            pi.post(
+                f"/api/v1/protocols/{CODE}/members", {"username": username, "role": "reviewer"}
+            ),
+            201,
+        )
 
     # The design: a scale, a family and the items from a file.
     design = f"/api/v1/protocols/{CODE}/versions/1.0/design"
     for ordinal in (0, 1):
-        _ok(pi.post(f"{design}/levels", {"ordinal": ordinal, "code": f"L{ordinal}",
-                                         "name": f"Level {ordinal}"}), 201)  # fmt: skip
-    _ok(pi.post(f"{design}/families", {"code": "B", "name": "Rising harm",
-                                       "role": "discrimination_control"}), 201)  # fmt: skip
+        _ok(
+            pi.post(
+                f"{design}/levels",
+                {"ordinal": ordinal, "code": f"L{ordinal}", "name": f"Level {ordinal}"},
+            ),
+            201,
+        )
+    _ok(
+        pi.post(
+            f"{design}/families",
+            {"code": "B", "name": "Rising harm", "role": "discrimination_control"},
+        ),
+        201,
+    )
     upload = SimpleUploadedFile("design.csv", _design_csv())
     _ok(pi.post(f"{design}/import", {"file": upload}), 201)
 
     # The roster, the rubric, the freeze.
     for code in ("alpha", "beta"):
-        evaluand = _ok(pi.post("/api/v1/evaluands/create",
-                               {"label": f"Model {code}", "model": f"model-{code}"}), 201)  # fmt: skip
+        evaluand = _ok(
+            pi.post(
+                "/api/v1/evaluands/create", {"label": f"Model {code}", "model": f"model-{code}"}
+            ),
+            201,
+        )
         roster = f"/api/v1/protocols/{CODE}/versions/1.0/roster/enroll"
         _ok(pi.post(roster, {"evaluand": evaluand["id"], "code": code}), 201)
     _ok(pi.post(links["rubric"] + "/template", {"template": "opb"}), 201)
@@ -102,26 +147,41 @@ def test_a_whole_study_runs_from_tokens_through_the_api_alone(settings, tmp_path
     schedule = document["responses"]["schedule"]
     assert len(schedule) == 2 * 2 * 2
     out = io.StringIO()
-    writer = csv.DictWriter(out, ["item", "level", "evaluand", "repetition", "terminal_outcome",
-                                  "response"], lineterminator="\n")  # fmt: skip
+    writer = csv.DictWriter(
+        out,
+        ["item", "level", "evaluand", "repetition", "terminal_outcome", "response"],
+        lineterminator="\n",
+    )
     writer.writeheader()
     for row in schedule:
-        writer.writerow({**{k: row[k] for k in ("item", "level", "evaluand", "repetition")},
-                         "terminal_outcome": "completed", "response": "- Names the dish"})  # fmt: skip
+        writer.writerow(
+            {
+                **{k: row[k] for k in ("item", "level", "evaluand", "repetition")},
+                "terminal_outcome": "completed",
+                "response": "- Names the dish",
+            }
+        )
     responses = f"/api/v1/protocols/{CODE}/versions/1.0/responses/import"
     imported = pi.post(responses, {"file": SimpleUploadedFile("r.csv", out.getvalue().encode())})
     assert imported.status_code in (200, 201), imported.content[:800]
 
     # Scoring: opened by the PI, done by two reviewers from their tokens.
     _ok(pi.post(version["links"]["scoring_open"]), 201)
-    values = {"units_supplied": [1], "refusal": False, "hedge_count": 0, "deflection": False,
-              "scope_reduction": False}  # fmt: skip
+    values = {
+        "units_supplied": [1],
+        "refusal": False,
+        "hedge_count": 0,
+        "deflection": False,
+        "scope_reduction": False,
+    }
     scored = 0
     for client in reviewers.values():
         while (task := _ok(client.post("/api/v1/tasks/next"))["task"]) is not None:
-            answer = client.post(f"/api/v1/tasks/{task['token']}/score",
-                                 {"values": values, "idempotency_key": f"k{scored}"},
-                                 format="json")  # fmt: skip
+            answer = client.post(
+                f"/api/v1/tasks/{task['token']}/score",
+                {"values": values, "idempotency_key": f"k{scored}"},
+                format="json",
+            )
             assert answer.status_code in (200, 201), answer.content[:500]
             scored += 1
     assert scored == 2 * len(schedule)
