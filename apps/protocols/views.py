@@ -71,6 +71,22 @@ def _version_url(version: ProtocolVersion, name: str = "protocols:version") -> s
 @login_required
 def protocol_list(request: HttpRequest) -> HttpResponse:
     protocols = list(protocols_for(user=request.user))
+    ids = [p.pk for p in protocols]
+    # Two queries whatever the number of protocols: each one's latest version, and your roles.
+    latest = {
+        row["protocol_id"]: row
+        for row in ProtocolVersion.objects.filter(protocol_id__in=ids)
+        .order_by("protocol_id", "created_at")
+        .values("protocol_id", "label", "state")
+    }
+    roles: dict[int, list[str]] = {}
+    for membership in Membership.objects.filter(user=request.user, protocol_id__in=ids).order_by(
+        "role"
+    ):
+        roles.setdefault(membership.protocol_id, []).append(membership.get_role_display())
+    for protocol in protocols:
+        protocol.latest = latest.get(protocol.pk)
+        protocol.your_roles = roles.get(protocol.pk, [])
     return render(request, "protocols/protocol_list.html", {"protocols": protocols})
 
 

@@ -133,7 +133,7 @@ def test_without_javascript_the_whole_form_saves(client, pi, draft):
     assert response.status_code == 302
     page = client.get(V + "edit/").content.decode()
     assert "Nothing blocks the freeze." in page
-    assert 'id="freeze-button"' in page and 'disabled aria-disabled' not in page
+    assert 'id="freeze-button"' in page and "disabled aria-disabled" not in page
 
 
 def test_a_bad_value_in_the_whole_form_saves_nothing_and_marks_the_field(client, pi, draft):
@@ -276,3 +276,18 @@ def test_page_queries_do_not_grow_with_the_number_of_versions(client, pi, frozen
         version = version_freeze(version=version, user=creator)
     after = [_queries(client, url) for url in urls]
     assert after == before
+
+
+def test_the_protocol_list_shows_the_latest_version_and_your_role(client, pi, frozen):
+    client.force_login(pi)
+    html = client.get("/protocols/").content.decode()
+    assert '<th scope="col">Latest version</th><th scope="col">Your role</th>' in html
+    assert 'v1.0 <span class="badge badge-frozen">frozen</span>' in html
+    assert "<td>PI</td>" in html
+
+
+def test_a_frozen_design_says_frozen_not_what_blocks_the_freeze(client, pi, frozen):
+    client.force_login(pi)
+    html = client.get(V + "design/").content.decode()
+    assert "What blocks the freeze" not in html and "(blocks the freeze)" not in html
+    assert "This design is frozen with v1.0" in html
