@@ -315,3 +315,8 @@ CELERY_BEAT_SCHEDULE["responses-import-previews-sweep"] = {
     "task": "responses.import_previews_sweep",
     "schedule": 60.0 * 60,
 }
+
+# E-mail (password reset links): EMAIL_URL, e.g. smtp+tls://user:pass@host:587; in development
+# the console backend prints each message where the server runs.
+vars().update(env.email_url("EMAIL_URL", default="consolemail://"))
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="preregistry@localhost")
