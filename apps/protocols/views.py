@@ -28,6 +28,7 @@ from apps.protocols.forms import (
     TABLE_FIELD,
     DraftForm,
     MemberAddForm,
+    MemberInviteForm,
     MemberRemoveForm,
     ParameterAddForm,
     ProtocolCreateForm,
@@ -39,6 +40,7 @@ from apps.protocols.forms import (
 )
 from apps.protocols.gate import version_content_problems, version_gate, version_gate_notes
 from apps.protocols.integrity import version_integrity_verify
+from apps.protocols.invitations import invitation_send
 from apps.protocols.models import SECTION_FIELDS, ProtocolVersion
 from apps.protocols.plans import (
     SECTION_TITLES,
@@ -56,6 +58,7 @@ from apps.protocols.services import (
     FreezeRefused,
     protocol_create,
     protocol_member_add,
+    protocol_member_invite,
     protocol_member_remove,
     version_amend,
     version_freeze,
@@ -131,6 +134,8 @@ def protocol_members(request: HttpRequest, code: str) -> HttpResponse:
     """The PI grants roles to existing users by username (and takes them away)."""
     protocol = get_protocol_for(user=request.user, pk=code, roles=PI_ROLES)
     removing = request.method == "POST" and "remove" in request.POST
+    if request.method == "POST" and "invite" in request.POST:
+        return _members_invite(request, protocol)
     form = MemberAddForm(request.POST if request.method == "POST" and not removing else None)
     remove_form = MemberRemoveForm(request.POST if removing else None)
     if removing and remove_form.is_valid():
@@ -168,11 +173,45 @@ def protocol_members(request: HttpRequest, code: str) -> HttpResponse:
         else:
             messages.success(request, f"{membership.user} is {membership.get_role_display()} now.")
             return redirect("protocols:members", protocol.code)
+    return _members_page(
+        request, protocol, form=form, invite_form=MemberInviteForm(prefix="invite")
+    )
+
+
+def _members_page(request, protocol, *, form, invite_form) -> HttpResponse:
     return render(
         request,
         "protocols/members.html",
-        {"protocol": protocol, "members": memberships_of(protocol_id=protocol.pk), "form": form},
+        {
+            "protocol": protocol,
+            "members": memberships_of(protocol_id=protocol.pk),
+            "form": form,
+            "invite_form": invite_form,
+        },
     )
+
+
+def _members_invite(request, protocol) -> HttpResponse:
+    """Invite a person by e-mail (PI): the account if new, the role, the logged grant, the
+    e-mail with the link that sets their password."""
+    invite_form = MemberInviteForm(request.POST, prefix="invite")
+    if invite_form.is_valid():
+        try:
+            membership, _created = protocol_member_invite(
+                protocol=protocol, actor=request.user, **invite_form.cleaned_data
+            )
+        except ValidationError as error:
+            for field, errors in error.message_dict.items():
+                invite_form.add_error(field if field in invite_form.fields else None, errors)
+        else:
+            invitation_send(membership=membership, base_url=request.build_absolute_uri("/"))
+            messages.success(
+                request,
+                f"{membership.user.email} is {membership.get_role_display()} now; the "
+                "invitation is sent.",
+            )
+            return redirect("protocols:members", protocol.code)
+    return _members_page(request, protocol, form=MemberAddForm(), invite_form=invite_form)
 
 
 def _sections(version: ProtocolVersion) -> list[dict]:
