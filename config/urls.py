@@ -7,6 +7,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from apps.core.docs import docs_image, docs_page
 from apps.core.views import healthz
 
 handler500 = "apps.core.views.server_error"
@@ -20,6 +21,9 @@ def _api(app: str):
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    # The project's docs/ as pages (apps/core/docs.py): what "see docs/…" links to.
+    path("docs/img/<str:name>", docs_image, name="docs-image"),
+    path("docs/<str:slug>/", docs_page, name="docs-page"),
     # The reviewer queue's two hottest routes (next, score) first: Django resolves a URL by
     # walking the patterns in order, and these are asked for many times a second.
     path(
