@@ -47,6 +47,7 @@ def test_pi_freeze_looks_irreversible(journey):
     # The button sits above the list, not below it.
     assert button.bounding_box()["y"] < first.bounding_box()["y"]
     journey.snap("many-problems")
+    journey.tour("first-study-2-checklist")
 
     # At 375 px the count and the button stay in view while the list scrolls past.
     page.set_viewport_size({"width": 375, "height": 700})
@@ -65,6 +66,8 @@ def test_pi_freeze_looks_irreversible(journey):
     assert button.is_enabled()
     assert page.evaluate(STYLE_JS, "#freeze-button") != disabled_style
     confirmation = page.get_by_label("Type OPB-F to freeze v1.0")
+    confirmation.fill("OPB-F")
+    journey.tour("first-study-3-freeze")
     confirmation.fill("opb-f")
     journey.click_and_wait(button)
     assert (

@@ -23,6 +23,7 @@ def test_pi_invites_an_auditor_by_email(journey):
     page.locator("#id_invite-email").fill("Ada@Example.org")
     page.locator("#id_invite-role").select_option("auditor")
     journey.snap("invite")
+    journey.tour("first-study-1-invite")
     journey.click_and_wait(page.get_by_role("button", name="Send invitation"))
     assert page.get_by_text("ada@example.org is Auditor now").is_visible()
 

@@ -58,3 +58,6 @@ def test_pi_reads_a_report_on_a_phone(journey):
         assert DRAWN_TEXT_PX * shown / natural >= 11, f"tick labels at {shown}/{natural}"
         assert len(img.get_attribute("alt")) > 20
     journey.snap("report-phone")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.evaluate("window.scrollTo(0, 0)")
+    journey.tour("first-study-4-report")
