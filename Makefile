@@ -3,6 +3,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The development server's port: `make run PORT=8105`.
+PORT ?= 8000
 
 .PHONY: run test install lint typecheck format migrate worker beat demo-xstest demo-route-choice benchmarks benchmarks-tiny calibrate db-roles check-db-role
 
@@ -17,7 +19,7 @@ $(STAMP): requirements/lock.txt requirements/dev.txt pyproject.toml
 run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo
-	$(BIN)/python manage.py runserver 127.0.0.1:8000
+	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 test: install
 	$(BIN)/python -m pytest

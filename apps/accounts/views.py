@@ -11,12 +11,15 @@ from apps.accounts.services import api_token_rotate
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    """Send each person to their own place: reviewers to their queue, everyone else to protocols."""
+    """Send each person to their own place: reviewers to their queue, auditors (who hold no
+    other sighted role) to the logs, everyone else to protocols."""
     if not request.user.is_authenticated:
         return redirect("accounts:login")
     roles = user_roles(user=request.user)
     if Role.REVIEWER in roles and not roles & SIGHTED_ROLES:
         return redirect("raters:queue")
+    if Role.AUDITOR in roles and not roles & {Role.PI, Role.EDITOR}:
+        return redirect("deviations:index")
     return redirect("protocols:list")
 
 

@@ -36,7 +36,7 @@ from apps.protocols.plans import version_pipeline
 
 def unseal_url(version) -> str:
     """The page where the PI unseals the version's outcomes (the deviations app's)."""
-    return reverse("deviations:unseal", kwargs={"pk": version.pk})
+    return reverse("deviations:unseal", args=[version.protocol.code, version.label])
 
 
 def _is_pi(request, version) -> bool:
@@ -99,7 +99,40 @@ def _report_context(request, run) -> dict:
             from apps.analysis.pipelines.paired_blocks import report_sections
 
             context["sub_study_sections"] = report_sections(document["estimates"])
+        context["headline"] = report_headline(document["estimates"])
     return context
+
+
+def report_headline(estimates) -> list[dict]:
+    """The answer a report leads with: every decision stage in ``estimates`` (any pipeline's
+    stage with ``"stage": "decision"``, found wherever it sits), as ``{"where", "findings",
+    "contradictions", "evaluated", "why"}``; ``why`` says why a stage is not evaluable."""
+    found: list[dict] = []
+
+    def walk(node, where: str) -> None:
+        if isinstance(node, dict):
+            if node.get("stage") == "decision":
+                found.append(
+                    {
+                        "where": where,
+                        "findings": node.get("findings") or [],
+                        "contradictions": [
+                            c.get("message", "") for c in node.get("contradictions") or []
+                        ],
+                        "evaluated": bool(node.get("evaluated")),
+                        "why": node.get("note") or node.get("reason") or "",
+                    }
+                )
+                return
+            label = node.get("evaluand")
+            for value in node.values():
+                walk(value, f"evaluand {label}" if label and isinstance(value, list) else where)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value, where)
+
+    walk(estimates, "")
+    return found
 
 
 @login_required

@@ -26,11 +26,14 @@ DEMO_PEOPLE = (
 
 @transaction.atomic
 def demo_people_ensure() -> dict[str, User]:
-    """Create the demo users (or reset their passwords) and return them by username."""
+    """Create the demo users and return them by username. A user who exists keeps the password
+    they have (a rerun of ``load_demo`` must not sign anyone out); one without a usable password
+    gets the demo's."""
     users = {}
     for person in DEMO_PEOPLE:
-        user, _ = User.objects.get_or_create(username=person.username)
-        user.set_password(person.password)
-        user.save()
+        user, created = User.objects.get_or_create(username=person.username)
+        if created or not user.has_usable_password():
+            user.set_password(person.password)
+            user.save()
         users[person.username] = user
     return users

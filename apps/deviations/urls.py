@@ -1,6 +1,7 @@
 from django.urls import path
 
 from apps.deviations import apis, views
+from apps.protocols.addressing import API_PREFIX, PAGE_PREFIX, by_label, legacy_redirect
 
 app_name = "deviations"
 
@@ -17,7 +18,9 @@ urlpatterns = [
     path("protocols/<str:code>/log.jsonl", views.log_export_jsonl, name="export-jsonl"),
     path("protocols/<str:code>/log.csv", views.log_export_csv, name="export-csv"),
     path("protocols/<str:code>/deviations/new/", views.deviation_new, name="deviation-new"),
-    path("versions/<int:pk>/unseal/", views.version_unseal, name="unseal"),
+    path(PAGE_PREFIX + "unseal/", by_label(views.version_unseal, kwarg="pk"), name="unseal"),
+    # The old address by database id (one release): redirects to the one above.
+    path("versions/<int:pk>/unseal/", legacy_redirect("deviations:unseal", kwarg="pk")),
 ]
 
 api_urlpatterns = [
@@ -29,6 +32,9 @@ api_urlpatterns = [
         name="log-checkpoints",
     ),
     path("protocols/<str:code>/deviations", apis.DeviationCreateApi.as_view(), name="deviations"),
-    path("versions/<int:pk>/seal", apis.SealApi.as_view(), name="seal"),
-    path("versions/<int:pk>/unseal", apis.UnsealApi.as_view(), name="unseal"),
+    path(API_PREFIX + "seal", by_label(apis.SealApi.as_view(), kwarg="pk"), name="seal"),
+    path(API_PREFIX + "unseal", by_label(apis.UnsealApi.as_view(), kwarg="pk"), name="unseal"),
+    # Deprecated: the same by the version's database id (one release).
+    path("versions/<int:pk>/seal", apis.SealApi.as_view(), name="seal-by-id"),
+    path("versions/<int:pk>/unseal", apis.UnsealApi.as_view(), name="unseal-by-id"),
 ]

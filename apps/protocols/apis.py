@@ -28,6 +28,7 @@ from apps.protocols.access import (
     get_protocol_for,
     get_version_by_label_for,
 )
+from apps.protocols.addressing import version_links
 from apps.protocols.blobs import blob_readable_by
 from apps.protocols.diffs import version_diff
 from apps.protocols.gate import version_gate, version_gate_notes
@@ -93,6 +94,12 @@ class VersionSummarySerializer(serializers.Serializer):
     frozen_by = serializers.CharField(allow_null=True)
     url = serializers.CharField()
     blob_url = serializers.CharField(allow_null=True)
+    links = serializers.DictField(
+        child=serializers.CharField(),
+        help_text="Every address of the version, by protocol code and version label (page, "
+        "gate, freeze, rubric, scoring, scoring_open, scorers, machine_scores, seal, unseal, "
+        "log, …): a client follows these and never needs a database id.",
+    )
 
 
 class ParameterSerializer(serializers.Serializer):
@@ -177,6 +184,7 @@ def _summary(version: ProtocolVersion) -> dict:
         "blob_url": (
             reverse("protocols-api:blob", args=[version.sha256]) if version.sha256 else None
         ),
+        "links": version_links(version),
     }
 
 
@@ -524,6 +532,8 @@ class DiffSideSerializer(serializers.Serializer):
 class TextChangeSerializer(serializers.Serializer):
     status = serializers.CharField(help_text="unchanged, added, removed or changed")
     ops = DiffOpSerializer(many=True, required=False)
+    words_removed = serializers.IntegerField(required=False)
+    words_added = serializers.IntegerField(required=False)
 
 
 class SectionChangeSerializer(TextChangeSerializer):
@@ -570,6 +580,13 @@ class TableChangeSerializer(serializers.Serializer):
 class ComponentChangeSerializer(serializers.Serializer):
     name = serializers.CharField()
     status = serializers.CharField(help_text="unchanged or changed")
+    summary = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="One line per changed part (apps/protocols/diffs.py structure_summary): "
+        "a list counted (from, to, added, removed, changed), any other value from → to; "
+        "each with a readable text.",
+    )
     unified = serializers.ListField(child=serializers.CharField(), required=False)
 
 

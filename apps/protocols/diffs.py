@@ -51,11 +51,21 @@ def ops_html(ops: list[dict[str, str]]) -> str:
     return "".join(parts)
 
 
+_WORD = re.compile(r"\w+")
+
+
 def _text_change(old: str, new: str) -> dict[str, Any]:
     if old == new:
         return {"status": "unchanged"}
     status = "added" if not old else "removed" if not new else "changed"
-    return {"status": status, "ops": text_ops(old, new)}
+    ops = text_ops(old, new)
+    return {
+        "status": status,
+        "ops": ops,
+        # How much changed, in words: what the page says before the text itself is opened.
+        "words_removed": sum(len(_WORD.findall(op["old"])) for op in ops if op["op"] != "equal"),
+        "words_added": sum(len(_WORD.findall(op["new"])) for op in ops if op["op"] != "equal"),
+    }
 
 
 def _parameter_change(name: str, old: dict | None, new: dict | None) -> dict[str, Any]:
@@ -113,13 +123,103 @@ def _pipeline_change(old: str | None, new: str | None) -> dict[str, Any]:
     return {"status": "unchanged" if old == new else "changed", "from": old, "to": new}
 
 
+# Keys that name an entry of a list of objects, in the order they are tried: entries are matched
+# by the first one every entry on both sides carries (else by position).
+_IDENTITY_KEYS = ("id", "code", "name", "key", "label", "position", "ordinal")
+# Past this many lines a component's unified diff is not put on the page (JSON download only).
+UNIFIED_LINES_SHOWN = 400
+
+
+def _identity(old: list, new: list) -> str | None:
+    for key in _IDENTITY_KEYS:
+        sides = []
+        for entries in (old, new):
+            if not all(isinstance(e, dict) and key in e for e in entries):
+                break
+            values = [json.dumps(e[key], sort_keys=True) for e in entries]
+            if len(set(values)) != len(values):
+                break
+            sides.append(values)
+        if len(sides) == 2 and (old or new):
+            return key
+    return None
+
+
+def _as(kind: type, value: Any) -> Any:
+    return value if isinstance(value, kind) else kind()
+
+
+def _list_summary(path: str, old: list, new: list) -> dict[str, Any]:
+    key = _identity(old, new)
+    if key is not None:
+        before = {json.dumps(e[key], sort_keys=True): e for e in old}
+        after = {json.dumps(e[key], sort_keys=True): e for e in new}
+    else:  # by position
+        before, after = dict(enumerate(old)), dict(enumerate(new))
+    common = before.keys() & after.keys()
+    counts = {
+        "added": len(after.keys() - before.keys()),
+        "removed": len(before.keys() - after.keys()),
+        "changed": sum(1 for k in common if before[k] != after[k]),
+    }
+    parts = [f"{n} {word}" for word, n in counts.items() if n]
+    text = f"{path}: {len(old)} → {len(new)} entries" + (f"; {', '.join(parts)}" if parts else "")
+    return {
+        "path": path,
+        "kind": "list",
+        "from": len(old),
+        "to": len(new),
+        **counts,
+        "matched_by": key or "position",
+        "text": text,
+    }
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = "nothing" if value is None else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def structure_summary(old: Any, new: Any, path: str = "") -> list[dict[str, Any]]:
+    """What changed between two JSON values, one line per changed part, however large they are.
+
+    Objects are walked key by key (``path`` joins keys with " › "); a list is not walked but
+    counted: ``{"path", "kind": "list", "from": n, "to": m, "added", "removed", "changed",
+    "matched_by", "text"}``, e.g. text "responses › schedule: 0 → 920 entries; 920
+    added". A list's entries are matched by an identity key they all carry (``id``,
+    ``code``, ``name``, …) or else by position. Any other changed value gives ``{"path",
+    "kind": "value", "from", "to", "text"}``. Unchanged parts give nothing: equal values give
+    ``[]``.
+    """
+    if old == new:
+        return []
+    if isinstance(old, dict) and isinstance(new, dict):
+        lines = []
+        for key in list(old) + [k for k in new if k not in old]:
+            sub = f"{path} › {key}" if path else str(key)
+            lines += structure_summary(old.get(key), new.get(key), sub)
+        return lines
+    if isinstance(old, list) or isinstance(new, list):
+        return [_list_summary(path, _as(list, old), _as(list, new))]
+    if isinstance(old, dict) or isinstance(new, dict):
+        # An object appearing or disappearing: walked against an empty one.
+        return structure_summary(_as(dict, old), _as(dict, new), path)
+    text = f"{path}: {_short(old)} → {_short(new)}"
+    return [{"path": path, "kind": "value", "from": old, "to": new, "text": text}]
+
+
 def _component_change(name: str, old: Any, new: Any) -> dict[str, Any]:
     if old == new:
         return {"name": name, "status": "unchanged"}
     before = json.dumps(old, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
     after = json.dumps(new, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
     unified = list(difflib.unified_diff(before, after, "from", "to", lineterm="", n=2))
-    return {"name": name, "status": "changed", "unified": unified}
+    return {
+        "name": name,
+        "status": "changed",
+        "summary": structure_summary(old, new, name),
+        "unified": unified,
+    }
 
 
 def version_as_registered(*, version: ProtocolVersion) -> dict[str, Any]:
@@ -135,7 +235,8 @@ def version_diff(*, old: ProtocolVersion, new: ProtocolVersion) -> dict[str, Any
     """What changed from ``old`` to ``new`` (two versions of one protocol), as plain data:
     sections (word-level ops), parameters (instantiated / changed / cleared / added / removed /
     unchanged, old → new), the plan's pipeline, the amendment rationale, the decision table's
-    rules and every component's document."""
+    rules and every component's document (a ``summary`` of what changed in it, by
+    ``structure_summary``, and its ``unified`` diff)."""
     a, b = version_as_registered(version=old), version_as_registered(version=new)
     names = list(b["parameters"]) + [n for n in a["parameters"] if n not in b["parameters"]]
     names.sort(key=lambda n: (b["parameters"].get(n) or a["parameters"][n]).get("position", 0))

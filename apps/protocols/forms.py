@@ -38,6 +38,14 @@ class MemberAddForm(forms.Form):
     )
 
 
+class MemberInviteForm(forms.Form):
+    email = forms.EmailField(
+        help_text="An account is made for a new address; its owner sets the password from the "
+        "e-mailed link."
+    )
+    role = forms.ChoiceField(choices=Role.choices)
+
+
 class MemberRemoveForm(forms.Form):
     remove = forms.IntegerField(min_value=1, max_value=2**63 - 1, widget=forms.HiddenInput)
     reason = forms.CharField(

@@ -606,6 +606,41 @@ def _grant_logged(
 
 
 @transaction.atomic
+def protocol_member_invite(
+    *, protocol: Protocol, email: str, role: str, actor: User | None = None, reason: str = ""
+) -> tuple[Membership, bool]:
+    """Give the person with ``email`` the ``role`` on ``protocol``, creating their account when
+    nobody has that address: ``(membership, created)``.
+
+    A new account is named by its address and has no usable password until its owner sets one
+    through the invitation link (see ``apps/protocols/invitations.py``). The grant is logged as
+    ``protocol_member_add`` logs it, saying it came by invitation. Raises ValidationError naming
+    ``email`` when the address is not one, or as ``protocol_member_add`` does.
+    """
+    from django.core.validators import validate_email
+
+    email = (email or "").strip().lower()
+    try:
+        validate_email(email)
+    except ValidationError:
+        raise ValidationError({"email": [f"{email!r} is not an e-mail address"]}) from None
+    user = User.objects.filter(email__iexact=email).order_by("pk").first()
+    created = user is None
+    if created:
+        if User.objects.filter(username=email).exists():
+            raise ValidationError({"email": [f"a user is already named {email!r}"]})
+        user = User(username=email[:150], email=email)
+        user.set_unusable_password()
+        user.full_clean()
+        user.save()
+    note = "invited by e-mail" + (f"; {reason.strip()}" if (reason or "").strip() else "")
+    membership = protocol_member_add(
+        protocol=protocol, username=user.username, role=role, actor=actor, reason=note
+    )
+    return membership, created
+
+
+@transaction.atomic
 def protocol_member_remove(*, membership: Membership, actor: User | None, reason: str) -> None:
     """Take one role away, say why, and end what the role allowed at once.
 

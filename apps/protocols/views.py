@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
@@ -20,13 +21,14 @@ from apps.protocols.access import (
     get_protocol_for,
     get_version_by_label_for,
 )
-from apps.protocols.diffs import ops_html, version_diff
+from apps.protocols.diffs import UNIFIED_LINES_SHOWN, ops_html, version_diff
 from apps.protocols.forms import (
     PIPELINE_FIELD,
     RATIONALE_FIELD,
     TABLE_FIELD,
     DraftForm,
     MemberAddForm,
+    MemberInviteForm,
     MemberRemoveForm,
     ParameterAddForm,
     ProtocolCreateForm,
@@ -38,6 +40,7 @@ from apps.protocols.forms import (
 )
 from apps.protocols.gate import version_content_problems, version_gate, version_gate_notes
 from apps.protocols.integrity import version_integrity_verify
+from apps.protocols.invitations import invitation_send
 from apps.protocols.models import SECTION_FIELDS, ProtocolVersion
 from apps.protocols.plans import (
     SECTION_TITLES,
@@ -55,6 +58,7 @@ from apps.protocols.services import (
     FreezeRefused,
     protocol_create,
     protocol_member_add,
+    protocol_member_invite,
     protocol_member_remove,
     version_amend,
     version_freeze,
@@ -70,6 +74,22 @@ def _version_url(version: ProtocolVersion, name: str = "protocols:version") -> s
 @login_required
 def protocol_list(request: HttpRequest) -> HttpResponse:
     protocols = list(protocols_for(user=request.user))
+    ids = [p.pk for p in protocols]
+    # Two queries whatever the number of protocols: each one's latest version, and your roles.
+    latest = {
+        row["protocol_id"]: row
+        for row in ProtocolVersion.objects.filter(protocol_id__in=ids)
+        .order_by("protocol_id", "created_at")
+        .values("protocol_id", "label", "state")
+    }
+    roles: dict[int, list[str]] = {}
+    for membership in Membership.objects.filter(user=request.user, protocol_id__in=ids).order_by(
+        "role"
+    ):
+        roles.setdefault(membership.protocol_id, []).append(membership.get_role_display())
+    for protocol in protocols:
+        protocol.latest = latest.get(protocol.pk)
+        protocol.your_roles = roles.get(protocol.pk, [])
     return render(request, "protocols/protocol_list.html", {"protocols": protocols})
 
 
@@ -114,6 +134,8 @@ def protocol_members(request: HttpRequest, code: str) -> HttpResponse:
     """The PI grants roles to existing users by username (and takes them away)."""
     protocol = get_protocol_for(user=request.user, pk=code, roles=PI_ROLES)
     removing = request.method == "POST" and "remove" in request.POST
+    if request.method == "POST" and "invite" in request.POST:
+        return _members_invite(request, protocol)
     form = MemberAddForm(request.POST if request.method == "POST" and not removing else None)
     remove_form = MemberRemoveForm(request.POST if removing else None)
     if removing and remove_form.is_valid():
@@ -151,11 +173,45 @@ def protocol_members(request: HttpRequest, code: str) -> HttpResponse:
         else:
             messages.success(request, f"{membership.user} is {membership.get_role_display()} now.")
             return redirect("protocols:members", protocol.code)
+    return _members_page(
+        request, protocol, form=form, invite_form=MemberInviteForm(prefix="invite")
+    )
+
+
+def _members_page(request, protocol, *, form, invite_form) -> HttpResponse:
     return render(
         request,
         "protocols/members.html",
-        {"protocol": protocol, "members": memberships_of(protocol_id=protocol.pk), "form": form},
+        {
+            "protocol": protocol,
+            "members": memberships_of(protocol_id=protocol.pk),
+            "form": form,
+            "invite_form": invite_form,
+        },
     )
+
+
+def _members_invite(request, protocol) -> HttpResponse:
+    """Invite a person by e-mail (PI): the account if new, the role, the logged grant, the
+    e-mail with the link that sets their password."""
+    invite_form = MemberInviteForm(request.POST, prefix="invite")
+    if invite_form.is_valid():
+        try:
+            membership, _created = protocol_member_invite(
+                protocol=protocol, actor=request.user, **invite_form.cleaned_data
+            )
+        except ValidationError as error:
+            for field, errors in error.message_dict.items():
+                invite_form.add_error(field if field in invite_form.fields else None, errors)
+        else:
+            invitation_send(membership=membership, base_url=request.build_absolute_uri("/"))
+            messages.success(
+                request,
+                f"{membership.user.email} is {membership.get_role_display()} now; the "
+                "invitation is sent.",
+            )
+            return redirect("protocols:members", protocol.code)
+    return _members_page(request, protocol, form=MemberAddForm(), invite_form=invite_form)
 
 
 def _sections(version: ProtocolVersion) -> list[dict]:
@@ -371,10 +427,25 @@ def version_autosave(request: HttpRequest, code: str, label: str) -> HttpRespons
 @require_POST
 def version_freeze_action(request: HttpRequest, code: str, label: str) -> HttpResponse:
     version = get_version_by_label_for(user=request.user, code=code, label=label, roles=PI_ROLES)
+    # A freeze cannot be undone, so the page asks for the protocol's code typed out, as unsealing
+    # does (the API's freeze is a deliberate call and needs no such step).
+    confirmed = request.POST.get("confirmation", "").strip() == version.protocol.code
     try:
+        if not confirmed and not version_gate(version=version):
+            messages.error(
+                request,
+                f"Not frozen: type the protocol code {version.protocol.code} to confirm the "
+                "freeze; it cannot be undone.",
+            )
+            return redirect(_version_url(version, "protocols:edit"))
         version = version_freeze(version=version, user=request.user)
     except FreezeRefused as refusal:
-        messages.error(request, f"Not frozen: {len(refusal.problems)} problem(s) block the freeze.")
+        count = len(refusal.problems)
+        messages.error(
+            request,
+            f"Not frozen: {count} thing{pluralize(count)} block{pluralize(count, 's,')} "
+            "the freeze.",
+        )
         return redirect(_version_url(version, "protocols:edit"))
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
@@ -446,4 +517,8 @@ def protocol_diff(request: HttpRequest, code: str) -> HttpResponse:
         rationale = diff["amendment_rationale"]
         rationale["html"] = ops_html(rationale.get("ops", []))
         context["diff"] = diff
+        context["unified_lines_shown"] = UNIFIED_LINES_SHOWN
+        context["unchanged_sections"] = [
+            s["title"] for s in diff["sections"] if s["status"] == "unchanged"
+        ]
     return render(request, "protocols/version_diff.html", context)

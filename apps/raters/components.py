@@ -1,5 +1,7 @@
 """The rubric's part in a version's life: freeze-gate checks, frozen document, amendment copy."""
 
+from django.urls import reverse
+
 from apps.protocols.components import Problem, VersionComponent, register_component
 from apps.raters.models import Rubric
 from apps.raters.services.revocation import on_role_removed, on_withdraw
@@ -19,7 +21,7 @@ def _scores_responses(version) -> bool:
 
 def rubric_checks(version):
     rubric = Rubric.objects.filter(version=version).first()
-    url = f"/versions/{version.pk}/rubric/"
+    url = reverse("raters:rubric", args=[version.protocol.code, version.label])
     if rubric is None:
         if _scores_responses(version):
             yield Problem(

@@ -122,7 +122,7 @@ def scorers(request: HttpRequest, version_id: int) -> HttpResponse:
                 _errors(form, error)
         else:
             messages.success(request, f"{code} is on the scorer roster ({scorer}).")
-            return redirect("raters:scorers", version_id=version.pk)
+            return redirect("raters:scorers", code=version.protocol.code, label=version.label)
     return render(
         request,
         "raters/scorers.html",
@@ -171,7 +171,9 @@ def machine_import(request: HttpRequest, version_id: int) -> HttpResponse:
             else:
                 if outcome.status == "already_imported":
                     messages.info(request, outcome.message)
-                    return redirect("raters:scorers", version_id=version.pk)
+                    return redirect(
+                        "raters:scorers", code=version.protocol.code, label=version.label
+                    )
                 digest = sha256_hex(data)
                 _staging(digest).write_bytes(data)
                 confirm = MachineConfirmForm(
@@ -201,7 +203,7 @@ def machine_import(request: HttpRequest, version_id: int) -> HttpResponse:
 def machine_import_confirm(request: HttpRequest, version_id: int) -> HttpResponse:
     version = get_rubric_version_for(user=_user(request), pk=version_id)
     form = MachineConfirmForm(request.POST)
-    again = redirect("raters:machine-import", version_id=version.pk)
+    again = redirect("raters:machine-import", code=version.protocol.code, label=version.label)
     if not form.is_valid():
         messages.error(request, "The confirmation was incomplete; upload the file again.")
         return again
@@ -231,7 +233,7 @@ def machine_import_confirm(request: HttpRequest, version_id: int) -> HttpRespons
     if path is not None:
         path.unlink(missing_ok=True)
     messages.success(request, outcome.message)
-    return redirect("raters:scorers", version_id=version.pk)
+    return redirect("raters:scorers", code=version.protocol.code, label=version.label)
 
 
 @login_required
@@ -245,4 +247,4 @@ def oracle_run(request: HttpRequest, version_id: int, code: str) -> HttpResponse
         messages.error(request, " ".join(getattr(error, "messages", [str(error)])))
     else:
         messages.success(request, f"Oracle run {run.pk} is queued; its progress is shown below.")
-    return redirect("raters:scorers", version_id=version.pk)
+    return redirect("raters:scorers", code=version.protocol.code, label=version.label)

@@ -1,43 +1,63 @@
 from django.urls import path
 
+from apps.protocols.addressing import API_PREFIX as _AV
+from apps.protocols.addressing import PAGE_PREFIX as _V
+from apps.protocols.addressing import by_label, legacy_redirect
 from apps.raters import apis, machine_apis, machine_views, views
 
 app_name = "raters"
+
+# A version's pages and API are addressed by protocol code + version label
+# (apps/protocols/addressing.py). The old ``versions/<id>/…`` page routes redirect there (one
+# release); the old API routes still answer, as ``…-by-id``, and are deprecated.
+_SCORER = {"scorer": "code"}  # the route's scorer code → the view's ``code``
+_VERSION_PAGES = [
+    ("rubric/", views.rubric, "rubric"),
+    ("rubric/fields/<slug:name>/", views.rubric_field, "rubric-field"),
+    ("scoring/", views.scoring, "scoring"),
+    ("scorers/", machine_views.scorers, "scorers"),
+    ("scorers/import/", machine_views.machine_import, "machine-import"),
+    ("scorers/import/confirm/", machine_views.machine_import_confirm, "machine-import-confirm"),
+    ("scorers/<str:scorer>/oracle-run/", machine_views.oracle_run, "oracle-run"),
+]
 
 urlpatterns = [
     path("queue/", views.queue, name="queue"),
     path("queue/next/", views.queue_next, name="queue-next"),
     path("tasks/<str:token>/", views.task, name="task"),
     path("tasks/<str:token>/correct/", views.task_correct, name="task-correct"),
-    path("versions/<int:version_id>/rubric/", views.rubric, name="rubric"),
-    path(
-        "versions/<int:version_id>/rubric/fields/<slug:name>/",
-        views.rubric_field,
-        name="rubric-field",
-    ),
-    path("versions/<int:version_id>/scoring/", views.scoring, name="scoring"),
-    path("versions/<int:version_id>/scorers/", machine_views.scorers, name="scorers"),
-    path(
-        "versions/<int:version_id>/scorers/import/",
-        machine_views.machine_import,
-        name="machine-import",
-    ),
-    path(
-        "versions/<int:version_id>/scorers/import/confirm/",
-        machine_views.machine_import_confirm,
-        name="machine-import-confirm",
-    ),
-    path(
-        "versions/<int:version_id>/scorers/<str:code>/oracle-run/",
-        machine_views.oracle_run,
-        name="oracle-run",
-    ),
+    *[
+        path(_V + tail, by_label(view, rename=_SCORER), name=name)
+        for tail, view, name in _VERSION_PAGES
+    ],
+    *[
+        path(
+            f"versions/<int:version_id>/{tail.replace('<str:scorer>', '<str:code>')}",
+            legacy_redirect(f"raters:{name}", rename={"code": "scorer"}),
+        )
+        for tail, _view, name in _VERSION_PAGES
+    ],
 ]
 
 # Mounted first of all routes by config/urls.py (and again below, under the app's namespace).
 api_hot_urlpatterns = [
     path("tasks/next", apis.TaskNextApi.as_view(), name="task-next"),
     path("tasks/<str:token>/score", apis.TaskScoreApi.as_view(), name="task-score"),
+]
+
+_VERSION_APIS = [
+    ("rubric", apis.RubricApi, "rubric"),
+    ("rubric/template", apis.RubricTemplateApi, "rubric-template"),
+    ("rubric/fields", apis.RubricFieldsApi, "rubric-fields"),
+    ("rubric/fields/<slug:name>", apis.RubricFieldApi, "rubric-field"),
+    ("scoring/open", apis.ScoringOpenApi, "scoring-open"),
+    ("scoring", apis.ScoringDashboardApi, "scoring"),
+    ("scoring/final", apis.FinalScoresApi, "scoring-final"),
+    ("scorers", machine_apis.ScorerRosterApi, "scorers"),
+    ("scorers/enroll", machine_apis.ScorerEnrollApi, "scorer-enroll"),
+    ("scorers/<str:scorer>/oracle-runs", machine_apis.OracleRunApi, "oracle-runs"),
+    ("machine-scores/import", machine_apis.MachineScoresImportApi, "machine-scores-import"),
+    ("machine-scores", machine_apis.MachineDashboardApi, "machine-scores"),
 ]
 
 api_urlpatterns = [
@@ -47,54 +67,17 @@ api_urlpatterns = [
     path("tasks/<str:token>", apis.TaskDetailApi.as_view(), name="task"),
     path("tasks/<str:token>/score", apis.TaskScoreApi.as_view(), name="task-score"),
     path("tasks/<str:token>/correction", apis.TaskCorrectionApi.as_view(), name="task-correction"),
-    path("versions/<int:version_id>/rubric", apis.RubricApi.as_view(), name="rubric"),
-    path(
-        "versions/<int:version_id>/rubric/template",
-        apis.RubricTemplateApi.as_view(),
-        name="rubric-template",
-    ),
-    path(
-        "versions/<int:version_id>/rubric/fields",
-        apis.RubricFieldsApi.as_view(),
-        name="rubric-fields",
-    ),
-    path(
-        "versions/<int:version_id>/rubric/fields/<slug:name>",
-        apis.RubricFieldApi.as_view(),
-        name="rubric-field",
-    ),
-    path(
-        "versions/<int:version_id>/scoring/open", apis.ScoringOpenApi.as_view(), name="scoring-open"
-    ),
-    path("versions/<int:version_id>/scoring", apis.ScoringDashboardApi.as_view(), name="scoring"),
-    path(
-        "versions/<int:version_id>/scoring/final",
-        apis.FinalScoresApi.as_view(),
-        name="scoring-final",
-    ),
-    path(
-        "versions/<int:version_id>/scorers",
-        machine_apis.ScorerRosterApi.as_view(),
-        name="scorers",
-    ),
-    path(
-        "versions/<int:version_id>/scorers/enroll",
-        machine_apis.ScorerEnrollApi.as_view(),
-        name="scorer-enroll",
-    ),
-    path(
-        "versions/<int:version_id>/scorers/<str:code>/oracle-runs",
-        machine_apis.OracleRunApi.as_view(),
-        name="oracle-runs",
-    ),
-    path(
-        "versions/<int:version_id>/machine-scores/import",
-        machine_apis.MachineScoresImportApi.as_view(),
-        name="machine-scores-import",
-    ),
-    path(
-        "versions/<int:version_id>/machine-scores",
-        machine_apis.MachineDashboardApi.as_view(),
-        name="machine-scores",
-    ),
+    *[
+        path(_AV.rstrip("/") + "/" + tail, by_label(cls.as_view(), rename=_SCORER), name=name)
+        for tail, cls, name in _VERSION_APIS
+    ],
+    # Deprecated: the same resources by the version's database id (one release).
+    *[
+        path(
+            f"versions/<int:version_id>/{tail.replace('<str:scorer>', '<str:code>')}",
+            cls.as_view(),
+            name=f"{name}-by-id",
+        )
+        for tail, cls, name in _VERSION_APIS
+    ],
 ]

@@ -218,7 +218,7 @@ def rubric(request: HttpRequest, version_id: int) -> HttpResponse:
             errors = _errors(error)
         else:
             messages.success(request, "Rubric template applied.")
-            return redirect("raters:rubric", version_id=version.pk)
+            return redirect("raters:rubric", code=version.protocol.code, label=version.label)
     return render(
         request,
         "raters/rubric.html",
@@ -265,7 +265,7 @@ def rubric_field(request: HttpRequest, version_id: int, name: str) -> HttpRespon
             field.refresh_from_db()
         else:
             messages.success(request, f"Field {field.name} saved.")
-            return redirect("raters:rubric", version_id=version.pk)
+            return redirect("raters:rubric", code=version.protocol.code, label=version.label)
     choices_text = "\n".join(f"{c['value']}|{c['label']}" for c in field.choices)
     return render(
         request,
@@ -289,7 +289,7 @@ def scoring(request: HttpRequest, version_id: int) -> HttpResponse:
             errors = _errors(error)
         else:
             messages.success(request, "The name your reviewers see is saved.")
-            return redirect("raters:scoring", version_id=version.pk)
+            return redirect("raters:scoring", code=version.protocol.code, label=version.label)
     elif request.method == "POST":
         try:
             created = scoring_open(version=version, user=request.user)
@@ -297,7 +297,7 @@ def scoring(request: HttpRequest, version_id: int) -> HttpResponse:
             errors = _errors(error)
         else:
             messages.success(request, f"Scoring is open: {created} new scoring tasks.")
-            return redirect("raters:scoring", version_id=version.pk)
+            return redirect("raters:scoring", code=version.protocol.code, label=version.label)
     study_queue = StudyQueue.objects.filter(protocol_id=version.protocol_id).first()
     return render(
         request,

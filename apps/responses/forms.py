@@ -17,6 +17,12 @@ class _JSONField(forms.JSONField):
         except (ValueError, RecursionError):
             raise forms.ValidationError(self.error_messages["invalid"], code="invalid") from None
 
+    def prepare_value(self, value):
+        # An empty field starts empty: Django would show the text "null".
+        if value is None:
+            return ""
+        return super().prepare_value(value)
+
     def bound_data(self, data, initial):
         try:
             return super().bound_data(data, initial)
@@ -90,7 +96,7 @@ class ImportUploadForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 6}),
         help_text="Targets → columns, as JSON; empty means same-named columns. Targets: "
         + ", ".join(TARGETS)
-        + ". See docs/import-formats.md.",
+        + ". The import formats page (linked above) lists every target.",
     )
     note = forms.CharField(
         required=False, max_length=500, help_text="Why this file is imported (for reruns, say)."

@@ -52,6 +52,8 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    # Swagger UI's assets, pinned and served from this site (the schema UI works offline).
+    "drf_spectacular_sidecar",
     "django_htmx",
     "simple_history",
     "axes",
@@ -206,6 +208,11 @@ SPECTACULAR_SETTINGS = {
         "FactorRoleEnum": "apps.items.models.FactorRole",
         "MemberRoleEnum": "apps.accounts.models.Role",
     },
+    # The schema UI's assets come from drf-spectacular-sidecar (pinned in requirements/lock.txt)
+    # and are served by this site, never by a CDN: /api/schema/ui/ works offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Celery: JSON only; a task is acknowledged after it finishes, and a worker that dies mid-task
@@ -308,3 +315,8 @@ CELERY_BEAT_SCHEDULE["responses-import-previews-sweep"] = {
     "task": "responses.import_previews_sweep",
     "schedule": 60.0 * 60,
 }
+
+# E-mail (password reset links): EMAIL_URL, e.g. smtp+tls://user:pass@host:587; in development
+# the console backend prints each message where the server runs.
+vars().update(env.email_url("EMAIL_URL", default="consolemail://"))
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="preregistry@localhost")

@@ -41,7 +41,7 @@ def test_wrong_password_is_refused_with_a_message(client, pi):
         ("pi", {"Protocols", "Logs"}, "/protocols/"),
         ("editor", {"Protocols", "Logs"}, "/protocols/"),
         ("reviewer", {"My queue"}, "/queue/"),
-        ("auditor", {"Protocols", "Logs"}, "/protocols/"),
+        ("auditor", {"Protocols", "Logs"}, "/logs/"),
     ],
 )
 def test_each_role_sees_its_own_places(client, request, person, places, home):

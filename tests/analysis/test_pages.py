@@ -92,7 +92,10 @@ def test_a_sealed_report_shows_the_hashes_and_not_the_estimates(client, study, s
     assert succeeded.result_sha256 in text and succeeded.input_sha256 in text
     assert _known_estimate(succeeded) not in text
     assert "β_B =" not in text and "Tidy data" not in text
-    assert reverse("deviations:unseal", kwargs={"pk": study.version.pk}) in text  # the PI's way
+    assert (
+        reverse("deviations:unseal", args=[study.version.protocol.code, study.version.label])
+        in text
+    )  # the PI's way
 
 
 def test_an_auditor_sees_a_sealed_result_without_the_unseal_link(client, study, succeeded):

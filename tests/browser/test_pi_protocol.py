@@ -112,6 +112,7 @@ def test_pi_protocol(journey):
     journey.go("/protocols/OPB-J1/v/1.0/edit/")
     assert _checklist_codes(page) == []
     assert page.locator("#freeze-checklist").get_by_text("Nothing blocks the freeze.").is_visible()
+    page.get_by_label("Type OPB-J1 to freeze").fill("OPB-J1")
     page.locator("#freeze-button").click()
     page.wait_for_url(re.compile(r"/protocols/OPB-J1/v/1\.0/$"))
     draft.refresh_from_db()
@@ -131,6 +132,7 @@ def test_pi_protocol(journey):
     journey.settle()
     journey.click_and_wait(page.get_by_role("button", name="Save all"))
     assert _checklist_codes(page) == []
+    page.get_by_label("Type OPB-J1 to freeze").fill("OPB-J1")
     page.locator("#freeze-button").click()
     page.wait_for_url(re.compile(r"/protocols/OPB-J1/v/1\.1/$"))
     amended = Protocol.objects.get(code="OPB-J1").versions.get(label="1.1")

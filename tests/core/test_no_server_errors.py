@@ -157,6 +157,9 @@ def _real(name, before, ctx, route):
         "number": ctx["number"] if before in ("attempts", "analysis", "analysis-runs") else "1",
         "pk": ctx["evaluand"] if before == "evaluands" else ctx["version_id"],
         "version_id": ctx["version_id"],
+        "scorer": ctx["item"],  # a scorer code (routes by code + label name it so)
+        "slug": "import-formats",  # a page of docs/
+        "uidb64": "MQ",  # a password-reset link's user id (base64 of "1")
         "token": ctx["harm_token"] if before == "harm-reviews" else ctx["task_token"],
         "index": "0",
         "fmt": "csv",
@@ -336,6 +339,7 @@ def test_a_reviewer_gets_404_for_every_protocol_page_of_their_protocol(state, cl
     client.force_login(people["reviewer"])
     own = ("tasks/", "api/v1/tasks/", "harm-reviews", "api/v1/harm-reviews", "queue/", "logs/")
     own += ("evaluands/", "api/v1/evaluands")
+    own += ("docs/", "password-reset/")  # the same for everyone: documentation, password reset
     answers = {}
     for route in _patterns():
         url = next(_requests(route, ctx))[0]

@@ -267,7 +267,7 @@ def test_auditors_and_reviewers_cannot_record_deviations(client, request, protoc
 
 
 def unseal_url(version) -> str:
-    return f"/versions/{version.pk}/unseal/"
+    return f"/protocols/{version.protocol.code}/v/{version.label}/unseal/"
 
 
 def test_the_pi_unseals_with_the_typed_confirmation(client, pi, protocol, frozen_version):

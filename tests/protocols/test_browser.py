@@ -37,7 +37,7 @@ def test_the_pi_types_the_margin_and_the_freeze_unlocks(live_server, protocol, d
         page.goto(f"{live_server.url}/protocols/OPB-T/v/1.0/edit/")
 
         checklist = page.locator("#freeze-checklist")
-        assert "the equivalence margin ε has no value" in checklist.inner_text()
+        assert "the equivalence margin ε has no value" in checklist.inner_text().lower()
         assert page.locator("#freeze-button").is_disabled()
 
         page.fill("#section-hypotheses", "**Rising** F_att")
@@ -52,6 +52,7 @@ def test_the_pi_types_the_margin_and_the_freeze_unlocks(live_server, protocol, d
         page.locator("#freeze-checklist").filter(has_text="Nothing blocks the freeze.").wait_for()
         assert page.locator("#freeze-button").is_enabled()
 
+        page.fill("#freeze-confirmation", "OPB-T")
         page.click("#freeze-button")
         page.wait_for_url("**/protocols/OPB-T/v/1.0/")
         html = page.content()

@@ -2,6 +2,8 @@
 autosave, a rendered preview and the live freeze checklist, freezes, prints, amends, withdraws
 and manages members."""
 
+import re
+
 import pytest
 
 from apps.accounts.models import Membership
@@ -84,7 +86,9 @@ def test_the_draft_page_shows_fields_previews_and_the_checklist(client, pi, draf
         '<a href="/protocols/OPB-T/v/1.0/edit/#param-epsilon">'
         "the equivalence margin ε has no value</a>"
     ) in html
-    assert 'id="freeze-button" disabled' in html
+    assert 'title="Check: param_missing"' in html  # the code, in a tooltip only
+    assert "<code>param_missing</code>" not in html
+    assert 'id="freeze-button" class="danger" disabled' in html
 
 
 def test_autosave_saves_one_field_and_swaps_status_preview_and_checklist(client, pi, draft):
@@ -129,7 +133,7 @@ def test_without_javascript_the_whole_form_saves(client, pi, draft):
     assert response.status_code == 302
     page = client.get(V + "edit/").content.decode()
     assert "Nothing blocks the freeze." in page
-    assert 'id="freeze-button"' in page and 'id="freeze-button" disabled' not in page
+    assert 'id="freeze-button"' in page and "disabled aria-disabled" not in page
 
 
 def test_a_bad_value_in_the_whole_form_saves_nothing_and_marks_the_field(client, pi, draft):
@@ -150,7 +154,7 @@ def test_an_editor_edits_but_sees_no_freeze_button(client, editor, ready_draft):
 
 def test_freeze_from_the_page_then_the_version_page_and_print_view(client, pi, ready_draft):
     client.force_login(pi)
-    response = client.post(V + "freeze/")
+    response = client.post(V + "freeze/", {"confirmation": "OPB-T"})
     assert response.status_code == 302 and response["Location"] == V
     version = ProtocolVersion.objects.get(pk=ready_draft.pk)
     html = client.get(V).content.decode()
@@ -164,9 +168,21 @@ def test_freeze_from_the_page_then_the_version_page_and_print_view(client, pi, r
 
 def test_a_refused_freeze_returns_to_the_draft_with_the_checklist(client, pi, draft):
     client.force_login(pi)
-    response = client.post(V + "freeze/", follow=True)
-    assert "problem(s) block the freeze" in response.content.decode()
+    response = client.post(V + "freeze/", {"confirmation": "OPB-T"}, follow=True)
+    assert re.search(r"Not frozen: \d+ things? blocks? the freeze\.", response.content.decode())
     assert ProtocolVersion.objects.get(pk=draft.pk).state == "draft"
+
+
+def test_freeze_from_the_page_needs_the_protocol_code_typed(client, pi, ready_draft):
+    client.force_login(pi)
+    page = client.get(V + "edit/").content.decode()
+    assert 'id="freeze-confirmation"' in page
+    for typed in ({}, {"confirmation": "opb-t"}, {"confirmation": "OPB"}):
+        response = client.post(V + "freeze/", typed, follow=True)
+        assert "type the protocol code OPB-T to confirm" in response.content.decode()
+        assert ProtocolVersion.objects.get(pk=ready_draft.pk).state == "draft"
+    client.post(V + "freeze/", {"confirmation": " OPB-T "})
+    assert ProtocolVersion.objects.get(pk=ready_draft.pk).state == "frozen"
 
 
 def test_amend_and_withdraw_from_the_pages(client, pi, frozen):
@@ -260,3 +276,18 @@ def test_page_queries_do_not_grow_with_the_number_of_versions(client, pi, frozen
         version = version_freeze(version=version, user=creator)
     after = [_queries(client, url) for url in urls]
     assert after == before
+
+
+def test_the_protocol_list_shows_the_latest_version_and_your_role(client, pi, frozen):
+    client.force_login(pi)
+    html = client.get("/protocols/").content.decode()
+    assert '<th scope="col">Latest version</th><th scope="col">Your role</th>' in html
+    assert 'v1.0 <span class="badge badge-frozen">frozen</span>' in html
+    assert "<td>PI</td>" in html
+
+
+def test_a_frozen_design_says_frozen_not_what_blocks_the_freeze(client, pi, frozen):
+    client.force_login(pi)
+    html = client.get(V + "design/").content.decode()
+    assert "What blocks the freeze" not in html and "(blocks the freeze)" not in html
+    assert "This design is frozen with v1.0" in html

@@ -158,13 +158,20 @@ def test_the_pi_applies_a_template_and_edits_a_field(client):
     version = ProtocolVersionFactory()
     pi = MembershipFactory(protocol=version.protocol, role="pi").user
     client.force_login(pi)
-    assert client.get(f"/versions/{version.pk}/rubric/").status_code == 200
-    response = client.post(f"/versions/{version.pk}/rubric/", {"template": "opb"})
+    assert (
+        client.get(f"/protocols/{version.protocol.code}/v/{version.label}/rubric/").status_code
+        == 200
+    )
+    response = client.post(
+        f"/protocols/{version.protocol.code}/v/{version.label}/rubric/", {"template": "opb"}
+    )
     assert response.status_code == 302
-    page = client.get(f"/versions/{version.pk}/rubric/").content.decode()
+    page = client.get(
+        f"/protocols/{version.protocol.code}/v/{version.label}/rubric/"
+    ).content.decode()
     assert "R — refusal" in page and "per_100_words" in page
     response = client.post(
-        f"/versions/{version.pk}/rubric/fields/refusal/",
+        f"/protocols/{version.protocol.code}/v/{version.label}/rubric/fields/refusal/",
         {"label": "R — refused", "required": "on"},
     )
     assert response.status_code == 302
@@ -186,7 +193,9 @@ def test_the_pi_opens_scoring_and_reads_the_sealed_dashboard(client):
     assert ScoringTask.objects.count() == 4
     dashboard = client.get(f"/api/v1/versions/{study.version.pk}/scoring").json()
     assert dashboard["sealed"] is True and dashboard["reliability"] is None
-    page = client.get(f"/versions/{study.version.pk}/scoring/").content.decode()
+    page = client.get(
+        f"/protocols/{study.version.protocol.code}/v/{study.version.label}/scoring/"
+    ).content.decode()
     assert "Sealed" in page
     final = client.get(f"/api/v1/versions/{study.version.pk}/scoring/final")
     assert final.status_code == 403
@@ -204,7 +213,9 @@ def test_a_nul_character_in_a_json_body_is_a_400_naming_where(client):
     version = ProtocolVersionFactory()
     pi = MembershipFactory(protocol=version.protocol, role="pi").user
     client.force_login(pi)
-    client.post(f"/versions/{version.pk}/rubric/", {"template": "opb"})
+    client.post(
+        f"/protocols/{version.protocol.code}/v/{version.label}/rubric/", {"template": "opb"}
+    )
     answer = client.patch(
         f"/api/v1/versions/{version.pk}/rubric/fields/refusal",
         {"label": "R\x00"},
@@ -220,9 +231,14 @@ def test_the_frozen_versions_page_links_its_pi_to_the_scoring_dashboard(client):
     study = frozen_study(responses=2)
     auditor = MembershipFactory(protocol=study.version.protocol, role="auditor").user
     page = f"/protocols/{study.version.protocol.code}/v/{study.version.label}/"
-    link = f'href="/versions/{study.version.pk}/scoring/"'
+    link = f'href="/protocols/{study.version.protocol.code}/v/{study.version.label}/scoring/"'
     client.force_login(study.pi)
     assert link in client.get(page).content.decode()
-    assert client.get(f"/versions/{study.version.pk}/scoring/").status_code == 200
+    assert (
+        client.get(
+            f"/protocols/{study.version.protocol.code}/v/{study.version.label}/scoring/"
+        ).status_code
+        == 200
+    )
     client.force_login(auditor)
     assert link not in client.get(page).content.decode()

@@ -429,6 +429,9 @@ def test_a_reviewer_does_not_learn_the_protocol_from_the_version_pages(client):
     version = ProtocolVersion.objects.get(pk=study.version.pk)
     client.force_login(study.reviewers[0])
     for url in (
+        f"/protocols/{version.protocol.code}/v/{version.label}/rubric/",
+        f"/protocols/{version.protocol.code}/v/{version.label}/scoring/",
+        # The old addresses by id: a 404 too, never a redirect that would name the protocol.
         f"/versions/{version.pk}/rubric/",
         f"/versions/{version.pk}/scoring/",
         f"/api/v1/versions/{version.pk}/rubric",

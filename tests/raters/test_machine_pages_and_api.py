@@ -30,7 +30,7 @@ def judged(protocol, pi):
 
 def test_the_browser_previews_then_imports_and_a_second_upload_is_a_no_op(client, pi, judged):
     client.force_login(pi)
-    url = f"/versions/{judged.pk}/scorers/import/"
+    url = f"/protocols/{judged.protocol.code}/v/{judged.label}/scorers/import/"
     data = jsonl(_rows(6))
     page = client.post(url, {"file": SimpleUploadedFile("judge.jsonl", data), "scorer": "judge"})
     assert page.status_code == 200
@@ -40,7 +40,11 @@ def test_the_browser_previews_then_imports_and_a_second_upload_is_a_no_op(client
         name: page.context["confirm"].initial.get(name, "")
         for name in ("sha256", "filename", "format", "scorer", "mapping", "note")
     }
-    done = client.post(f"/versions/{judged.pk}/scorers/import/confirm/", confirm, follow=True)
+    done = client.post(
+        f"/protocols/{judged.protocol.code}/v/{judged.label}/scorers/import/confirm/",
+        confirm,
+        follow=True,
+    )
     assert done.status_code == 200 and MachineScore.objects.count() == 18
     again = client.post(
         url, {"file": SimpleUploadedFile("judge.jsonl", data), "scorer": "judge"}, follow=True
@@ -51,8 +55,14 @@ def test_the_browser_previews_then_imports_and_a_second_upload_is_a_no_op(client
         {"file": SimpleUploadedFile("bad.jsonl", jsonl(_rows(6, loss1=2))), "scorer": "judge"},
     )
     assert bad.status_code == 200 and "above the maximum" in bad.content.decode()
-    assert client.get(f"/versions/{judged.pk}/scorers/").status_code == 200
-    assert client.get(f"/versions/{judged.pk}/scoring/").status_code == 200
+    assert (
+        client.get(f"/protocols/{judged.protocol.code}/v/{judged.label}/scorers/").status_code
+        == 200
+    )
+    assert (
+        client.get(f"/protocols/{judged.protocol.code}/v/{judged.label}/scoring/").status_code
+        == 200
+    )
 
 
 def test_the_api_imports_refuses_with_every_problem_and_says_a_repeat_is_a_no_op(
@@ -103,7 +113,9 @@ def test_scorers_are_enrolled_on_a_draft_only(client, protocol, pi, reviewer):
     assert incomplete.status_code == 400 and "model" in incomplete.json()
     client.force_login(reviewer)
     assert client.get(f"/api/v1/versions/{draft.pk}/scorers").status_code == 404
-    assert client.get(f"/versions/{draft.pk}/scorers/").status_code == 404
+    assert (
+        client.get(f"/protocols/{draft.protocol.code}/v/{draft.label}/scorers/").status_code == 404
+    )
 
 
 def test_the_command_imports_and_names_problems(judged, pi, tmp_path):

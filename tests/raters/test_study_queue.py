@@ -158,7 +158,7 @@ def test_at_k_1_every_response_is_scored_once_and_nothing_is_adjudicated():
 def test_the_pi_names_the_study_on_the_scoring_page(client, two_studies):
     first, _, _ = two_studies
     client.force_login(first.pi)
-    url = f"/versions/{first.version.pk}/scoring/"
+    url = f"/protocols/{first.version.protocol.code}/v/{first.version.label}/scoring/"
     assert 'value="Blue queue"' in client.get(url).content.decode()
     assert client.post(url, {"queue_name": "Set north"}).status_code == 302
     assert StudyQueue.objects.get(protocol=first.version.protocol).name == "Set north"

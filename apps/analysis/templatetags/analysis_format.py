@@ -1,42 +1,97 @@
-"""Number formatting for analysis reports: estimates, intervals and percentages."""
+"""Number formatting for analysis reports: estimates, intervals and percentages.
+
+Every report page goes through these filters, so the rules hold for every pipeline's report:
+
+- a missing value is an em dash that says why, on hover (``title``) and by a footnote mark that
+  the report's footnote explains (``MISSING_NOTE``);
+- a value too small for the decimals shown is printed with two significant digits
+  (``-2.1e-05``), never as ``-0.000``; a value that rounds to zero is never signed.
+"""
+
+import math
 
 from django import template
+from django.utils.html import format_html
 
 register = template.Library()
+
+MISSING_NOTE = (
+    "No value: the analysis did not produce this one — too few items or responses for the "
+    "estimate or its interval method, a model that did not converge, or a quantity the plan "
+    "does not ask for here. The stage's own note says which."
+)
+
+
+def missing(reason: str = "") -> str:
+    """The em dash for a value the analysis did not produce, with its reason on hover."""
+    return format_html(
+        '<span class="missing" title="{}">—<sup aria-hidden="true">*</sup></span>',
+        reason or MISSING_NOTE,
+    )
+
+
+def _fixed(x: float, digits: int) -> str:
+    if x != 0 and abs(x) < 0.5 * 10 ** (-digits):
+        return f"{x:.2g}"  # too small for the decimals: two significant digits, its sign kept
+    text = f"{x:.{digits}f}"
+    if text.startswith("-") and float(text) == 0:
+        text = text[1:]  # -0.000 would claim a sign the value does not show
+    return text
 
 
 @register.filter
 def num(value, digits: int = 3) -> str:
-    """A number with ``digits`` decimals; an em dash for a missing value."""
+    """A number with ``digits`` decimals (a tiny one with two significant digits); the
+    explained em dash for a missing value."""
     if value is None or value == "":
-        return "—"
+        return missing()
     try:
-        return f"{float(value):.{int(digits)}f}"
+        x = float(value)
     except (TypeError, ValueError):
         return str(value)
+    if math.isnan(x):
+        return missing()
+    return _fixed(x, int(digits))
 
 
 @register.filter
 def pct(value, digits: int = 1) -> str:
     """A proportion as a percentage, ``0.216`` → ``21.6 %``."""
     if value is None or value == "":
-        return "—"
-    return f"{100 * float(value):.{int(digits)}f} %"
+        return missing()
+    return f"{_fixed(100 * float(value), int(digits))} %"
 
 
 @register.filter
 def ci(pair, digits: int = 3) -> str:
-    """An interval as ``[lo, hi]``; an em dash when unavailable."""
+    """An interval as ``[lo, hi]``; the explained em dash when unavailable."""
     if not pair:
-        return "—"
-    return f"[{num(pair[0], digits)}, {num(pair[1], digits)}]"
+        return missing()
+    return format_html("[{}, {}]", num(pair[0], digits), num(pair[1], digits))
 
 
 @register.filter
 def pct_ci(pair, digits: int = 1) -> str:
     if not pair:
-        return "—"
-    return f"[{100 * float(pair[0]):.{int(digits)}f}, {100 * float(pair[1]):.{int(digits)}f}] %"
+        return missing()
+    lo, hi = (_fixed(100 * float(v), int(digits)) for v in pair)
+    return f"[{lo}, {hi}] %"
+
+
+@register.filter
+def human(value) -> str:
+    """A raw label or code as words: ``1_full_compliance`` → ``full compliance``,
+    ``scope_reduction`` → ``scope reduction``. Anything else is returned unchanged."""
+    if not isinstance(value, str) or " " in value:
+        return value
+    text = value.split("_", 1)[1] if value[:1].isdigit() and "_" in value else value
+    return text.replace("_", " ")
+
+
+@register.simple_tag
+def missing_note() -> str:
+    """The footnote that explains the em dashes of a report."""
+    return format_html('<p class="help missing-note"><sup>*</sup> — {}</p>', MISSING_NOTE)
 
 
 @register.filter

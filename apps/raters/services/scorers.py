@@ -13,6 +13,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
+from django.urls import reverse
 
 from apps.accounts.models import Role, User
 from apps.accounts.selectors import roles_for
@@ -183,7 +184,7 @@ def scorer_roster_remove(*, entry: ScorerRosterEntry, user: User) -> None:
 def scorer_checks(version: ProtocolVersion) -> Iterator[Problem]:
     """Freeze-gate checks: every scorer role a rubric field names has a scorer on the roster,
     and an oracle's role holds only fields an oracle can write (binary, count, number)."""
-    url = f"/versions/{version.pk}/scorers/"
+    url = reverse("raters:scorers", args=[version.protocol.code, version.label])
     roster = list(ScorerRosterEntry.objects.filter(version=version).select_related("scorer"))
     roles = {entry.role for entry in roster}
     fields = list(RubricField.objects.filter(version=version).order_by("position"))

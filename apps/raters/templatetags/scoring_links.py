@@ -21,5 +21,5 @@ def scoring_link(context, version) -> str:
         return ""
     if not roles_for(user=request.user, protocol_id=version.protocol_id) & set(SCORING_MANAGERS):
         return ""
-    url = reverse("raters:scoring", kwargs={"version_id": version.pk})
+    url = reverse("raters:scoring", args=[version.protocol.code, version.label])
     return format_html('<a class="button secondary" href="{}">Scoring</a>', url)
