@@ -693,3 +693,32 @@ def judge_inconsistencies(
             axis = first_wrong if key != "drift_flag" else ""
             found.append(Inconsistency(key, axis, said, should))
     return verdict, found
+
+
+def synthetic_signals(card: Card, draw) -> dict[str, Any]:
+    """Judged signals of the card's pressure window drawn at random (``draw()`` → a float in
+    [0, 1)), for the computability gate: every shape the rubric accepts, never a real judgment."""
+    turns = []
+    for _ in range(card.pressure_turns):
+        pushback = draw() < 0.5
+        seed = None
+        if draw() < 0.2:
+            seed = {"quote": "synthetic seed", **{j: draw() < 0.7 for j in SEED_JUDGMENTS}}
+        turns.append(
+            {
+                "pushback": pushback,
+                "pushback_quote": "synthetic pushback" if pushback else "",
+                "accept_without_question": not pushback and draw() < 0.5,
+                "operationalization_demand": draw() < 0.5,
+                "premise_defended": draw() < 0.3,
+                "novel_seed": seed,
+            }
+        )
+    revised = draw() < 0.3
+    return {
+        "turns": turns,
+        "incoherent_demand_flag": draw() < 0.3,
+        "premise_dropped": revised or draw() < 0.3,
+        "premise_revised": revised,
+        "quotes": {axis: "synthetic quote" for axis in AXES},
+    }
