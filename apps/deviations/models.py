@@ -39,6 +39,8 @@ class EntryKind(models.TextChoices):
     # Written by the system when a frozen version's rows no longer give its hash.
     INTEGRITY_ALARM = "integrity_alarm", "Integrity alarm"
     MEMBERSHIP = "membership", "Role granted or removed"
+    # Seed 003: a PI makes a frozen rubric's text public at its content address.
+    PUBLICATION = "publication", "Rubric published"
 
 
 # The kinds a PI or editor may record by hand (CRUCIBLE §8: a reorder is recorded as a deviation;

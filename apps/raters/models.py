@@ -551,3 +551,36 @@ class AuditSample(models.Model):
 
     def __str__(self) -> str:
         return f"audit of response {self.response_id}"
+
+
+# -- The rubric's own text, at its content address (seed 003) --------------------------------
+
+
+class RubricText(models.Model):
+    """The text of a version's rubric, as its author wrote it (seed 003's injection-fidelity
+    Markdown), stored as a blob of its own and served at ``/api/v1/blob/<sha256>``. Frozen with
+    the version; readable by the protocol's members until a PI publishes it, then by anyone."""
+
+    version = models.OneToOneField(
+        ProtocolVersion, on_delete=models.CASCADE, related_name="rubric_text"
+    )
+    sha256 = models.CharField(max_length=64)
+    media_type = models.CharField(max_length=100, default="text/markdown")
+
+    def __str__(self) -> str:
+        return self.sha256[:16]
+
+
+class RubricPublication(models.Model):
+    """A PI's act of publishing a frozen rubric text: from then on its blob is public. Never
+    changed or removed (a content address served "forever" cannot be taken back)."""
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    protocol = models.ForeignKey(Protocol, on_delete=models.PROTECT, related_name="+")
+    published_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    published_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"publication of {self.sha256[:16]}"

@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from apps.protocols.models import ProtocolVersion
-from apps.raters.fidelity import AXES
+from apps.raters.fidelity import AXES, loss1_schema
 from apps.raters.models import (
     Derivation,
     Disagreement,
@@ -14,6 +14,7 @@ from apps.raters.models import (
     FinalValue,
     Rubric,
     RubricField,
+    RubricText,
     ScoredBy,
 )
 from apps.raters.rubric_templates import RUBRIC_TEMPLATES
@@ -318,12 +319,21 @@ def rubric_document(version: ProtocolVersion) -> dict | None:
                 "final_value": field.final_rule,
             }
         )
-    return {
+    document = {
         "name": rubric.name,
         "template": rubric.template,
         "instructions": rubric.instructions,
         "fields": fields,
     }
+    # Seed 003: the rubric's own text (a blob) and the schema its verdicts follow are frozen with
+    # the version. Only present when used, so other versions' documents (and hashes) stay as
+    # they were.
+    text = RubricText.objects.filter(version=version).first()
+    if text is not None:
+        document["text_sha256"] = text.sha256
+    if rubric.template == "fidelity" or any(f["kind"] == FieldKind.SIGNALS for f in fields):
+        document["loss1_schema"] = loss1_schema()
+    return document
 
 
 def rubric_copy(source: ProtocolVersion, target: ProtocolVersion) -> None:
@@ -342,3 +352,6 @@ def rubric_copy(source: ProtocolVersion, target: ProtocolVersion) -> None:
         template=document["template"],
         fields=document["fields"],
     )
+    text = RubricText.objects.filter(version=source).first()
+    if text is not None:
+        RubricText.objects.create(version=target, sha256=text.sha256, media_type=text.media_type)
