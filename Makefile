@@ -56,6 +56,11 @@ demo-xstest: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo_xstest
 
+.PHONY: demo-fidelity
+demo-fidelity: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py demo_fidelity
+
 benchmarks: install
 	$(BIN)/python -m pytest tests/benchmarks -p no:randomly -s -o addopts=""
 
