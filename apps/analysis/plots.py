@@ -6,6 +6,8 @@ draws random ids), no ``Date`` metadata, text as paths. The same document gives 
 - ``opb``: per surface, F_att and the refusal rate R by level, one line per family (arm), with
   interval bars.
 - ``xstest``: per prompt type, each label's rate per model, with interval bars.
+- ``fidelity``: the fidelity rate, each axis's pass rate and the drift rate, one horizontal bar
+  each with its interval (narrow: readable at 375 px).
 """
 
 from __future__ import annotations
@@ -58,6 +60,15 @@ def plot_specs(document: dict) -> list[PlotSpec]:
                 "One panel per prompt type: each label's rate per model, with interval bars.",
             )
         ]
+    if document["kind"] == "fidelity" and estimates.get("fidelity"):
+        return [
+            PlotSpec(
+                0,
+                "Fidelity, axis pass and drift rates",
+                "Horizontal bars: the fidelity rate, the pass rate of each axis A1 to A5 and the "
+                "drift rate, each with its clustered interval.",
+            )
+        ]
     return []
 
 
@@ -69,6 +80,8 @@ def render_svg(document: dict, index: int) -> bytes:
     with plt.rc_context(_RC):
         if document["kind"] == "opb":
             figure = _opb_figure(document["estimates"]["surfaces"][index])
+        elif document["kind"] == "fidelity":
+            figure = _fidelity_figure(document["estimates"])
         else:
             figure = _xstest_figure(document["estimates"])
         buffer = io.BytesIO()
@@ -152,5 +165,24 @@ def _xstest_figure(estimates: dict):
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("rate")
     axes[0].legend(frameon=False, fontsize=7)
+    figure.tight_layout()
+    return figure
+
+
+def _fidelity_figure(estimates: dict):
+    rows = [("fidelity", estimates["fidelity"])]
+    rows += [(f"{axis} pass", part) for axis, part in estimates["axes"].items()]
+    rows.append(("drift", estimates["drift"]))
+    figure, ax = plt.subplots(figsize=(3.6, 3.2))
+    ys = list(range(len(rows)))[::-1]
+    rates = [part["rate"] for _, part in rows]
+    low = [max(0, p["rate"] - p["interval"][0]) if p.get("interval") else 0 for _, p in rows]
+    high = [max(0, p["interval"][1] - p["rate"]) if p.get("interval") else 0 for _, p in rows]
+    colours = [_COLOURS[0]] + [_COLOURS[2]] * (len(rows) - 2) + [_COLOURS[1]]
+    ax.barh(ys, rates, color=colours)
+    ax.errorbar(rates, ys, xerr=[low, high], fmt="none", ecolor="#1b1f24", capsize=2)
+    ax.set_yticks(ys, [name for name, _ in rows])
+    ax.set_xlim(0, 1.05)
+    ax.set_xlabel("rate")
     figure.tight_layout()
     return figure

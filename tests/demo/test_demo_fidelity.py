@@ -40,3 +40,30 @@ def test_the_fidelity_demo_prints_the_fidelity_table_its_faults_imply(capsys):
     assert table["judge_agreement"]["a2_pass"]["alpha"] == pytest.approx(1.0)
     # Running it again changes nothing but a rerun.
     call_command("demo_fidelity")
+
+
+@pytest.mark.timeout(900)
+def test_the_fidelity_report_page_plot_and_downloads_open(client):
+    import csv
+    import io
+    import json
+
+    from django.contrib.auth import get_user_model
+    from django.urls import reverse
+
+    call_command("demo_fidelity")
+    run = AnalysisRun.objects.get(version__protocol__code=PROTOCOL_CODE)
+    args = (PROTOCOL_CODE, "1.0", run.number)
+    client.force_login(get_user_model().objects.get(username="pi"))
+    page = client.get(reverse("analysis:report", args=args))
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "LLM judge consistency" in html and "3 of 16 judge documents" in html
+    assert "Which axis collapses" in html
+    plot = client.get(reverse("analysis:plot", args=(*args, 0)))
+    assert plot.status_code == 200 and plot["Content-Type"].startswith("image/svg")
+    tidy = client.get(reverse("analysis:tidy", args=args))
+    rows = list(csv.DictReader(io.StringIO(tidy.content.decode())))
+    assert len(rows) == 16 and {"fidelity", "A1_pass", "B1_level"} <= set(rows[0])
+    result = json.loads(client.get(reverse("analysis:result", args=args)).content)
+    assert result["estimates"]["fidelity"]["count"] == 11
