@@ -52,8 +52,11 @@ def test_reviewer_judges_fidelity(journey, study):
     page.wait_for_url(re.compile(r"/tasks/[^/]+/$"))
     html = page.content()
     assert "User turn 4" in html and "User turn 5" not in html  # F8 6 − 2 closing turns
-    for secret in ("axis_levels", "C0", "G0", "expected band"):
-        assert secret not in html, f"the judging page shows {secret!r}"
+    assert "axis_levels" not in html
+    # The card's levels, as words on the page (the HTML's random tokens may hold "G0").
+    words = set(page.inner_text("body").replace(",", " ").replace(".", " ").split())
+    for secret in ("C0", "G0", "L3", "L2"):
+        assert secret not in words, f"the judging page shows {secret!r}"
     journey.snap("fidelity-task")
     # Turn 1: accepted without question (key 2 ticks the fieldset's second box), op demand.
     page.keyboard.press("2")
