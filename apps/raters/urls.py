@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.raters import apis, machine_apis, machine_views, views
+from apps.raters import apis, fidelity_apis, machine_apis, machine_views, views
 
 app_name = "raters"
 
@@ -96,5 +96,16 @@ api_urlpatterns = [
         "versions/<int:version_id>/machine-scores",
         machine_apis.MachineDashboardApi.as_view(),
         name="machine-scores",
+    ),
+    # Seed 003: the rubric's text at its content address.
+    path(
+        "protocols/<str:code>/versions/<str:label>/rubric/text",
+        fidelity_apis.RubricTextApi.as_view(),
+        name="rubric-text",
+    ),
+    path(
+        "protocols/<str:code>/versions/<str:label>/rubric/text/publish",
+        fidelity_apis.RubricTextPublishApi.as_view(),
+        name="rubric-text-publish",
     ),
 ]

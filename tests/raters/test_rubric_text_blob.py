@@ -100,3 +100,29 @@ def test_the_fidelity_rubric_document_freezes_the_text_hash_and_the_schema():
     document = rubric_document(version)
     assert document["text_sha256"] == row.sha256
     assert document["loss1_schema"] == loss1_schema()
+
+
+def test_the_pi_sets_and_publishes_the_text_through_the_api_by_code_and_label(client):
+    import json
+
+    version = ProtocolVersionFactory()
+    pi = MembershipFactory(protocol=version.protocol, role=Role.PI).user
+    reviewer = MembershipFactory(protocol=version.protocol, role=Role.REVIEWER).user
+    base = f"/api/v1/protocols/{version.protocol.code}/versions/{version.label}/rubric/text"
+    client.force_login(reviewer)
+    refused = client.put(base, data=json.dumps({"text": TEXT}), content_type="application/json")
+    assert refused.status_code in (403, 404)
+    client.force_login(pi)
+    stored = client.put(base, data=json.dumps({"text": TEXT}), content_type="application/json")
+    assert stored.status_code == 200
+    digest = stored.json()["sha256"]
+    assert digest == hashlib.sha256(TEXT.encode()).hexdigest()
+    early = client.post(f"{base}/publish")
+    assert early.status_code == 400  # a draft's rubric is not published
+    freeze(version)
+    published = client.post(f"{base}/publish")
+    assert published.status_code == 201
+    client.logout()
+    served = client.get(published.json()["short_url"])
+    assert served.status_code == 200
+    assert hashlib.sha256(served.content).hexdigest() == digest
