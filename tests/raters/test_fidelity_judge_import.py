@@ -121,3 +121,22 @@ def test_the_same_judge_verdict_twice_is_refused(judged, pi):
     with pytest.raises(ImportRejected) as rejected:
         machine_scores_import(version=judged, user=pi, data=jsonl(rows), filename="j.jsonl")
     assert [p.row for p in rejected.value.problems] == [2]
+
+
+def test_a_fidelity_plan_whose_cells_carry_no_card_is_refused_at_the_freeze(protocol, pi):
+    from apps.protocols.services import FreezeRefused
+
+    def no_cards(draft):
+        AnalysisParameterFactory(version=draft, name="drift_epsilon", kind="number", value="0.05")
+
+    with pytest.raises(FreezeRefused) as refused:
+        machine_study(
+            protocol=protocol,
+            pi=pi,
+            fields=fidelity_fields("judge"),
+            scorers={"judge": ("judge", JUDGE)},
+            items=2,
+            evaluands=("alpha",),
+            before_freeze=no_cards,
+        )
+    assert "PolicyCard" in str(refused.value)
