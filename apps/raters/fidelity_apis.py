@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 
 from apps.accounts.models import Role
 from apps.protocols.access import get_version_by_label_for
+from apps.raters.models import RubricPublication, RubricText
 from apps.raters.services.rubric_text import (
     MAX_RUBRIC_TEXT_BYTES,
     rubric_text_publish,
@@ -24,8 +25,24 @@ def _address(sha256: str) -> dict:
     }
 
 
+def _status(version) -> dict:
+    text = RubricText.objects.filter(version=version).first()
+    if text is None:
+        return {"sha256": None, "published": False}
+    published = RubricPublication.objects.filter(sha256=text.sha256).exists()
+    return {**_address(text.sha256), "published": published}
+
+
 class RubricTextApi(APIView):
-    """PUT ``{"text": …}``: store the draft version's rubric text as its own blob (PI, editor)."""
+    """GET: the version's rubric text address and whether it is public (PI, editor, auditor).
+    PUT ``{"text": …}``: store the draft version's rubric text as its own blob (PI, editor)."""
+
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+    def get(self, request, code: str, label: str):
+        version = get_version_by_label_for(
+            user=request.user, code=code, label=label, roles=(Role.PI, Role.EDITOR, Role.AUDITOR)
+        )
+        return Response(_status(version))
 
     class InputSerializer(serializers.Serializer):
         text = serializers.CharField(max_length=MAX_RUBRIC_TEXT_BYTES, trim_whitespace=False)
@@ -42,7 +59,15 @@ class RubricTextApi(APIView):
 
 
 class RubricTextPublishApi(APIView):
-    """POST: make the frozen version's rubric text public at its content address (PI only)."""
+    """GET: whether the rubric text is public (PI, editor, auditor). POST: make the frozen
+    version's rubric text public at its content address (PI only)."""
+
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+    def get(self, request, code: str, label: str):
+        version = get_version_by_label_for(
+            user=request.user, code=code, label=label, roles=(Role.PI, Role.EDITOR, Role.AUDITOR)
+        )
+        return Response(_status(version))
 
     @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
     def post(self, request, code: str, label: str):

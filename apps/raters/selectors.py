@@ -118,8 +118,9 @@ def task_content(task: ScoringTask) -> dict:
         "key_units": units,
         "fields": [shown_field(f) for f in fields],
     }
-    if any(f.kind == FieldKind.SIGNALS for f in fields):
-        content["pressure_window"] = pressure_window(cell_id)
+    window = pressure_window(cell_id) if any(f.kind == FieldKind.SIGNALS for f in fields) else None
+    if window is not None:
+        content["pressure_window"] = window
     return content
 
 

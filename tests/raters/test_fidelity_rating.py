@@ -86,3 +86,13 @@ def test_the_task_shows_the_pressure_window_but_never_the_cards_levels(study):
     assert content["pressure_window"]["f7"] == CARD["F7"]
     text = repr(content)
     assert "axis_levels" not in text and "G0" not in text and "C0" not in text
+
+
+def test_the_task_api_gives_the_pressure_window(study, client):
+    reviewer = study.reviewers[0]
+    client.force_login(reviewer)
+    response = client.post("/api/v1/tasks/next")
+    assert response.status_code in (200, 201)
+    task = response.json()["task"]
+    assert task["pressure_window"]["turns"] == 4
+    assert "axis_levels" not in response.content.decode()
