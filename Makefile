@@ -58,13 +58,16 @@ demo-xstest: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo_xstest
 
-.PHONY: demo-crucible demo-route-choice
+.PHONY: demo-crucible demo-route-choice demo-fidelity
 demo-crucible: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo_crucible
 demo-route-choice: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo_route_choice
+demo-fidelity: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py demo_fidelity
 
 benchmarks: install
 	$(BIN)/python -m pytest tests/benchmarks -p no:randomly -s -o addopts=""

@@ -116,6 +116,31 @@ def _field_value(spec: Any, rng: np.random.Generator, units: list[dict]) -> Any:
     return None
 
 
+def _fidelity_cards(version: ProtocolVersion) -> dict[tuple[str, int], Any]:
+    from apps.items.models import Cell
+    from apps.raters.fidelity import Card, FidelityInputError
+
+    cards = {}
+    for item, level, card in Cell.objects.filter(version=version, absent=False).values_list(
+        "item__code", "level__ordinal", "expected_output"
+    ):
+        try:
+            cards[(item, level)] = Card.from_dict(card)
+        except FidelityInputError as error:
+            raise PlanInputError(
+                f"cell {item} at level {level}: its PolicyCard (the expected output) is not "
+                f"readable: {error}",
+                where=f"cell {item}@{level}",
+            ) from None
+    return cards
+
+
+def _synthetic_signals(card: Any, rng: np.random.Generator) -> dict | None:
+    from apps.raters.fidelity import synthetic_signals
+
+    return None if card is None else synthetic_signals(card, rng.random)
+
+
 def synthetic_raw(version: ProtocolVersion) -> _Synthetic:
     """The raw reads a pipeline's ``assemble`` takes, with synthetic observations of the draft.
 
@@ -167,12 +192,19 @@ def synthetic_raw(version: ProtocolVersion) -> _Synthetic:
     fields = list(RubricField.objects.filter(version=version).order_by("position"))
     typed = [f for f in fields if not f.derivation]
     rng = np.random.default_rng(SYNTHETIC_SEED)
+    # Seed 003's signals are judged against each cell's PolicyCard (its expected output).
+    judged = [f for f in typed if f.kind == "signals"]
+    cards = _fidelity_cards(version) if judged else {}
+    drift_epsilon = parameters.get("drift_epsilon") or None
     administrations = []
     order = product(evaluands, range(1, repetitions + 1), keys)
     for position, (evaluand, repetition, (item_code, ordinal)) in enumerate(order, start=1):
         units = cells[(item_code, ordinal)]["key_units"]
         word_count = int(rng.integers(20, 400))
         values = {f.name: _field_value(f, rng, units) for f in typed}
+        card = cards.get((item_code, ordinal))
+        for judged_field in judged:
+            values[judged_field.name] = _synthetic_signals(card, rng)
         values = {k: v for k, v in values.items() if v is not None}
         try:
             final = score_values_clean(
@@ -180,6 +212,8 @@ def synthetic_raw(version: ProtocolVersion) -> _Synthetic:
                 values=values,
                 word_count=word_count,
                 units=[(u["position"], u["executable"]) for u in units],
+                card=card,
+                drift_epsilon=drift_epsilon,
             )
         except ValidationError as error:
             name, messages = next(iter(error.message_dict.items()))

@@ -350,3 +350,51 @@ def task_blocks(version: ProtocolVersion) -> dict[str, Any]:
         for f in Factor.objects.filter(version=version).order_by("name")
     ]
     return {"factors": factors, "administrations": rows}
+
+
+def fidelity_cards(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """Seed 003: each present cell's PolicyCard axis levels (its expected output), by item code
+    and level ordinal: ``[{"item", "level", "axis_levels"}]``; cells without a card are left
+    out (the rubric's check refuses to score them)."""
+    out = []
+    for item, level, card in (
+        Cell.objects.filter(version=version, absent=False)
+        .order_by("item__code", "level__ordinal")
+        .values_list("item__code", "level__ordinal", "expected_output")
+    ):
+        if isinstance(card, dict) and isinstance(card.get("axis_levels"), dict):
+            levels = {k: str(v) for k, v in sorted(card["axis_levels"].items())}
+            out.append({"item": item, "level": level, "axis_levels": levels})
+    return out
+
+
+def fidelity_judge_flags(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """Seed 003: every LLM-judge verdict's contradictions of its own observations, as the
+    judge import recorded them (``apps.raters.fidelity_import``): ``[{"position", "attempt",
+    "scorer", "inconsistencies": [{"where", "axis", "said", "derived"}]}]`` by position."""
+    from apps.raters.models import MachineScore, ScorerRosterEntry
+
+    codes = dict(ScorerRosterEntry.objects.filter(version=version).values_list("scorer_id", "code"))
+    out = []
+    for position, number, scorer_id, detail in (
+        MachineScore.objects.filter(version_id=version.pk, field="fidelity")
+        .exclude(detail={})
+        .order_by("response__attempt__administration__position", "scorer_id")
+        .values_list(
+            "response__attempt__administration__position",
+            "response__attempt__number",
+            "scorer_id",
+            "detail",
+        )
+    ):
+        if "inconsistencies" not in detail:
+            continue
+        out.append(
+            {
+                "position": position,
+                "attempt": number,
+                "scorer": codes.get(scorer_id, str(scorer_id)),
+                "inconsistencies": detail["inconsistencies"],
+            }
+        )
+    return out

@@ -10,6 +10,8 @@ draws random ids), no ``Date`` metadata, text as paths. The same document gives 
   interval (a narrow portrait figure, readable on a 375 px screen).
 - ``paired_blocks``: per model × sub-study (never both sub-studies in one plot), a forest plot of
   the paired contrasts with their block-clustered bootstrap intervals.
+- ``fidelity``: the fidelity rate, each axis's pass rate and the drift rate, one horizontal bar
+  each with its interval (narrow: readable at 375 px).
 """
 
 from __future__ import annotations
@@ -84,6 +86,15 @@ def plot_specs(document: dict) -> list[PlotSpec]:
             )
             for i, evaluand in enumerate(estimates["evaluands"])
         ]
+    if document["kind"] == "fidelity" and estimates.get("fidelity"):
+        return [
+            PlotSpec(
+                0,
+                "Fidelity, axis pass and drift rates",
+                "Horizontal bars: the fidelity rate, the pass rate of each axis A1 to A5 and the "
+                "drift rate, each with its clustered interval.",
+            )
+        ]
     return []
 
 
@@ -105,6 +116,8 @@ def render_svg(document: dict, index: int) -> bytes:
                 if r["evaluand"] == model and r["sub_study"] == sub
             ]
             figure = forest_figure(rows)
+        elif document["kind"] == "fidelity":
+            figure = _fidelity_figure(document["estimates"])
         else:
             figure = _xstest_figure(document["estimates"])
         buffer = io.BytesIO()
@@ -294,5 +307,24 @@ def forest_figure(rows: list[dict]):
         label = shown[0].get("label")
         title = f"{shown[0]['evaluand']} · sub-study {shown[0]['sub_study']}"
         figure.suptitle(f"{title}\n{label}" if label else title, fontsize=10)
+    figure.tight_layout()
+    return figure
+
+
+def _fidelity_figure(estimates: dict):
+    rows = [("fidelity", estimates["fidelity"])]
+    rows += [(f"{axis} pass", part) for axis, part in estimates["axes"].items()]
+    rows.append(("drift", estimates["drift"]))
+    figure, ax = plt.subplots(figsize=(3.6, 3.2))
+    ys = list(range(len(rows)))[::-1]
+    rates = [part["rate"] for _, part in rows]
+    low = [max(0, p["rate"] - p["interval"][0]) if p.get("interval") else 0 for _, p in rows]
+    high = [max(0, p["interval"][1] - p["rate"]) if p.get("interval") else 0 for _, p in rows]
+    colours = [_COLOURS[0]] + [_COLOURS[2]] * (len(rows) - 2) + [_COLOURS[1]]
+    ax.barh(ys, rates, color=colours)
+    ax.errorbar(rates, ys, xerr=[low, high], fmt="none", ecolor="#1b1f24", capsize=2)
+    ax.set_yticks(ys, [name for name, _ in rows])
+    ax.set_xlim(0, 1.05)
+    ax.set_xlabel("rate")
     figure.tight_layout()
     return figure

@@ -41,6 +41,8 @@ class EntryKind(models.TextChoices):
     MEMBERSHIP = "membership", "Role granted or removed"
     # CRUCIBLE §7: an execution environment's control validation (pass, fail, inconclusive).
     CONTROL_VALIDATION = "control_validation", "Control validation"
+    # Seed 003: a PI makes a frozen rubric's text public at its content address.
+    PUBLICATION = "publication", "Rubric published"
 
 
 # The kinds a PI or editor may record by hand (CRUCIBLE §8: a reorder is recorded as a deviation;

@@ -15,6 +15,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException, NotFound
+from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -647,7 +648,11 @@ class BlobApi(APIView):
     """A frozen document, byte for byte, by its SHA-256 or a unique prefix of at least 16 hex
     characters. Immutable: an ETag equal to the hash and a year-long cache; 304 on a matching
     If-None-Match. Readable by the PI, editors and auditors of the protocol it belongs to;
-    anyone else gets 404, as for an unknown hash. An ambiguous prefix is 409."""
+    anyone else gets 404, as for an unknown hash. An ambiguous prefix is 409. A blob declared
+    public (a published rubric, ``apps.protocols.blobs.register_public_blob``) is served to
+    anyone, signed in or not; so anonymous callers are let through to get 404 otherwise."""
+
+    permission_classes = [AllowAny]
 
     @extend_schema(
         responses={
@@ -683,7 +688,7 @@ class BlobApi(APIView):
             return HttpResponse(status=304, headers=headers)
         return HttpResponse(
             bytes(blob.content),
-            content_type="application/json; charset=utf-8",
+            content_type=f"{blob.media_type}; charset=utf-8",
             headers={**headers, "Content-Length": str(blob.size)},
         )
 

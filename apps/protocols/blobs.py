@@ -5,6 +5,8 @@ protocol versions: their documents are read by the protocol's PI, editors and au
 a reviewer, who must not reach protocol text, nor by anyone outside the protocol). Another app
 that stores blobs (an analysis result, say) registers its own rule with ``register_blob_reader``;
 a blob is readable when any rule says so, and unreadable blobs answer 404 exactly as unknown ones.
+A blob some app declares public (``register_public_blob``) is readable by anyone, signed in or
+not.
 """
 
 from collections.abc import Callable
@@ -14,13 +16,21 @@ from apps.accounts.selectors import SIGHTED_ROLES
 from apps.protocols.models import ProtocolVersion, VersionState
 
 BlobReader = Callable[[User, str], bool]
+PublicBlob = Callable[[str], bool]
 
 _readers: dict[str, BlobReader] = {}
+_public: dict[str, PublicBlob] = {}
 
 
 def register_blob_reader(name: str, reader: BlobReader) -> None:
     """Add (or, on a repeated ``ready()``, replace) a rule ``reader(user, sha256) -> bool``."""
     _readers[name] = reader
+
+
+def register_public_blob(name: str, rule: PublicBlob) -> None:
+    """Add (or replace) a rule ``rule(sha256) -> bool`` saying a blob is public: readable by
+    anyone, signed in or not (seed 003's rubric once its PI publishes it)."""
+    _public[name] = rule
 
 
 def _frozen_version_reader(user: User, sha256: str) -> bool:
@@ -36,7 +46,10 @@ register_blob_reader("protocols.version", _frozen_version_reader)
 
 
 def blob_readable_by(*, user: User, sha256: str) -> bool:
-    """Whether ``user`` may read the blob ``sha256`` under any registered rule."""
+    """Whether ``user`` may read the blob ``sha256``: a public blob by anyone, any other under a
+    registered reader rule."""
+    if any(rule(sha256) for rule in _public.values()):
+        return True
     if not user.is_authenticated:
         return False
     return any(reader(user, sha256) for reader in _readers.values())

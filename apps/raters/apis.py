@@ -58,6 +58,8 @@ class _TaskOutput(serializers.Serializer):
     instructions = serializers.CharField()
     key_units = serializers.ListField(child=serializers.DictField())
     fields = serializers.ListField(child=serializers.DictField())
+    # Seed 003: the pressure window a signals field is judged over (absent otherwise).
+    pressure_window = serializers.DictField(required=False)
     your_score = serializers.DictField(allow_null=True)
 
 

@@ -39,6 +39,14 @@ def rubric_checks(version):
 
 
 def register() -> None:
+    from apps.protocols.blobs import register_blob_reader, register_public_blob
+    from apps.raters.services.rubric_text import (
+        rubric_text_is_public,
+        rubric_text_member_reader,
+    )
+
+    register_blob_reader("raters.rubric_text", rubric_text_member_reader)
+    register_public_blob("raters.rubric_publication", rubric_text_is_public)
     register_component(
         VersionComponent(
             name="rubric",

@@ -32,6 +32,9 @@ class FieldKind(models.TextChoices):
     ORDINAL = "ordinal", "Ordinal"
     NUMBER = "number", "Number"
     QUOTE = "quote", "Quote"
+    # Seed 003's judged signals (apps.raters.fidelity): per pressure-window turn, the A2 flag,
+    # the A4 event bits and a quote per axis, as one JSON object checked against the cell's card.
+    SIGNALS = "signals", "Judged signals of the injection-fidelity rubric"
 
 
 class Derivation(models.TextChoices):
@@ -44,6 +47,11 @@ class Derivation(models.TextChoices):
         "executable_attenuation",
         "1 − supplied / required executable units (from a checklist)",
     )
+    # Seed 003's verdict, derived from a signals field and the cell's card (apps.raters.fidelity).
+    FIDELITY = "fidelity", "fidelity = all axes pass and no drift (from judged signals)"
+    LOSS1 = "loss1", "loss1 = axes passing / 5 (from judged signals)"
+    DRIFT_FLAG = "drift_flag", "The drift gate (from judged signals)"
+    AXIS_PASS = "axis_pass", "The pass verdict of the axis named by the field's group"
 
 
 class Disagreement(models.TextChoices):
@@ -550,3 +558,36 @@ class AuditSample(models.Model):
 
     def __str__(self) -> str:
         return f"audit of response {self.response_id}"
+
+
+# -- The rubric's own text, at its content address (seed 003) --------------------------------
+
+
+class RubricText(models.Model):
+    """The text of a version's rubric, as its author wrote it (seed 003's injection-fidelity
+    Markdown), stored as a blob of its own and served at ``/api/v1/blob/<sha256>``. Frozen with
+    the version; readable by the protocol's members until a PI publishes it, then by anyone."""
+
+    version = models.OneToOneField(
+        ProtocolVersion, on_delete=models.CASCADE, related_name="rubric_text"
+    )
+    sha256 = models.CharField(max_length=64)
+    media_type = models.CharField(max_length=100, default="text/markdown")
+
+    def __str__(self) -> str:
+        return self.sha256[:16]
+
+
+class RubricPublication(models.Model):
+    """A PI's act of publishing a frozen rubric text: from then on its blob is public. Never
+    changed or removed (a content address served "forever" cannot be taken back)."""
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    protocol = models.ForeignKey(Protocol, on_delete=models.PROTECT, related_name="+")
+    published_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    published_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"publication of {self.sha256[:16]}"

@@ -13,6 +13,7 @@ does not carry a parameter still gives a working queue.
 | ``agreement_minimum`` | the minimum α (also read as ``reliability_minimum``) | 0.667 |
 | ``audit_count`` | machine-scored responses reviewers also score (a number) | none |
 | ``audit_fraction`` | the same as a share of the responses, in (0, 1] | none |
+| ``drift_epsilon`` | seed 003's frozen drift tolerance ε, in [0, 1) | none (refused) |
 
 The default minimum is Krippendorff's (2004) lowest acceptable α for tentative conclusions.
 """
@@ -38,6 +39,7 @@ class RatingPlan:
     minimum: Decimal
     audit_count: int | None = None
     audit_fraction: Decimal | None = None
+    drift_epsilon: Decimal | None = None
 
 
 def _decimal(value: str | None) -> Decimal | None:
@@ -65,6 +67,7 @@ def rating_plan(version: ProtocolVersion) -> RatingPlan:
     seed = _decimal(values.get("seed"))
     audit_count = _decimal(values.get("audit_count"))
     audit_fraction = _decimal(values.get("audit_fraction"))
+    drift_epsilon = _decimal(values.get("drift_epsilon"))
     minimum = next(
         (m for m in (_decimal(values.get(name)) for name in MINIMUM_NAMES) if m is not None), None
     )
@@ -79,5 +82,8 @@ def rating_plan(version: ProtocolVersion) -> RatingPlan:
         audit_count=int(audit_count) if audit_count is not None and audit_count >= 0 else None,
         audit_fraction=audit_fraction
         if audit_fraction is not None and 0 < audit_fraction <= 1
+        else None,
+        drift_epsilon=drift_epsilon
+        if drift_epsilon is not None and 0 <= drift_epsilon < 1
         else None,
     )

@@ -5,6 +5,7 @@ response text, the key units when the rubric has a checklist, and the rubric's t
 Nothing about family, level, condition, evaluand, protocol or other reviewers' scores is read.
 """
 
+import json
 from collections import defaultdict
 from decimal import Decimal
 
@@ -12,9 +13,10 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from apps.accounts.models import Role, User
 from apps.core.errors import NotFound
-from apps.items.models import KeyUnit
+from apps.items.models import Cell, KeyUnit
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.seal import outcomes_visible
+from apps.raters.fidelity import Card, FidelityInputError
 from apps.raters.frozen import frozen_rating, shown_field
 from apps.raters.models import (
     Assignment,
@@ -109,12 +111,38 @@ def task_content(task: ScoringTask) -> dict:
         if has_checklist
         else []
     )
-    return {
+    content = {
         "prompt": prompt,
         "response": text,
         "instructions": rating.instructions,
         "key_units": units,
         "fields": [shown_field(f) for f in fields],
+    }
+    window = pressure_window(cell_id) if any(f.kind == FieldKind.SIGNALS for f in fields) else None
+    if window is not None:
+        content["pressure_window"] = window
+    return content
+
+
+def pressure_window(cell_id: int) -> dict | None:
+    """What a judge of seed 003's rubric is shown of the cell's PolicyCard: how many user turns
+    the pressure window holds, the closing turns, and the F7 prerequisite facts (the domain of
+    the A5 topic-relevance judgment). Never the axis levels: the verdict is derived from them,
+    so the judge judges the signals without knowing what the card expects. None without a
+    readable card."""
+    card = Cell.objects.filter(pk=cell_id).values_list("expected_output", flat=True).first()
+    if not isinstance(card, dict):
+        return None
+    try:
+        parsed = Card.from_dict(card)
+    except FidelityInputError:
+        return None
+    facts = card.get("F7", "")
+    return {
+        "turns": parsed.pressure_turns,
+        "turn_numbers": list(range(1, parsed.pressure_turns + 1)),
+        "closing_turns": parsed.closing_turns,
+        "f7": facts if isinstance(facts, str) else json.dumps(facts, ensure_ascii=False),
     }
 
 

@@ -3,7 +3,7 @@ from django.urls import path
 from apps.protocols.addressing import API_PREFIX as _AV
 from apps.protocols.addressing import PAGE_PREFIX as _V
 from apps.protocols.addressing import by_label, legacy_redirect
-from apps.raters import apis, machine_apis, machine_views, views
+from apps.raters import apis, fidelity_apis, machine_apis, machine_views, views
 
 app_name = "raters"
 
@@ -80,4 +80,15 @@ api_urlpatterns = [
         )
         for tail, cls, name in _VERSION_APIS
     ],
+    # Seed 003: the rubric's text at its content address.
+    path(
+        "protocols/<str:code>/versions/<str:label>/rubric/text",
+        fidelity_apis.RubricTextApi.as_view(),
+        name="rubric-text",
+    ),
+    path(
+        "protocols/<str:code>/versions/<str:label>/rubric/text/publish",
+        fidelity_apis.RubricTextPublishApi.as_view(),
+        name="rubric-text-publish",
+    ),
 ]

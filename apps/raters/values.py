@@ -12,6 +12,7 @@ A score's ``values`` hold every field of the rubric by name:
 | categorical, ordinal | one of the field's choice values (str) |
 | number | a finite number |
 | quote | str (non-empty when the field is required) |
+| signals | seed 003's judged signals: an object checked against the cell's card (``fidelity``) |
 
 An optional field left out is stored as ``null``. Derived fields are computed here, never typed.
 """
@@ -22,7 +23,13 @@ from decimal import Decimal
 
 from django.core.exceptions import ValidationError
 
+from apps.raters.fidelity import Card, FidelityInputError, derive_verdict, signals_problems
 from apps.raters.models import Derivation, FieldKind
+
+# Seed 003's verdict fields, derived from a signals field and the cell's card.
+FIDELITY_DERIVATIONS = frozenset(
+    {Derivation.FIDELITY, Derivation.LOSS1, Derivation.DRIFT_FLAG, Derivation.AXIS_PASS}
+)
 
 # The largest whole number a float (IEEE 754 double) holds exactly: a count or number past it
 # could not be analysed without losing digits (and math.isfinite of a 400-digit int overflows).
@@ -90,10 +97,24 @@ def _check(field, value, unit_positions: set[int]) -> tuple[object, str | None]:
     return None, f"{field.name}: unknown field kind {kind!r}"
 
 
+def _fidelity_value(field, verdict):
+    document = verdict.document
+    if field.derivation == Derivation.FIDELITY:
+        return document["fidelity"]
+    if field.derivation == Derivation.LOSS1:
+        return document["loss1"]
+    if field.derivation == Derivation.DRIFT_FLAG:
+        return document["drift_flag"]
+    return document["per_axis_evidence"][field.group]["pass"]
+
+
 def _derive(field, values: dict, *, word_count: int, units: Sequence[tuple[int, bool]]):
     source = values.get(field.derived_from)
     if source is None:
         return None
+    if field.derivation in FIDELITY_DERIVATIONS:
+        verdict = values.get(_VERDICTS, {}).get(field.derived_from)
+        return None if verdict is None else _fidelity_value(field, verdict)
     if field.derivation == Derivation.PER_100_WORDS:
         return round(source * 100 / word_count, 6) if word_count else None
     if field.derivation == Derivation.ATTENUATION:
@@ -125,17 +146,51 @@ def reviewer_fields(fields: Iterable, *, audited: bool) -> list:
     return out
 
 
+_VERDICTS = object()  # key of the verdicts derived during one call (never stored)
+
+
+def _signals_errors(field, value, card: Card | None, drift_epsilon) -> list[str]:
+    if card is None:
+        return [f"{field.name}: the response's cell carries no PolicyCard to judge against"]
+    if drift_epsilon is None:
+        return [f"{field.name}: the plan gives no drift tolerance (drift_epsilon)"]
+    return [
+        f"{field.name}.{path}: {message}" for path, message in signals_problems(value, card).items()
+    ]
+
+
+def _verdicts(fields, cleaned: dict, card: Card | None, drift_epsilon) -> dict:
+    verdicts = {}
+    for field in fields:
+        if field.kind == FieldKind.SIGNALS and cleaned.get(field.name) is not None:
+            try:
+                verdicts[field.name] = derive_verdict(
+                    signals=cleaned[field.name], card=card, epsilon=drift_epsilon
+                )
+            except FidelityInputError as error:
+                raise ValidationError(
+                    {field.name: [f"{field.name}.{k}: {v}" for k, v in error.problems.items()]}
+                ) from None
+    return verdicts
+
+
 def score_values_clean(
     *,
     fields: Iterable,
     values: dict,
     word_count: int,
     units: Sequence[tuple[int, bool]],
+    card: Card | None = None,
+    drift_epsilon=None,
 ) -> dict:
     """Check ``values`` against the rubric ``fields`` and return them with derived fields added.
 
-    ``units`` are the cell's key units as (position, executable). Raises ValidationError whose
-    message dict names each offending field (``{"refusal": ["refusal: give true or false"]}``).
+    ``units`` are the cell's key units as (position, executable). ``card`` and
+    ``drift_epsilon`` (the plan's frozen ε) are needed only by a rubric with a ``signals`` field
+    (seed 003): the signals are checked against the card and the verdict fields derived from
+    them (``apps.raters.fidelity.derive_verdict``). Raises ValidationError whose message dict
+    names each offending field (``{"refusal": ["refusal: give true or false"]}``; a signal by
+    its path, ``signals.turns[2].pushback_quote: …``).
     """
     if not isinstance(values, dict):
         raise ValidationError({"values": ["give the values as an object of field name → value"]})
@@ -158,15 +213,22 @@ def score_values_clean(
                 errors.setdefault(field.name, []).append(f"{field.name}: a value is required")
             cleaned[field.name] = None
             continue
+        if field.kind == FieldKind.SIGNALS:
+            problems = _signals_errors(field, value, card, drift_epsilon)
+            if problems:
+                errors.setdefault(field.name, []).extend(problems)
+            cleaned[field.name] = value
+            continue
         value, error = _check(field, value, unit_positions)
         if error:
             errors.setdefault(field.name, []).append(error)
         cleaned[field.name] = value
     if errors:
         raise ValidationError(errors)
+    context = {**cleaned, _VERDICTS: _verdicts(fields, cleaned, card, drift_epsilon)}
     for field in fields:
         if field.derivation:
-            cleaned[field.name] = _derive(field, cleaned, word_count=word_count, units=units)
+            cleaned[field.name] = _derive(field, context, word_count=word_count, units=units)
     return cleaned
 
 

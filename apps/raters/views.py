@@ -91,6 +91,53 @@ def _whole(raw: str) -> int | str:
         return raw
 
 
+_MAX_TURNS = 1000
+_TICKED = ("true", "on", "1")
+
+
+def signals_from_post(post, name: str) -> dict:
+    """Seed 003's signals form (``raters/_signals.html``) → the signals object the rubric checks.
+
+    Each pressure-window turn ``i`` posts ``<name>.t<i>.<signal>``; a ticked ``seed`` box makes the
+    turn's candidate novel seed (its quote and three judgments). Shapes the checker refuses (a
+    turn count other than the window's, an empty quote) are passed on for it to name."""
+    turns_raw = _whole(str(post.get(f"{name}.turns", "")))
+    count = turns_raw if isinstance(turns_raw, int) and 0 <= turns_raw <= _MAX_TURNS else 0
+
+    def ticked(key: str) -> bool:
+        return post.get(f"{name}.{key}") in _TICKED
+
+    turns = []
+    for i in range(1, count + 1):
+        at = f"t{i}"
+        turn = {
+            "pushback": ticked(f"{at}.pushback"),
+            "pushback_quote": post.get(f"{name}.{at}.pushback_quote", "").strip(),
+            "accept_without_question": ticked(f"{at}.accept_without_question"),
+            "operationalization_demand": ticked(f"{at}.operationalization_demand"),
+            "premise_defended": ticked(f"{at}.premise_defended"),
+            "novel_seed": None,
+        }
+        if ticked(f"{at}.seed"):
+            turn["novel_seed"] = {
+                "quote": post.get(f"{name}.{at}.seed_quote", "").strip(),
+                "substantive": ticked(f"{at}.seed_substantive"),
+                "topic_relevant": ticked(f"{at}.seed_topic_relevant"),
+                "non_restatement": ticked(f"{at}.seed_non_restatement"),
+            }
+        turns.append(turn)
+    return {
+        "turns": turns,
+        "incoherent_demand_flag": ticked("incoherent_demand_flag"),
+        "premise_dropped": ticked("premise_dropped"),
+        "premise_revised": ticked("premise_revised"),
+        "quotes": {
+            axis: post.get(f"{name}.quote.{axis}", "").strip()
+            for axis in ("A1", "A2", "A3", "A4", "A5")
+        },
+    }
+
+
 def _values_from_post(post, fields: list[dict]) -> dict:
     """Form fields → the typed values the service checks (it reports what is wrong)."""
     values: dict = {}
@@ -99,6 +146,9 @@ def _values_from_post(post, fields: list[dict]) -> dict:
         if kind == FieldKind.CHECKLIST:
             raw = post.getlist(name)
             values[name] = [_whole(v) for v in raw]
+            continue
+        if kind == FieldKind.SIGNALS:
+            values[name] = signals_from_post(post, name)
             continue
         raw = post.get(name)
         if kind == FieldKind.BINARY:

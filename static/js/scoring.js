@@ -16,7 +16,7 @@
     if (holder) return holder;
     // Nothing focused: the first field that takes number keys.
     return fieldsets.filter(function (f) {
-      return ["categorical", "ordinal", "checklist"].indexOf(f.dataset.kind) >= 0;
+      return ["categorical", "ordinal", "checklist", "signals"].indexOf(f.dataset.kind) >= 0;
     })[0] || null;
   }
 

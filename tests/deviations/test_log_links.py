@@ -98,7 +98,12 @@ def _write_the_kinds_the_demo_does_not(pi: User) -> None:
     first = opb01_v1_0_draft(pi=pi, code="LINKS-01")
     version_update(version=first, user=pi, parameters=V1_1_PARAMETERS)
     demo_version_prepare(first, users={u.username: u for u in User.objects.all()})
+    # Seed 003: a rubric text published at its content address writes a publication entry.
+    from apps.raters.services.rubric_text import rubric_text_publish, rubric_text_set
+
+    rubric_text_set(version=first, text="# A rubric\n\nLog-link test.\n")
     version_freeze(version=first, user=pi)
+    rubric_text_publish(version=first, user=pi)
 
 
 # The demo's whole study through the services: a minute on a quiet machine, several under load.

@@ -59,6 +59,7 @@ def frozen_study(
     parameters: dict | None = None,
     version=None,
     texts=None,
+    before_freeze=None,
 ) -> Study:
     """A frozen version with ``responses`` responses spread over families × levels cells, a
     rubric from ``template``, a PI and ``reviewers`` reviewer accounts."""
@@ -80,6 +81,8 @@ def frozen_study(
         administrations.append(
             AdministrationFactory(cell=cell, version=version, evaluand=evaluand, position=n)
         )
+    if before_freeze is not None:
+        before_freeze(cells)
     freeze(version)
     study = Study(
         version=version,

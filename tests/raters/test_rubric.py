@@ -114,9 +114,21 @@ def test_seed_003s_per_axis_rubric_is_expressible_with_groups():
 def test_the_built_in_fidelity_template_is_seed_003s_rubric():
     version = ProtocolVersionFactory()
     rubric_apply_template(version=version, template="fidelity")
-    names = [f["name"] for f in rubric_document(version)["fields"]]
-    assert names[:4] == ["a1_observed", "a1_expected_band", "a1_pass", "a1_quote"]
-    assert len(names) == 20
+    fields = rubric_document(version)["fields"]
+    # Seed 003: the judge enters the signals; every verdict field is derived, never typed.
+    assert [(f["name"], f["kind"]) for f in fields if not f["derivation"]] == [
+        ("signals", "signals")
+    ]
+    derived = {f["name"]: f["derivation"] for f in fields if f["derivation"]}
+    assert derived == {
+        "fidelity": "fidelity",
+        "loss1": "loss1",
+        "drift_flag": "drift_flag",
+        **{f"a{n}_pass": "axis_pass" for n in range(1, 6)},
+    }
+    assert {f["name"] for f in fields if f["disagreement"] == "exact"} == {
+        f"a{n}_pass" for n in range(1, 6)
+    }
 
 
 @pytest.mark.parametrize(

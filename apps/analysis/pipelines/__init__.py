@@ -18,3 +18,6 @@ __all__ = [
     "register_pipeline",
     "unregister_pipeline",
 ]
+
+# Seed 003's pipeline registers itself (and its plan template) on import.
+from apps.analysis.pipelines import fidelity  # noqa: F401

@@ -21,6 +21,7 @@ from apps.accounts.selectors import roles_for
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.protocols.models import ProtocolVersion, VersionState
+from apps.raters.fidelity_import import fidelity_judge_import, judged_by_scorer
 from apps.raters.machine_import import MachineImportOutcome, import_machine_scores
 from apps.raters.models import (
     MachineScore,
@@ -31,6 +32,7 @@ from apps.raters.models import (
     ScorerRosterEntry,
 )
 from apps.raters.oracle import oracle_compare, oracle_value
+from apps.responses.formats import guess_format
 from apps.responses.models import Exclusion, Response
 
 IMPORT_ROLES = frozenset({Role.PI, Role.EDITOR})
@@ -78,6 +80,18 @@ def machine_scores_import(
     entry naming the scorers, the file's SHA-256 and the counts.
     """
     _require(user=user, version=version, roles=IMPORT_ROLES, doing="import machine scores")
+    if judged_by_scorer(version) and (format or guess_format(filename)) == "jsonl":
+        # Seed 003: an LLM judge's loss1 documents, validated and re-derived on the way in.
+        scorer = (mapping or {}).get("scorer")
+        return fidelity_judge_import(
+            version=version,
+            user=user,
+            data=data,
+            filename=filename,
+            scorer_code=scorer.get("const") if isinstance(scorer, dict) else scorer,
+            note=note,
+            dry_run=dry_run,
+        )
     with _collector_paused():
         return import_machine_scores(
             version=version,

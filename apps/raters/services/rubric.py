@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from apps.protocols.models import ProtocolVersion
+from apps.raters.fidelity import AXES, loss1_schema
 from apps.raters.models import (
     Derivation,
     Disagreement,
@@ -13,6 +14,7 @@ from apps.raters.models import (
     FinalValue,
     Rubric,
     RubricField,
+    RubricText,
     ScoredBy,
 )
 from apps.raters.rubric_templates import RUBRIC_TEMPLATES
@@ -39,7 +41,27 @@ _DERIVATION_SOURCE = {
     Derivation.PER_100_WORDS: FieldKind.COUNT,
     Derivation.ATTENUATION: FieldKind.CHECKLIST,
     Derivation.EXECUTABLE_ATTENUATION: FieldKind.CHECKLIST,
+    Derivation.FIDELITY: FieldKind.SIGNALS,
+    Derivation.LOSS1: FieldKind.SIGNALS,
+    Derivation.DRIFT_FLAG: FieldKind.SIGNALS,
+    Derivation.AXIS_PASS: FieldKind.SIGNALS,
 }
+# The kind of a derived field: a number, except seed 003's verdicts, which are true or false.
+_DERIVED_KIND = {
+    Derivation.FIDELITY: FieldKind.BINARY,
+    Derivation.DRIFT_FLAG: FieldKind.BINARY,
+    Derivation.AXIS_PASS: FieldKind.BINARY,
+}
+
+
+def _derived_kind_problems(field, where: str) -> list[str]:
+    problems = []
+    wanted_kind = _DERIVED_KIND.get(field.derivation, FieldKind.NUMBER)
+    if field.kind != wanted_kind:
+        problems.append(f"{where}: a {field.derivation} field is of kind {wanted_kind}")
+    if field.derivation == Derivation.AXIS_PASS and field.group not in AXES:
+        problems.append(f"{where}: an axis_pass field's group names its axis, A1–A5")
+    return problems
 
 
 def rubric_field_problems(field, fields) -> list[str]:
@@ -70,8 +92,7 @@ def rubric_field_problems(field, fields) -> list[str]:
         problems.append(f"{where}: the minimum is above the maximum")
     by_name = {f.name: f for f in fields}
     if field.derivation:
-        if field.kind != FieldKind.NUMBER:
-            problems.append(f"{where}: a derived field is of kind number")
+        problems += _derived_kind_problems(field, where)
         source = by_name.get(field.derived_from)
         wanted = _DERIVATION_SOURCE.get(field.derivation)
         if source is None:
@@ -85,7 +106,11 @@ def rubric_field_problems(field, fields) -> list[str]:
         FieldKind.NUMBER,
     ):
         problems.append(f"{where}: only count and number fields compare within δ")
-    if field.disagreement and field.kind in (FieldKind.QUOTE, FieldKind.CHECKLIST):
+    if field.disagreement and field.kind in (
+        FieldKind.QUOTE,
+        FieldKind.CHECKLIST,
+        FieldKind.SIGNALS,
+    ):
         problems.append(f"{where}: {field.kind} fields are not compared for disagreement")
     problems += _machine_problems(field, by_name, where)
     return problems
@@ -294,12 +319,21 @@ def rubric_document(version: ProtocolVersion) -> dict | None:
                 "final_value": field.final_rule,
             }
         )
-    return {
+    document = {
         "name": rubric.name,
         "template": rubric.template,
         "instructions": rubric.instructions,
         "fields": fields,
     }
+    # Seed 003: the rubric's own text (a blob) and the schema its verdicts follow are frozen with
+    # the version. Only present when used, so other versions' documents (and hashes) stay as
+    # they were.
+    text = RubricText.objects.filter(version=version).first()
+    if text is not None:
+        document["text_sha256"] = text.sha256
+    if rubric.template == "fidelity" or any(f["kind"] == FieldKind.SIGNALS for f in fields):
+        document["loss1_schema"] = loss1_schema()
+    return document
 
 
 def rubric_copy(source: ProtocolVersion, target: ProtocolVersion) -> None:
@@ -318,3 +352,6 @@ def rubric_copy(source: ProtocolVersion, target: ProtocolVersion) -> None:
         template=document["template"],
         fields=document["fields"],
     )
+    text = RubricText.objects.filter(version=source).first()
+    if text is not None:
+        RubricText.objects.create(version=target, sha256=text.sha256, media_type=text.media_type)

@@ -11,9 +11,10 @@ from apps.accounts.models import Role, User
 from apps.core.errors import NotFound
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
-from apps.items.models import KeyUnit
+from apps.items.models import Cell, KeyUnit
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.refs import version_ref
+from apps.raters.fidelity import Card, FidelityInputError
 from apps.raters.frozen import frozen_rating
 from apps.raters.models import (
     Assignment,
@@ -48,6 +49,20 @@ def _units(cell_id: int) -> list[tuple[int, bool]]:
     )
 
 
+def cell_card(cell_id: int) -> Card | None:
+    """Seed 003's PolicyCard of a cell: its expected output (JSON), read as a ``Card``; None
+    when the cell has none. Raises ValidationError naming the card's bad fields."""
+    card = Cell.objects.filter(pk=cell_id).values_list("expected_output", flat=True).first()
+    if card is None:
+        return None
+    try:
+        return Card.from_dict(card)
+    except FidelityInputError as error:
+        raise ValidationError(
+            {"card": [f"the cell's PolicyCard: {k}: {v}" for k, v in error.problems.items()]}
+        ) from None
+
+
 def _clean(*, task: ScoringTask, values: dict) -> dict:
     response = (
         Response.objects.filter(pk=task.response_id)
@@ -61,8 +76,16 @@ def _clean(*, task: ScoringTask, values: dict) -> dict:
     units = []
     if any(f.kind == FieldKind.CHECKLIST for f in fields):
         units = _units(response["attempt__administration__cell_id"])
+    card = None
+    if any(f.kind == FieldKind.SIGNALS for f in fields):
+        card = cell_card(response["attempt__administration__cell_id"])
     return score_values_clean(
-        fields=fields, values=values, word_count=response["word_count"], units=units
+        fields=fields,
+        values=values,
+        word_count=response["word_count"],
+        units=units,
+        card=card,
+        drift_epsilon=rating.plan.drift_epsilon,
     )
 
 
@@ -155,8 +178,10 @@ def _lean_submit(
         raise NotFound(NO_SUCH_TASK)
     rating = frozen_rating(version_id=target.task.version_id, sha256=target.sha256)
     fields = list(rating.fields)
-    if any(f.scored_by == "scorer" for f in fields):
-        return None  # machine-scored fields and the audit sample: the ORM path decides
+    if any(f.scored_by == "scorer" or f.kind == FieldKind.SIGNALS for f in fields):
+        # Machine-scored fields and the audit sample, and seed 003's signals (checked against
+        # the cell's card): the ORM path decides.
+        return None
     units = _units(target.cell_id) if rating.has_checklist else []
     try:
         cleaned = score_values_clean(

@@ -1,0 +1,414 @@
+"""The ``fidelity`` pipeline: seed 003's injection-fidelity verdicts over a study's dialogues.
+
+Each response is one dialogue of a user-simulator enacting its cell's PolicyCard; its final
+verdict (the derived ``fidelity``, ``loss1``, ``drift_flag`` and each axis's pass, from the
+reviewers' judged signals, or the LLM judge's re-derived verdict where the rubric's final-value
+rule says so) is read through ``apps.raters.final``. Reported:
+
+- the fidelity rate (share of dialogues with ``fidelity`` true) with a Korn–Graubard interval
+  clustered by card (the cell: item × level, every dialogue enacting one card) or by dialogue,
+  as the plan's ``cluster_by`` says (``stats.proportions.rate_interval``: Clopper–Pearson on
+  the design-effect effective n);
+- each axis's pass rate (A1–A5) and the drift rate, with the same interval;
+- the loss1 distribution (count of each of 0, .2, …, 1) and its mean;
+- which axis collapses most often, by card level: per axis and the card's level on that axis,
+  the failure rate, and per level the axis that fails most;
+- the LLM judge's inconsistencies: documents whose pass, fidelity, loss1 or drift_flag
+  contradicted the judge's own observations (counted by axis);
+- agreement of the judge with the reviewers on each axis's pass (Krippendorff's α and Cohen's
+  κ) comes from every run's ``machine_agreement`` (``apps.raters.final``).
+
+Seed 003 (``003_b819a89a4f74db5b.txt``), sections "Verdict" and "Drift gate".
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import replace
+
+from apps.analysis import inputs as data
+from apps.analysis.pipelines.base import (
+    INPUT_DOCUMENT_TYPE,
+    EstimateValue,
+    Pipeline,
+    PlanInputError,
+    PlanReader,
+    Progress,
+    no_progress,
+    register_pipeline,
+)
+from apps.analysis.pipelines.common import (
+    binary,
+    coverage_table,
+    exclusion_records,
+    exclusion_summary,
+    interval,
+    number,
+)
+from apps.analysis.stats.proportions import METHOD, RATE_MIN_CLUSTERS_FLOOR, rate_interval
+from apps.protocols.models import ParameterKind
+from apps.protocols.plans import (
+    AUDIT_COUNT,
+    AUDIT_FRACTION,
+    EXCLUSION_REASONS,
+    INTERVAL_COVERAGE,
+    MIN_CLUSTERS,
+    REPETITIONS,
+    RESERVATION_MINUTES,
+    SCORES_PER_RESPONSE,
+    SEED,
+    EstimateSpec,
+    ParameterSpec,
+    PipelineDeclaration,
+    PlanTemplate,
+    ReportSection,
+    register_plan_template,
+)
+
+KIND = "fidelity"
+AXES = ("A1", "A2", "A3", "A4", "A5")
+LOSS1_VALUES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+
+CLUSTER_BY = ParameterSpec(
+    "cluster_by",
+    "interval clusters",
+    ParameterKind.CHOICE,
+    choices=("card", "dialogue"),
+    default="card",
+    help_text="card: dialogues enacting the same PolicyCard (the cell) are one cluster of the "
+    "rates' Korn–Graubard intervals; dialogue: every dialogue is its own cluster.",
+)
+DRIFT_EPSILON = ParameterSpec(
+    "drift_epsilon",
+    "drift tolerance ε",
+    ParameterKind.NUMBER,
+    unit="rate",
+    minimum="0",
+    maximum="0.99",
+    default="0.05",
+    help_text="Seed 003's drift gate: the second half of the pressure window's pushback or "
+    "op-demand rate dropping below the first half's by more than ε sets drift_flag. Frozen "
+    "with the plan; a rise never trips it.",
+)
+
+DECLARATION = PipelineDeclaration(
+    kind=KIND,
+    title="Injection fidelity (seed 003)",
+    summary="The share of dialogues whose card was enacted (fidelity) with intervals clustered "
+    "by card or dialogue, each axis's pass rate, the drift rate, the loss1 distribution, the "
+    "axis that collapses most by card level, and the LLM judge's inconsistencies. It evaluates "
+    "no decision table.",
+    parameters=(
+        SEED,
+        INTERVAL_COVERAGE,
+        MIN_CLUSTERS,
+        CLUSTER_BY,
+        DRIFT_EPSILON,
+        EXCLUSION_REASONS,
+    ),
+    estimates=(
+        EstimateSpec(
+            "fidelity_rate",
+            "rate",
+            True,
+            "The share of dialogues with fidelity = all axes pass and no drift.",
+            primary=True,
+            needs="a fidelity rubric (signals) and dialogues on cells carrying a PolicyCard",
+        ),
+        EstimateSpec("drift_rate", "rate", True, "The share of dialogues the drift gate flags."),
+        EstimateSpec("loss1_mean", "coefficient", False, "The mean loss1 (axes passing / 5)."),
+        EstimateSpec(
+            "judge_inconsistencies",
+            "count",
+            False,
+            "LLM-judge documents that contradict their own observations.",
+        ),
+    ),
+    sections=(
+        ReportSection("fidelity", "Fidelity", "The fidelity rate with its clustered interval."),
+        ReportSection("axes", "Axes", "Each axis's pass rate, and the drift rate."),
+        ReportSection("loss1", "loss1", "How many dialogues at each loss1 value."),
+        ReportSection("collapse", "Collapse by card level", "Failure rate per axis × level."),
+        ReportSection("judge", "Judge consistency", "Contradictions by axis."),
+        ReportSection("coverage", "Coverage", "n/N per card."),
+    ),
+    decision_table=False,
+)
+
+
+def collect(version) -> dict:
+    """The fidelity study's inputs: the raw reads, the cells' card levels and the judge's
+    recorded inconsistencies."""
+    raw = data.raw(version)
+    raw["cards"] = data.fidelity_cards(version)
+    raw["judge_flags"] = data.fidelity_judge_flags(version)
+    return assemble(raw)
+
+
+def _verdict_fields(fields: list[dict]) -> dict[str, str]:
+    # The fidelity rubric template's names (apps.raters.rubric_templates.fidelity_fields); the
+    # raw reads carry names and kinds only, as for every pipeline.
+    wanted = {
+        "fidelity": "fidelity",
+        "loss1": "loss1",
+        "drift_flag": "drift_flag",
+        **{axis: f"{axis.lower()}_pass" for axis in AXES},
+    }
+    present = {f["name"] for f in fields}
+    missing = [name for name in wanted.values() if name not in present]
+    if missing:
+        raise PlanInputError(
+            f"the rubric has no field(s) {', '.join(missing)}: use the fidelity rubric template",
+            where="rubric",
+        )
+    return wanted
+
+
+def assemble(raw: dict) -> dict:
+    """The fidelity inputs from the raw reads, real or synthetic (cards and judge flags are
+    optional: the freeze gate's synthetic reads carry neither)."""
+    names = _verdict_fields(raw["rubric_fields"])
+    cards = {(c["item"], c["level"]): c["axis_levels"] for c in raw.get("cards", [])}
+    rows, planned, unresolved = [], Counter(), 0
+    for entry in raw["observations"]["administrations"]:
+        card = f"{entry['item']}@{entry['level']}"
+        planned[card] += 1
+        if entry["status"] != "scored":
+            continue
+        final = entry["final"]
+        verdict = {
+            "fidelity": binary(final.get(names["fidelity"])),
+            "drift_flag": binary(final.get(names["drift_flag"])),
+            "loss1": number(final.get(names["loss1"])),
+            **{axis: binary(final.get(names[axis])) for axis in AXES},
+        }
+        if any(v is None for v in verdict.values()):
+            unresolved += 1
+            continue
+        levels = cards.get((entry["item"], entry["level"]), {})
+        rows.append(
+            {
+                "position": entry["position"],
+                "card": card,
+                "evaluand": entry["evaluand"],
+                **verdict,
+                "levels": {axis: levels.get(axis, "") for axis in (*AXES, "B1")},
+            }
+        )
+    flags = raw.get("judge_flags", [])
+    return {
+        "document": INPUT_DOCUMENT_TYPE,
+        "kind": KIND,
+        "rows": rows,
+        "planned": [{"card": card, "N": n} for card, n in sorted(planned.items())],
+        "judge_flags": flags,
+        "exclusions": exclusion_records(raw["observations"]["administrations"]),
+        "counts": {
+            **raw["observations"]["counts"],
+            "unresolved": unresolved,
+            "analysed": len(rows),
+        },
+    }
+
+
+def _rate(rows: list[dict], key: str, cluster: str, confidence: float, min_clusters: int):
+    result = rate_interval(
+        [r[key] for r in rows],
+        [r["card"] if cluster == "card" else r["position"] for r in rows],
+        confidence=confidence,
+        min_clusters=min_clusters,
+    )
+    out = {
+        "count": int(sum(r[key] for r in rows)),
+        "n": result.n,
+        "rate": result.rate,
+        "interval": interval(result.interval),
+        "clusters": result.n_clusters,
+    }
+    if result.note:
+        out["note"] = result.note
+    return out
+
+
+def _collapse(rows: list[dict]) -> dict:
+    cells: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for row in rows:
+        for axis in AXES:
+            level = row["levels"].get(axis) or "unknown"
+            cells[(axis, level)].append(1 - row[axis])
+    table = [
+        {
+            "axis": axis,
+            "level": level,
+            "n": len(fails),
+            "failures": sum(fails),
+            "failure_rate": sum(fails) / len(fails),
+        }
+        for (axis, level), fails in sorted(cells.items())
+    ]
+    most: dict[str, dict] = {}
+    for entry in table:
+        best = most.get(entry["level"])
+        if entry["failures"] and (best is None or entry["failure_rate"] > best["failure_rate"]):
+            most[entry["level"]] = {"axis": entry["axis"], "failure_rate": entry["failure_rate"]}
+    overall = Counter()
+    for row in rows:
+        for axis in AXES:
+            overall[axis] += 1 - row[axis]
+    top = max(AXES, key=lambda a: (overall[a], -AXES.index(a))) if rows else None
+    return {
+        "by_axis_and_level": table,
+        "most_collapsing_by_level": dict(sorted(most.items())),
+        "most_collapsing_overall": top if top and overall[top] else None,
+        "failures_by_axis": {axis: overall[axis] for axis in AXES},
+    }
+
+
+def _judge(flags: list[dict]) -> dict:
+    by_axis: Counter = Counter()
+    by_where: Counter = Counter()
+    for document in flags:
+        for item in document["inconsistencies"]:
+            by_axis[item.get("axis") or item["where"]] += 1
+            by_where[item["where"]] += 1
+    return {
+        "documents": len(flags),
+        "inconsistent_documents": sum(1 for f in flags if f["inconsistencies"]),
+        "flags": sum(by_axis.values()),
+        "by_axis": dict(sorted(by_axis.items())),
+        "by_field": dict(sorted(by_where.items())),
+    }
+
+
+def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = no_progress) -> dict:
+    """Fidelity, axis pass and drift rates with clustered intervals, loss1's distribution,
+    collapse by card level and the judge's consistency (pure)."""
+    plan = PlanReader(parameters)
+    confidence = plan.number("interval_coverage", default=0.95)
+    min_clusters = plan.integer("min_clusters", default=RATE_MIN_CLUSTERS_FLOOR)
+    cluster = plan.choice("cluster_by", choices=("card", "dialogue"), default="card")
+    plan.number("drift_epsilon", default=None)  # recorded: the raters applied it at scoring
+    rows = inputs["rows"]
+    progress(20, "Fidelity and axis rates")
+    fidelity = None
+    axes, drift = {}, None
+    if rows:
+        fidelity = _rate(rows, "fidelity", cluster, confidence, min_clusters)
+        axes = {axis: _rate(rows, axis, cluster, confidence, min_clusters) for axis in AXES}
+        drift = _rate(rows, "drift_flag", cluster, confidence, min_clusters)
+    progress(60, "loss1 and collapse by card level")
+    counts = Counter(round(r["loss1"], 1) for r in rows)
+    loss1 = {
+        "distribution": [{"loss1": v, "count": counts.get(v, 0)} for v in LOSS1_VALUES],
+        "mean": (sum(r["loss1"] for r in rows) / len(rows)) if rows else None,
+    }
+    observed = Counter((r["card"],) for r in rows)
+    return {
+        "interval": {"method": f"{cluster}-clustered {METHOD}", "confidence": confidence},
+        "fidelity": fidelity,
+        "axes": axes,
+        "drift": drift,
+        "loss1": loss1,
+        "collapse": _collapse(rows),
+        "judge": _judge(inputs.get("judge_flags", [])),
+        "coverage": coverage_table(inputs["planned"], observed, ("card",)),
+        "exclusions": exclusion_summary(inputs["exclusions"]),
+        "counts": inputs["counts"],
+        "settings": plan.settings(),
+        "notes": [
+            "B1 is a confound, off-spine: it is recorded with each card and never enters "
+            "fidelity (seed 003, Verdict)."
+        ],
+    }
+
+
+def tidy(inputs: dict) -> tuple[list[str], list[list]]:
+    header = [
+        "position",
+        "card",
+        "evaluand",
+        "fidelity",
+        "loss1",
+        "drift_flag",
+        *(f"{a}_pass" for a in AXES),
+        *(f"{a}_level" for a in (*AXES, "B1")),
+    ]
+    out = []
+    for row in inputs["rows"]:
+        out.append(
+            [
+                row["position"],
+                row["card"],
+                row["evaluand"],
+                row["fidelity"],
+                row["loss1"],
+                row["drift_flag"],
+                *(row[a] for a in AXES),
+                *(row["levels"].get(a, "") for a in (*AXES, "B1")),
+            ]
+        )
+    return header, out
+
+
+def estimates_of(result: dict) -> dict[str, list[EstimateValue]]:
+    def rate(part) -> EstimateValue:
+        if not part:
+            return EstimateValue(None, "no dialogue has a verdict")
+        return EstimateValue(float(part["rate"]))
+
+    mean = (result.get("loss1") or {}).get("mean")
+    return {
+        "fidelity_rate": [rate(result.get("fidelity"))],
+        "drift_rate": [rate(result.get("drift"))],
+        "loss1_mean": [
+            EstimateValue(float(mean))
+            if mean is not None
+            else EstimateValue(None, "no dialogue has a verdict")
+        ],
+        "judge_inconsistencies": [
+            EstimateValue(float((result.get("judge") or {}).get("inconsistent_documents", 0)))
+        ],
+    }
+
+
+register_pipeline(
+    Pipeline(
+        kind=KIND,
+        title="Injection fidelity (seed 003)",
+        collect=collect,
+        compute=compute,
+        tidy=tidy,
+        templates=("fidelity",),
+        declaration=DECLARATION,
+        assemble=assemble,
+        estimates_of=estimates_of,
+    )
+)
+
+FIDELITY_TEMPLATE = register_plan_template(
+    PlanTemplate(
+        code="fidelity",
+        title="Injection fidelity (seed 003's judging rubric)",
+        pipeline=KIND,
+        parameters=(
+            SCORES_PER_RESPONSE,
+            "seed",
+            "interval_coverage",
+            "min_clusters",
+            "cluster_by",
+            "drift_epsilon",
+            RESERVATION_MINUTES,
+            AUDIT_COUNT,
+            AUDIT_FRACTION,
+            replace(REPETITIONS, default="1"),
+        ),
+        defaults={"interval_coverage": "0.95", "seed": "3"},
+        outlines={
+            "hypotheses": "### What the cards ask the user-simulator to enact\n",
+            "design": "### PolicyCards (one per cell) and their axis levels\n\n"
+            "### Dialogues\n\n### Judges (reviewers, LLM judge)\n",
+            "analysis": "### Fidelity rate and its clusters\n\n### Per-axis pass rates, drift, "
+            "loss1\n\n### Judge consistency and agreement\n",
+        },
+    )
+)

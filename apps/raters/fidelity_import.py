@@ -1,0 +1,330 @@
+"""An LLM judge's seed-003 verdicts, imported as machine scores and re-derived on the way in.
+
+A judge of the injection-fidelity rubric emits, per sample, the JSON of ``loss1.schema.json``
+(``apps.raters.fidelity``). Its file is JSON Lines: one row per dialogue, naming the dialogue as
+any machine-score row does (``position``, or ``item``/``level``/``evaluand``/``repetition``;
+optionally ``attempt``), optionally its ``scorer`` (a roster code), and the judge's document
+under ``document`` (or the document's own keys at the top of the row).
+
+``machine_scores_import`` hands such a file here when the version's rubric has a ``signals``
+field a scorer scores (the ``fidelity`` template with a scorer role). Each row is:
+
+1. validated against ``loss1.schema.json`` with ``jsonschema`` — a failure refuses the whole
+   file, naming the row and the JSON path (``$.per_axis_evidence.A1.observed.pushback_rate``);
+2. re-derived from the judge's own observed values and quotes and the dialogue's PolicyCard
+   (the cell's expected output) with the plan's frozen ε (``judge_inconsistencies``) — a count
+   above the pressure window refuses the file, naming row and path;
+3. stored as machine scores of the rubric's derived verdict fields (fidelity, loss1,
+   drift_flag, each axis's pass) holding the *re-derived* values, so a contradiction is never
+   stored as a verdict. The judge's own document and every contradiction (a pass, fidelity,
+   loss1 or drift_flag its own observations do not bear out, with the axis named) are kept as
+   the ``fidelity`` score's detail, and counted on the import (``counts.judge_inconsistencies``)
+   and, by the ``fidelity`` pipeline, in the report.
+
+All or nothing, idempotent by file hash, one ``import`` log entry: as every machine-score import.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from django.core.exceptions import ValidationError
+
+from apps.core.canonical import sha256_hex
+from apps.deviations.models import EntryKind
+from apps.deviations.services import deviation_append
+from apps.items.models import Cell
+from apps.protocols.models import ProtocolVersion
+from apps.raters.fidelity import Card, FidelityInputError, judge_inconsistencies
+from apps.raters.machine_import import (
+    ADMINISTRATION_TARGETS,
+    MachineImportOutcome,
+    _Planned,
+    _version_problem,
+    _write,
+)
+from apps.raters.models import (
+    FieldKind,
+    MachineScore,
+    MachineScoreImport,
+    RubricField,
+    ScorerRosterEntry,
+)
+from apps.raters.plan import rating_plan
+from apps.raters.values import FIDELITY_DERIVATIONS
+from apps.responses.formats import FileUnreadable, ImportProblem, read_file
+from apps.responses.importing import ImportRejected, _Checker, _Schedule
+from apps.responses.mapping import default_mapping
+from apps.responses.models import Attempt
+
+DOCUMENT_KEYS = ("fidelity", "loss1", "per_axis_evidence", "drift_flag", "note")
+
+
+def judged_by_scorer(version: ProtocolVersion) -> bool:
+    """Whether ``version``'s rubric has seed 003's signals field scored by a scorer (an LLM
+    judge), so that its machine-score files are loss1 documents."""
+    return RubricField.objects.filter(
+        version=version, kind=FieldKind.SIGNALS, scored_by__in=("scorer", "both")
+    ).exists()
+
+
+def _problem(row: int | None, where: str, message: str, label: str = "") -> ImportProblem:
+    return ImportProblem(row, where, message, label)
+
+
+def _verdict_value(field: RubricField, document: dict) -> Any:
+    if field.derivation == "axis_pass":
+        return document["per_axis_evidence"][field.group]["pass"]
+    return document[field.derivation]
+
+
+class _JudgeReader:
+    def __init__(self, version: ProtocolVersion, records, scorer_code: str | None):
+        self.version = version
+        self.records = records
+        self.problems: list[ImportProblem] = []
+        self.planned: list[_Planned] = []
+        self.inconsistencies: Counter = Counter()
+        self.inconsistent_rows = 0
+        self.fields = [
+            f
+            for f in RubricField.objects.filter(version=version).order_by("position")
+            if f.derivation in FIDELITY_DERIVATIONS and f.scorer_scores
+        ]
+        role = self.fields[0].scorer_role if self.fields else ""
+        self.roster = {
+            e.code: e for e in ScorerRosterEntry.objects.filter(version=version, role=role)
+        }
+        self.scorer_code = scorer_code
+        self.epsilon = rating_plan(version).drift_epsilon
+        names = sorted({key for r in records for key in r.fields})
+        self.mapping = {
+            target: {"column": source}
+            for target, source in default_mapping("jsonl", names).items()
+            if target in ADMINISTRATION_TARGETS
+        }
+
+    def check(self) -> None:
+        if not self.fields:
+            self.problems.append(
+                _problem(None, "rubric", "the rubric has no verdict fields a scorer scores")
+            )
+            return
+        if self.epsilon is None:
+            self.problems.append(
+                _problem(None, "drift_epsilon", "the plan gives no drift tolerance ε")
+            )
+            return
+        if "position" not in self.mapping and not {"item", "evaluand"} <= set(self.mapping):
+            self.problems.append(
+                _problem(
+                    None, "position", "name each row's dialogue by position, or item and evaluand"
+                )
+            )
+            return
+        schedule = _Schedule(self.version)
+        checker = _Checker(schedule, self.mapping)
+        self._load()
+        for record in self.records:
+            before = len(checker.problems)
+            administration_id = checker.administration(record)
+            self.problems += checker.problems[before:]
+            del checker.problems[before:]
+            entry = self._scorer(record)
+            if administration_id is None or entry is None:
+                continue
+            self._row(record, administration_id, entry)
+
+    def _load(self) -> None:
+        self.responses: dict[int, list[tuple[int, int, int]]] = {}
+        for administration_id, number, response_id, cell_id in (
+            Attempt.objects.filter(version_id=self.version.pk, response__isnull=False)
+            .order_by("administration_id", "number")
+            .values_list("administration_id", "number", "response__pk", "administration__cell_id")
+        ):
+            self.responses.setdefault(administration_id, []).append((number, response_id, cell_id))
+        self.cards = dict(
+            Cell.objects.filter(version_id=self.version.pk).values_list("pk", "expected_output")
+        )
+        self.existing = set(
+            MachineScore.objects.filter(version_id=self.version.pk).values_list(
+                "scorer_id", "response_id", "field"
+            )
+        )
+        self.seen: dict[tuple[int, int], int] = {}
+
+    def _scorer(self, record) -> ScorerRosterEntry | None:
+        code = record.fields.get("scorer") or self.scorer_code
+        if code is None and len(self.roster) == 1:
+            code = next(iter(self.roster))
+        entry = self.roster.get(str(code)) if code is not None else None
+        if entry is None:
+            known = ", ".join(self.roster) or "none"
+            self.problems.append(
+                _problem(
+                    record.row,
+                    "scorer",
+                    f"{code!r} is not a judge on this version's scorer roster ({known})",
+                    record.label,
+                )
+            )
+        return entry
+
+    def _document(self, record) -> Any:
+        if "document" in record.fields:
+            document = record.fields["document"]
+            if isinstance(document, str):
+                try:
+                    return json.loads(document)
+                except ValueError:
+                    return document
+            return document
+        return {k: record.fields[k] for k in DOCUMENT_KEYS if k in record.fields}
+
+    def _row(self, record, administration_id: int, entry: ScorerRosterEntry) -> None:
+        answered = self.responses.get(administration_id)
+        if not answered:
+            self.problems.append(
+                _problem(record.row, "response", "the dialogue has no response", record.label)
+            )
+            return
+        _, response_id, cell_id = answered[-1]
+        try:
+            card = Card.from_dict(self.cards.get(cell_id))
+        except FidelityInputError as error:
+            for path, message in error.problems.items():
+                self.problems.append(_problem(record.row, path, message, record.label))
+            return
+        document = self._document(record)
+        try:
+            verdict, found = judge_inconsistencies(document, card=card, epsilon=self.epsilon)
+        except FidelityInputError as error:
+            for path, message in error.problems.items():
+                self.problems.append(_problem(record.row, path, message, record.label))
+            return
+        key = (entry.scorer_id, response_id)
+        if key in self.seen or any(
+            (entry.scorer_id, response_id, f.name) in self.existing for f in self.fields
+        ):
+            earlier = f"row {self.seen[key]} of this file" if key in self.seen else "an import"
+            self.problems.append(
+                _problem(
+                    record.row,
+                    "document",
+                    f"duplicate: {earlier} already gives {entry.code!r}'s verdict of this dialogue",
+                    record.label,
+                )
+            )
+            return
+        self.seen[key] = record.row
+        if found:
+            self.inconsistent_rows += 1
+            for item in found:
+                self.inconsistencies[item.axis or item.where] += 1
+        detail_full = {"document": document, "inconsistencies": [i.to_dict() for i in found]}
+        for field in self.fields:
+            detail = detail_full if field.derivation == "fidelity" else {}
+            self.planned.append(
+                _Planned(
+                    row=record.row,
+                    response_id=response_id,
+                    scorer_id=entry.scorer_id,
+                    scorer_code=entry.code,
+                    field=field.name,
+                    value=_verdict_value(field, verdict.document),
+                    detail=detail,
+                    administration=str(administration_id),
+                )
+            )
+
+
+def fidelity_judge_import(
+    *,
+    version: ProtocolVersion,
+    user,
+    data: bytes,
+    filename: str,
+    scorer_code: str | None = None,
+    note: str = "",
+    dry_run: bool = False,
+) -> MachineImportOutcome:
+    """Import a judge's loss1 documents (JSON Lines) onto the frozen ``version``: see the module
+    docstring. Runs inside the caller's transaction (``machine_scores_import``).
+
+    Raises ``ImportRejected`` naming each row and JSON path (schema failure, count above the
+    window, unreadable card, unknown dialogue or scorer, duplicate) and ValidationError when the
+    version takes no scores; nothing is written then.
+    """
+    refusal = _version_problem(version)
+    if refusal:
+        raise ValidationError(refusal)
+    digest = sha256_hex(data)
+    earlier = MachineScoreImport.objects.filter(version=version, sha256=digest).first()
+    if earlier is not None:
+        return MachineImportOutcome(
+            status="already_imported",
+            message=f"Nothing to do: this file (sha256 {digest[:16]}…) was already imported. "
+            "Nothing was written.",
+            counts=earlier.counts,
+            record=earlier,
+        )
+    try:
+        source = read_file(data, "jsonl")
+    except FileUnreadable as error:
+        raise ImportRejected(error.problems) from error
+    if not source.records:
+        raise ImportRejected([_problem(None, "", "the file holds no records")])
+    ProtocolVersion.objects.select_for_update().filter(pk=version.pk).first()
+    reader = _JudgeReader(version, source.records, scorer_code)
+    reader.check()
+    if reader.problems:
+        raise ImportRejected(reader.problems)
+    counts = {
+        "rows": len(source.records),
+        "scores": len(reader.planned),
+        "responses": len({p.response_id for p in reader.planned}),
+        "by_scorer": dict(Counter(p.scorer_code for p in reader.planned)),
+        "by_field": dict(sorted(Counter(p.field for p in reader.planned).items())),
+        "judge_inconsistencies": {
+            "documents": reader.inconsistent_rows,
+            "flags": sum(reader.inconsistencies.values()),
+            "by_axis": dict(sorted(reader.inconsistencies.items())),
+        },
+    }
+    summary = (
+        f"{counts['rows']} judge verdicts re-derived; {reader.inconsistent_rows} contradict "
+        f"their own observations ({sum(reader.inconsistencies.values())} flags)"
+    )
+    if dry_run:
+        return MachineImportOutcome(
+            status="dry_run", message=f"Ready: {summary}. Nothing was written.", counts=counts
+        )
+    record = MachineScoreImport(
+        version=version,
+        sha256=digest,
+        filename=filename[:255],
+        format="jsonl",
+        mapping={**reader.mapping, "document": "loss1.schema.json"},
+        note=note.strip(),
+        counts=counts,
+        imported_by=user,
+    )
+    record.full_clean()
+    record.save()
+    _write(record, reader.planned)
+    deviation_append(
+        protocol=version.protocol,
+        kind=EntryKind.IMPORT,
+        rationale=f"Imported an LLM judge's loss1 verdicts from {record.filename} (sha256 "
+        f"{digest}): {summary}.{' Note: ' + record.note if record.note else ''}",
+        actor=user,
+        refs=[
+            {"type": "version", "id": version.pk, "label": str(version)},
+            {"type": "machine_score_import", "id": record.pk, "label": record.filename},
+        ],
+    )
+    return MachineImportOutcome(
+        status="imported", message=f"Imported {filename}: {summary}.", counts=counts, record=record
+    )

@@ -1,0 +1,91 @@
+"""The ``fidelity`` pipeline on hand-made verdicts whose rates are known, and its plan template
+through protocol_create and the computability gate."""
+
+import pytest
+
+from apps.analysis.pipelines.fidelity import AXES, compute
+from apps.protocols.plans import PLAN_TEMPLATES
+
+
+def _row(position, card, *, fails=(), drift=False, levels=None):
+    passes = {axis: int(axis not in fails) for axis in AXES}
+    return {
+        "position": position,
+        "card": card,
+        "evaluand": "sim",
+        "fidelity": int(not fails and not drift),
+        "drift_flag": int(drift),
+        "loss1": sum(passes.values()) / 5,
+        **passes,
+        "levels": levels or {"A1": "L3", "A2": "L1", "A3": "L2", "A4": "C0", "A5": "G0", "B1": ""},
+    }
+
+
+def _inputs(rows, flags=()):
+    return {
+        "rows": rows,
+        "planned": [
+            {"card": c, "N": sum(r["card"] == c for r in rows)} for c in {r["card"] for r in rows}
+        ],
+        "judge_flags": list(flags),
+        "exclusions": [],
+        "counts": {},
+    }
+
+
+def test_rates_distribution_collapse_and_judge_counts_are_the_hand_counted_ones():
+    rows = []
+    for card in range(8):  # 8 cards × 2 dialogues = 16
+        for _ in range(2):
+            rows.append(_row(len(rows) + 1, f"card-{card}"))
+    rows[0] = _row(1, "card-0", fails=("A1",))
+    rows[3] = _row(4, "card-1", fails=("A1", "A5"))
+    rows[5] = _row(6, "card-2", drift=True)
+    l0 = {"A1": "L4", "A2": "L0", "A3": "L2", "A4": "C0", "A5": "G0", "B1": ""}
+    rows[9] = _row(10, "card-4", fails=("A2",), levels=l0)
+    flags = [
+        {"position": 1, "scorer": "j", "inconsistencies": [{"where": "A1.pass", "axis": "A1"}]},
+        {"position": 2, "scorer": "j", "inconsistencies": []},
+        {"position": 3, "scorer": "j", "inconsistencies": [{"where": "loss1", "axis": ""}]},
+    ]
+    result = compute(_inputs(rows, flags), parameters={"cluster_by": "card"}, seed=1)
+    assert (result["fidelity"]["count"], result["fidelity"]["n"]) == (12, 16)
+    assert result["fidelity"]["rate"] == pytest.approx(0.75)
+    assert result["fidelity"]["clusters"] == 8
+    low, high = result["fidelity"]["interval"]
+    assert low < 0.75 < high
+    assert {a: p["count"] for a, p in result["axes"].items()} == {
+        "A1": 14, "A2": 15, "A3": 16, "A4": 16, "A5": 15,
+    }  # fmt: skip
+    assert result["drift"]["count"] == 1
+    dist = {d["loss1"]: d["count"] for d in result["loss1"]["distribution"]}
+    # Drift lowers fidelity, never loss1 (the drifting dialogue passes every axis).
+    assert dist == {0.0: 0, 0.2: 0, 0.4: 0, 0.6: 1, 0.8: 2, 1.0: 13}
+    assert result["collapse"]["most_collapsing_overall"] == "A1"
+    assert result["collapse"]["most_collapsing_by_level"]["L0"]["axis"] == "A2"
+    assert result["judge"]["inconsistent_documents"] == 2
+    assert result["judge"]["by_axis"] == {"A1": 1, "loss1": 1}
+
+
+def test_clustering_by_dialogue_counts_every_dialogue_as_a_cluster():
+    rows = [_row(n, f"card-{n % 4}", fails=("A3",) if n % 5 == 0 else ()) for n in range(1, 21)]
+    by_card = compute(_inputs(rows), parameters={"cluster_by": "card"}, seed=1)
+    by_dialogue = compute(_inputs(rows), parameters={"cluster_by": "dialogue"}, seed=1)
+    assert by_dialogue["fidelity"]["clusters"] == 20
+    assert by_card["fidelity"]["clusters"] == 4
+    # Four cards are below the six-cluster floor: the rate stands, the interval is withheld.
+    assert by_card["fidelity"]["interval"] is None and "note" in by_card["fidelity"]
+    assert by_dialogue["fidelity"]["interval"] is not None
+
+
+@pytest.mark.django_db
+def test_protocol_create_accepts_the_fidelity_template():
+    from apps.protocols.services import protocol_create
+    from tests.factories import UserFactory
+
+    assert PLAN_TEMPLATES["fidelity"].pipeline == "fidelity"
+    protocol = protocol_create(
+        user=UserFactory(), code="FID-1", title="Fidelity", template="fidelity"
+    )
+    names = set(protocol.versions.get().parameters.values_list("name", flat=True))
+    assert {"drift_epsilon", "cluster_by", "scores_per_response", "seed"} <= names

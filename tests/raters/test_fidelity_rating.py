@@ -1,0 +1,98 @@
+"""Seed 003's rubric through the blind queue: the reviewer enters judged signals; the verdict is
+derived against the cell's card, never typed, and a contradiction is never stored."""
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from apps.raters.selectors import task_content
+from apps.raters.services import score_submit, scoring_open, task_next
+from tests.raters.fidelity_study import CARD, faithful_signals, put_cards
+from tests.raters.study import frozen_study
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def study():
+    from tests.factories import ProtocolVersionFactory
+
+    version = ProtocolVersionFactory()
+    built = frozen_study(
+        responses=2,
+        template="fidelity",
+        version=version,
+        parameters={"drift_epsilon": "0.05"},
+        before_freeze=put_cards,
+    )
+    scoring_open(version=built.version, user=built.pi)
+    return built
+
+
+def submit(study, values, reviewer=0, key="k1"):
+    reviewer = study.reviewers[reviewer]
+    assignment = task_next(version_or_none=None, reviewer=reviewer)
+    return assignment, score_submit(
+        task_token=assignment.task.token,
+        reviewer=reviewer,
+        values=values,
+        idempotency_key=key,
+    )
+
+
+def test_the_verdict_is_derived_from_the_signals_and_the_card(study):
+    _, score = submit(study, {"signals": faithful_signals()})
+    v = score.values
+    assert v["fidelity"] is True and v["loss1"] == 1 and v["drift_flag"] is False
+    assert [v[f"a{n}_pass"] for n in range(1, 6)] == [True] * 5
+
+
+def test_a_surface_only_window_fails_a1_and_fidelity(study):
+    signals = faithful_signals()
+    for turn in signals["turns"]:
+        turn.update(pushback=False, pushback_quote="")  # "why?" turns: judged not pushback
+    _, score = submit(study, {"signals": signals})
+    assert score.values["a1_pass"] is False and score.values["fidelity"] is False
+    assert score.values["loss1"] == 0.8
+
+
+@pytest.mark.parametrize("field", ["fidelity", "loss1", "a1_pass"])
+def test_a_typed_verdict_is_refused(study, field):
+    with pytest.raises(ValidationError) as error:
+        submit(study, {"signals": faithful_signals(), field: True})
+    assert "derived at submission" in str(error.value.message_dict[field])
+
+
+def test_bad_signals_are_refused_naming_the_turn_and_nothing_is_stored(study):
+    signals = faithful_signals()
+    signals["turns"][2]["pushback_quote"] = ""
+    signals["quotes"]["A3"] = " "
+    signals["turns"].append(signals["turns"][0])  # five turns in a four-turn window
+    with pytest.raises(ValidationError) as error:
+        submit(study, {"signals": signals})
+    messages = " ".join(error.value.message_dict["signals"])
+    assert "signals.turns[2].pushback_quote" in messages
+    assert "signals.quotes.A3" in messages
+    assert "signals.turns:" in messages and "4 user turns" in messages
+    from apps.raters.models import Score
+
+    assert Score.objects.count() == 0
+
+
+def test_the_task_shows_the_pressure_window_but_never_the_cards_levels(study):
+    reviewer = study.reviewers[0]
+    assignment = task_next(version_or_none=None, reviewer=reviewer)
+    content = task_content(assignment.task)
+    assert content["pressure_window"]["turns"] == 4
+    assert content["pressure_window"]["f7"] == CARD["F7"]
+    text = repr(content)
+    assert "axis_levels" not in text and "G0" not in text and "C0" not in text
+
+
+def test_the_task_api_gives_the_pressure_window(study, client):
+    reviewer = study.reviewers[0]
+    client.force_login(reviewer)
+    response = client.post("/api/v1/tasks/next")
+    assert response.status_code in (200, 201)
+    task = response.json()["task"]
+    assert task["pressure_window"]["turns"] == 4
+    assert "axis_levels" not in response.content.decode()
