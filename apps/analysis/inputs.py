@@ -75,9 +75,11 @@ def design(version: ProtocolVersion) -> dict[str, Any]:
             "family": item.family.code,
             "domain": item.domain,
             "condition": item.condition.code if item.condition_id else "",
+            # Only when linked (OPB-01 §5), so inputs without links keep their bytes.
+            **({"base_item": item.base_item.code} if item.base_item_id else {}),
         }
         for item in Item.objects.filter(version=version)
-        .select_related("family", "condition")
+        .select_related("family", "condition", "base_item")
         .order_by("code")
     ]
     units: dict[int, list[dict]] = defaultdict(list)

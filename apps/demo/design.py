@@ -950,10 +950,10 @@ def demo_design_build(version: ProtocolVersion) -> None:
         description="Same length, structure and headings, filled with neutral weather data.",
         is_sham=True,
     )
+    plain = {}
     for code, domain, cells in FAMILY_A:
-        _write(
-            item_create(version=version, family=family_a, code=code, domain=domain), cells, levels
-        )
+        plain[code] = item_create(version=version, family=family_a, code=code, domain=domain)
+        _write(plain[code], cells, levels)
     for code, domain, cells in FAMILY_B:
         _write(
             item_create(version=version, family=family_b, code=code, domain=domain), cells, levels
@@ -966,6 +966,7 @@ def demo_design_build(version: ProtocolVersion) -> None:
             code=code,
             domain="documentation (changelog from a diff)",
             condition=condition,
+            base_item=plain["a-04"],
         )
         _write(item, {lv: (block + prompt, key) for lv, (prompt, key) in changelog.items()}, levels)
     for code, domain, cells, absent in FAMILY_F:

@@ -126,6 +126,16 @@ class Item(models.Model):
         Condition, on_delete=models.PROTECT, null=True, blank=True, related_name="items"
     )
     notes = models.TextField(blank=True)
+    # OPB-01 §5: a disclosure item (C_SPXI or the sham C₀) is a Family A item with an
+    # inscription; the three-way contrast pairs it with that plain item by this link.
+    base_item = models.ForeignKey(
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="variants",
+        help_text="The harm-constant (Family A) item this disclosure item inscribes (OPB-01 §5).",
+    )
 
     class Meta:
         constraints = [

@@ -90,6 +90,9 @@ class Pipeline:
     assemble: Callable[[dict], dict] | None = None
     estimates_of: Callable[[dict], dict[str, list[EstimateValue]]] | None = None
     warnings_of: Callable[[dict], list[str]] | None = None
+    # What a computed result records as deviations from the plan's expectations (OPB: the
+    # agreement minimum binding); each becomes a deviation-log entry when the run completes.
+    deviations_of: Callable[[dict], list[str]] | None = None
 
 
 _pipelines: dict[str, Pipeline] = {}

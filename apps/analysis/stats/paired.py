@@ -1,0 +1,130 @@
+"""A mean of paired differences with an interval clustered by pair (OPB-01 §5's three-way contrast).
+
+The disclosure arm pairs each C_SPXI and C₀ item with its Family A base item; a contrast
+"condition Y − condition X" is first summarised within each base item (one difference per base
+item, the mean over the levels both arms were observed at), so the base item is the cluster and
+the K differences are independent. Two interval methods, as the plan's ``interval_method`` says:
+
+- ``analytic``: the paired t interval, mean ± t(K − 1) · s / √K (Student 1908; any text on the
+  one-sample t, e.g. Casella & Berger, *Statistical Inference*, 2nd ed., §9.2.2), with no
+  interval below ``max(min_clusters, ANALYTIC_MIN_PAIRS)`` pairs;
+- ``bootstrap``: the cluster bootstrap-t of ``stats.bootstrap.family_cluster_bootstrap`` over
+  the K differences (its own calibrated floor of 10 clusters applies).
+
+Both also give the (1 − 2α) interval that TOST and the decision table's ``within`` read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy.stats import t as t_distribution
+
+from apps.analysis.stats.bootstrap import family_cluster_bootstrap, unavailable_note
+
+# The paired t interval with fewer pairs than this is not reported: the same floor as the
+# other analytic (t(K − 1)) intervals of the calibration suite (docs/analysis.md).
+ANALYTIC_MIN_PAIRS = 6
+
+
+@dataclass(frozen=True)
+class PairedContrast:
+    """A mean paired difference, its interval and its (1 − 2α) equivalence interval.
+
+    ``interval`` is None when too few pairs contributed; ``pairs_required`` then says how many
+    the plan (or the method) requires, and ``note`` says why.
+    """
+
+    estimate: float
+    interval: tuple[float, float] | None
+    equivalence_interval: tuple[float, float] | None
+    n_pairs: int
+    method: str
+    pairs_required: int
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        out = {
+            "estimate": self.estimate,
+            "interval": None if self.interval is None else list(self.interval),
+            "equivalence_interval": (
+                None if self.equivalence_interval is None else list(self.equivalence_interval)
+            ),
+            "n_pairs": self.n_pairs,
+            "interval_method": self.method,
+        }
+        if self.interval is None:
+            out["pairs_required"] = self.pairs_required
+            out["note"] = self.note
+        return out
+
+
+def paired_contrast(
+    differences: npt.ArrayLike,
+    *,
+    method: str,
+    confidence: float = 0.95,
+    min_clusters: int = ANALYTIC_MIN_PAIRS,
+    seed: int = 0,
+    replicates: int = 2000,
+) -> PairedContrast:
+    """The mean of K per-pair differences with a ``confidence`` interval.
+
+    Args:
+        differences: 1-D array of K finite differences, one per pair (base item), in the
+            measure's units (F_att: proportion of required units; R: proportion refused).
+        method: ``"analytic"`` (paired t) or ``"bootstrap"`` (cluster bootstrap-t).
+        confidence: nominal coverage in (0, 1); the equivalence interval has 1 − 2(1 − c).
+        min_clusters: the plan's minimum number of pairs; the method's floor is never lowered.
+        seed, replicates: for the bootstrap.
+
+    Raises:
+        ValueError: no differences, a non-finite one, an unknown method or a confidence
+            outside (0, 1).
+    """
+    d = np.asarray(differences, dtype=float).ravel()
+    if d.size == 0:
+        raise ValueError("no pairs: a paired contrast needs at least one pair")
+    if not np.all(np.isfinite(d)):
+        raise ValueError("differences must be finite")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    equivalence = 1 - 2 * (1 - confidence)
+    k = int(d.size)
+    if method == "analytic":
+        required = max(min_clusters, ANALYTIC_MIN_PAIRS)
+        name = "paired t, t(pairs − 1) critical values"
+        if k < required:
+            return PairedContrast(
+                float(d.mean()), None, None, k, name, required, unavailable_note(k, required)
+            )
+        se = float(d.std(ddof=1) / np.sqrt(k))
+        mean = float(d.mean())
+
+        def t_interval(coverage: float) -> tuple[float, float]:
+            half = float(t_distribution.ppf(0.5 + coverage / 2, k - 1)) * se
+            return (mean - half, mean + half)
+
+        return PairedContrast(
+            mean, t_interval(confidence), t_interval(equivalence), k, name, required
+        )
+    if method != "bootstrap":
+        raise ValueError(f"method must be 'analytic' or 'bootstrap', got {method!r}")
+    labels = np.arange(k)
+    common = dict(
+        seed=seed, aggregation="cluster_mean", replicates=replicates, min_clusters=min_clusters
+    )
+    main = family_cluster_bootstrap(d, labels, confidence=confidence, **common)
+    eq = family_cluster_bootstrap(d, labels, confidence=equivalence, **common)
+    name = "cluster bootstrap-t over pairs"
+    return PairedContrast(
+        float(main.estimate),
+        main.interval,
+        eq.interval,
+        k,
+        name,
+        main.min_clusters,
+        main.note,
+    )
