@@ -135,3 +135,21 @@ def test_a_flat_force_arm_is_evaluable_and_finds_no_confound(run_now):
     )
     rule = _rule(_decision(_result(run_now(study.version, study.pi))["surfaces"][0]), "OPB01-8.5")
     assert rule["evaluable"] and not rule["matched"]
+
+
+def test_the_report_says_the_minimum_binds(client, run_now, unseal):
+    from django.urls import reverse
+
+    study = opb_study(
+        code="PAGEALPHA", disagreement=0.6, parameters={"agreement_minimum": "0.95"}, evaluands=1
+    )
+    assert run_now(study.version, study.pi).state == RunState.SUCCEEDED
+    unseal(study.version, study.pi)
+    client.force_login(study.pi)
+    url = reverse(
+        "analysis:report",
+        kwargs={"code": study.version.protocol.code, "label": "1.1", "number": 1},
+    )
+    text = client.get(url).content.decode()
+    assert "Decision table not evaluated: reliability below the preregistered minimum (α = " in text
+    assert "no finding is drawn on any surface" in text

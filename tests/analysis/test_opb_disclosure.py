@@ -177,3 +177,29 @@ def test_a_base_item_outside_family_a_is_refused_naming_the_item(draft):
     a_item = Item.objects.get(version=draft, code="a-01")
     with pytest.raises(ValidationError, match="only a disclosure item"):
         item_create(version=draft, family=a_item.family, code="a-99", base_item=a_item)
+
+
+def test_the_report_shows_the_three_way_contrast_and_why_a_rule_is_not_evaluable(
+    client, run_now, unseal
+):
+    from django.urls import reverse
+
+    study = opb_study(
+        code="PAGE3",
+        evaluands=1,
+        items_per_family=4,
+        with_disclosure=True,
+        disclosure_effects={"C_SPXI": -1.0, "C0": 0.0},
+        parameters=ANALYTIC,
+    )
+    assert run_now(study.version, study.pi).state == RunState.SUCCEEDED
+    unseal(study.version, study.pi)
+    client.force_login(study.pi)
+    url = reverse(
+        "analysis:report",
+        kwargs={"code": study.version.protocol.code, "label": "1.1", "number": 1},
+    )
+    text = client.get(url).content.decode()
+    assert "Three-way contrast (OPB-01 §5)" in text
+    assert "C_SPXI − plain" in text and "C_SPXI − C₀" in text
+    assert "F_att_SPXI_vs_plain not evaluable: 4 items, the plan requires 6" in text
