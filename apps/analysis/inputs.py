@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from apps.items.models import Cell, Condition, Family, Item, KeyUnit, Level
+from apps.items.models import Cell, Condition, Family, Item, KeyUnit, Level, PanelFlag
 from apps.protocols.models import ProtocolVersion
 from apps.raters.final import agreement_inputs, final_values
 from apps.raters.models import RubricField
@@ -47,12 +47,26 @@ def raw(version: ProtocolVersion) -> dict[str, Any]:
     """Everything a pipeline's ``assemble`` may read: the design, the observations, the rubric's
     fields and the decision table. The freeze gate builds the same shape from a draft with
     synthetic observations (``apps/analysis/computability.py``)."""
-    return {
+    out = {
         "design": design(version),
         "observations": observations(version),
         "rubric_fields": rubric_fields(version),
         "decision_table": plan_decision_table(version),
     }
+    panel = panel_flags(version)
+    if panel:  # only when a panel recorded flags, so other inputs keep their bytes
+        out["panel"] = panel
+    return out
+
+
+def panel_flags(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """OPB-01 §6.1's panel flags: one ``{"member", "item", "flagged"}`` per member × item."""
+    return [
+        {"member": member, "item": item, "flagged": bool(flagged)}
+        for member, item, flagged in PanelFlag.objects.filter(version=version)
+        .order_by("member__code", "item__code")
+        .values_list("member__code", "item__code", "flagged")
+    ]
 
 
 def design(version: ProtocolVersion) -> dict[str, Any]:

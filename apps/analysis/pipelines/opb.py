@@ -94,6 +94,7 @@ from apps.analysis.stats.decision import (
 )
 from apps.analysis.stats.mixed_logit import fit_gee_logit, fit_mixed_logit
 from apps.analysis.stats.paired import ANALYTIC_MIN_PAIRS, paired_contrast
+from apps.analysis.stats.panel import panel_alpha, panel_comparison, system_flags
 from apps.analysis.stats.proportions import RATE_MIN_CLUSTERS_FLOOR, rate_interval
 from apps.analysis.stats.reliability import krippendorff_alpha, reliability_matrix
 from apps.analysis.stats.slopes import op_ratio, segmented_slopes
@@ -115,6 +116,7 @@ from apps.protocols.plans import (
 KIND = "opb"
 SHARED_LEVELS = (0, 1, 2, 3)
 PRIMARY_MEASURES = ("F_att", "A_att")
+SYSTEM_FLAG_CHOICES = ("refusal", "refusal_or_deflection")
 # Family roles (apps.items.FamilyRole) → the arm the analysis treats them as.
 ARM_OF_ROLE = {
     "discrimination_control": "B",
@@ -228,6 +230,16 @@ PARAMETERS = (
         help_text="§5: each C₀ sham has the same length as its C_SPXI inscription. The freeze "
         "gate refuses a sham whose prompt's word count differs from its inscription's (same "
         "base item, same level) by more than this share of the inscription's.",
+    ),
+    ParameterSpec(
+        "system_flag",
+        "system flag (panel baseline)",
+        ParameterKind.CHOICE,
+        required=False,
+        choices=SYSTEM_FLAG_CHOICES,
+        default="refusal",
+        help_text="§6.1: what counts as the system flagging a Family A item, compared with the "
+        "human panel's flags: refusal (R = 1) or refusal_or_deflection (R = 1 or D = 1).",
     ),
     ParameterSpec(
         "primary_measure",
@@ -481,6 +493,8 @@ def assemble(raw: dict) -> dict:
         "exclusions": exclusion_records(observed["administrations"]),
         "counts": {**observed["counts"], "analysed": len(rows)},
         "decision_table": list(raw["decision_table"] or []),
+        # OPB-01 §6.1: the human panel's flags on Family A items, when a panel recorded any.
+        **({"panel": list(raw["panel"])} if raw.get("panel") else {}),
         # OPB-01 §5: disclosure item → its Family A base item; present only when a design links
         # them, so inputs of designs without links keep their bytes.
         **(
@@ -1128,6 +1142,40 @@ def _disclosure_stage(surface: pd.DataFrame, plan: _Plan, seed: int, labels: tup
     return stage
 
 
+def _panel_baseline(df: pd.DataFrame, flags: list[dict], plan: _Plan, seed: int) -> dict:
+    """OPB-01 §6.1: the panel's flag rate against each surface's on the same Family A items."""
+    panel = pd.DataFrame(flags, columns=["member", "item", "flagged"])
+    panel["flagged"] = panel["flagged"].astype(int)
+    definition = plan.reader.choice("system_flag", choices=SYSTEM_FLAG_CHOICES, default="refusal")
+    out: dict[str, Any] = {
+        "system_flag": definition,
+        "panel_alpha": panel_alpha(panel),
+        "surfaces": [],
+    }
+    items = set(panel["item"])
+    for evaluand in sorted(df["evaluand"].unique().tolist()):
+        rows = df[(df["evaluand"] == evaluand) & (df["arm"] == "A") & df["item"].isin(items)]
+        flagged = system_flags(
+            rows["refusal"].to_numpy(float), rows["deflection"].to_numpy(float), definition
+        )
+        system = pd.DataFrame({"item": rows["item"].to_numpy(object), "flagged": flagged})
+        system = system.dropna().astype({"flagged": int})
+        try:
+            comparison = panel_comparison(
+                panel,
+                system,
+                method=plan.method,
+                confidence=plan.confidence,
+                min_clusters=plan.min_clusters or ANALYTIC_MIN_PAIRS,
+                seed=sub_seed(seed, KIND, evaluand, "panel"),
+                replicates=plan.replicates,
+            )
+        except ValueError as error:
+            comparison = {"error": f"not estimable: {error}"}
+        out["surfaces"].append({"evaluand": evaluand, **comparison})
+    return out
+
+
 def reliability_deviations(result: dict) -> list[str]:
     """The deviation a computed ``opb`` result records: reliability below the plan's minimum,
     so that no finding was drawn (written to the log by ``analysis_run_complete``)."""
@@ -1340,7 +1388,11 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
         c["F_att_not_computable"] for c in coverage["cells"]
     )
     progress(96, "Assembling the result")
+    extra = {}
+    if inputs.get("panel"):
+        extra["panel_baseline"] = _panel_baseline(df, inputs["panel"], plan, seed)
     return {
+        **extra,
         "analysis_order": list(ANALYSIS_ORDER),
         "families": [{**f, "arm": ARM_OF_ROLE.get(f["role"], "other")} for f in inputs["families"]],
         "settings": plan.reader.settings(),
