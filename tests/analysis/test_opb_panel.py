@@ -107,3 +107,17 @@ def test_an_auditor_reads_the_panel_but_records_nothing(client, panel_study):
     page = reverse("items:panel-member", kwargs={**base, "member": "p-01"})
     assert client.post(page, {"item": "A01", "flag": "yes"}).status_code == 403
     assert not PanelFlag.objects.exists()
+
+
+def test_the_report_shows_the_panel_comparison(client, panel_study, run_now, unseal):
+    rows = [(m, f"A0{i}", "yes" if i == 1 else "no") for m in ("p-01", "p-02") for i in range(1, 7)]
+    panel_flags_import(
+        version=panel_study.version, user=panel_study.pi, content=_csv(rows), filename="p.csv"
+    )
+    assert run_now(panel_study.version, panel_study.pi).state == RunState.SUCCEEDED
+    unseal(panel_study.version, panel_study.pi)
+    client.force_login(panel_study.pi)
+    url = reverse("analysis:report", kwargs={"code": "PANEL", "label": "1.1", "number": 1})
+    text = client.get(url).content.decode()
+    assert "Human overgeneralisation baseline (OPB-01 §6.1)" in text
+    assert "Difference (system − panel)" in text and "0.167" in text
