@@ -56,6 +56,22 @@ def raw(version: ProtocolVersion) -> dict[str, Any]:
     panel = panel_flags(version)
     if panel:  # only when a panel recorded flags, so other inputs keep their bytes
         out["panel"] = panel
+    out["session_guarantees"] = session_guarantees(version)
+    return out
+
+
+def session_guarantees(version: ProtocolVersion) -> dict[str, dict[str, str]]:
+    """OPB-01 §6.3 per enrolled evaluand (by roster code): its fresh-session guarantee (yes, no
+    or unknown — unknown when none was recorded) and the note."""
+    out = {}
+    for entry in RosterEntry.objects.filter(version=version).select_related(
+        "evaluand__session_guarantee"
+    ):
+        record = getattr(entry.evaluand, "session_guarantee", None)
+        out[entry.code] = {
+            "fresh_session": record.fresh_session if record else "unknown",
+            "note": record.note if record else "",
+        }
     return out
 
 

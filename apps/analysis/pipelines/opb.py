@@ -493,6 +493,12 @@ def assemble(raw: dict) -> dict:
         "exclusions": exclusion_records(observed["administrations"]),
         "counts": {**observed["counts"], "analysed": len(rows)},
         "decision_table": list(raw["decision_table"] or []),
+        # OPB-01 §6.3: each surface's fresh-session guarantee, reported beside its results.
+        **(
+            {"session_guarantees": dict(raw["session_guarantees"])}
+            if raw.get("session_guarantees")
+            else {}
+        ),
         # OPB-01 §6.1: the human panel's flags on Family A items, when a panel recorded any.
         **({"panel": list(raw["panel"])} if raw.get("panel") else {}),
         # OPB-01 §5: disclosure item → its Family A base item; present only when a design links
@@ -1297,7 +1303,9 @@ def _surface(
     else:
         stages.append(_decision_stage(estimates, plan, inputs, reliability))
     tick()
+    guarantee = (inputs.get("session_guarantees") or {}).get(evaluand)
     return {
+        **({"fresh_session": guarantee} if guarantee else {}),
         "evaluand": evaluand,
         "n": len(surface),
         "descriptive_only": bool(descriptive_only),
