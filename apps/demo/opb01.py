@@ -2,11 +2,11 @@
 the demo's content.
 
 v1.0 declared itself frozen while "β_A ≈ 0" and "agreement below threshold" had no values. Here
-the freeze gate refuses it with exactly those two problems. v1.0 is then deposited (frozen elsewhere) and set aside — kept
-unaltered, never frozen — and v1.1 opens as a draft copying it, instantiates §7, carries the
-seed's amendment rationale and freezes. Nothing here depends on a clock, a database id or a
-username, so the same steps give the same blob hash on any database (docs/decisions.md says why
-v1.0 is set aside rather than frozen).
+the freeze gate refuses it with exactly those two problems. v1.0 is then deposited (it was frozen
+elsewhere) and set aside — kept unaltered, never frozen here — and v1.1 opens as a draft
+copying it, instantiates §7, carries the seed's amendment rationale and freezes. Nothing here
+depends on a clock, a database id or a username, so the same steps give the same blob hash on
+any database (docs/decisions.md says why v1.0 is set aside rather than frozen).
 
 The seed holds v1.1's text; v1.0's sections are reconstructed from v1.1's own account of what
 v1.0 said (its inverted primary variable, its undefined "competent reviewer", its domains, its
@@ -288,8 +288,9 @@ def opb01_history_build(
     code: str = CODE,
     prepare: Callable[[ProtocolVersion], None] | None = None,
 ) -> Opb01History:
-    """Build OPB-01's history with ``pi`` as its PI: v1.0 refused at the gate, deposited as frozen elsewhere and set aside,
-    v1.1 amended from it with §7 instantiated and the seed's rationale, frozen.
+    """Build OPB-01's history with ``pi`` as its PI: v1.0 refused at the gate, deposited as
+    frozen elsewhere and set aside, v1.1 amended from it with §7 instantiated and the seed's
+    rationale, frozen.
 
     ``prepare``, if given, is called with the v1.0 draft before its freeze is attempted: the
     integration's hook for the rows other apps hold (the design, …), which the amendment then
