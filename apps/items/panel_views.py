@@ -68,7 +68,7 @@ def panel(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
                 return redirect(
                     reverse(
                         "items:panel-member",
-                        kwargs={**version_kwargs(version), "member": member.code},
+                        kwargs={**version_kwargs(version), "code": member.code},
                     )
                 )
         except ValidationError as error:
@@ -88,13 +88,13 @@ def panel(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def panel_member(request: HttpRequest, protocol_code: str, label: str, member: str) -> HttpResponse:
+def panel_member(request: HttpRequest, protocol_code: str, label: str, code: str) -> HttpResponse:
     """One member's flags, one Family A item at a time: the next item not yet recorded."""
     version, can_write = _writable_version(request, protocol_code, label)
-    person = PanelMember.objects.filter(version=version, code=member).first()
+    person = PanelMember.objects.filter(version=version, code=code).first()
     if person is None:
         raise Http404("No such panel member.")
-    here = reverse("items:panel-member", kwargs={**version_kwargs(version), "member": person.code})
+    here = reverse("items:panel-member", kwargs={**version_kwargs(version), "code": person.code})
     if request.method == "POST":
         if not can_write:
             raise PermissionDenied("Only the PI or an editor records the panel's flags.")

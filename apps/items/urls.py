@@ -41,7 +41,7 @@ urlpatterns = [
     # OPB-01 §6.1's human panel (issue #17)
     path("protocols/<str:protocol_code>/v/<str:label>/panel/", panel_views.panel, name="panel"),
     path(
-        "protocols/<str:protocol_code>/v/<str:label>/panel/<str:member>/",
+        "protocols/<str:protocol_code>/v/<str:label>/panel/<str:code>/",
         panel_views.panel_member,
         name="panel-member",
     ),

@@ -89,7 +89,7 @@ def test_the_pi_flags_one_item_at_a_time(client, panel_study):
     client.force_login(panel_study.pi)
     base = {"protocol_code": "PANEL", "label": "1.1"}
     response = client.post(reverse("items:panel", kwargs=base), {"code": "p-07"})
-    page = reverse("items:panel-member", kwargs={**base, "member": "p-07"})
+    page = reverse("items:panel-member", kwargs={**base, "code": "p-07"})
     assert response.url == page
     text = client.get(page).content.decode()
     assert "Item 1 of 6" in text and "Item A01" in text
@@ -104,7 +104,7 @@ def test_an_auditor_reads_the_panel_but_records_nothing(client, panel_study):
     client.force_login(panel_study.auditor)
     base = {"protocol_code": "PANEL", "label": "1.1"}
     assert client.get(reverse("items:panel", kwargs=base)).status_code == 200
-    page = reverse("items:panel-member", kwargs={**base, "member": "p-01"})
+    page = reverse("items:panel-member", kwargs={**base, "code": "p-01"})
     assert client.post(page, {"item": "A01", "flag": "yes"}).status_code == 403
     assert not PanelFlag.objects.exists()
 
