@@ -241,6 +241,13 @@ AMENDMENT_RATIONALE = (
     "elsewhere, never frozen here."
 )
 
+# §11 (issue #17): "The PRAXIS response of 2026-08-21 and the Shiza review of 2026-08-23 are
+# motivating cases and may never be counted as findings of this battery."
+CONTAMINATED_SPECIMENS = (
+    '[{"code": "contaminated_specimen", "label": "Contaminated specimen (OPB-01 §11): a '
+    'motivating case, which may never be counted as a finding of this battery"}]'
+)
+
 # v1.0 as deposited (issue #17): the text kept exactly as this record holds it. The seed holds
 # v1.1 only; v1.0's text is the reconstruction above (module docstring), rendered once here, and
 # its SHA-256 is that of these bytes.
@@ -320,6 +327,12 @@ def opb01_history_build(
         sections=V1_1_SECTIONS,
         parameters=V1_1_PARAMETERS,
         amendment_rationale=AMENDMENT_RATIONALE,
+    )
+    # §11: the contaminated specimens are an exclusion reason this plan declares.
+    v1_1 = version_update(
+        version=v1_1,
+        user=pi,
+        new_parameters=[{"name": "exclusion_reasons", "value": CONTAMINATED_SPECIMENS}],
     )
     v1_1 = version_freeze(version=v1_1, user=pi)
     v1_0.refresh_from_db()

@@ -454,16 +454,10 @@ OPB = PlanTemplate(
         ADJUDICATION_DELTA,
         RESERVATION_MINUTES,
         REPETITIONS,
-        # Issue #17: §5's disclosure margin and sham tolerance, §11's contaminated specimens.
+        # Issue #17: §5's disclosure margin (rules 8.6 and 8.8 name it) and sham tolerance.
         "disclosure_epsilon",
         "sham_word_tolerance",
-        "exclusion_reasons",
     ),
-    defaults={
-        "exclusion_reasons": '[{"code": "contaminated_specimen", "label": "Contaminated '
-        "specimen (OPB-01 §11): a motivating case, which may never be counted as a finding "
-        'of this battery"}]',
-    },
     required_sections=("hypotheses", "design", "exclusions", "stopping_rules", "analysis"),
     outlines={
         "hypotheses": "### Under test\n\n### Not under test\n\n### What each finding would mean\n",

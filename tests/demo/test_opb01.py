@@ -130,3 +130,11 @@ def test_the_version_page_shows_the_deposit(pi, client):
     assert "Deposited: frozen elsewhere" in text
     assert history.v1_0.deposit.blob_id in text
     assert client.get(f"/api/v1/blob/{history.v1_0.deposit.blob_id}").status_code == 200
+
+
+def test_v1_1_declares_contaminated_specimens_as_an_exclusion_reason(pi):
+    from apps.responses.selectors import exclusion_reasons
+
+    history = opb01_history_build(pi=pi)
+    reasons = exclusion_reasons(history.v1_1)
+    assert reasons["contaminated_specimen"].startswith("Contaminated specimen (OPB-01 §11)")
