@@ -567,6 +567,10 @@ class _Plan:
         # TOST at α = 1 − coverage reads the (1 − 2α) interval.
         self.tost_alpha = 1.0 - self.confidence
         self.numeric = _numeric_parameters(parameters)
+        # The disclosure rules (8.6, 8.8) name it; a plan without it reads its declared default,
+        # recorded in the settings like every default.
+        if "disclosure_epsilon" not in self.numeric:
+            self.numeric["disclosure_epsilon"] = read.number("disclosure_epsilon", default=0.05)
 
     @property
     def aggregation(self) -> str:
