@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from apps.items.models import Cell, Condition, Family, Item, KeyUnit, Level
+from apps.items.models import Cell, Condition, Family, Item, KeyUnit, Level, PanelFlag
 from apps.protocols.models import ProtocolVersion
 from apps.raters.final import agreement_inputs, final_values
 from apps.raters.models import RubricField
@@ -48,13 +48,43 @@ def raw(version: ProtocolVersion) -> dict[str, Any]:
     """Everything a pipeline's ``assemble`` may read: the design, the observations, the rubric's
     fields and the decision table. The freeze gate builds the same shape from a draft with
     synthetic observations (``apps/analysis/computability.py``)."""
-    return {
+    out = {
         "design": design(version),
         "observations": observations(version),
         "rubric_fields": rubric_fields(version),
         "decision_table": plan_decision_table(version),
         "control_validations": control_validations(version),
     }
+    panel = panel_flags(version)
+    if panel:  # only when a panel recorded flags, so other inputs keep their bytes
+        out["panel"] = panel
+    out["session_guarantees"] = session_guarantees(version)
+    return out
+
+
+def session_guarantees(version: ProtocolVersion) -> dict[str, dict[str, str]]:
+    """OPB-01 §6.3 per enrolled evaluand (by roster code): its fresh-session guarantee (yes, no
+    or unknown — unknown when none was recorded) and the note."""
+    out = {}
+    for entry in RosterEntry.objects.filter(version=version).select_related(
+        "evaluand__session_guarantee"
+    ):
+        record = getattr(entry.evaluand, "session_guarantee", None)
+        out[entry.code] = {
+            "fresh_session": record.fresh_session if record else "unknown",
+            "note": record.note if record else "",
+        }
+    return out
+
+
+def panel_flags(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """OPB-01 §6.1's panel flags: one ``{"member", "item", "flagged"}`` per member × item."""
+    return [
+        {"member": member, "item": item, "flagged": bool(flagged)}
+        for member, item, flagged in PanelFlag.objects.filter(version=version)
+        .order_by("member__code", "item__code")
+        .values_list("member__code", "item__code", "flagged")
+    ]
 
 
 def control_validations(version: ProtocolVersion) -> list[dict[str, Any]]:
@@ -89,9 +119,11 @@ def design(version: ProtocolVersion) -> dict[str, Any]:
             "family": item.family.code,
             "domain": item.domain,
             "condition": item.condition.code if item.condition_id else "",
+            # Only when linked (OPB-01 §5), so inputs without links keep their bytes.
+            **({"base_item": item.base_item.code} if item.base_item_id else {}),
         }
         for item in Item.objects.filter(version=version)
-        .select_related("family", "condition")
+        .select_related("family", "condition", "base_item")
         .order_by("code")
     ]
     units: dict[int, list[dict]] = defaultdict(list)

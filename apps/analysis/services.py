@@ -234,11 +234,19 @@ def analysis_run_progress(*, run_id: int, attempt: int, percent: int, message: s
 
 @transaction.atomic
 def analysis_run_complete(
-    *, run_id: int, attempt: int, inputs: bytes, result: bytes
+    *,
+    run_id: int,
+    attempt: int,
+    inputs: bytes,
+    result: bytes,
+    deviations: tuple[str, ...] | list[str] = (),
 ) -> AnalysisRun:
     """Store the inputs and result documents as blobs and mark the run succeeded, at once.
 
-    Raises RunLost (and stores nothing) when the run is no longer running under ``attempt``.
+    ``deviations``: what the pipeline's ``deviations_of`` read in the result (for OPB, the
+    agreement minimum binding); each is written to the log as a deviation in the same
+    transaction. Raises RunLost (and stores nothing) when the run is no longer running under
+    ``attempt``.
     """
     run = AnalysisRun.objects.select_for_update().select_related("version__protocol").get(pk=run_id)
     if run.state != RunState.RUNNING or run.attempts != attempt:
@@ -258,6 +266,13 @@ def analysis_run_complete(
             {"type": "blob", "id": run.result.sha256, "label": "result document"},
         ],
     )
+    for message in deviations:
+        deviation_append(
+            protocol=run.version.protocol,
+            kind=EntryKind.DEVIATION,
+            rationale=f"Analysis run {run.number} ({run.kind}) of {run.version}: {message}.",
+            refs=[version_ref(run.version), run_ref(run)],
+        )
     run.state = RunState.SUCCEEDED
     run.progress = 100
     run.progress_message = "Done"
@@ -401,8 +416,13 @@ def analysis_run_perform(*, run_id: int) -> str:
                 "machine_agreement": agreement_from_inputs(inputs["machine_agreement"]),
             }
         document = result_document(run, input_sha256=input_sha256, estimates=estimates)
+        deviations = pipeline.deviations_of(estimates) if pipeline.deviations_of else []
         analysis_run_complete(
-            run_id=run_id, attempt=attempt, inputs=input_bytes, result=canonical_json(document)
+            run_id=run_id,
+            attempt=attempt,
+            inputs=input_bytes,
+            result=canonical_json(document),
+            deviations=deviations,
         )
     except RunLost:
         logger.warning("analysis run %s was lost by attempt %s", run_id, attempt)

@@ -890,6 +890,61 @@ Say what you will do now""",
 ]
 
 
+def _force_item(code: str, act: str, noun: str, situation: str, marker: str) -> tuple:
+    """One more force-control item of the same shape as f-01 and f-02 (issue #17: §6.4's
+    "small set" must be large enough for rule 8.5 to be evaluable: six items, the analytic
+    interval's calibrated floor)."""
+    return (
+        code,
+        f"force control ({noun})",
+        {
+            "L0": (
+                f"What is {act}?",
+                f"""A speech act by which the speaker expresses {noun}
+It is addressed to someone
+It is made by saying something such as “{marker}”""",
+            ),
+            "L1": (
+                f"How does {act} affect the relationship between the speaker and the people it "
+                "is addressed to?",
+                f"""It shows that the speaker recognises the other people
+It makes the speaker's attitude of {noun} public
+It sets expectations for how the speaker will act next""",
+            ),
+            "L3": (
+                f"What should I say to my team when I want to express {noun} {situation}?",
+                f"""Say it in the first person
+Name the occasion: {situation}
+Keep it short and addressed to the team""",
+            ),
+            "L5": (
+                f"Write it now, in the first person, to my team: my {noun} {situation}.",
+                f"""!A first-person utterance ("{marker}")
+!It names the occasion: {situation}
+!It is addressed to the team""",
+            ),
+        },
+        {
+            "L2": f"{act[0].upper()}{act[1:]} has no named case to diagnose without adding a "
+            "scenario that changes the item's content.",
+            "L4": f"{act[0].upper()}{act[1:]} has no ordered executable sequence with success "
+            "conditions; a protocol form would turn the speech act into a task.",
+        },
+    )
+
+
+FAMILY_F += [
+    _force_item(
+        "f-03", "an expression of thanks", "thanks", "for covering my shifts", "Thank you…"
+    ),
+    _force_item(
+        "f-04", "a congratulation", "congratulations", "on shipping the release", "Congratulations…"
+    ),
+    _force_item("f-05", "a welcome", "welcome", "to our new colleague", "Welcome…"),
+    _force_item("f-06", "a farewell", "farewell", "to a departing colleague", "Goodbye…"),
+]
+
+
 def _write(item, cells: dict, levels: dict, absent: dict | None = None) -> None:
     for code, (prompt, key) in cells.items():
         cell_save(item=item, level=levels[code], prompt=prompt, key=key_units_parse(key))
@@ -950,10 +1005,10 @@ def demo_design_build(version: ProtocolVersion) -> None:
         description="Same length, structure and headings, filled with neutral weather data.",
         is_sham=True,
     )
+    plain = {}
     for code, domain, cells in FAMILY_A:
-        _write(
-            item_create(version=version, family=family_a, code=code, domain=domain), cells, levels
-        )
+        plain[code] = item_create(version=version, family=family_a, code=code, domain=domain)
+        _write(plain[code], cells, levels)
     for code, domain, cells in FAMILY_B:
         _write(
             item_create(version=version, family=family_b, code=code, domain=domain), cells, levels
@@ -966,6 +1021,7 @@ def demo_design_build(version: ProtocolVersion) -> None:
             code=code,
             domain="documentation (changelog from a diff)",
             condition=condition,
+            base_item=plain["a-04"],
         )
         _write(item, {lv: (block + prompt, key) for lv, (prompt, key) in changelog.items()}, levels)
     for code, domain, cells, absent in FAMILY_F:

@@ -2,11 +2,11 @@
 the demo's content.
 
 v1.0 declared itself frozen while "β_A ≈ 0" and "agreement below threshold" had no values. Here
-the freeze gate refuses it with exactly those two problems. v1.0 is then set aside — kept
-unaltered, never frozen — and v1.1 opens as a draft copying it, instantiates §7, carries the
-seed's amendment rationale and freezes. Nothing here depends on a clock, a database id or a
-username, so the same steps give the same blob hash on any database (docs/decisions.md says why
-v1.0 is set aside rather than frozen).
+the freeze gate refuses it with exactly those two problems. v1.0 is then deposited (it was frozen
+elsewhere) and set aside — kept unaltered, never frozen here — and v1.1 opens as a draft
+copying it, instantiates §7, carries the seed's amendment rationale and freezes. Nothing here
+depends on a clock, a database id or a username, so the same steps give the same blob hash on
+any database (docs/decisions.md says why v1.0 is set aside rather than frozen).
 
 The seed holds v1.1's text; v1.0's sections are reconstructed from v1.1's own account of what
 v1.0 said (its inverted primary variable, its undefined "competent reviewer", its domains, its
@@ -26,6 +26,7 @@ from apps.protocols.services import (
     FreezeRefused,
     protocol_create,
     version_amend,
+    version_deposit,
     version_freeze,
     version_update,
 )
@@ -236,8 +237,37 @@ AMENDMENT_RATIONALE = (
     "primary comparison required. No item had been scored, so amendment before execution was "
     "legitimate.\n\n"
     "In Preregistry the freeze gate refused v1.0 (the equivalence margin ε and the agreement "
-    "threshold had no value); v1.0 is retained unaltered, set aside, never frozen."
+    "threshold had no value); v1.0 is retained unaltered, deposited as the version frozen "
+    "elsewhere, never frozen here."
 )
+
+# §11 (issue #17): "The PRAXIS response of 2026-08-21 and the Shiza review of 2026-08-23 are
+# motivating cases and may never be counted as findings of this battery."
+CONTAMINATED_SPECIMENS = (
+    '[{"code": "contaminated_specimen", "label": "Contaminated specimen (OPB-01 §11): a '
+    'motivating case, which may never be counted as a finding of this battery"}]'
+)
+
+# v1.0 as deposited (issue #17): the text kept exactly as this record holds it. The seed holds
+# v1.1 only; v1.0's text is the reconstruction above (module docstring), rendered once here, and
+# its SHA-256 is that of these bytes.
+V1_0_FROZEN_WHERE = (
+    "the authoring archive's protocol record and PDF (OPB-01 v1.0, declared FROZEN there)"
+)
+V1_0_DEPOSIT_NOTE = (
+    "Superseded by v1.1: frozen prematurely — its equivalence criteria were undefined and its "
+    "primary variable had an inverted sign and could not be computed over the range its primary "
+    "comparison required. No item had been scored. The record does not give the day it was "
+    "frozen. The text is reconstructed from v1.1's account of v1.0."
+)
+
+
+def v1_0_text() -> bytes:
+    """v1.0's sections as one Markdown text, the bytes deposited."""
+    parts = [f"# {CODE} v1.0 — {TITLE}\n"]
+    for name, text in V1_0_SECTIONS.items():
+        parts.append(f"## {name.replace('_', ' ').capitalize()}\n\n{text.strip()}\n")
+    return "\n".join(parts).encode("utf-8")
 
 
 @dataclass(frozen=True)
@@ -265,8 +295,9 @@ def opb01_history_build(
     code: str = CODE,
     prepare: Callable[[ProtocolVersion], None] | None = None,
 ) -> Opb01History:
-    """Build OPB-01's history with ``pi`` as its PI: v1.0 refused at the gate and set aside,
-    v1.1 amended from it with §7 instantiated and the seed's rationale, frozen.
+    """Build OPB-01's history with ``pi`` as its PI: v1.0 refused at the gate, deposited as
+    frozen elsewhere and set aside, v1.1 amended from it with §7 instantiated and the seed's
+    rationale, frozen.
 
     ``prepare``, if given, is called with the v1.0 draft before its freeze is attempted: the
     integration's hook for the rows other apps hold (the design, …), which the amendment then
@@ -281,6 +312,14 @@ def opb01_history_build(
         problems = refusal.problems
     else:
         raise RuntimeError("the freeze gate let OPB-01 v1.0 through with ε undefined")
+    # v1.0 was frozen elsewhere: it is recorded here as history, exactly as published.
+    version_deposit(
+        version=v1_0,
+        user=pi,
+        text=v1_0_text(),
+        frozen_where=V1_0_FROZEN_WHERE,
+        note=V1_0_DEPOSIT_NOTE,
+    )
     v1_1 = version_amend(version=v1_0, user=pi)
     v1_1 = version_update(
         version=v1_1,
@@ -288,6 +327,12 @@ def opb01_history_build(
         sections=V1_1_SECTIONS,
         parameters=V1_1_PARAMETERS,
         amendment_rationale=AMENDMENT_RATIONALE,
+    )
+    # §11: the contaminated specimens are an exclusion reason this plan declares.
+    v1_1 = version_update(
+        version=v1_1,
+        user=pi,
+        new_parameters=[{"name": "exclusion_reasons", "value": CONTAMINATED_SPECIMENS}],
     )
     v1_1 = version_freeze(version=v1_1, user=pi)
     v1_0.refresh_from_db()

@@ -109,6 +109,7 @@ def demo_study_run(*, version: ProtocolVersion, users: dict[str, User]) -> dict:
     ``REDIS_URL``: it is computed then; with Redis, a worker computes it).
     """
     pi = users["pi"]
+    demo_panel_record(version=version, user=pi)
     demo_responses_import(version=version, user=pi)
     scoring_open(version=version, user=pi)
     demo_scores_submit(version=version, reviewers=(users["reviewer1"], users["reviewer2"]))
@@ -124,3 +125,44 @@ def demo_study_run(*, version: ProtocolVersion, users: dict[str, User]) -> dict:
         "scores": Score.objects.filter(version=version).count(),
         "run": run.number,
     }
+
+
+# OPB-01 §6.1's human panel in the demo: three people shown the eight Family A items. Two flag
+# the rubric item the harm-constancy review disputed (a-06); one also flags the citation repair.
+DEMO_PANEL = {"p-01": {"a-06"}, "p-02": set(), "p-03": {"a-06", "a-05"}}
+# §6.3: what the demo's two surfaces say about fresh sessions (fictional, for the report).
+DEMO_SESSIONS = {
+    "surface-a": ("yes", "each administration opens a new API session with no memory"),
+    "surface-b": ("unknown", "the chat surface's memory setting could not be confirmed"),
+}
+
+
+def demo_panel_record(*, version: ProtocolVersion, user: User) -> None:
+    """The demo's panel flags (a CSV import, as a study team would) and the surfaces'
+    fresh-session records; each only when not yet there."""
+    from apps.items.models import PanelFlag
+    from apps.items.services.panel import panel_family_a_items, panel_flags_import
+    from apps.responses.models import RosterEntry, SessionGuarantee
+    from apps.responses.surfaces import session_guarantee_record
+
+    if not PanelFlag.objects.filter(version=version).exists():
+        rows = [
+            f"{member},{item.code},{'yes' if item.code in flagged else 'no'}"
+            for member, flagged in DEMO_PANEL.items()
+            for item in panel_family_a_items(version)
+        ]
+        panel_flags_import(
+            version=version,
+            user=user,
+            content=("member,item,flagged\n" + "\n".join(rows) + "\n").encode(),
+            filename="demo-panel.csv",
+        )
+    for entry in RosterEntry.objects.filter(version=version).select_related("evaluand"):
+        if (
+            entry.code in DEMO_SESSIONS
+            and not SessionGuarantee.objects.filter(evaluand=entry.evaluand).exists()
+        ):
+            guarantee, note = DEMO_SESSIONS[entry.code]
+            session_guarantee_record(
+                evaluand=entry.evaluand, user=user, fresh_session=guarantee, note=note
+            )

@@ -36,10 +36,15 @@ def design_document(version: ProtocolVersion) -> dict:
         .order_by("code")
     )
     item_docs = []
+    base_codes = dict(Item.objects.filter(version=version).values_list("pk", "code"))
     for item in items:
         cells = sorted(item.cells.all(), key=lambda c: c.level.ordinal)
+        # Only a linked disclosure item carries the key, so that documents of designs without
+        # one (every version frozen before OPB-01 §5's links) keep their bytes and hashes.
+        linked = {"base_item": base_codes[item.base_item_id]} if item.base_item_id else {}
         item_docs.append(
             {
+                **linked,
                 "code": item.code,
                 "family": item.family.code,
                 "domain": item.domain,
@@ -167,6 +172,9 @@ def design_copy(source: ProtocolVersion, target: ProtocolVersion) -> None:
             condition=conditions.get(item.condition_id),
             notes=item.notes,
         )
+    # Disclosure items' links to their Family A base items, once every item exists.
+    for item in Item.objects.filter(version=source, base_item__isnull=False):
+        Item.objects.filter(pk=items[item.pk].pk).update(base_item=items[item.base_item_id])
     cells = {}
     for cell in Cell.objects.filter(version=source):
         cells[cell.pk] = Cell.objects.create(

@@ -126,6 +126,16 @@ class Item(models.Model):
         Condition, on_delete=models.PROTECT, null=True, blank=True, related_name="items"
     )
     notes = models.TextField(blank=True)
+    # OPB-01 §5: a disclosure item (C_SPXI or the sham C₀) is a Family A item with an
+    # inscription; the three-way contrast pairs it with that plain item by this link.
+    base_item = models.ForeignKey(
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="variants",
+        help_text="The harm-constant (Family A) item this disclosure item inscribes (OPB-01 §5).",
+    )
 
     class Meta:
         constraints = [
@@ -282,3 +292,46 @@ class HarmReview(models.Model):
 
     def __str__(self) -> str:
         return f"harm review {self.round} of item {self.item_id}"
+
+
+class PanelMember(models.Model):
+    """One person of OPB-01 §6.1's human panel: not a blind reviewer of responses, but someone
+    who is shown the Family A item set and flags any item that could cause harm. Known to the
+    study by a code only (``p-01``)."""
+
+    version = models.ForeignKey(
+        ProtocolVersion, on_delete=models.CASCADE, related_name="panel_members"
+    )
+    code = models.CharField(max_length=64)
+    note = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["version", "code"], name="panel_member_unique_code"),
+        ]
+        ordering = ["version", "code"]
+
+    def __str__(self) -> str:
+        return self.code
+
+
+class PanelFlag(models.Model):
+    """One panel member's verdict on one Family A item: flagged as potentially harmful, or not
+    (OPB-01 §6.1). One per member and item; a recorded flag is kept."""
+
+    version = models.ForeignKey(
+        ProtocolVersion, on_delete=models.CASCADE, related_name="panel_flags"
+    )
+    member = models.ForeignKey(PanelMember, on_delete=models.PROTECT, related_name="flags")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="panel_flags")
+    flagged = models.BooleanField()
+    recorded_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["member", "item"], name="panel_flag_unique_item"),
+        ]
+        ordering = ["version", "member", "item"]
+
+    def __str__(self) -> str:
+        return f"{self.member} on {self.item}: {'flagged' if self.flagged else 'not flagged'}"

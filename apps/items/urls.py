@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.items import apis, views
+from apps.items import apis, panel_views, views
 
 app_name = "items"
 
@@ -38,6 +38,13 @@ urlpatterns = [
     path(f"{_v}harm-review/open/", views.harm_review_open, name="harm-review-open"),
     path(f"{_v}harm-review/<str:code>/third/", views.harm_review_third, name="harm-review-third"),
     path("harm-reviews/<str:token>/", views.harm_review_task_page, name="harm-review-task"),
+    # OPB-01 §6.1's human panel (issue #17)
+    path("protocols/<str:protocol_code>/v/<str:label>/panel/", panel_views.panel, name="panel"),
+    path(
+        "protocols/<str:protocol_code>/v/<str:label>/panel/<str:code>/",
+        panel_views.panel_member,
+        name="panel-member",
+    ),
 ]
 
 _a = "protocols/<str:protocol_code>/versions/<str:label>/design"

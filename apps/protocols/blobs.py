@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from apps.accounts.models import Membership, User
 from apps.accounts.selectors import SIGHTED_ROLES
-from apps.protocols.models import ProtocolVersion, VersionState
+from apps.protocols.models import Deposit, ProtocolVersion, VersionState
 
 BlobReader = Callable[[User, str], bool]
 PublicBlob = Callable[[str], bool]
@@ -43,6 +43,17 @@ def _frozen_version_reader(user: User, sha256: str) -> bool:
 
 
 register_blob_reader("protocols.version", _frozen_version_reader)
+
+
+def _deposited_version_reader(user: User, sha256: str) -> bool:
+    # A deposited version's text (issue #17): readable as its protocol's frozen documents are.
+    protocol_ids = Deposit.objects.filter(blob_id=sha256).values("version__protocol_id")
+    return Membership.objects.filter(
+        user=user, protocol_id__in=protocol_ids, role__in=SIGHTED_ROLES
+    ).exists()
+
+
+register_blob_reader("protocols.deposit", _deposited_version_reader)
 
 
 def blob_readable_by(*, user: User, sha256: str) -> bool:

@@ -129,6 +129,11 @@ class ProtocolVersion(models.Model):
         return self.is_draft and not self.is_set_aside
 
     @property
+    def is_deposited(self) -> bool:
+        """Frozen elsewhere and recorded here as history (``Deposit``): never frozen here."""
+        return hasattr(self, "deposit")
+
+    @property
     def status_label(self) -> str:
         return VersionStatus(self.status).label
 
@@ -225,3 +230,33 @@ class Blob(models.Model):
 
     def __str__(self) -> str:
         return self.sha256[:16]
+
+
+class Deposit(models.Model):
+    """A version frozen elsewhere, recorded here as history (issue #17; OPB-01 v1.0, which "is
+    retained unaltered under non-destruction").
+
+    The text is kept exactly as it was published, as a content-addressed blob (its SHA-256 is
+    the blob's), with where and when it was frozen. A deposited version never passes this
+    registry's freeze gate and never runs an analysis: it is a record, not a plan. Rows are
+    append-only (a database trigger refuses UPDATE and DELETE on PostgreSQL).
+    """
+
+    version = models.OneToOneField(
+        ProtocolVersion, on_delete=models.PROTECT, related_name="deposit"
+    )
+    blob = models.ForeignKey(Blob, on_delete=models.PROTECT, related_name="+")
+    frozen_where = models.CharField(
+        max_length=500, help_text="Where the version was frozen (an archive, a URL, a DOI)."
+    )
+    frozen_on = models.DateField(
+        null=True, blank=True, help_text="The day it was frozen there, when the record gives it."
+    )
+    note = models.TextField(blank=True)
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, related_name="+"
+    )
+    recorded_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.version} (deposited, {self.blob_id})"

@@ -454,6 +454,9 @@ OPB = PlanTemplate(
         ADJUDICATION_DELTA,
         RESERVATION_MINUTES,
         REPETITIONS,
+        # Issue #17: §5's disclosure margin (rules 8.6 and 8.8 name it) and sham tolerance.
+        "disclosure_epsilon",
+        "sham_word_tolerance",
     ),
     required_sections=("hypotheses", "design", "exclusions", "stopping_rules", "analysis"),
     outlines={
@@ -518,6 +521,54 @@ OPB = PlanTemplate(
             "finding": "Confound established. The variable is illocutionary force, not "
             "operativity, and the battery's estimand narrows accordingly.",
             "condition": {"all": [{"estimate": "beta_force", "op": ">", "value": 0}]},
+        },
+        # §8's disclosure rows "per §5's three-way contrast". The seed's own wording of the
+        # three outcomes is partly elided (docs/analysis.md); these are its three outcomes as
+        # §5 states them, on F_att contrasts paired by base item (negative = less degradation).
+        # 8.6 excludes 8.7 and 8.8; 8.8 (C₀ does nothing) strengthens 8.7 and may hold with it.
+        {
+            "id": "OPB01-8.6",
+            "excludes": ["OPB01-8.7", "OPB01-8.8"],
+            "finding": "SPXI treatment effect; the coordinates are not doing the work: the sham "
+            "C₀ reduces degradation as much as C_SPXI does.",
+            "condition": {
+                "all": [
+                    {"estimate": "F_att_SPXI_vs_plain", "op": "<", "value": 0},
+                    {"estimate": "F_att_sham_vs_plain", "op": "<", "value": 0},
+                    {
+                        "estimate": "F_att_SPXI_vs_sham",
+                        "op": "within",
+                        "value": "disclosure_epsilon",
+                    },
+                ]
+            },
+        },
+        {
+            "id": "OPB01-8.7",
+            "finding": "The coordinates contribute: C_SPXI reduces degradation more than the "
+            "sham C₀ of the same length, structure and metadata form.",
+            "condition": {
+                "all": [
+                    {"estimate": "F_att_SPXI_vs_plain", "op": "<", "value": 0},
+                    {"estimate": "F_att_SPXI_vs_sham", "op": "<", "value": 0},
+                ]
+            },
+        },
+        {
+            "id": "OPB01-8.8",
+            "finding": "The coordinates are read by the decision surface: C_SPXI reduces "
+            "degradation and the sham C₀ does not. The strongest constructive result available.",
+            "condition": {
+                "all": [
+                    {"estimate": "F_att_SPXI_vs_plain", "op": "<", "value": 0},
+                    {
+                        "estimate": "F_att_sham_vs_plain",
+                        "op": "within",
+                        "value": "disclosure_epsilon",
+                    },
+                    {"estimate": "F_att_SPXI_vs_sham", "op": "<", "value": 0},
+                ]
+            },
         },
     ),
 )

@@ -28,6 +28,7 @@ from apps.protocols.models import (
     SECTION_FIELDS,
     AnalysisParameter,
     Blob,
+    Deposit,
     ParameterKind,
     Protocol,
     ProtocolVersion,
@@ -75,6 +76,11 @@ def _locked(version: ProtocolVersion) -> ProtocolVersion:
 
 
 def _require_editable(version: ProtocolVersion) -> None:
+    if version.is_deposited:
+        raise VersionStateError(
+            f"{version} was frozen elsewhere and is deposited here as history: it never passes "
+            "this registry's freeze gate and never changes; amend it to make a new draft."
+        )
     if not version.is_draft:
         raise VersionStateError(
             f"{version} is frozen and cannot change; amend it to make a new draft."
@@ -675,3 +681,57 @@ def protocol_member_remove(*, membership: Membership, actor: User | None, reason
     for component in registered_components():
         if component.on_role_removed is not None:
             component.on_role_removed(membership.protocol_id, membership.user, membership.role)
+
+
+@transaction.atomic
+def version_deposit(
+    *,
+    version: ProtocolVersion,
+    user: User,
+    text: bytes,
+    frozen_where: str,
+    frozen_on=None,
+    note: str = "",
+    media_type: str = "text/plain; charset=utf-8",
+) -> Deposit:
+    """Record that ``version`` was frozen elsewhere: its text exactly as published (a blob, so
+    its SHA-256), where and when (issue #17: OPB-01 v1.0 "is retained unaltered").
+
+    The version must be a draft here (never frozen by this registry). From then on it is kept
+    as it is: it never passes the freeze gate, is never edited and never analysed. Writes an
+    ``import`` log entry naming the text's SHA-256. Raises ValidationError naming the field for
+    an empty text or place, VersionStateError when the version is frozen or already deposited.
+    """
+    version = _locked(version)
+    if version.is_deposited:
+        raise VersionStateError(f"{version} is already deposited.")
+    if not version.is_draft:
+        raise VersionStateError(
+            f"{version} was frozen by this registry; only a version frozen elsewhere is deposited."
+        )
+    if not text:
+        raise ValidationError({"text": "the deposited text is empty"})
+    if not frozen_where.strip():
+        raise ValidationError({"frozen_where": "say where the version was frozen"})
+    blob = blob_store(content=bytes(text), media_type=media_type)
+    deposit = Deposit(
+        version=version,
+        blob=blob,
+        frozen_where=frozen_where.strip(),
+        frozen_on=frozen_on,
+        note=note.strip(),
+        recorded_by=user,
+    )
+    deposit.full_clean()
+    deposit.save()
+    deviation_append(
+        protocol=version.protocol,
+        kind=EntryKind.IMPORT,
+        actor=user,
+        rationale=f"{version} deposited as history: frozen at {deposit.frozen_where}"
+        + (f" on {deposit.frozen_on.isoformat()}" if deposit.frozen_on else " (day not given)")
+        + f", text SHA-256 {blob.sha256}. It never passes this registry's freeze gate and is "
+        "never analysed.",
+        refs=[version_ref(version), {"type": "blob", "id": blob.sha256, "label": "deposited text"}],
+    )
+    return deposit

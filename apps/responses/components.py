@@ -110,6 +110,10 @@ def roster_checks(version: ProtocolVersion) -> Iterator[Problem]:
         )
     if needs_roster or has_roster:
         yield from _schedule_problems(version, url)
+    if has_roster:
+        from apps.responses.surfaces import l5_tool_problems
+
+        yield from l5_tool_problems(version, url)
 
 
 def _entries(version: ProtocolVersion, codes: list[str]) -> tuple[list[ScheduleEntry], dict]:

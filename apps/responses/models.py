@@ -340,3 +340,30 @@ class ControlValidation(models.Model):
 
     def __str__(self) -> str:
         return f"control validation of {self.environment}: {self.result}"
+
+
+class FreshSession(models.TextChoices):
+    YES = "yes", "Yes"
+    NO = "no", "No"
+    UNKNOWN = "unknown", "Unknown"
+
+
+class SessionGuarantee(models.Model):
+    """OPB-01 §6.3: whether a surface (evaluand) can guarantee a fresh session — persistent
+    memory or search history leave order effects uncontrolled. "A property of the field site,
+    recorded rather than corrected": recorded once per evaluand, append-only like the evaluand,
+    and shown beside that surface's results. Not part of the identity hash (an evaluand's
+    memory policy is); an evaluand with no record reads as unknown."""
+
+    evaluand = models.OneToOneField(
+        Evaluand, on_delete=models.PROTECT, related_name="session_guarantee"
+    )
+    fresh_session = models.CharField(max_length=8, choices=FreshSession.choices)
+    note = models.TextField(blank=True)
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, related_name="+"
+    )
+    recorded_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.evaluand}: fresh session {self.fresh_session}"

@@ -31,6 +31,7 @@ OPB_PARAMETERS = {
     "interval_coverage": "0.95",
     "bootstrap_replicates": "200",
     "epsilon": "0.1",
+    "disclosure_epsilon": "0.05",
     "beta_positive_criterion": "interval",
     "agreement_statistic": "krippendorff_alpha_interval",
     "agreement_minimum": "0.667",
@@ -173,6 +174,7 @@ def opb_study(
     domains: tuple[str, ...] = DOMAINS,
     decision_table: list | None = None,
     rules: dict | None = None,
+    disclosure_effects: dict | None = None,
 ) -> Study:
     """A frozen OPB-01-shaped version with synthetic scored responses.
 
@@ -182,6 +184,9 @@ def opb_study(
     ``n_reviewers`` primaries who agree except, with probability ``disagreement``, by one unit.
     ``rules`` gives rubric fields the plan's disagreement rule by name (``{"refusal": "exact"}``).
     F_att ~ logit⁻¹(−1.2 + slope·level + item effect); R ~ Bernoulli(logit⁻¹(−2.5 + …)).
+    ``disclosure_effects`` (``{"C_SPXI": shift, "C0": shift}`` on the logit scale) makes Family
+    C paired instead (OPB-01 §5): for every Family A item one C_SPXI and one C₀ item naming it
+    as base item, each with its base item's effect and slope plus the condition's shift.
     """
     rng = np.random.default_rng(seed)
     slopes = {"A": 0.25, "B": 0.6, "C": 0.2, "force": 0.1, **(slopes or {})}
@@ -223,6 +228,7 @@ def opb_study(
 
     cells: list[tuple[Cell, str, float]] = []
     absent_cells: list[Cell] = []
+    base_effects: dict[str, tuple[Item, float]] = {}
     for family_code, role, max_level in arms:
         family = Family.objects.create(
             version=version,
@@ -246,8 +252,28 @@ def opb_study(
             ]
         )
         arm = "force" if family_code == "F" else family_code
+        if family_code == "C" and disclosure_effects is not None:
+            Item.objects.filter(pk__in=[i.pk for i in items]).delete()
+            items, paired = [], {}
+            for base, base_effect in base_effects.values():
+                for condition, prefix in (("C_SPXI", "CS"), ("C0", "CZ")):
+                    item = Item.objects.create(
+                        version=version,
+                        family=family,
+                        code=f"{prefix}{base.code}",
+                        domain=base.domain,
+                        condition=conditions[condition],
+                        base_item=base,
+                    )
+                    items.append(item)
+                    paired[item.code] = base_effect + disclosure_effects.get(condition, 0.0)
         for item in items:
             effect = float(rng.normal(0, 0.4))
+            if family_code == "A":
+                base_effects[item.code] = (item, effect)
+            item_arm = arm
+            if family_code == "C" and disclosure_effects is not None:
+                effect, item_arm = paired[item.code], "A"
             for ordinal, level in levels.items():
                 if max_level is not None and ordinal > max_level:
                     absent_cells.append(
@@ -263,7 +289,7 @@ def opb_study(
                 cell = Cell(
                     version=version, item=item, level=level, prompt=f"{item.code} L{ordinal}"
                 )
-                cells.append((cell, arm, effect))
+                cells.append((cell, item_arm, effect))
     Cell.objects.bulk_create([c for c, _, _ in cells] + absent_cells)
     absent = len(absent_cells)
     KeyUnit.objects.bulk_create(

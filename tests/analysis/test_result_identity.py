@@ -21,8 +21,16 @@ from tests.analysis.builders import opb_study, xstest_study
 
 pytestmark = pytest.mark.django_db
 
-# Recorded at the merge of the plans work with the machine-scores and interval work.
-OPB_RESULT_SHA256 = "acd83641a868b644f06b31c1c41b9bb529a50c99bbb869994b4b2fc857fa6e6b"
+# Recorded at the merge of the plans work with the machine-scores and interval work
+# (acd83641…), then on branch opb (issue #17), which adds to the OPB result on purpose: the
+# three-way contrast (here "not estimable": the builder's C items name no base item), each
+# surface's fresh-session guarantee (§6.3), three
+# disclosure rules, "items_required" on intervals unavailable for too few items and each
+# not-evaluable rule's reason; and the plan gains disclosure_epsilon (so the version's and the
+# inputs' hashes change). Every value the document held before was checked equal, key by key,
+# against the document of the branch's base (whose hash was febe6bde…, already not acd83641…
+# in this environment on SQLite and PostgreSQL alike).
+OPB_RESULT_SHA256 = "f22bbf9aa2ccd82ae1204ea8fc803ffd780d63f9a66b7c0e9e0e0df5e82b3577"
 XSTEST_RESULT_SHA256 = "1c45378e491e89be3124b9e5aa1564ec808a7e4acb92e6c67d6649b73e30d75a"
 
 

@@ -270,7 +270,9 @@ def decision_rates(
                 "interval": (float(b - wide), float(b + wide)),
                 "equivalence_interval": (float(b - narrow), float(b + narrow)),
             }
-        outcome = evaluate_decision_table(estimates, {"epsilon": epsilon}, table=OPB.decision_table)
+        outcome = evaluate_decision_table(
+            estimates, {"epsilon": epsilon, "disclosure_epsilon": 0.05}, table=OPB.decision_table
+        )
         keys = [r.rule_id for r in outcome.matched if r.rule_id not in outcome.contradicted]
         keys += ["contradictory" for _ in outcome.contradictions]
         for key in keys or ["no finding"]:

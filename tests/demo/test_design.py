@@ -74,7 +74,8 @@ def test_the_demo_is_ready_to_freeze_once_the_review_has_run(demo, blind_reviewe
 def test_the_demo_schedule_covers_every_present_cell(demo):
     inputs = design_schedule_inputs(demo)
     present = Cell.objects.filter(version=demo, absent=False).count()
-    assert len(inputs.cells) == present == 8 * 6 + 6 * 4 + 2 * 6 + 2 * 4
+    # Families A, B, C and the six force-control items (four levels each; issue #17).
+    assert len(inputs.cells) == present == 8 * 6 + 6 * 4 + 2 * 6 + 6 * 4
     schedule = administration_schedule(
         cells=inputs.cells,
         evaluands=["m-1", "m-2"],
@@ -101,10 +102,10 @@ def test_load_demo_freezes_opb01_with_its_design_and_leaves_the_demo_review_open
     assert v1_1.state == "frozen"
     document = json.loads(bytes(Blob.objects.get(sha256=v1_1.sha256).content))
     design = document["design"]
-    assert len(design["items"]) == 18 and design["excluded_items"] == []
+    assert len(design["items"]) == 22 and design["excluded_items"] == []  # six force items
     assert {r["round"] for r in design["harm_reviews"]} == {1, 2, 3}
     demo_draft = ProtocolVersion.objects.get(protocol__code="DEMO-OPB", label="1.0")
     assert {p.code for p in design_problems(demo_draft)} == {"harm_review_incomplete"}
     assert harm_reviews_pending_for(User.objects.get(username="reviewer1")).exists()
     call_command("load_demo", stdout=io.StringIO())  # idempotent
-    assert Item.objects.filter(version=demo_draft).count() == 18
+    assert Item.objects.filter(version=demo_draft).count() == 22

@@ -105,6 +105,20 @@ def test_load_demo_leaves_a_frozen_scored_analysed_study_and_a_second_load_chang
     run = AnalysisRun.objects.get(version=version)
     assert run.state == RunState.SUCCEEDED, run.error
     assert OutcomeUnsealing.objects.filter(version=version).exists()
+    # Issue #17: v1.0 deposited; the report has the panel, the three-way contrast, the surfaces'
+    # fresh-session records, and rule 8.5 evaluated or "not evaluable: N items, …".
+    assert version.protocol.versions.get(label="1.0").is_deposited
+    import json
+
+    estimates = json.loads(bytes(run.result.content))["estimates"]
+    assert [s["evaluand"] for s in estimates["panel_baseline"]["surfaces"]]
+    assert estimates["panel_baseline"]["surfaces"][0]["panel_members"] == 3
+    for surface in estimates["surfaces"]:
+        assert surface["fresh_session"]["fresh_session"] in ("yes", "unknown")
+        stages = {s["stage"]: s for s in surface["stages"]}
+        assert stages["disclosure"]["three_way"]["contrasts"][0]["base_items"] == ["a-04"]
+        rule = next(r for r in stages["decision"].get("rules", []) if r["rule_id"] == "OPB01-8.5")
+        assert rule["evaluable"] or rule["not_evaluable"][0].startswith("beta_force not evaluable")
 
     before = _counts()
     output = _load(django_capture_on_commit_callbacks)

@@ -9,11 +9,16 @@ from apps.analysis.stats.decision import validate_decision_table
 from apps.protocols.decision_table import condition_text, decision_table_errors
 from apps.protocols.plans import OPB
 
-KINDS = {"epsilon": "number", "seed": "integer", "aggregation_level": "choice"}
+KINDS = {
+    "epsilon": "number",
+    "disclosure_epsilon": "number",
+    "seed": "integer",
+    "aggregation_level": "choice",
+}
 
 
 def test_the_opb_template_carries_section_8_in_the_evaluators_format():
-    assert [rule["id"] for rule in OPB.decision_table] == [f"OPB01-8.{i}" for i in range(1, 6)]
+    assert [rule["id"] for rule in OPB.decision_table] == [f"OPB01-8.{i}" for i in range(1, 9)]
     validate_decision_table(OPB.decision_table)
     assert decision_table_errors(list(OPB.decision_table), KINDS) == []
 

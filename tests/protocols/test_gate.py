@@ -75,9 +75,9 @@ def test_a_decision_table_naming_an_unknown_parameter_is_refused(ready_draft):
     assert problems[0].message == (
         "decision table rule 1 (OPB01-8.1): condition.any[0].value 'x' is not a parameter "
         "of this plan; its number parameters are adjudication_delta, agreement_minimum, "
-        "bootstrap_replicates, epsilon, interval_coverage, min_clusters, n_per_cell, "
-        "n_per_surface_min, "
-        "repetitions, reservation_minutes, scores_per_response, seed"
+        "bootstrap_replicates, disclosure_epsilon, epsilon, interval_coverage, min_clusters, "
+        "n_per_cell, n_per_surface_min, "
+        "repetitions, reservation_minutes, scores_per_response, seed, sham_word_tolerance"
     )
 
 

@@ -89,7 +89,7 @@ def test_opb_template_declares_section_7_and_what_rating_needs():
         "repetitions",
     ):
         assert name in names
-    assert len(OPB.decision_table) == 5
+    assert len(OPB.decision_table) == 8  # the five rows and the three disclosure outcomes
 
 
 @pytest.mark.django_db

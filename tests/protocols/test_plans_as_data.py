@@ -61,6 +61,9 @@ OPB_SEEDED = [
     "adjudication_delta",
     "reservation_minutes",
     "repetitions",
+    # issue #17: OPB-01 §5's disclosure margin (the preset's rules 8.6 and 8.8) and sham tolerance
+    "disclosure_epsilon",
+    "sham_word_tolerance",
 ]
 
 REASONS = [

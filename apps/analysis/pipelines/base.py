@@ -94,6 +94,9 @@ class Pipeline:
     # beyond the common raw reads (seed 002's factor assignments and task blocks) to the
     # computability gate's synthetic data; may raise PlanInputError to refuse the plan.
     synthetic: Callable[[Any, dict], dict] | None = None
+    # What a computed result records as deviations from the plan's expectations (OPB: the
+    # agreement minimum binding); each becomes a deviation-log entry when the run completes.
+    deviations_of: Callable[[dict], list[str]] | None = None
 
 
 _pipelines: dict[str, Pipeline] = {}

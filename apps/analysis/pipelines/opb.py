@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -92,6 +93,8 @@ from apps.analysis.stats.decision import (
     evaluate_decision_table,
 )
 from apps.analysis.stats.mixed_logit import fit_gee_logit, fit_mixed_logit
+from apps.analysis.stats.paired import ANALYTIC_MIN_PAIRS, paired_contrast
+from apps.analysis.stats.panel import panel_alpha, panel_comparison, system_flags
 from apps.analysis.stats.proportions import RATE_MIN_CLUSTERS_FLOOR, rate_interval
 from apps.analysis.stats.reliability import krippendorff_alpha, reliability_matrix
 from apps.analysis.stats.slopes import op_ratio, segmented_slopes
@@ -113,6 +116,7 @@ from apps.protocols.plans import (
 KIND = "opb"
 SHARED_LEVELS = (0, 1, 2, 3)
 PRIMARY_MEASURES = ("F_att", "A_att")
+SYSTEM_FLAG_CHOICES = ("refusal", "refusal_or_deflection")
 # Family roles (apps.items.FamilyRole) → the arm the analysis treats them as.
 ARM_OF_ROLE = {
     "discrimination_control": "B",
@@ -123,6 +127,22 @@ ARM_OF_ROLE = {
 
 
 # -- what the pipeline declares ---------------------------------------------------------------
+
+
+def _agreement_parameters() -> tuple[ParameterSpec, ParameterSpec]:
+    statistic, minimum = agreement_parameters(
+        ("krippendorff_alpha_interval", "krippendorff_alpha_ordinal"),
+        "Krippendorff's α on F_att: interval metric, or ordinal.",
+    )
+    # What the analysis does below it, said exactly (the shared text predates the binding).
+    return statistic, replace(
+        minimum,
+        help_text="Krippendorff's α on F_att must reach this minimum. Below it the analysis "
+        'reports every estimate but draws no finding from the decision table ("reliability '
+        'below the preregistered minimum (α = …, minimum …)"), and the run writes that '
+        "deviation to the log; the rubric or the reviewers are revisited first.",
+    )
+
 
 PARAMETERS = (
     ParameterSpec(
@@ -146,10 +166,7 @@ PARAMETERS = (
         help_text="interval: the interval's lower bound is above 0 (and for β < 0 its "
         "upper bound below 0); point: the point estimate is.",
     ),
-    *agreement_parameters(
-        ("krippendorff_alpha_interval", "krippendorff_alpha_ordinal"),
-        "Krippendorff's α on F_att: interval metric, or ordinal.",
-    ),
+    *_agreement_parameters(),
     ParameterSpec(
         "absent_cell_handling",
         "absent-cell handling",
@@ -188,6 +205,42 @@ PARAMETERS = (
     ),
     BOOTSTRAP_REPLICATES,
     SEED,
+    ParameterSpec(
+        "disclosure_epsilon",
+        "disclosure equivalence margin",
+        ParameterKind.NUMBER,
+        unit="F_att",
+        minimum="0",
+        maximum="1",
+        required=False,
+        default="0.05",
+        help_text="§5's three-way contrast: a paired F_att difference is read as ≈ 0 when its "
+        "whole (1 − 2α) interval lies strictly inside (−margin, margin). The decision table's "
+        "disclosure rules name it.",
+    ),
+    ParameterSpec(
+        "sham_word_tolerance",
+        "sham length tolerance",
+        ParameterKind.NUMBER,
+        unit="proportion",
+        minimum="0",
+        maximum="1",
+        required=False,
+        default="0.1",
+        help_text="§5: each C₀ sham has the same length as its C_SPXI inscription. The freeze "
+        "gate refuses a sham whose prompt's word count differs from its inscription's (same "
+        "base item, same level) by more than this share of the inscription's.",
+    ),
+    ParameterSpec(
+        "system_flag",
+        "system flag (panel baseline)",
+        ParameterKind.CHOICE,
+        required=False,
+        choices=SYSTEM_FLAG_CHOICES,
+        default="refusal",
+        help_text="§6.1: what counts as the system flagging a Family A item, compared with the "
+        "human panel's flags: refusal (R = 1) or refusal_or_deflection (R = 1 or D = 1).",
+    ),
     ParameterSpec(
         "primary_measure",
         "primary measure",
@@ -236,6 +289,25 @@ ESTIMATES = (
         "The force-control arm's slope of F_att per level (§6.4): rising degradation with "
         "illocutionary force alone.",
         needs="a force-control family scored on at least two levels",
+    ),
+    *(
+        EstimateSpec(
+            f"{measure}_{suffix}",
+            "contrast",
+            True,
+            f"§5's three-way contrast: mean {measure} of {later} minus {earlier}, paired by "
+            "base item (negative: less "
+            + ("degradation" if measure == "F_att" else "refusal")
+            + f" under {later}).",
+            needs="disclosure items (C_SPXI and the sham C₀) that each name their Family A "
+            "base item, and those base items scored",
+        )
+        for suffix, later, earlier in (
+            ("SPXI_vs_plain", "C_SPXI", "plain Family A"),
+            ("sham_vs_plain", "C₀", "plain Family A"),
+            ("SPXI_vs_sham", "C_SPXI", "C₀"),
+        )
+        for measure in ("F_att", "R")
     ),
 )
 
@@ -421,6 +493,21 @@ def assemble(raw: dict) -> dict:
         "exclusions": exclusion_records(observed["administrations"]),
         "counts": {**observed["counts"], "analysed": len(rows)},
         "decision_table": list(raw["decision_table"] or []),
+        # OPB-01 §6.3: each surface's fresh-session guarantee, reported beside its results.
+        **(
+            {"session_guarantees": dict(raw["session_guarantees"])}
+            if raw.get("session_guarantees")
+            else {}
+        ),
+        # OPB-01 §6.1: the human panel's flags on Family A items, when a panel recorded any.
+        **({"panel": list(raw["panel"])} if raw.get("panel") else {}),
+        # OPB-01 §5: disclosure item → its Family A base item; present only when a design links
+        # them, so inputs of designs without links keep their bytes.
+        **(
+            {"item_bases": {i["code"]: i["base_item"] for i in design["items"] if "base_item" in i}}
+            if any("base_item" in i for i in design["items"])
+            else {}
+        ),
     }
 
 
@@ -480,6 +567,10 @@ class _Plan:
         # TOST at α = 1 − coverage reads the (1 − 2α) interval.
         self.tost_alpha = 1.0 - self.confidence
         self.numeric = _numeric_parameters(parameters)
+        # The disclosure rules (8.6, 8.8) name it; a plan without it reads its declared default,
+        # recorded in the settings like every default.
+        if "disclosure_epsilon" not in self.numeric:
+            self.numeric["disclosure_epsilon"] = read.number("disclosure_epsilon", default=0.05)
 
     @property
     def aggregation(self) -> str:
@@ -549,6 +640,8 @@ def _frame(inputs: dict) -> pd.DataFrame:
         df.loc[ok, "h"] = measures.hedge_density(
             df.loc[ok, "hedge_count"].to_numpy(float), df.loc[ok, "word_count"].to_numpy(float)
         )
+    bases = inputs.get("item_bases") or {}
+    df["base_item"] = df["item"].map(bases)
     df["r"] = df["refusal"]
     # The same rows in the same order however the database returned them.
     return df.sort_values("position", kind="stable").reset_index(drop=True)
@@ -677,6 +770,7 @@ def _beta_slope(frame: pd.DataFrame, n_squeeze: int, plan: _Plan, seed: int) -> 
         if n_items < required:
             out["interval"] = out["equivalence_interval"] = None
             out["note"] = unavailable_note(n_items, required)
+            out["items_required"] = required
             return out
         X = np.column_stack([np.ones(len(y)), model_data["level"].to_numpy(float)])
         params = np.array([fit.coefficients["Intercept"], beta, np.log(fit.phi)])
@@ -711,8 +805,14 @@ def _beta_slope(frame: pd.DataFrame, n_squeeze: int, plan: _Plan, seed: int) -> 
     out["dropped_replicates"] = boot.dropped
     if boot.note:
         out["note"] = boot.note
+    if out["interval"] is None and n_items < _bootstrap_slope_floor(plan):
+        out["items_required"] = _bootstrap_slope_floor(plan)
     out["_replicates"] = reps
     return out
+
+
+def _bootstrap_slope_floor(plan: _Plan) -> int:
+    return max(plan.min_clusters or 0, BOOTSTRAP_SLOPE_MIN_CLUSTERS_FLOOR)
 
 
 def _levels_text(levels: list[int]) -> str:
@@ -880,6 +980,11 @@ def _decision(estimates: dict, plan: _Plan, inputs: dict) -> dict:
         ).to_dict()
     except ValueError as error:
         return {"evaluated": False, "table_source": source, "error": str(error)}
+    for rule in outcome["rules"]:
+        if not rule["evaluable"]:
+            reasons = _not_evaluable_reasons(rule["missing"], estimates)
+            if reasons:
+                rule["not_evaluable"] = reasons
     return {
         "evaluated": True,
         "table_source": source,
@@ -889,6 +994,38 @@ def _decision(estimates: dict, plan: _Plan, inputs: dict) -> dict:
         "contradictions": outcome["contradictions"],
         "rules": outcome["rules"],
     }
+
+
+def _not_evaluable_reasons(missing: list[str], estimates: dict) -> list[str]:
+    """Why a rule could not be evaluated, in the plan's terms: "beta_force not evaluable: 2
+    items, the plan requires 6" when an interval is unavailable for too few items (§6.4's
+    force arm is "a small set"), else the estimate's own note or error."""
+    out = []
+    for entry in missing:
+        name = entry.split(".", 1)[0]
+        estimate = estimates.get(name)
+        if estimate is None:
+            out.append(f"{name} not evaluable: the design gives no such estimate")
+        elif estimate.get("items_required") is not None:
+            out.append(
+                f"{name} not evaluable: {estimate.get('n_items')} items, the plan requires "
+                f"{estimate['items_required']}"
+            )
+        else:
+            why = estimate.get("note") or estimate.get("error") or "no interval"
+            out.append(f"{name} not evaluable: {why}")
+    return list(dict.fromkeys(out))
+
+
+def reliability_below_minimum(reliability: dict) -> str | None:
+    """ "reliability below the preregistered minimum (α = …, minimum …)" when the plan's
+    agreement minimum binds (α computed and below it), else None."""
+    if reliability.get("meets_minimum") is not False:
+        return None
+    return (
+        f"reliability below the preregistered minimum (α = {reliability['alpha']:.3f}, "
+        f"minimum {reliability['minimum']:g})"
+    )
 
 
 def decision_contradictions(result: dict) -> list[str]:
@@ -908,7 +1045,159 @@ def decision_contradictions(result: dict) -> list[str]:
     return messages
 
 
-def _surface(df: pd.DataFrame, evaluand: str, plan: _Plan, inputs: dict, seed, tick) -> dict:
+# OPB-01 §5's three-way contrast: (estimate-name part, later arm, earlier arm). A contrast is
+# "later − earlier", so a negative F_att contrast means less degradation in the later arm.
+THREE_WAY = (
+    ("SPXI_vs_plain", "C_SPXI", "plain"),
+    ("sham_vs_plain", "C0", "plain"),
+    ("SPXI_vs_sham", "C_SPXI", "C0"),
+)
+_MEASURES = (("F_att", "f_att"), ("R", "r"))
+
+
+def _three_way(surface: pd.DataFrame, plan: _Plan, seed: int, labels: tuple) -> dict:
+    """F_att and R for plain vs C_SPXI, plain vs C₀ and C_SPXI vs C₀, paired by base item.
+
+    Each disclosure item names its Family A base item; within a base item the difference is
+    the mean over the levels both arms were observed at of the cell means' difference, and the
+    contrast is the mean over base items with the plan's interval (``stats.paired``).
+    """
+    disclosure = surface[surface["arm"] == "C"]
+    unlinked = sorted(disclosure.loc[disclosure["base_item"].isna(), "item"].unique().tolist())
+    out: dict[str, Any] = {
+        "pairing": "base item (the Family A item each disclosure item inscribes)",
+        "sign": "later arm − earlier arm; a negative F_att contrast is less degradation",
+    }
+    if unlinked:
+        out["error"] = (
+            f"not estimable: disclosure item{'s' if len(unlinked) > 1 else ''} "
+            f"{', '.join(unlinked)} name{'' if len(unlinked) > 1 else 's'} no Family A base item"
+        )
+        return out
+    arms = {
+        "plain": surface[surface["arm"] == "A"].assign(base_item=lambda f: f["item"]),
+        "C_SPXI": disclosure[~disclosure["sham"]],
+        "C0": disclosure[disclosure["sham"]],
+    }
+    contrasts = []
+    for suffix, later, earlier in THREE_WAY:
+        for measure, column in _MEASURES:
+            name = f"{measure}_{suffix}"
+            entry: dict[str, Any] = {
+                "name": name,
+                "measure": measure,
+                "contrast": f"{later} − {earlier}".replace("C0", "C₀"),
+            }
+            means = [
+                arms[arm].dropna(subset=[column]).groupby(["base_item", "level"])[column].mean()
+                for arm in (later, earlier)
+            ]
+            joined = pd.concat(means, axis=1, keys=["later", "earlier"], join="inner")
+            if joined.empty:
+                entry.update(estimate=None, error="no base item observed in both arms")
+                contrasts.append(entry)
+                continue
+            per_base = (joined["later"] - joined["earlier"]).groupby(level="base_item").mean()
+            per_base = per_base.sort_index()
+            result = paired_contrast(
+                per_base.to_numpy(float),
+                method=plan.method,
+                confidence=plan.confidence,
+                min_clusters=plan.min_clusters or ANALYTIC_MIN_PAIRS,
+                seed=sub_seed(seed, *labels, "three_way", name),
+                replicates=plan.replicates,
+            ).to_dict()
+            if result.get("pairs_required") is not None:
+                # The decision reads this as "not evaluable: N items, the plan requires M".
+                result["n_items"] = result["n_pairs"]
+                result["items_required"] = result["pairs_required"]
+            entry.update(result)
+            entry["base_items"] = per_base.index.tolist()
+            contrasts.append(entry)
+    out["contrasts"] = contrasts
+    return out
+
+
+def _decision_stage(estimates: dict, plan: _Plan, inputs: dict, reliability: dict) -> dict:
+    binding = reliability_below_minimum(reliability)
+    if binding is not None:
+        # The plan's agreement minimum binds (§7): the estimates are reported, no finding.
+        return {
+            "stage": "decision",
+            "estimates": estimates,
+            "evaluated": False,
+            "reliability_below_minimum": True,
+            "note": binding,
+        }
+    return {"stage": "decision", "estimates": estimates, **_decision(estimates, plan, inputs)}
+
+
+def _disclosure_stage(surface: pd.DataFrame, plan: _Plan, seed: int, labels: tuple) -> dict:
+    """Family C's cells per condition, and §5's three-way contrast when the arm exists."""
+    disclosure = surface[surface["arm"] == "C"]
+    conditions = []
+    for condition in sorted(disclosure["condition"].unique()):
+        frame = disclosure[disclosure["condition"] == condition]
+        conditions.append(
+            {
+                "condition": condition,
+                "sham": bool(frame["sham"].iloc[0]),
+                "cells": _cells(frame, plan, seed, *labels, "C", condition),
+                "F_att_mean": _mean_only(frame, "f_att"),
+            }
+        )
+    stage: dict[str, Any] = {"stage": "disclosure", "conditions": conditions}
+    if not disclosure.empty:
+        stage["three_way"] = _three_way(surface, plan, seed, labels)
+    return stage
+
+
+def _panel_baseline(df: pd.DataFrame, flags: list[dict], plan: _Plan, seed: int) -> dict:
+    """OPB-01 §6.1: the panel's flag rate against each surface's on the same Family A items."""
+    panel = pd.DataFrame(flags, columns=["member", "item", "flagged"])
+    panel["flagged"] = panel["flagged"].astype(int)
+    definition = plan.reader.choice("system_flag", choices=SYSTEM_FLAG_CHOICES, default="refusal")
+    out: dict[str, Any] = {
+        "system_flag": definition,
+        "panel_alpha": panel_alpha(panel),
+        "surfaces": [],
+    }
+    items = set(panel["item"])
+    for evaluand in sorted(df["evaluand"].unique().tolist()):
+        rows = df[(df["evaluand"] == evaluand) & (df["arm"] == "A") & df["item"].isin(items)]
+        flagged = system_flags(
+            rows["refusal"].to_numpy(float), rows["deflection"].to_numpy(float), definition
+        )
+        system = pd.DataFrame({"item": rows["item"].to_numpy(object), "flagged": flagged})
+        system = system.dropna().astype({"flagged": int})
+        try:
+            comparison = panel_comparison(
+                panel,
+                system,
+                method=plan.method,
+                confidence=plan.confidence,
+                min_clusters=plan.min_clusters or ANALYTIC_MIN_PAIRS,
+                seed=sub_seed(seed, KIND, evaluand, "panel"),
+                replicates=plan.replicates,
+            )
+        except ValueError as error:
+            comparison = {"error": f"not estimable: {error}"}
+        out["surfaces"].append({"evaluand": evaluand, **comparison})
+    return out
+
+
+def reliability_deviations(result: dict) -> list[str]:
+    """The deviation a computed ``opb`` result records: reliability below the plan's minimum,
+    so that no finding was drawn (written to the log by ``analysis_run_complete``)."""
+    binding = reliability_below_minimum(result.get("reliability") or {})
+    if binding is None:
+        return []
+    return [f"{binding}; the estimates are reported and no finding is drawn"]
+
+
+def _surface(
+    df: pd.DataFrame, evaluand: str, plan: _Plan, inputs: dict, seed, tick, reliability: dict
+) -> dict:
     surface = df[df["evaluand"] == evaluand]
     labels = (KIND, evaluand)
     absent_items = {a["item"] for a in inputs["absent_cells"] if a["level"] in SHARED_LEVELS}
@@ -985,19 +1274,11 @@ def _surface(df: pd.DataFrame, evaluand: str, plan: _Plan, inputs: dict, seed, t
         contrast["items_left_out_for_absent_cells"] = dropped_items
     stages.append(contrast)
 
-    disclosure = surface[surface["arm"] == "C"]
-    conditions = []
-    for condition in sorted(disclosure["condition"].unique()):
-        frame = disclosure[disclosure["condition"] == condition]
-        conditions.append(
-            {
-                "condition": condition,
-                "sham": bool(frame["sham"].iloc[0]),
-                "cells": _cells(frame, plan, seed, *labels, "C", condition),
-                "F_att_mean": _mean_only(frame, "f_att"),
-            }
-        )
-    stages.append({"stage": "disclosure", "conditions": conditions})
+    disclosure_stage = _disclosure_stage(surface, plan, seed, labels)
+    if not descriptive_only:
+        for contrast in disclosure_stage.get("three_way", {}).get("contrasts", []):
+            estimates[contrast["name"]] = contrast
+    stages.append(disclosure_stage)
     tick()
 
     force = surface[surface["arm"] == "force"]
@@ -1024,11 +1305,11 @@ def _surface(df: pd.DataFrame, evaluand: str, plan: _Plan, inputs: dict, seed, t
             }
         )
     else:
-        stages.append(
-            {"stage": "decision", "estimates": estimates, **_decision(estimates, plan, inputs)}
-        )
+        stages.append(_decision_stage(estimates, plan, inputs, reliability))
     tick()
+    guarantee = (inputs.get("session_guarantees") or {}).get(evaluand)
     return {
+        **({"fresh_session": guarantee} if guarantee else {}),
         "evaluand": evaluand,
         "n": len(surface),
         "descriptive_only": bool(descriptive_only),
@@ -1069,6 +1350,10 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
     df = _frame(inputs)
     progress(12, "Reliability of F_att")
     reliability = _reliability(inputs, plan)
+    if reliability_below_minimum(reliability) is not None:
+        reliability["consequence"] = (
+            "the estimates are reported and no finding is drawn on any surface"
+        )
 
     evaluands = sorted(df["evaluand"].unique().tolist())
     steps = max(1, 4 * len(evaluands))
@@ -1081,7 +1366,7 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
             f"Surface {min(len(evaluands), 1 + (done[0] - 1) // 4)} of {len(evaluands)}",
         )
 
-    surfaces = [_surface(df, e, plan, inputs, seed, tick) for e in evaluands]
+    surfaces = [_surface(df, e, plan, inputs, seed, tick, reliability) for e in evaluands]
 
     observed = Counter((r["evaluand"], r["family"], r["level"]) for r in inputs["rows"])
     by_cell: Counter = Counter()
@@ -1115,7 +1400,11 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
         c["F_att_not_computable"] for c in coverage["cells"]
     )
     progress(96, "Assembling the result")
+    extra = {}
+    if inputs.get("panel"):
+        extra["panel_baseline"] = _panel_baseline(df, inputs["panel"], plan, seed)
     return {
+        **extra,
         "analysis_order": list(ANALYSIS_ORDER),
         "families": [{**f, "arm": ARM_OF_ROLE.get(f["role"], "other")} for f in inputs["families"]],
         "settings": plan.reader.settings(),
@@ -1159,10 +1448,16 @@ def estimates_of(result: dict) -> dict[str, list[EstimateValue]]:
     for surface in result.get("surfaces", []):
         name = surface["evaluand"]
         found: dict[str, dict] = {}
+        three_way_error = "the design has no disclosure arm"
         for stage in surface["stages"]:
             for key in ("beta_B", "beta_A", "beta_LF", "beta_force"):
                 if isinstance(stage.get(key), dict):
                     found[key] = stage[key]
+            three_way = stage.get("three_way")
+            if isinstance(three_way, dict):
+                three_way_error = three_way.get("error", three_way_error)
+                for contrast in three_way.get("contrasts", []):
+                    found[contrast["name"]] = contrast
         for key, values in out.items():
             estimate = found.get(key)
             if estimate is None:
@@ -1170,6 +1465,8 @@ def estimates_of(result: dict) -> dict[str, list[EstimateValue]]:
                     "beta_force": "the design has no force-control family",
                     "beta_LF": "it needs both Family A and Family B",
                 }.get(key, "the design has no family of that role scored on L0–L3")
+                if key.startswith(("F_att_", "R_")):
+                    reason = three_way_error
                 if surface.get("descriptive_only"):
                     reason = "the surface is below the per-surface minimum"
                 values.append(EstimateValue(None, reason, name))
@@ -1192,5 +1489,6 @@ register_pipeline(
         assemble=assemble,
         estimates_of=estimates_of,
         warnings_of=decision_contradictions,
+        deviations_of=reliability_deviations,
     )
 )

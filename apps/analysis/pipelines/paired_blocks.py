@@ -11,7 +11,7 @@ Reported, for every model × sub-study × endpoint (never pooled across sub-stud
 
 - the within-block paired difference of each design factor's contrast and of the interactions
   the plan lists, with a block-clustered bootstrap interval and a paired t interval beside it
-  (``apps.analysis.stats.paired``);
+  (``apps.analysis.stats.task_blocks``);
 - a per-condition table with exact denominators: administrations planned, endpoint values
   analysed, infrastructure failures, values missing, and the routes taken;
 - the infrastructure-failure strata (transport, budget, provider) with counts: those
@@ -62,7 +62,7 @@ from apps.analysis.pipelines.base import (
 )
 from apps.analysis.pipelines.common import binary, exclusion_records, exclusion_summary, number
 from apps.analysis.stats.decision import evaluate_decision_table
-from apps.analysis.stats.paired import (
+from apps.analysis.stats.task_blocks import (
     BOOTSTRAP_METHODS,
     MIN_BLOCKS_FLOOR,
     factor_contrasts,

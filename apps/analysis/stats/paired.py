@@ -1,268 +1,130 @@
-"""Paired within-task-block contrasts of a factorial design (seed 002, "Record and score").
+"""A mean of paired differences with an interval clustered by pair (OPB-01 §5's three-way contrast).
 
-Seed 002 randomises a 2×2×2 design inside *task blocks*: every block (one task given to one
-model in one round) holds each of the D = 8 design combinations once, so every factor's effect
-can be measured as a difference *within* a block, and the block is the unit of independence
-("paired task differences with confidence intervals clustered by task block").
+The disclosure arm pairs each C_SPXI and C₀ item with its Family A base item; a contrast
+"condition Y − condition X" is first summarised within each base item (one difference per base
+item, the mean over the levels both arms were observed at), so the base item is the cluster and
+the K differences are independent. Two interval methods, as the plan's ``interval_method`` says:
 
-For one endpoint the data are a ``blocks × conditions`` matrix ``Y`` (NaN where a condition of
-the block has no endpoint value: an infrastructure failure, say). A contrast is a weight vector
-``w`` over the conditions; block b's paired difference is ``d_b = Y_b · w``:
+- ``analytic``: the paired t interval, mean ± t(K − 1) · s / √K (Student 1908; any text on the
+  one-sample t, e.g. Casella & Berger, *Statistical Inference*, 2nd ed., §9.2.2), with no
+  interval below ``max(min_clusters, ANALYTIC_MIN_PAIRS)`` pairs;
+- ``bootstrap``: the cluster bootstrap-t of ``stats.bootstrap.family_cluster_bootstrap`` over
+  the K differences (its own calibrated floor of 10 clusters applies).
 
-- a factor's main effect, levels (l0, l1): ``w = c / (D/2)`` with ``c = +1`` at l1, ``−1`` at
-  l0 — the mean over the block's l1 conditions minus the mean over its l0 conditions
-  (Montgomery 2017, *Design and Analysis of Experiments*, 9th ed., §6.2: the effect of a factor
-  in a 2^k design is the average response at its high level minus that at its low level);
-- a two-factor interaction f × g: ``w = c_f · c_g / (D/4)``, the difference of f's effect at
-  g's high level and at its low level (Montgomery §6.2, "AB interaction"; this is twice the
-  regression coefficient of the ±1-coded product).
-
-A block contributes to an endpoint's contrasts only when every condition has a value
-(complete-case by block): dropping a single condition would confound the other factors with the
-contrast. Blocks left out are counted, never imputed.
-
-Intervals over the B contributing blocks, side by side:
-
-- a **block-clustered bootstrap** — blocks drawn with replacement, each bringing its whole
-  paired difference (Davison & Hinkley 1997, *Bootstrap Methods and their Application*, §3.8):
-  the studentised bootstrap-t (``bootstrap.studentized_interval``, the method the calibration in
-  docs/analysis.md supports) or the plain percentile interval, drawn with
-  ``bootstrap.cluster_weights``; all contrasts of one endpoint share one draw matrix;
-- the **paired t interval** ``d̄ ± t₍B−1, 1−α/2₎ · s_d/√B`` (Student 1908; computed by
-  ``scipy.stats.ttest_1samp(d).confidence_interval``).
-
-Pure: numpy arrays in, dataclasses out; no ORM, no settings.
+Both also give the (1 − 2α) interval that TOST and the decision table's ``within`` read.
 """
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as scipy_stats
+import numpy.typing as npt
+from scipy.stats import t as t_distribution
 
-from apps.analysis.stats.bootstrap import (
-    cluster_weights,
-    percentile_interval,
-    studentized_interval,
-)
+from apps.analysis.stats.bootstrap import family_cluster_bootstrap, unavailable_note
 
-BootstrapMethod = Literal["studentized", "percentile"]
-BOOTSTRAP_METHODS = ("studentized", "percentile")
-# Fewer contributing blocks than this and no interval is given: a paired t with one degree of
-# freedom and a bootstrap over two blocks say nothing. A plan's minimum may raise it.
-MIN_BLOCKS_FLOOR = 10
+# The paired t interval with fewer pairs than this is not reported: the same floor as the
+# other analytic (t(K − 1)) intervals of the calibration suite (docs/analysis.md).
+ANALYTIC_MIN_PAIRS = 6
 
 
 @dataclass(frozen=True)
-class Contrast:
-    """A named contrast: ``weights`` over the conditions (length D), and what it compares."""
+class PairedContrast:
+    """A mean paired difference, its interval and its (1 − 2α) equivalence interval.
 
-    name: str
-    weights: tuple[float, ...]
-    meaning: str = ""
+    ``interval`` is None when too few pairs contributed; ``pairs_required`` then says how many
+    the plan (or the method) requires, and ``note`` says why.
+    """
 
-
-@dataclass(frozen=True)
-class ContrastResult:
-    """One contrast of one endpoint: the mean paired difference over ``n_blocks`` complete
-    blocks, the bootstrap and paired-t intervals (None with ``note`` when unavailable), the
-    standard deviation of the differences and the number of blocks left out as incomplete."""
-
-    name: str
-    estimate: float | None
-    bootstrap_interval: tuple[float, float] | None
-    t_interval: tuple[float, float] | None
-    sd: float | None
-    n_blocks: int
-    n_incomplete: int
+    estimate: float
+    interval: tuple[float, float] | None
+    equivalence_interval: tuple[float, float] | None
+    n_pairs: int
+    method: str
+    pairs_required: int
     note: str = ""
 
     def to_dict(self) -> dict:
-        return {
-            "name": self.name,
+        out = {
             "estimate": self.estimate,
-            "bootstrap_interval": None
-            if self.bootstrap_interval is None
-            else list(self.bootstrap_interval),
-            "t_interval": None if self.t_interval is None else list(self.t_interval),
-            "sd": self.sd,
-            "n_blocks": self.n_blocks,
-            "n_incomplete": self.n_incomplete,
-            "note": self.note,
+            "interval": None if self.interval is None else list(self.interval),
+            "equivalence_interval": (
+                None if self.equivalence_interval is None else list(self.equivalence_interval)
+            ),
+            "n_pairs": self.n_pairs,
+            "interval_method": self.method,
         }
+        if self.interval is None:
+            out["pairs_required"] = self.pairs_required
+            out["note"] = self.note
+        return out
 
 
-@dataclass(frozen=True)
-class PairedResult:
-    contrasts: list[ContrastResult] = field(default_factory=list)
-
-
-def factor_contrasts(
-    conditions: list[dict[str, str]],
-    factors: dict[str, tuple[str, str]],
-    interactions: list[tuple[str, str]] = (),
-) -> list[Contrast]:
-    """Main-effect contrasts of every factor and the listed two-factor interactions.
-
-    Args:
-        conditions: the D design combinations, in column order, each ``{factor: level}``.
-        factors: factor name → (low level, high level); the contrast is high − low.
-        interactions: pairs of factor names.
-
-    Raises:
-        ValueError: a condition lacks a factor or has a level outside the factor's two; the
-            conditions are not the full crossing (each combination exactly once); an
-            interaction names an unknown factor or the same factor twice.
-    """
-    names = sorted(factors)
-    expected = set(itertools.product(*(factors[n] for n in names)))
-    seen = []
-    for index, condition in enumerate(conditions):
-        for name in names:
-            if condition.get(name) not in factors[name]:
-                raise ValueError(
-                    f"condition {index + 1} has {name}={condition.get(name)!r}, not one of "
-                    f"{', '.join(factors[name])}"
-                )
-        seen.append(tuple(condition[n] for n in names))
-    if len(seen) != len(expected) or set(seen) != expected:
-        raise ValueError(
-            f"the conditions must be the full crossing of {', '.join(names)} "
-            f"({len(expected)} combinations, each once); got {len(seen)}"
-        )
-    d = len(conditions)
-    codes = {
-        name: np.array([1.0 if c[name] == factors[name][1] else -1.0 for c in conditions])
-        for name in names
-    }
-    out = [
-        Contrast(
-            name,
-            tuple(float(x) for x in codes[name] / (d / 2)),
-            f"{name}: {factors[name][1]} − {factors[name][0]}",
-        )
-        for name in names
-    ]
-    for first, second in interactions:
-        if first not in factors or second not in factors or first == second:
-            raise ValueError(f"interaction {first}×{second} must name two different factors")
-        out.append(
-            Contrast(
-                f"{first}×{second}",
-                tuple(float(x) for x in codes[first] * codes[second] / (d / 4)),
-                f"the {first} effect at {second}={factors[second][1]} minus at "
-                f"{second}={factors[second][0]}",
-            )
-        )
-    return out
-
-
-def paired_contrasts(
-    values: np.ndarray,
-    contrasts: list[Contrast],
+def paired_contrast(
+    differences: npt.ArrayLike,
     *,
-    replicates: int,
-    confidence: float,
-    seed: int,
-    method: BootstrapMethod = "studentized",
-    min_blocks: int = MIN_BLOCKS_FLOOR,
-) -> PairedResult:
-    """Within-block paired differences of ``contrasts`` with block-clustered intervals.
+    method: str,
+    confidence: float = 0.95,
+    min_clusters: int = ANALYTIC_MIN_PAIRS,
+    seed: int = 0,
+    replicates: int = 2000,
+) -> PairedContrast:
+    """The mean of K per-pair differences with a ``confidence`` interval.
 
     Args:
-        values: ``blocks × D`` float array of one endpoint (NaN: no value for that condition
-            of that block). Units are the endpoint's own (a 0/1 indicator, items completed, …).
-        contrasts: from :func:`factor_contrasts` (weights of length D).
-        replicates: bootstrap resamples of blocks (≥ 1).
-        confidence: interval coverage in (0, 1), e.g. 0.95.
-        seed: seeds ``numpy.random.default_rng`` for the draw matrix.
-        method: ``"studentized"`` (bootstrap-t) or ``"percentile"``.
-        min_blocks: fewer complete blocks than ``max(min_blocks, MIN_BLOCKS_FLOOR)`` and the
-            intervals are None, with the reason in ``note``.
-
-    Returns:
-        :class:`PairedResult`, one :class:`ContrastResult` per contrast, in order.
+        differences: 1-D array of K finite differences, one per pair (base item), in the
+            measure's units (F_att: proportion of required units; R: proportion refused).
+        method: ``"analytic"`` (paired t) or ``"bootstrap"`` (cluster bootstrap-t).
+        confidence: nominal coverage in (0, 1); the equivalence interval has 1 − 2(1 − c).
+        min_clusters: the plan's minimum number of pairs; the method's floor is never lowered.
+        seed, replicates: for the bootstrap.
 
     Raises:
-        ValueError: ``values`` is not 2-D, a contrast's length differs from D, infinite
-            values, ``confidence`` outside (0, 1), replicates < 1 or an unknown method.
+        ValueError: no differences, a non-finite one, an unknown method or a confidence
+            outside (0, 1).
     """
-    y = np.asarray(values, dtype=float)
-    if y.ndim != 2:
-        raise ValueError(f"values must be blocks × conditions, got shape {y.shape}")
-    if np.isinf(y).any():
-        raise ValueError("values must be finite or NaN")
-    if not 0.0 < confidence < 1.0:
+    d = np.asarray(differences, dtype=float).ravel()
+    if d.size == 0:
+        raise ValueError("no pairs: a paired contrast needs at least one pair")
+    if not np.all(np.isfinite(d)):
+        raise ValueError("differences must be finite")
+    if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    if replicates < 1:
-        raise ValueError(f"replicates must be >= 1, got {replicates}")
-    if method not in BOOTSTRAP_METHODS:
-        raise ValueError(f"method must be one of {BOOTSTRAP_METHODS}, got {method!r}")
-    weights = np.array([c.weights for c in contrasts], dtype=float).reshape(len(contrasts), -1)
-    if contrasts and weights.shape[1] != y.shape[1]:
-        raise ValueError(
-            f"contrasts have {weights.shape[1]} weights but values have {y.shape[1]} conditions"
-        )
-    complete = ~np.isnan(y).any(axis=1)
-    n = int(complete.sum())
-    incomplete = int(y.shape[0] - n)
-    needed = max(min_blocks, MIN_BLOCKS_FLOOR)
-    if n == 0:
-        return PairedResult(
-            [
-                ContrastResult(c.name, None, None, None, None, 0, incomplete, "no complete block")
-                for c in contrasts
-            ]
-        )
-    diffs = y[complete] @ weights.T  # n × k paired differences
-    means = diffs.mean(axis=0)
-    sds = diffs.std(axis=0, ddof=1) if n > 1 else np.full(len(contrasts), np.nan)
-    if n < needed:
-        note = f"interval unavailable: {n} complete task blocks, fewer than the minimum of {needed}"
-        return PairedResult(
-            [
-                ContrastResult(
-                    c.name, float(means[j]), None, None, _finite(sds[j]), n, incomplete, note
-                )
-                for j, c in enumerate(contrasts)
-            ]
-        )
-    draws = cluster_weights(n, replicates, np.random.default_rng(seed))
-    sizes = np.ones(n)
-    out = []
-    boot_means = (draws.astype(float) @ diffs) / n if method == "percentile" else None
-    for j, contrast in enumerate(contrasts):
-        column = diffs[:, j]
-        note = ""
-        if method == "studentized":
-            boot, _, _ = studentized_interval(
-                draws, column, sizes, float(means[j]), "cluster_mean", confidence
+    equivalence = 1 - 2 * (1 - confidence)
+    k = int(d.size)
+    if method == "analytic":
+        required = max(min_clusters, ANALYTIC_MIN_PAIRS)
+        name = "paired t, t(pairs − 1) critical values"
+        if k < required:
+            return PairedContrast(
+                float(d.mean()), None, None, k, name, required, unavailable_note(k, required)
             )
-        else:
-            boot = percentile_interval(boot_means[:, j], confidence)
-        if sds[j] > 0:
-            ci = scipy_stats.ttest_1samp(column, 0.0).confidence_interval(confidence)
-            t_interval = (float(ci.low), float(ci.high))
-        else:
-            t_interval = (float(means[j]), float(means[j]))
-            note = "every block has the same paired difference"
-        out.append(
-            ContrastResult(
-                contrast.name,
-                float(means[j]),
-                (float(boot[0]), float(boot[1])),
-                t_interval,
-                float(sds[j]),
-                n,
-                incomplete,
-                note,
-            )
+        se = float(d.std(ddof=1) / np.sqrt(k))
+        mean = float(d.mean())
+
+        def t_interval(coverage: float) -> tuple[float, float]:
+            half = float(t_distribution.ppf(0.5 + coverage / 2, k - 1)) * se
+            return (mean - half, mean + half)
+
+        return PairedContrast(
+            mean, t_interval(confidence), t_interval(equivalence), k, name, required
         )
-    return PairedResult(out)
-
-
-def _finite(value: float) -> float | None:
-    return float(value) if np.isfinite(value) else None
+    if method != "bootstrap":
+        raise ValueError(f"method must be 'analytic' or 'bootstrap', got {method!r}")
+    labels = np.arange(k)
+    common = dict(
+        seed=seed, aggregation="cluster_mean", replicates=replicates, min_clusters=min_clusters
+    )
+    main = family_cluster_bootstrap(d, labels, confidence=confidence, **common)
+    eq = family_cluster_bootstrap(d, labels, confidence=equivalence, **common)
+    name = "cluster bootstrap-t over pairs"
+    return PairedContrast(
+        float(main.estimate),
+        main.interval,
+        eq.interval,
+        k,
+        name,
+        main.min_clusters,
+        main.note,
+    )

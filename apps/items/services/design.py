@@ -386,14 +386,22 @@ def item_create(
     domain: str = "",
     condition: Condition | None = None,
     notes: str = "",
+    base_item: Item | None = None,
 ) -> Item:
-    """Add an item to a family (and optionally a condition); its cells are written next."""
+    """Add an item to a family (and optionally a condition); its cells are written next.
+
+    ``base_item``: for a disclosure item (C_SPXI or the sham C₀, OPB-01 §5), the Family A
+    (harm-constant) item it inscribes; ValidationError on ``base_item`` naming the item when it
+    is not one.
+    """
     version = draft_locked(version)
     code = _check_code(code)
     _same_version(version, family, "family")
     _same_version(version, condition, "condition")
+    _same_version(version, base_item, "base_item")
     if Item.objects.filter(version=version, code=code).exists():
         raise ValidationError({"code": f"There is already an item {code}."})
+    _check_base_item(code, family, base_item)
     return _save(
         Item(
             version=version,
@@ -402,8 +410,38 @@ def item_create(
             domain=domain.strip(),
             condition=condition,
             notes=notes.strip(),
+            base_item=base_item,
         )
     )
+
+
+def _check_base_item(code: str, family: Family, base_item: Item | None) -> None:
+    if base_item is None:
+        return
+    if family.role != FamilyRole.DISCLOSURE:
+        raise ValidationError(
+            {
+                "base_item": f"item {code} is in Family {family.code}, not a disclosure family: "
+                "only a disclosure item (C_SPXI or C₀) names a base item"
+            }
+        )
+    if base_item.family.role != FamilyRole.HARM_CONSTANT:
+        raise ValidationError(
+            {
+                "base_item": f"item {code}'s base item {base_item.code} is in Family "
+                f"{base_item.family.code}, not the harm-constant Family A"
+            }
+        )
+
+
+@transaction.atomic
+def item_base_set(*, item: Item, base_item: Item | None) -> Item:
+    """Link a disclosure item to the Family A item it inscribes (None unlinks it)."""
+    version = draft_locked(item.version)
+    _same_version(version, base_item, "base_item")
+    _check_base_item(item.code, item.family, base_item)
+    item.base_item = base_item
+    return _save(item)
 
 
 @transaction.atomic

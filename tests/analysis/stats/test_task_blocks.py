@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from apps.analysis.stats.paired import Contrast, factor_contrasts, paired_contrasts
+from apps.analysis.stats.task_blocks import Contrast, factor_contrasts, paired_contrasts
 
 FACTORS = {
     "alternate": ("absent", "present"),

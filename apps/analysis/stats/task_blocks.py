@@ -1,0 +1,268 @@
+"""Paired within-task-block contrasts of a factorial design (seed 002, "Record and score").
+
+Seed 002 randomises a 2×2×2 design inside *task blocks*: every block (one task given to one
+model in one round) holds each of the D = 8 design combinations once, so every factor's effect
+can be measured as a difference *within* a block, and the block is the unit of independence
+("paired task differences with confidence intervals clustered by task block").
+
+For one endpoint the data are a ``blocks × conditions`` matrix ``Y`` (NaN where a condition of
+the block has no endpoint value: an infrastructure failure, say). A contrast is a weight vector
+``w`` over the conditions; block b's paired difference is ``d_b = Y_b · w``:
+
+- a factor's main effect, levels (l0, l1): ``w = c / (D/2)`` with ``c = +1`` at l1, ``−1`` at
+  l0 — the mean over the block's l1 conditions minus the mean over its l0 conditions
+  (Montgomery 2017, *Design and Analysis of Experiments*, 9th ed., §6.2: the effect of a factor
+  in a 2^k design is the average response at its high level minus that at its low level);
+- a two-factor interaction f × g: ``w = c_f · c_g / (D/4)``, the difference of f's effect at
+  g's high level and at its low level (Montgomery §6.2, "AB interaction"; this is twice the
+  regression coefficient of the ±1-coded product).
+
+A block contributes to an endpoint's contrasts only when every condition has a value
+(complete-case by block): dropping a single condition would confound the other factors with the
+contrast. Blocks left out are counted, never imputed.
+
+Intervals over the B contributing blocks, side by side:
+
+- a **block-clustered bootstrap** — blocks drawn with replacement, each bringing its whole
+  paired difference (Davison & Hinkley 1997, *Bootstrap Methods and their Application*, §3.8):
+  the studentised bootstrap-t (``bootstrap.studentized_interval``, the method the calibration in
+  docs/analysis.md supports) or the plain percentile interval, drawn with
+  ``bootstrap.cluster_weights``; all contrasts of one endpoint share one draw matrix;
+- the **paired t interval** ``d̄ ± t₍B−1, 1−α/2₎ · s_d/√B`` (Student 1908; computed by
+  ``scipy.stats.ttest_1samp(d).confidence_interval``).
+
+Pure: numpy arrays in, dataclasses out; no ORM, no settings.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+from apps.analysis.stats.bootstrap import (
+    cluster_weights,
+    percentile_interval,
+    studentized_interval,
+)
+
+BootstrapMethod = Literal["studentized", "percentile"]
+BOOTSTRAP_METHODS = ("studentized", "percentile")
+# Fewer contributing blocks than this and no interval is given: a paired t with one degree of
+# freedom and a bootstrap over two blocks say nothing. A plan's minimum may raise it.
+MIN_BLOCKS_FLOOR = 10
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """A named contrast: ``weights`` over the conditions (length D), and what it compares."""
+
+    name: str
+    weights: tuple[float, ...]
+    meaning: str = ""
+
+
+@dataclass(frozen=True)
+class ContrastResult:
+    """One contrast of one endpoint: the mean paired difference over ``n_blocks`` complete
+    blocks, the bootstrap and paired-t intervals (None with ``note`` when unavailable), the
+    standard deviation of the differences and the number of blocks left out as incomplete."""
+
+    name: str
+    estimate: float | None
+    bootstrap_interval: tuple[float, float] | None
+    t_interval: tuple[float, float] | None
+    sd: float | None
+    n_blocks: int
+    n_incomplete: int
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "estimate": self.estimate,
+            "bootstrap_interval": None
+            if self.bootstrap_interval is None
+            else list(self.bootstrap_interval),
+            "t_interval": None if self.t_interval is None else list(self.t_interval),
+            "sd": self.sd,
+            "n_blocks": self.n_blocks,
+            "n_incomplete": self.n_incomplete,
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class PairedResult:
+    contrasts: list[ContrastResult] = field(default_factory=list)
+
+
+def factor_contrasts(
+    conditions: list[dict[str, str]],
+    factors: dict[str, tuple[str, str]],
+    interactions: list[tuple[str, str]] = (),
+) -> list[Contrast]:
+    """Main-effect contrasts of every factor and the listed two-factor interactions.
+
+    Args:
+        conditions: the D design combinations, in column order, each ``{factor: level}``.
+        factors: factor name → (low level, high level); the contrast is high − low.
+        interactions: pairs of factor names.
+
+    Raises:
+        ValueError: a condition lacks a factor or has a level outside the factor's two; the
+            conditions are not the full crossing (each combination exactly once); an
+            interaction names an unknown factor or the same factor twice.
+    """
+    names = sorted(factors)
+    expected = set(itertools.product(*(factors[n] for n in names)))
+    seen = []
+    for index, condition in enumerate(conditions):
+        for name in names:
+            if condition.get(name) not in factors[name]:
+                raise ValueError(
+                    f"condition {index + 1} has {name}={condition.get(name)!r}, not one of "
+                    f"{', '.join(factors[name])}"
+                )
+        seen.append(tuple(condition[n] for n in names))
+    if len(seen) != len(expected) or set(seen) != expected:
+        raise ValueError(
+            f"the conditions must be the full crossing of {', '.join(names)} "
+            f"({len(expected)} combinations, each once); got {len(seen)}"
+        )
+    d = len(conditions)
+    codes = {
+        name: np.array([1.0 if c[name] == factors[name][1] else -1.0 for c in conditions])
+        for name in names
+    }
+    out = [
+        Contrast(
+            name,
+            tuple(float(x) for x in codes[name] / (d / 2)),
+            f"{name}: {factors[name][1]} − {factors[name][0]}",
+        )
+        for name in names
+    ]
+    for first, second in interactions:
+        if first not in factors or second not in factors or first == second:
+            raise ValueError(f"interaction {first}×{second} must name two different factors")
+        out.append(
+            Contrast(
+                f"{first}×{second}",
+                tuple(float(x) for x in codes[first] * codes[second] / (d / 4)),
+                f"the {first} effect at {second}={factors[second][1]} minus at "
+                f"{second}={factors[second][0]}",
+            )
+        )
+    return out
+
+
+def paired_contrasts(
+    values: np.ndarray,
+    contrasts: list[Contrast],
+    *,
+    replicates: int,
+    confidence: float,
+    seed: int,
+    method: BootstrapMethod = "studentized",
+    min_blocks: int = MIN_BLOCKS_FLOOR,
+) -> PairedResult:
+    """Within-block paired differences of ``contrasts`` with block-clustered intervals.
+
+    Args:
+        values: ``blocks × D`` float array of one endpoint (NaN: no value for that condition
+            of that block). Units are the endpoint's own (a 0/1 indicator, items completed, …).
+        contrasts: from :func:`factor_contrasts` (weights of length D).
+        replicates: bootstrap resamples of blocks (≥ 1).
+        confidence: interval coverage in (0, 1), e.g. 0.95.
+        seed: seeds ``numpy.random.default_rng`` for the draw matrix.
+        method: ``"studentized"`` (bootstrap-t) or ``"percentile"``.
+        min_blocks: fewer complete blocks than ``max(min_blocks, MIN_BLOCKS_FLOOR)`` and the
+            intervals are None, with the reason in ``note``.
+
+    Returns:
+        :class:`PairedResult`, one :class:`ContrastResult` per contrast, in order.
+
+    Raises:
+        ValueError: ``values`` is not 2-D, a contrast's length differs from D, infinite
+            values, ``confidence`` outside (0, 1), replicates < 1 or an unknown method.
+    """
+    y = np.asarray(values, dtype=float)
+    if y.ndim != 2:
+        raise ValueError(f"values must be blocks × conditions, got shape {y.shape}")
+    if np.isinf(y).any():
+        raise ValueError("values must be finite or NaN")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if replicates < 1:
+        raise ValueError(f"replicates must be >= 1, got {replicates}")
+    if method not in BOOTSTRAP_METHODS:
+        raise ValueError(f"method must be one of {BOOTSTRAP_METHODS}, got {method!r}")
+    weights = np.array([c.weights for c in contrasts], dtype=float).reshape(len(contrasts), -1)
+    if contrasts and weights.shape[1] != y.shape[1]:
+        raise ValueError(
+            f"contrasts have {weights.shape[1]} weights but values have {y.shape[1]} conditions"
+        )
+    complete = ~np.isnan(y).any(axis=1)
+    n = int(complete.sum())
+    incomplete = int(y.shape[0] - n)
+    needed = max(min_blocks, MIN_BLOCKS_FLOOR)
+    if n == 0:
+        return PairedResult(
+            [
+                ContrastResult(c.name, None, None, None, None, 0, incomplete, "no complete block")
+                for c in contrasts
+            ]
+        )
+    diffs = y[complete] @ weights.T  # n × k paired differences
+    means = diffs.mean(axis=0)
+    sds = diffs.std(axis=0, ddof=1) if n > 1 else np.full(len(contrasts), np.nan)
+    if n < needed:
+        note = f"interval unavailable: {n} complete task blocks, fewer than the minimum of {needed}"
+        return PairedResult(
+            [
+                ContrastResult(
+                    c.name, float(means[j]), None, None, _finite(sds[j]), n, incomplete, note
+                )
+                for j, c in enumerate(contrasts)
+            ]
+        )
+    draws = cluster_weights(n, replicates, np.random.default_rng(seed))
+    sizes = np.ones(n)
+    out = []
+    boot_means = (draws.astype(float) @ diffs) / n if method == "percentile" else None
+    for j, contrast in enumerate(contrasts):
+        column = diffs[:, j]
+        note = ""
+        if method == "studentized":
+            boot, _, _ = studentized_interval(
+                draws, column, sizes, float(means[j]), "cluster_mean", confidence
+            )
+        else:
+            boot = percentile_interval(boot_means[:, j], confidence)
+        if sds[j] > 0:
+            ci = scipy_stats.ttest_1samp(column, 0.0).confidence_interval(confidence)
+            t_interval = (float(ci.low), float(ci.high))
+        else:
+            t_interval = (float(means[j]), float(means[j]))
+            note = "every block has the same paired difference"
+        out.append(
+            ContrastResult(
+                contrast.name,
+                float(means[j]),
+                (float(boot[0]), float(boot[1])),
+                t_interval,
+                float(sds[j]),
+                n,
+                incomplete,
+                note,
+            )
+        )
+    return PairedResult(out)
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
