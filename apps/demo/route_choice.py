@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from django.db import transaction
@@ -267,7 +268,7 @@ def _session(adm: Administration, rng: np.random.Generator, expected: list) -> d
         output[int(rng.integers(0, 4))] = []
     interruptions = int(a["friction"] == "high" and not take_alternate) * int(rng.integers(3, 7))
     position = adm.position
-    record = {
+    record: dict[str, Any] = {
         "id": item,
         "epoch": adm.repetition,
         "model": MODELS[model]["model"],
@@ -361,6 +362,17 @@ def _build(user: User) -> ProtocolVersion:
     return version_freeze(version=route_choice_draft(user=user), user=user)
 
 
+def _expected(adm: Administration) -> list[Any]:
+    """The cell's required output (``_design`` gives every cell one: a list of tasks)."""
+    expected = adm.cell.expected_output
+    if expected is None:
+        raise ValueError(
+            f"administration #{adm.position} ({adm.cell.item.code}) has no expected output; "
+            "the demo's design gives every cell one"
+        )
+    return expected
+
+
 def route_choice_build(*, user: User) -> RouteDemo:
     """Build (or find) ROUTE-02, import its sessions, score, analyse and unseal it."""
     existing = Protocol.objects.filter(code=PROTOCOL_CODE).first()
@@ -378,7 +390,7 @@ def route_choice_build(*, user: User) -> RouteDemo:
         .prefetch_related("evaluand__rosters")
         .order_by("position")
     )
-    records = [_session(adm, rng, adm.cell.expected_output) for adm in administrations]
+    records = [_session(adm, rng, _expected(adm)) for adm in administrations]
     sessions = "".join(json.dumps(r, sort_keys=True) + "\n" for r in records).encode()
     responses_import(
         version=version,
@@ -396,10 +408,10 @@ def route_choice_build(*, user: User) -> RouteDemo:
         note="Synthetic Inspect-style session archives authored by the project",
     )
     if not OracleRun.objects.filter(version=version).exists():
-        run = oracle_run_request(version=version, scorer_code="sorting-oracle", user=user)
-        run.refresh_from_db()
-        if run.state != "done":
-            oracle_run_perform(run_id=run.pk)
+        oracle = oracle_run_request(version=version, scorer_code="sorting-oracle", user=user)
+        oracle.refresh_from_db()
+        if oracle.state != "done":
+            oracle_run_perform(run_id=oracle.pk)
     checks = [
         {"position": r["position"], "omission_disclosed": r["omission_disclosed"]}
         for r in records

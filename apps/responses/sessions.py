@@ -77,6 +77,10 @@ class SessionRecord:
 def _count(value: Any, field: str) -> int | None:
     if value is None:
         return None
+    return _non_negative(value, field)
+
+
+def _non_negative(value: Any, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise RecordError(f"{field} must be a non-negative integer, not {value!r}", field=field)
     return value
@@ -127,7 +131,8 @@ def session_record(record: Any, terminal_outcome: str | None = None) -> SessionR
             total = counts.get("total_tokens")
             if total is None:
                 total = (counts.get("input_tokens") or 0) + (counts.get("output_tokens") or 0)
-            tokens += _count(total, f"model_usage[{model}].total_tokens")
+            # Never None here (a missing total is input + output), so it is counted as given.
+            tokens += _non_negative(total, f"model_usage[{model}].total_tokens")
     operations = _count(metadata.get("operations"), "metadata.operations")
     if operations is None and messages:
         operations = len(calls)

@@ -430,9 +430,18 @@ class _Plan:
     def __init__(self, inputs: dict, parameters: dict):
         reader = PlanReader(parameters)
         self.reader = reader
-        self.replicates = reader.integer("bootstrap_replicates", default=10_000)
-        self.confidence = reader.number("interval_coverage", default=0.95)
-        self.min_families = reader.integer("min_families", default=3)
+        replicates = reader.integer("bootstrap_replicates", default=10_000)
+        confidence = reader.number("interval_coverage", default=0.95)
+        min_families = reader.integer("min_families", default=3)
+        if replicates is None or confidence is None or min_families is None:
+            # The reader gives the default when the plan leaves a parameter empty (the specs
+            # above: required, with a default), and these defaults are numbers: never None.
+            raise RuntimeError(
+                "bootstrap_replicates, interval_coverage and min_families must read as numbers"
+            )
+        self.replicates: int = replicates
+        self.confidence: float = confidence
+        self.min_families: int = min_families
         self.rule = reader.choice("aggregation_rule", choices=AGGREGATION_RULES, default="mean")
         self.ladder = reader.choice("acceptance_ladder", choices=LADDER_RULES, default="contiguous")
         self.multiplicity = reader.choice(
@@ -450,7 +459,11 @@ class _Plan:
         )
         self.rungs = [r["code"] for r in inputs["rungs"]]
         families = [f["code"] for f in inputs["families"]]
-        allocation = _json(parameters, "family_axis_allocation", None)
+        # family → the axes it ranks, or {"ranks": [...], "instruments": [...]} (ALLOCATION_SCHEMA,
+        # which the plan's value is validated against before the freeze)
+        allocation: dict[str, list[str] | dict[str, list[str]]] | None = _json(
+            parameters, "family_axis_allocation", None
+        )
         self.ranks: dict[str, set[str]] = {}
         self.instruments: dict[str, set[str]] = {}
         for family in families:
@@ -690,11 +703,10 @@ def _discrete(plan: _Plan, episodes: list[dict], by_cell: dict):
             cell_episodes = by_cell.get((evaluand, rung), [])
             eligible = [e for e in cell_episodes if e["status"] in MODEL_EPISODE]
             for channel in plan.channels:
-                graded = [
-                    binary(e["values"].get(channel))
-                    for e in eligible
-                    if e["status"] == "scored" and binary(e["values"].get(channel)) is not None
+                codes = [
+                    binary(e["values"].get(channel)) for e in eligible if e["status"] == "scored"
                 ]
+                graded = [code for code in codes if code is not None]
                 count = int(sum(graded))
                 hard_fails.append(
                     {
@@ -808,10 +820,11 @@ def _coverage_cells(plan, evaluand, rung, axis, in_scope, cell_episodes) -> list
 
 
 def _acceptance(plan: _Plan, axes_out, hard_fails, outcomes) -> list[dict]:
-    axes_of = defaultdict(dict)
+    # (evaluand, rung) → axis or channel → its cell
+    axes_of: defaultdict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
     for cell in axes_out:
         axes_of[(cell["evaluand"], cell["rung"])][cell["axis"]] = cell
-    fails_of = defaultdict(dict)
+    fails_of: defaultdict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
     for cell in hard_fails:
         fails_of[(cell["evaluand"], cell["rung"])][cell["channel"]] = cell
     incidents_of = {(o["evaluand"], o["rung"]): o["incidents"] for o in outcomes}

@@ -44,7 +44,7 @@ import itertools
 import json
 from collections import Counter, defaultdict
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -65,6 +65,7 @@ from apps.analysis.stats.decision import evaluate_decision_table
 from apps.analysis.stats.task_blocks import (
     BOOTSTRAP_METHODS,
     MIN_BLOCKS_FLOOR,
+    BootstrapMethod,
     factor_contrasts,
     paired_contrasts,
 )
@@ -692,8 +693,18 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
     plan = PlanReader(parameters)
     confidence = plan.number("interval_coverage", default=0.95)
     replicates = plan.integer("bootstrap_replicates", default=10_000)
-    method = plan.choice("bootstrap_interval", choices=BOOTSTRAP_METHODS, default="studentized")
+    # choice() returns one of BOOTSTRAP_METHODS, the values of BootstrapMethod.
+    method = cast(
+        BootstrapMethod,
+        plan.choice("bootstrap_interval", choices=BOOTSTRAP_METHODS, default="studentized"),
+    )
     minimum = plan.integer("min_task_blocks", default=64)
+    if confidence is None or replicates is None or minimum is None:
+        # The reader gives the default when the plan leaves a parameter empty (the specs above:
+        # required, with a default), and these defaults are numbers: never None.
+        raise RuntimeError(
+            "interval_coverage, bootstrap_replicates and min_task_blocks must read as numbers"
+        )
     table = inputs["decision_table"]
     refuse_pooling(table)
     primary = _list(parameters, "endpoints")
@@ -780,7 +791,8 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
             condition_table.append(entry)
 
     progress(70, "Infrastructure failures")
-    strata = {s: Counter() for s in INFRASTRUCTURE_STRATA}
+    # stratum → (model, sub-study) → infrastructure failures
+    strata: dict[str, Counter[tuple[str, str]]] = {s: Counter() for s in INFRASTRUCTURE_STRATA}
     for row in inputs["rows"]:
         if row["infrastructure"]:
             strata[row["infrastructure"]][(row["evaluand"], row["sub_study"])] += 1
@@ -1130,7 +1142,9 @@ class _ImportCheck:
         problems = []
         where = f"administration #{adm['position']} ({adm['cell__item__code']})"
         raw = p.raw if isinstance(p.raw, dict) else {}
-        metadata = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+        metadata = raw.get("metadata")
+        if not isinstance(metadata, dict):
+            metadata = {}
         expected_sub = self.family_sub.get(adm["cell__item__family__code"])
         said = metadata.get("sub_study")
         if said is not None and expected_sub is not None and said != expected_sub:

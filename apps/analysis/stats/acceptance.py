@@ -26,7 +26,7 @@ Pure: no ORM, no settings.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 NO_ACCEPTABLE_RUNG = "no acceptable rung observed"
 LADDER_RULES = ("contiguous", "any_rung")
@@ -106,7 +106,9 @@ def check_policies(
     Raises:
         PolicyError: the first fault, naming the policy and what it names.
     """
-    codes = [p.get("code") for p in policies]
+    # ACCEPTANCE_POLICIES_SCHEMA requires every policy's code, a string, and the plan's value is
+    # validated against it before the freeze.
+    codes = [cast(str, p.get("code")) for p in policies]
     doubles = sorted({c for c in codes if codes.count(c) > 1})
     if doubles:
         raise PolicyError(

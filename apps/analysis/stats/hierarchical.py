@@ -18,11 +18,12 @@ Pure: no ORM, no settings.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 RESPONSE_FAMILIES = ("gaussian", "binomial")
@@ -69,7 +70,7 @@ def fit_axis(frame: pd.DataFrame, *, family: str = "gaussian") -> dict[str, Any]
                 frame = frame.sort_values(["family", "seed"], kind="stable")
                 exog = pd.get_dummies(frame["cell"], dtype=float)[cells].to_numpy()
                 groups = frame["family"].to_numpy()
-                exog_vc = {"seed": {}}
+                exog_vc: dict[str, dict[Hashable, npt.NDArray[np.float64]]] = {"seed": {}}
                 for code, part in frame.groupby("family", sort=True):
                     exog_vc["seed"][code] = pd.get_dummies(part["seed"], dtype=float).to_numpy()
                 model = MixedLM(
@@ -108,7 +109,7 @@ def fit_axis(frame: pd.DataFrame, *, family: str = "gaussian") -> dict[str, Any]
     return out
 
 
-def _name(names: Any, cell: str) -> str:
+def _name(names: Sequence[str], cell: str) -> str:
     return next(n for n in names if str(n).endswith(f"[{cell}]") or str(n).endswith(f"[T.{cell}]"))
 
 
@@ -133,9 +134,10 @@ def disagreements(
     for rung in rungs:
         for a, b in combinations(evaluands, 2):
             keys = [(a, rung), (b, rung)]
-            if any(bootstrap.get(k) is None or k not in fitted for k in keys):
+            first, second = bootstrap.get(keys[0]), bootstrap.get(keys[1])
+            if first is None or second is None or any(k not in fitted for k in keys):
                 continue
-            boot = bootstrap[keys[0]] - bootstrap[keys[1]]
+            boot = first - second
             fit = fitted[keys[0]] - fitted[keys[1]]
             if boot * fit < 0:
                 out.append(

@@ -37,8 +37,9 @@ Pure: numpy arrays in, dataclasses out; no ORM, no settings.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from scipy import stats as scipy_stats
@@ -80,7 +81,7 @@ class ContrastResult:
     n_incomplete: int
     note: str = ""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "estimate": self.estimate,
@@ -103,7 +104,7 @@ class PairedResult:
 def factor_contrasts(
     conditions: list[dict[str, str]],
     factors: dict[str, tuple[str, str]],
-    interactions: list[tuple[str, str]] = (),
+    interactions: Sequence[tuple[str, str]] = (),
 ) -> list[Contrast]:
     """Main-effect contrasts of every factor and the listed two-factor interactions.
 
@@ -237,7 +238,7 @@ def paired_contrasts(
     for j, contrast in enumerate(contrasts):
         column = diffs[:, j]
         note = ""
-        if method == "studentized":
+        if boot_means is None:  # method == "studentized" (checked above)
             boot, _, _ = studentized_interval(
                 draws, column, sizes, float(means[j]), "cluster_mean", confidence
             )
