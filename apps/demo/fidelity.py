@@ -288,8 +288,10 @@ def _build(user: User) -> ProtocolVersion:
     writer = csv.writer(rows, lineterminator="\n")
     writer.writerow(["item", "level", "evaluand", "repetition", "terminal_outcome", "response"])
     for code in CARDS:
-        for evaluand in EVALUANDS:
-            writer.writerow([code, "L0", evaluand, 1, "completed", dialogue_text(code, evaluand)])
+        for evaluand_code in EVALUANDS:
+            writer.writerow(
+                [code, "L0", evaluand_code, 1, "completed", dialogue_text(code, evaluand_code)]
+            )
     responses_import(
         version=version,
         user=user,

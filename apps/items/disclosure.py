@@ -116,7 +116,8 @@ def disclosure_problems(version: ProtocolVersion, design_url: str) -> list[Probl
     problems = []
     by_base: dict[str, dict[str, list[Item]]] = {}
     for item in items:
-        if item.base_item_id is None:
+        base_item = item.base_item  # select_related above: no query
+        if base_item is None:
             problems.append(
                 Problem(
                     "disclosure_base_missing",
@@ -128,7 +129,7 @@ def disclosure_problems(version: ProtocolVersion, design_url: str) -> list[Probl
             )
             continue
         role = "sham" if item.condition and item.condition.is_sham else "inscription"
-        by_base.setdefault(item.base_item.code, {}).setdefault(role, []).append(item)
+        by_base.setdefault(base_item.code, {}).setdefault(role, []).append(item)
     tolerance = _tolerance(version)
     prompts = {
         (cell.item_id, cell.level.code): cell.prompt

@@ -7,14 +7,18 @@ they may be entered on a frozen version.
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.files.uploadedfile import UploadedFile
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from apps.accounts.models import User
 from apps.accounts.selectors import roles_for
 from apps.items.access import DESIGN_WRITERS, get_design_version_for, version_kwargs
 from apps.items.models import Cell, PanelFlag, PanelMember
@@ -28,9 +32,15 @@ from apps.items.services.panel import (
 MAX_PANEL_CSV_BYTES = 2 * 1024 * 1024
 
 
+def _user(request: HttpRequest) -> User:
+    # Every view here is login_required: the user is signed in.
+    return cast(User, request.user)
+
+
 def _writable_version(request: HttpRequest, protocol_code: str, label: str):
-    version = get_design_version_for(user=request.user, protocol_code=protocol_code, label=label)
-    can_write = bool(roles_for(user=request.user, protocol_id=version.protocol_id) & DESIGN_WRITERS)
+    user = _user(request)
+    version = get_design_version_for(user=user, protocol_code=protocol_code, label=label)
+    can_write = bool(roles_for(user=user, protocol_id=version.protocol_id) & DESIGN_WRITERS)
     return version, can_write
 
 
@@ -54,10 +64,20 @@ def panel(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
         try:
             if "csv" in request.FILES:
                 upload = request.FILES["csv"]
+                # Django's upload parsing gives each file it keeps a name and a size.
+                if (
+                    not isinstance(upload, UploadedFile)
+                    or upload.size is None
+                    or upload.name is None
+                ):
+                    raise AssertionError(f"unreachable: the csv upload is {upload!r}")
                 if upload.size > MAX_PANEL_CSV_BYTES:
                     raise ValidationError(f"{upload.name}: larger than 2 MB")
                 outcome = panel_flags_import(
-                    version=version, user=request.user, content=upload.read(), filename=upload.name
+                    version=version,
+                    user=_user(request),
+                    content=upload.read(),
+                    filename=upload.name,
                 )
                 messages.success(
                     request,

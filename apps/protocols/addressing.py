@@ -10,11 +10,13 @@ redirect never tells a reviewer or a stranger which protocol an id belongs to.
 
 from collections.abc import Callable
 from functools import wraps
+from typing import cast
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 
+from apps.accounts.models import User
 from apps.protocols.models import ProtocolVersion
 
 PAGE_PREFIX = "protocols/<str:code>/v/<str:label>/"
@@ -67,7 +69,9 @@ def legacy_redirect(
     def redirect_view(request: HttpRequest, **kwargs) -> HttpResponse:
         from apps.protocols.access import READ_ROLES, get_version_for
 
-        version = get_version_for(user=request.user, pk=kwargs.pop(kwarg), roles=READ_ROLES)
+        # login_required above: the user is signed in.
+        user = cast(User, request.user)
+        version = get_version_for(user=user, pk=kwargs.pop(kwarg), roles=READ_ROLES)
         for theirs, ours in (rename or {}).items():  # the old route's keyword → the new one's
             if theirs in kwargs:
                 kwargs[ours] = kwargs.pop(theirs)

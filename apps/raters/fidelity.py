@@ -183,13 +183,19 @@ class Card:
         for name, value in (("f8_budget", budget), ("closing_turns", closing)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 problems[f"{prefix}.{name}"] = f"give a whole number of 0 or more; got {value!r}"
-        if not problems and budget - closing < 2:
-            problems[f"{prefix}.closing_turns"] = (
-                f"the pressure window (F8 budget {budget} − closing turns {closing}) must hold at "
-                "least 2 user turns, so that the drift gate has two halves"
-            )
         if problems:
             raise FidelityInputError(problems)
+        if not isinstance(budget, int) or not isinstance(closing, int):
+            raise AssertionError("unreachable: f8_budget and closing_turns were checked above")
+        if budget - closing < 2:
+            raise FidelityInputError(
+                {
+                    f"{prefix}.closing_turns": (
+                        f"the pressure window (F8 budget {budget} − closing turns {closing}) must "
+                        "hold at least 2 user turns, so that the drift gate has two halves"
+                    )
+                }
+            )
         return cls(axis_levels=dict(levels), f8_budget=budget, closing_turns=closing)
 
 

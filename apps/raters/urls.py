@@ -1,3 +1,6 @@
+from collections.abc import Callable
+
+from django.http import HttpResponse
 from django.urls import path
 
 from apps.protocols.addressing import API_PREFIX as _AV
@@ -11,7 +14,7 @@ app_name = "raters"
 # (apps/protocols/addressing.py). The old ``versions/<id>/…`` page routes redirect there (one
 # release); the old API routes still answer, as ``…-by-id``, and are deprecated.
 _SCORER = {"scorer": "code"}  # the route's scorer code → the view's ``code``
-_VERSION_PAGES = [
+_VERSION_PAGES: list[tuple[str, Callable[..., HttpResponse], str]] = [
     ("rubric/", views.rubric, "rubric"),
     ("rubric/fields/<slug:name>/", views.rubric_field, "rubric-field"),
     ("scoring/", views.scoring, "scoring"),

@@ -163,6 +163,11 @@ def _verdicts(fields, cleaned: dict, card: Card | None, drift_epsilon) -> dict:
     verdicts = {}
     for field in fields:
         if field.kind == FieldKind.SIGNALS and cleaned.get(field.name) is not None:
+            if card is None:
+                raise AssertionError(
+                    f"unreachable: {field.name} has signals but no card, which "
+                    "score_values_clean rejects before deriving verdicts"
+                )
             try:
                 verdicts[field.name] = derive_verdict(
                     signals=cleaned[field.name], card=card, epsilon=drift_epsilon
@@ -225,7 +230,9 @@ def score_values_clean(
         cleaned[field.name] = value
     if errors:
         raise ValidationError(errors)
-    context = {**cleaned, _VERDICTS: _verdicts(fields, cleaned, card, drift_epsilon)}
+    # Keyed by field name, and by the _VERDICTS sentinel (not a str) for the derived verdicts.
+    context: dict[object, object] = dict(cleaned.items())
+    context[_VERDICTS] = _verdicts(fields, cleaned, card, drift_epsilon)
     for field in fields:
         if field.derivation:
             cleaned[field.name] = _derive(field, context, word_count=word_count, units=units)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import replace
+from typing import Any
 
 from apps.analysis import inputs as data
 from apps.analysis.pipelines.base import (
@@ -169,7 +170,9 @@ def assemble(raw: dict) -> dict:
     optional: the freeze gate's synthetic reads carry neither)."""
     names = _verdict_fields(raw["rubric_fields"])
     cards = {(c["item"], c["level"]): c["axis_levels"] for c in raw.get("cards", [])}
-    rows, planned, unresolved = [], Counter(), 0
+    rows: list[dict[str, Any]] = []
+    planned: Counter[str] = Counter()
+    unresolved = 0
     for entry in raw["observations"]["administrations"]:
         card = f"{entry['item']}@{entry['level']}"
         planned[card] += 1
@@ -211,14 +214,16 @@ def assemble(raw: dict) -> dict:
     }
 
 
-def _rate(rows: list[dict], key: str, cluster: str, confidence: float, min_clusters: int):
+def _rate(
+    rows: list[dict], key: str, cluster: str, confidence: float, min_clusters: int
+) -> dict[str, object]:
     result = rate_interval(
         [r[key] for r in rows],
         [r["card"] if cluster == "card" else r["position"] for r in rows],
         confidence=confidence,
         min_clusters=min_clusters,
     )
-    out = {
+    out: dict[str, object] = {
         "count": int(sum(r[key] for r in rows)),
         "n": result.n,
         "rate": result.rate,
@@ -236,7 +241,7 @@ def _collapse(rows: list[dict]) -> dict:
         for axis in AXES:
             level = row["levels"].get(axis) or "unknown"
             cells[(axis, level)].append(1 - row[axis])
-    table = [
+    table: list[dict[str, Any]] = [
         {
             "axis": axis,
             "level": level,
@@ -251,7 +256,7 @@ def _collapse(rows: list[dict]) -> dict:
         best = most.get(entry["level"])
         if entry["failures"] and (best is None or entry["failure_rate"] > best["failure_rate"]):
             most[entry["level"]] = {"axis": entry["axis"], "failure_rate": entry["failure_rate"]}
-    overall = Counter()
+    overall: Counter[str] = Counter()
     for row in rows:
         for axis in AXES:
             overall[axis] += 1 - row[axis]
@@ -286,6 +291,8 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
     plan = PlanReader(parameters)
     confidence = plan.number("interval_coverage", default=0.95)
     min_clusters = plan.integer("min_clusters", default=RATE_MIN_CLUSTERS_FLOOR)
+    if confidence is None or min_clusters is None:
+        raise AssertionError("unreachable: interval_coverage and min_clusters have defaults")
     cluster = plan.choice("cluster_by", choices=("card", "dialogue"), default="card")
     plan.number("drift_epsilon", default=None)  # recorded: the raters applied it at scoring
     rows = inputs["rows"]

@@ -17,12 +17,17 @@ Both also give the (1 − 2α) interval that TOST and the decision table's ``wit
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from scipy.stats import t as t_distribution
 
-from apps.analysis.stats.bootstrap import family_cluster_bootstrap, unavailable_note
+from apps.analysis.stats.bootstrap import (
+    BootstrapResult,
+    family_cluster_bootstrap,
+    unavailable_note,
+)
 
 # The paired t interval with fewer pairs than this is not reported: the same floor as the
 # other analytic (t(K − 1)) intervals of the calibration suite (docs/analysis.md).
@@ -45,8 +50,8 @@ class PairedContrast:
     pairs_required: int
     note: str = ""
 
-    def to_dict(self) -> dict:
-        out = {
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "estimate": self.estimate,
             "interval": None if self.interval is None else list(self.interval),
             "equivalence_interval": (
@@ -113,11 +118,20 @@ def paired_contrast(
     if method != "bootstrap":
         raise ValueError(f"method must be 'analytic' or 'bootstrap', got {method!r}")
     labels = np.arange(k)
-    common = dict(
-        seed=seed, aggregation="cluster_mean", replicates=replicates, min_clusters=min_clusters
-    )
-    main = family_cluster_bootstrap(d, labels, confidence=confidence, **common)
-    eq = family_cluster_bootstrap(d, labels, confidence=equivalence, **common)
+
+    def bootstrap(coverage: float) -> BootstrapResult:
+        return family_cluster_bootstrap(
+            d,
+            labels,
+            confidence=coverage,
+            seed=seed,
+            aggregation="cluster_mean",
+            replicates=replicates,
+            min_clusters=min_clusters,
+        )
+
+    main = bootstrap(confidence)
+    eq = bootstrap(equivalence)
     name = "cluster bootstrap-t over pairs"
     return PairedContrast(
         float(main.estimate),
