@@ -45,6 +45,9 @@ class RubricTextApi(APIView):
         return Response(_status(version))
 
     class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "RubricTextInput"
+
         text = serializers.CharField(max_length=MAX_RUBRIC_TEXT_BYTES, trim_whitespace=False)
 
     @extend_schema(request=InputSerializer, responses=OpenApiTypes.OBJECT)
