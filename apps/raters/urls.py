@@ -1,3 +1,6 @@
+from collections.abc import Callable
+from typing import Any
+
 from django.urls import path
 
 from apps.protocols.addressing import API_PREFIX as _AV
@@ -11,7 +14,7 @@ app_name = "raters"
 # (apps/protocols/addressing.py). The old ``versions/<id>/…`` page routes redirect there (one
 # release); the old API routes still answer, as ``…-by-id``, and are deprecated.
 _SCORER = {"scorer": "code"}  # the route's scorer code → the view's ``code``
-_VERSION_PAGES = [
+_VERSION_PAGES: list[tuple[str, Callable[..., Any], str]] = [
     ("rubric/", views.rubric, "rubric"),
     ("rubric/fields/<slug:name>/", views.rubric_field, "rubric-field"),
     ("scoring/", views.scoring, "scoring"),
@@ -19,6 +22,7 @@ _VERSION_PAGES = [
     ("scorers/import/", machine_views.machine_import, "machine-import"),
     ("scorers/import/confirm/", machine_views.machine_import_confirm, "machine-import-confirm"),
     ("scorers/<str:scorer>/oracle-run/", machine_views.oracle_run, "oracle-run"),
+    ("rubric/text/publish/", views.rubric_text_publish_action, "rubric-text-publish"),
 ]
 
 urlpatterns = [
