@@ -22,6 +22,7 @@ _VERSION_PAGES: list[tuple[str, Callable[..., HttpResponse], str]] = [
     ("scorers/import/", machine_views.machine_import, "machine-import"),
     ("scorers/import/confirm/", machine_views.machine_import_confirm, "machine-import-confirm"),
     ("scorers/<str:scorer>/oracle-run/", machine_views.oracle_run, "oracle-run"),
+    ("rubric/text/publish/", views.rubric_text_publish_action, "rubric-text-publish"),
 ]
 
 urlpatterns = [

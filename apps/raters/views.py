@@ -7,12 +7,22 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
+from apps.accounts.models import Role
+from apps.accounts.selectors import roles_for
 from apps.items.selectors import harm_reviews_pending_for
 from apps.raters.access import get_rubric_version_for, get_scoring_version_for, get_task_for
 from apps.raters.final import machine_dashboard
-from apps.raters.models import AssignmentOutcome, FieldKind, RubricField, StudyQueue
+from apps.raters.forms import RubricPublishForm
+from apps.raters.models import (
+    AssignmentOutcome,
+    FieldKind,
+    RubricField,
+    RubricPublication,
+    RubricText,
+    StudyQueue,
+)
 from apps.raters.rubric_templates import RUBRIC_TEMPLATES
 from apps.raters.selectors import (
     ANY_QUEUE,
@@ -33,6 +43,7 @@ from apps.raters.services import (
     study_queue_rename,
     task_next,
 )
+from apps.raters.services.rubric_text import rubric_text_publish
 
 
 @login_required
@@ -269,16 +280,68 @@ def rubric(request: HttpRequest, version_id: int) -> HttpResponse:
         else:
             messages.success(request, "Rubric template applied.")
             return redirect("raters:rubric", code=version.protocol.code, label=version.label)
+    return _rubric_page(request, version, errors=errors)
+
+
+def _rubric_page(
+    request: HttpRequest,
+    version,
+    *,
+    errors: list[str] | None = None,
+    publish_form: RubricPublishForm | None = None,
+) -> HttpResponse:
+    """The rubric page; for a fidelity rubric (seed 003) also its text's address, whether it is
+    published, and (PI only) the form that publishes it."""
+    document = rubric_document(version)
+    is_pi = Role.PI in roles_for(user=request.user, protocol_id=version.protocol_id)
+    text = RubricText.objects.filter(version=version).first()
+    fidelity = document is not None and ("loss1_schema" in document or "text_sha256" in document)
+    rubric_text = None
+    if fidelity or text is not None:
+        rubric_text = {
+            "sha256": text.sha256 if text else None,
+            "published": bool(text)
+            and RubricPublication.objects.filter(sha256=text.sha256).exists(),
+        }
+    if publish_form is None and is_pi:
+        publish_form = RubricPublishForm(code=version.protocol.code)
     return render(
         request,
         "raters/rubric.html",
         {
             "version": version,
-            "document": rubric_document(version),
+            "document": document,
             "templates": sorted(RUBRIC_TEMPLATES),
-            "errors": errors,
+            "errors": errors or [],
+            "rubric_text": rubric_text,
+            "is_pi": is_pi,
+            "publish_form": publish_form,
         },
     )
+
+
+@login_required
+@require_POST
+def rubric_text_publish_action(request: HttpRequest, version_id: int) -> HttpResponse:
+    """Publish a frozen version's rubric text (seed 003), the protocol code typed to confirm (PI
+    only; 404 for a blind reviewer or a stranger, 403 for other sighted roles). Calls the service
+    the API's ``…/rubric/text/publish`` calls; a refusal comes back as a form error."""
+    version = get_rubric_version_for(user=request.user, pk=version_id, roles=(Role.PI,))
+    form = RubricPublishForm(request.POST, code=version.protocol.code)
+    if form.is_valid():
+        try:
+            publication = rubric_text_publish(version=version, user=request.user)
+        except ValidationError as error:
+            for message in _errors(error):
+                form.add_error(None, message)
+        else:
+            messages.success(
+                request,
+                f"The rubric text of v{version.label} is published: anyone may read it at "
+                f"/api/v1/blob/{publication.sha256[:16]}.",
+            )
+            return redirect("raters:rubric", code=version.protocol.code, label=version.label)
+    return _rubric_page(request, version, publish_form=form)
 
 
 @login_required

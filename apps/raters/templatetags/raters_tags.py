@@ -9,3 +9,19 @@ def value_of(values, name):
     if isinstance(values, dict):
         return values.get(name)
     return None
+
+
+@register.filter
+def signal_turn(signals, number):
+    """Seed 003: user turn ``number`` (1-based) of a signals object (``{"turns": [...]}``, as
+    ``apps.raters.views.signals_from_post`` builds it), or ``{}`` when there is none; how the
+    judging form keeps what the reviewer entered when a submission is refused."""
+    turns = signals.get("turns") if isinstance(signals, dict) else None
+    try:
+        index = int(number) - 1
+    except (TypeError, ValueError):
+        return {}
+    if not isinstance(turns, list) or not 0 <= index < len(turns):
+        return {}
+    turn = turns[index]
+    return turn if isinstance(turn, dict) else {}
