@@ -75,6 +75,8 @@ from apps.protocols.plans import (
     EXCLUSION_REASONS,
     INTERVAL_COVERAGE,
     REPETITIONS,
+    RESERVATION_MINUTES,
+    SCORES_PER_RESPONSE,
     SEED,
     EstimateSpec,
     ParameterSpec,
@@ -1053,7 +1055,14 @@ CRUCIBLE = register_plan_template(
         code="crucible",
         title="CRUCIBLE reference-harness study (autonomy rungs × graded axes)",
         pipeline=KIND,
-        parameters=(*(p.name for p in PARAMETERS), replace(REPETITIONS, default="1")),
+        # Reviewers' parameters too: the harness grades the axes, but a plan may still send
+        # episodes to the blind queue (an audit sample), and the schedule needs them.
+        parameters=(
+            *(p.name for p in PARAMETERS),
+            replace(REPETITIONS, default="1"),
+            SCORES_PER_RESPONSE,
+            RESERVATION_MINUTES,
+        ),
         required_sections=("hypotheses", "design", "exclusions", "stopping_rules", "analysis"),
         outlines={
             "design": "### Scenario families and seed variants\n\n### Autonomy rungs (definitions "
