@@ -126,3 +126,23 @@ def test_the_pi_sets_and_publishes_the_text_through_the_api_by_code_and_label(cl
     served = client.get(published.json()["short_url"])
     assert served.status_code == 200
     assert hashlib.sha256(served.content).hexdigest() == digest
+
+
+def test_the_seeds_rubric_is_served_at_the_address_its_header_names(client):
+    # Seed 003's header: "Immutable. This exact content is served forever at
+    # /api/v1/blob/fdbd589de2a04a46." The content is the rubric below the header (from its
+    # front matter's "---" on, ending in a newline); stored as a version's rubric text and
+    # published, it must answer at exactly that address.
+    if not SEED.exists():
+        pytest.skip(f"seed 003 is absent from {SEED.parent}")
+    text = SEED.read_text(encoding="utf-8")
+    address = text.split("served forever at /api/v1/blob/", 1)[1].split(".", 1)[0]
+    content = text[text.index("---\n") :].rstrip() + "\n"
+    version = ProtocolVersionFactory()
+    pi = MembershipFactory(protocol=version.protocol, role=Role.PI).user
+    rubric_text_set(version=version, text=content)
+    freeze(version)
+    rubric_text_publish(version=version, user=pi)
+    response = _get(client, address)  # anonymous: published
+    assert response.status_code == 200
+    assert hashlib.sha256(response.content).hexdigest().startswith(address)
