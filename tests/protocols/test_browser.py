@@ -54,7 +54,9 @@ def test_the_pi_types_the_margin_and_the_freeze_unlocks(live_server, protocol, d
 
         page.fill("#freeze-confirmation", "OPB-T")
         page.click("#freeze-button")
-        page.wait_for_url("**/protocols/OPB-T/v/1.0/")
+        # The freeze runs the computability gate (a synthetic analysis) before it answers: seconds
+        # on a loaded two-core machine, so wait for the page longer than playwright's default.
+        page.wait_for_url("**/protocols/OPB-T/v/1.0/", timeout=60_000)
         html = page.content()
         browser.close()
 
