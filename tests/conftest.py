@@ -122,10 +122,16 @@ def django_db_setup(django_db_setup, django_db_blocker):
 @pytest.fixture(autouse=True)
 def _fresh_process_caches():
     """Per-process caches keyed by database ids (frozen versions, API tokens) start empty in
-    every test: a rolled-back test's ids may be reused by the next one (SQLite)."""
+    every test: a rolled-back test's ids may be reused by the next one (SQLite). So does
+    Django's cache (in-process in tests): the computability gate caches its verdict by the
+    draft's document hash, and an earlier test's verdict on an identical document made from
+    other rows must not decide this test's freeze."""
+    from django.core.cache import cache
+
     from apps.accounts.authentication import token_cache_forget
     from apps.raters.frozen import frozen_rating_clear
 
     frozen_rating_clear()
     token_cache_forget()
+    cache.clear()
     yield
