@@ -340,14 +340,13 @@ def _moment(value: Any) -> tuple[datetime | None, str | None]:
 
 
 class _Checker:
-    """Resolves and checks records one by one, collecting problems and the planned attempts."""
+    """Resolves and checks records one by one (``plan``), collecting their problems."""
 
     def __init__(self, schedule: _Schedule, mapping: dict[str, dict]):
         self.schedule = schedule
         self.mapping = mapping
         self.sources = {target: compile_source(spec) for target, spec in mapping.items()}
         self.problems: list[ImportProblem] = []
-        self.planned: list[_Planned] = []
         # Per schedule row (``_Schedule.row_of``): the first row of this file that names the
         # administration (0: none yet), and how many of the file's records name it.
         self.rows_in_file = array("q", bytes(8 * len(schedule)))
@@ -436,16 +435,6 @@ class _Checker:
                 f"at repetition {repetition}",
             )
         return pk
-
-    def run(self, records: list[SourceRecord]) -> None:
-        for record in records:
-            self.check(record)
-
-    def check(self, record: SourceRecord) -> None:
-        """Check ``record`` and keep its plan in ``planned`` when it has no problem."""
-        planned = self.plan(record)
-        if planned is not None:
-            self.planned.append(planned)
 
     def plan(self, record: SourceRecord) -> "_Planned | None":
         """Check ``record``: its plan, or None when it has a problem (added to ``problems``)."""
