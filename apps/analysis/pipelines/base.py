@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Protocol
+from typing import Any, Protocol, overload
 
 from apps.protocols.plans import (
     PipelineDeclaration,
@@ -200,6 +200,11 @@ class PlanReader:
         self.used[key] = Setting(key, value, source, text)
         return value
 
+    # With a number for ``default`` the read is a number; only ``default=None`` can give None.
+    @overload
+    def number(self, key: str, *names: str, default: float) -> float: ...
+    @overload
+    def number(self, key: str, *names: str, default: None) -> float | None: ...
     def number(self, key: str, *names: str, default: float | None) -> float | None:
         found = self._raw(names or (key,))
         if found is None:
@@ -213,6 +218,10 @@ class PlanReader:
             raise ValueError(f"plan parameter {name!r} = {text!r} is not a finite number")
         return self._record(key, float(value), "plan", text)
 
+    @overload
+    def integer(self, key: str, *names: str, default: int) -> int: ...
+    @overload
+    def integer(self, key: str, *names: str, default: None) -> int | None: ...
     def integer(self, key: str, *names: str, default: int | None) -> int | None:
         found = self._raw(names or (key,))
         if found is None:

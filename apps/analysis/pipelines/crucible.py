@@ -432,18 +432,9 @@ class _Plan:
     def __init__(self, inputs: dict, parameters: dict):
         reader = PlanReader(parameters)
         self.reader = reader
-        replicates = reader.integer("bootstrap_replicates", default=10_000)
-        confidence = reader.number("interval_coverage", default=0.95)
-        min_families = reader.integer("min_families", default=3)
-        if replicates is None or confidence is None or min_families is None:
-            # The reader gives the default when the plan leaves a parameter empty (the specs
-            # above: required, with a default), and these defaults are numbers: never None.
-            raise RuntimeError(
-                "bootstrap_replicates, interval_coverage and min_families must read as numbers"
-            )
-        self.replicates: int = replicates
-        self.confidence: float = confidence
-        self.min_families: int = min_families
+        self.replicates = reader.integer("bootstrap_replicates", default=10_000)
+        self.confidence = reader.number("interval_coverage", default=0.95)
+        self.min_families = reader.integer("min_families", default=3)
         self.rule = reader.choice("aggregation_rule", choices=AGGREGATION_RULES, default="mean")
         self.ladder = reader.choice("acceptance_ladder", choices=LADDER_RULES, default="contiguous")
         self.multiplicity = reader.choice(

@@ -291,8 +291,6 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
     plan = PlanReader(parameters)
     confidence = plan.number("interval_coverage", default=0.95)
     min_clusters = plan.integer("min_clusters", default=RATE_MIN_CLUSTERS_FLOOR)
-    if confidence is None or min_clusters is None:
-        raise AssertionError("unreachable: interval_coverage and min_clusters have defaults")
     cluster = plan.choice("cluster_by", choices=("card", "dialogue"), default="card")
     plan.number("drift_epsilon", default=None)  # recorded: the raters applied it at scoring
     rows = inputs["rows"]

@@ -699,12 +699,6 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
         plan.choice("bootstrap_interval", choices=BOOTSTRAP_METHODS, default="studentized"),
     )
     minimum = plan.integer("min_task_blocks", default=64)
-    if confidence is None or replicates is None or minimum is None:
-        # The reader gives the default when the plan leaves a parameter empty (the specs above:
-        # required, with a default), and these defaults are numbers: never None.
-        raise RuntimeError(
-            "interval_coverage, bootstrap_replicates and min_task_blocks must read as numbers"
-        )
     table = inputs["decision_table"]
     refuse_pooling(table)
     primary = _list(parameters, "endpoints")
