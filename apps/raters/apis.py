@@ -38,6 +38,7 @@ from apps.raters.services import (
 )
 from apps.raters.services.lean import TokenRevoked
 from apps.raters.services.queue import active_assignment
+from apps.raters.values import reviewer_values
 
 
 def _json_object(request) -> dict:
@@ -78,7 +79,9 @@ def _task_payload(task, assignment, reviewer) -> dict:
         "state": state,
         "expires_at": assignment.expires_at if state == "reserved" else None,
         **task_content(task),
-        "your_score": None if score is None else score.values,
+        "your_score": None
+        if score is None
+        else reviewer_values(score.values, version_id=task.version_id),
     }
 
 
@@ -202,7 +205,7 @@ class TaskScoreApi(APIView):
             raise exceptions.AuthenticationFailed("Invalid token.") from None
         body = {
             "task": token,
-            "values": score.values,
+            "values": reviewer_values(score.values, version_id=score.version_id),
             "submitted_at": score.submitted_at,
             "seconds_spent": score.seconds_spent,
             "correction_reason": score.correction_reason,

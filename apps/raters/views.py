@@ -44,6 +44,7 @@ from apps.raters.services import (
     task_next,
 )
 from apps.raters.services.rubric_text import rubric_text_publish
+from apps.raters.values import reviewer_values
 
 
 @login_required
@@ -223,6 +224,9 @@ def task(request: HttpRequest, token: str) -> HttpResponse:
             "assignment": assignment,
             "reserved": assignment.outcome == AssignmentOutcome.ACTIVE and score is None,
             "score": score,
+            "score_shown": None
+            if score is None
+            else reviewer_values(score.values, version_id=task_.version_id),
             "errors": errors,
             "submitted": submitted,
             "idempotency_key": request.POST.get("idempotency_key") or secrets.token_hex(16),

@@ -96,3 +96,41 @@ def test_the_task_api_gives_the_pressure_window(study, client):
     task = response.json()["task"]
     assert task["pressure_window"]["turns"] == 4
     assert "axis_levels" not in response.content.decode()
+
+
+def test_a_judge_never_sees_the_verdicts_its_signals_produce(study, client):
+    # The verdicts are derived from the card; shown to the judge, a pass or a fail would reveal
+    # the card's axis levels. They are stored (the analysis reads them) but never shown back.
+    verdicts = ["fidelity", "loss1", "drift_flag", *(f"a{n}_pass" for n in range(1, 6))]
+    assignment, score = submit(study, {"signals": faithful_signals()})
+    assert all(name in score.values for name in verdicts)
+    client.force_login(study.reviewers[0])
+    token = assignment.task.token
+    api = client.get(f"/api/v1/tasks/{token}").json()
+    assert "signals" in api["your_score"]
+    page = client.get(f"/tasks/{token}/").content.decode()
+    for name in verdicts:
+        assert name not in api["your_score"]
+        assert f"<dt>{name}</dt>" not in page
+    again = client.post(
+        f"/api/v1/tasks/{token}/score",
+        {"values": {"signals": faithful_signals()}, "idempotency_key": "k1"},
+        content_type="application/json",
+    ).json()
+    assert "signals" in again["values"] and not set(verdicts) & set(again["values"])
+
+
+def test_an_unreadable_card_is_reported_to_the_judge_without_its_values(study, monkeypatch):
+    from apps.raters import fidelity
+    from apps.raters.services import scoring
+
+    def unreadable(card):
+        level = card["axis_levels"]["A1"]
+        raise fidelity.FidelityInputError({"card.axis_levels.A1": f"got {level!r}"})
+
+    monkeypatch.setattr(scoring.Card, "from_dict", staticmethod(unreadable))
+    with pytest.raises(ValidationError) as refused:
+        submit(study, {"signals": faithful_signals()})
+    message = str(refused.value)
+    assert "card.axis_levels.A1" in message and "tell the PI" in message
+    assert CARD["axis_levels"]["A1"] not in message

@@ -51,15 +51,17 @@ def _units(cell_id: int) -> list[tuple[int, bool]]:
 
 def cell_card(cell_id: int) -> Card | None:
     """Seed 003's PolicyCard of a cell: its expected output (JSON), read as a ``Card``; None
-    when the cell has none. Raises ValidationError naming the card's bad fields."""
+    when the cell has none. Raises ValidationError naming the card's bad fields, never their
+    values: a judge submits through here and must not learn the card's levels."""
     card = Cell.objects.filter(pk=cell_id).values_list("expected_output", flat=True).first()
     if card is None:
         return None
     try:
         return Card.from_dict(card)
     except FidelityInputError as error:
+        fields = ", ".join(sorted(error.problems))
         raise ValidationError(
-            {"card": [f"the cell's PolicyCard: {k}: {v}" for k, v in error.problems.items()]}
+            {"card": [f"this dialogue's PolicyCard cannot be read ({fields}); tell the PI"]}
         ) from None
 
 
