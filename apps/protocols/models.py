@@ -126,7 +126,8 @@ class ProtocolVersion(models.Model):
 
     @property
     def is_editable(self) -> bool:
-        return self.is_draft and not self.is_set_aside
+        """A draft that may still change: not set aside, not deposited from elsewhere."""
+        return self.is_draft and not self.is_set_aside and not self.is_deposited
 
     @property
     def is_deposited(self) -> bool:

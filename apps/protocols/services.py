@@ -75,7 +75,10 @@ def _locked(version: ProtocolVersion) -> ProtocolVersion:
     )
 
 
-def _require_editable(version: ProtocolVersion) -> None:
+def version_require_editable(version: ProtocolVersion) -> None:
+    """Raise VersionStateError (a ValidationError) unless ``version`` is a draft that may still
+    change: not frozen, not set aside for a newer version, not deposited from elsewhere. Every
+    app's draft-only edit (design, roster, rubric, scorers) asks this one question."""
     if version.is_deposited:
         raise VersionStateError(
             f"{version} was frozen elsewhere and is deposited here as history: it never passes "
@@ -174,7 +177,7 @@ def version_update(
     otherwise. Returns the saved version.
     """
     given, version = version, _locked(version)
-    _require_editable(version)
+    version_require_editable(version)
     errors: dict[str, list[str]] = {}
     row_changes: dict[str, object] = {}
 
@@ -421,7 +424,7 @@ def version_freeze(*, version: ProtocolVersion, user: User) -> ProtocolVersion:
     rationale) when the version supersedes another. Returns the frozen version.
     """
     given, version = version, _locked(version)
-    _require_editable(version)
+    version_require_editable(version)
     predecessor = version.supersedes
     if predecessor is not None:
         predecessor = _locked(predecessor)

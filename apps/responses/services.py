@@ -20,6 +20,7 @@ from apps.deviations.services import deviation_append
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.refs import version_ref
 from apps.protocols.seal import protocol_outcomes_visible
+from apps.protocols.services import version_require_editable
 from apps.responses.importing import ImportOutcome, collector_paused, import_file
 from apps.responses.models import (
     IDENTITY_FIELDS,
@@ -127,18 +128,13 @@ def evaluand_revise(
     return revised
 
 
-def _require_draft(version: ProtocolVersion, doing: str) -> None:
-    if not version.is_draft:
-        raise ValidationError(f"{version} is frozen: {doing} only in a draft (amend it).")
-
-
 @transaction.atomic
 def roster_enroll(
     *, version: ProtocolVersion, evaluand: Evaluand, code: str, user: User
 ) -> RosterEntry:
     """Enrol ``evaluand`` in the draft ``version``'s roster under ``code``."""
     _require_roles(user=user, version=version, roles=ROSTER_ROLES, doing="change the roster")
-    _require_draft(version, "the roster changes")
+    version_require_editable(version)
     code = code.strip()
     if not _CODE.match(code):
         raise ValidationError(
@@ -185,7 +181,7 @@ def evaluand_identity_missing(*, version: ProtocolVersion, evaluand: Evaluand) -
 def roster_remove(*, entry: RosterEntry, user: User) -> None:
     """Take an evaluand off a draft version's roster."""
     _require_roles(user=user, version=entry.version, roles=ROSTER_ROLES, doing="change the roster")
-    _require_draft(entry.version, "the roster changes")
+    version_require_editable(entry.version)
     entry.delete()
 
 

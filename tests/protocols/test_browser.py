@@ -52,6 +52,11 @@ def test_the_pi_types_the_margin_and_the_freeze_unlocks(live_server, protocol, d
         page.locator("#freeze-checklist").filter(has_text="Nothing blocks the freeze.").wait_for()
         assert page.locator("#freeze-button").is_enabled()
 
+        # Let the last autosave land first: leaving the ε field fires its `change` autosave, and
+        # its answer re-renders the checklist (with an empty confirmation box) in place.
+        page.evaluate("() => document.activeElement && document.activeElement.blur()")
+        page.wait_for_timeout(900)
+        page.wait_for_function("() => !document.querySelector('.htmx-request')")
         page.fill("#freeze-confirmation", "OPB-T")
         page.click("#freeze-button")
         # The freeze runs the computability gate (a synthetic analysis) before it answers: seconds

@@ -29,6 +29,7 @@ from apps.items.models import (
     Level,
 )
 from apps.protocols.models import ProtocolVersion
+from apps.protocols.services import version_require_editable
 
 CODE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 CODE_HELP = "letters, digits, '.', '_' and '-', starting with a letter or digit"
@@ -62,11 +63,7 @@ def draft_locked(version: ProtocolVersion) -> ProtocolVersion:
     locked = (
         ProtocolVersion.objects.select_for_update().select_related("protocol").get(pk=version.pk)
     )
-    if not locked.is_draft:
-        raise ValidationError(
-            f"{locked} is {locked.status}: its design cannot change. "
-            "Amend it to change the design in a new draft."
-        )
+    version_require_editable(locked)
     return locked
 
 

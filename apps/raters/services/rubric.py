@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from apps.protocols.models import ProtocolVersion
+from apps.protocols.services import version_require_editable
 from apps.raters.fidelity import AXES, loss1_schema
 from apps.raters.models import (
     Derivation,
@@ -144,10 +145,7 @@ def _machine_problems(field, by_name: dict, where: str) -> list[str]:
 
 
 def _require_draft(version: ProtocolVersion) -> None:
-    if not version.is_draft:
-        raise ValidationError(
-            "The version is frozen: its rubric cannot change. Amend the protocol to change it."
-        )
+    version_require_editable(version)
 
 
 def _decimal_or_none(value, name: str) -> Decimal | None:

@@ -15,7 +15,7 @@ from apps.accounts.models import Membership, Role, User
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.protocols.models import ProtocolVersion, VersionState
-from apps.protocols.services import blob_store
+from apps.protocols.services import blob_store, version_require_editable
 from apps.raters.models import RubricPublication, RubricText
 
 MAX_RUBRIC_TEXT_BYTES = 1_000_000
@@ -27,8 +27,7 @@ def rubric_text_set(*, version: ProtocolVersion, text: str) -> RubricText:
 
     Raises ValidationError when the version is frozen, the text is empty or larger than 1 MB.
     """
-    if not version.is_draft:
-        raise ValidationError("The version is frozen: its rubric text cannot change.")
+    version_require_editable(version)
     if not isinstance(text, str) or not text.strip():
         raise ValidationError({"text": ["give the rubric's text"]})
     content = text.encode("utf-8")

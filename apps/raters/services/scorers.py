@@ -20,6 +20,7 @@ from apps.accounts.selectors import roles_for
 from apps.core.canonical import canonical_json, sha256_hex
 from apps.protocols.components import Problem
 from apps.protocols.models import ProtocolVersion
+from apps.protocols.services import version_require_editable
 from apps.raters.models import (
     SCORER_IDENTITY_FIELDS,
     Comparison,
@@ -135,10 +136,7 @@ def scorer_register(*, user: User | None, label: str, **identity: Any) -> tuple[
 def _require(*, user: User, version: ProtocolVersion) -> None:
     if not roles_for(user=user, protocol_id=version.protocol_id) & ROSTER_ROLES:
         raise PermissionDenied(f"Your role on {version} does not allow you to change its scorers.")
-    if not version.is_draft:
-        raise ValidationError(
-            f"{version} is frozen: its scorer roster changes only in a draft (amend it)."
-        )
+    version_require_editable(version)
 
 
 @transaction.atomic
