@@ -1,0 +1,39 @@
+"""OPB-01 §6.1 and §6.3 records are analysis inputs kept as recorded: on PostgreSQL the database
+itself refuses to change or delete a panel member, a panel flag or a surface's fresh-session
+record, whatever the code asks (as it does for responses and deposits)."""
+
+import pytest
+from django.db import DatabaseError, connection, transaction
+
+from apps.items.services.panel import panel_flag_record, panel_member_add
+from apps.responses.models import Evaluand
+from apps.responses.surfaces import session_guarantee_record
+from tests.analysis.builders import opb_study
+from tests.dbroles import refused_by_database
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
+
+
+def _refused(sql, params):
+    with (
+        pytest.raises(DatabaseError) as error,
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(sql, params)
+    assert refused_by_database(str(error.value)), error.value
+
+
+def test_panel_and_fresh_session_records_cannot_be_changed_or_deleted():
+    study = opb_study(code="GUARD", evaluands=1, parameters={"interval_method": "analytic"})
+    member = panel_member_add(version=study.version, code="p-01")
+    flag = panel_flag_record(version=study.version, member=member, item_code="A01", flagged=True)
+    evaluand = Evaluand.objects.filter(rosters__version=study.version).first()
+    guarantee = session_guarantee_record(evaluand=evaluand, user=study.pi, fresh_session="yes")
+    for table, column, value, pk in (
+        ("items_panelflag", "flagged", "false", flag.pk),
+        ("items_panelmember", "code", "'p-99'", member.pk),
+        ("responses_sessionguarantee", "fresh_session", "'no'", guarantee.pk),
+    ):
+        _refused(f"UPDATE {table} SET {column} = {value} WHERE id = %s", [pk])
+        _refused(f"DELETE FROM {table} WHERE id = %s", [pk])
