@@ -336,21 +336,33 @@ def task_blocks(version: ProtocolVersion) -> dict[str, Any]:
 
     Returns ``{"factors": [{"name", "levels", "role"}], "administrations": [...]}``, one
     administration per schedule entry, keyed by natural keys (``item``, ``level`` ordinal,
-    ``evaluand``, ``repetition``) with its factor ``assignment`` and the last attempt's
+    ``evaluand``, ``repetition``) with its factor ``assignment`` and the analysed attempt's
     ``terminal_outcome`` and verbatim ``record`` (the attempt's raw record, from which the
     pipeline reads the session's typed columns and infrastructure-failure stratum); both None
-    when nothing was attempted.
+    when nothing was attempted. The analysed attempt is the one ``observations`` scores: the
+    first that crossed the execution-evidence gate, else (a platform loss) the last.
     """
     from apps.items.models import Factor
 
     codes = _evaluand_codes(version)
-    last: dict[int, dict] = {}
+    chosen: dict[int, dict] = {}  # administration → its analysed attempt (without its record)
     for attempt in (
         Attempt.objects.filter(version=version)
         .order_by("administration_id", "number")
-        .values("administration_id", "terminal_outcome", "raw")
+        .values("pk", "administration_id", "terminal_outcome", "evidence_gate")
     ):
-        last[attempt["administration_id"]] = attempt
+        held = chosen.get(attempt["administration_id"])
+        if held is None or not crossed_evidence_gate(
+            held["evidence_gate"], held["terminal_outcome"]
+        ):
+            chosen[attempt["administration_id"]] = attempt
+    # Only the analysed attempts' records are read (a rerun's whole archive is not), in chunks
+    # that stay under SQLite's limit on query parameters.
+    wanted = [a["pk"] for a in chosen.values()]
+    records: dict[int, Any] = {}
+    for start in range(0, len(wanted), 10_000):
+        chunk = wanted[start : start + 10_000]
+        records.update(Attempt.objects.filter(pk__in=chunk).values_list("pk", "raw"))
     rows = []
     for a in (
         Administration.objects.filter(version=version)
@@ -365,7 +377,7 @@ def task_blocks(version: ProtocolVersion) -> dict[str, Any]:
             "cell__level__ordinal",
         )
     ):
-        attempt = last.get(a["pk"])
+        attempt = chosen.get(a["pk"])
         rows.append(
             {
                 "item": a["cell__item__code"],
@@ -374,7 +386,7 @@ def task_blocks(version: ProtocolVersion) -> dict[str, Any]:
                 "repetition": a["repetition"],
                 "assignment": dict(a["assignment"] or {}),
                 "terminal_outcome": attempt["terminal_outcome"] if attempt else None,
-                "record": attempt["raw"] if attempt else None,
+                "record": records[attempt["pk"]] if attempt else None,
             }
         )
     factors = [

@@ -109,3 +109,28 @@ def test_platform_losses_are_counted_apart(study):
     entry, observed = _entry(study, administration.position)
     assert entry["attempt"] == 1 and entry["status"] == "scored"
     assert observed["counts"]["platform_loss_attempts"] == 1
+
+
+def test_the_task_block_record_is_the_analysed_attempts_not_the_reruns(study):
+    # Seed 002's session record (route, tokens, infrastructure stratum) must come from the same
+    # attempt whose scores are analysed: the first that crossed the gate, not a later rerun.
+    administration, first = _first_response(study)
+    analysed = Attempt.objects.get(pk=first.attempt_id).raw  # attempts are append-only
+    Attempt.objects.create(
+        version=study.version,
+        administration=administration,
+        number=2,
+        terminal_outcome="completed",
+        raw={"session": "rerun"},
+    )
+    entry, _ = _entry(study, administration.position)
+    assert entry["attempt"] == 1
+    blocks = data.task_blocks(study.version)["administrations"]
+    row = next(
+        r
+        for r in blocks
+        if (r["item"], r["level"], r["repetition"])
+        == (entry["item"], entry["level"], entry["repetition"])
+        and r["evaluand"] == entry["evaluand"]
+    )
+    assert row["record"] == analysed and row["record"] != {"session": "rerun"}
