@@ -91,7 +91,13 @@ def _tool_calls(messages: list) -> list[str]:
     for index, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") != "assistant":
             continue
-        for call in message.get("tool_calls") or []:
+        listed = message.get("tool_calls") or []
+        if not isinstance(listed, list):
+            raise RecordError(
+                f"message {index + 1}: tool_calls must be a list",
+                field=f"messages[{index}].tool_calls",
+            )
+        for call in listed:
             name = call.get("function") if isinstance(call, dict) else None
             if not isinstance(name, str) or not name:
                 raise RecordError(
@@ -108,8 +114,9 @@ def session_record(record: Any, terminal_outcome: str | None = None) -> SessionR
     ``terminal_outcome`` (the attempt's) gives the infrastructure-failure stratum when the record
     names none: ``platform_loss`` → transport, ``budget_exhausted`` → budget.
 
-    Raises RecordError naming the field: a record that is not an object, messages that are not
-    a list, a tool call without a function name, a negative count, an unknown stratum.
+    Raises RecordError naming the field: a record that is not an object, messages or tool calls
+    that are not lists, a tool call without a function name, token counts that are not an
+    object of non-negative integers, a negative count, an unknown stratum.
     """
     if record is None:
         record = {}
@@ -127,12 +134,16 @@ def session_record(record: Any, terminal_outcome: str | None = None) -> SessionR
     if isinstance(usage, dict) and usage:
         tokens = 0
         for model, counts in usage.items():
+            where = f"model_usage[{model}]"
             counts = counts or {}
-            total = counts.get("total_tokens")
+            if not isinstance(counts, dict):
+                raise RecordError(f"{where} must be an object of token counts", field=where)
+            total = _count(counts.get("total_tokens"), f"{where}.total_tokens")
             if total is None:
-                total = (counts.get("input_tokens") or 0) + (counts.get("output_tokens") or 0)
-            # Never None here (a missing total is input + output), so it is counted as given.
-            tokens += _non_negative(total, f"model_usage[{model}].total_tokens")
+                total = (_count(counts.get("input_tokens"), f"{where}.input_tokens") or 0) + (
+                    _count(counts.get("output_tokens"), f"{where}.output_tokens") or 0
+                )
+            tokens += total
     operations = _count(metadata.get("operations"), "metadata.operations")
     if operations is None and messages:
         operations = len(calls)

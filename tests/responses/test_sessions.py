@@ -67,6 +67,10 @@ def test_aborts_and_infrastructure_strata_are_read_from_the_record_or_the_outcom
         ({"messages": [{"role": "assistant", "tool_calls": [{}]}]}, "messages[0].tool_calls"),
         ({"metadata": {"interruptions": -1}}, "metadata.interruptions"),
         ({"metadata": {"infrastructure_failure": "weather"}}, "infrastructure_failure"),
+        ({"messages": [{"role": "assistant", "tool_calls": 5}]}, "messages[0].tool_calls"),
+        ({"model_usage": {"m": 5}}, "model_usage[m]"),
+        ({"model_usage": {"m": {"input_tokens": "10"}}}, "model_usage[m].input_tokens"),
+        ({"model_usage": {"m": {"total_tokens": -3}}}, "model_usage[m].total_tokens"),
     ],
 )
 def test_a_malformed_record_is_refused_naming_the_field(record, field):
