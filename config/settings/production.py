@@ -37,3 +37,7 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "apps.core.storage.ForgivingManifestStaticFilesStorage"},
 }
+
+# E-mail: never the development console backend here, which would print every password-reset
+# link into the server's log. EMAIL_URL names the relay; without it, the local MTA.
+vars().update(env.email_url("EMAIL_URL", default="smtp://localhost:25"))

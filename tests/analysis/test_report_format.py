@@ -18,6 +18,9 @@ def test_a_missing_value_is_a_dash_that_says_why():
     for rendered in (num(None), num(float("nan")), ci(None), pct(None)):
         assert 'class="missing"' in rendered and 'title="No value' in rendered and "—" in rendered
     assert 'class="missing"' in ci([None, 0.2])
+    # Neither a value that is not a number nor NaN breaks a report page or prints "nan".
+    for rendered in (pct("n/a"), pct(float("nan")), pct_ci([None, 0.2]), pct_ci("x")):
+        assert 'class="missing"' in rendered and "nan" not in rendered
 
 
 def test_raw_labels_read_as_words():

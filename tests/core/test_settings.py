@@ -93,3 +93,15 @@ def test_production_runs_hardened():
         "django.contrib.auth.hashers.Argon2PasswordHasher",
         "apps.core.storage.ForgivingManifestStaticFilesStorage",  # whitenoise's, see its docstring
     ]
+
+
+def test_production_never_prints_mail_to_the_console():
+    # A password-reset link printed into the server's log would hand the account to whoever
+    # reads the log: production sends through SMTP (EMAIL_URL, else the local MTA).
+    probe = _settings_probe(
+        "config.settings.production",
+        {"SECRET_KEY": "x" * 60, "ALLOWED_HOSTS": "example.org"},
+        "settings.EMAIL_BACKEND",
+    )
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.strip() == "django.core.mail.backends.smtp.EmailBackend"

@@ -57,9 +57,13 @@ def num(value, digits: int = 3) -> str:
 @register.filter
 def pct(value, digits: int = 1) -> str:
     """A proportion as a percentage, ``0.216`` → ``21.6 %``."""
-    if value is None or value == "":
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
         return missing()
-    return f"{_fixed(100 * float(value), int(digits))} %"
+    if math.isnan(x):
+        return missing()
+    return f"{_fixed(100 * x, int(digits))} %"
 
 
 @register.filter
@@ -72,10 +76,13 @@ def ci(pair, digits: int = 3) -> str:
 
 @register.filter
 def pct_ci(pair, digits: int = 1) -> str:
-    if not pair:
+    try:
+        lo, hi = (float(v) for v in pair)
+    except (TypeError, ValueError):  # no interval, or not a pair of numbers
         return missing()
-    lo, hi = (_fixed(100 * float(v), int(digits)) for v in pair)
-    return f"[{lo}, {hi}] %"
+    if math.isnan(lo) or math.isnan(hi):
+        return missing()
+    return f"[{_fixed(100 * lo, int(digits))}, {_fixed(100 * hi, int(digits))}] %"
 
 
 @register.filter
