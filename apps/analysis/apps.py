@@ -29,19 +29,21 @@ class AnalysisConfig(AppConfig):
         register_blob_reader("analysis.crucible_manifest", manifest_blob_readable)
         register_component(VersionComponent(name="crucible_manifest", on_freeze=manifest_on_freeze))
         # Seed 002's paired_blocks plans: the sub-study rules the gate can check without a run.
-        from apps.analysis.pipelines.paired_blocks import fixtures_document, gate_checks
+        from apps.analysis.pipelines.paired_blocks import (
+            fixtures_document,
+            gate_checks,
+            import_checks,
+        )
 
-        register_component(VersionComponent(name="paired_blocks", checks=gate_checks))
+        register_component(
+            VersionComponent(name="paired_blocks", checks=gate_checks, import_check=import_checks)
+        )
         # Its fixtures' hashes in the frozen document: a key only paired_blocks plans have.
         register_component(
             VersionComponent(
                 name="route_fixtures", document=fixtures_document, omit_empty_document=True
             )
         )
-        from apps.analysis.pipelines.paired_blocks import import_checks
-        from apps.responses.importing import register_record_check
-
-        register_record_check(import_checks)
 
         from apps.analysis.refs import run_url
         from apps.deviations.refs import register_ref_type

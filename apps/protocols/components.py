@@ -59,6 +59,10 @@ class VersionComponent:
     final_checks: Callable[[ProtocolVersion], Iterable[Problem]] | None = None
     # What the PI should know about a passing gate (e.g. "checked on a sample").
     notes: Callable[[ProtocolVersion], Iterable[str]] | None = None
+    # A check on every response import into the version (apps.responses.importing.RecordCheck:
+    # ``add`` per planned attempt as the file streams, ``finish`` once), or None when the
+    # version is not the component's concern.
+    import_check: Callable[[ProtocolVersion], Any] | None = None
     # When ``document`` returns None, leave the component's key out of the frozen document (so
     # a component that concerns some plans only does not change every other document's bytes).
     omit_empty_document: bool = False

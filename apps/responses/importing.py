@@ -24,7 +24,7 @@ import json
 from array import array
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -39,6 +39,7 @@ from django.utils import timezone
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import Level
+from apps.protocols.components import registered_components
 from apps.protocols.models import ProtocolVersion, VersionState
 from apps.protocols.refs import version_ref
 from apps.responses.formats import (
@@ -841,28 +842,24 @@ def _check_stream(
 class RecordCheck(Protocol):
     """A check a later app adds to every response import into the versions it concerns (seed
     002's: a record's sub-study and condition against the frozen schedule, task blocks whole,
-    every tool name routed). ``add`` sees each planned attempt (``row``, ``administration_id``,
-    ``terminal_outcome``, ``raw``) as the file streams, once the importer's own checks of that
-    record pass; ``finish`` sees the file as a whole. Each returns ImportProblems; any problem
-    refuses the whole file, as the importer's own do."""
+    every tool name routed), through its version component's ``import_check``
+    (``apps.protocols.components``). ``add`` sees each planned attempt (``row``,
+    ``administration_id``, ``terminal_outcome``, ``raw``) as the file streams, once the
+    importer's own checks of that record pass; ``finish`` sees the file as a whole. Each
+    returns ImportProblems; any problem refuses the whole file, as the importer's own do."""
 
     def add(self, planned: _Planned) -> list[ImportProblem]: ...
 
     def finish(self) -> list[ImportProblem]: ...
 
 
-# Factories: each returns the check for a version, or None when the version is not its concern.
-_record_checks: list[Callable[[ProtocolVersion], RecordCheck | None]] = []
-
-
-def register_record_check(factory: Callable[[ProtocolVersion], RecordCheck | None]) -> None:
-    """Add a check factory every response import consults (idempotent)."""
-    if factory not in _record_checks:
-        _record_checks.append(factory)
-
-
 def _record_checks_for(version: ProtocolVersion) -> list[RecordCheck]:
-    return [check for factory in _record_checks if (check := factory(version)) is not None]
+    return [
+        check
+        for component in registered_components()
+        if component.import_check is not None
+        and (check := component.import_check(version)) is not None
+    ]
 
 
 def import_file(

@@ -1068,8 +1068,8 @@ def _block_problems(version, planned_ids: set[int], admins, touched, design) -> 
 
 def import_checks(version) -> _ImportCheck | None:
     """Seed 002's checks on a response import into a ``paired_blocks`` version, by row and field
-    (registered with ``apps.responses.importing.register_record_check``; any problem refuses the
-    whole file, nothing written); None for a version of another pipeline:
+    (the paired_blocks component's ``import_check`` in ``apps.analysis.apps``; any problem
+    refuses the whole file, nothing written); None for a version of another pipeline:
 
     - a record whose ``metadata.sub_study`` is not its administration's sub-study;
     - a record whose ``metadata.condition`` names a factor level other than the frozen
