@@ -13,6 +13,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.uploadedfile import UploadedFile
+from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -84,7 +85,11 @@ def panel(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
                     f"Imported {outcome.flags} flags ({outcome.members_added} new members).",
                 )
             else:
-                member = panel_member_add(version=version, code=request.POST.get("code", ""))
+                member = panel_member_add(
+                    version=version,
+                    actor=cast(User, request.user),
+                    code=request.POST.get("code", ""),
+                )
                 return redirect(
                     reverse(
                         "items:panel-member",
@@ -95,10 +100,12 @@ def panel(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
             _refused(request, error)
         return redirect(_panel_url(version))
     items = panel_family_a_items(version)
-    members = []
-    for member in PanelMember.objects.filter(version=version).order_by("code"):
-        flags = PanelFlag.objects.filter(member=member)
-        members.append((member, flags.count(), flags.filter(flagged=True).count()))
+    members = [
+        (member, member.n_flags, member.n_flagged)
+        for member in PanelMember.objects.filter(version=version)
+        .annotate(n_flags=Count("flags"), n_flagged=Count("flags", filter=Q(flags__flagged=True)))
+        .order_by("code")
+    ]
     return render(
         request,
         "items/panel.html",
@@ -125,6 +132,7 @@ def panel_member(request: HttpRequest, protocol_code: str, label: str, code: str
             try:
                 panel_flag_record(
                     version=version,
+                    actor=cast(User, request.user),
                     member=person,
                     item_code=request.POST.get("item", ""),
                     flagged=choice == "yes",

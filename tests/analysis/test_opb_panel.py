@@ -26,15 +26,47 @@ def _csv(rows) -> bytes:
 
 
 def test_a_flag_outside_family_a_is_refused_naming_the_item(panel_study):
-    member = panel_member_add(version=panel_study.version, code="p-01")
+    member = panel_member_add(actor=panel_study.pi, version=panel_study.version, code="p-01")
     with pytest.raises(ValidationError) as caught:
-        panel_flag_record(version=panel_study.version, member=member, item_code="B01", flagged=True)
+        panel_flag_record(
+            actor=panel_study.pi,
+            version=panel_study.version,
+            member=member,
+            item_code="B01",
+            flagged=True,
+        )
     assert "item B01 is in Family B, outside Family A" in str(caught.value)
-    panel_flag_record(version=panel_study.version, member=member, item_code="A01", flagged=True)
+    panel_flag_record(
+        actor=panel_study.pi,
+        version=panel_study.version,
+        member=member,
+        item_code="A01",
+        flagged=True,
+    )
     with pytest.raises(ValidationError, match="already recorded item A01"):
         panel_flag_record(
-            version=panel_study.version, member=member, item_code="A01", flagged=False
+            actor=panel_study.pi,
+            version=panel_study.version,
+            member=member,
+            item_code="A01",
+            flagged=False,
         )
+
+
+def test_each_member_and_flag_entered_one_at_a_time_is_logged_with_who_entered_it(panel_study):
+    before = LogEntry.objects.filter(kind=EntryKind.IMPORT).count()
+    member = panel_member_add(actor=panel_study.pi, version=panel_study.version, code="p-07")
+    panel_flag_record(
+        actor=panel_study.pi,
+        version=panel_study.version,
+        member=member,
+        item_code="A02",
+        flagged=False,
+    )
+    entries = list(LogEntry.objects.filter(kind=EntryKind.IMPORT).order_by("pk")[before:])
+    assert [entry.actor_id for entry in entries] == [panel_study.pi.pk] * 2
+    assert "Panel member p-07 added" in entries[0].rationale
+    assert "member p-07, item A02, not flagged" in entries[1].rationale
 
 
 def test_a_csv_with_bad_rows_is_refused_row_by_row_and_nothing_is_written(panel_study):
@@ -100,7 +132,7 @@ def test_the_pi_flags_one_item_at_a_time(client, panel_study):
 
 
 def test_an_auditor_reads_the_panel_but_records_nothing(client, panel_study):
-    panel_member_add(version=panel_study.version, code="p-01")
+    panel_member_add(actor=panel_study.pi, version=panel_study.version, code="p-01")
     client.force_login(panel_study.auditor)
     base = {"protocol_code": "PANEL", "label": "1.1"}
     assert client.get(reverse("items:panel", kwargs=base)).status_code == 200

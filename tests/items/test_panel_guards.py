@@ -26,8 +26,10 @@ def _refused(sql, params):
 
 def test_panel_and_fresh_session_records_cannot_be_changed_or_deleted():
     study = opb_study(code="GUARD", evaluands=1, parameters={"interval_method": "analytic"})
-    member = panel_member_add(version=study.version, code="p-01")
-    flag = panel_flag_record(version=study.version, member=member, item_code="A01", flagged=True)
+    member = panel_member_add(actor=study.pi, version=study.version, code="p-01")
+    flag = panel_flag_record(
+        actor=study.pi, version=study.version, member=member, item_code="A01", flagged=True
+    )
     evaluand = Evaluand.objects.filter(rosters__version=study.version).first()
     guarantee = session_guarantee_record(evaluand=evaluand, user=study.pi, fresh_session="yes")
     for table, column, value, pk in (

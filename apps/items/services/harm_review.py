@@ -160,6 +160,7 @@ REVIEW_WITHDRAWN = (
 )
 
 
+@transaction.atomic
 def harm_reviews_withdraw(*, protocol_id: int, reviewer: User) -> int:
     """Withdraw ``reviewer``'s unanswered harm-constancy reviews on the protocol's drafts and
     give each round to another eligible reviewer who is not already reviewing that item in the

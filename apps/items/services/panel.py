@@ -50,8 +50,27 @@ def panel_family_a_items(version: ProtocolVersion) -> list[Item]:
 
 
 @transaction.atomic
-def panel_member_add(*, version: ProtocolVersion, code: str, note: str = "") -> PanelMember:
-    """Add a panel member (a person, known by ``code``); ValidationError on a used code."""
+def panel_member_add(
+    *, version: ProtocolVersion, actor: User, code: str, note: str = ""
+) -> PanelMember:
+    """Add a panel member (a person, known by ``code``), logged as entered by ``actor``;
+    ValidationError on an empty or used code."""
+    member = _member_create(version=version, code=code, note=note)
+    _log_entry(version, actor, f"Panel member {member.code} added to {version} (OPB-01 §6.1).")
+    return member
+
+
+def _log_entry(version: ProtocolVersion, actor: User, rationale: str) -> None:
+    deviation_append(
+        protocol=version.protocol,
+        kind=EntryKind.IMPORT,
+        actor=actor,
+        rationale=rationale,
+        refs=[version_ref(version)],
+    )
+
+
+def _member_create(*, version: ProtocolVersion, code: str, note: str = "") -> PanelMember:
     code = code.strip()
     if not code:
         raise ValidationError({"code": "a panel member needs a code, such as p-01"})
@@ -65,9 +84,15 @@ def panel_member_add(*, version: ProtocolVersion, code: str, note: str = "") -> 
 
 @transaction.atomic
 def panel_flag_record(
-    *, version: ProtocolVersion, member: PanelMember, item_code: str, flagged: bool
+    *,
+    version: ProtocolVersion,
+    actor: User,
+    member: PanelMember,
+    item_code: str,
+    flagged: bool,
 ) -> PanelFlag:
-    """Record one member's flag on one Family A item.
+    """Record one member's flag on one Family A item, logged as entered by ``actor`` (an
+    observation that feeds the analysis, like an import).
 
     Raises ValidationError naming the item when it is outside Family A or already flagged by
     this member (a recorded flag is kept, never overwritten).
@@ -82,6 +107,12 @@ def panel_flag_record(
     flag = PanelFlag(version=version, member=member, item=item, flagged=bool(flagged))
     flag.full_clean()
     flag.save()
+    _log_entry(
+        version,
+        actor,
+        f"Panel flag recorded in {version}: member {member.code}, item {item.code}, "
+        f"{'flagged' if flag.flagged else 'not flagged'} (OPB-01 §6.1).",
+    )
     return flag
 
 
@@ -156,18 +187,16 @@ def panel_flags_import(
     members = {m.code: m for m in PanelMember.objects.filter(version=version)}
     added = 0
     for code in sorted({m for m, _, _ in rows} - set(members)):
-        members[code] = panel_member_add(version=version, code=code)
+        members[code] = _member_create(version=version, code=code)
         added += 1
     PanelFlag.objects.bulk_create(
         PanelFlag(version=version, member=members[m], item=item, flagged=flagged)
         for m, item, flagged in rows
     )
-    deviation_append(
-        protocol=version.protocol,
-        kind=EntryKind.IMPORT,
-        actor=user,
-        rationale=f"Panel flags imported into {version} from {filename}: {len(rows)} flags, "
+    _log_entry(
+        version,
+        user,
+        f"Panel flags imported into {version} from {filename}: {len(rows)} flags, "
         f"{added} new panel members (OPB-01 §6.1).",
-        refs=[version_ref(version)],
     )
     return PanelImportOutcome(members_added=added, flags=len(rows))
