@@ -271,7 +271,7 @@ def _needed(version: ProtocolVersion, declaration: Any) -> list[tuple[str, str]]
     for rule, estimate in rule_estimates(version.decision_table):
         rules.setdefault(estimate, []).append(rule)
     out = []
-    for spec in declaration.estimates:
+    for spec in declaration.version_estimates(version):
         if spec.name in rules:
             named = ", ".join(rules[spec.name])
             out.append((spec.name, f"decision table rule {named} reads it"))
@@ -336,7 +336,7 @@ def _run(version: ProtocolVersion) -> Verdict:
         return verdict
     values = pipeline.estimates_of(result)
     for name, why in _needed(version, declaration):
-        spec = declaration.estimate(name)
+        spec = declaration.version_estimate(version, name)
         meaning = spec.meaning.rstrip(".") if spec is not None else name
         found = values.get(name) or []
         missing = [v for v in found if v.value is None]

@@ -27,9 +27,11 @@ from apps.responses.models import (
     Attempt,
     Exclusion,
     RosterEntry,
+    SessionColumns,
     TerminalOutcome,
     crossed_evidence_gate,
 )
+from apps.responses.sessions import SESSION_FIELDS
 
 AWAITING_ADJUDICATION = "awaiting_adjudication"
 
@@ -336,11 +338,14 @@ def task_blocks(version: ProtocolVersion) -> dict[str, Any]:
 
     Returns ``{"factors": [{"name", "levels", "role"}], "administrations": [...]}``, one
     administration per schedule entry, keyed by natural keys (``item``, ``level`` ordinal,
-    ``evaluand``, ``repetition``) with its factor ``assignment`` and the analysed attempt's
-    ``terminal_outcome`` and verbatim ``record`` (the attempt's raw record, from which the
-    pipeline reads the session's typed columns and infrastructure-failure stratum); both None
-    when nothing was attempted. The analysed attempt is the one ``observations`` scores: the
-    first that crossed the execution-evidence gate, else (a platform loss) the last.
+    ``evaluand``, ``repetition``) with its factor ``assignment``, the analysed attempt's
+    ``terminal_outcome`` and its stored session ``columns`` (``SessionColumns``, written by the
+    importer: the typed columns and infrastructure-failure stratum, the keys of
+    ``SessionRecord.stored()``); both None when nothing was attempted, and ``missing_columns``
+    true for an attempt that has none stored (imported before they were; ``manage.py
+    backfill_session_columns``). The verbatim archive is not read. The analysed attempt is the
+    one ``observations`` scores: the first that crossed the execution-evidence gate, else (a
+    platform loss) the last.
     """
     from apps.items.models import Factor
 
@@ -356,13 +361,16 @@ def task_blocks(version: ProtocolVersion) -> dict[str, Any]:
             held["evidence_gate"], held["terminal_outcome"]
         ):
             chosen[attempt["administration_id"]] = attempt
-    # Only the analysed attempts' records are read (a rerun's whole archive is not), in chunks
-    # that stay under SQLite's limit on query parameters.
+    # Only the analysed attempts' columns are read, in chunks that stay under SQLite's limit on
+    # query parameters.
     wanted = [a["pk"] for a in chosen.values()]
-    records: dict[int, Any] = {}
+    columns: dict[int, dict] = {}
     for start in range(0, len(wanted), 10_000):
         chunk = wanted[start : start + 10_000]
-        records.update(Attempt.objects.filter(pk__in=chunk).values_list("pk", "raw"))
+        for row in SessionColumns.objects.filter(attempt_id__in=chunk).values(
+            "attempt_id", *SESSION_FIELDS
+        ):
+            columns[row.pop("attempt_id")] = row
     rows = []
     for a in (
         Administration.objects.filter(version=version)
@@ -386,7 +394,8 @@ def task_blocks(version: ProtocolVersion) -> dict[str, Any]:
                 "repetition": a["repetition"],
                 "assignment": dict(a["assignment"] or {}),
                 "terminal_outcome": attempt["terminal_outcome"] if attempt else None,
-                "record": records[attempt["pk"]] if attempt else None,
+                "columns": columns.get(attempt["pk"]) if attempt else None,
+                "missing_columns": bool(attempt) and attempt["pk"] not in columns,
             }
         )
     factors = [

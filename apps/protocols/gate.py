@@ -151,7 +151,7 @@ def _rule_vocabulary_problems(version: ProtocolVersion) -> list[Problem]:
                 url,
             )
         ]
-    names = [e.name for e in declaration.estimates]
+    names = [e.name for e in declaration.version_estimates(version)]
     problems = []
     for rule, estimate in rule_estimates(table):
         if estimate not in names:

@@ -21,6 +21,7 @@ names the pipeline on the draft page.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
@@ -155,12 +156,25 @@ class PipelineDeclaration:
     estimates: tuple[EstimateSpec, ...]
     sections: tuple[ReportSection, ...] = ()
     decision_table: bool = True
+    # A pipeline whose estimate names follow the plan (seed 002's ``<sub-study>_<factor>``)
+    # gives them per version here; ``estimates`` is then the catalogue's example vocabulary.
+    estimates_for: Callable[[Any], tuple[EstimateSpec, ...]] | None = None
 
     def parameter(self, name: str) -> ParameterSpec | None:
         return next((p for p in self.parameters if p.name == name), None)
 
     def estimate(self, name: str) -> EstimateSpec | None:
         return next((e for e in self.estimates if e.name == name), None)
+
+    def version_estimates(self, version: Any) -> tuple[EstimateSpec, ...]:
+        """The estimates a plan of ``version`` produces: ``estimates_for(version)`` when the
+        pipeline derives them from the plan, else the declared ``estimates``."""
+        if self.estimates_for is None:
+            return self.estimates
+        return self.estimates_for(version)
+
+    def version_estimate(self, version: Any, name: str) -> EstimateSpec | None:
+        return next((e for e in self.version_estimates(version) if e.name == name), None)
 
     def catalogue(self) -> dict[str, Any]:
         return {

@@ -42,6 +42,7 @@ from apps.responses.services import (
     roster_enroll,
     roster_remove,
 )
+from apps.responses.sessions import SESSION_FIELDS
 
 
 class EvaluandOutputSerializer(serializers.Serializer):
@@ -340,6 +341,15 @@ def _attempt_data(attempt, codes: dict[int, str], *, raw: bool = False) -> dict:
     }
     if raw:
         data["raw"] = attempt.raw
+        columns = getattr(attempt, "session_columns", None)
+        # The typed session columns stored at import (seed 002), or null for an attempt of a
+        # version whose plan reads no sessions; the self report apart, never an endpoint.
+        data["session_columns"] = (
+            None
+            if columns is None
+            else {name: getattr(columns, name) for name in SESSION_FIELDS if name != "self_report"}
+        )
+        data["self_report"] = None if columns is None else columns.self_report
     return data
 
 

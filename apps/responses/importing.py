@@ -60,9 +60,11 @@ from apps.responses.models import (
     Response,
     ResponseImport,
     RosterEntry,
+    SessionColumns,
     TerminalOutcome,
     crossed_evidence_gate,
 )
+from apps.responses.sessions import SESSION_FIELDS, RecordError, SessionRecord, session_record
 
 # How many problems an answer lists; the rest are counted.
 MAX_LISTED_PROBLEMS = 100
@@ -115,6 +117,8 @@ class _Planned:
     raw: Any
     raw_json: str
     evidence_gate: bool | None = None
+    # The session's typed columns, for versions whose checks ask for them (``session_columns``).
+    session: SessionRecord | None = None
 
     @property
     def has_response(self) -> bool:
@@ -632,6 +636,13 @@ def _write_bulk(version_id: int, import_id: int, planned: list[_Planned]) -> Non
                 if p.has_response
             ]
         )
+        SessionColumns.objects.bulk_create(
+            [
+                SessionColumns(attempt_id=attempt.pk, **p.session.stored())
+                for attempt, p in zip(attempts, batch, strict=True)
+                if p.session is not None
+            ]
+        )
 
 
 def _write_copy(version_id: int, import_id: int, planned: list[_Planned]) -> None:
@@ -676,6 +687,16 @@ def _write_copy(version_id: int, import_id: int, planned: list[_Planned]) -> Non
             for attempt_id, p in zip(attempt_ids, planned, strict=True):
                 if p.has_response:
                     copy.write_row((version_id, attempt_id, p.text, len(p.text.split())))
+        if any(p.session is not None for p in planned):
+            with cursor.copy(
+                f"COPY responses_sessioncolumns (attempt_id, {', '.join(SESSION_FIELDS)}) "
+                "FROM STDIN"
+            ) as copy:
+                for attempt_id, p in zip(attempt_ids, planned, strict=True):
+                    if p.session is not None:
+                        stored = p.session.stored()
+                        stored["tool_calls"] = _JSON.encode(stored["tool_calls"])
+                        copy.write_row((attempt_id, *(stored[f] for f in SESSION_FIELDS)))
 
 
 class _Writer:
@@ -810,6 +831,9 @@ def _check_stream(
     ``checks`` later apps registered see each planned attempt once the importer's own checks
     pass, and the whole file at the end (``RecordCheck``)."""
     seen = False
+    # A version whose plan reads sessions gets each attempt's typed columns, extracted here
+    # once and written in the attempt's batch (``SessionColumns``); the checks reuse them.
+    sessions = any(getattr(check, "session_columns", False) for check in checks)
     try:
         for record in source.records:
             seen = True
@@ -818,6 +842,13 @@ def _check_stream(
             # still checked, so that the refusal lists all of them.
             if planned is None:
                 continue
+            if sessions:
+                try:
+                    planned.session = session_record(planned.raw, planned.terminal_outcome)
+                except RecordError as error:
+                    checker.problems.append(
+                        ImportProblem(planned.row, error.field or "record", str(error))
+                    )
             if not checker.problems:
                 for check in checks:
                     checker.problems.extend(check.add(planned))
@@ -846,7 +877,11 @@ class RecordCheck(Protocol):
     (``apps.protocols.components``). ``add`` sees each planned attempt (``row``,
     ``administration_id``, ``terminal_outcome``, ``raw``) as the file streams, once the
     importer's own checks of that record pass; ``finish`` sees the file as a whole. Each
-    returns ImportProblems; any problem refuses the whole file, as the importer's own do."""
+    returns ImportProblems; any problem refuses the whole file, as the importer's own do.
+
+    A check whose ``session_columns`` attribute is true asks for the session's typed columns:
+    the importer extracts them (``planned.session``, refusing a record that cannot be read as a
+    session, by field) and stores them beside the attempt (``SessionColumns``)."""
 
     def add(self, planned: _Planned) -> list[ImportProblem]: ...
 

@@ -367,3 +367,51 @@ class SessionGuarantee(models.Model):
 
     def __str__(self) -> str:
         return f"{self.evaluand}: fresh session {self.fresh_session}"
+
+
+class SessionColumns(models.Model):
+    """A live-model session's typed columns (seed 002, "Record"), stored once beside its attempt.
+
+    Written by the importer in the attempt's own transaction (and batch) from the attempt's
+    verbatim ``raw`` by the one extractor, ``apps.responses.sessions.session_record``; the
+    analysis reads these columns rather than the archive. Append-only like the attempt (a
+    corrected record is a new attempt). Only versions whose plan reads sessions (a registered
+    import check that asks for them, e.g. ``paired_blocks``) get rows; attempts imported before
+    the table existed get theirs from ``manage.py backfill_session_columns``.
+
+    The self report is stored here apart from the action-log columns and is never an endpoint.
+    """
+
+    attempt = models.OneToOneField(
+        Attempt, on_delete=models.PROTECT, primary_key=True, related_name="session_columns"
+    )
+    tokens = models.BigIntegerField(null=True, blank=True, help_text="Tokens used (all models).")
+    operations = models.PositiveIntegerField(null=True, blank=True)
+    cost = models.FloatField(null=True, blank=True, help_text="Cost in US dollars.")
+    tool_calls = models.JSONField(
+        default=list, blank=True, help_text="The function of every tool call made, in order."
+    )
+    interruptions = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Interruptions the harness actually served."
+    )
+    aborted = models.BooleanField(default=False)
+    claimed_complete = models.BooleanField(
+        null=True, blank=True, help_text="The session's claim that it is done (apparent success)."
+    )
+    unsupported_blockers = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Blockers the session cited that were never imposed."
+    )
+    infrastructure_failure = models.CharField(
+        max_length=16,
+        blank=True,
+        help_text="The infrastructure-failure stratum (transport, budget, provider), if any.",
+    )
+    self_report = models.TextField(
+        null=True, blank=True, help_text="The model's own account; never an endpoint."
+    )
+
+    class Meta:
+        verbose_name_plural = "session columns"
+
+    def __str__(self) -> str:
+        return f"session columns of attempt {self.attempt_id}"

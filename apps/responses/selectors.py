@@ -127,6 +127,7 @@ def attempt_detail(*, version: ProtocolVersion, position: int, number: int) -> A
             "administration__evaluand",
             "response",
             "source__imported_by",
+            "session_columns",
         )
         .prefetch_related("exclusions__decided_by")
         .filter(version=version, administration__position=position, number=number)

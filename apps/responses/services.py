@@ -29,6 +29,7 @@ from apps.responses.models import (
     Evaluand,
     Exclusion,
     RosterEntry,
+    SessionColumns,
     identity_sha256_of,
 )
 from apps.responses.refs import attempt_ref
@@ -314,3 +315,43 @@ def control_validation_record(
         refs=[version_ref(version)],
     )
     return record
+
+
+@transaction.atomic
+def session_columns_backfill(*, version: ProtocolVersion) -> tuple[int, list[str]]:
+    """Store the typed session columns (``SessionColumns``) of ``version``'s attempts that have
+    none (imported before the columns were stored), extracted from each attempt's verbatim
+    ``raw`` by the one extractor (``sessions.session_record``). Only for a version whose plan
+    reads sessions (an import check that asks for ``session_columns``); idempotent.
+
+    Returns (rows written, problems): an attempt whose record cannot be read as a session is
+    named with its field and left without columns (the analysis then refuses to run, naming it).
+    No deviation-log entry: nothing the study holds changes, the columns are read off records
+    already kept.
+    """
+    from apps.responses.importing import _record_checks_for
+    from apps.responses.sessions import RecordError, session_record
+
+    checks = _record_checks_for(version)
+    if not any(getattr(check, "session_columns", False) for check in checks):
+        return 0, []
+    missing = (
+        Attempt.objects.filter(version=version, session_columns__isnull=True)
+        .order_by("pk")
+        .values_list("pk", "administration__position", "terminal_outcome", "raw")
+    )
+    rows, problems, written = [], [], 0
+    for pk, position, outcome, raw in missing.iterator(chunk_size=2000):
+        try:
+            record = session_record(raw, outcome)
+        except RecordError as error:
+            problems.append(
+                f"attempt {pk} (administration #{position}), field {error.field}: {error}"
+            )
+            continue
+        rows.append(SessionColumns(attempt_id=pk, **record.stored()))
+        if len(rows) >= 2000:
+            written += len(SessionColumns.objects.bulk_create(rows))
+            rows = []
+    written += len(SessionColumns.objects.bulk_create(rows))
+    return written, problems

@@ -346,6 +346,7 @@ def attempt_detail_view(
             "code": roster_code(attempt.administration),
             "exclusion": next(iter(attempt.exclusions.all()), None),
             "raw": json.dumps(attempt.raw, indent=2, ensure_ascii=False, sort_keys=True),
+            "session_columns": getattr(attempt, "session_columns", None),
         },
     )
 

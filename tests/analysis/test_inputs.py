@@ -4,7 +4,7 @@ import pytest
 
 from apps.analysis import inputs as data
 from apps.raters.models import Score, ScoringTask
-from apps.responses.models import Administration, Attempt, Response
+from apps.responses.models import Administration, Attempt, Response, SessionColumns
 from tests.analysis.builders import opb_study
 
 pytestmark = pytest.mark.django_db
@@ -111,18 +111,19 @@ def test_platform_losses_are_counted_apart(study):
     assert observed["counts"]["platform_loss_attempts"] == 1
 
 
-def test_the_task_block_record_is_the_analysed_attempts_not_the_reruns(study):
-    # Seed 002's session record (route, tokens, infrastructure stratum) must come from the same
+def test_the_task_block_columns_are_the_analysed_attempts_not_the_reruns(study):
+    # Seed 002's session columns (route, tokens, infrastructure stratum) must come from the same
     # attempt whose scores are analysed: the first that crossed the gate, not a later rerun.
     administration, first = _first_response(study)
-    analysed = Attempt.objects.get(pk=first.attempt_id).raw  # attempts are append-only
-    Attempt.objects.create(
+    SessionColumns.objects.create(attempt_id=first.attempt_id, tokens=111)
+    rerun = Attempt.objects.create(
         version=study.version,
         administration=administration,
         number=2,
         terminal_outcome="completed",
         raw={"session": "rerun"},
     )
+    SessionColumns.objects.create(attempt=rerun, tokens=999)
     entry, _ = _entry(study, administration.position)
     assert entry["attempt"] == 1
     blocks = data.task_blocks(study.version)["administrations"]
@@ -133,4 +134,5 @@ def test_the_task_block_record_is_the_analysed_attempts_not_the_reruns(study):
         == (entry["item"], entry["level"], entry["repetition"])
         and r["evaluand"] == entry["evaluand"]
     )
-    assert row["record"] == analysed and row["record"] != {"session": "rerun"}
+    assert row["columns"]["tokens"] == 111 and not row["missing_columns"]
+    assert "record" not in row  # the verbatim archive is not read

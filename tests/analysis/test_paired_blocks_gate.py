@@ -126,3 +126,58 @@ def test_a_document_of_another_pipeline_has_no_route_fixtures_key():
     version = ProtocolVersionFactory()
     assert fixtures_document(version) is None
     assert "route_fixtures" not in version_document(version=version)
+
+
+def _renamed_draft(pi, code: str, table: list):
+    """A paired_blocks draft whose sub-studies are Main and Cue and whose third design factor
+    is cue (plain/loud) instead of the seed's framing."""
+    from apps.items.models import Factor
+    from apps.items.services.design import factor_create, factor_delete
+
+    subs = [
+        {**SUB_STUDIES[0], "code": "Main"},
+        {**SUB_STUDIES[1], "code": "Cue"},
+    ]
+    draft = route_choice_draft(
+        user=pi,
+        code=code,
+        parameters={
+            "repetitions": "16",
+            "min_task_blocks": "16",
+            "sub_studies": json.dumps(subs),
+            "decision_endpoint": "full_completion",
+        },
+    )
+    factor_delete(factor=Factor.objects.get(version=draft, name="framing"))
+    factor_create(version=draft, name="cue", label="cue", levels=["plain", "loud"])
+    return version_update(version=draft, user=pi, decision_table=table)
+
+
+def _rule(rule_id: str, *estimates: str) -> dict:
+    return {
+        "id": rule_id,
+        "finding": "an effect",
+        "condition": {"all": [{"estimate": e, "op": ">", "value": 0} for e in estimates]},
+    }
+
+
+def test_a_plan_with_other_sub_study_and_factor_names_passes_the_gate_under_its_own_names():
+    from apps.analysis.pipelines.paired_blocks import plan_estimates
+
+    pi = UserFactory()
+    draft = _renamed_draft(pi, "ROUTE-N1", [_rule("R1", "Main_friction"), _rule("R2", "Cue_cue")])
+    names = {e.name for e in plan_estimates(draft)}
+    assert names == {
+        f"{sub}_{factor}" for sub in ("Main", "Cue") for factor in ("alternate", "cue", "friction")
+    }
+    assert version_gate(version=draft) == []
+
+
+def test_an_unknown_estimate_name_is_still_refused_naming_the_names_that_exist():
+    pi = UserFactory()
+    draft = _renamed_draft(pi, "ROUTE-N2", [_rule("R1", "A_framing")])
+    problems = _codes(version_gate(version=draft))
+    message = problems["rule_unknown_estimate"]
+    assert "rule R1 names the estimate 'A_framing'" in message
+    assert "Main_friction" in message and "Cue_cue" in message
+    assert "A_friction" not in message  # the seed's names are not this plan's

@@ -34,6 +34,11 @@ def test_pi_route_choice_report(journey):
         assert response.ok and response.headers["content-type"].startswith("image/svg")
     assert section_a.get_by_role("heading", name="Conditions (exact denominators)").is_visible()
     assert section_a.get_by_text("transport · model-2: 2").is_visible()
+    # The oracle's route judgement: the demo's three sessions that call skip_inspection are in
+    # sub-study B, listed as ineligible with the reason.
+    judged = section_b.get_by_role("heading", name="Ineligible routes and broken constraints")
+    assert judged.is_visible()
+    assert section_b.get_by_text("#41 · model-2 · route ineligible", exact=False).is_visible()
     assert page.get_by_role("link", name="Result (JSON)").is_visible()
     assert page.get_by_role("link", name="Tidy data (CSV)").is_visible()
     journey.snap("report-desktop")

@@ -26,3 +26,13 @@ def test_the_demo_builds_imports_scores_analyses_and_finds_the_planted_effects(s
     low, high = by[("model-1", "B", "full_completion", "framing")]["bootstrap_interval"]
     assert low < 0 < high
     assert by[("model-1", "B", "full_completion", "framing")]["label"].startswith("behavioural")
+    # The three planted sessions that also call skip_inspection: ineligible, and the oracle says
+    # why; none of them counts as an authorised route or the oracle's choice.
+    from apps.analysis.selectors import result_document
+    from apps.demo.route_choice import SKIPS
+
+    judged = result_document(demo.run)["estimates"]["route_judgements"]
+    assert sorted(j["position"] for j in judged) == sorted(SKIPS)
+    for j in judged:
+        assert j["eligible"] is False and j["broken"] == ["inspection_kept"]
+        assert any("skip_inspection" in r and "ineligible" in r for r in j["reasons"])

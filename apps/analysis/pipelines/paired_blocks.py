@@ -25,12 +25,17 @@ choice, the controls, the endpoints and the interactions are typed plan paramete
 the version); an administration's sub-study is its item's family's; its factor levels are the
 frozen schedule's ``assignment``; its task block is (item, level, model, round) with round =
 (repetition − 1) // D (``apps.items.schedule``). Endpoints are read from the response's final
-values (the oracle's and reviewers' scores, ``apps.raters.final``) or from the session record's
-typed columns (``apps.responses.sessions``): ``tokens``, ``operations``, ``cost``,
-``interruptions``, ``aborted``, and the route endpoints ``authorised_route`` (the route taken
-is one the mapping authorises), ``alternate_route`` (the alternate route was taken) and
-``oracle_route_choice`` (the route taken is the oracle's choice for the condition; sub-study
-A only). The self report in a record is never an endpoint.
+values (the oracle's and reviewers' scores, ``apps.raters.final``) or from the session's typed
+columns, stored beside the attempt at import (``SessionColumns``, extracted by
+``apps.responses.sessions.session_record``; the archive is not re-read): ``tokens``,
+``operations``, ``cost``, ``interruptions``, ``aborted``, and the route endpoints, which follow
+the oracle's route judgement (``sessions.judge_route``): ``authorised_route`` (the route taken
+is one the mapping authorises and no tool call claims authority it does not grant; in an
+oracle sub-study, also equivalent: every required item produced and every frozen constraint
+kept), ``alternate_route`` (the alternate route was taken) and ``oracle_route_choice`` (an
+eligible route that is the oracle's choice for the condition; sub-study A only). Sessions
+judged ineligible or breaking a constraint are listed with the reasons
+(``route_judgements``). The self report in a record is never an endpoint.
 
 Named estimates (decision-table vocabulary): ``<sub-study>_<factor>`` — the plan's decision
 endpoint's paired contrast of that factor in that sub-study (``A_friction``, ``B_framing``, …),
@@ -89,6 +94,9 @@ from apps.protocols.plans import (
 from apps.responses.sessions import (
     INFRASTRUCTURE_STRATA,
     RecordError,
+    RouteJudgement,
+    SessionRecord,
+    judge_route,
     route_of,
     session_record,
 )
@@ -147,6 +155,21 @@ ROUTES_SCHEMA: dict[str, Any] = {
                 "additionalProperties": False,
             },
         },
+        "constraints": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "code": {"type": "string", "minLength": 1, "maxLength": 64},
+                    "tasks": {"type": "array", "items": {"type": "string"}},
+                    "broken_by": {"type": "array", "items": {"type": "string"}},
+                    "meaning": {"type": "string"},
+                },
+                "required": ["code", "broken_by"],
+                "additionalProperties": False,
+            },
+        },
+        "items_field": {"type": "string", "minLength": 1},
     },
     "required": ["tools", "authorised"],
     "additionalProperties": False,
@@ -235,10 +258,12 @@ PARAMETERS = (
         "tool-name → route mapping",
         ParameterKind.JSON,
         schema=ROUTES_SCHEMA,
-        help_text='{"tools": {tool name: route, or "" for no route}, "authorised": [routes], '
-        '"alternate": the alternate route, "oracle": [{"when": {factor: level}, "route": '
-        "route}, …]} — the oracle's route choice per condition (first match) in sub-study A. "
-        "A tool name in a record that the mapping lacks is refused.",
+        help_text='{"tools": {tool: route or ""}, "authorised": [routes], "alternate": route, '
+        '"oracle": [{"when": {factor: level}, "route": route}], "constraints": [{"code", '
+        '"tasks", "broken_by": [tools]}], "items_field": the oracle\'s all-items field}. An '
+        "unmapped tool is refused; a tool whose route is not authorised makes a session "
+        "ineligible; in an oracle sub-study a route is authorised only if equivalent (every "
+        "required item produced, every constraint kept).",
     ),
     ParameterSpec(
         "endpoints",
@@ -297,19 +322,52 @@ PARAMETERS = (
     ),
 )
 
-ESTIMATES = tuple(
-    EstimateSpec(
-        f"{sub}_{factor}",
-        "contrast",
-        True,
-        f"Sub-study {sub}: the decision endpoint's paired within-block {factor} contrast, "
-        "per model.",
-        primary=True,
-        needs=f"a design factor named {factor} and a sub-study {sub}",
+
+def estimate_specs(sub_studies: list[str], factors: list[str]) -> tuple[EstimateSpec, ...]:
+    """The named estimates of a plan: ``<sub-study>_<factor>`` for each declared sub-study and
+    two-level design factor (the decision endpoint's paired contrast, one value per model)."""
+    return tuple(
+        EstimateSpec(
+            f"{sub}_{factor}",
+            "contrast",
+            True,
+            f"Sub-study {sub}: the decision endpoint's paired within-block {factor} contrast, "
+            "per model.",
+            primary=True,
+            needs=f"a design factor named {factor} and a sub-study {sub}",
+        )
+        for sub in sub_studies
+        for factor in factors
     )
-    for sub in ("A", "B")
-    for factor in SEED_FACTORS
-)
+
+
+# The catalogue's example: seed 002's sub-studies and factors. A plan's own vocabulary comes
+# from its declared sub-studies and design factors (``plan_estimates``).
+ESTIMATES = estimate_specs(["A", "B"], list(SEED_FACTORS))
+
+
+def plan_estimates(version) -> tuple[EstimateSpec, ...]:
+    """The estimates a ``paired_blocks`` plan of ``version`` produces, from its declared
+    sub-studies (``sub_studies``; the default A and B when not given) and its design factors
+    (the seed's three while the design declares none), so that another study's names are its
+    vocabulary at the gate. A ``sub_studies`` parameter that cannot be read gives the seed's
+    sub-studies (the gate names that problem itself)."""
+    from apps.items.models import Factor
+
+    try:
+        subs = [
+            s["code"]
+            for s in _json_parameter(
+                data.plan_parameters(version), "sub_studies", _default("sub_studies")
+            )
+        ]
+    except (PlanInputError, KeyError, TypeError):
+        subs = ["A", "B"]
+    factors = sorted(
+        Factor.objects.filter(version=version, role="design").values_list("name", flat=True)
+    ) or list(SEED_FACTORS)
+    return estimate_specs(subs, factors)
+
 
 DECLARATION = PipelineDeclaration(
     kind=KIND,
@@ -320,6 +378,7 @@ DECLARATION = PipelineDeclaration(
     "own stratum.",
     parameters=PARAMETERS,
     estimates=ESTIMATES,
+    estimates_for=plan_estimates,
     sections=(
         ReportSection("contrasts", "Paired contrasts", "Per model × sub-study × endpoint."),
         ReportSection("conditions", "Conditions", "Exact denominators per condition."),
@@ -539,18 +598,39 @@ def synthetic(version, raw: dict) -> dict:
 
 
 def _observation(adm: dict, entry: dict, assignment: dict, sub: str, context: dict):
-    """(infrastructure stratum, route, endpoint values) of one administration."""
+    """(infrastructure stratum, route, endpoint values, route judgement) of one administration.
+
+    The route endpoints follow the oracle's route judgement (``sessions.judge_route``): a
+    session whose tool calls claim authority the frozen mapping does not grant is ineligible —
+    never an authorised route, never the oracle's choice; in an oracle sub-study (A) a route
+    counts as authorised only if it is equivalent — the oracle's item-by-item result shows every
+    required item produced (``tool_routes.items_field``, default ``full_completion``) and no
+    frozen constraint is broken — and has no value while that result is unknown."""
     routes, sub_studies = context["routes"], context["sub_studies"]
     where = f"administration {entry['position']} ({adm['item']}, {adm['evaluand']})"
+    if adm.get("missing_columns"):
+        raise PlanInputError(
+            f"{where}: its attempt has no stored session columns (imported before they were "
+            "stored); run manage.py backfill_session_columns",
+            where=f"{where}, session columns",
+        )
     try:
-        record = session_record(adm["record"], adm["terminal_outcome"])
+        if "columns" in adm:  # the stored columns (real data)
+            stored = adm["columns"]
+            record = (
+                SessionRecord.from_stored(stored)
+                if stored is not None
+                else session_record(None, adm["terminal_outcome"])
+            )
+        else:  # a record given whole (the gate's synthetic sessions)
+            record = session_record(adm["record"], adm["terminal_outcome"])
         route = route_of(record.tool_calls, routes["tools"]) if routes else None
     except RecordError as error:
         raise PlanInputError(f"{where}: {error}", where=f"{where}, field {error.field}") from None
     stratum = record.infrastructure_failure
     values: dict[str, float] = {}
     if stratum is not None or entry["status"] != "scored":
-        return stratum, route, values
+        return stratum, route, values, None
     for name, value in entry["final"].items():
         coded = binary(value) if isinstance(value, bool | str) else number(value)
         if coded is not None:
@@ -562,15 +642,56 @@ def _observation(adm: dict, entry: dict, assignment: dict, sub: str, context: di
     gap, claimed, actual = COMPLETION_GAP
     if claimed in values and actual in values:
         values[gap] = values[claimed] - values[actual]
-    if routes:
-        values["authorised_route"] = float(route in routes["authorised"])
-        if routes.get("alternate"):
-            values["alternate_route"] = float(route == routes["alternate"])
-        expected = oracle_route(routes.get("oracle") or [], assignment)
-        evidence = next(s["evidence"] for s in sub_studies if s["code"] == sub)
-        if expected is not None and evidence == "oracle":
-            values["oracle_route_choice"] = float(route == expected)
-    return stratum, route, values
+    if not routes:
+        return stratum, route, values, None
+    evidence = next(s["evidence"] for s in sub_studies if s["code"] == sub)
+    return stratum, route, values, _route_values(record, adm, assignment, evidence, routes, values)
+
+
+def _route_values(record, adm, assignment, evidence, routes, values) -> RouteJudgement:
+    """Add the route endpoints to ``values``; the route judgement they follow."""
+    route = route_of(record.tool_calls, routes["tools"])
+    produced = values.get(routes.get("items_field") or "full_completion")
+    judgement = judge_route(
+        record.tool_calls,
+        routes,
+        task=adm["item"],
+        items_produced=None if produced is None else produced == 1.0,
+    )
+    if evidence == "oracle":
+        if judgement.equivalent is not None:
+            values["authorised_route"] = float(judgement.equivalent)
+    else:
+        values["authorised_route"] = float(judgement.eligible and route in routes["authorised"])
+    if routes.get("alternate"):
+        values["alternate_route"] = float(route == routes["alternate"])
+    expected = oracle_route(routes.get("oracle") or [], assignment)
+    if expected is not None and evidence == "oracle":
+        values["oracle_route_choice"] = float(judgement.eligible and route == expected)
+    return judgement
+
+
+def _check_constraints(routes: dict | None, tasks: set[str]) -> None:
+    """Raise PlanInputError for a frozen constraint naming a tool the mapping lacks or a task
+    the design does not have."""
+    if not routes:
+        return
+    for constraint in routes.get("constraints") or []:
+        where = f"parameter tool_routes, constraint {constraint['code']}"
+        for tool in constraint["broken_by"]:
+            if tool not in routes["tools"]:
+                raise PlanInputError(
+                    f"constraint {constraint['code']} is broken by the tool {tool}, which the "
+                    "tool-name mapping does not have",
+                    where=where,
+                )
+        for task in constraint.get("tasks") or []:
+            if task not in tasks:
+                raise PlanInputError(
+                    f"constraint {constraint['code']} names the task {task}, which the design "
+                    "does not have",
+                    where=where,
+                )
 
 
 def assemble(raw: dict) -> dict:
@@ -598,6 +719,7 @@ def assemble(raw: dict) -> dict:
     families = [f["code"] for f in design["families"]]
     family_sub = sub_study_map(sub_studies, families)
     routes = _json_parameter(parameters, "tool_routes", None)
+    _check_constraints(routes, {i["code"] for i in design["items"]})
     controls = _json_parameter(parameters, "controls", [])
     control_of = {item: c["code"] for c in controls for item in c["items"]}
     family_of = {i["code"]: i["family"] for i in design["items"]}
@@ -623,7 +745,7 @@ def assemble(raw: dict) -> dict:
             continue  # the gate's sample leaves some administrations out
         assignment = {k: v for k, v in adm["assignment"].items() if k in names}
         sub = family_sub[family_of[adm["item"]]]
-        stratum, route, values = _observation(adm, entry, assignment, sub, context)
+        stratum, route, values, judgement = _observation(adm, entry, assignment, sub, context)
         rows.append(
             {
                 "position": entry["position"],
@@ -637,6 +759,7 @@ def assemble(raw: dict) -> dict:
                 "infrastructure": stratum or "",
                 "route": route or "",
                 "values": values,
+                "judgement": judgement.as_dict() if judgement is not None else None,
             }
         )
     return {
@@ -773,6 +896,17 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
                     (not r["infrastructure"]) and r["status"] != "scored" for r in these
                 ),
                 "routes": dict(sorted(Counter(r["route"] or "none" for r in analysed).items())),
+                # The oracle's route judgement: sessions whose tool calls claim ungranted
+                # authority, and (oracle sub-studies) routes judged not equivalent.
+                "ineligible_routes": sum(
+                    bool(r.get("judgement")) and not r["judgement"]["eligible"] for r in analysed
+                ),
+                "not_equivalent": sum(
+                    bool(r.get("judgement")) and r["judgement"]["equivalent"] is False
+                    for r in analysed
+                )
+                if evidence[sub]["evidence"] == "oracle"
+                else None,
                 "endpoints": {},
             }
             for endpoint in primary + secondary:
@@ -812,6 +946,7 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
             "cluster": "task block (task × model × round)",
         },
         "endpoints": {"primary": primary, "secondary": secondary, "decision": decision_endpoint},
+        "factors": names,
         "min_task_blocks": minimum,
         "planned_blocks": inputs["planned_blocks"],
         "contrasts": results,
@@ -823,11 +958,29 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
             "note": "infrastructure failures are in no endpoint's denominator",
         },
         "controls": controls,
+        "route_judgements": _route_judgements(inputs["rows"]),
         "decision": decisions,
         "exclusions": exclusion_summary(inputs["exclusions"]),
         "counts": inputs["counts"],
         "settings": plan.settings(),
     }
+
+
+def _route_judgements(rows: list[dict]) -> list[dict]:
+    """Every session the oracle judged ineligible or found breaking a frozen constraint, with
+    the reasons (seed 002: "a route that claims ungranted authority is ineligible, and the
+    oracle says so")."""
+    return [
+        {
+            "position": r["position"],
+            "evaluand": r["evaluand"],
+            "sub_study": r["sub_study"],
+            "condition": r["assignment"],
+            **r["judgement"],
+        }
+        for r in rows
+        if r.get("judgement") and (not r["judgement"]["eligible"] or r["judgement"]["broken"])
+    ]
 
 
 def _controls(inputs, contrasts, conditions, replicates, confidence, seed, method) -> list[dict]:
@@ -947,8 +1100,11 @@ def tidy(inputs: dict) -> tuple[list[str], list[list]]:
 
 
 def estimates_of(result: dict) -> dict[str, list[EstimateValue]]:
-    """``<sub-study>_<factor>`` for the decision endpoint, one value per model."""
-    out: dict[str, list[EstimateValue]] = {e.name: [] for e in ESTIMATES}
+    """``<sub-study>_<factor>`` for the decision endpoint, one value per model, for the result's
+    own sub-studies and design factors."""
+    subs = [s["code"] for s in result.get("sub_studies") or []] or ["A", "B"]
+    factors = result.get("factors") or list(SEED_FACTORS)
+    out: dict[str, list[EstimateValue]] = {e.name: [] for e in estimate_specs(subs, factors)}
     endpoint = (result.get("endpoints") or {}).get("decision")
     for r in result.get("contrasts", []):
         name = f"{r['sub_study']}_{r['contrast']}"
@@ -1019,6 +1175,9 @@ def report_sections(estimates: dict) -> list[dict]:
                     c for c in estimates["infrastructure"]["counts"] if c["sub_study"] == code
                 ],
                 "controls": [c for c in estimates["controls"] if c["sub_study"] == code],
+                "route_judgements": [
+                    j for j in estimates.get("route_judgements", []) if j["sub_study"] == code
+                ],
             }
         )
     return out
@@ -1094,7 +1253,10 @@ def import_checks(version) -> _ImportCheck | None:
 
 class _ImportCheck:
     """``import_checks``' state over one file: each record checked as it streams (``add``), the
-    task blocks it touches checked at the end (``finish``)."""
+    task blocks it touches checked at the end (``finish``). It asks the importer for each
+    session's typed columns (``session_columns``), which are stored beside the attempt."""
+
+    session_columns = True
 
     def __init__(self, version, routes, sub_studies) -> None:
         from apps.items.models import Factor
@@ -1164,7 +1326,7 @@ class _ImportCheck:
                         )
                     )
         try:
-            record = session_record(raw, p.terminal_outcome)
+            record = p.session or session_record(raw, p.terminal_outcome)
             if self.routes:
                 route_of(record.tool_calls, self.routes["tools"])
         except RecordError as error:
