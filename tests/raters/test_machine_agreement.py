@@ -158,6 +158,48 @@ def test_final_values_follow_each_fields_rule(protocol, pi, reviewer):
     assert len(scored) == 6 and all(e["machine"]["judge"] for e in scored)
 
 
+def test_the_reviewers_rule_ignores_the_scorers_value_even_where_reviewers_have_not_scored(
+    protocol, pi, reviewer
+):
+    """Issue #13 §6, the third rule: ``reviewers``. A response the reviewers have not scored has
+    no final value (the scorer's is not used), and a scored one takes the reviewers' value where
+    the judge said otherwise; the analysis's observations read the same."""
+    version = machine_study(
+        protocol=protocol,
+        pi=pi,
+        fields=[_label(scored_by="both", scorer_role="judge", final_value="reviewers")],
+        scorers={"judge": ("judge", JUDGE)},
+        items=6,
+        evaluands=("alpha",),
+        parameters={"scores_per_response": 1},
+    )
+    _judge(version, pi, {p: JUDGED[p - 1] for p in range(1, 7)})
+    scoring_open(version=version, user=pi)
+    scored = []
+    for _ in range(3):
+        assignment = task_next(version_or_none=version, reviewer=reviewer)
+        position = _position(assignment.response_id)
+        score_submit(
+            task_token=assignment.task.token,
+            reviewer=reviewer,
+            values={"label": HUMAN[position - 1]},
+            idempotency_key=assignment.task.token,
+        )
+        scored.append(position)
+    rows = {_position(r["response_id"]): r for r in final_values(version)}
+    assert sorted(rows) == sorted(scored)
+    for position, row in rows.items():
+        assert row["final"]["label"] == HUMAN[position - 1]
+        assert row["sources"]["label"] == "reviewers"
+        assert row["machine"]["judge"]["label"] == JUDGED[position - 1]
+    final = {
+        e["position"]: e["final"]["label"]
+        for e in observations(version)["administrations"]
+        if e["status"] == "scored"
+    }
+    assert final == {p: HUMAN[p - 1] for p in scored}
+
+
 def test_the_audit_sample_is_drawn_with_the_seed_and_only_it_goes_to_reviewers(
     protocol, pi, reviewer
 ):
