@@ -27,3 +27,8 @@ class RunRequestForm(forms.Form):
         self.fields["kind"].choices = [(k, f"{k} — {get_pipeline(k).title}") for k in kinds]
         if default_kind:
             self.fields["kind"].initial = default_kind
+            # Another pipeline is refused with the plan's own word, as the API refuses it.
+            self.fields["kind"].error_messages["invalid_choice"] = (
+                f"The frozen plan names the {default_kind} pipeline; only {default_kind} can be "
+                "run on it, not %(value)s."
+            )

@@ -199,4 +199,7 @@ def test_the_run_page_offers_only_the_plans_pipeline(client, study):
     assert 'value="opb"' in page and 'value="xstest"' not in page
     response = client.post(_url("runs", study), {"kind": "xstest", "reason": ""})
     assert response.status_code == 200 and not AnalysisRun.objects.exists()
-    assert "xstest is not one of the available choices" in response.content.decode()
+    assert (
+        "The frozen plan names the opb pipeline; only opb can be run on it, not xstest"
+        in response.content.decode()
+    )

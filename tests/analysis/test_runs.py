@@ -1,6 +1,7 @@
 """Analysis runs: who may start one, numbering and the log, the claim, ownership, the reaper."""
 
 import json
+import logging
 from datetime import timedelta
 
 import pytest
@@ -9,7 +10,7 @@ from django.utils import timezone
 
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.pipelines import register_pipeline, unregister_pipeline
-from apps.analysis.pipelines.base import Pipeline
+from apps.analysis.pipelines.base import Pipeline, PlanInputError
 from apps.analysis.refs import run_ref
 from apps.analysis.services import (
     MAX_ATTEMPTS,
@@ -178,6 +179,41 @@ def test_a_failure_leaves_no_result_and_no_blob(failing_study, run_now, failing_
     assert run.error.startswith("The _failing analysis failed on an internal error")
     assert run.result_sha256 == "" and run.input_sha256 == ""
     assert Blob.objects.count() == blobs
+
+
+def _plan_input_failing(inputs, *, parameters, seed, progress):
+    raise PlanInputError(
+        "the margin epsilon must be below the scale's range", where="parameter epsilon"
+    )
+
+
+def test_a_failure_on_the_plans_data_names_the_input_and_logs_the_traceback_only_on_the_server(
+    db, run_now, caplog
+):
+    """Issue #12 §2: what failed and on which input, for the PI; the traceback for the log."""
+    register_pipeline(
+        Pipeline(
+            kind="_plan_input",
+            title="refuses its input",
+            collect=lambda version: {"rows": []},
+            compute=_plan_input_failing,
+            tidy=lambda inputs: ([], []),
+        )
+    )
+    try:
+        study = opb_study(evaluands=1, pipeline="_plan_input")
+        with caplog.at_level(logging.ERROR, logger="apps.analysis.services"):
+            run = run_now(study.version, study.pi, kind="_plan_input")
+    finally:
+        unregister_pipeline("_plan_input")
+    assert run.state == RunState.FAILED
+    assert run.error == (
+        "The _plan_input analysis could not be computed: the margin epsilon must be below the "
+        "scale's range (input: parameter epsilon)."
+    )
+    [record] = [r for r in caplog.records if r.name == "apps.analysis.services"]
+    assert record.exc_info is not None and record.exc_info[0] is PlanInputError
+    assert "Traceback" in caplog.text and "Traceback" not in run.error
 
 
 def test_a_finished_run_writes_its_result_hash_into_the_log(study, run_now):

@@ -39,7 +39,8 @@ def test_the_gate_checks_an_opb01_sized_design_within_ten_seconds(opb01):  # noq
     load = os.getloadavg()
     print(
         f"\ncomputability gate, OPB-01 design ({verdict.administrations} synthetic "
-        f"administrations): median {statistics.median(runs):.2f} s (min {min(runs):.2f}, max "
+        f"administrations of {verdict.planned} planned{'; ' + verdict.note if verdict.note else ''}"
+        f"): median {statistics.median(runs):.2f} s (min {min(runs):.2f}, max "
         f"{max(runs):.2f}); load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
     )
     assert meets(statistics.median(runs), at_most=10.0)

@@ -93,6 +93,24 @@ def test_each_pipeline_declares_typed_parameters_named_estimates_and_sections():
     assert opb.parameter("exclusion_reasons").schema["type"] == "array"
 
 
+def test_docs_analysis_lists_every_pipelines_catalogue():
+    """Issue #12 §6: docs/analysis.md lists each pipeline's estimates and parameters."""
+    from pathlib import Path
+
+    from django.conf import settings
+
+    text = (Path(settings.BASE_DIR) / "docs" / "analysis.md").read_text(encoding="utf-8")
+    catalogue = text[text.index("## The catalogue, per pipeline") :]
+    catalogue = catalogue[: catalogue.index("\n## ", 1)]
+    for declaration in declared_pipelines():
+        heading = f"\n### `{declaration.kind}`: "
+        assert heading in catalogue, f"no catalogue section for {declaration.kind}"
+        section = catalogue.split(heading, 1)[1].split("\n### ", 1)[0]
+        names = [e.name for e in declaration.estimates] + [p.name for p in declaration.parameters]
+        missing = [name for name in names if f"`{name}`" not in section]
+        assert not missing, f"docs/analysis.md's {declaration.kind} catalogue lacks {missing}"
+
+
 def test_a_declaration_with_a_doubled_name_or_an_unknown_estimate_kind_is_refused():
     spec = ParameterSpec("x", "x", "number")
     with pytest.raises(ValueError, match="used twice"):

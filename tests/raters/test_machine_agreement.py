@@ -2,13 +2,17 @@
 machine scorers with the reviewers (checked against the krippendorff package and Cohen's
 formula, not against our own output)."""
 
+import json
+import re
+
 import krippendorff
 import numpy as np
 import pytest
+from django.urls import reverse
 
 from apps.analysis.inputs import machine_agreement_inputs, observations
 from apps.deviations.services import outcome_unseal
-from apps.raters.final import final_values, machine_agreement
+from apps.raters.final import agreement_from_inputs, final_values, machine_agreement
 from apps.raters.models import AuditSample, ScoringTask
 from apps.raters.selectors import scoring_dashboard, task_content
 from apps.raters.services import score_submit, scoring_open, task_next
@@ -54,7 +58,9 @@ def _score_all(version, reviewer, label_of) -> int:
     return done
 
 
-def test_alpha_between_scorer_and_reviewers_equals_the_krippendorff_package(protocol, pi, reviewer):
+def test_alpha_between_scorer_and_reviewers_equals_the_krippendorff_package(
+    client, protocol, pi, reviewer
+):
     version = machine_study(
         protocol=protocol,
         pi=pi,
@@ -81,13 +87,29 @@ def test_alpha_between_scorer_and_reviewers_equals_the_krippendorff_package(prot
     assert pair["kappa"] == pytest.approx((p_o - p_e) / (1 - p_e))
     # Sealed until the PI unseals outcomes; then on the dashboard.
     assert scoring_dashboard(version)["sealed"]
+    page = reverse("raters:scoring", kwargs={"code": version.protocol.code, "label": version.label})
+    client.force_login(pi)
+    sealed_page = client.get(page).content.decode()
+    assert "Sealed: agreement values are shown once" in sealed_page
+    assert f"{expected:.3f}" not in sealed_page
     outcome_unseal(version=version, user=pi, confirmation=version.protocol.code)
     dashboard = scoring_dashboard(version)
     assert not dashboard["sealed"]
-    # The analysis reads the same pairs from its input document.
+    # Once unsealed, the PI's scoring dashboard shows α, percent agreement and κ (issue #13 §5).
+    row = re.search(
+        r"<td>judge ↔ reviewers</td><td>12</td>(.*?)</tr>", client.get(page).content.decode()
+    )
+    assert row is not None
+    assert [f"{expected:.3f}", f"{8 / 12:.3f}", f"{pair['kappa']:.3f}"] == re.findall(
+        r"<td>([-0-9.]+)</td>", row.group(1)
+    )
+    # The analysis reads the same pairs from its input document, and a run's result holds what
+    # agreement_from_inputs computes from them (apps.analysis.services.analysis_run_perform).
     inputs = machine_agreement_inputs(version)
     assert set(inputs[0]["coders"]) == {"judge", "reviewers"}
     assert all("." in key for key in inputs[0]["coders"]["judge"])
+    [from_inputs] = agreement_from_inputs(json.loads(json.dumps(inputs)))
+    assert from_inputs["pairs"][0]["alpha"] == pytest.approx(expected, abs=1e-12)
 
 
 def test_final_values_follow_each_fields_rule(protocol, pi, reviewer):
@@ -136,6 +158,48 @@ def test_final_values_follow_each_fields_rule(protocol, pi, reviewer):
     assert len(scored) == 6 and all(e["machine"]["judge"] for e in scored)
 
 
+def test_the_reviewers_rule_ignores_the_scorers_value_even_where_reviewers_have_not_scored(
+    protocol, pi, reviewer
+):
+    """Issue #13 §6, the third rule: ``reviewers``. A response the reviewers have not scored has
+    no final value (the scorer's is not used), and a scored one takes the reviewers' value where
+    the judge said otherwise; the analysis's observations read the same."""
+    version = machine_study(
+        protocol=protocol,
+        pi=pi,
+        fields=[_label(scored_by="both", scorer_role="judge", final_value="reviewers")],
+        scorers={"judge": ("judge", JUDGE)},
+        items=6,
+        evaluands=("alpha",),
+        parameters={"scores_per_response": 1},
+    )
+    _judge(version, pi, {p: JUDGED[p - 1] for p in range(1, 7)})
+    scoring_open(version=version, user=pi)
+    scored = []
+    for _ in range(3):
+        assignment = task_next(version_or_none=version, reviewer=reviewer)
+        position = _position(assignment.response_id)
+        score_submit(
+            task_token=assignment.task.token,
+            reviewer=reviewer,
+            values={"label": HUMAN[position - 1]},
+            idempotency_key=assignment.task.token,
+        )
+        scored.append(position)
+    rows = {_position(r["response_id"]): r for r in final_values(version)}
+    assert sorted(rows) == sorted(scored)
+    for position, row in rows.items():
+        assert row["final"]["label"] == HUMAN[position - 1]
+        assert row["sources"]["label"] == "reviewers"
+        assert row["machine"]["judge"]["label"] == JUDGED[position - 1]
+    final = {
+        e["position"]: e["final"]["label"]
+        for e in observations(version)["administrations"]
+        if e["status"] == "scored"
+    }
+    assert final == {p: HUMAN[p - 1] for p in scored}
+
+
 def test_the_audit_sample_is_drawn_with_the_seed_and_only_it_goes_to_reviewers(
     protocol, pi, reviewer
 ):
@@ -176,3 +240,49 @@ def test_the_audit_sample_is_drawn_with_the_seed_and_only_it_goes_to_reviewers(
     assert rows[assignment.response_id]["sources"]["label"] == "reviewers"
     [field] = machine_agreement(version)
     assert field["pairs"][0]["n"] == 1
+
+
+def test_the_audit_sample_is_fixed_by_the_plans_seed(protocol, pi, reviewer, monkeypatch):
+    """Issue #13 §4: drawn with the plan's seed. The same responses drawn again with the same
+    seed give the same sample; another seed (here put in place of the frozen one) another."""
+    from dataclasses import replace
+
+    from django.db import transaction
+
+    from apps.raters.plan import rating_plan
+    from apps.raters.services import audit
+    from apps.raters.services.audit import audit_sample_draw
+
+    version = machine_study(
+        protocol=protocol,
+        pi=pi,
+        fields=[_label(scored_by="scorer", scorer_role="judge")],
+        scorers={"judge": ("judge", JUDGE)},
+        items=20,
+        evaluands=("alpha",),
+        parameters={"scores_per_response": 1, "audit_count": 5},
+    )
+    frozen = rating_plan(version).seed
+
+    def draw(seed: int) -> set[int]:
+        # Each draw is rolled back (the sample is append-only; PostgreSQL refuses a DELETE).
+        monkeypatch.setattr(audit, "rating_plan", lambda v: replace(rating_plan(v), seed=seed))
+        with transaction.atomic():
+            assert audit_sample_draw(version=version) == 5
+            drawn = AuditSample.objects.filter(version=version).values_list("response_id")
+            sample = {pk for (pk,) in drawn}
+            transaction.set_rollback(True)
+        assert not AuditSample.objects.filter(version=version).exists()
+        return sample
+
+    first = draw(frozen)
+    assert draw(frozen) == first
+    others = [draw(frozen + n) for n in (1, 2, 3)]
+    assert any(other != first for other in others)  # P(all three equal by chance) < 1e-11
+    # Opening scoring draws with the frozen seed: the same sample.
+    monkeypatch.undo()
+    assert scoring_open(version=version, user=pi) == 5
+    assert (
+        set(AuditSample.objects.filter(version=version).values_list("response_id", flat=True))
+        == first
+    )

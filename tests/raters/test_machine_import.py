@@ -173,6 +173,26 @@ def test_a_scorer_is_identified_by_its_hashed_identity(pi):
     assert "comparison" in error.value.message_dict
 
 
+@pytest.mark.parametrize(
+    ("element", "value"),
+    [
+        ("name", "another-judge"),
+        ("version", "git:20260917.0000000"),
+        ("model", "judge-model-2026-02"),
+        ("provider", "another-provider"),
+        ("inference_settings", {"temperature": 0, "max_tokens": 4096}),
+        ("prompt_sha256", "fdbd589de2a04a46" + "1" * 48),
+    ],
+)
+def test_changing_any_element_of_a_judges_identity_makes_a_new_scorer(pi, element, value):
+    """Issue #13 §1: the identity is hashed, and each element is part of the hash."""
+    first, _ = scorer_register(user=pi, label="judge", **JUDGE)
+    other, created = scorer_register(user=pi, label="judge", **{**JUDGE, element: value})
+    assert created and other.pk != first.pk
+    assert other.identity_sha256 != first.identity_sha256
+    assert Scorer.objects.get(pk=first.pk).identity()[element] == JUDGE[element]  # unchanged
+
+
 @pytest.mark.shared_data
 @pytest.mark.skipif(not inspect_available(), reason="inspect_ai (extra 'inspect') not installed")
 @pytest.mark.parametrize("filename", ["refusal_demo_mockllm.eval", "refusal_demo_mockllm.json"])
