@@ -26,13 +26,13 @@ from apps.raters.services import rubric_create
 from apps.raters.services.machine import machine_scores_import
 from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
 from apps.responses.services import evaluand_register, responses_import, roster_enroll
-from tests.benchmarks.conftest import meets
+from tests.benchmarks.conftest import meets, sized
 from tests.factories import AnalysisParameterFactory, ProtocolVersionFactory
 from tests.raters.machine_study import JUDGE
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
-ITEMS = int(os.environ.get("BENCH_ITEMS", "25000"))
+ITEMS = int(os.environ.get("BENCH_ITEMS", sized("25000", "250")))
 TARGET_SECONDS = 10.0
 FIELDS = [
     {"name": "fidelity", "kind": "binary", "scored_by": "scorer", "scorer_role": "judge"},
