@@ -2,7 +2,7 @@
 
 from django import forms
 
-from apps.raters.models import Derivation, Disagreement, FieldKind, ScoredBy
+from apps.raters.models import Derivation, Disagreement, FieldKind, FinalValue, ScoredBy
 
 
 class RubricPublishForm(forms.Form):
@@ -71,6 +71,9 @@ class RubricFieldForm(forms.Form):
         label="Scored by", required=False, choices=ScoredBy.choices, initial=ScoredBy.REVIEWERS
     )
     scorer_role = forms.CharField(label="Scorer role", required=False, max_length=64)
+    final_value = forms.ChoiceField(
+        label="Whose value is final", required=False, choices=FinalValue.choices
+    )
 
     @staticmethod
     def initial_for(field) -> dict:

@@ -116,11 +116,15 @@ def test_the_field_page_edits_every_attribute(client, draft):
             "required": "on",
             "disagreement": "exact",
             "help_text": "How the reply sounds",
+            "scored_by": "both",
+            "scorer_role": "judge",
+            "final_value": "reviewers",
         },
     )
     assert response.status_code == 302
     field = RubricField.objects.get(version=draft, name="tone")
     assert len(field.choices) == 3 and field.disagreement == "exact"
+    assert (field.scored_by, field.scorer_role, field.final_value) == ("both", "judge", "reviewers")
     page = client.post(
         _url(draft, "fields/tone/"), {"kind": "ordinal", "disagreement": "delta"}
     ).content.decode()
