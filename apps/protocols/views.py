@@ -65,6 +65,13 @@ from apps.protocols.services import (
     version_update,
     version_withdraw,
 )
+from apps.protocols.table_forms import (
+    DecisionRuleForm,
+    DecisionRuleFormSet,
+    clause_slots,
+    place_error,
+    table_is_flat,
+)
 
 
 def _version_url(version: ProtocolVersion, name: str = "protocols:version") -> str:
@@ -333,6 +340,61 @@ def version_edit(request: HttpRequest, code: str, label: str) -> HttpResponse:
             return redirect(_version_url(version, "protocols:edit"))
         version = version_with_content(version=version)
     return render(request, "protocols/version_edit.html", _edit_context(request, version, form))
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def version_decision_table(request: HttpRequest, code: str, label: str) -> HttpResponse:
+    """The draft's decision table as rows of a form (``apps/protocols/table_forms.py``), saved
+    by ``version_update`` to the JSON the plan stores; each refusal is shown on the row and
+    field it names, and nothing is saved."""
+    version = get_version_by_label_for(user=request.user, code=code, label=label, roles=EDIT_ROLES)
+    if not version.is_editable:
+        messages.info(request, f"v{version.label} is not an open draft; nothing here is editable.")
+        return redirect(_version_url(version))
+    table = version.decision_table
+    flat = table_is_flat(table)
+    slots = clause_slots(table)
+    other_errors: list[str] = []
+    if request.method == "POST" and flat:
+        posted = request.POST.get("slots", "")
+        slots = int(posted) if posted.isdigit() and 1 <= int(posted) <= 20 else slots
+        formset = DecisionRuleFormSet(request.POST, prefix="rule", form_kwargs={"slots": slots})
+        if formset.is_valid():
+            rows = list(formset.ordered_forms)
+            try:
+                version_update(
+                    version=version, user=request.user, decision_table=[f.rule() for f in rows]
+                )
+            except ValidationError as error:
+                for key, errors in error.message_dict.items():
+                    for message in errors:
+                        if key != "decision_table" or not place_error(rows, message):
+                            other_errors.append(message)
+            else:
+                messages.success(request, "The decision table is saved.")
+                return redirect(_version_url(version, "protocols:decision-table"))
+    else:
+        formset = DecisionRuleFormSet(
+            prefix="rule",
+            form_kwargs={"slots": slots},
+            initial=[DecisionRuleForm.initial_for(rule) for rule in table] if flat else [],
+        )
+    return render(
+        request,
+        "protocols/decision_table.html",
+        {
+            "protocol": version.protocol,
+            "version": version,
+            "formset": formset,
+            "flat": flat,
+            "slots": slots,
+            "other_errors": other_errors,
+        },
+        status=400
+        if other_errors or (request.method == "POST" and formset.total_error_count())
+        else 200,
+    )
 
 
 @login_required

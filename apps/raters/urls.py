@@ -17,6 +17,7 @@ _SCORER = {"scorer": "code"}  # the route's scorer code → the view's ``code``
 _VERSION_PAGES: list[tuple[str, Callable[..., HttpResponse], str]] = [
     ("rubric/", views.rubric, "rubric"),
     ("rubric/fields/<slug:name>/", views.rubric_field, "rubric-field"),
+    ("rubric/preview/", views.rubric_preview, "rubric-preview"),
     ("scoring/", views.scoring, "scoring"),
     ("scorers/", machine_views.scorers, "scorers"),
     ("scorers/import/", machine_views.machine_import, "machine-import"),

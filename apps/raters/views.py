@@ -14,13 +14,14 @@ from apps.accounts.selectors import roles_for
 from apps.items.selectors import harm_reviews_pending_for
 from apps.raters.access import get_rubric_version_for, get_scoring_version_for, get_task_for
 from apps.raters.final import machine_dashboard
-from apps.raters.forms import RubricPublishForm
+from apps.raters.forms import RubricFieldForm, RubricPublishForm
 from apps.raters.models import (
     AssignmentOutcome,
     FieldKind,
     RubricField,
     RubricPublication,
     RubricText,
+    ScoredBy,
     StudyQueue,
 )
 from apps.raters.rubric_templates import RUBRIC_TEMPLATES
@@ -36,6 +37,11 @@ from apps.raters.selectors import (
 from apps.raters.services import (
     rubric_apply_template,
     rubric_document,
+    rubric_ensure,
+    rubric_field_add,
+    rubric_field_check,
+    rubric_field_delete,
+    rubric_field_move,
     rubric_field_update,
     score_correct,
     score_submit,
@@ -270,13 +276,40 @@ def task_correct(request: HttpRequest, token: str) -> HttpResponse:
 # The PI's pages.
 
 
+_EDITOR_ACTIONS = ("add", "up", "down", "remove")
+
+
+def _named_errors(error: ValidationError, name: str = "") -> list[str]:
+    """The service's messages, each naming the field (the service names it in most messages;
+    Django's own per-attribute errors get ``field 'x' · attribute:`` in front)."""
+    if not hasattr(error, "error_dict"):
+        return list(error.messages)
+    named = []
+    for key, messages_ in error.message_dict.items():
+        for message in messages_:
+            if message.startswith("field ") or key == "__all__":
+                named.append(message)
+            else:
+                named.append(f"field {name!r} · {key}: {message}" if name else f"{key}: {message}")
+    return named
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def rubric(request: HttpRequest, version_id: int) -> HttpResponse:
-    """The version's rubric; on a draft, apply a built-in template."""
+    """The version's rubric; on a draft, the field editor (add, move up or down, remove; each
+    field's own page edits it), a built-in template to apply, and the live preview of the
+    reviewer's page (``rubric_preview``)."""
     version = get_rubric_version_for(user=request.user, pk=version_id)
     errors: list[str] = []
-    if request.method == "POST":
+    add_form = RubricFieldForm(prefix="add")
+    action = request.POST.get("action", "")
+    if request.method == "POST" and action in _EDITOR_ACTIONS:
+        add_form, errors, done = _rubric_edit(request, version, action)
+        if done:
+            messages.success(request, done)
+            return redirect("raters:rubric", code=version.protocol.code, label=version.label)
+    elif request.method == "POST":
         try:
             rubric_apply_template(version=version, template=request.POST.get("template", ""))
         except ValidationError as error:
@@ -284,7 +317,89 @@ def rubric(request: HttpRequest, version_id: int) -> HttpResponse:
         else:
             messages.success(request, "Rubric template applied.")
             return redirect("raters:rubric", code=version.protocol.code, label=version.label)
-    return _rubric_page(request, version, errors=errors)
+    return _rubric_page(request, version, errors=errors, add_form=add_form)
+
+
+def _rubric_edit(request: HttpRequest, version, action: str):
+    """One editor action on a draft's rubric → (the add form, errors, success message)."""
+    add_form = RubricFieldForm(prefix="add")
+    try:
+        if action == "add":
+            add_form = RubricFieldForm(request.POST, prefix="add")
+            add_form.is_valid()  # every field is optional text: the service checks the field
+            spec = add_form.spec()
+            try:
+                rubric_field_add(rubric=rubric_ensure(version=version), spec=spec)
+            except ValidationError as error:
+                return add_form, _named_errors(error, spec.get("name", "")), ""
+            return RubricFieldForm(prefix="add"), [], f"Field {spec['name']} added."
+        field = RubricField.objects.filter(
+            version=version, name=request.POST.get("field", "")[:64]
+        ).first()
+        if field is None:
+            return add_form, [f"field {request.POST.get('field', '')[:64]!r}: no such field"], ""
+        if action == "remove":
+            rubric_field_delete(field=field)
+            return add_form, [], f"Field {field.name} removed."
+        rubric_field_move(field=field, offset=-1 if action == "up" else 1)
+        return add_form, [], f"Field {field.name} moved {action}."
+    except ValidationError as error:
+        return add_form, _named_errors(error), ""
+
+
+def _preview_fields(document: dict | None) -> list[dict]:
+    """The fields a reviewer types, as the task page shows them (``task_content``): derived
+    fields and fields only a machine scorer fills are left out."""
+    if not document:
+        return []
+    return [
+        f
+        for f in document["fields"]
+        if not f.get("derivation") and f.get("scored_by") != ScoredBy.SCORER
+    ]
+
+
+# What the preview shows in place of a cell's key units (the real ones come from each cell).
+_SAMPLE_UNITS = [
+    {"position": 1, "text": "(the cell's first required unit)"},
+    {"position": 2, "text": "(the cell's second required unit)"},
+]
+
+
+def _preview_context(version, *, draft: dict | None = None) -> dict:
+    document = rubric_document(version)
+    fields = _preview_fields(document)
+    problems: list[str] = []
+    if draft is not None and (draft.get("name") or draft.get("kind")):
+        shown = {**draft, "label": draft.get("label") or draft.get("name") or "(new field)"}
+        fields = [*fields, shown]
+        problems = rubric_field_check(version=version, spec=draft)
+    return {
+        "version": version,
+        "content": {
+            "instructions": (document or {}).get("instructions", ""),
+            "fields": fields,
+            "key_units": _SAMPLE_UNITS,
+        },
+        "submitted": {},
+        "draft_problems": problems,
+        "has_draft": draft is not None and bool(draft.get("name") or draft.get("kind")),
+    }
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def rubric_preview(request: HttpRequest, version_id: int) -> HttpResponse:
+    """The reviewer's page as the rubric's current fields make it (an htmx partial); a POST of
+    the add form's fields (``add-*``) previews the field being typed at the end, with what the
+    services would refuse about it. Nothing is saved."""
+    version = get_rubric_version_for(user=request.user, pk=version_id)
+    draft = None
+    if request.method == "POST" and version.is_draft:
+        form = RubricFieldForm(request.POST, prefix="add")
+        form.is_valid()
+        draft = form.spec()
+    return render(request, "raters/_rubric_preview.html", _preview_context(version, draft=draft))
 
 
 def _rubric_page(
@@ -293,6 +408,7 @@ def _rubric_page(
     *,
     errors: list[str] | None = None,
     publish_form: RubricPublishForm | None = None,
+    add_form: RubricFieldForm | None = None,
 ) -> HttpResponse:
     """The rubric page; for a fidelity rubric (seed 003) also its text's address, whether it is
     published, and (PI only) the form that publishes it."""
@@ -320,6 +436,9 @@ def _rubric_page(
             "rubric_text": rubric_text,
             "is_pi": is_pi,
             "publish_form": publish_form,
+            "add_form": add_form or RubricFieldForm(prefix="add"),
+            "kinds": FieldKind.choices,
+            **_preview_context(version),
         },
     )
 
@@ -351,43 +470,30 @@ def rubric_text_publish_action(request: HttpRequest, version_id: int) -> HttpRes
 @login_required
 @require_http_methods(["GET", "POST"])
 def rubric_field(request: HttpRequest, version_id: int, name: str) -> HttpResponse:
-    """Edit one field of a draft's rubric: label, help, required, bounds, group, choices."""
+    """Edit one field of a draft's rubric: every attribute of the add form (only those posted
+    change; an unticked Required is absent and means no). Errors name the field."""
     version = get_rubric_version_for(user=request.user, pk=version_id)
     field = RubricField.objects.filter(version=version, name=name).first()
     if field is None:
         raise Http404("No such rubric field.")
     errors: list[str] = []
+    form = RubricFieldForm(initial=RubricFieldForm.initial_for(field))
     if request.method == "POST":
-        changes = {
-            "label": request.POST.get("label", "").strip(),
-            "help_text": request.POST.get("help_text", "").strip(),
-            "group": request.POST.get("group", "").strip(),
-            "required": request.POST.get("required") == "on",
-            "minimum": request.POST.get("minimum", "").strip() or None,
-            "maximum": request.POST.get("maximum", "").strip() or None,
-        }
-        if field.kind in (FieldKind.CATEGORICAL, FieldKind.ORDINAL):
-            choices = []
-            for line in request.POST.get("choices", "").splitlines():
-                value, _, label = line.partition("|")
-                if value.strip():
-                    choices.append(
-                        {"value": value.strip(), "label": label.strip() or value.strip()}
-                    )
-            changes["choices"] = choices
+        form = RubricFieldForm(request.POST)
+        form.is_valid()  # optional text fields: the service checks the field
+        changes = form.spec(present=set(request.POST))
         try:
             rubric_field_update(field=field, changes=changes)
         except ValidationError as error:
-            errors = _errors(error)
+            errors = _named_errors(error, field.name)
             field.refresh_from_db()
         else:
             messages.success(request, f"Field {field.name} saved.")
             return redirect("raters:rubric", code=version.protocol.code, label=version.label)
-    choices_text = "\n".join(f"{c['value']}|{c['label']}" for c in field.choices)
     return render(
         request,
         "raters/rubric_field.html",
-        {"version": version, "field": field, "errors": errors, "choices_text": choices_text},
+        {"version": version, "field": field, "errors": errors, "form": form},
     )
 
 

@@ -84,7 +84,15 @@ def upload_size_problem(upload) -> str | None:
 
 
 class ImportUploadForm(forms.Form):
-    file = forms.FileField()
+    """The upload form. After a refused import the file is kept on the server (browsers cannot
+    re-fill a file input): ``kept_sha256`` and ``kept_filename`` name it, and a re-submission
+    without a new file imports the kept one."""
+
+    file = forms.FileField(required=False, help_text="Leave empty to re-submit the kept file.")
+    kept_sha256 = forms.RegexField(
+        regex=r"^[0-9a-f]{64}$", required=False, widget=forms.HiddenInput
+    )
+    kept_filename = forms.CharField(max_length=255, required=False, widget=forms.HiddenInput)
     format = forms.ChoiceField(choices=FORMAT_CHOICES, required=False)
     evaluand = forms.ChoiceField(
         required=False,
@@ -111,9 +119,13 @@ class ImportUploadForm(forms.Form):
     def clean(self):
         cleaned = super().clean()
         upload = cleaned.get("file")
+        kept = cleaned.get("kept_sha256") and cleaned.get("kept_filename")
+        if upload is None and not kept and "file" not in self.errors:
+            self.add_error("file", "Choose a file.")
         if upload is not None and (problem := upload_size_problem(upload)):
             self.add_error("file", problem)
-        if upload is not None and not cleaned.get("format") and not guess_format(upload.name):
+        name = upload.name if upload is not None else cleaned.get("kept_filename") or ""
+        if (upload is not None or kept) and not cleaned.get("format") and not guess_format(name):
             self.add_error("format", "Say which format this file is.")
         mapping = cleaned.get("mapping")
         if mapping is not None and not isinstance(mapping, dict):

@@ -215,13 +215,28 @@ def import_upload(request: HttpRequest, code: str, label: str) -> HttpResponse:
         user=request.user, code=code, label=label, roles=WRITE_ROLES
     )
     codes = [entry.code for entry in roster_of(version)]
-    form = ImportUploadForm(request.POST or None, request.FILES or None, roster_codes=codes)
+    posted = request.method == "POST"
+    form = ImportUploadForm(
+        request.POST if posted else None, request.FILES if posted else None, roster_codes=codes
+    )
     problems, total = [], 0
+    kept: dict | None = None
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
-        # The upload itself, not its bytes: one spooled to disk is read from there, row by row.
-        data = upload
-        format = form.cleaned_data["format"] or guess_format(upload.name)
+        if upload is not None:
+            # The upload itself, not its bytes: one spooled to disk is read from there.
+            data, filename = upload, upload.name
+        else:
+            digest = form.cleaned_data["kept_sha256"]
+            filename = form.cleaned_data["kept_filename"]
+            data = preview_staged(user_id=request.user.pk, version=version, digest=digest)
+            if data is None:
+                form.add_error(
+                    "file", f"The kept file {filename} is no longer here; choose it again."
+                )
+                return _upload_page(request, version, form)
+            kept = {"sha256": digest, "filename": filename}
+        format = form.cleaned_data["format"] or guess_format(filename)
         mapping = form.import_mapping()
         note = form.cleaned_data["note"]
         try:
@@ -229,7 +244,7 @@ def import_upload(request: HttpRequest, code: str, label: str) -> HttpResponse:
                 version=version,
                 user=request.user,
                 data=data,
-                filename=upload.name,
+                filename=filename,
                 format=format,
                 mapping=mapping,
                 note=note,
@@ -238,19 +253,23 @@ def import_upload(request: HttpRequest, code: str, label: str) -> HttpResponse:
         except ImportRejected as rejected:
             problems, total = rejected.problems, rejected.total
             form.add_error(None, f"Nothing was imported: {total} problem(s), listed below.")
+            kept = kept or _keep(request, version, upload)
         except ValidationError as error:
             _form_errors(form, error)
+            kept = kept or _keep(request, version, upload)
         else:
             if outcome.status == "already_imported":
                 messages.info(request, outcome.message)
                 return redirect(
                     "responses:imports", code=version.protocol.code, label=version.label
                 )
-            digest = preview_stage(user_id=request.user.pk, version=version, upload=upload)
+            if upload is not None:
+                digest = preview_stage(user_id=request.user.pk, version=version, upload=upload)
+            # (else: the kept file is staged already, under the digest it was kept by)
             confirm = ImportConfirmForm(
                 initial={
                     "sha256": digest,
-                    "filename": upload.name,
+                    "filename": filename,
                     "format": format,
                     "mapping": json.dumps(mapping),
                     "note": note,
@@ -263,13 +282,35 @@ def import_upload(request: HttpRequest, code: str, label: str) -> HttpResponse:
                     "version": version,
                     "outcome": outcome,
                     "confirm": confirm,
-                    "filename": upload.name,
+                    "filename": filename,
                 },
             )
+    elif posted:
+        upload = form.cleaned_data.get("file")
+        if upload is not None and not form.has_error("file"):
+            kept = _keep(request, version, upload)
+        elif form.cleaned_data.get("kept_sha256") and form.cleaned_data.get("kept_filename"):
+            kept = {
+                "sha256": form.cleaned_data["kept_sha256"],
+                "filename": form.cleaned_data["kept_filename"],
+            }
+    return _upload_page(request, version, form, problems=problems, total=total, kept=kept)
+
+
+def _keep(request: HttpRequest, version, upload) -> dict | None:
+    """Keep a refused upload on the server (where previews wait) so the person can fix the
+    mapping or the format and re-submit without choosing the file again."""
+    if upload is None:
+        return None
+    digest = preview_stage(user_id=request.user.pk, version=version, upload=upload)
+    return {"sha256": digest, "filename": upload.name}
+
+
+def _upload_page(request, version, form, *, problems=(), total=0, kept=None) -> HttpResponse:
     return render(
         request,
         "responses/import_upload.html",
-        {"version": version, "form": form, "problems": problems, "total": total},
+        {"version": version, "form": form, "problems": problems, "total": total, "kept": kept},
     )
 
 

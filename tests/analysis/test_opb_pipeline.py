@@ -303,3 +303,24 @@ def test_exclusive_findings_matching_together_are_reported_as_contradictory(stud
     assert (
         "Correct harm discrimination" not in html.split("<h3>Finding</h3>")[1].split("<details")[0]
     )
+
+
+def test_the_report_leads_with_the_finding_and_folds_each_stage(study):
+    """Issue #21: in each surface the finding comes first; every other analysis stage is a
+    collapsible <details> section, in the analysis order."""
+    import re
+
+    from django.template.loader import render_to_string
+
+    pipeline = get_pipeline("opb")
+    inputs = json.loads(canonical_json(pipeline.collect(study.version)))
+    parameters = {"interval_method": "analytic", "epsilon": "0.5"}
+    result = pipeline.compute(inputs, parameters=parameters, seed=3)
+    assert result["surfaces"][0]["stages"][-1]["stage"] == "decision"  # computed last
+    html = render_to_string("analysis/_report_opb.html", {"estimates": result, "plots": []})
+    surface = html.split('<section class="surface"')[1]
+    assert surface.index("<h3>Finding</h3>") < surface.index('<details class="stage"')
+    stages = re.findall(r'<details class="stage" data-stage="([^"]+)">', surface)
+    order = [s["stage"] for s in result["surfaces"][0]["stages"] if s["stage"] != "decision"]
+    assert stages == order and len(stages) >= 3
+    assert surface.count("<summary><h3>") == len(stages)

@@ -45,6 +45,12 @@ def test_pi_reads_the_opb_disclosure_and_panel(journey, django_capture_on_commit
     page = journey.page
     journey.sign_in(study.pi.username)
     journey.go("/protocols/OPB-J7/v/1.1/analysis/1/")
+    # Each analysis stage is a collapsed section under the finding (issue #21): closed, its
+    # contents are hidden; opening the disclosure stage shows the three-way contrast.
+    assert page.get_by_role("heading", name="Three-way contrast (OPB-01 §5)").count() == 0
+    summaries = page.locator('details.stage[data-stage="disclosure"] > summary')
+    for i in range(summaries.count()):
+        summaries.nth(i).click()
     heading = page.get_by_role("heading", name="Three-way contrast (OPB-01 §5)")
     assert heading.count() == 1
     assert "C_SPXI − C₀" in page.content()

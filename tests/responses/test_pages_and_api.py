@@ -153,7 +153,64 @@ def test_a_rejected_upload_lists_row_and_field(client, frozen, pi, settings, tmp
     problems = answer.context["problems"]
     assert [(p.row, p.field) for p in problems] == [(6, "administration")]
     assert "Nothing was imported" in answer.content.decode()
-    assert not list(tmp_path.iterdir())
+    # The refused file is kept for a re-submission (issue #21), nothing else.
+    assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == [
+        answer.context["kept"]["sha256"]
+    ]
+
+
+def test_a_refused_file_is_kept_and_re_submitted_without_choosing_it_again(
+    client, frozen, pi, settings, tmp_path
+):
+    settings.RESPONSE_IMPORT_STAGING_DIR = tmp_path
+    client.force_login(pi)
+    rows = [
+        {("reply" if k == "response" else k): v for k, v in r.items()} for r in answer_rows(frozen)
+    ]
+    data = csv_bytes(rows)
+    url = f"{_page(frozen)}responses/import/"
+    refused = client.post(url, {"file": SimpleUploadedFile("replies.csv", data)})
+    html = refused.content.decode()
+    assert "Nothing was imported" in html
+    kept = refused.context["kept"]
+    import hashlib
+
+    digest = hashlib.sha256(data).hexdigest()
+    assert kept == {"sha256": digest, "filename": "replies.csv"}
+    assert (
+        f'File <strong>replies.csv</strong> (SHA-256 <code class="hash">{digest}</code>) kept'
+        in html
+    )
+    assert f'name="kept_sha256" value="{digest}"' in html
+    # Fixed mapping, no file chosen: the kept file is used.
+    preview = client.post(
+        url,
+        {"kept_sha256": digest, "kept_filename": "replies.csv", "mapping": '{"response": "reply"}'},
+    )
+    assert "Ready to import replies.csv: 6 attempts" in preview.content.decode()
+    confirm = preview.context["confirm"].initial
+    assert confirm["sha256"] == digest
+    done = client.post(f"{url}confirm/", confirm, follow=True)
+    assert "Imported replies.csv: 6 attempts" in done.content.decode()
+    assert Attempt.objects.count() == 6
+    # Another person's kept file, or one gone, is not found: the form says to choose it again.
+    gone = client.post(url, {"kept_sha256": "0" * 64, "kept_filename": "x.csv"})
+    assert "The kept file x.csv is no longer here; choose it again." in gone.content.decode()
+    empty = client.post(url, {})
+    assert "Choose a file." in empty.content.decode()
+
+
+def test_a_file_kept_when_only_the_form_was_wrong(client, frozen, pi, settings, tmp_path):
+    settings.RESPONSE_IMPORT_STAGING_DIR = tmp_path
+    client.force_login(pi)
+    data = csv_bytes(answer_rows(frozen))
+    url = f"{_page(frozen)}responses/import/"
+    refused = client.post(url, {"file": SimpleUploadedFile("answers.csv", data), "mapping": "[1]"})
+    assert refused.context["kept"]["filename"] == "answers.csv"
+    preview = client.post(
+        url, {"kept_sha256": refused.context["kept"]["sha256"], "kept_filename": "answers.csv"}
+    )
+    assert "Ready to import answers.csv: 6 attempts" in preview.content.decode()
 
 
 def test_the_evaluand_chooser_sets_a_constant(client, frozen, pi, settings, tmp_path):

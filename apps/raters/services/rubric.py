@@ -282,6 +282,65 @@ def rubric_field_add(*, rubric: Rubric, spec: dict) -> RubricField:
     return field
 
 
+def rubric_field_check(*, version: ProtocolVersion, spec: dict) -> list[str]:
+    """What ``rubric_field_add`` would refuse about a field ``spec`` appended to the version's
+    rubric, as sentences naming the field — without writing anything (the editor's live
+    preview). Empty when it would be accepted."""
+    rubric = Rubric.objects.filter(version=version).first() or Rubric(version=version)
+    existing = list(rubric.fields.all()) if rubric.pk else []
+    try:
+        field = _field_from_spec(rubric, spec, len(existing) + 1)
+    except ValidationError as error:
+        return list(error.messages)
+    where = f"field {field.name!r}"
+    problems = []
+    try:
+        field.full_clean(exclude=["rubric", "version"], validate_unique=False)
+    except ValidationError as error:
+        problems += [
+            f"{where} · {key}: {message}"
+            for key, messages in error.message_dict.items()
+            for message in messages
+        ]
+    if any(f.name == field.name for f in existing):
+        problems.append(f"{where}: the name is used twice")
+    if not problems:
+        problems = rubric_field_problems(field, [*existing, field])
+    return problems
+
+
+@transaction.atomic
+def rubric_field_move(*, field: RubricField, offset: int) -> RubricField:
+    """Move a field of a draft rubric ``offset`` places (−1 up, +1 down) by swapping positions
+    with the field there; at either end nothing moves. Returns the field."""
+    _require_draft(field.version)
+    fields = list(field.rubric.fields.order_by("position"))
+    index = next(i for i, f in enumerate(fields) if f.pk == field.pk)
+    target = index + offset
+    if offset == 0 or not 0 <= target < len(fields):
+        return field
+    other = fields[target]
+    mine, theirs = field.position, other.position
+    # Positions are unique per rubric: park one field past the end while the other moves.
+    parked = max(f.position for f in fields) + 1
+    RubricField.objects.filter(pk=field.pk).update(position=parked)
+    RubricField.objects.filter(pk=other.pk).update(position=mine)
+    RubricField.objects.filter(pk=field.pk).update(position=theirs)
+    field.position = theirs
+    return field
+
+
+@transaction.atomic
+def rubric_ensure(*, version: ProtocolVersion) -> Rubric:
+    """The draft version's rubric, created empty (named after the protocol) when it has none,
+    so that fields can be added one by one without applying a template first."""
+    _require_draft(version)
+    rubric = Rubric.objects.filter(version=version).first()
+    if rubric is not None:
+        return rubric
+    return rubric_create(version=version, name=f"Rubric of {version.protocol.code}", fields=[])
+
+
 @transaction.atomic
 def rubric_field_delete(*, field: RubricField) -> None:
     """Remove a field from a draft rubric (refused while another field derives from it)."""
