@@ -105,6 +105,10 @@ def cluster_weights(n_clusters: int, replicates: int, rng: np.random.Generator) 
 def percentile_interval(replicate_values: np.ndarray, confidence: float) -> tuple[float, float]:
     """Percentile interval of bootstrap replicates (numpy's default linear interpolation).
 
+    The (α/2, 1 − α/2) quantiles of the replicates (Efron & Tibshirani 1993, *An Introduction
+    to the Bootstrap*, §13.3). Under-covers with few clusters (docs/analysis.md, *Intervals and
+    their calibration*); kept for plans that froze it.
+
     Raises:
         ValueError: ``confidence`` not in (0, 1) or no finite replicate values.
     """

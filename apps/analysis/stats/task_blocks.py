@@ -173,6 +173,9 @@ def paired_contrasts(
 ) -> PairedResult:
     """Within-block paired differences of ``contrasts`` with block-clustered intervals.
 
+    Block bootstrap-t (Davison & Hinkley 1997 §5.2.1, §3.8) or percentile (Efron & Tibshirani
+    1993 §13.3), beside the paired t interval (Student 1908); see the module docstring.
+
     Args:
         values: ``blocks × D`` float array of one endpoint (NaN: no value for that condition
             of that block). Units are the endpoint's own (a 0/1 indicator, items completed, …).
