@@ -82,6 +82,8 @@ class BootstrapResult:
 def cluster_weights(n_clusters: int, replicates: int, rng: np.random.Generator) -> np.ndarray:
     """Draw counts for a cluster bootstrap: a ``replicates × n_clusters`` int64 matrix.
 
+    Clusters drawn with replacement, as Davison & Hinkley 1997 §3.8 resample the top level.
+
     Row b says how many times each cluster was drawn in replicate b; every row sums to
     ``n_clusters`` (clusters drawn with replacement, as many draws as clusters). The draws are
     ``rng.integers(0, n_clusters, size=(replicates, n_clusters))``, so a given generator state

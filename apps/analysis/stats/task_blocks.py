@@ -108,6 +108,9 @@ def factor_contrasts(
 ) -> list[Contrast]:
     """Main-effect contrasts of every factor and the listed two-factor interactions.
 
+    The 2^k effect and interaction contrasts of Montgomery 2017, *Design and Analysis of
+    Experiments*, 9th ed., §6.2 (module docstring).
+
     Args:
         conditions: the D design combinations, in column order, each ``{factor: level}``.
         factors: factor name → (low level, high level); the contrast is high − low.
