@@ -28,3 +28,24 @@ def test_the_crucible_report_says_its_percentile_interval_covers_less_than_its_l
 
 def test_no_such_warning_for_another_method():
     assert 'id="interval-calibration"' not in _render("cluster bootstrap-t")
+
+
+def test_a_plan_that_chose_the_bootstrap_t_is_told_its_interval_is_calibrated():
+    estimates = {
+        "interval": {
+            "method": "family-clustered bootstrap-t (studentised by the cluster-robust standard "
+            "error)",
+            "bootstrap_interval": "bootstrap_t",
+            "replicates": 10000,
+            "confidence": 0.95,
+            "aggregation_rule": "mean",
+            "min_families": 3,
+            "required_families": 10,
+        }
+    }
+    html = render_to_string("analysis/_report_crucible.html", {"estimates": estimates, "plots": []})
+    assert 'id="interval-calibration"' not in html
+    assert 'id="interval-calibrated"' in html
+    assert "93.8–96.0 % of the time from 10 to 80 families" in html
+    assert "below 10 contributing families" in html
+    assert "the plan's min_families is 3" in html
