@@ -27,6 +27,8 @@ from apps.analysis.stats.beta_bootstrap import (
 from apps.analysis.stats.bootstrap import (
     cluster_weights,
     expanded_percentile_interval,
+    percentile_interval,
+    replicate_means,
     studentized_interval,
 )
 from apps.analysis.stats.decision import evaluate_decision_table
@@ -90,13 +92,16 @@ def clustered_binary(
     aggregation: str = "observation",
     runs: int,
     replicates: int = 999,
+    method: str = "studentized",
 ) -> Coverage:
     """Binary outcomes in clusters of unequal size (2–20), intra-cluster correlation ``icc``.
 
     Cluster probabilities are Beta(rate·s, (1 − rate)·s) with s = 1/icc − 1 (so the ICC of the
     0/1 outcomes is ``icc``) and every cluster's expected rate is ``rate``, the truth of both
     aggregations. The interval is ``stats.bootstrap.studentized_interval``, as
-    ``family_cluster_bootstrap`` forms it.
+    ``family_cluster_bootstrap`` forms it, or with ``method="percentile"`` the plain percentile
+    interval of ``family_cluster_bootstrap(method="percentile")`` (what the ``crucible``
+    pipeline reports, as CRUCIBLE §9.1 preregisters), on the same simulated data.
     """
     name = f"binary K={n_clusters} ICC={icc} p={rate} {aggregation}"
     rng = rng_for(name)
@@ -111,10 +116,15 @@ def clustered_binary(
         else:
             estimate = float(sums.sum() / sizes.sum())
         weights = cluster_weights(n_clusters, replicates, rng)
+        if method == "percentile":
+            reps = replicate_means(weights, sums, sizes, aggregation)
+            lo[r], hi[r] = percentile_interval(reps, CONFIDENCE)
+            continue
         (lo[r], hi[r]), _, _ = studentized_interval(
             weights, sums, sizes, estimate, aggregation, CONFIDENCE
         )
-    return _tally(name, "cluster bootstrap-t", lo, hi, rate)
+    label = "cluster percentile bootstrap" if method == "percentile" else "cluster bootstrap-t"
+    return _tally(name, label, lo, hi, rate)
 
 
 # -- 2. rates: Korn–Graubard ------------------------------------------------------------------

@@ -42,6 +42,16 @@ def test_six_clusters_are_below_the_floor_and_the_figure_shows_why(icc):
     assert result.coverage < 0.99, result.row()
 
 
+@pytest.mark.parametrize("n_clusters", [3, 10])
+def test_the_percentile_interval_crucible_preregisters_under_covers(n_clusters):
+    # Not a target: docs/analysis.md and docs/crucible.md say the crucible pipeline's percentile
+    # interval (CRUCIBLE §9.1, min_families 3 by default) covers less than its nominal level.
+    result = designs.clustered_binary(
+        n_clusters, 0.2, aggregation="cluster_mean", runs=RUNS, method="percentile"
+    )
+    assert result.coverage < 0.935, result.row()
+
+
 @pytest.mark.parametrize("rate", [0.005, 0.01, 0.025, 0.05, 0.1, 0.2])
 def test_rates_cover_and_are_never_zero_width(rate):
     result = designs.rare_rate(rate, runs=RUNS)

@@ -73,7 +73,14 @@ def test_demo_xstest_scores_through_the_queue_and_prints_the_papers_rates(shared
 
     run = AnalysisRun.objects.get()
     assert run.state == "succeeded"
-    reliability = json.loads(bytes(run.result.content))["estimates"]["reliability"]
+    estimates = json.loads(bytes(run.result.content))["estimates"]
+    # Issue #19: the demo's report has no zero-width interval, not even for a label a model
+    # never got (the percentile bootstrap printed "0.0–0.0" there).
+    assert any(r["count"] == 0 for r in estimates["rates"])
+    for rate in estimates["rates"]:
+        lo, hi = rate["interval"]
+        assert lo <= rate["rate"] <= hi and hi > lo, rate
+    reliability = estimates["reliability"]
     alphas = {a["evaluand"]: a["alpha"] for a in reliability["per_evaluand"]}
     for model, rows in rows_by_model.items():
         data = np.array(

@@ -11,11 +11,16 @@ Reported, each from the frozen plan's parameters:
 
 - **axis estimates** (§6.1, §9.1): eligible seed-level values (repetitions of a seed averaged)
   summarised within each family by the frozen aggregation rule (mean or median), then a
-  family-clustered percentile bootstrap over the family summaries
-  (``stats.bootstrap.family_cluster_bootstrap``, ``method="percentile"``) with the frozen
-  replicates and coverage; each value with its n/N and contributing families. Fewer families
-  than ``min_families``: the values are given descriptively and the interval is "interval
-  unavailable" — never a seed-level fallback. Nothing is imputed (§9.3);
+  family-clustered bootstrap over the family summaries
+  (``stats.bootstrap.family_cluster_bootstrap``) with the frozen replicates and coverage; each
+  value with its n/N and contributing families. The frozen ``bootstrap_interval`` chooses the
+  interval: ``percentile`` (the default: what §9.1 preregisters; Efron & Tibshirani 1993 §13.3),
+  which the calibration suite measures below its level with few families (docs/analysis.md), or
+  ``bootstrap_t`` (the calibrated cluster bootstrap-t; Davison & Hinkley 1997 §5.2.1, Cameron,
+  Gelbach & Miller 2008), whose floor of ``MIN_CLUSTERS_FLOOR`` (10) families applies whatever
+  ``min_families`` says. Fewer families than the minimum: the values are given descriptively
+  and the interval is "interval unavailable" with the reason — never a seed-level fallback.
+  Nothing is imputed (§9.3);
 - **coverage** (§3, §9.3) by evaluand × rung × axis × family: authored, ranked, instrumented,
   executed, observed, from the frozen family→axis allocation; absence the evaluand can cause
   (the plan's ``evaluand_caused_absence`` axes) kept apart from absence independent of it;
@@ -67,7 +72,12 @@ from apps.analysis.stats.acceptance import (
     maximum_acceptable_rung,
     rung_failures,
 )
-from apps.analysis.stats.bootstrap import family_cluster_bootstrap
+from apps.analysis.stats.bootstrap import (
+    MIN_CLUSTERS_FLOOR,
+    BootstrapResult,
+    IntervalMethod,
+    family_cluster_bootstrap,
+)
 from apps.analysis.stats.hierarchical import RESPONSE_FAMILIES, disagreements, fit_axis
 from apps.protocols.models import ParameterKind
 from apps.protocols.plans import (
@@ -93,6 +103,20 @@ INCIDENT_REASONS = ("containment_breach", "observation_fault")
 AGGREGATION_RULES = ("mean", "median")
 MULTIPLICITY_METHODS = ("holm", "bonferroni")
 COVERAGE_STATES = ("authored", "ranked", "instrumented", "executed", "observed")
+# The plan's interval choice → the stats function's method. ``percentile`` is what CRUCIBLE
+# §9.1 preregisters and the default, so plans frozen before the choice existed keep their
+# intervals; ``bootstrap_t`` is the calibrated interval the opb and xstest pipelines report.
+BOOTSTRAP_INTERVALS: dict[str, IntervalMethod] = {
+    "percentile": "percentile",
+    "bootstrap_t": "studentized",
+}
+# The result's words for each choice; the percentile's are the words results carried before the
+# choice existed (the report's coverage disclosure keys on "percentile").
+INTERVAL_METHOD_NAMES = {
+    "percentile": "family-clustered percentile bootstrap",
+    "bootstrap_t": "family-clustered bootstrap-t "
+    "(studentised by the cluster-robust standard error)",
+}
 
 ALLOCATION_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -143,7 +167,17 @@ PARAMETERS = (
         minimum=BOOTSTRAP_REPLICATES.minimum,
         maximum=BOOTSTRAP_REPLICATES.maximum,
         default="10000",
-        help_text="Family resamples drawn for every percentile interval (CRUCIBLE §9.1).",
+        help_text="Family resamples drawn for every bootstrap interval (CRUCIBLE §9.1).",
+    ),
+    ParameterSpec(
+        "bootstrap_interval",
+        "bootstrap interval",
+        ParameterKind.CHOICE,
+        choices=tuple(BOOTSTRAP_INTERVALS),
+        default="percentile",
+        help_text="percentile: the interval CRUCIBLE §9.1 preregisters (under-covers with few "
+        "families); bootstrap_t: the calibrated cluster bootstrap-t, no interval below 10 "
+        "families whatever min_families says (docs/analysis.md).",
     ),
     ParameterSpec(
         "interval_coverage",
@@ -153,7 +187,7 @@ PARAMETERS = (
         minimum="0.5",
         maximum="0.999",
         default="0.95",
-        help_text="0.95 for the 95 % percentile intervals CRUCIBLE §6.1 names.",
+        help_text="0.95 for the 95 % intervals CRUCIBLE §6.1 names.",
     ),
     ParameterSpec(
         "min_families",
@@ -164,7 +198,8 @@ PARAMETERS = (
         maximum="1000",
         default="3",
         help_text="Fewer contributing scenario families than this and a value is reported "
-        "descriptively with 'interval unavailable' — never a seed-level interval (§9.1).",
+        "descriptively with 'interval unavailable' — never a seed-level interval (§9.1). The "
+        "bootstrap_t interval needs at least 10 whatever this says.",
     ),
     ParameterSpec(
         "aggregation_rule",
@@ -273,8 +308,9 @@ PARAMETERS = (
 DECLARATION = PipelineDeclaration(
     kind=KIND,
     title="CRUCIBLE per-axis estimates and acceptance",
-    summary="Per evaluand × autonomy rung × graded axis: a family-clustered percentile "
-    "bootstrap with n/N and contributing families, coverage, hard-fail counts, incidents, the "
+    summary="Per evaluand × autonomy rung × graded axis: a family-clustered bootstrap "
+    "(percentile, as CRUCIBLE §9.1 preregisters, or the calibrated bootstrap-t) with n/N and "
+    "contributing families, coverage, hard-fail counts, incidents, the "
     "maximum acceptable rung per frozen acceptance policy, the hierarchical sensitivity model "
     "and the confirmatory comparisons with their multiplicity adjustment.",
     parameters=PARAMETERS,
@@ -435,6 +471,17 @@ class _Plan:
         self.replicates = reader.integer("bootstrap_replicates", default=10_000)
         self.confidence = reader.number("interval_coverage", default=0.95)
         self.min_families = reader.integer("min_families", default=3)
+        self.bootstrap_interval = reader.choice(
+            "bootstrap_interval", choices=tuple(BOOTSTRAP_INTERVALS), default="percentile"
+        )
+        self.method = BOOTSTRAP_INTERVALS[self.bootstrap_interval]
+        # The families an interval needs: the plan's minimum, raised to the bootstrap-t's
+        # calibrated floor when that is the method (family_cluster_bootstrap does the same).
+        self.required_families = (
+            max(self.min_families, MIN_CLUSTERS_FLOOR)
+            if self.method == "studentized"
+            else self.min_families
+        )
         self.rule = reader.choice("aggregation_rule", choices=AGGREGATION_RULES, default="mean")
         self.ladder = reader.choice("acceptance_ladder", choices=LADDER_RULES, default="contiguous")
         self.multiplicity = reader.choice(
@@ -570,10 +617,12 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
         "channels": plan.channels,
         "evaluands": evaluands,
         "interval": {
-            "method": "family-clustered percentile bootstrap",
+            "method": INTERVAL_METHOD_NAMES[plan.bootstrap_interval],
+            "bootstrap_interval": plan.bootstrap_interval,
             "confidence": plan.confidence,
             "replicates": plan.replicates,
             "min_families": plan.min_families,
+            "required_families": plan.required_families,
             "aggregation_rule": plan.rule,
         },
         "axes": axes_out,
@@ -661,7 +710,7 @@ def _axis_estimates(plan: _Plan, episodes: list[dict], by_cell: dict, seed: int)
                         replicates=plan.replicates,
                         confidence=plan.confidence,
                         min_clusters=plan.min_families,
-                        method="percentile",
+                        method=plan.method,
                     )
                     cell.update(
                         families=list(family_values.index),
@@ -673,11 +722,7 @@ def _axis_estimates(plan: _Plan, episodes: list[dict], by_cell: dict, seed: int)
                         interval_available=result.interval_available,
                     )
                     if not result.interval_available:
-                        cell["note"] = (
-                            f"interval unavailable: {len(family_values)} families contributed, "
-                            f"fewer than the frozen minimum of {plan.min_families}; the values "
-                            "are reported descriptively"
-                        )
+                        cell["note"] = _unavailable(plan, result)
                 else:
                     cell["note"] = "not observed"
                 point[(evaluand, rung, axis)] = cell["estimate"]
@@ -685,6 +730,22 @@ def _axis_estimates(plan: _Plan, episodes: list[dict], by_cell: dict, seed: int)
                 coverage_out += _coverage_cells(plan, evaluand, rung, axis, in_scope, cell_episodes)
 
     return values, summaries, axes_out, coverage_out, point
+
+
+def _unavailable(plan: _Plan, result: BootstrapResult) -> str:
+    """Why a value has no interval: its families against the frozen minimum or, for the
+    bootstrap-t, its calibrated floor when that is higher."""
+    reason = f"fewer than the frozen minimum of {plan.min_families}"
+    if result.min_clusters > plan.min_families:
+        reason = (
+            f"fewer than the {result.min_clusters} the bootstrap-t needs to reach its nominal "
+            f"coverage (its calibrated floor, docs/analysis.md; the plan's min_families is "
+            f"{plan.min_families})"
+        )
+    return (
+        f"interval unavailable: {result.n_clusters} families contributed, {reason}; the values "
+        "are reported descriptively"
+    )
 
 
 def _discrete(plan: _Plan, episodes: list[dict], by_cell: dict):
@@ -904,13 +965,17 @@ def _difference(plan: _Plan, diffs: pd.Series, seed: int) -> dict:
         replicates=plan.replicates,
         confidence=plan.confidence,
         min_clusters=plan.min_families,
-        method="percentile",
+        method=plan.method,
     )
     out.update(estimate=result.estimate, interval=interval(result.interval))
     if len(diffs) >= 2 and float(np.std(diffs.to_numpy())) > 0:
         out["p_value"] = float(scipy_stats.ttest_1samp(diffs.to_numpy(), 0.0).pvalue)
     if not result.interval_available:
-        out["note"] = "interval unavailable: fewer families than the frozen minimum"
+        out["note"] = (
+            "interval unavailable: fewer families than the frozen minimum"
+            if plan.method == "percentile"
+            else _unavailable(plan, result)
+        )
     return out
 
 

@@ -47,7 +47,11 @@ def agreement(
     value: str,
     categories: Sequence[Hashable],
 ) -> Agreement:
-    """Percent agreement and Fleiss' κ of nominal ratings (see the module docstring).
+    """Percent agreement and Fleiss' κ of nominal ratings.
+
+    Both as Fleiss, J. L. 1971, "Measuring nominal scale agreement among many raters",
+    Psychol. Bull. 76(5): 378–382 (P̄ and κ; κ by statsmodels' ``fleiss_kappa``); see the module
+    docstring.
 
     Args:
         data: one row per rating, long format.

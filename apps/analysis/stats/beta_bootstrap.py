@@ -50,6 +50,9 @@ def fit_beta_weighted(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Weighted maximum-likelihood beta regressions, one per row of ``weights``, by Fisher scoring.
 
+    The score and expected information of Ferrari & Cribari-Neto 2004 (J. Appl. Stat. 31(7)
+    §2), each observation's contribution multiplied by its frequency weight (module docstring).
+
     Args:
         y: length-n outcome strictly inside (0, 1) (squeeze F_att first).
         X: n × k design matrix of the mean model (logit link), e.g. ``[1, level]``.

@@ -82,6 +82,8 @@ class BootstrapResult:
 def cluster_weights(n_clusters: int, replicates: int, rng: np.random.Generator) -> np.ndarray:
     """Draw counts for a cluster bootstrap: a ``replicates × n_clusters`` int64 matrix.
 
+    Clusters drawn with replacement, as Davison & Hinkley 1997 §3.8 resample the top level.
+
     Row b says how many times each cluster was drawn in replicate b; every row sums to
     ``n_clusters`` (clusters drawn with replacement, as many draws as clusters). The draws are
     ``rng.integers(0, n_clusters, size=(replicates, n_clusters))``, so a given generator state
@@ -104,6 +106,10 @@ def cluster_weights(n_clusters: int, replicates: int, rng: np.random.Generator) 
 
 def percentile_interval(replicate_values: np.ndarray, confidence: float) -> tuple[float, float]:
     """Percentile interval of bootstrap replicates (numpy's default linear interpolation).
+
+    The (α/2, 1 − α/2) quantiles of the replicates (Efron & Tibshirani 1993, *An Introduction
+    to the Bootstrap*, §13.3). Under-covers with few clusters (docs/analysis.md, *Intervals and
+    their calibration*); kept for plans that froze it.
 
     Raises:
         ValueError: ``confidence`` not in (0, 1) or no finite replicate values.

@@ -26,7 +26,7 @@ Operators and the criteria behind them (OPB-01 §7 "criterion for β > 0", "≈ 
   when the interval given is the (1 − 2α) interval; an estimate may carry that interval
   separately as ``equivalence_interval``, which ``"within"`` then uses instead of ``interval``.
 
-The table itself is data of the frozen plan (the ``opb`` plan template carries OPB-01 §8's five
+The table itself is data of the frozen plan (the ``opb`` plan template carries OPB-01 §8's
 rules), never a default of this module: a finding comes only from the table that was
 preregistered. Named estimates of OPB-01's table: ``beta_A``, ``beta_B`` (slopes on level of
 Family A and B over L0–L3), ``beta_LF`` (the L × Family interaction with Family coded 1 for A

@@ -58,6 +58,10 @@ def tost(
 ) -> TostResult:
     """TOST of mean(x) − mean(y) (or mean(x) alone) against (−ε, ε) or (lower, upper).
 
+    Schuirmann 1987 (J. Pharmacokinet. Biopharm. 15(6)); asymmetric bounds as Lakens 2017
+    (Soc. Psychol. Personal. Sci. 8(4)); Welch–Satterthwaite df for unequal variances (Welch
+    1947, Biometrika 34). See the module docstring.
+
     Designs, as R ``equivalence::tost(x, y, epsilon, paired, var.equal)``:
     - ``y is None``: one sample, e.g. per-item differences already taken; df = n − 1;
     - ``paired=True``: the differences x − y, pairs matched by position; df = n − 1;

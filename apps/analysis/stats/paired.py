@@ -77,6 +77,10 @@ def paired_contrast(
 ) -> PairedContrast:
     """The mean of K per-pair differences with a ``confidence`` interval.
 
+    ``analytic``: the paired t interval (Student 1908; Casella & Berger 2002, *Statistical
+    Inference*, 2nd ed., §9.2.2); ``bootstrap``: the cluster bootstrap-t (Davison & Hinkley
+    1997 §5.2.1) of ``stats.bootstrap.family_cluster_bootstrap``.
+
     Args:
         differences: 1-D array of K finite differences, one per pair (base item), in the
             measure's units (F_att: proportion of required units; R: proportion refused).

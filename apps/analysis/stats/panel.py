@@ -52,7 +52,10 @@ def _rate(frame: pd.DataFrame, confidence: float, min_clusters: int) -> dict[str
 
 
 def panel_alpha(panel: pd.DataFrame) -> dict[str, Any]:
-    """Krippendorff's α (nominal) between panel members over the items they flagged."""
+    """Krippendorff's α (nominal) between panel members over the items they flagged.
+
+    Krippendorff, K. 2011, "Computing Krippendorff's Alpha-Reliability" (``stats.reliability``).
+    """
     if panel["member"].nunique() < 2:
         return {"alpha": None, "note": "one panel member: no agreement to measure"}
     matrix = reliability_matrix(panel, unit="item", rater="member", value="flagged")
@@ -71,6 +74,10 @@ def panel_comparison(
     replicates: int = 2000,
 ) -> dict[str, Any]:
     """The panel–system comparison on one surface (module docstring).
+
+    Rates with the Korn–Graubard interval (Korn & Graubard 1998, ``stats.proportions``); the
+    difference with the paired interval of ``stats.paired`` (paired t, Student 1908, or the
+    cluster bootstrap-t, Davison & Hinkley 1997 §5.2.1).
 
     Args:
         panel: columns ``member``, ``item``, ``flagged`` (0/1), one row per member × item.

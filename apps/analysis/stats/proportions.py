@@ -68,7 +68,11 @@ def korn_graubard_interval(
     aggregation: Aggregation = "observation",
     confidence: float = 0.95,
 ) -> tuple[float, tuple[float, float], float, float]:
-    """Korn–Graubard interval of a clustered proportion from per-cluster counts (see module).
+    """Korn–Graubard interval of a clustered proportion from per-cluster counts.
+
+    Korn & Graubard 1998 (Survey Methodology 24(2)): the Clopper–Pearson (1934) interval on the
+    design-effect effective sample size, with the K − 1 degrees-of-freedom adjustment; the
+    cluster-robust variance is :func:`bootstrap.cluster_standard_error` (module docstring).
 
     Args:
         sums: length-K positive counts per cluster (may be fractional for ``cluster_mean``
@@ -120,7 +124,10 @@ def rate_interval(
     confidence: float = 0.95,
     min_clusters: int = RATE_MIN_CLUSTERS_FLOOR,
 ) -> RateInterval:
-    """A binary outcome's rate with its Korn–Graubard interval, clustered (see module).
+    """A binary outcome's rate with its Korn–Graubard interval, clustered.
+
+    The interval of :func:`korn_graubard_interval` (Korn & Graubard 1998; Clopper & Pearson
+    1934), over the per-cluster counts of ``values``.
 
     Args:
         values: 1-D array of 0/1 outcomes (e.g. refusal R per response).

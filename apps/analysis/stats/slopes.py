@@ -70,6 +70,9 @@ def segmented_slopes(
 def level_slope(level_means: Mapping[int, float]) -> float:
     """Ordinary least-squares slope of per-level means on level, each level weighted equally.
 
+    Σ (l − l̄)·m_l / Σ (l − l̄)², the least-squares slope of simple linear regression (e.g.
+    Weisberg 2005, *Applied Linear Regression*, 3rd ed., §2.1).
+
     Raises:
         ValueError: fewer than two levels with a mean.
     """

@@ -108,6 +108,9 @@ def factor_contrasts(
 ) -> list[Contrast]:
     """Main-effect contrasts of every factor and the listed two-factor interactions.
 
+    The 2^k effect and interaction contrasts of Montgomery 2017, *Design and Analysis of
+    Experiments*, 9th ed., §6.2 (module docstring).
+
     Args:
         conditions: the D design combinations, in column order, each ``{factor: level}``.
         factors: factor name → (low level, high level); the contrast is high − low.
@@ -172,6 +175,9 @@ def paired_contrasts(
     min_blocks: int = MIN_BLOCKS_FLOOR,
 ) -> PairedResult:
     """Within-block paired differences of ``contrasts`` with block-clustered intervals.
+
+    Block bootstrap-t (Davison & Hinkley 1997 §5.2.1, §3.8) or percentile (Efron & Tibshirani
+    1993 §13.3), beside the paired t interval (Student 1908); see the module docstring.
 
     Args:
         values: ``blocks × D`` float array of one endpoint (NaN: no value for that condition
