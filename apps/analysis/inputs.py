@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from apps.analysis.crucible_episodes import RECORD_FIELDS, record_terms
 from apps.items.models import Cell, Condition, Family, Item, KeyUnit, Level, PanelFlag
 from apps.protocols.models import ProtocolVersion
 from apps.raters.final import agreement_inputs, final_values
@@ -214,6 +215,7 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
             "terminal_outcome",
             "evidence_gate",
             "raw__environment",
+            *(f"raw__{name}" for name in RECORD_FIELDS),
             "response__pk",
             "response__word_count",
         )
@@ -266,6 +268,9 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
             # The execution environment the harness names (CRUCIBLE §7); absent for most studies,
             # whose input documents therefore do not change.
             entry["environment"] = str(attempt["raw__environment"])
+        # What the episode used of its frozen budgets and the safety stop it names (CRUCIBLE
+        # §8), only when the record states them, so other studies' inputs keep their bytes.
+        entry.update(record_terms({name: attempt[f"raw__{name}"] for name in RECORD_FIELDS}))
         exclusion = exclusions.get(attempt["pk"])
         if exclusion is not None:
             entry.update(
