@@ -29,6 +29,7 @@ from apps.responses.models import (
     Exclusion,
     RosterEntry,
     TerminalOutcome,
+    analysed_attempt,
     crossed_evidence_gate,
 )
 
@@ -248,14 +249,11 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
             "repetition": administration["repetition"],
         }
         attempts = attempts_by_administration.get(administration["pk"], [])
-        crossed = [
-            a for a in attempts if crossed_evidence_gate(a["evidence_gate"], a["terminal_outcome"])
-        ]
-        if not crossed:
+        attempt = analysed_attempt(attempts)
+        if attempt is None:
             entry["status"] = "no_response"
             out.append(entry)
             continue
-        attempt = crossed[0]
         superseded += sum(
             1 for a in attempts if a["response__pk"] is not None and a["number"] > attempt["number"]
         )
