@@ -138,6 +138,9 @@ def test_the_budgets_and_stops_freeze_with_the_version_and_show_on_the_manifest_
     page = client.get("/protocols/CRU-B/v/1.0/crucible-manifest/").content.decode()
     assert 'id="episode-budgets"' in page and "max_wall_seconds" in page
     assert "range_boundary" in page and "unreconciled telemetry loss" in page
+    plan = client.get("/protocols/CRU-B/v/1.0/").content.decode()  # the plan's parameters
+    assert "episode_budgets" in plan and "safety_stop_conditions" in plan
+    assert "max_wall_seconds" in plan and "boundary_observation_fault" in plan
     manifest = client.get("/api/v1/protocols/CRU-B/versions/1.0/crucible-manifest").json()
     assert manifest["manifest"]["episode_budgets"] == EPISODE_BUDGETS
 
