@@ -28,6 +28,12 @@ class AnalysisConfig(AppConfig):
 
         register_blob_reader("analysis.crucible_manifest", manifest_blob_readable)
         register_component(VersionComponent(name="crucible_manifest", on_freeze=manifest_on_freeze))
+        # Its episode records against the frozen safety-stop conditions and budgets (§8).
+        from apps.analysis.crucible_episodes import import_check as crucible_import_check
+
+        register_component(
+            VersionComponent(name="crucible_episodes", import_check=crucible_import_check)
+        )
         # Seed 002's paired_blocks plans: the sub-study rules the gate can check without a run.
         from apps.analysis.pipelines.paired_blocks import (
             fixtures_document,

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from apps.analysis.crucible_episodes import RECORD_FIELDS, record_terms
 from apps.items.models import Cell, Condition, Family, Item, KeyUnit, Level, PanelFlag
 from apps.protocols.models import ProtocolVersion
 from apps.raters.final import agreement_inputs, final_values
@@ -29,6 +30,7 @@ from apps.responses.models import (
     RosterEntry,
     SessionColumns,
     TerminalOutcome,
+    analysed_attempt,
     crossed_evidence_gate,
 )
 from apps.responses.sessions import SESSION_FIELDS
@@ -216,6 +218,7 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
             "terminal_outcome",
             "evidence_gate",
             "raw__environment",
+            *(f"raw__{name}" for name in RECORD_FIELDS),
             "response__pk",
             "response__word_count",
         )
@@ -248,14 +251,11 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
             "repetition": administration["repetition"],
         }
         attempts = attempts_by_administration.get(administration["pk"], [])
-        crossed = [
-            a for a in attempts if crossed_evidence_gate(a["evidence_gate"], a["terminal_outcome"])
-        ]
-        if not crossed:
+        attempt = analysed_attempt(attempts)
+        if attempt is None:
             entry["status"] = "no_response"
             out.append(entry)
             continue
-        attempt = crossed[0]
         superseded += sum(
             1 for a in attempts if a["response__pk"] is not None and a["number"] > attempt["number"]
         )
@@ -268,6 +268,9 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
             # The execution environment the harness names (CRUCIBLE §7); absent for most studies,
             # whose input documents therefore do not change.
             entry["environment"] = str(attempt["raw__environment"])
+        # What the episode used of its frozen budgets and the safety stop it names (CRUCIBLE
+        # §8), only when the record states them, so other studies' inputs keep their bytes.
+        entry.update(record_terms({name: attempt[f"raw__{name}"] for name in RECORD_FIELDS}))
         exclusion = exclusions.get(attempt["pk"])
         if exclusion is not None:
             entry.update(

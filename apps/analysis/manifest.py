@@ -5,7 +5,8 @@ words what the generic design and the plan hold: the scenario families with thei
 the ordered autonomy rungs with their definitions and action-class mappings (the levels' text),
 the graded axes and hard-fail channels (the rubric), the family → axis allocation and the
 coverage states, the axes whose absence the evaluand can cause, the acceptance policies and the
-schedule's randomisation seed. Its canonical JSON is stored as a blob at the freeze
+schedule's randomisation seed, and the per-episode budgets and safety-stop conditions (§8)
+when the plan freezes them. Its canonical JSON is stored as a blob at the freeze
 (``manifest_on_freeze``) and served at ``/api/v1/blob/<sha256>`` to whoever may read the version;
 the manifest page shows it with its SHA-256.
 
@@ -67,6 +68,13 @@ def crucible_manifest(version: ProtocolVersion) -> dict[str, Any]:
         lv.code: lv.form for lv in Level.objects.filter(version=version).order_by("ordinal")
     }
     allocation = _json(parameters, "family_axis_allocation", None)
+    # §8's per-episode budgets and safety-stop conditions, only when the plan freezes them (so
+    # manifests frozen before they were plan data keep their bytes and hash).
+    stopping = {
+        name: _json(parameters, name, None)
+        for name in ("episode_budgets", "safety_stop_conditions")
+        if (parameters.get(name) or "").strip()
+    }
     return {
         "document": MANIFEST_DOCUMENT_TYPE,
         "protocol": version.protocol.code,
@@ -97,6 +105,7 @@ def crucible_manifest(version: ProtocolVersion) -> dict[str, Any]:
         "evaluand_caused_absence": _json(parameters, "evaluand_caused_absence", []),
         "acceptance_policies": _json(parameters, "acceptance_policies", []),
         "ordering": {"randomisation_seed": parameters.get("seed", "")},
+        **stopping,
     }
 
 

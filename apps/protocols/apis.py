@@ -60,6 +60,7 @@ from apps.protocols.services import (
     version_update,
     version_withdraw,
 )
+from apps.protocols.vocabulary import vocabulary
 
 BLOB_CACHE_CONTROL = "private, max-age=31536000, immutable"
 
@@ -161,6 +162,13 @@ class VersionSerializer(VersionSummarySerializer):
     pipeline = serializers.CharField(
         allow_null=True, help_text="The analysis pipeline the plan names (null: none yet)."
     )
+    vocabulary = serializers.DictField(
+        child=serializers.CharField(),
+        help_text="The study's words for the generic design's parts (level, family, item, "
+        "cell, administration, number_field, binary_field): a CRUCIBLE study says autonomy "
+        "rung, scenario family, seed variant, …, episode, graded axis, hard-fail channel. "
+        "Field names stay generic.",
+    )
     sections = SectionsSerializer()
     parameters = ParameterSerializer(many=True)
     decision_table = serializers.ListField(child=serializers.DictField())
@@ -196,6 +204,7 @@ def _full(version: ProtocolVersion) -> dict:
         **_summary(version),
         "protocol": version.protocol.code,
         "pipeline": version_pipeline(version),
+        "vocabulary": vocabulary(version),
         "sections": {name: getattr(version, name) for name in SECTION_FIELDS},
         "parameters": [
             {

@@ -21,7 +21,10 @@ The mapping (a JSON object; every key optional):
     how a row names its administration (sources as in ``apps.responses.mapping``; the default is
     the columns of those names, or Inspect's own fields);
 ``attempt``
-    the attempt number (default: the administration's latest attempt with a response);
+    the attempt number (default: the administration's analysed attempt, the first that crossed
+    the execution-evidence gate — ``apps.responses.models.analysed_attempt``; a row naming no
+    attempt whose analysed attempt has no response while a rerun has one is refused, naming
+    the row and ``attempt``);
 ``scorer``
     the scorer's roster code (a source; default: the ``scorer`` column, else the importer's
     choice, else the roster's only scorer);
@@ -70,7 +73,7 @@ from apps.responses.mapping import (
     compile_source,
     default_mapping,
 )
-from apps.responses.models import Attempt
+from apps.responses.models import Attempt, analysed_attempt
 
 PREVIEW_ROWS = 20
 ADMINISTRATION_TARGETS = ("position", *ADMINISTRATION_BY_KEY)
@@ -337,8 +340,11 @@ class _Reader:
     def _load(self, schedule: _Schedule) -> None:
         version_id = self.version.pk
         self.responses: dict[int, list[tuple[int, int, int, int]]] = defaultdict(list)
-        for administration_id, number, response_id, words, cell_id in (
-            Attempt.objects.filter(version_id=version_id, response__isnull=False)
+        # administration → its analysed attempt (number, outcome): the first that crossed the
+        # execution-evidence gate, which a row naming no attempt scores (CRUCIBLE §4, §10).
+        attempts: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        for administration_id, number, response_id, words, cell_id, gate, outcome in (
+            Attempt.objects.filter(version_id=version_id)
             .order_by("administration_id", "number")
             .values_list(
                 "administration_id",
@@ -346,9 +352,20 @@ class _Reader:
                 "response__pk",
                 "response__word_count",
                 "administration__cell_id",
+                "evidence_gate",
+                "terminal_outcome",
             )
         ):
-            self.responses[administration_id].append((number, response_id, words, cell_id))
+            attempts[administration_id].append(
+                {"number": number, "evidence_gate": gate, "terminal_outcome": outcome}
+            )
+            if response_id is not None:
+                self.responses[administration_id].append((number, response_id, words, cell_id))
+        self.analysed: dict[int, tuple[int, str]] = {}
+        for administration_id, listed in attempts.items():
+            chosen = analysed_attempt(listed)
+            if chosen is not None:
+                self.analysed[administration_id] = (chosen["number"], chosen["terminal_outcome"])
         self.needs_units = any(
             self.fields[name].kind == FieldKind.CHECKLIST for name in self.field_sources
         )
@@ -420,7 +437,25 @@ class _Reader:
                     self._row_problem(record, "attempt", f"{raw!r} is not an attempt number")
                     return None
         if wanted is None:
-            response = answered[-1] if answered else None
+            # The analysed attempt's response: after an error that crossed the gate and a rerun,
+            # the error's (CRUCIBLE §10), never the rerun's. When the analysed attempt has no
+            # response, a rerun's would be scored but never analysed: the row must say which.
+            analysed = self.analysed.get(administration_id)
+            response = (
+                next((a for a in answered if a[0] == analysed[0]), None) if analysed else None
+            )
+            if analysed and response is None and answered:
+                where = _describe(self.schedule, administration_id)
+                self._row_problem(
+                    record,
+                    "attempt",
+                    f"administration {where}'s analysed attempt (attempt {analysed[0]}, "
+                    f"{analysed[1]}: the first that crossed the execution-evidence gate) has "
+                    f"no response, and the attempts with one "
+                    f"({', '.join(str(a[0]) for a in answered)}) are never analysed: name the "
+                    "attempt to score one",
+                )
+                return None
         else:
             response = next((a for a in answered if a[0] == wanted), None)
         if response is None:

@@ -23,9 +23,10 @@ from apps.responses.access import (
 )
 from apps.responses.forms import upload_size_problem
 from apps.responses.importing import ImportRejected
-from apps.responses.models import IDENTITY_FIELDS, RosterEntry
+from apps.responses.models import IDENTITY_FIELDS, ControlResult, RosterEntry
 from apps.responses.selectors import (
     attempts_of,
+    control_validations_of,
     evaluands_visible_to,
     exclusions_of,
     imports_of,
@@ -35,6 +36,7 @@ from apps.responses.selectors import (
     roster_of,
 )
 from apps.responses.services import (
+    control_validation_record,
     evaluand_register,
     evaluand_revise,
     exclusion_record,
@@ -433,3 +435,53 @@ class ExclusionListApi(APIView):
             user=request.user, code=code, label=label, roles=READ_ROLES
         )
         return Response(ExclusionSerializer(exclusions_of(version), many=True).data)
+
+
+class ControlValidationSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    environment = serializers.CharField()
+    result = serializers.CharField()
+    rationale = serializers.CharField()
+    recorded_by = serializers.CharField()
+    recorded_at = serializers.DateTimeField()
+    # The latest record of its environment is the one the analysis reads; only a latest pass
+    # counts as a pass (an inconclusive control never does, CRUCIBLE §7).
+    is_latest = serializers.BooleanField()
+    counts_as_pass = serializers.BooleanField()
+
+
+class ControlValidationListApi(APIView):
+    """The version's control validations, newest first (PI, editors, auditors; reviewers 404)."""
+
+    @extend_schema(responses=ControlValidationSerializer(many=True))
+    def get(self, request, code: str, label: str):
+        version = get_responses_version_for(
+            user=request.user, code=code, label=label, roles=READ_ROLES
+        )
+        return Response(
+            ControlValidationSerializer(control_validations_of(version), many=True).data
+        )
+
+
+class ControlValidationRecordApi(APIView):
+    """Record an execution environment's control validation on a frozen version (PI only):
+    pass, fail or inconclusive; append-only and logged."""
+
+    @extend_schema_serializer(component_name="ControlValidationRecord")
+    class InputSerializer(serializers.Serializer):
+        environment = serializers.CharField(max_length=200)
+        result = serializers.ChoiceField(choices=ControlResult.choices)
+        rationale = serializers.CharField()
+
+    @extend_schema(request=InputSerializer, responses=ControlValidationSerializer)
+    def post(self, request, code: str, label: str):
+        version = get_responses_version_for(
+            user=request.user, code=code, label=label, roles=PI_ROLES
+        )
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        record = control_validation_record(
+            version=version, user=request.user, **data.validated_data
+        )
+        latest = next(r for r in control_validations_of(version) if r.id == record.pk)
+        return Response(ControlValidationSerializer(latest).data, status=status.HTTP_201_CREATED)

@@ -5,6 +5,7 @@ from django.conf import settings
 
 from apps.responses.formats import guess_format
 from apps.responses.mapping import TARGETS
+from apps.responses.models import ControlResult
 
 
 class _JSONField(forms.JSONField):
@@ -166,3 +167,16 @@ class ExclusionForm(forms.Form):
         self.fields["reason_code"].choices = [
             (code, f"{code} — {description}") for code, description in reasons.items()
         ]
+
+
+class ControlValidationForm(forms.Form):
+    environment = forms.CharField(
+        label="Execution environment",
+        max_length=200,
+        help_text="As the episode files name it in their environment column.",
+    )
+    result = forms.ChoiceField(
+        choices=ControlResult.choices,
+        help_text="Inconclusive is never counted as a pass (CRUCIBLE §7).",
+    )
+    rationale = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}))

@@ -5,6 +5,7 @@ schedule belong to a version and freeze with it. Attempts, responses, imports an
 arrive after the freeze and are append-only: a rerun is a new attempt, a correction a new record.
 """
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.conf import settings
@@ -252,6 +253,17 @@ def crossed_evidence_gate(flag: bool | None, terminal_outcome: str) -> bool:
     if flag is not None:
         return bool(flag)
     return terminal_outcome != TerminalOutcome.PLATFORM_LOSS
+
+
+def analysed_attempt(attempts: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The attempt of one administration that the analysis reads (CRUCIBLE §4, §10): the first,
+    in attempt-number order, that crossed the execution-evidence gate, with its declared outcome
+    (a later rerun never replaces it); None when none crossed it (platform losses only).
+    ``attempts`` are in number order, each with ``evidence_gate`` and ``terminal_outcome``."""
+    return next(
+        (a for a in attempts if crossed_evidence_gate(a["evidence_gate"], a["terminal_outcome"])),
+        None,
+    )
 
 
 class Response(models.Model):

@@ -1,4 +1,5 @@
-"""Reads of evaluands, rosters, schedules, attempts, imports and exclusions."""
+"""Reads of evaluands, rosters, schedules, attempts, imports, exclusions and control
+validations."""
 
 import json
 from collections import Counter
@@ -15,6 +16,8 @@ from apps.responses.models import (
     EVIDENCE_INTEGRITY_REASONS,
     Administration,
     Attempt,
+    ControlResult,
+    ControlValidation,
     Evaluand,
     Exclusion,
     Response,
@@ -279,3 +282,47 @@ def responses_summary(version: ProtocolVersion, *, unobserved_listed: int = 50) 
         unobserved=listed,
         imports=ResponseImport.objects.filter(version=version).count(),
     )
+
+
+@dataclass(frozen=True)
+class ControlValidationRow:
+    """One control validation as its pages and API show it."""
+
+    id: int
+    environment: str
+    result: str
+    result_label: str
+    rationale: str
+    recorded_by: str
+    recorded_at: Any
+    # The record the analysis reads for its environment (the newest), and whether it counts as
+    # a pass: only a latest pass does; an inconclusive control never does (CRUCIBLE §7).
+    is_latest: bool
+    counts_as_pass: bool
+
+
+def control_validations_of(version: ProtocolVersion) -> list[ControlValidationRow]:
+    """The version's control validations (CRUCIBLE §7), newest first."""
+    rows = []
+    seen: set[str] = set()
+    for record in (
+        ControlValidation.objects.filter(version=version)
+        .select_related("recorded_by")
+        .order_by("-recorded_at", "-pk")
+    ):
+        latest = record.environment not in seen
+        seen.add(record.environment)
+        rows.append(
+            ControlValidationRow(
+                id=record.pk,
+                environment=record.environment,
+                result=record.result,
+                result_label=record.get_result_display(),
+                rationale=record.rationale,
+                recorded_by=record.recorded_by.get_username(),
+                recorded_at=record.recorded_at,
+                is_latest=latest,
+                counts_as_pass=latest and record.result == ControlResult.PASS,
+            )
+        )
+    return rows

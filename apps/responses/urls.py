@@ -22,6 +22,7 @@ urlpatterns = [
     path(_V + "attempts/", views.attempt_list, name="attempts"),
     path(_A, views.attempt_detail_view, name="attempt"),
     path(_A + "exclude/", views.exclusion_new, name="exclude"),
+    path(_V + "control-validations/", views.control_validations, name="control-validations"),
 ]
 
 _AV = "protocols/<str:code>/versions/<str:label>/"
@@ -42,4 +43,14 @@ api_urlpatterns = [
     path(_AA, apis.AttemptDetailApi.as_view(), name="attempt"),
     path(_AA + "/exclude", apis.ExclusionCreateApi.as_view(), name="exclude"),
     path(_AV + "exclusions", apis.ExclusionListApi.as_view(), name="exclusions"),
+    path(
+        _AV + "control-validations",
+        apis.ControlValidationListApi.as_view(),
+        name="control-validations",
+    ),
+    path(
+        _AV + "control-validations/record",
+        apis.ControlValidationRecordApi.as_view(),
+        name="control-validation-record",
+    ),
 ]

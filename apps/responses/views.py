@@ -1,5 +1,6 @@
 """Pages: evaluands, a version's roster, its responses, imports (upload → preview → confirm),
-attempts and exclusions. None of them is reachable by a blind reviewer (404)."""
+attempts, exclusions and control validations.
+None of them is reachable by a blind reviewer (404)."""
 
 import json
 
@@ -11,6 +12,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from apps.accounts.models import Role
+from apps.accounts.selectors import roles_for
 from apps.responses.access import (
     PI_ROLES,
     READ_ROLES,
@@ -23,6 +26,7 @@ from apps.responses.access import (
 )
 from apps.responses.formats import guess_format
 from apps.responses.forms import (
+    ControlValidationForm,
     EvaluandForm,
     ExclusionForm,
     ImportConfirmForm,
@@ -33,6 +37,7 @@ from apps.responses.importing import ImportRejected
 from apps.responses.models import IDENTITY_FIELDS, RosterEntry, TerminalOutcome
 from apps.responses.selectors import (
     attempts_of,
+    control_validations_of,
     evaluands_visible_to,
     exclusion_reasons,
     imports_of,
@@ -41,6 +46,7 @@ from apps.responses.selectors import (
     roster_of,
 )
 from apps.responses.services import (
+    control_validation_record,
     evaluand_register,
     evaluand_revise,
     exclusion_record,
@@ -421,4 +427,44 @@ def exclusion_new(
         request,
         "responses/exclusion_form.html",
         {"attempt": attempt, "version": attempt.version, "form": form},
+    )
+
+
+# Control validations (CRUCIBLE §7)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def control_validations(request: HttpRequest, code: str, label: str) -> HttpResponse:
+    """Every control validation of the version, newest first, and (PI, frozen version) the form
+    recording one. Read by the PI, editors and auditors; a reviewer gets 404 (blinding)."""
+    version = get_responses_version_for(user=request.user, code=code, label=label)
+    is_pi = Role.PI in roles_for(user=request.user, protocol_id=version.protocol_id)
+    if request.method == "POST" and not is_pi:
+        # Editors and auditors read; recording is the PI's (403 with its reason).
+        get_responses_version_for(user=request.user, code=code, label=label, roles=PI_ROLES)
+    form = ControlValidationForm(request.POST or None) if is_pi else None
+    if request.method == "POST" and form is not None and form.is_valid():
+        try:
+            record = control_validation_record(
+                version=version, user=request.user, **form.cleaned_data
+            )
+        except ValidationError as error:
+            _form_errors(form, error)
+        else:
+            messages.success(
+                request,
+                f"Control validation of {record.environment} recorded: {record.result}. "
+                "It is logged and never changed; a later record supersedes it.",
+            )
+            return redirect("responses:control-validations", code=code, label=label)
+    return render(
+        request,
+        "responses/control_validations.html",
+        {
+            "version": version,
+            "records": control_validations_of(version),
+            "form": form,
+            "frozen": version.state != "draft",
+        },
     )

@@ -68,3 +68,35 @@ def test_the_design_pages_use_crucibles_words(frozen, client):
     grid = client.get("/protocols/CRU-M/v/1.0/design/").content.decode()
     assert "Seed variants × autonomy rungs" in grid and "Scenario families" in grid
     assert "Autonomy rungs" in client.get("/protocols/CRU-M/v/1.0/design/levels/").content.decode()
+
+
+def test_the_item_and_cell_pages_and_the_api_use_crucibles_words(frozen, client):
+    _, pi = frozen
+    client.force_login(pi)
+    item = client.get("/protocols/CRU-M/v/1.0/design/items/F01-S1/").content.decode()
+    assert "<h1>Seed variant F01-S1</h1>" in item
+    assert "Scenario family F01" in item and ">Autonomy rung</th>" in item
+    cell = client.get("/protocols/CRU-M/v/1.0/design/items/F01-S1/cells/R2/").content.decode()
+    assert "Seed variant F01-S1 at autonomy rung R2" in cell
+    version = client.get("/api/v1/protocols/CRU-M/versions/1.0").json()
+    assert version["vocabulary"]["level"] == "autonomy rung"
+    assert version["vocabulary"]["item"] == "seed variant"
+    assert version["vocabulary"]["administration"] == "episode"
+
+
+def test_other_studies_keep_the_generic_words(client):
+    from tests.factories import MembershipFactory
+    from tests.responses.conftest import build_draft
+
+    membership = MembershipFactory(role="pi")
+    draft = build_draft(protocol=membership.protocol, user=membership.user)
+    client.force_login(membership.user)
+    base = f"/protocols/{draft.protocol.code}/v/{draft.label}/design/items"
+    item = draft.items.order_by("code").first()
+    level = item.cells.select_related("level").first().level
+    page = client.get(f"{base}/{item.code}/").content.decode()
+    assert f"<h1>Item {item.code}</h1>" in page and ">Level</th>" in page
+    cell = client.get(f"{base}/{item.code}/cells/{level.code}/").content.decode()
+    assert f"Item {item.code} at {level.code}" in cell
+    api = client.get(f"/api/v1/protocols/{draft.protocol.code}/versions/{draft.label}").json()
+    assert api["vocabulary"]["level"] == "level"

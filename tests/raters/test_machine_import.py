@@ -270,3 +270,59 @@ def test_the_database_refuses_to_change_machine_scores_and_a_frozen_scorer_roste
         transaction.atomic(),
     ):
         Scorer.objects.update(version="2")
+
+
+def _rerun_study(protocol, pi, first_text: str):
+    """Position 1's attempt 1 is an error that crossed the execution-evidence gate (with
+    ``first_text`` as its response, possibly none), then a completed rerun (attempt 2)."""
+    from apps.protocols.services import version_freeze
+    from apps.raters.services import rubric_create
+    from apps.raters.services.scorers import scorer_roster_enroll
+    from apps.responses.services import responses_import
+    from tests.responses.conftest import answer_rows, build_draft
+
+    draft = build_draft(protocol=protocol, user=pi)
+    rubric_create(version=draft, name="Machine rubric", fields=JUDGE_FIELDS)
+    scorer, _ = scorer_register(user=pi, label="judge", **JUDGE)
+    scorer_roster_enroll(version=draft, scorer=scorer, code="judge", role="judge", user=pi)
+    version = version_freeze(version=draft, user=pi)
+    rows = answer_rows(version)
+    rows[0].update(terminal_outcome="error", response=first_text)
+    responses_import(version=version, user=pi, data=csv_bytes(rows), filename="answers.csv")
+    rerun = dict(rows[0], terminal_outcome="completed", response="the rerun's answer", rerun="true")
+    responses_import(
+        version=version, user=pi, data=csv_bytes([rerun], [*rows[0], "rerun"]), filename="r.csv"
+    )
+    return version
+
+
+def _score(position, **extra):
+    return {"position": position, "scorer": "judge", "fidelity": True, "loss1": 0.5, **extra}
+
+
+def test_a_row_naming_no_attempt_scores_the_analysed_attempt_not_the_rerun(protocol, pi):
+    from apps.analysis import inputs as data
+    from apps.responses.models import Attempt
+
+    version = _rerun_study(protocol, pi, first_text="a partial answer before the error")
+    machine_scores_import(version=version, user=pi, data=jsonl([_score(1)]), filename="s.jsonl")
+    scored = MachineScore.objects.values_list("response_id", flat=True).distinct().get()
+    analysed = Attempt.objects.get(administration__position=1, number=1)
+    assert scored == analysed.response.pk  # the error's response: the first that crossed
+    (entry,) = [e for e in data.observations(version)["administrations"] if e["position"] == 1]
+    assert entry["attempt"] == 1 and entry["status"] == "scored"
+    assert entry["final"]["loss1"] == 0.5
+
+
+def test_a_row_naming_no_attempt_is_refused_when_the_analysed_attempt_has_no_response(protocol, pi):
+    version = _rerun_study(protocol, pi, first_text="")
+    with pytest.raises(ImportRejected) as rejected:
+        machine_scores_import(version=version, user=pi, data=jsonl([_score(1)]), filename="s.jsonl")
+    assert [(p.row, p.field) for p in rejected.value.problems] == [(1, "attempt")]
+    assert "analysed attempt (attempt 1, error" in str(rejected.value)
+    assert MachineScore.objects.count() == 0
+    # Naming the rerun scores it (recorded, never analysed).
+    machine_scores_import(
+        version=version, user=pi, data=jsonl([_score(1, attempt=2)]), filename="s2.jsonl"
+    )
+    assert MachineScore.objects.filter(response__attempt__number=2).exists()

@@ -51,6 +51,13 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
 from apps.analysis import inputs as data
+from apps.analysis.crucible_episodes import (
+    EPISODE_BUDGETS_SCHEMA,
+    SAFETY_STOPS_SCHEMA,
+    analysed_outcome,
+    budgets_of,
+    stop_codes_of,
+)
 from apps.analysis.pipelines.base import (
     INPUT_DOCUMENT_TYPE,
     EstimateValue,
@@ -294,6 +301,28 @@ PARAMETERS = (
         '"gaussian" | "binomial"}; unnamed axes are gaussian, binomial uses the logit link.',
     ),
     ParameterSpec(
+        "episode_budgets",
+        "per-episode budgets",
+        ParameterKind.JSON,
+        required=False,
+        schema=EPISODE_BUDGETS_SCHEMA,
+        help_text='Frozen before execution (§8): {"max_turns": 40, "max_actions": 200, '
+        '"max_tool_calls": 120, "max_inference_tokens": 400000, "max_wall_seconds": 3600} '
+        "(any of the five). A completed episode whose record used more (used_turns, …, "
+        "used_wall_seconds) is analysed as timeout (wall clock) or budget_exhausted.",
+    ),
+    ParameterSpec(
+        "safety_stop_conditions",
+        "safety-stop conditions",
+        ParameterKind.JSON,
+        required=False,
+        schema=SAFETY_STOPS_SCHEMA,
+        help_text='Frozen before execution (§8): [{"code": "range_boundary", "description": '
+        '"a range-boundary crossing"}, …]. An episode record naming one in safety_stop_code is '
+        "analysed as a safety stop even if the harness said completed; a code not listed is "
+        "refused at the import.",
+    ),
+    ParameterSpec(
         "require_full_identity",
         "require the full evaluand identity",
         ParameterKind.BOOLEAN,
@@ -412,6 +441,7 @@ def assemble(raw: dict) -> dict:
             "repetition": entry["repetition"],
             "status": status,
             "terminal_outcome": entry.get("terminal_outcome", ""),
+            **{k: entry[k] for k in ("usage", "safety_stop_code") if k in entry},
             "reason_code": entry.get("reason_code", ""),
             "environment": environment,
             "values": {},
@@ -590,7 +620,7 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
     channel or rung the design does not have, or lists rungs out of the ladder's order.
     """
     plan = _Plan(inputs, parameters)
-    episodes = inputs["episodes"]
+    episodes, overrides = _terminal_rules(inputs["episodes"], parameters)
     evaluands = plan.evaluands
 
     by_cell: dict[tuple[str, str], list[dict]] = defaultdict(list)
@@ -633,6 +663,9 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
         },
         "hard_fails": hard_fails,
         "outcomes": outcomes,
+        "outcome_overrides": overrides,
+        "episode_budgets": budgets_of(parameters),
+        "safety_stop_conditions": stop_codes_of(parameters),
         "incidents": incidents,
         "control_validations": inputs.get("control_validations", {}),
         "acceptance": acceptance,
@@ -645,6 +678,40 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
         },
         "settings": plan.reader.settings(),
     }
+
+
+def _terminal_rules(episodes: list[dict], parameters: dict) -> tuple[list[dict], list[dict]]:
+    """The episodes with their analysed terminal outcome under the frozen budgets and
+    safety-stop conditions (``apps.analysis.crucible_episodes``, §4, §8), and one entry per
+    override (position, declared and analysed outcome, the reason)."""
+    budgets, stop_codes = budgets_of(parameters), stop_codes_of(parameters)
+    if not (budgets or stop_codes):
+        return episodes, []
+    out, overrides = [], []
+    for episode in episodes:
+        declared = episode["terminal_outcome"]
+        outcome, reason = analysed_outcome(
+            declared,
+            usage=episode.get("usage"),
+            safety_stop_code=episode.get("safety_stop_code"),
+            budgets=budgets,
+            stop_codes=stop_codes,
+        )
+        if outcome != declared:
+            episode = {**episode, "terminal_outcome": outcome, "declared_outcome": declared}
+            overrides.append(
+                {
+                    "position": episode["position"],
+                    "evaluand": episode["evaluand"],
+                    "rung": episode["rung"],
+                    "seed": episode["seed"],
+                    "declared": declared,
+                    "analysed": outcome,
+                    "reason": reason,
+                }
+            )
+        out.append(episode)
+    return out, overrides
 
 
 def _axis_estimates(plan: _Plan, episodes: list[dict], by_cell: dict, seed: int):

@@ -1,6 +1,7 @@
 """The design's words as its study uses them (issue #14): a CRUCIBLE study's pages say autonomy
 rungs, scenario families and seed variants where the generic design says levels, families and
-items (seed 001 §3–§5). Only labels change; the model underneath is the generic design."""
+items (seed 001 §3–§5), on the design grid, level and family pages and the item and cell pages.
+Only labels change; the model underneath is the generic design."""
 
 from django import template
 
@@ -16,6 +17,10 @@ GENERIC = {
     "families": "Families",
     "item": "Item",
     "items": "Items",
+    "Level": "Level",
+    "Family": "Family",
+    "an_item": "the item",
+    "at_level": "",
 }
 CRUCIBLE = {
     "level": "autonomy rung",
@@ -25,6 +30,10 @@ CRUCIBLE = {
     "families": "Scenario families",
     "item": "Seed variant",
     "items": "Seed variants",
+    "Level": "Autonomy rung",
+    "Family": "Scenario family",
+    "an_item": "the seed variant",
+    "at_level": "autonomy rung ",
 }
 
 
