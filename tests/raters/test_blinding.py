@@ -306,6 +306,8 @@ def _leaks(text: str) -> list[str]:
     return [name for name, marker in MARKERS.items() if marker.lower() in lowered]
 
 
+# Up to 30 addresses for each of the project's routes: minutes, more on a loaded machine.
+@pytest.mark.timeout(1200)
 def test_no_page_api_error_or_redirect_a_reviewer_reaches_reveals_the_study(client):
     study = _marked_study()
     client.force_login(study["reviewer"])
