@@ -51,6 +51,7 @@ def test_pi_edits_a_rubric(journey):
     journey.click_and_wait(form.get_by_role("button", name="Add the field"))
     assert _preview(page) == ["refusal", "hedges", "tone"]
     journey.snap("rubric-editor")
+    journey.tour("first-study-rubric-editor")
     journey.check_accessibility()
 
     # Reorder: tone up, past hedges.
