@@ -412,6 +412,13 @@ def item_create(
     )
 
 
+class _Unchanged:
+    """``item_update``'s default for ``base_item``: keep the link as it is."""
+
+
+UNCHANGED = _Unchanged()
+
+
 def _check_base_item(code: str, family: Family, base_item: Item | None) -> None:
     if base_item is None:
         return
@@ -427,6 +434,22 @@ def _check_base_item(code: str, family: Family, base_item: Item | None) -> None:
             {
                 "base_item": f"item {code}'s base item {base_item.code} is in Family "
                 f"{base_item.family.code}, not the harm-constant Family A"
+            }
+        )
+
+
+def disclosure_base_require(*, code: str, family: Family, base_item: Item | None) -> None:
+    """The page's and the API's rule for a disclosure item (C_SPXI or C₀, OPB-01 §5): it names
+    its Family A base item. ValidationError on ``base_item`` naming the item when it names none.
+
+    The services themselves let a draft hold an unlinked disclosure item for a while (a design
+    import, an author linking later); the freeze gate's ``disclosure_base_missing`` refuses it.
+    """
+    if base_item is None and family.role == FamilyRole.DISCLOSURE:
+        raise ValidationError(
+            {
+                "base_item": f"item {code} is a disclosure item (Family {family.code}): name the "
+                "Family A item it inscribes, which the three-way contrast pairs it with"
             }
         )
 
@@ -449,12 +472,21 @@ def item_update(
     domain: str = "",
     condition: Condition | None = None,
     notes: str = "",
+    base_item: Item | _Unchanged | None = UNCHANGED,
 ) -> Item:
-    """Change an item's family, domain, condition or notes (its code is fixed). Moving it into
-    a family whose stopping rule its cells would break is refused."""
+    """Change an item's family, domain, condition, notes or base item (its code is fixed).
+    Moving it into a family whose stopping rule its cells would break is refused.
+
+    ``base_item``: as for ``item_create``; left as it was unless given (None unlinks). A base
+    item on an item that is (or is moved) outside the disclosure family is refused, naming it.
+    """
     version = draft_locked(item.version)
     _same_version(version, family, "family")
     _same_version(version, condition, "condition")
+    if not isinstance(base_item, _Unchanged):
+        _same_version(version, base_item, "base_item")
+        item.base_item = base_item
+    _check_base_item(item.code, family, item.base_item)
     if family.pk != item.family_id:
         for cell in item.cells.select_related("level").order_by("level__ordinal"):
             try:
