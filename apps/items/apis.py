@@ -473,6 +473,14 @@ class CellSaveApi(APIView):
         absent = serializers.BooleanField(required=False, default=False)
         absent_reason = serializers.CharField(required=False, allow_blank=True, default="")
         key = DesignKeyUnitSerializer(many=True, required=False, default=list)
+        requires_tools = serializers.ListField(
+            child=serializers.CharField(),
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="Tool or connector names the key requires (OPB-01 §2: at L5 the gate "
+            "refuses one an enrolled evaluand lists as external); omitted: kept as it was.",
+        )
 
     class OutputSerializer(serializers.Serializer):
         item = serializers.CharField()
@@ -481,6 +489,7 @@ class CellSaveApi(APIView):
         absent = serializers.BooleanField()
         absent_reason = serializers.CharField()
         key = DesignKeyUnitSerializer(many=True)
+        requires_tools = serializers.ListField(child=serializers.CharField())
 
     @extend_schema(request=InputSerializer, responses=OutputSerializer)
     def post(self, request, protocol_code: str, label: str, item_code: str, level_code: str):
@@ -497,6 +506,7 @@ class CellSaveApi(APIView):
             absent=values["absent"],
             absent_reason=values["absent_reason"],
             key=[services.KeyUnitSpec(u["text"], u["executable"]) for u in values["key"]],
+            requires_tools=values["requires_tools"],
         )
         return Response(
             {
@@ -509,6 +519,7 @@ class CellSaveApi(APIView):
                     {"text": u.text, "executable": u.executable}
                     for u in cell.key_units.order_by("position")
                 ],
+                "requires_tools": list(cell.requires_tools),
             }
         )
 

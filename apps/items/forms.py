@@ -180,6 +180,18 @@ class CellForm(forms.Form):
         help_text='For "items" comparisons give a JSON list: one entry per item.',
     )
 
+    requires_tools = forms.CharField(
+        required=False,
+        label="Tools or connectors the key requires",
+        help_text="Names as evaluands' toolkits give them, separated by commas (e.g. "
+        "web_search). At L5 the freeze gate refuses a tool an enrolled evaluand lists as "
+        "external (OPB-01 §2).",
+    )
+
+    def clean_requires_tools(self) -> list[str]:
+        text = self.cleaned_data.get("requires_tools") or ""
+        return [name.strip() for name in text.replace("\n", ",").split(",") if name.strip()]
+
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
         kind = cleaned.get("expected_kind") or ""

@@ -593,6 +593,7 @@ def cell_edit(
             "key": services.key_units_format(units),
             "absent": cell.absent,
             "absent_reason": cell.absent_reason,
+            "requires_tools": ", ".join(cell.requires_tools),
             "expected_kind": cell.expected_kind,
             "expected_output": (
                 json.dumps(cell.expected_output, ensure_ascii=False)
@@ -624,6 +625,7 @@ def cell_edit(
                 key=services.key_units_parse(form.cleaned_data["key"]),
                 expected_kind=form.cleaned_data["expected_kind"],
                 expected_output=form.cleaned_data["expected_value"],
+                requires_tools=form.cleaned_data["requires_tools"],
             ),
         ):
             messages.success(request, f"Item {item.code} at {level.code} saved.")

@@ -28,6 +28,7 @@ from apps.items.services.design import (
     level_delete,
     level_scale_default_create,
     level_update,
+    requires_tools_clean,
     stopping_rule_check,
 )
 from apps.items.services.harm_review import (
@@ -76,5 +77,6 @@ __all__ = [
     "level_delete",
     "level_scale_default_create",
     "level_update",
+    "requires_tools_clean",
     "stopping_rule_check",
 ]

@@ -575,7 +575,7 @@ def expected_output_clean(*, kind: str, value: Any, absent: bool) -> tuple[str, 
 
 
 @transaction.atomic
-def cell_save(
+def cell_save(  # noqa: PLR0913 (keyword-only: one per field of a cell)
     *,
     item: Item,
     level: Level,
@@ -585,10 +585,16 @@ def cell_save(
     key: Sequence[KeyUnitSpec] = (),
     expected_kind: str = "",
     expected_output: Any = None,
+    requires_tools: Sequence[str] | None = None,
 ) -> Cell:
     """Write the item's cell at ``level`` (create or replace) with its scoring key, in order,
     and its expected output (``expected_kind`` ``text`` with a str, ``json`` with any JSON value,
     or ``""`` for none) that an oracle scorer compares responses with.
+
+    ``requires_tools``: the tool or connector names the cell's key requires (OPB-01 §2: the gate
+    refuses an L5 cell requiring one that an evaluand's toolkit lists as external); None keeps
+    what the cell declared (none for a new cell). Names are stripped and de-duplicated in order;
+    an absent cell requires none.
 
     A present cell may be saved without a prompt or key while the draft is being written (the
     freeze gate reports it); an absent cell needs a reason and has neither. Raises
@@ -610,6 +616,12 @@ def cell_save(
     )
     existing = Cell.objects.filter(item=item, level=level).first()
     cell = existing or Cell(version=version, item=item, level=level)
+    if requires_tools is not None:
+        cell.requires_tools = requires_tools_clean(
+            requires_tools, item_code=item.code, level_code=level.code
+        )
+    if absent:
+        cell.requires_tools = []
     cell.expected_kind, cell.expected_output = expected_kind, expected_output
     cell.prompt = "" if absent else prompt.strip()
     cell.absent, cell.absent_reason = absent, absent_reason.strip() if absent else ""
@@ -634,6 +646,25 @@ def cell_save(
             for position, unit in enumerate(key, start=1)
         )
     return cell
+
+
+def requires_tools_clean(value: Any, *, item_code: str, level_code: str) -> list[str]:
+    """A cell's ``requires_tools`` as a list of distinct tool names in the order given, each
+    stripped; ValidationError on ``requires_tools`` naming the item and level for anything that
+    is not a list of names (letters, digits, '.', '_' and '-')."""
+    where = f"item {item_code} at {level_code}"
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise ValidationError({"requires_tools": f"{where}: expected a list of tool names"})
+    out: list[str] = []
+    for name in value:
+        name = name.strip() if isinstance(name, str) else name
+        if not isinstance(name, str) or not CODE_PATTERN.match(name):
+            raise ValidationError(
+                {"requires_tools": f"{where}: {name!r} is not a tool name ({CODE_HELP})"}
+            )
+        if name not in out:
+            out.append(name)
+    return out
 
 
 @transaction.atomic
