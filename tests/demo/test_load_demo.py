@@ -167,6 +167,10 @@ def test_the_demo_people_see_their_pages(client, django_capture_on_commit_callba
     page = report.content.decode()
     assert "Result sealed" not in page
     assert "Reliability of F_att" in page and "Evaluand surface-a" in page
+    # Issue #17: the demo's report shows the three-way contrast, with intervals, and the panel.
+    assert page.count("Three-way contrast (OPB-01 §5)") == 2  # one per surface
+    assert "Human overgeneralisation baseline (OPB-01 §6.1)" in page
+    assert "Fresh session guaranteed (OPB-01 §6.3)" in page
     client.logout()
 
     assert _sign_in(client, "reviewer1")
