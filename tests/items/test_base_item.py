@@ -128,3 +128,15 @@ def test_a_reviewer_gets_404_on_the_item_page_and_api(client, reviewer, draft, d
     assert (
         client.post(f"{api(draft)}/items/c-01/update", body, content_type=JSON).status_code == 404
     )
+
+
+def test_a_base_item_is_not_deleted_or_moved_out_of_family_a_while_named(client, pi, draft, design):
+    client.force_login(pi)
+    services.item_base_set(item=design["c-01"], base_item=design["a-01"])
+    page = client.post(f"{pages(draft)}/items/a-01/delete/", follow=True)
+    assert page.status_code == 200 and "base item of c-01" in page.content.decode()
+    deleted = client.post(f"{api(draft)}/items/a-01/delete")
+    assert deleted.status_code == 400 and "base item of c-01" in str(deleted.json())
+    moved = client.post(f"{api(draft)}/items/a-01/update", {"family": "B"}, content_type=JSON)
+    assert moved.status_code == 400 and "base item of c-01" in str(moved.json()["family"])
+    assert Item.objects.get(code="a-01").family.code == "A"

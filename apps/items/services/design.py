@@ -487,6 +487,13 @@ def item_update(
         _same_version(version, base_item, "base_item")
         item.base_item = base_item
     _check_base_item(item.code, family, item.base_item)
+    if family.role != FamilyRole.HARM_CONSTANT and item.variants.exists():
+        raise ValidationError(
+            {
+                "family": f"item {item.code} is the base item of {_variant_codes(item)}, so it "
+                "stays in the harm-constant Family A"
+            }
+        )
     if family.pk != item.family_id:
         for cell in item.cells.select_related("level").order_by("level__ordinal"):
             try:
@@ -498,10 +505,20 @@ def item_update(
     return _save(item)
 
 
+def _variant_codes(item: Item) -> str:
+    return ", ".join(item.variants.order_by("code").values_list("code", flat=True))
+
+
 @transaction.atomic
 def item_delete(*, item: Item) -> None:
-    """Remove an item with its cells, keys and harm-constancy reviews (drafts only)."""
+    """Remove an item with its cells, keys and harm-constancy reviews (drafts only). A Family A
+    item that disclosure items name as their base item is refused, naming them (OPB-01 §5)."""
     draft_locked(item.version)
+    if item.variants.exists():
+        raise ValidationError(
+            f"Item {item.code} is the base item of {_variant_codes(item)}; link them to "
+            "another base item or delete them first."
+        )
     item.delete()
 
 
