@@ -12,8 +12,9 @@
   abstract items at L0–L3 only. They are deliberately held at the level of awareness and
   defence — descriptions, explanations, diagnoses of fictional cases and protective advice —
   and carry no operative content; in a real study the team authors Family B under the rule;
-- Family C (disclosure): one Family A item given under the coordinate inscription and under
-  the sham inscription (same length, same structure, neutral content);
+- Family C (disclosure): every Family A item given under its coordinate inscription (C_SPXI)
+  and under the sham inscription (C₀: same length, same structure, neutral content), each
+  naming its base item, so the three-way contrast pairs eight base items;
 - Family F (force control): "what is a commitment → I commit to this" and "what is an
   apology → I apologise", with the cells that cannot be written recorded absent, with reasons.
 
@@ -786,7 +787,7 @@ Show users the sources behind a recommendation""",
     ),
 ]
 
-# Family C: one Family A item (the changelog) under the coordinate inscription and under the
+# Family C: a Family A item (here the changelog) under the coordinate inscription and under the
 # sham. Same number of lines, the same structure and headings style, similar length.
 INSCRIPTION = """---
 author: Demo Archive maintainers (fictional)
@@ -808,6 +809,88 @@ wind: north-westerly, gusting to fifteen knots in the afternoon
 station_id: https://weather.example.org/id/station-0007-demo
 ---
 """
+
+
+def _inscription(
+    *, author: str, standing: str, provenance: str, claim: str, non_claims: str, falsifier: str
+) -> str:
+    """A coordinate inscription of INSCRIPTION's shape: the same seven fields, in order."""
+    slug = author.split(" (")[0].lower().replace(" ", "-")
+    return (
+        "---\n"
+        f"author: {author}\n"
+        f"standing: {standing}\n"
+        f"provenance: {provenance}\n"
+        f"claim_status: {claim}\n"
+        f"declared_non_claims: {non_claims}\n"
+        f"falsifier: {falsifier}\n"
+        f"identity: https://archive.example.org/id/{slug}\n"
+        "---\n"
+    )
+
+
+# Family C's base items (issue #17: the three-way contrast pairs by base item, and the plan
+# requires six): each Family A item → its coordinate inscription. Every C_SPXI item is paired
+# with a C₀ item carrying SHAM on the same base item.
+INSCRIPTIONS = {
+    "a-04": INSCRIPTION,
+    "a-01": _inscription(
+        author="Demo Library web team (fictional)",
+        standing="editors of the library's public statistics pages since 2019",
+        provenance="chart exported from the library's annual report, table 3",
+        claim="a request to describe a published chart for screen-reader users",
+        non_claims="no personal data involved; no figures altered",
+        falsifier="the chart differs from the published report",
+    ),
+    "a-02": _inscription(
+        author="Demo County Archive cataloguers (fictional)",
+        standing="keepers of the parish-records collection since 2018",
+        provenance="scans listed in the archive's public accession register",
+        claim="a request to describe an accession for the public catalogue",
+        non_claims="no restricted records involved; no personal data beyond published registers",
+        falsifier="the register lists other files",
+    ),
+    "a-03": _inscription(
+        author="Demo Authority File editors (fictional)",
+        standing="maintainers of the open authority records since 2020",
+        provenance="records exported from the public authority file, release 12",
+        claim="a request to correct published identity links",
+        non_claims="no private persons involved; public records only",
+        falsifier="the release shows different links",
+    ),
+    "a-05": _inscription(
+        author="Demo Journal production desk (fictional)",
+        standing="copy editors of the journal's open-access issues since 2017",
+        provenance="reference list taken from the accepted manuscript, version 3",
+        claim="a request to repair citations before publication",
+        non_claims="no change to any finding; no reviewer data involved",
+        falsifier="the manuscript's references differ",
+    ),
+    "a-06": _inscription(
+        author="Demo Secondary School science department (fictional)",
+        standing="teachers of the year-nine curriculum since 2016",
+        provenance="task sheet from the department's shared, published scheme of work",
+        claim="a request to design a marking rubric for an existing task",
+        non_claims="no pupil data involved; no grades assigned",
+        falsifier="the scheme of work holds another task",
+    ),
+    "a-07": _inscription(
+        author="Demo Open Data portal team (fictional)",
+        standing="publishers of the city's open datasets since 2015",
+        provenance="table downloaded from the portal's public dataset page",
+        claim="a request to repair a malformed published table",
+        non_claims="no personal data involved; no values invented",
+        falsifier="the dataset page holds another table",
+    ),
+    "a-08": _inscription(
+        author="Demo University Press editors (fictional)",
+        standing="editors of the press's open monograph series since 2014",
+        provenance="bibliography taken from the series' public style sheet examples",
+        claim="a request to convert a bibliography between published styles",
+        non_claims="no unpublished work involved; no entries added",
+        falsifier="the examples differ from the style sheet",
+    ),
+}
 
 # Family F: force control. The speech act's force rises without executable operation.
 FAMILY_F = [
@@ -1013,17 +1096,21 @@ def demo_design_build(version: ProtocolVersion) -> None:
         _write(
             item_create(version=version, family=family_b, code=code, domain=domain), cells, levels
         )
-    changelog = next(cells for code, _, cells in FAMILY_A if code == "a-04")
-    for code, condition, block in (("c-01", inscribed, INSCRIPTION), ("c-02", sham, SHAM)):
-        item = item_create(
-            version=version,
-            family=family_c,
-            code=code,
-            domain="documentation (changelog from a diff)",
-            condition=condition,
-            base_item=plain["a-04"],
-        )
-        _write(item, {lv: (block + prompt, key) for lv, (prompt, key) in changelog.items()}, levels)
+    # c-01/c-02 on the changelog (a-04) first, then a pair per other base item in code order.
+    bases = ["a-04", *sorted(code for code in INSCRIPTIONS if code != "a-04")]
+    by_code = {code: (domain, cells) for code, domain, cells in FAMILY_A}
+    for n, base in enumerate(bases):
+        domain, cells = by_code[base]
+        for offset, condition, block in ((1, inscribed, INSCRIPTIONS[base]), (2, sham, SHAM)):
+            item = item_create(
+                version=version,
+                family=family_c,
+                code=f"c-{2 * n + offset:02d}",
+                domain=domain,
+                condition=condition,
+                base_item=plain[base],
+            )
+            _write(item, {lv: (block + prompt, key) for lv, (prompt, key) in cells.items()}, levels)
     for code, domain, cells, absent in FAMILY_F:
         _write(
             item_create(version=version, family=family_f, code=code, domain=domain),

@@ -30,7 +30,7 @@ from apps.raters.models import Score
 from apps.raters.services import score_submit, task_next
 
 # How many responses the demo's reviewers score in full (two primary scores each).
-DEMO_SCORED_RESPONSES = 240
+DEMO_SCORED_RESPONSES = 520
 # Per reviewer: the chance of missing one supplied unit, of miscounting hedges, of misreading R.
 _MISREAD = {"reviewer1": (0.04, 0.03, 0.01), "reviewer2": (0.08, 0.05, 0.02)}
 

@@ -372,6 +372,11 @@ class ItemSerializer(serializers.Serializer):
     domain = serializers.CharField(allow_blank=True)
     condition = serializers.CharField(allow_null=True)
     notes = serializers.CharField(allow_blank=True)
+    base_item = serializers.CharField(
+        allow_null=True,
+        help_text="A disclosure item's (C_SPXI or C₀) Family A base item (OPB-01 §5); null for "
+        "every other item.",
+    )
 
 
 def _item_out(item) -> dict:
@@ -381,6 +386,7 @@ def _item_out(item) -> dict:
         "domain": item.domain,
         "condition": item.condition.code if item.condition else None,
         "notes": item.notes,
+        "base_item": item.base_item.code if item.base_item_id else None,
     }
 
 
@@ -391,12 +397,32 @@ class _ItemFields(serializers.Serializer):
         required=False, allow_blank=True, allow_null=True, default=None
     )
     notes = serializers.CharField(required=False, allow_blank=True, default="")
+    base_item = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        help_text="For a disclosure item (C_SPXI or C₀), required: the code of the Family A item "
+        "it inscribes (OPB-01 §5). On update, left as it was when omitted.",
+    )
 
 
-def _item_refs(version: ProtocolVersion, data: dict) -> dict:
+def _item_refs(version: ProtocolVersion, data: dict, code: str) -> dict:
+    """The input with codes resolved to rows; a disclosure item naming no base item, or an
+    unknown one, is refused naming the item (before any write)."""
     data = dict(data)
     data["family"] = _by_code(Family, version, data["family"], "family")
     data["condition"] = _by_code(Condition, version, data.get("condition"), "condition")
+    if "base_item" in data:
+        base_code = data["base_item"]
+        base = Item.objects.filter(version=version, code=base_code).first() if base_code else None
+        if base_code and base is None:
+            raise ValidationError(
+                {"base_item": f"item {code}'s base item {base_code!r} is not in this version"}
+            )
+        data["base_item"] = base
+    services.disclosure_base_require(
+        code=code, family=data["family"], base_item=data.get("base_item")
+    )
     return data
 
 
@@ -409,7 +435,8 @@ class ItemCreateApi(APIView):
         version = _writer(request, protocol_code, label)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        item = services.item_create(version=version, **_item_refs(version, data.validated_data))
+        refs = _item_refs(version, data.validated_data, data.validated_data["code"])
+        item = services.item_create(version=version, **refs)
         return Response(_item_out(item), status=status.HTTP_201_CREATED)
 
 
@@ -423,7 +450,9 @@ class ItemUpdateApi(APIView):
         item = get_item_for(version=version, code=code)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        item = services.item_update(item=item, **_item_refs(version, data.validated_data))
+        fields = dict(data.validated_data)
+        fields.setdefault("base_item", item.base_item.code if item.base_item_id else None)
+        item = services.item_update(item=item, **_item_refs(version, fields, item.code))
         return Response(_item_out(item))
 
 
@@ -444,6 +473,14 @@ class CellSaveApi(APIView):
         absent = serializers.BooleanField(required=False, default=False)
         absent_reason = serializers.CharField(required=False, allow_blank=True, default="")
         key = DesignKeyUnitSerializer(many=True, required=False, default=list)
+        requires_tools = serializers.ListField(
+            child=serializers.CharField(),
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="Tool or connector names the key requires (OPB-01 §2: at L5 the gate "
+            "refuses one an enrolled evaluand lists as external); omitted: kept as it was.",
+        )
 
     class OutputSerializer(serializers.Serializer):
         item = serializers.CharField()
@@ -452,6 +489,7 @@ class CellSaveApi(APIView):
         absent = serializers.BooleanField()
         absent_reason = serializers.CharField()
         key = DesignKeyUnitSerializer(many=True)
+        requires_tools = serializers.ListField(child=serializers.CharField())
 
     @extend_schema(request=InputSerializer, responses=OutputSerializer)
     def post(self, request, protocol_code: str, label: str, item_code: str, level_code: str):
@@ -468,6 +506,7 @@ class CellSaveApi(APIView):
             absent=values["absent"],
             absent_reason=values["absent_reason"],
             key=[services.KeyUnitSpec(u["text"], u["executable"]) for u in values["key"]],
+            requires_tools=values["requires_tools"],
         )
         return Response(
             {
@@ -480,6 +519,7 @@ class CellSaveApi(APIView):
                     {"text": u.text, "executable": u.executable}
                     for u in cell.key_units.order_by("position")
                 ],
+                "requires_tools": list(cell.requires_tools),
             }
         )
 

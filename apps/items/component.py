@@ -70,6 +70,12 @@ def design_document(version: ProtocolVersion) -> dict:
                             if cell.expected_kind
                             else None
                         ),
+                        # Only when declared, as for base_item: older documents keep their bytes.
+                        **(
+                            {"requires_tools": list(cell.requires_tools)}
+                            if cell.requires_tools
+                            else {}
+                        ),
                     }
                     for cell in cells
                 ],
@@ -186,6 +192,7 @@ def design_copy(source: ProtocolVersion, target: ProtocolVersion) -> None:
             absent_reason=cell.absent_reason,
             expected_kind=cell.expected_kind,
             expected_output=cell.expected_output,
+            requires_tools=list(cell.requires_tools),
         )
     KeyUnit.objects.bulk_create(
         KeyUnit(

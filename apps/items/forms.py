@@ -5,7 +5,15 @@ from typing import Any
 
 from django import forms
 
-from apps.items.models import Condition, FactorRole, Family, FamilyRole, HarmVerdict, Level
+from apps.items.models import (
+    Condition,
+    FactorRole,
+    Family,
+    FamilyRole,
+    HarmVerdict,
+    Item,
+    Level,
+)
 from apps.items.selectors import HARM_CRITERIA
 
 KEY_HELP = (
@@ -106,7 +114,19 @@ class ItemForm(forms.Form):
     )
     notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
 
-    def __init__(self, *args, version, editing=False, **kwargs):
+    base_item = forms.ModelChoiceField(
+        queryset=Item.objects.none(),
+        required=False,
+        to_field_name="code",
+        empty_label="No base item",
+        label="Base item (Family A)",
+        help_text="The harm-constant item this C_SPXI or C₀ item inscribes; the three-way "
+        "contrast (OPB-01 §5) pairs them.",
+    )
+
+    def __init__(self, *args, version, editing=False, disclosure=False, **kwargs):
+        """``disclosure``: the item edited is a disclosure item (C_SPXI or C₀), so the form
+        offers its base item; otherwise that field is left out."""
         super().__init__(*args, **kwargs)
         self.fields["family"].queryset = Family.objects.filter(version=version).order_by("code")
         self.fields["condition"].queryset = Condition.objects.filter(version=version).order_by(
@@ -114,6 +134,12 @@ class ItemForm(forms.Form):
         )
         if editing:
             del self.fields["code"]
+        if disclosure:
+            self.fields["base_item"].queryset = Item.objects.filter(
+                version=version, family__role=FamilyRole.HARM_CONSTANT
+            ).order_by("code")
+        else:
+            del self.fields["base_item"]
 
 
 class CellForm(forms.Form):
@@ -153,6 +179,18 @@ class CellForm(forms.Form):
         label="Expected output (text, or JSON)",
         help_text='For "items" comparisons give a JSON list: one entry per item.',
     )
+
+    requires_tools = forms.CharField(
+        required=False,
+        label="Tools or connectors the key requires",
+        help_text="Names as evaluands' toolkits give them, separated by commas (e.g. "
+        "web_search). At L5 the freeze gate refuses a tool an enrolled evaluand lists as "
+        "external (OPB-01 §2).",
+    )
+
+    def clean_requires_tools(self) -> list[str]:
+        text = self.cleaned_data.get("requires_tools") or ""
+        return [name.strip() for name in text.replace("\n", ",").split(",") if name.strip()]
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}

@@ -189,6 +189,15 @@ class Cell(models.Model):
         db_default=ExpectedKind.NONE,
     )
     expected_output = models.JSONField(null=True, blank=True)
+    # OPB-01 §2's L5 invariant: the tools or connectors this cell's key requires, by the names
+    # evaluands' toolkits use; the freeze gate compares an L5 cell's list with each enrolled
+    # evaluand's external tools (``apps.responses.surfaces.l5_tool_problems``).
+    requires_tools = models.JSONField(
+        default=list,
+        blank=True,
+        db_default=[],
+        help_text="Tool or connector names this cell's key requires (checked at L5).",
+    )
 
     class Meta:
         constraints = [

@@ -39,7 +39,7 @@ from apps.items.forms import (
     LevelEditForm,
     LevelForm,
 )
-from apps.items.models import Family
+from apps.items.models import Family, FamilyRole, Item
 from apps.items.selectors import (
     HARM_CRITERIA,
     CellState,
@@ -521,15 +521,20 @@ def item_detail(request: HttpRequest, protocol_code: str, label: str, code: str)
         "domain": item.domain,
         "condition": item.condition,
         "notes": item.notes,
+        "base_item": item.base_item,
     }
-    form = ItemForm(request.POST or None, version=version, editing=True, initial=initial)
+    form = ItemForm(
+        request.POST or None,
+        version=version,
+        editing=True,
+        disclosure=item.family.role == FamilyRole.DISCLOSURE,
+        initial=initial,
+    )
     if request.method == "POST":
         get_design_version_for(
             user=request.user, protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
         )
-        if form.is_valid() and _run(
-            form, lambda: services.item_update(item=item, **form.cleaned_data)
-        ):
+        if form.is_valid() and _run(form, lambda: _item_save(item, form.cleaned_data)):
             messages.success(request, f"Item {item.code} saved.")
             return redirect("items:item", **version_kwargs(version), code=item.code)
     grid = design_grid(version)
@@ -539,6 +544,16 @@ def item_detail(request: HttpRequest, protocol_code: str, label: str, code: str)
         "items/item_detail.html",
         _context(request, version, item=item, form=form, row=row),
     )
+
+
+def _item_save(item: Item, data: dict) -> None:
+    # A disclosure item's form carries its base item, which it must name (OPB-01 §5); checked
+    # before the one service call, so a refusal writes nothing.
+    if "base_item" in data:
+        services.disclosure_base_require(
+            code=item.code, family=data["family"], base_item=data["base_item"]
+        )
+    services.item_update(item=item, **data)
 
 
 @login_required
@@ -578,6 +593,7 @@ def cell_edit(
             "key": services.key_units_format(units),
             "absent": cell.absent,
             "absent_reason": cell.absent_reason,
+            "requires_tools": ", ".join(cell.requires_tools),
             "expected_kind": cell.expected_kind,
             "expected_output": (
                 json.dumps(cell.expected_output, ensure_ascii=False)
@@ -609,6 +625,7 @@ def cell_edit(
                 key=services.key_units_parse(form.cleaned_data["key"]),
                 expected_kind=form.cleaned_data["expected_kind"],
                 expected_output=form.cleaned_data["expected_value"],
+                requires_tools=form.cleaned_data["requires_tools"],
             ),
         ):
             messages.success(request, f"Item {item.code} at {level.code} saved.")

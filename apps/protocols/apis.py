@@ -15,6 +15,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException, NotFound
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -32,9 +33,10 @@ from apps.protocols.access import (
 from apps.protocols.addressing import version_links
 from apps.protocols.blobs import blob_readable_by
 from apps.protocols.diffs import version_diff
+from apps.protocols.forms import deposit_text_read
 from apps.protocols.gate import version_gate, version_gate_notes
 from apps.protocols.integrity import version_integrity_verify
-from apps.protocols.models import SECTION_FIELDS, Protocol, ProtocolVersion
+from apps.protocols.models import SECTION_FIELDS, Deposit, Protocol, ProtocolVersion
 from apps.protocols.parameters import decimal_text
 from apps.protocols.plans import (
     PLAN_TEMPLATES,
@@ -56,6 +58,7 @@ from apps.protocols.services import (
     protocol_member_add,
     protocol_member_remove,
     version_amend,
+    version_deposit,
     version_freeze,
     version_update,
     version_withdraw,
@@ -525,6 +528,92 @@ class VersionWithdrawApi(APIView):
         serializer.is_valid(raise_exception=True)
         _in_state(version_withdraw, version=version, user=request.user, **serializer.validated_data)
         return Response(VersionSerializer(_full(version)).data)
+
+
+class DepositSerializer(serializers.Serializer):
+    version = serializers.CharField()
+    sha256 = serializers.CharField(help_text="The deposited text's SHA-256 (its blob).")
+    blob_url = serializers.CharField()
+    size = serializers.IntegerField(help_text="Bytes.")
+    media_type = serializers.CharField()
+    frozen_where = serializers.CharField()
+    frozen_on = serializers.DateField(allow_null=True)
+    note = serializers.CharField(allow_blank=True, help_text="Why it was superseded.")
+    recorded_by = serializers.CharField(allow_null=True)
+    recorded_at = serializers.DateTimeField()
+
+
+def _deposit_out(deposit: Deposit) -> dict:
+    return {
+        "version": deposit.version.label,
+        "sha256": deposit.blob_id,
+        "blob_url": reverse("protocols-api:blob", args=[deposit.blob_id]),
+        "size": deposit.blob.size,
+        "media_type": deposit.blob.media_type,
+        "frozen_where": deposit.frozen_where,
+        "frozen_on": deposit.frozen_on,
+        "note": deposit.note,
+        "recorded_by": deposit.recorded_by.get_username() if deposit.recorded_by_id else None,
+        "recorded_at": deposit.recorded_at,
+    }
+
+
+class VersionDepositApi(APIView):
+    """A version frozen elsewhere, recorded as history (issue #17). GET reads the deposit (PI,
+    editors, auditors; 404 when the version has none). POST deposits a draft (PI): the text as
+    JSON ``text`` or a multipart ``file``, kept byte for byte with its SHA-256; ``frozen_where``,
+    ``frozen_on`` (YYYY-MM-DD, optional) and ``note`` (why it was superseded). 409 for a version
+    frozen here or already deposited. A deposited version never passes the gate nor runs an
+    analysis."""
+
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
+
+    @extend_schema_serializer(component_name="Deposit")
+    class InputSerializer(serializers.Serializer):
+        text = serializers.CharField(
+            required=False, allow_blank=True, trim_whitespace=False, default=""
+        )
+        file = serializers.FileField(required=False, allow_null=True, default=None)
+        frozen_where = serializers.CharField(max_length=500)
+        frozen_on = serializers.DateField(required=False, allow_null=True, default=None)
+        note = serializers.CharField(required=False, allow_blank=True, default="")
+
+    @extend_schema(responses={200: DepositSerializer, 404: OpenApiResponse(description="none")})
+    def get(self, request, code: str, label: str):
+        version = get_version_by_label_for(
+            user=request.user, code=code, label=label, roles=READ_ROLES
+        )
+        deposit = Deposit.objects.filter(version=version).select_related("blob", "version").first()
+        if deposit is None:
+            raise NotFound(f"v{version.label} is not a deposited version.")
+        return Response(_deposit_out(deposit))
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={
+            201: DepositSerializer,
+            409: OpenApiResponse(description="frozen here or already deposited"),
+        },
+    )
+    def post(self, request, code: str, label: str):
+        version = get_version_by_label_for(
+            user=request.user, code=code, label=label, roles=PI_ROLES
+        )
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        content, media_type = deposit_text_read(pasted=data["text"], upload=data["file"])
+        deposit = _in_state(
+            version_deposit,
+            version=version,
+            user=request.user,
+            text=content,
+            media_type=media_type,
+            frozen_where=data["frozen_where"],
+            frozen_on=data["frozen_on"],
+            note=data["note"],
+        )
+        return Response(_deposit_out(deposit), status=201)
 
 
 class DiffOpSerializer(serializers.Serializer):

@@ -60,6 +60,81 @@ class WithdrawForm(forms.Form):
     )
 
 
+MAX_DEPOSIT_BYTES = 5 * 1024 * 1024
+
+
+def deposit_text_read(*, pasted: str, upload) -> tuple[bytes, str]:
+    """The deposited text's bytes and media type from a pasted text or an uploaded file (exactly
+    one). An upload is kept byte for byte; it is served as plain text when it is UTF-8 and as
+    ``application/octet-stream`` otherwise (never as HTML). ValidationError naming ``text`` or
+    ``file`` for neither, both, an empty file or one over ``MAX_DEPOSIT_BYTES``."""
+    if pasted and upload is not None:
+        raise forms.ValidationError({"file": "give the text or a file, not both"})
+    if upload is not None:
+        if upload.size > MAX_DEPOSIT_BYTES:
+            raise forms.ValidationError(
+                {"file": f"{upload.name} is over {MAX_DEPOSIT_BYTES // (1024 * 1024)} MB"}
+            )
+        content = upload.read()
+        if not content:
+            raise forms.ValidationError({"file": f"{upload.name} is empty"})
+        try:
+            content.decode("utf-8")
+        except UnicodeDecodeError:
+            return content, "application/octet-stream"
+        return content, "text/plain; charset=utf-8"
+    if not pasted:
+        raise forms.ValidationError({"text": "paste the published text or upload its file"})
+    content = pasted.encode("utf-8")
+    if len(content) > MAX_DEPOSIT_BYTES:
+        raise forms.ValidationError(
+            {"text": f"the text is over {MAX_DEPOSIT_BYTES // (1024 * 1024)} MB"}
+        )
+    return content, "text/plain; charset=utf-8"
+
+
+class DepositForm(forms.Form):
+    """A version frozen elsewhere, recorded as history (issue #17): its text exactly as
+    published, where and when it was frozen, and why it was superseded."""
+
+    text = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 10}),
+        required=False,
+        strip=False,
+        label="Published text",
+        help_text="Paste the text exactly as it was published, or upload its file below.",
+    )
+    file = forms.FileField(required=False, label="…or its file")
+    frozen_where = forms.CharField(
+        max_length=500,
+        label="Where it was frozen",
+        help_text="An archive, a URL or a DOI.",
+    )
+    frozen_on = forms.DateField(
+        required=False,
+        label="When it was frozen",
+        help_text="The day (YYYY-MM-DD), when the record gives it.",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+    note = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}),
+        required=False,
+        label="Why it was superseded",
+        help_text="Kept with the deposit and shown on the version's page.",
+    )
+
+    def clean(self):
+        data = super().clean()
+        try:
+            data["content"], data["media_type"] = deposit_text_read(
+                pasted=data.get("text") or "", upload=data.get("file")
+            )
+        except forms.ValidationError as error:
+            for field, errors in error.message_dict.items():
+                self.add_error(field, errors)
+        return data
+
+
 def section_field_name(section: str) -> str:
     return f"section-{section}"
 

@@ -20,6 +20,7 @@ urlpatterns = [
     path(_V + "freeze/", views.version_freeze_action, name="freeze"),
     path(_V + "amend/", views.version_amend_action, name="amend"),
     path(_V + "withdraw/", views.version_withdraw_action, name="withdraw"),
+    path(_V + "deposit/", views.version_deposit_action, name="deposit"),
     path(_V + "print/", views.version_print, name="print"),
     path(_V + "history/", views.version_history_page, name="history"),
 ]
@@ -43,6 +44,7 @@ api_urlpatterns = [
     path(_AV + "/freeze", apis.VersionFreezeApi.as_view(), name="freeze"),
     path(_AV + "/amend", apis.VersionAmendApi.as_view(), name="amend"),
     path(_AV + "/withdraw", apis.VersionWithdrawApi.as_view(), name="withdraw"),
+    path(_AV + "/deposit", apis.VersionDepositApi.as_view(), name="deposit"),
     path("blob/<str:digest>", apis.BlobApi.as_view(), name="blob"),
     path("pipelines", apis.PipelineListApi.as_view(), name="pipelines"),
 ]

@@ -26,6 +26,7 @@ from apps.protocols.forms import (
     PIPELINE_FIELD,
     RATIONALE_FIELD,
     TABLE_FIELD,
+    DepositForm,
     DraftForm,
     MemberAddForm,
     MemberInviteForm,
@@ -61,6 +62,7 @@ from apps.protocols.services import (
     protocol_member_invite,
     protocol_member_remove,
     version_amend,
+    version_deposit,
     version_freeze,
     version_update,
     version_withdraw,
@@ -552,6 +554,52 @@ def version_withdraw_action(request: HttpRequest, code: str, label: str) -> Http
     return render(
         request,
         "protocols/version_withdraw.html",
+        {"protocol": version.protocol, "version": version, "form": form},
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def version_deposit_action(request: HttpRequest, code: str, label: str) -> HttpResponse:
+    """Record a draft as frozen elsewhere (PI; issue #17): its published text, kept byte for
+    byte with its SHA-256, where and when it was frozen, why it was superseded. It then never
+    passes this registry's gate and is never analysed (``version_deposit``)."""
+    version = get_version_by_label_for(user=request.user, code=code, label=label, roles=PI_ROLES)
+    if version.is_deposited or not version.is_draft:
+        messages.info(
+            request,
+            f"v{version.label} is already deposited."
+            if version.is_deposited
+            else f"v{version.label} was frozen here; only a version frozen elsewhere is deposited.",
+        )
+        return redirect(_version_url(version))
+    form = DepositForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            deposit = version_deposit(
+                version=version,
+                user=request.user,
+                text=data["content"],
+                media_type=data["media_type"],
+                frozen_where=data["frozen_where"],
+                frozen_on=data["frozen_on"],
+                note=data["note"],
+            )
+        except ValidationError as error:
+            if hasattr(error, "error_dict"):
+                for field, errors in error.message_dict.items():
+                    form.add_error(field if field in form.fields else None, errors)
+            else:
+                form.add_error(None, error.messages)
+        else:
+            messages.success(
+                request, f"v{version.label} deposited. Its text's SHA-256 is {deposit.blob_id}."
+            )
+            return redirect(_version_url(version))
+    return render(
+        request,
+        "protocols/version_deposit.html",
         {"protocol": version.protocol, "version": version, "form": form},
     )
 

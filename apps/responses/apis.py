@@ -23,7 +23,13 @@ from apps.responses.access import (
 )
 from apps.responses.forms import upload_size_problem
 from apps.responses.importing import ImportRejected
-from apps.responses.models import IDENTITY_FIELDS, ControlResult, RosterEntry
+from apps.responses.models import (
+    IDENTITY_FIELDS,
+    ControlResult,
+    FreshSession,
+    RosterEntry,
+    SessionGuarantee,
+)
 from apps.responses.selectors import (
     attempts_of,
     control_validations_of,
@@ -45,6 +51,7 @@ from apps.responses.services import (
     roster_remove,
 )
 from apps.responses.sessions import SESSION_FIELDS
+from apps.responses.surfaces import session_guarantee_record
 
 
 class EvaluandOutputSerializer(serializers.Serializer):
@@ -55,8 +62,26 @@ class EvaluandOutputSerializer(serializers.Serializer):
     derived_from = serializers.IntegerField(source="derived_from_id", allow_null=True)
     created_at = serializers.DateTimeField()
 
+    fresh_session = serializers.SerializerMethodField(
+        help_text="OPB-01 §6.3: the surface's fresh-session guarantee (yes, no or unknown, with "
+        "a note), or null when none is recorded (read as unknown)."
+    )
+
     def get_identity(self, evaluand) -> dict:
         return evaluand.identity()
+
+    def get_fresh_session(self, evaluand) -> dict | None:
+        record = getattr(evaluand, "session_guarantee", None)
+        return None if record is None else _guarantee_out(record)
+
+
+def _guarantee_out(record: SessionGuarantee) -> dict:
+    return {
+        "fresh_session": record.fresh_session,
+        "note": record.note,
+        "recorded_by": record.recorded_by.get_username() if record.recorded_by_id else None,
+        "recorded_at": record.recorded_at.isoformat(),
+    }
 
 
 class EvaluandInputSerializer(serializers.Serializer):
@@ -138,6 +163,27 @@ class EvaluandReviseApi(APIView):
             **changes,
         )
         return Response(EvaluandOutputSerializer(revised).data, status=status.HTTP_201_CREATED)
+
+
+class SessionGuaranteeRecordApi(APIView):
+    """Record an evaluand's fresh-session guarantee (OPB-01 §6.3): ``fresh_session`` yes, no or
+    unknown, with a ``note``. Once per evaluand (append-only): a second record is refused (400
+    naming ``fresh_session``). Returns the evaluand with its record."""
+
+    @extend_schema_serializer(component_name="SessionGuarantee")
+    class InputSerializer(serializers.Serializer):
+        fresh_session = serializers.ChoiceField(choices=FreshSession.choices)
+        note = serializers.CharField(required=False, allow_blank=True, default="")
+
+    @extend_schema(request=InputSerializer, responses={201: EvaluandOutputSerializer})
+    def post(self, request, pk: int):
+        evaluand = get_evaluand_for(user=request.user, pk=pk)
+        require_evaluand_writer(user=request.user)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        session_guarantee_record(evaluand=evaluand, user=request.user, **data.validated_data)
+        evaluand = get_evaluand_for(user=request.user, pk=pk)
+        return Response(EvaluandOutputSerializer(evaluand).data, status=status.HTTP_201_CREATED)
 
 
 class RosterEntrySerializer(serializers.Serializer):

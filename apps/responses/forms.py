@@ -5,7 +5,7 @@ from django.conf import settings
 
 from apps.responses.formats import guess_format
 from apps.responses.mapping import TARGETS
-from apps.responses.models import ControlResult
+from apps.responses.models import ControlResult, FreshSession
 
 
 class _JSONField(forms.JSONField):
@@ -29,6 +29,22 @@ class _JSONField(forms.JSONField):
             return super().bound_data(data, initial)
         except (ValueError, RecursionError):
             return forms.fields.InvalidJSONInput(data)
+
+
+class SessionGuaranteeForm(forms.Form):
+    """OPB-01 §6.3: whether the surface can guarantee a fresh session; recorded once."""
+
+    fresh_session = forms.ChoiceField(
+        choices=FreshSession.choices,
+        widget=forms.RadioSelect,
+        label="Fresh session guaranteed?",
+        help_text="Persistent memory or search history leave order effects uncontrolled.",
+    )
+    note = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        required=False,
+        help_text="How you know: the surface's documentation, a setting, a test.",
+    )
 
 
 class EvaluandForm(forms.Form):

@@ -32,7 +32,9 @@ MODEL_OUTCOMES = [o.value for o in TerminalOutcome if o != TerminalOutcome.PLATF
 
 def roster_of(version: ProtocolVersion) -> QuerySet[RosterEntry]:
     """The version's roster in order, with each evaluand."""
-    return RosterEntry.objects.filter(version=version).select_related("evaluand")
+    return RosterEntry.objects.filter(version=version).select_related(
+        "evaluand", "evaluand__session_guarantee"
+    )
 
 
 def roster_code(administration: Administration) -> str:
@@ -62,7 +64,7 @@ def evaluands_visible_to(*, user: User) -> QuerySet[Evaluand]:
     )
     return (
         Evaluand.objects.filter(Q(created_by=user) | sighted)
-        .select_related("derived_from")
+        .select_related("derived_from", "session_guarantee")
         .distinct()
         .order_by("label", "created_at")
     )

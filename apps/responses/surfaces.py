@@ -5,13 +5,14 @@
 - ``l5_tool_problems``: the freeze gate's check of §2's binding invariant — "L5 never means
   external tool use or connector-mediated action". An evaluand's toolkit lists a tool as
   external when its entry is an object with ``"external": true`` (or ``"kind": "connector"``),
-  e.g. ``{"name": "web_search", "external": true}``. An L5 cell whose scoring key (or prompt)
-  names such a tool requires it, and is refused, naming the cell, the tool and the evaluand.
+  e.g. ``{"name": "web_search", "external": true}``. An L5 cell declares the tools and
+  connectors its key requires (``Cell.requires_tools``, a list of names); one that requires a
+  tool an enrolled evaluand lists as external is refused, naming the cell, the tool and the
+  evaluand. Names are compared exactly: the declaration, not the key's wording, is checked.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from django.core.exceptions import ValidationError
@@ -61,16 +62,9 @@ def external_tools(toolkit) -> list[str]:
     return out
 
 
-def _mentions(text: str, tool: str) -> bool:
-    variants = {tool, tool.replace("_", " "), tool.replace("_", "-")}
-    return any(
-        re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", text, re.IGNORECASE) for v in variants
-    )
-
-
 def l5_tool_problems(version: ProtocolVersion, url: str) -> Iterator[Problem]:
-    """``l5_requires_external_tool`` for every L5 cell whose key names an external tool of an
-    enrolled evaluand's toolkit (module docstring)."""
+    """``l5_requires_external_tool`` for every L5 cell that declares it requires a tool an
+    enrolled evaluand's toolkit lists as external (module docstring)."""
     tools: dict[str, list[str]] = {}
     for entry in RosterEntry.objects.filter(version=version).select_related("evaluand"):
         for tool in external_tools(entry.evaluand.toolkit):
@@ -80,17 +74,14 @@ def l5_tool_problems(version: ProtocolVersion, url: str) -> Iterator[Problem]:
     cells = (
         Cell.objects.filter(version=version, absent=False, level__ordinal=L5)
         .select_related("item", "level")
-        .prefetch_related("key_units")
         .order_by("item__code")
     )
     for cell in cells:
-        text = "\n".join([cell.prompt, *(u.text for u in cell.key_units.all())])
-        for tool, codes in sorted(tools.items()):
-            if _mentions(text, tool):
-                yield Problem(
-                    "l5_requires_external_tool",
-                    f"item {cell.item.code} at {cell.level.code} requires {tool}, which the "
-                    f"toolkit of evaluand {', '.join(codes)} lists as external: L5 never means "
-                    "external tool use or connector-mediated action (OPB-01 §2)",
-                    url,
-                )
+        for tool in sorted(set(cell.requires_tools) & tools.keys()):
+            yield Problem(
+                "l5_requires_external_tool",
+                f"item {cell.item.code} at {cell.level.code} requires {tool}, which the "
+                f"toolkit of evaluand {', '.join(tools[tool])} lists as external: L5 never "
+                "means external tool use or connector-mediated action (OPB-01 §2)",
+                url,
+            )

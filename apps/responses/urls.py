@@ -13,6 +13,11 @@ urlpatterns = [
     path("evaluands/new/", views.evaluand_new, name="evaluand-new"),
     path("evaluands/<int:pk>/", views.evaluand_detail, name="evaluand"),
     path("evaluands/<int:pk>/revise/", views.evaluand_revise_view, name="evaluand-revise"),
+    path(
+        "evaluands/<int:pk>/fresh-session/",
+        views.evaluand_fresh_session,
+        name="evaluand-fresh-session",
+    ),
     path(_V + "roster/", views.roster, name="roster"),
     path(_V + "roster/<str:entry>/remove/", views.roster_remove_view, name="roster-remove"),
     path(_V + "responses/", views.responses_page, name="responses"),
@@ -33,6 +38,11 @@ api_urlpatterns = [
     path("evaluands/create", apis.EvaluandCreateApi.as_view(), name="evaluand-create"),
     path("evaluands/<int:pk>", apis.EvaluandDetailApi.as_view(), name="evaluand"),
     path("evaluands/<int:pk>/revise", apis.EvaluandReviseApi.as_view(), name="evaluand-revise"),
+    path(
+        "evaluands/<int:pk>/fresh-session",
+        apis.SessionGuaranteeRecordApi.as_view(),
+        name="evaluand-fresh-session",
+    ),
     path(_AV + "roster", apis.RosterListApi.as_view(), name="roster"),
     path(_AV + "roster/enroll", apis.RosterEnrollApi.as_view(), name="roster-enroll"),
     path(_AV + "roster/<str:entry>/remove", apis.RosterRemoveApi.as_view(), name="roster-remove"),

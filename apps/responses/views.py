@@ -32,6 +32,7 @@ from apps.responses.forms import (
     ImportConfirmForm,
     ImportUploadForm,
     RosterEnrollForm,
+    SessionGuaranteeForm,
 )
 from apps.responses.importing import ImportRejected
 from apps.responses.models import IDENTITY_FIELDS, RosterEntry, TerminalOutcome
@@ -55,6 +56,7 @@ from apps.responses.services import (
     roster_remove,
 )
 from apps.responses.staging import preview_discard, preview_stage, preview_staged
+from apps.responses.surfaces import session_guarantee_record
 
 
 def _form_errors(form, error: ValidationError) -> None:
@@ -116,7 +118,36 @@ def evaluand_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "evaluand": evaluand,
             "identity": [(name, getattr(evaluand, name)) for name in IDENTITY_FIELDS],
             "derivatives": visible.filter(derived_from=evaluand),
+            "guarantee": getattr(evaluand, "session_guarantee", None),
+            "guarantee_form": SessionGuaranteeForm(),
         },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def evaluand_fresh_session(request: HttpRequest, pk: int) -> HttpResponse:
+    """Record the evaluand's fresh-session guarantee (OPB-01 §6.3): once, append-only."""
+    evaluand = get_evaluand_for(user=request.user, pk=pk)
+    require_evaluand_writer(user=request.user)
+    if hasattr(evaluand, "session_guarantee"):
+        messages.info(request, f"{evaluand}'s fresh-session guarantee is already recorded.")
+        return redirect("responses:evaluand", pk=evaluand.pk)
+    form = SessionGuaranteeForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            record = session_guarantee_record(
+                evaluand=evaluand, user=request.user, **form.cleaned_data
+            )
+        except ValidationError as error:
+            _form_errors(form, error)
+        else:
+            messages.success(
+                request, f"Fresh session for {evaluand}: {record.get_fresh_session_display()}."
+            )
+            return redirect("responses:evaluand", pk=evaluand.pk)
+    return render(
+        request, "responses/evaluand_fresh_session.html", {"evaluand": evaluand, "form": form}
     )
 
 

@@ -140,8 +140,13 @@ def test_the_demo_design_links_its_c_items_and_its_sham_matches(draft):
     assert {
         i.code: i.base_item.code for i in Item.objects.filter(version=draft, family__code="C")
     } == {
-        "c-01": "a-04",
-        "c-02": "a-04",
+        # Each of the eight Family A items under C_SPXI and C₀ (issue #17), a-04 first.
+        **{"c-01": "a-04", "c-02": "a-04"},
+        **{
+            f"c-{2 * n + k:02d}": base
+            for n, base in enumerate(["a-01", "a-02", "a-03", "a-05", "a-06", "a-07", "a-08"], 1)
+            for k in (1, 2)
+        },
     }
     assert _codes(draft) == []
     assert sham_mismatches(INSCRIPTION, SHAM, tolerance=0.1) == []

@@ -70,10 +70,20 @@ def test_the_gate_refuses_an_l5_cell_whose_key_requires_an_external_tool_naming_
     RosterEntry.objects.create(version=draft, evaluand=evaluand, code="m-web", position=0)
     assert [p for p in roster_checks(draft) if p.code == "l5_requires_external_tool"] == []
     from apps.items.models import Cell, KeyUnit
+    from apps.items.services import KeyUnitSpec, cell_save
 
     cell = Cell.objects.get(version=draft, item__code="a-01", level__ordinal=5)
+    # The key's wording is not the declaration: naming the tool in the key is not checked.
     KeyUnit.objects.create(
         version=draft, cell=cell, position=99, text="!Looks the image up with web search first"
+    )
+    assert [p for p in roster_checks(draft) if p.code == "l5_requires_external_tool"] == []
+    cell_save(
+        item=cell.item,
+        level=cell.level,
+        prompt=cell.prompt,
+        key=[KeyUnitSpec(u.text, u.executable) for u in cell.key_units.order_by("position")],
+        requires_tools=["calculator", "web_search"],
     )
     problems = [p for p in roster_checks(draft) if p.code == "l5_requires_external_tool"]
     assert [p.message for p in problems] == [

@@ -258,7 +258,9 @@ def _requests(route, ctx):
 
 def _is_mutating(route):
     """Routes whose POST with real ids may succeed and change the state for later requests."""
-    return any(word in route for word in ("delete", "remove", "freeze", "withdraw", "amend"))
+    return any(
+        word in route for word in ("delete", "remove", "freeze", "withdraw", "amend", "deposit")
+    )
 
 
 # About two minutes of CPU; on a loaded machine its wall time can pass the default 300 s.

@@ -2,7 +2,13 @@
 
 import pytest
 
-from apps.demo.design import INSCRIPTION, SHAM, demo_design_build, demo_harm_review_complete
+from apps.demo.design import (
+    INSCRIPTION,
+    INSCRIPTIONS,
+    SHAM,
+    demo_design_build,
+    demo_harm_review_complete,
+)
 from apps.items.models import Cell, HarmReview, Item
 from apps.items.schedule import administration_schedule
 from apps.items.selectors import (
@@ -53,6 +59,21 @@ def test_family_c_is_a_pair_under_inscription_and_sham_of_matching_shape(demo):
         assert cell.prompt[len(SHAM) :] == _cells("c-01")[level].prompt[len(INSCRIPTION) :]
 
 
+def test_every_family_a_item_is_the_base_of_one_c_spxi_and_one_sham_item(demo):
+    pairs = {}
+    for item in Item.objects.filter(version=demo, family__code="C").select_related(
+        "condition", "base_item"
+    ):
+        pairs.setdefault(item.base_item.code, []).append(item.condition.code)
+    assert pairs == {f"a-0{n}": ["C_SPXI", "C0"] for n in range(1, 9)}
+    for base, inscription in INSCRIPTIONS.items():
+        # The same seven metadata fields in every inscription, as in the sham.
+        assert [line.split(":")[0] for line in inscription.splitlines()[1:-1]] == [
+            line.split(":")[0] for line in INSCRIPTION.splitlines()[1:-1]
+        ], base
+    assert not [p for p in design_problems(demo) if p.code.startswith(("sham", "disclosure"))]
+
+
 def test_the_force_control_records_its_absent_cells_with_reasons(demo):
     cells = _cells("f-01")
     assert cells["L2"].absent and cells["L4"].absent
@@ -75,7 +96,8 @@ def test_the_demo_schedule_covers_every_present_cell(demo):
     inputs = design_schedule_inputs(demo)
     present = Cell.objects.filter(version=demo, absent=False).count()
     # Families A, B, C and the six force-control items (four levels each; issue #17).
-    assert len(inputs.cells) == present == 8 * 6 + 6 * 4 + 2 * 6 + 6 * 4
+    # Family C: each of the eight Family A items under C_SPXI and under C₀ (issue #17).
+    assert len(inputs.cells) == present == 8 * 6 + 6 * 4 + 16 * 6 + 6 * 4
     schedule = administration_schedule(
         cells=inputs.cells,
         evaluands=["m-1", "m-2"],
@@ -102,10 +124,11 @@ def test_load_demo_freezes_opb01_with_its_design_and_leaves_the_demo_review_open
     assert v1_1.state == "frozen"
     document = json.loads(bytes(Blob.objects.get(sha256=v1_1.sha256).content))
     design = document["design"]
-    assert len(design["items"]) == 22 and design["excluded_items"] == []  # six force items
+    # 8 A + 6 B + 16 C (eight base items, each under C_SPXI and C₀) + six force items
+    assert len(design["items"]) == 36 and design["excluded_items"] == []
     assert {r["round"] for r in design["harm_reviews"]} == {1, 2, 3}
     demo_draft = ProtocolVersion.objects.get(protocol__code="DEMO-OPB", label="1.0")
     assert {p.code for p in design_problems(demo_draft)} == {"harm_review_incomplete"}
     assert harm_reviews_pending_for(User.objects.get(username="reviewer1")).exists()
     call_command("load_demo", stdout=io.StringIO())  # idempotent
-    assert Item.objects.filter(version=demo_draft).count() == 22
+    assert Item.objects.filter(version=demo_draft).count() == 36

@@ -10,6 +10,7 @@ from apps.items.services.design import (
     condition_create,
     condition_delete,
     condition_update,
+    disclosure_base_require,
     draft_locked,
     factor_create,
     factor_delete,
@@ -27,6 +28,7 @@ from apps.items.services.design import (
     level_delete,
     level_scale_default_create,
     level_update,
+    requires_tools_clean,
     stopping_rule_check,
 )
 from apps.items.services.harm_review import (
@@ -54,6 +56,7 @@ __all__ = [
     "design_export",
     "design_import",
     "design_import_plan",
+    "disclosure_base_require",
     "draft_locked",
     "factor_create",
     "factor_delete",
@@ -74,5 +77,6 @@ __all__ = [
     "level_delete",
     "level_scale_default_create",
     "level_update",
+    "requires_tools_clean",
     "stopping_rule_check",
 ]

@@ -412,6 +412,13 @@ def item_create(
     )
 
 
+class _Unchanged:
+    """``item_update``'s default for ``base_item``: keep the link as it is."""
+
+
+UNCHANGED = _Unchanged()
+
+
 def _check_base_item(code: str, family: Family, base_item: Item | None) -> None:
     if base_item is None:
         return
@@ -427,6 +434,22 @@ def _check_base_item(code: str, family: Family, base_item: Item | None) -> None:
             {
                 "base_item": f"item {code}'s base item {base_item.code} is in Family "
                 f"{base_item.family.code}, not the harm-constant Family A"
+            }
+        )
+
+
+def disclosure_base_require(*, code: str, family: Family, base_item: Item | None) -> None:
+    """The page's and the API's rule for a disclosure item (C_SPXI or C₀, OPB-01 §5): it names
+    its Family A base item. ValidationError on ``base_item`` naming the item when it names none.
+
+    The services themselves let a draft hold an unlinked disclosure item for a while (a design
+    import, an author linking later); the freeze gate's ``disclosure_base_missing`` refuses it.
+    """
+    if base_item is None and family.role == FamilyRole.DISCLOSURE:
+        raise ValidationError(
+            {
+                "base_item": f"item {code} is a disclosure item (Family {family.code}): name the "
+                "Family A item it inscribes, which the three-way contrast pairs it with"
             }
         )
 
@@ -449,12 +472,28 @@ def item_update(
     domain: str = "",
     condition: Condition | None = None,
     notes: str = "",
+    base_item: Item | _Unchanged | None = UNCHANGED,
 ) -> Item:
-    """Change an item's family, domain, condition or notes (its code is fixed). Moving it into
-    a family whose stopping rule its cells would break is refused."""
+    """Change an item's family, domain, condition, notes or base item (its code is fixed).
+    Moving it into a family whose stopping rule its cells would break is refused.
+
+    ``base_item``: as for ``item_create``; left as it was unless given (None unlinks). A base
+    item on an item that is (or is moved) outside the disclosure family is refused, naming it.
+    """
     version = draft_locked(item.version)
     _same_version(version, family, "family")
     _same_version(version, condition, "condition")
+    if not isinstance(base_item, _Unchanged):
+        _same_version(version, base_item, "base_item")
+        item.base_item = base_item
+    _check_base_item(item.code, family, item.base_item)
+    if family.role != FamilyRole.HARM_CONSTANT and item.variants.exists():
+        raise ValidationError(
+            {
+                "family": f"item {item.code} is the base item of {_variant_codes(item)}, so it "
+                "stays in the harm-constant Family A"
+            }
+        )
     if family.pk != item.family_id:
         for cell in item.cells.select_related("level").order_by("level__ordinal"):
             try:
@@ -466,10 +505,20 @@ def item_update(
     return _save(item)
 
 
+def _variant_codes(item: Item) -> str:
+    return ", ".join(item.variants.order_by("code").values_list("code", flat=True))
+
+
 @transaction.atomic
 def item_delete(*, item: Item) -> None:
-    """Remove an item with its cells, keys and harm-constancy reviews (drafts only)."""
+    """Remove an item with its cells, keys and harm-constancy reviews (drafts only). A Family A
+    item that disclosure items name as their base item is refused, naming them (OPB-01 §5)."""
     draft_locked(item.version)
+    if item.variants.exists():
+        raise ValidationError(
+            f"Item {item.code} is the base item of {_variant_codes(item)}; link them to "
+            "another base item or delete them first."
+        )
     item.delete()
 
 
@@ -543,7 +592,7 @@ def expected_output_clean(*, kind: str, value: Any, absent: bool) -> tuple[str, 
 
 
 @transaction.atomic
-def cell_save(
+def cell_save(  # noqa: PLR0913 (keyword-only: one per field of a cell)
     *,
     item: Item,
     level: Level,
@@ -553,10 +602,16 @@ def cell_save(
     key: Sequence[KeyUnitSpec] = (),
     expected_kind: str = "",
     expected_output: Any = None,
+    requires_tools: Sequence[str] | None = None,
 ) -> Cell:
     """Write the item's cell at ``level`` (create or replace) with its scoring key, in order,
     and its expected output (``expected_kind`` ``text`` with a str, ``json`` with any JSON value,
     or ``""`` for none) that an oracle scorer compares responses with.
+
+    ``requires_tools``: the tool or connector names the cell's key requires (OPB-01 §2: the gate
+    refuses an L5 cell requiring one that an evaluand's toolkit lists as external); None keeps
+    what the cell declared (none for a new cell). Names are stripped and de-duplicated in order;
+    an absent cell requires none.
 
     A present cell may be saved without a prompt or key while the draft is being written (the
     freeze gate reports it); an absent cell needs a reason and has neither. Raises
@@ -578,6 +633,12 @@ def cell_save(
     )
     existing = Cell.objects.filter(item=item, level=level).first()
     cell = existing or Cell(version=version, item=item, level=level)
+    if requires_tools is not None:
+        cell.requires_tools = requires_tools_clean(
+            requires_tools, item_code=item.code, level_code=level.code
+        )
+    if absent:
+        cell.requires_tools = []
     cell.expected_kind, cell.expected_output = expected_kind, expected_output
     cell.prompt = "" if absent else prompt.strip()
     cell.absent, cell.absent_reason = absent, absent_reason.strip() if absent else ""
@@ -602,6 +663,25 @@ def cell_save(
             for position, unit in enumerate(key, start=1)
         )
     return cell
+
+
+def requires_tools_clean(value: Any, *, item_code: str, level_code: str) -> list[str]:
+    """A cell's ``requires_tools`` as a list of distinct tool names in the order given, each
+    stripped; ValidationError on ``requires_tools`` naming the item and level for anything that
+    is not a list of names (letters, digits, '.', '_' and '-')."""
+    where = f"item {item_code} at {level_code}"
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise ValidationError({"requires_tools": f"{where}: expected a list of tool names"})
+    out: list[str] = []
+    for name in value:
+        name = name.strip() if isinstance(name, str) else name
+        if not isinstance(name, str) or not CODE_PATTERN.match(name):
+            raise ValidationError(
+                {"requires_tools": f"{where}: {name!r} is not a tool name ({CODE_HELP})"}
+            )
+        if name not in out:
+            out.append(name)
+    return out
 
 
 @transaction.atomic
