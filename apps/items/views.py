@@ -92,7 +92,8 @@ def _context(request: HttpRequest, version, **extra) -> dict:
 
 
 def _can_write(request: HttpRequest, version) -> bool:
-    return version.is_draft and bool(
+    # Not set aside, not deposited: the services refuse those too, so no form is offered.
+    return version.is_editable and bool(
         roles_for(user=request.user, protocol_id=version.protocol_id) & DESIGN_WRITERS
     )
 
@@ -796,7 +797,7 @@ def harm_review(request: HttpRequest, protocol_code: str, label: str) -> HttpRes
             request,
             version,
             rows=rows,
-            can_open=is_pi and version.is_draft,
+            can_open=is_pi and version.is_editable,
             openable=sum(s.state in (HarmState.NOT_OPENED, HarmState.STALE) for _, s in rows),
             eligible=harm_reviewers_eligible(protocol_id=version.protocol_id),
             criteria=dict(HARM_CRITERIA),

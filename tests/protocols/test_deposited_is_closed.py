@@ -3,6 +3,7 @@ not its sections, its design, its rubric text nor its roster, whichever app is a
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.urls import reverse
 
 from apps.demo.opb01 import opb01_history_build
 from apps.items.models import Family
@@ -30,3 +31,16 @@ def test_no_app_changes_a_deposited_version():
         with pytest.raises(ValidationError, match="deposited"):
             attempt()  # refused, and the refusal says why: the version is deposited
     assert not deposited.items.filter(code="z-01").exists()
+
+
+def test_a_deposited_versions_design_pages_offer_no_form_and_say_why(client):
+    pi = UserFactory()
+    deposited = ProtocolVersion.objects.get(pk=opb01_history_build(pi=pi).v1_0.pk)
+    client.force_login(pi)
+    kwargs = {"protocol_code": deposited.protocol.code, "label": deposited.label}
+    page = client.get(reverse("items:design", kwargs=kwargs))
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "deposited (frozen elsewhere" in text
+    new_item = reverse("items:item-new", kwargs=kwargs)
+    assert new_item not in text and reverse("items:import", kwargs=kwargs) not in text
