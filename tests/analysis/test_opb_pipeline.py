@@ -324,3 +324,29 @@ def test_the_report_leads_with_the_finding_and_folds_each_stage(study):
     order = [s["stage"] for s in result["surfaces"][0]["stages"] if s["stage"] != "decision"]
     assert stages == order and len(stages) >= 3
     assert surface.count("<summary><h3>") == len(stages)
+
+
+def test_each_surfaces_plot_sits_under_its_own_heading_before_the_folded_stages(study):
+    """Issue #21 ("a plot sits under the wrong heading"): the plot of F_att and R by level came
+    after the last stage, so it read as part of the force-control arm; it now has its own
+    heading, after the finding and outside every folded stage."""
+    from types import SimpleNamespace
+
+    from django.template.loader import render_to_string
+
+    pipeline = get_pipeline("opb")
+    inputs = json.loads(canonical_json(pipeline.collect(study.version)))
+    parameters = {"interval_method": "analytic", "epsilon": "0.5"}
+    result = pipeline.compute(inputs, parameters=parameters, seed=3)
+    context = {
+        "estimates": result,
+        "plots": [{"index": 0, "alt": "F_att by level", "title": "Evaluand m1"}],
+        "version": SimpleNamespace(protocol=SimpleNamespace(code="OPB-X"), label="1.1"),
+        "run": SimpleNamespace(number=1),
+    }
+    surface = render_to_string("analysis/_report_opb.html", context).split(
+        '<section class="surface"'
+    )[1]
+    heading = surface.index("<h3>F_att and refusal rate by level</h3>")
+    assert surface.index("<h3>Finding</h3>") < heading < surface.index('<figure class="plot">')
+    assert surface.index('<figure class="plot">') < surface.index('<details class="stage"')
