@@ -193,3 +193,61 @@ def test_an_import_into_a_frozen_version_is_refused(family_a, draft):
     freeze(draft)
     plan = services.design_import_plan(version=draft, content=_csv(GOOD_ROWS), fmt="csv")
     assert not plan.ok and "frozen" in plan.errors[0].message
+
+
+BASE_HEADER = "family,item,level,prompt,key,base_item\n"
+
+
+@pytest.fixture
+def family_c(draft, scale):
+    return services.family_create(version=draft, code="C", name="C_SPXI", role="disclosure")
+
+
+def test_disclosure_items_name_their_base_item_in_the_file_even_one_defined_later(
+    pi, family_a, family_c, draft
+):
+    """OPB-01 §5: a C item names its Family A base item; the design file carries it (a later
+    row of the same file may define the base), and the export writes it back."""
+    content = (
+        BASE_HEADER + "C,c-01,L0,Inscribed prompt.,unit,a-01\n" + "A,a-01,L0,Plain prompt.,unit,\n"
+    ).encode()
+    services.design_import(version=draft, content=content, fmt="csv", actor=pi)
+    item = Item.objects.get(version=draft, code="c-01")
+    assert item.base_item.code == "a-01"
+    exported = services.design_export(version=draft, fmt="csv")
+    assert exported.splitlines()[0].endswith(",base_item")
+    assert any(
+        line.startswith("C,c-01,") and line.endswith(",a-01") for line in exported.splitlines()
+    )
+    # A file without the column leaves the link alone; a blank value in the column removes it.
+    services.design_import(
+        version=draft, content=(HEADER + "C,c-01,,,L0,Again.,no,,unit\n").encode(), fmt="csv"
+    )
+    assert Item.objects.get(pk=item.pk).base_item_id is not None
+    services.design_import(
+        version=draft, content=(BASE_HEADER + "C,c-01,L0,Again.,unit,\n").encode(), fmt="csv"
+    )
+    assert Item.objects.get(pk=item.pk).base_item_id is None
+
+
+def test_a_wrong_base_item_is_refused_by_row_and_field_and_nothing_is_written(
+    pi, family_a, family_b, family_c, draft
+):
+    content = (
+        BASE_HEADER
+        + "C,c-01,L0,Inscribed.,unit,zz-99\n"  # row 2: no such item
+        + "C,c-02,L0,Inscribed.,unit,b-01\n"  # row 3: the base is not in Family A
+        + "A,a-01,L0,Plain.,unit,a-02\n"  # row 4: a Family A item names a base
+        + "B,b-01,L0,Control.,unit,\n"
+        + "C,c-03,L0,Inscribed.,unit,a-01\n"
+        + "C,c-03,L1,Inscribed.,unit,\n"  # row 7: the same item, another base
+    ).encode()
+    with pytest.raises(services.DesignImportRefused) as refused:
+        services.design_import(version=draft, content=content, fmt="csv", actor=pi)
+    errors = [(e.row, e.field) for e in refused.value.plan.errors]
+    assert errors == [(2, "base_item"), (3, "base_item"), (4, "base_item"), (7, "base_item")]
+    messages = [e.message for e in refused.value.plan.errors]
+    assert "no item 'zz-99'" in messages[0]
+    assert "base item b-01 is in Family B, not the harm-constant Family A" in messages[1]
+    assert "not a disclosure family" in messages[2]
+    assert not Item.objects.filter(version=draft).exists()

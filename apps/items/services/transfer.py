@@ -24,7 +24,7 @@ from apps.accounts.models import User
 from apps.core.canonical import sha256_hex
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
-from apps.items.models import Cell, Condition, Family, Item, KeyUnit, Level
+from apps.items.models import Cell, Condition, Family, FamilyRole, Item, KeyUnit, Level
 from apps.items.services.design import (
     CODE_HELP,
     CODE_PATTERN,
@@ -50,6 +50,7 @@ COLUMNS = (
     "absent",
     "absent_reason",
     "key",
+    "base_item",
 )
 REQUIRED_COLUMNS = ("family", "item", "level")
 MAX_IMPORT_BYTES = 5 * 1024 * 1024
@@ -99,6 +100,9 @@ class ImportRow:
     absent: bool
     absent_reason: str
     key: list[KeyUnitSpec]
+    # The Family A item a disclosure item inscribes (OPB-01 §5): a code, "" for none, or None
+    # when the file has no base_item column (the item's link is then left as it is).
+    base_item: str | None = None
     action: str = "create"  # create | replace | unchanged
     new_item: bool = False
 
@@ -114,6 +118,7 @@ class ImportRow:
             "absent": self.absent,
             "absent_reason": self.absent_reason,
             "key": [{"text": u.text, "executable": u.executable} for u in self.key],
+            "base_item": self.base_item,
             "action": self.action,
             "new_item": self.new_item,
         }
@@ -380,7 +385,16 @@ def _validate_row(
         issues.append(ImportIssue(number, name, message, unit))
 
     values = {}
-    for name in ("family", "item", "domain", "condition", "level", "prompt", "absent_reason"):
+    for name in (
+        "family",
+        "item",
+        "domain",
+        "condition",
+        "level",
+        "prompt",
+        "absent_reason",
+        "base_item",
+    ):
         try:
             values[name] = _text(raw, name)
         except ValueError as error:
@@ -417,6 +431,12 @@ def _validate_row(
             f"there is no level {values['level']!r} on this version's scale "
             f"(levels: {_choices(ctx.levels)})",
         )
+    if values["base_item"] and family is not None and family.role != FamilyRole.DISCLOSURE:
+        issue(
+            "base_item",
+            f"item {item_code} is in Family {family.code}, not a disclosure family: only C_SPXI "
+            "and C₀ items name a base item (OPB-01 §5)",
+        )
     if values["condition"] and values["condition"] not in ctx.conditions:
         issue(
             "condition",
@@ -433,7 +453,7 @@ def _validate_row(
         )
     first = seen.get(item_code)
     if first is not None:
-        for name in ("family", "domain", "condition"):
+        for name in ("family", "domain", "condition", "base_item"):
             if first[name] != values[name]:
                 issue(
                     name,
@@ -481,6 +501,7 @@ def _validate_row(
         absent=absent,
         absent_reason=values["absent_reason"] if absent else "",
         key=key,
+        base_item=values["base_item"] if "base_item" in raw else None,
         new_item=existing is None,
     )
     cell = ctx.cells.get((item_code, values["level"]))
@@ -495,9 +516,39 @@ def _validate_row(
             and current == key
             and existing.domain == row.domain
             and (existing.condition.code if existing.condition else "") == row.condition
+            and (row.base_item is None or _base_code(existing) == row.base_item)
         )
         row.action = "unchanged" if same else "replace"
     plan.rows.append(row)
+
+
+def _base_code(item: Item) -> str:
+    return item.base_item.code if item.base_item_id else ""
+
+
+def _check_bases(ctx: _Context, seen: dict[str, dict], plan: ImportPlan) -> None:
+    """Each named base item must be a harm-constant (Family A) item of the version or of the
+    file itself (it may come later in the file): an issue on the item's first row otherwise."""
+    families_in_file = {code: first["family"] for code, first in seen.items()}
+    named: dict[str, ImportRow] = {}
+    for row in plan.rows:
+        if row.base_item:
+            named.setdefault(row.item, row)
+    for row in named.values():
+        base = row.base_item or ""
+        existing = ctx.items.get(base)
+        family_code = existing.family.code if existing is not None else families_in_file.get(base)
+        family = ctx.families.get(family_code or "")
+        if family is None:
+            message = f"there is no item {base!r} in this version or this file"
+        elif family.role != FamilyRole.HARM_CONSTANT:
+            message = (
+                f"item {row.item}'s base item {base} is in Family {family.code}, not the "
+                "harm-constant Family A"
+            )
+        else:
+            continue
+        plan.errors.append(ImportIssue(row.row, "base_item", message, plan.unit))
 
 
 def design_import_plan(
@@ -534,6 +585,7 @@ def design_import_plan(
     seen: dict[str, dict] = {}
     for number, raw in raw_rows:
         _validate_row(number, raw, fmt, ctx, seen, plan)
+    _check_bases(ctx, seen, plan)
     plan.errors.sort(key=lambda issue: issue.row)
     return plan
 
@@ -572,6 +624,15 @@ def _write_plan(version: ProtocolVersion, plan: ImportPlan) -> None:
     Item.objects.bulk_create(new_items)
     Item.objects.bulk_update(changed_items, ["domain", "condition"])
     items = {item.code: item for item in Item.objects.filter(version=version)}
+    linked = []
+    for code, row in first_rows.items():
+        if row.base_item is None:
+            continue
+        base_id = items[row.base_item].pk if row.base_item else None
+        if items[code].base_item_id != base_id:
+            items[code].base_item_id = base_id
+            linked.append(items[code])
+    Item.objects.bulk_update(linked, ["base_item"])
 
     replaced, created = [], []
     for row in rows:
@@ -628,8 +689,9 @@ def design_import(
     actor: User | None = None,
     filename: str = "",
 ) -> ImportPlan:
-    """Import a design file: all rows or none. Items are created or updated (domain, condition)
-    and cells created or replaced, with their keys; cells the file does not mention are left
+    """Import a design file: all rows or none. Items are created or updated (domain, condition,
+    and the base item when the file has that column) and cells created or replaced, with their
+    keys; cells the file does not mention are left
     alone. Every row is checked by ``cell_validate`` (the check ``cell_save`` applies, binding
     stopping rule included) before anything is written. The import is written to the
     deviation log.
@@ -663,7 +725,7 @@ def design_import(
 def _export_rows(version: ProtocolVersion) -> list[dict]:
     cells = (
         Cell.objects.filter(version=version)
-        .select_related("item__family", "item__condition", "level")
+        .select_related("item__family", "item__condition", "item__base_item", "level")
         .prefetch_related("key_units")
         .order_by("item__family__code", "item__code", "level__ordinal")
     )
@@ -684,6 +746,7 @@ def _export_rows(version: ProtocolVersion) -> list[dict]:
                     KeyUnitSpec(u.text, u.executable)
                     for u in sorted(cell.key_units.all(), key=lambda u: u.position)
                 ],
+                "base_item": _base_code(item),
             }
         )
     return rows
@@ -719,6 +782,7 @@ def design_export(*, version: ProtocolVersion, fmt: str) -> str:
                     "yes" if row["absent"] else "no",
                     row["absent_reason"],
                     _csv_key(row["key"]),
+                    row["base_item"],
                 ]
             )
         return buffer.getvalue()
