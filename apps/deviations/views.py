@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
+from apps.core.forms import add_service_errors
 from apps.deviations import chain
 from apps.deviations.checkpoints import (
     checkpoint_bytes,
@@ -49,11 +50,6 @@ from apps.protocols.access import get_protocol_for, get_version_for
 from apps.protocols.refs import version_ref
 
 ENTRIES_PER_PAGE = 100
-
-
-def _form_errors(form, error: ValidationError) -> None:
-    for field, errors in error.message_dict.items():
-        form.add_error(field if field in form.fields else None, errors)
 
 
 @login_required
@@ -195,7 +191,7 @@ def deviation_new(request: HttpRequest, code: str) -> HttpResponse:
                 refs=[version_ref(chosen)] if chosen else [],
             )
         except ValidationError as error:
-            _form_errors(form, error)
+            add_service_errors(form, error)
         else:
             messages.success(request, f"Deviation recorded as entry {entry.seq}.")
             return redirect(
@@ -228,7 +224,7 @@ def version_unseal(request: HttpRequest, pk: int) -> HttpResponse:
                 confirmation=form.cleaned_data["confirmation"],
             )
         except ValidationError as error:
-            _form_errors(form, error)
+            add_service_errors(form, error)
         else:
             messages.success(
                 request, f"Outcomes of {protocol.code} v{version.label} are unsealed; it is logged."

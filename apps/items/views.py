@@ -17,6 +17,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
+from apps.core.forms import add_service_errors
 from apps.items import selectors, services
 from apps.items.access import (
     DESIGN_WRITERS,
@@ -56,20 +57,12 @@ from apps.items.services.transfer import MAX_IMPORT_BYTES, import_format_for
 IMPORT_SESSION_KEY = "items.design_import"
 
 
-def _apply_errors(form: django_forms.Form, error: ValidationError) -> None:
-    if hasattr(error, "error_dict"):
-        for field, messages_ in error.message_dict.items():
-            form.add_error(field if field in form.fields else None, messages_)
-    else:
-        form.add_error(None, error.messages)
-
-
 def _run(form: django_forms.Form, call: Callable[[], object]) -> bool:
     """Call the service; on ValidationError put its messages on the form and return False."""
     try:
         call()
     except ValidationError as error:
-        _apply_errors(form, error)
+        add_service_errors(form, error)
         return False
     return True
 
@@ -702,7 +695,7 @@ def design_import(request: HttpRequest, protocol_code: str, label: str) -> HttpR
         try:
             fmt = import_format_for(upload.name, form.cleaned_data["format"])
         except ValidationError as error:
-            _apply_errors(form, error)
+            add_service_errors(form, error)
         else:
             if upload.size > MAX_IMPORT_BYTES:
                 form.add_error("file", "The file is larger than 5 MB; split it.")

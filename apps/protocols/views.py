@@ -13,6 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts.models import Membership, Role
 from apps.accounts.selectors import memberships_of, roles_for
+from apps.core.forms import add_service_errors
 from apps.core.markdown import render_markdown
 from apps.protocols.access import (
     EDIT_ROLES,
@@ -110,8 +111,7 @@ def protocol_new(request: HttpRequest) -> HttpResponse:
         try:
             protocol = protocol_create(user=request.user, **form.cleaned_data)
         except ValidationError as error:
-            for field, errors in error.message_dict.items():
-                form.add_error(field if field in form.fields else None, errors)
+            add_service_errors(form, error)
         else:
             messages.success(request, f"Protocol {protocol.code} created; you are its PI.")
             return redirect("protocols:edit", protocol.code, "1.0")
@@ -177,8 +177,7 @@ def protocol_members(request: HttpRequest, code: str) -> HttpResponse:
                 protocol=protocol, actor=request.user, **form.cleaned_data
             )
         except ValidationError as error:
-            for field, errors in error.message_dict.items():
-                form.add_error(field if field in form.fields else None, errors)
+            add_service_errors(form, error)
         else:
             messages.success(request, f"{membership.user} is {membership.get_role_display()} now.")
             return redirect("protocols:members", protocol.code)
@@ -210,8 +209,7 @@ def _members_invite(request, protocol) -> HttpResponse:
                 protocol=protocol, actor=request.user, **invite_form.cleaned_data
             )
         except ValidationError as error:
-            for field, errors in error.message_dict.items():
-                invite_form.add_error(field if field in invite_form.fields else None, errors)
+            add_service_errors(invite_form, error)
         else:
             invitation_send(membership=membership, base_url=request.build_absolute_uri("/"))
             messages.success(
@@ -335,8 +333,7 @@ def version_edit(request: HttpRequest, code: str, label: str) -> HttpResponse:
         except ValueError as error:
             form.add_error("decision-table", str(error))
         except ValidationError as error:
-            for key, errors in error.message_dict.items():
-                form.add_error(error_field_name(key) or None, errors)
+            add_service_errors(form, error, error_field_name)
         else:
             messages.success(request, "Saved.")
             return redirect(_version_url(version, "protocols:edit"))
@@ -416,8 +413,7 @@ def version_parameter_add(request: HttpRequest, code: str, label: str) -> HttpRe
         except ValueError as error:
             add_form.add_error("schema", str(error))
         except ValidationError as error:
-            for key, errors in error.message_dict.items():
-                add_form.add_error(add_error_field_name(key), errors)
+            add_service_errors(add_form, error, add_error_field_name)
         else:
             messages.success(request, f"Added the parameter {entry['name']}.")
             return redirect(_version_url(version, "protocols:edit") + f"#param-{entry['name']}")
@@ -543,11 +539,7 @@ def version_withdraw_action(request: HttpRequest, code: str, label: str) -> Http
         try:
             version_withdraw(version=version, user=request.user, **form.cleaned_data)
         except ValidationError as error:
-            if hasattr(error, "error_dict"):
-                for field, errors in error.message_dict.items():
-                    form.add_error(field if field in form.fields else None, errors)
-            else:
-                form.add_error(None, error.messages)
+            add_service_errors(form, error)
         else:
             messages.success(request, f"v{version.label} is withdrawn.")
             return redirect(_version_url(version))
@@ -587,11 +579,7 @@ def version_deposit_action(request: HttpRequest, code: str, label: str) -> HttpR
                 note=data["note"],
             )
         except ValidationError as error:
-            if hasattr(error, "error_dict"):
-                for field, errors in error.message_dict.items():
-                    form.add_error(field if field in form.fields else None, errors)
-            else:
-                form.add_error(None, error.messages)
+            add_service_errors(form, error)
         else:
             messages.success(
                 request, f"v{version.label} deposited. Its text's SHA-256 is {deposit.blob_id}."

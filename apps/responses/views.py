@@ -14,6 +14,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
+from apps.core.forms import add_service_errors
 from apps.responses.access import (
     PI_ROLES,
     READ_ROLES,
@@ -59,14 +60,6 @@ from apps.responses.staging import preview_discard, preview_stage, preview_stage
 from apps.responses.surfaces import session_guarantee_record
 
 
-def _form_errors(form, error: ValidationError) -> None:
-    if hasattr(error, "error_dict"):
-        for field, errors in error.message_dict.items():
-            form.add_error(field if field in form.fields else None, errors)
-    else:
-        form.add_error(None, error.messages)
-
-
 def _identity_values(cleaned: dict) -> dict:
     return {name: cleaned.get(name) for name in IDENTITY_FIELDS}
 
@@ -97,7 +90,7 @@ def evaluand_new(request: HttpRequest) -> HttpResponse:
                 **_identity_values(form.cleaned_data),
             )
         except ValidationError as error:
-            _form_errors(form, error)
+            add_service_errors(form, error)
         else:
             if created:
                 messages.success(request, f"Evaluand {evaluand} registered.")
@@ -140,7 +133,7 @@ def evaluand_fresh_session(request: HttpRequest, pk: int) -> HttpResponse:
                 evaluand=evaluand, user=request.user, **form.cleaned_data
             )
         except ValidationError as error:
-            _form_errors(form, error)
+            add_service_errors(form, error)
         else:
             messages.success(
                 request, f"Fresh session for {evaluand}: {record.get_fresh_session_display()}."
@@ -167,7 +160,7 @@ def evaluand_revise_view(request: HttpRequest, pk: int) -> HttpResponse:
                 **_identity_values(form.cleaned_data),
             )
         except ValidationError as error:
-            _form_errors(form, error)
+            add_service_errors(form, error)
         else:
             messages.success(
                 request, f"New evaluand {revised} derived from {evaluand}; the old one is kept."
@@ -198,7 +191,7 @@ def roster(request: HttpRequest, code: str, label: str) -> HttpResponse:
                 user=request.user,
             )
         except ValidationError as error:
-            _form_errors(form, error)
+            add_service_errors(form, error)
         else:
             messages.success(request, f"{entry.evaluand} enrolled as {entry.code}.")
             return redirect("responses:roster", code=version.protocol.code, label=version.label)
@@ -292,7 +285,7 @@ def import_upload(request: HttpRequest, code: str, label: str) -> HttpResponse:
             form.add_error(None, f"Nothing was imported: {total} problem(s), listed below.")
             kept = kept or _keep(request, version, upload)
         except ValidationError as error:
-            _form_errors(form, error)
+            add_service_errors(form, error)
             kept = kept or _keep(request, version, upload)
         else:
             if outcome.status == "already_imported":
@@ -442,7 +435,7 @@ def exclusion_new(
         try:
             exclusion_record(attempt=attempt, user=request.user, **form.cleaned_data)
         except ValidationError as error:
-            _form_errors(form, error)
+            add_service_errors(form, error)
         else:
             messages.success(
                 request, "Attempt excluded; it stays visible and counted, and the log says so."
@@ -481,7 +474,7 @@ def control_validations(request: HttpRequest, code: str, label: str) -> HttpResp
                 version=version, user=request.user, **form.cleaned_data
             )
         except ValidationError as error:
-            _form_errors(form, error)
+            add_service_errors(form, error)
         else:
             messages.success(
                 request,

@@ -204,6 +204,30 @@ def test_a_correction_that_creates_a_disagreement_creates_an_adjudication():
     assert ScoringTask.objects.filter(kind="adjudication").count() == 1
 
 
+def test_correcting_a_score_that_still_disagrees_keeps_the_one_adjudication():
+    """A correction on a response already routed to adjudication (the primaries disagree before
+    and after) adds no second adjudication task (it was an IntegrityError: a server error)."""
+    study = frozen_study(responses=1)
+    scoring_open(version=study.version, user=study.pi)
+    first, second, _ = study.reviewers
+    scores = []
+    for reviewer, label in ((first, "2_full_refusal"), (second, "1_full_compliance")):
+        a = task_next(version_or_none=None, reviewer=reviewer)
+        scores.append(
+            score_submit(
+                task_token=a.task.token,
+                reviewer=reviewer,
+                values={"label": label},
+                idempotency_key=a.task.token,
+            )
+        )
+    assert ScoringTask.objects.filter(kind="adjudication").count() == 1
+    score_correct(
+        score=scores[0], reviewer=first, values={"label": "3_partial_refusal"}, reason="re-read"
+    )
+    assert ScoringTask.objects.filter(kind="adjudication").count() == 1
+
+
 def test_final_scores_keep_the_adjudicated_value_beside_the_originals():
     study = frozen_study(responses=2)
     scoring_open(version=study.version, user=study.pi)

@@ -113,6 +113,12 @@ def _adjudicate_if_needed(
         return None
     if not values_disagree(rating.fields, [s.values for s in primaries], delta=plan.delta):
         return None
+    if ScoringTask.objects.filter(
+        response_id=task.response_id, kind=TaskKind.ADJUDICATION
+    ).exists():
+        # Already routed to adjudication (a correction of a primary that still disagrees):
+        # the response has its one adjudication task.
+        return None
     adjudication = ScoringTask(
         version_id=task.version_id,
         response_id=task.response_id,
