@@ -26,16 +26,16 @@ def rubric_checks(version):
         if _scores_responses(version):
             yield Problem(
                 "rubric_missing",
-                "The version has no rubric: reviewers would not know how to score responses.",
+                "the version has no rubric: reviewers would not know how to score responses",
                 url,
             )
         return
     fields = list(rubric.fields.order_by("position"))
     if not fields:
-        yield Problem("rubric_field_invalid", "The rubric has no fields.", url)
+        yield Problem("rubric_field_invalid", "the rubric has no fields", url)
     for field in fields:
         for problem in rubric_field_problems(field, fields):
-            yield Problem("rubric_field_invalid", f"Rubric {problem}.", url)
+            yield Problem("rubric_field_invalid", f"rubric {problem}", url)
 
 
 def register() -> None:

@@ -125,7 +125,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_PREP
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 10**9)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # SQLite serialises writers; a generous timeout keeps concurrent requests from failing.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # IMMEDIATE takes the write lock when a transaction begins, so a transaction that reads and
+    # then writes waits out the timeout instead of failing at once with "database is locked"
+    # (a demo command run while `make run` serves a request).
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 20, "transaction_mode": "IMMEDIATE"}
+    )
     (BASE_DIR / "var").mkdir(exist_ok=True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
