@@ -9,11 +9,14 @@ This one file is both the server's verifier and the offline verifier an auditor 
 exported log, so it imports nothing from Django or from Preregistry (its canonical JSON encoder
 duplicates ``apps.core.canonical``; the tests prove both give the same bytes). Offline::
 
-    python3 chain.py OPB-01-log.jsonl [--expect SEQ=HASH ...] [--checkpoint FILE ...]
-                     [--public-key KEY ...]
+    python3 verify_log.py OPB-01-deviation-log.jsonl [--expect SEQ=HASH ...]
+                          [--checkpoint FILE ...] [--public-key KEY ...]
 
-prints ``OPB-01: verified through entry N at T (head hash H)`` and exits 0, or
-``OPB-01: broken at entry N: <why>`` and exits 1 (2 when the file cannot be read).
+(the log page serves this file as ``verify_log.py``) prints ``OPB-01: verified through entry N
+at T (head hash H)`` and exits 0, or ``OPB-01: broken at entry N: <why>`` and exits 1; it exits
+2 when the file cannot be read or is not a JSONL export at all (its first line is no JSON: the
+CSV export, say, which is for reading only). A line after the first that cannot be read is a
+break at that entry, not an unreadable file.
 
 An entry is a mapping with the keys of ``ENTRY_FIELDS``. Its hash is the lowercase hex SHA-256 of
 the canonical JSON (keys sorted, no whitespace, UTF-8, non-ASCII written as itself) of the entry
@@ -24,6 +27,7 @@ without its ``hash`` key, whose ``prev_hash`` is the hash of the entry before it
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import sys
@@ -553,7 +557,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         saved = [_read_json(path) for path in args.checkpoint]
         trusted = None if args.public_key is None else _public_keys(args.public_key)
-        report = verify_chain(read_jsonl(args.export), expect=anchors, checkpoints=saved)
+        entries = iter(read_jsonl(args.export))
+        first = next(entries, None)
+        if isinstance(first, _BadLine):
+            raise ValueError(
+                "not a JSONL export of the log (its first line is not JSON); download the "
+                "log's JSONL export (the CSV export is for reading only)"
+            )
+        lines = entries if first is None else itertools.chain([first], entries)
+        report = verify_chain(lines, expect=anchors, checkpoints=saved)
     except (OSError, ValueError) as error:
         print(f"{args.export}: cannot be read: {error}", file=sys.stderr)
         return 2

@@ -189,3 +189,16 @@ def test_the_script_also_runs_from_a_plain_copy_of_the_module(
     copy = tmp_path / "chain.py"
     shutil.copy(chain.__file__, copy)
     assert run_offline(copy, str(export)).returncode == 0
+
+
+def test_a_csv_export_is_not_a_log_it_can_verify_and_exits_2_saying_so(
+    client, auditor, protocol, append, offline_script, tmp_path
+):
+    """The CSV export is for reading: given it, the verifier says the file is not a JSONL export
+    (exit 2, nothing verified) rather than reporting a tampered entry 1 (exit 1)."""
+    append(protocol, 3)
+    csv_export = tmp_path / "log.csv"
+    csv_export.write_text("seq,kind,rationale\n1,deviation,Entry 1\n", "utf-8")
+    result = run_offline(offline_script, str(csv_export))
+    assert result.returncode == 2
+    assert "not a JSONL export" in result.stderr and "broken" not in result.stdout
