@@ -14,7 +14,7 @@ import io
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from apps.accounts.models import User
 from apps.deviations.models import EntryKind
@@ -78,7 +78,13 @@ def _member_create(*, version: ProtocolVersion, code: str, note: str = "") -> Pa
         raise ValidationError({"code": f"there is already a panel member {code}"})
     member = PanelMember(version=version, code=code, note=note.strip())
     member.full_clean()
-    member.save()
+    try:
+        # A double submit passes the check above twice; the second insert meets the first's
+        # row and is refused as a used code (the savepoint keeps the caller's transaction).
+        with transaction.atomic():
+            member.save()
+    except IntegrityError:
+        raise ValidationError({"code": f"there is already a panel member {code}"}) from None
     return member
 
 
@@ -106,7 +112,13 @@ def panel_flag_record(
         )
     flag = PanelFlag(version=version, member=member, item=item, flagged=bool(flagged))
     flag.full_clean()
-    flag.save()
+    try:
+        with transaction.atomic():  # a double submit, as in _member_create
+            flag.save()
+    except IntegrityError:
+        raise ValidationError(
+            {"item": f"panel member {member.code} has already recorded item {item.code}"}
+        ) from None
     _log_entry(
         version,
         actor,
