@@ -100,7 +100,10 @@ def _number(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an integer past a float's range (valid JSON): not a usable value
+            return None
     elif isinstance(value, str):
         try:
             number = float(value.strip())

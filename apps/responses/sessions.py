@@ -30,6 +30,7 @@ is an error naming it, never a guess.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,16 +112,32 @@ class SessionRecord:
         )
 
 
-def _count(value: Any, field: str) -> int | None:
+# The largest value each stored column holds (``SessionColumns``: PositiveIntegerField counts,
+# BigIntegerField tokens); a larger JSON integer is refused here, naming the field, instead of
+# failing in the database.
+MAX_COUNT = 2**31 - 1
+MAX_TOKENS = 2**63 - 1
+
+
+def _count(value: Any, field: str, maximum: int = MAX_COUNT) -> int | None:
     if value is None:
         return None
-    return _non_negative(value, field)
+    return _non_negative(value, field, maximum)
 
 
-def _non_negative(value: Any, field: str) -> int:
+def _non_negative(value: Any, field: str, maximum: int = MAX_COUNT) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise RecordError(f"{field} must be a non-negative integer, not {value!r}", field=field)
+    if value > maximum:
+        raise RecordError(f"{field} is {value}, more than the {maximum} stored", field=field)
     return value
+
+
+def _float(value: int | float) -> float:
+    try:
+        return float(value)
+    except OverflowError:  # a JSON integer past a float's range
+        return math.inf
 
 
 def _tool_calls(messages: list) -> list[str]:
@@ -175,18 +192,28 @@ def session_record(record: Any, terminal_outcome: str | None = None) -> SessionR
             counts = counts or {}
             if not isinstance(counts, dict):
                 raise RecordError(f"{where} must be an object of token counts", field=where)
-            total = _count(counts.get("total_tokens"), f"{where}.total_tokens")
+            total = _count(counts.get("total_tokens"), f"{where}.total_tokens", MAX_TOKENS)
             if total is None:
-                total = (_count(counts.get("input_tokens"), f"{where}.input_tokens") or 0) + (
-                    _count(counts.get("output_tokens"), f"{where}.output_tokens") or 0
-                )
+                total = (
+                    _count(counts.get("input_tokens"), f"{where}.input_tokens", MAX_TOKENS) or 0
+                ) + (_count(counts.get("output_tokens"), f"{where}.output_tokens", MAX_TOKENS) or 0)
             tokens += total
+        if tokens > MAX_TOKENS:
+            raise RecordError(
+                f"model_usage totals {tokens} tokens, more than the {MAX_TOKENS} stored",
+                field="model_usage",
+            )
     operations = _count(metadata.get("operations"), "metadata.operations")
     if operations is None and messages:
         operations = len(calls)
     cost = metadata.get("cost_usd")
     if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float)):
         raise RecordError(f"metadata.cost_usd must be a number, not {cost!r}", field="cost_usd")
+    if cost is not None and not math.isfinite(_float(cost)):
+        raise RecordError(
+            f"metadata.cost_usd must be a finite number of US dollars, not {cost!r}",
+            field="cost_usd",
+        )
     stratum = metadata.get("infrastructure_failure") or OUTCOME_STRATUM.get(terminal_outcome or "")
     if stratum is not None and stratum not in INFRASTRUCTURE_STRATA:
         raise RecordError(

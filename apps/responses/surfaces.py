@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from apps.accounts.models import User
 from apps.items.models import Cell
@@ -48,7 +48,16 @@ def session_guarantee_record(
         evaluand=evaluand, fresh_session=fresh_session, note=note.strip(), recorded_by=user
     )
     record.full_clean()
-    record.save()
+    try:
+        # Two submits at once both pass the check above; the second insert then meets the
+        # first's row (a unique evaluand) and is refused like a second record, not a 500. The
+        # savepoint keeps the caller's transaction usable.
+        with transaction.atomic():
+            record.save()
+    except IntegrityError:
+        raise ValidationError(
+            {"fresh_session": f"evaluand {evaluand.label} already has its fresh-session record"}
+        ) from None
     return record
 
 

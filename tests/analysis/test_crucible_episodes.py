@@ -9,9 +9,10 @@ import json
 
 import pytest
 from django.core.cache import cache
+from django.core.files.uploadedfile import SimpleUploadedFile
 
 from apps.analysis import inputs as data
-from apps.analysis.crucible_episodes import analysed_outcome
+from apps.analysis.crucible_episodes import analysed_outcome, budgets_of
 from apps.analysis.pipelines.crucible import assemble, compute
 from apps.demo.crucible import EPISODE_BUDGETS, SAFETY_STOP_CONDITIONS, crucible_draft
 from apps.protocols.services import version_freeze
@@ -197,3 +198,25 @@ def test_a_stop_code_not_frozen_or_a_usage_that_is_no_number_is_refused_by_row_a
     assert [(p.row, p.field) for p in rejected.value.problems] == [(3, "used_wall_seconds")]
     assert not Attempt.objects.filter(version=version).exists()
     assert not ResponseImport.objects.filter(version=version).exists()
+
+
+def test_a_usage_too_large_for_a_float_is_refused_by_row_and_field_not_a_server_error(
+    frozen, client
+):
+    # A JSON integer of 400 digits is valid JSON that no float holds (float() raised
+    # OverflowError out of the import check: a 500 on the import page).
+    version, pi = frozen
+    rows = [_row("R0"), _row("R1", used_turns=10**400)]
+    body = "\n".join(json.dumps(row) for row in rows).encode()
+    with pytest.raises(ImportRejected) as rejected:
+        responses_import(version=version, user=pi, data=body, filename="huge.jsonl")
+    assert [(p.row, p.field) for p in rejected.value.problems] == [(2, "used_turns")]
+    client.force_login(pi)
+    page = client.post(
+        "/protocols/CRU-B/v/1.0/responses/import/",
+        {"file": SimpleUploadedFile("huge.jsonl", body)},
+    )
+    assert page.status_code == 200
+    assert "used_turns" in page.content.decode()
+    # A frozen budget that large is no limit at all, as if absent (never a crash).
+    assert budgets_of({"episode_budgets": '{"max_turns": 1' + "0" * 400 + "}"}) == {}

@@ -153,3 +153,34 @@ def test_the_report_shows_the_panel_comparison(client, panel_study, run_now, uns
     text = client.get(url).content.decode()
     assert "Human overgeneralisation baseline (OPB-01 §6.1)" in text
     assert "Difference (system − panel)" in text and "0.167" in text
+
+
+@pytest.mark.parametrize("state", ["deposited", "set aside"])
+def test_a_deposited_or_set_aside_version_takes_no_panel_entries(client, state):
+    # Such a version is closed (a record, or replaced); its panel page added members before.
+    from apps.protocols.services import version_amend, version_deposit
+    from tests.factories import (
+        FamilyFactory,
+        ItemFactory,
+        MembershipFactory,
+        ProtocolVersionFactory,
+    )
+
+    version = ProtocolVersionFactory()
+    pi = MembershipFactory(protocol=version.protocol, role="pi").user
+    family = FamilyFactory(version=version, code="A", role="harm_constant")
+    ItemFactory(version=version, family=family, code="A01")
+    if state == "deposited":
+        version_deposit(version=version, user=pi, text=b"v1.0 as published", frozen_where="OSF")
+    else:
+        version_amend(version=version, user=pi)
+    version.refresh_from_db()
+    client.force_login(pi)
+    page = f"/protocols/{version.protocol.code}/v/{version.label}/panel/"
+    answer = client.post(page, {"code": "p-01"}, follow=True)
+    said = " ".join(str(m) for m in answer.context["messages"])
+    assert f"v{version.label} is {state}" in said and "takes no panel entries" in said
+    with pytest.raises(ValidationError):
+        panel_flags_import(version=version, user=pi, content=_csv([("p-01", "A01", "yes")]))
+    assert not PanelMember.objects.filter(version=version).exists()
+    assert not PanelFlag.objects.filter(version=version).exists()

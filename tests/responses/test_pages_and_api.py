@@ -9,7 +9,8 @@ from django.test import Client
 
 from apps.responses.models import Attempt, Evaluand, Exclusion, ResponseImport
 from apps.responses.services import responses_import
-from tests.responses.conftest import answer_rows, csv_bytes
+from tests.factories import MembershipFactory, ProtocolFactory
+from tests.responses.conftest import answer_rows, build_draft, csv_bytes, freeze
 
 pytestmark = pytest.mark.django_db
 
@@ -450,3 +451,37 @@ def test_abandoned_previews_are_swept(frozen, pi, settings, tmp_path):
     assert "responses.import_previews_sweep" in {
         entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()
     }
+
+
+def test_a_kept_file_is_never_used_for_another_person_or_another_protocol(
+    client, frozen, pi, editor, settings, tmp_path
+):
+    # The kept file is looked up under the person and the version it was kept for: its
+    # SHA-256 (shown on the page) used by a colleague, or by the same PI on another protocol,
+    # finds nothing and imports nothing.
+    settings.RESPONSE_IMPORT_STAGING_DIR = tmp_path
+    client.force_login(pi)
+    rows = [
+        {("reply" if k == "response" else k): v for k, v in r.items()} for r in answer_rows(frozen)
+    ]
+    url = f"{_page(frozen)}responses/import/"
+    refused = client.post(url, {"file": SimpleUploadedFile("replies.csv", csv_bytes(rows))})
+    digest = refused.context["kept"]["sha256"]
+    again = {
+        "kept_sha256": digest,
+        "kept_filename": "replies.csv",
+        "mapping": '{"response": "reply"}',
+    }
+    confirm = {**again, "sha256": digest, "filename": "replies.csv", "format": "csv"}
+    client.force_login(editor)
+    assert "no longer here" in client.post(url, again).content.decode()
+    client.post(f"{url}confirm/", confirm)
+    other_protocol = ProtocolFactory()
+    MembershipFactory(protocol=other_protocol, user=pi, role="pi")
+    other = freeze(build_draft(protocol=other_protocol, user=pi), pi)
+    client.force_login(pi)
+    other_url = f"{_page(other)}responses/import/"
+    assert "no longer here" in client.post(other_url, again).content.decode()
+    client.post(f"{other_url}confirm/", confirm)
+    assert not Attempt.objects.exists()
+    assert "Ready to import replies.csv" in client.post(url, again).content.decode()

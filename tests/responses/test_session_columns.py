@@ -18,6 +18,7 @@ from apps.analysis.pipelines import paired_blocks
 from apps.analysis.pipelines.base import PlanInputError
 from apps.demo.route_choice import _session, route_choice_draft
 from apps.protocols.services import version_freeze
+from apps.responses.importing import ImportRejected
 from apps.responses.models import Administration, Attempt, SessionColumns
 from apps.responses.services import responses_import, session_columns_backfill
 from apps.responses.sessions import SESSION_FIELDS, session_record
@@ -208,3 +209,32 @@ def test_postgresql_refuses_to_change_or_delete_stored_columns(frozen):
     with pytest.raises(DatabaseError), transaction.atomic():
         SessionColumns.objects.filter(pk=pk).update(aborted=True)
     assert SessionColumns.objects.filter(pk=pk, tokens__gt=1).exists()
+
+
+@pytest.mark.parametrize(
+    ("where", "key", "value", "field"),
+    [
+        ("metadata", "cost_usd", 10**400, "cost_usd"),
+        ("metadata", "operations", 2**40, "metadata.operations"),
+        ("metadata", "interruptions", 10**30, "metadata.interruptions"),
+        ("metadata", "unsupported_blockers", 2**33, "metadata.unsupported_blockers"),
+        ("model_usage", "m", {"total_tokens": 10**25}, "model_usage[m].total_tokens"),
+        ("model_usage", "m", {"input_tokens": 2**62, "output_tokens": 2**62}, "model_usage"),
+    ],
+)
+def test_a_session_value_past_its_columns_range_is_refused_naming_row_and_field(
+    frozen, where, key, value, field
+):
+    # Valid JSON numbers no column holds: they raised OverflowError (or, on PostgreSQL, an
+    # out-of-range DataError) out of the import instead of a refusal naming the field.
+    version, pi = frozen
+    records = _block(version)
+    records[0].setdefault(where, {})
+    if where == "model_usage":
+        records[0][where] = {key: value}
+    else:
+        records[0][where][key] = value
+    with pytest.raises(ImportRejected) as rejected:
+        _import(version, pi, records)
+    assert [(p.row, p.field) for p in rejected.value.problems] == [(1, field)]
+    assert not Attempt.objects.filter(version=version).exists()

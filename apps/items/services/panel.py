@@ -14,7 +14,7 @@ import io
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from apps.accounts.models import User
 from apps.deviations.models import EntryKind
@@ -42,6 +42,21 @@ def _family_a_item(version: ProtocolVersion, code: str) -> Item:
     return item
 
 
+def _require_open(version: ProtocolVersion) -> None:
+    """A deposited version (a record of a version frozen elsewhere) or a set-aside draft is
+    closed: its panel takes no entries (flags are otherwise observations, taken on a draft or a
+    frozen version alike)."""
+    if version.is_deposited:
+        raise ValidationError(
+            f"v{version.label} is deposited (frozen elsewhere, kept as history); it takes no "
+            "panel entries."
+        )
+    if version.is_set_aside:
+        raise ValidationError(
+            f"v{version.label} is set aside for a newer version; it takes no panel entries."
+        )
+
+
 def panel_family_a_items(version: ProtocolVersion) -> list[Item]:
     """The items the panel is shown: the version's harm-constant items, by code."""
     return list(
@@ -54,7 +69,8 @@ def panel_member_add(
     *, version: ProtocolVersion, actor: User, code: str, note: str = ""
 ) -> PanelMember:
     """Add a panel member (a person, known by ``code``), logged as entered by ``actor``;
-    ValidationError on an empty or used code."""
+    ValidationError on an empty or used code, or a closed version."""
+    _require_open(version)
     member = _member_create(version=version, code=code, note=note)
     _log_entry(version, actor, f"Panel member {member.code} added to {version} (OPB-01 §6.1).")
     return member
@@ -78,7 +94,13 @@ def _member_create(*, version: ProtocolVersion, code: str, note: str = "") -> Pa
         raise ValidationError({"code": f"there is already a panel member {code}"})
     member = PanelMember(version=version, code=code, note=note.strip())
     member.full_clean()
-    member.save()
+    try:
+        # A double submit passes the check above twice; the second insert meets the first's
+        # row and is refused as a used code (the savepoint keeps the caller's transaction).
+        with transaction.atomic():
+            member.save()
+    except IntegrityError:
+        raise ValidationError({"code": f"there is already a panel member {code}"}) from None
     return member
 
 
@@ -99,6 +121,7 @@ def panel_flag_record(
     """
     if member.version_id != version.pk:
         raise ValidationError({"member": f"{member} is on another version's panel"})
+    _require_open(version)
     item = _family_a_item(version, item_code)
     if PanelFlag.objects.filter(member=member, item=item).exists():
         raise ValidationError(
@@ -106,7 +129,13 @@ def panel_flag_record(
         )
     flag = PanelFlag(version=version, member=member, item=item, flagged=bool(flagged))
     flag.full_clean()
-    flag.save()
+    try:
+        with transaction.atomic():  # a double submit, as in _member_create
+            flag.save()
+    except IntegrityError:
+        raise ValidationError(
+            {"item": f"panel member {member.code} has already recorded item {item.code}"}
+        ) from None
     _log_entry(
         version,
         actor,
@@ -141,6 +170,7 @@ def panel_flags_import(
     All-or-nothing: every row is checked first; ValidationError lists each bad row as
     ``{filename} row {n}, field {name}: …`` and nothing is written. The import is logged.
     """
+    _require_open(version)
     try:
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as error:
