@@ -31,7 +31,6 @@ from apps.responses.models import (
     SessionColumns,
     TerminalOutcome,
     analysed_attempt,
-    crossed_evidence_gate,
 )
 from apps.responses.sessions import SESSION_FIELDS
 
@@ -353,17 +352,17 @@ def task_blocks(version: ProtocolVersion) -> dict[str, Any]:
     from apps.items.models import Factor
 
     codes = _evaluand_codes(version)
-    chosen: dict[int, dict] = {}  # administration → its analysed attempt (without its record)
+    by_administration: dict[int, list[dict]] = {}
     for attempt in (
         Attempt.objects.filter(version=version)
         .order_by("administration_id", "number")
         .values("pk", "administration_id", "terminal_outcome", "evidence_gate")
     ):
-        held = chosen.get(attempt["administration_id"])
-        if held is None or not crossed_evidence_gate(
-            held["evidence_gate"], held["terminal_outcome"]
-        ):
-            chosen[attempt["administration_id"]] = attempt
+        by_administration.setdefault(attempt["administration_id"], []).append(attempt)
+    # administration → its analysed attempt (without its record); a platform loss, its last.
+    chosen = {
+        pk: analysed_attempt(attempts) or attempts[-1] for pk, attempts in by_administration.items()
+    }
     # Only the analysed attempts' columns are read, in chunks that stay under SQLite's limit on
     # query parameters.
     wanted = [a["pk"] for a in chosen.values()]
