@@ -204,3 +204,25 @@ def route_raw(
 
 
 FACTORS_BY_NAME = {f["name"]: f["levels"] for f in FACTORS}
+
+
+# A frozen route-choice study in the database, for the import and stored-column tests: the
+# demo's draft with 16 task blocks, and the mapping its JSON Lines sessions are imported with.
+SESSION_MAPPING = {
+    "position": "position",
+    "response": "output.completion",
+    "terminal_outcome": "terminal_outcome",
+}
+
+
+def frozen_route_version(code: str):
+    """``(frozen version, its PI)``: the demo's route-choice draft under ``code``, frozen."""
+    from apps.demo.route_choice import route_choice_draft
+    from apps.protocols.services import version_freeze
+    from tests.factories import UserFactory
+
+    pi = UserFactory()
+    draft = route_choice_draft(
+        user=pi, code=code, parameters={"repetitions": "16", "min_task_blocks": "16"}
+    )
+    return version_freeze(version=draft, user=pi), pi

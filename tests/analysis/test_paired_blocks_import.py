@@ -7,29 +7,20 @@ import json
 import numpy as np
 import pytest
 
-from apps.demo.route_choice import _session, route_choice_draft
-from apps.protocols.services import version_freeze
+from apps.demo.route_choice import _session
 from apps.responses.importing import ImportRejected
 from apps.responses.models import Administration, Attempt
 from apps.responses.services import responses_import
-from tests.factories import UserFactory
+from tests.analysis.route_builders import SESSION_MAPPING, frozen_route_version
 
 pytestmark = pytest.mark.django_db
 
-MAPPING = {
-    "position": "position",
-    "response": "output.completion",
-    "terminal_outcome": "terminal_outcome",
-}
+MAPPING = SESSION_MAPPING
 
 
 @pytest.fixture
 def frozen():
-    pi = UserFactory()
-    draft = route_choice_draft(
-        user=pi, code="ROUTE-I", parameters={"repetitions": "16", "min_task_blocks": "16"}
-    )
-    return version_freeze(version=draft, user=pi), pi
+    return frozen_route_version("ROUTE-I")
 
 
 def _records(version, item="A-01", model="model-1", rounds=(1,)):

@@ -16,31 +16,23 @@ from django.db import DatabaseError, connection, transaction
 from apps.analysis.inputs import task_blocks
 from apps.analysis.pipelines import paired_blocks
 from apps.analysis.pipelines.base import PlanInputError
-from apps.demo.route_choice import _session, route_choice_draft
-from apps.protocols.services import version_freeze
+from apps.demo.route_choice import _session
 from apps.responses.importing import ImportRejected
 from apps.responses.models import Administration, Attempt, SessionColumns
 from apps.responses.services import responses_import, session_columns_backfill
 from apps.responses.sessions import SESSION_FIELDS, session_record
+from tests.analysis.route_builders import SESSION_MAPPING, frozen_route_version
 from tests.dbroles import refused_by_database
-from tests.factories import MembershipFactory, UserFactory
+from tests.factories import MembershipFactory
 
 pytestmark = pytest.mark.django_db
 
-MAPPING = {
-    "position": "position",
-    "response": "output.completion",
-    "terminal_outcome": "terminal_outcome",
-}
+MAPPING = SESSION_MAPPING
 
 
 @pytest.fixture
 def frozen():
-    pi = UserFactory()
-    draft = route_choice_draft(
-        user=pi, code="ROUTE-S", parameters={"repetitions": "16", "min_task_blocks": "16"}
-    )
-    return version_freeze(version=draft, user=pi), pi
+    return frozen_route_version("ROUTE-S")
 
 
 def _block(version, *, fail_first: str | None = None) -> list[dict]:
