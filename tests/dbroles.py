@@ -131,3 +131,18 @@ def superuser_name() -> str | None:
     if admin:
         return urllib.parse.urlsplit(admin).username
     return (_state.get("superuser") or {}).get("USER")
+
+
+def assert_sql_refused(sql: str, params: Any) -> None:
+    """Run ``sql`` as the test's (runtime) role in its own savepoint and assert the database
+    refuses it: a trigger's or a missing privilege's refusal (``refused_by_database``)."""
+    import pytest
+    from django.db import DatabaseError, connection, transaction
+
+    with (
+        pytest.raises(DatabaseError) as error,
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(sql, params)
+    assert refused_by_database(str(error.value)), error.value

@@ -3,25 +3,14 @@ itself refuses to change or delete a panel member, a panel flag or a surface's f
 record, whatever the code asks (as it does for responses and deposits)."""
 
 import pytest
-from django.db import DatabaseError, connection, transaction
 
 from apps.items.services.panel import panel_flag_record, panel_member_add
 from apps.responses.models import Evaluand
 from apps.responses.surfaces import session_guarantee_record
 from tests.analysis.builders import opb_study
-from tests.dbroles import refused_by_database
+from tests.dbroles import assert_sql_refused
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
-
-
-def _refused(sql, params):
-    with (
-        pytest.raises(DatabaseError) as error,
-        transaction.atomic(),
-        connection.cursor() as cursor,
-    ):
-        cursor.execute(sql, params)
-    assert refused_by_database(str(error.value)), error.value
 
 
 def test_panel_and_fresh_session_records_cannot_be_changed_or_deleted():
@@ -37,5 +26,5 @@ def test_panel_and_fresh_session_records_cannot_be_changed_or_deleted():
         ("items_panelmember", "code", "'p-99'", member.pk),
         ("responses_sessionguarantee", "fresh_session", "'no'", guarantee.pk),
     ):
-        _refused(f"UPDATE {table} SET {column} = {value} WHERE id = %s", [pk])
-        _refused(f"DELETE FROM {table} WHERE id = %s", [pk])
+        assert_sql_refused(f"UPDATE {table} SET {column} = {value} WHERE id = %s", [pk])
+        assert_sql_refused(f"DELETE FROM {table} WHERE id = %s", [pk])
