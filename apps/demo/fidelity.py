@@ -316,10 +316,10 @@ def _judge_score(version: ProtocolVersion, reviewer: User) -> int:
         item = administration.cell.item.code
         evaluand = administration.evaluand.rosters.get(version=version).code
         score_submit(
-            task_token=task.token,
+            task_token=task.reserved_token,
             reviewer=reviewer,
             values={"signals": signals_for(item, evaluand)},
-            idempotency_key=task.token,
+            idempotency_key=task.reserved_token,
         )
         done += 1
 

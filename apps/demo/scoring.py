@@ -77,7 +77,7 @@ def _score_one(*, version: ProtocolVersion, reviewer: User) -> bool:
         reviewer=reviewer.username,
     )
     score_submit(
-        task_token=task.token,
+        task_token=task.reserved_token,
         reviewer=reviewer,
         values=values,
         idempotency_key=f"demo-{version.pk}-{task.pk}-{reviewer.username}",

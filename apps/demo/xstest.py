@@ -280,10 +280,10 @@ def _score_queue(*, version: ProtocolVersion, reviewer: User, column: str) -> bo
         return False
     task = ScoringTask.objects.select_related("response__attempt").get(pk=assignment.task_id)
     score_submit(
-        task_token=task.token,
+        task_token=task.reserved_token,
         reviewer=reviewer,
         values={"label": task.response.attempt.raw[column]},
-        idempotency_key=task.token,
+        idempotency_key=task.reserved_token,
     )
     return True
 

@@ -310,7 +310,10 @@ class Preregistry:
         return {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "config.settings.production",
-            "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{self.db}",
+            # As deployed (docs/deploy.md): the runtime role, neither superuser nor owner; the
+            # owner role migrates. /healthz answers 503 under a role that could lift the guards.
+            "DATABASE_URL": f"postgres://{self.db}_app@127.0.0.1:5432/{self.db}",
+            "DATABASE_OWNER_URL": f"postgres://{self.db}_owner@127.0.0.1:5432/{self.db}",
             "SECRET_KEY": "benchmark-only-secret-key-not-for-use-anywhere-0123456789",
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "SECURE_SSL_REDIRECT": "false",
@@ -331,6 +334,9 @@ class Preregistry:
 
     def prepare(self) -> None:
         recreate_database(self.db)
+        self.manage(
+            "db_roles_create", "--admin-url", "postgres://postgres@127.0.0.1:5432/postgres", "--adopt"
+        )
         self.manage("migrate", "--noinput")
 
     def start(self) -> None:
@@ -703,6 +709,11 @@ def main() -> None:
         action="store_true",
         help="keep both databases of an earlier run (each round builds its own tasks anyway)",
     )
+    parser.add_argument(
+        "--only-preregistry",
+        action="store_true",
+        help="run Preregistry alone (to profile it between side-by-side rounds; no ratios)",
+    )
     parser.add_argument("--build-app", nargs=2, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.build_app:
@@ -714,20 +725,24 @@ def main() -> None:
         venv=args.ls_venv, db=args.ls_db, port=args.ports[1], data_dir=Path(f"/tmp/{args.ls_db}")
     )
     app = Preregistry(db=args.app_db, port=args.ports[0])
-    ls.install()
+    with_ls = not args.only_preregistry
+    if with_ls:
+        ls.install()
     log("preparing databases")
-    ls.prepare(reuse=args.reuse_databases)
+    if with_ls:
+        ls.prepare(reuse=args.reuse_databases)
     if not args.reuse_databases:
         app.prepare()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     try:
-        ls.start()
+        if with_ls:
+            ls.start()
         app.start()
         for tasks in args.tasks:
             for k in args.k:
                 log(f"round: {tasks} tasks, k = {k}: building")
                 t0 = time.perf_counter()
-                project = ls.build(tasks=tasks, k=k)
+                project = ls.build(tasks=tasks, k=k) if with_ls else None
                 ls_build = time.perf_counter() - t0
                 version = app.build(tasks=tasks, k=k)
                 runs = []
@@ -736,10 +751,10 @@ def main() -> None:
                     (1, args.single, None),
                     (args.clients, None, args.seconds),
                 ):
-                    for system, port, target, tokens, server, db in (
-                        ("label-studio", ls.port, project, ls.tokens, ls, ls.db),
-                        ("preregistry", app.port, version, app.tokens, app, app.db),
-                    ):
+                    systems = [("preregistry", app.port, version, app.tokens, app, app.db)]
+                    if with_ls:
+                        systems.insert(0, ("label-studio", ls.port, project, ls.tokens, ls, ls.db))
+                    for system, port, target, tokens, server, db in systems:
                         log(f"  {system}: {clients} client(s)")
                         result = run(
                             system,
@@ -755,10 +770,11 @@ def main() -> None:
                         )
                         log(f"    {json.dumps(result)}")
                         runs.append(result)
-                checks = {
-                    "label-studio": ls.check(project, k),
-                    "preregistry": app.check(version, k),
-                }
+                checks = {"preregistry": app.check(version, k)}
+                if not with_ls:
+                    log(f"    checks {checks}")
+                    continue
+                checks["label-studio"] = ls.check(project, k)
                 by = {(r["system"], r["clients"]): r for r in runs}
                 single = (by[("label-studio", 1)], by[("preregistry", 1)])
                 many = (by[("label-studio", args.clients)], by[("preregistry", args.clients)])
@@ -791,7 +807,8 @@ def main() -> None:
                     f"checks {checks}"
                 )
     finally:
-        ls.stop()
+        if with_ls:
+            ls.stop()
         app.stop()
 
 

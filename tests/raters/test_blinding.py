@@ -10,15 +10,25 @@ in any body, header or redirect location, and that nothing answers 500.
 import itertools
 import json
 import re
+from datetime import timedelta
 
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
+from django.utils import timezone
 from scipy.stats import spearmanr
 
 from apps.items.models import Condition, Family, Item, Level
 from apps.protocols.models import Protocol, ProtocolVersion
-from apps.raters.models import MachineScore, Rubric, Score, ScorerRosterEntry, ScoringTask
+from apps.raters.models import (
+    Assignment,
+    MachineScore,
+    Rubric,
+    Score,
+    ScorerRosterEntry,
+    ScoringTask,
+)
 from apps.raters.services import (
+    assignments_expire,
     rubric_create,
     score_submit,
     scoring_open,
@@ -200,6 +210,11 @@ def _marked_study():
             idempotency_key=a.task.token,
         )
         other_tokens.append(a.task.token)
+    # A task the other reviewer reserved and let expire: open again, with the token it was given
+    # at its first reservation (tasks never reserved have no token, so no URL names them).
+    lapsed = task_next(version_or_none=None, reviewer=other)
+    Assignment.objects.filter(pk=lapsed.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    assert assignments_expire() == 1
     # The reviewer scores one response (partly scored ones come first: the other's) and holds
     # a reservation on another.
     a = task_next(version_or_none=None, reviewer=reviewer)
@@ -223,9 +238,9 @@ def _marked_study():
         "own_tokens": [a.task.token, held.task.token],
         "other_tokens": other_tokens,
         "unreserved_tokens": list(
-            ScoringTask.objects.filter(version=version, state="open").values_list(
-                "token", flat=True
-            )
+            ScoringTask.objects.filter(
+                version=version, state="open", token__isnull=False
+            ).values_list("token", flat=True)
         ),
     }
 
@@ -333,6 +348,7 @@ def test_no_page_api_error_or_redirect_a_reviewer_reaches_reveals_the_study(clie
     for token in study["own_tokens"]:
         assert statuses[f"/tasks/{token}/"] == 200
         assert statuses[f"/api/v1/tasks/{token}"] == 200
+    assert study["unreserved_tokens"], "the study has an open task that once had a reviewer"
     for token in study["other_tokens"] + study["unreserved_tokens"][:1]:
         assert statuses[f"/tasks/{token}/"] == 404
         assert statuses[f"/api/v1/tasks/{token}"] == 404

@@ -38,8 +38,19 @@ def test_opening_scoring_creates_k_opaque_tasks_per_response_once():
     tasks = ScoringTask.objects.filter(version=study.version)
     assert tasks.count() == 15
     assert {t.slot for t in tasks} == {1, 2, 3}
-    tokens = [t.token for t in tasks]
-    assert len(set(tokens)) == 15 and all(len(t) >= 22 for t in tokens)
+    # No task has a token before it is first reserved (opening writes none, issue #20); each
+    # reservation gives its task a fresh opaque one, kept if the task is reserved again.
+    assert {t.token for t in tasks} == {None}
+    tokens = []
+    for _ in range(3):
+        reviewer = UserFactory()
+        MembershipFactory(user=reviewer, protocol=study.version.protocol, role="reviewer")
+        assignment = task_next(reviewer=reviewer)
+        assignment.task.refresh_from_db()
+        tokens.append(assignment.task.token)
+        assert task_next(reviewer=reviewer).task.token == assignment.task.token
+    assert len(set(tokens)) == 3 and all(len(t) >= 22 for t in tokens)
+    assert ScoringTask.objects.filter(version=study.version, token__isnull=False).count() == 3
     # The same seed and response give the same shuffle key; the key is shared by the slots.
     for t in tasks:
         assert t.shuffle_key == shuffle_key_for(seed=17, response_id=t.response_id)

@@ -11,8 +11,10 @@ next
        the versions the reviewer's queue draws from (scoring open, not withdrawn, the reviewer
        role held now, the study chosen).
     2. the claim (``_claim_sql``): the reviewer's live reservation if any; otherwise one open task
-       locked with ``FOR UPDATE SKIP LOCKED`` in the reviewer's order, marked assigned, the
-       assignment inserted — and the prompt and response text the page shows, returned.
+       locked with ``FOR UPDATE SKIP LOCKED`` in the reviewer's order, marked assigned and given
+       its token if this is its first reservation, the assignment inserted — and the prompt and
+       response text the page shows, returned. (The final SELECT reads the task as it was before
+       the statement, so the token comes from the ``claimed`` CTE.)
 submit
     1. ``_SUBMIT_LOCK``: the reviewer's advisory lock, then the response's tasks locked
        ``FOR UPDATE`` (in id order), returning what checking the values needs.
@@ -31,6 +33,7 @@ and no two primary scores can disagree, so neither the partly-scored claim nor t
 check runs.
 """
 
+import secrets
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -117,9 +120,9 @@ WITH cur AS (
 {",".join(ctes)},
 pick AS (SELECT id FROM ({union}) u LIMIT 1),
 claimed AS (
-  UPDATE raters_scoringtask t SET state = 'assigned'
+  UPDATE raters_scoringtask t SET state = 'assigned', token = COALESCE(t.token, %(token)s)
   FROM pick WHERE t.id = pick.id AND NOT EXISTS (SELECT 1 FROM cur)
-  RETURNING t.id, t.version_id, t.response_id),
+  RETURNING t.id, t.version_id, t.response_id, t.token),
 inserted AS (
   INSERT INTO raters_assignment
     (task_id, version_id, response_id, reviewer_id, reserved_at, expires_at, outcome)
@@ -129,10 +132,12 @@ inserted AS (
   JOIN unnest(%(vids)s::bigint[], %(minutes)s::int[]) AS m(vid, minutes) ON m.vid = c.version_id
   RETURNING id, task_id, reserved_at, expires_at),
 chosen AS (
-  SELECT id, task_id, reserved_at, expires_at, false AS fresh FROM cur
+  SELECT id, task_id, reserved_at, expires_at, false AS fresh, NULL::text AS token FROM cur
   UNION ALL
-  SELECT id, task_id, reserved_at, expires_at, true FROM inserted)
-SELECT ch.id, ch.fresh, ch.reserved_at, ch.expires_at, t.id, t.token, t.version_id,
+  SELECT i.id, i.task_id, i.reserved_at, i.expires_at, true, c.token
+  FROM inserted i JOIN claimed c ON c.id = i.task_id)
+SELECT ch.id, ch.fresh, ch.reserved_at, ch.expires_at, t.id, COALESCE(ch.token, t.token),
+       t.version_id,
        t.response_id, t.kind, t.slot, t.shuffle_key, r.text, ce.prompt, ce.id
 FROM chosen ch
 JOIN raters_scoringtask t ON t.id = ch.task_id
@@ -197,6 +202,12 @@ tasks AS (
 SELECT score.id, score.submitted_at, (SELECT count(*) FROM ended), (SELECT count(*) FROM tasks)
 FROM score
 """
+
+
+def new_token() -> str:
+    """An opaque task id, given when a task is first reserved: 128 random bits, URL-safe
+    (22 characters)."""
+    return secrets.token_urlsafe(16)
 
 
 def available() -> bool:
@@ -286,6 +297,7 @@ def claim(*, reviewer_id: int, versions: list[QueueVersion], offsets: list[int])
         "offsets": offsets,
         "vids_partly": partly,
         "minutes": [v.rating.plan.reservation_minutes for v in versions],
+        "token": new_token(),
     }
     for i, (v, offset) in enumerate(zip(versions, offsets, strict=True)):
         params[f"v{i}"] = v.version_id

@@ -30,7 +30,6 @@ path here and in scoring, so no two transactions wait on each other in a cycle.
 
 import hashlib
 import hmac
-import secrets
 from datetime import timedelta
 
 from django.core.exceptions import ValidationError
@@ -77,11 +76,6 @@ def shuffle_key_for(*, seed: int, response_id: int) -> int:
 def reviewer_offset(*, seed: int, reviewer_id: int) -> int:
     """Where in the shuffle order a reviewer starts: ``keyed_order(seed, "reviewer:<id>")``."""
     return keyed_order(seed, f"reviewer:{reviewer_id}")
-
-
-def new_token() -> str:
-    """An opaque task id: 128 random bits, URL-safe (22 characters)."""
-    return secrets.token_urlsafe(16)
 
 
 def lock_reviewer(reviewer: User) -> None:
@@ -150,11 +144,16 @@ _OPEN_CHUNK = 50_000
 def _tasks_create(*, version: ProtocolVersion, k: int, seed: int, response_ids: list[int]) -> int:
     """k primary tasks for each of ``response_ids``; the number created.
 
-    On PostgreSQL one ``INSERT … SELECT`` per 50,000 responses over arrays of response ids,
-    shuffle keys and tokens (``unnest`` × ``generate_series(1, k)``): the keyed hash and the
-    tokens are computed here, everything else by the database. Elsewhere ``bulk_create``.
+    On PostgreSQL one ``INSERT … SELECT`` per 50,000 responses over arrays of response ids and
+    shuffle keys (``unnest`` × ``generate_series(1, k)``): the keyed hash is computed here,
+    everything else by the database. Rows go in shuffle-key order, so the two queue indexes
+    (which lead with version and end in the shuffle key) grow at their right edge instead of
+    at random pages. No token is written: a task gets its token when first reserved
+    (``lean.claim``, ``_reserve``). Elsewhere ``bulk_create``.
     """
-    keys = [shuffle_key_for(seed=seed, response_id=rid) for rid in response_ids]
+    keyed = sorted((shuffle_key_for(seed=seed, response_id=rid), rid) for rid in response_ids)
+    keys = [key for key, _ in keyed]
+    response_ids = [rid for _, rid in keyed]
     if connection.vendor != "postgresql":
         tasks = [
             ScoringTask(
@@ -162,7 +161,6 @@ def _tasks_create(*, version: ProtocolVersion, k: int, seed: int, response_ids: 
                 response_id=rid,
                 kind=TaskKind.PRIMARY,
                 slot=slot,
-                token=new_token(),
                 shuffle_key=key,
             )
             for rid, key in zip(response_ids, keys, strict=True)
@@ -179,18 +177,13 @@ def _tasks_create(*, version: ProtocolVersion, k: int, seed: int, response_ids: 
             # One row per (response, slot): parallel arrays, read by one multi-array unnest.
             cursor.execute(
                 "INSERT INTO raters_scoringtask "
-                "(version_id, response_id, kind, slot, token, state, shuffle_key, queue_rank, "
+                "(version_id, response_id, kind, slot, state, shuffle_key, queue_rank, "
                 " created_at) "
-                "SELECT %(version)s, u.rid, 'primary', u.slot, u.token, 'open', u.key, 1, now() "
-                "FROM unnest(%(ids)s::bigint[], %(slots)s::int[], %(keys)s::bigint[], "
-                "            %(tokens)s::text[]) AS u(rid, slot, key, token)",
-                {
-                    "version": version.pk,
-                    "ids": [rid for rid in ids for _ in range(k)],
-                    "slots": [slot for _ in ids for slot in range(1, k + 1)],
-                    "keys": [key for key in chunk_keys for _ in range(k)],
-                    "tokens": [new_token() for _ in range(len(ids) * k)],
-                },
+                "SELECT %(version)s, u.rid, 'primary', s.slot, 'open', u.key, 1, now() "
+                "FROM unnest(%(ids)s::bigint[], %(keys)s::bigint[]) AS u(rid, key) "
+                "CROSS JOIN generate_series(1, %(k)s) AS s(slot) "
+                "ORDER BY u.key, u.rid, s.slot",
+                {"version": version.pk, "ids": ids, "keys": chunk_keys, "k": k},
             )
             created += cursor.rowcount
     return created
@@ -431,5 +424,6 @@ def _reserve(*, task: ScoringTask, reviewer: User, now, plan) -> Assignment:
     )
     assignment.save()
     task.state = TaskState.ASSIGNED
-    task.save(update_fields=["state"])
+    task.token = task.token or lean.new_token()
+    task.save(update_fields=["state", "token"])
     return assignment

@@ -27,7 +27,7 @@ from apps.raters.models import (
 )
 from apps.raters.selectors import response_is_audited
 from apps.raters.services import lean
-from apps.raters.services.queue import _token_valid, lock_reviewer, new_token
+from apps.raters.services.queue import _token_valid, lock_reviewer
 from apps.raters.services.revocation import scoring_refusal_check
 from apps.raters.values import reviewer_fields, score_values_clean, values_disagree
 from apps.responses.models import Response
@@ -124,7 +124,6 @@ def _adjudicate_if_needed(
         response_id=task.response_id,
         kind=TaskKind.ADJUDICATION,
         slot=1,
-        token=new_token(),
         shuffle_key=task.shuffle_key,
         queue_rank=0,
     )
