@@ -17,6 +17,7 @@ from typing import Any
 from apps.protocols.models import ProtocolVersion
 from apps.raters.models import FieldKind, Rubric, RubricField
 from apps.raters.plan import RatingPlan, rating_plan
+from apps.raters.values import FIDELITY_DERIVATIONS
 
 # Frozen versions a process keeps; far above any real site's number of versions open at once.
 _MAX_ENTRIES = 512
@@ -29,7 +30,8 @@ class FrozenRating:
     ``fields`` are all rubric fields in position order (derived ones included: the values check
     computes them); ``shown_fields`` is the reviewer-facing description of the typed fields, in
     the shape ``selectors.task_content`` returns; ``has_checklist`` says whether the cell's key
-    units are needed to check or show a score.
+    units are needed to check or show a score; ``hidden_from_reviewer`` names the fields a
+    reviewer is never shown of their own score (``values.reviewer_values``).
     """
 
     plan: RatingPlan
@@ -37,9 +39,13 @@ class FrozenRating:
     instructions: str
     shown_fields: tuple[dict[str, Any], ...]
     has_checklist: bool
+    hidden_from_reviewer: frozenset[str]
 
 
 _cache: dict[tuple[int, str], FrozenRating] = {}
+# The same entries by version id: a frozen version's hash never changes (the database refuses
+# it), so a caller that has only the id of a version known to be frozen may use them.
+_by_id: dict[int, FrozenRating] = {}
 _lock = threading.Lock()
 
 
@@ -74,6 +80,9 @@ def _load(version: ProtocolVersion) -> FrozenRating:
         instructions=instructions,
         shown_fields=tuple(shown_field(f) for f in typed),
         has_checklist=any(f.kind == FieldKind.CHECKLIST for f in typed),
+        hidden_from_reviewer=frozenset(
+            f.name for f in fields if f.derivation in FIDELITY_DERIVATIONS
+        ),
     )
 
 
@@ -81,16 +90,16 @@ def frozen_rating(
     *, version_id: int, sha256: str = "", version: ProtocolVersion | None = None
 ) -> FrozenRating:
     """The rating plan and rubric of version ``version_id``; read from the database the first
-    time a process asks for a frozen version (``sha256`` given), from memory afterwards.
+    time a process asks for a frozen version (``sha256`` given), from memory afterwards (also
+    when asked by id alone, once the version has been read frozen).
 
     ``version`` may be passed when the caller has the row already; otherwise it is read.
     Raises ``ProtocolVersion.DoesNotExist`` for an unknown id.
     """
     key = (version_id, sha256)
-    if sha256:
-        found = _cache.get(key)
-        if found is not None:
-            return found
+    found = _cache.get(key) if sha256 else _by_id.get(version_id)
+    if found is not None:
+        return found
     if version is None:
         version = ProtocolVersion.objects.only("pk", "sha256", "state").get(pk=version_id)
     rating = _load(version)
@@ -99,7 +108,9 @@ def frozen_rating(
         with _lock:
             if len(_cache) >= _MAX_ENTRIES:
                 _cache.clear()
+                _by_id.clear()
             _cache[key] = rating
+            _by_id[version_id] = rating
     return rating
 
 
@@ -107,3 +118,4 @@ def frozen_rating_clear() -> None:
     """Forget every cached version (tests, whose rolled-back rows may reuse an id)."""
     with _lock:
         _cache.clear()
+        _by_id.clear()

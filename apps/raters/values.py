@@ -183,14 +183,11 @@ def reviewer_values(values: dict, *, version_id: int) -> dict:
     """What a reviewer is shown of their own stored score: every value except seed 003's
     verdicts (``FIDELITY_DERIVATIONS``). Those are derived from the cell's card, which the judge
     must not see; their pass/fail would reveal the card's axis levels (seed 003, "judge without
-    knowing what the card expects"). One query; ``values`` is not changed."""
-    from apps.raters.models import RubricField
+    knowing what the card expects"). The names come from the version's frozen rating, read once
+    per process (``frozen.frozen_rating``); ``values`` is not changed."""
+    from apps.raters.frozen import frozen_rating
 
-    hidden = set(
-        RubricField.objects.filter(
-            version_id=version_id, derivation__in=FIDELITY_DERIVATIONS
-        ).values_list("name", flat=True)
-    )
+    hidden = frozen_rating(version_id=version_id).hidden_from_reviewer
     return {name: value for name, value in values.items() if name not in hidden}
 
 
