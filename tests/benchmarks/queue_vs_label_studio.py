@@ -335,7 +335,10 @@ class Preregistry:
     def prepare(self) -> None:
         recreate_database(self.db)
         self.manage(
-            "db_roles_create", "--admin-url", "postgres://postgres@127.0.0.1:5432/postgres", "--adopt"
+            "db_roles_create",
+            "--admin-url",
+            "postgres://postgres@127.0.0.1:5432/postgres",
+            "--adopt",
         )
         self.manage("migrate", "--noinput")
 
