@@ -602,16 +602,23 @@ def _client(
     )
 
 
-def cpu_of(pids: list[int]) -> float:
+def cpu_by_pid(pids: list[int]) -> dict[int, float]:
+    """CPU seconds (user + system) of each process still alive."""
     hz = os.sysconf("SC_CLK_TCK")
-    total = 0.0
+    seconds = {}
     for pid in pids:
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        total += (int(fields[11]) + int(fields[12])) / hz
-    return total
+        seconds[pid] = (int(fields[11]) + int(fields[12])) / hz
+    return seconds
+
+
+def cpu_spent(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds spent between two readings by the processes alive at both (a backend that
+    exited in between would otherwise subtract its whole life: a negative figure)."""
+    return sum(after[pid] - before[pid] for pid in before.keys() & after.keys())
 
 
 def worker_pids(master: int) -> list[int]:
@@ -648,16 +655,14 @@ def run(system, *, port, target, tokens, clients, cycles, seconds, chained, serv
     before_load = load()
     workers = worker_pids(server.server.pid)
     # Persistent backends only (Preregistry's); Label Studio's exit after each request.
-    backends_before = backend_pids(db)
-    cpu_before = cpu_of(workers) + cpu_of(backends_before)
+    cpu_before = cpu_by_pid(workers + backend_pids(db))
     barrier.wait()
     wall = time.perf_counter()
     results = [out.get(timeout=(seconds or 1800) + 900) for _ in processes]
     wall = time.perf_counter() - wall
     for process in processes:
         process.join()
-    backends = sorted(set(backend_pids(db)) & set(backends_before))
-    cpu_after = cpu_of(workers) + cpu_of(backends)
+    cpu_after = cpu_by_pid(workers + backend_pids(db))
     next_ms = sorted(x * 1000 for r in results for x in r["next"])
     submit_ms = sorted(x * 1000 for r in results for x in r["submit"])
     errors: Counter = Counter()
@@ -683,7 +688,9 @@ def run(system, *, port, target, tokens, clients, cycles, seconds, chained, serv
         "next_p95_ms": pct(next_ms, 95),
         "submit_p50_ms": pct(submit_ms, 50),
         "submit_p95_ms": pct(submit_ms, 95),
-        "server_cpu_ms_per_cycle": round((cpu_after - cpu_before) * 1000 / n, 2) if n else None,
+        "server_cpu_ms_per_cycle": (
+            round(cpu_spent(cpu_before, cpu_after) * 1000 / n, 2) if n else None
+        ),
         "cpu_includes_database": system == "preregistry",
         "errors": dict(errors),
         "n_errors": sum(errors.values()),
