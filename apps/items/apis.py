@@ -115,7 +115,8 @@ class _PartCreateApi(APIView):
         part = self.part
         version = _writer(request, protocol_code, label)
         data = part.refs(version, _valid(part.create_input, request), None)
-        return Response(part.out(part.create(version=version, **data)), status=201)
+        created = part.create(version=version, **data)
+        return Response(part.output_of(created), status=status.HTTP_201_CREATED)
 
 
 class _PartUpdateApi(APIView):
@@ -126,7 +127,7 @@ class _PartUpdateApi(APIView):
         version = _writer(request, protocol_code, label)
         updated = part.get(version=version, code=url[part.key])
         data = part.refs(version, _valid(part.update_input, request), updated)
-        return Response(part.out(part.update(**{part.noun: updated}, **data)))
+        return Response(part.output_of(part.update(**{part.noun: updated}, **data)))
 
 
 class _PartDeleteApi(APIView):
@@ -175,7 +176,9 @@ class LevelScaleDefaultApi(APIView):
     @extend_schema(request=None, responses={201: LevelSerializer(many=True)})
     def post(self, request: Request, protocol_code: str, label: str) -> Response:
         levels = services.level_scale_default_create(version=_writer(request, protocol_code, label))
-        return Response([LEVEL.out(level) for level in levels], status=status.HTTP_201_CREATED)
+        return Response(
+            [LEVEL.output_of(level) for level in levels], status=status.HTTP_201_CREATED
+        )
 
 
 # Cells

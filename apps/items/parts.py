@@ -63,13 +63,17 @@ class DesignPart(Generic[P]):
     listing: str  # the URL name of the page listing this kind (an item's: the grid)
     create_input: type[serializers.Serializer[Any]]
     update_input: type[serializers.Serializer[Any]]
-    output: type[serializers.Serializer[Any]]
-    out: Callable[[P], Data]  # the part as ``output`` gives it
+    output: type[serializers.Serializer[Any]]  # the part as the API gives it
     template: str = ""  # the listing page's template, with its "add" form
     rows: Callable[[ProtocolVersion], Data] = _no_rows  # the listing page's rows
     page_kwarg: str = ""  # the edit page's URL argument, when not ``key``
     own_page: str = ""  # the URL name of a part's own page (an item's), where it is edited
     refs: Callable[[ProtocolVersion, Data, Any], Data] = _as_given  # API codes → rows
+    out: Callable[[P], Data] | None = None  # ``output``'s values, when not the part's own
+
+    def output_of(self, part: P) -> Data:
+        """The part as the API gives it (``output``'s shape)."""
+        return self.out(part) if self.out is not None else dict(self.output(part).data)
 
     def key_of(self, part: P) -> str:
         return str(getattr(part, self.key))
@@ -101,10 +105,6 @@ class LevelCreateInputSerializer(serializers.Serializer[Level]):
     form = serializers.CharField(required=False, allow_blank=True, default="")
 
 
-def level_out(level: Level) -> Data:
-    return {"ordinal": level.ordinal, "code": level.code, "name": level.name, "form": level.form}
-
-
 LEVEL = DesignPart[Level](
     noun="level",
     title="Level",
@@ -124,7 +124,6 @@ LEVEL = DesignPart[Level](
     create_input=LevelCreateInputSerializer,
     update_input=LevelUpdateInputSerializer,
     output=LevelSerializer,
-    out=level_out,
 )
 
 
@@ -219,15 +218,6 @@ class ConditionCreateInputSerializer(ConditionUpdateInputSerializer):
     code = serializers.CharField(max_length=32)
 
 
-def _condition_out(condition: Condition) -> Data:
-    return {
-        "code": condition.code,
-        "name": condition.name,
-        "description": condition.description,
-        "is_sham": condition.is_sham,
-    }
-
-
 CONDITION = DesignPart[Condition](
     noun="condition",
     title="Condition",
@@ -243,7 +233,6 @@ CONDITION = DesignPart[Condition](
     create_input=ConditionCreateInputSerializer,
     update_input=ConditionUpdateInputSerializer,
     output=ConditionSerializer,
-    out=_condition_out,
 )
 
 
@@ -270,15 +259,6 @@ class FactorCreateInputSerializer(FactorUpdateInputSerializer):
     name = serializers.SlugField(max_length=64)
 
 
-def _factor_out(factor: Factor) -> Data:
-    return {
-        "name": factor.name,
-        "label": factor.label,
-        "levels": list(factor.levels),
-        "role": factor.role,
-    }
-
-
 FACTOR = DesignPart[Factor](
     noun="factor",
     title="Factor",
@@ -294,7 +274,6 @@ FACTOR = DesignPart[Factor](
     create_input=FactorCreateInputSerializer,
     update_input=FactorUpdateInputSerializer,
     output=FactorSerializer,
-    out=_factor_out,
 )
 
 
