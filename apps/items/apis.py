@@ -6,6 +6,7 @@ endpoint each, made from their ``apps.items.parts`` declaration by ``part_endpoi
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, ClassVar, cast
 
 from django.http import Http404, HttpResponse
@@ -59,7 +60,7 @@ def _reader(request: Request, protocol_code: str, label: str) -> ProtocolVersion
 
 
 def _writer(
-    request: Request, protocol_code: str, label: str, roles: Any = DESIGN_WRITERS
+    request: Request, protocol_code: str, label: str, roles: Iterable[str] = DESIGN_WRITERS
 ) -> ProtocolVersion:
     return get_design_version_for(
         user=_user(request), protocol_code=protocol_code, label=label, roles=roles
@@ -104,8 +105,8 @@ class DesignProblemsApi(APIView):
         return Response([p.as_dict() for p in design_problems(version)])
 
 
-# The design's parts: one create, update and delete endpoint each (``part_endpoints``). The
-# input is checked after the part is found, so an unknown part is a 404 whatever is posted.
+# The design's parts: one create, update and delete endpoint each (``part_endpoints``). An
+# update's input is checked after its part is found: an unknown part is a 404 whatever is posted.
 
 
 class _PartCreateApi(APIView):
