@@ -1,4 +1,4 @@
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -9,6 +9,7 @@ from apps.accounts.selectors import user_roles
 class MeApi(APIView):
     """Who the caller is and which roles they hold on any protocol."""
 
+    @extend_schema_serializer(component_name="Me")
     class OutputSerializer(serializers.Serializer):
         username = serializers.CharField()
         roles = serializers.ListField(child=serializers.CharField())

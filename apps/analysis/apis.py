@@ -10,7 +10,7 @@ import json
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException, PermissionDenied
 from rest_framework.response import Response
@@ -57,6 +57,7 @@ def _output(run: AnalysisRun) -> dict:
 class AnalysisRunStartApi(APIView):
     """Queue a run of the frozen version's analysis plan (the PI only)."""
 
+    @extend_schema_serializer(component_name="AnalysisRunStart")
     class InputSerializer(serializers.Serializer):
         kind = serializers.CharField(
             required=False,

@@ -13,7 +13,16 @@ from django.http import Http404
 
 from apps.accounts.models import Role, User
 from apps.accounts.selectors import roles_for
-from apps.items.models import Cell, HarmReview, Item, Level
+from apps.items.models import (
+    Cell,
+    Condition,
+    Factor,
+    Family,
+    HarmReview,
+    Item,
+    Level,
+    PanelMember,
+)
 from apps.protocols.access import get_version_for
 from apps.protocols.models import ProtocolVersion
 
@@ -63,6 +72,38 @@ def get_level_for(*, version: ProtocolVersion, code: str) -> Level:
     if level is None:
         raise Http404("No such level on this version's scale.")
     return level
+
+
+def get_family_for(*, version: ProtocolVersion, code: str) -> Family:
+    """The version's family ``code``, or Http404."""
+    family = Family.objects.filter(version=version, code=code).first()
+    if family is None:
+        raise Http404("No such family in this version.")
+    return family
+
+
+def get_condition_for(*, version: ProtocolVersion, code: str) -> Condition:
+    """The version's condition ``code``, or Http404."""
+    condition = Condition.objects.filter(version=version, code=code).first()
+    if condition is None:
+        raise Http404("No such condition in this version.")
+    return condition
+
+
+def get_factor_for(*, version: ProtocolVersion, code: str) -> Factor:
+    """The version's factor named ``code`` (a factor's natural key is its name), or Http404."""
+    factor = Factor.objects.filter(version=version, name=code).first()
+    if factor is None:
+        raise Http404("No such factor in this version.")
+    return factor
+
+
+def get_panel_member_for(*, version: ProtocolVersion, code: str) -> PanelMember:
+    """The version's panel member ``code`` (OPB-01 §6.1), or Http404."""
+    member = PanelMember.objects.filter(version=version, code=code).first()
+    if member is None:
+        raise Http404("No such panel member.")
+    return member
 
 
 def get_cell_for(*, item: Item, level: Level) -> Cell | None:

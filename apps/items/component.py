@@ -81,8 +81,10 @@ def design_document(version: ProtocolVersion) -> dict:
                 ],
             }
         )
-    reviews = HarmReview.objects.filter(version=version).select_related("item")
-    reviews = sorted(reviews, key=lambda r: (r.item.code, r.cycle, r.round))
+    reviews = sorted(
+        HarmReview.objects.filter(version=version).select_related("item"),
+        key=lambda r: (r.item.code, r.cycle, r.round),
+    )
     pseudonyms: dict[int, str] = {}
     review_docs = []
     for review in reviews:
@@ -175,12 +177,13 @@ def design_copy(source: ProtocolVersion, target: ProtocolVersion) -> None:
             family=families[item.family_id],
             code=item.code,
             domain=item.domain,
-            condition=conditions.get(item.condition_id),
+            condition=conditions[item.condition_id] if item.condition_id is not None else None,
             notes=item.notes,
         )
     # Disclosure items' links to their Family A base items, once every item exists.
     for item in Item.objects.filter(version=source, base_item__isnull=False):
-        Item.objects.filter(pk=items[item.pk].pk).update(base_item=items[item.base_item_id])
+        if item.base_item_id is not None:  # as filtered: for the type checker
+            Item.objects.filter(pk=items[item.pk].pk).update(base_item=items[item.base_item_id])
     cells = {}
     for cell in Cell.objects.filter(version=source):
         cells[cell.pk] = Cell.objects.create(

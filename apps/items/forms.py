@@ -1,20 +1,15 @@
 """Forms of the design pages. They only collect input; the services validate and write."""
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from django import forms
+from django.http import QueryDict
 
-from apps.items.models import (
-    Condition,
-    FactorRole,
-    Family,
-    FamilyRole,
-    HarmVerdict,
-    Item,
-    Level,
-)
+from apps.items import selectors
+from apps.items.models import Condition, FactorRole, Family, FamilyRole, HarmVerdict, Item
 from apps.items.selectors import HARM_CRITERIA
+from apps.protocols.models import ProtocolVersion
 
 KEY_HELP = (
     "One required unit per line, in order. Start a line with ! to mark an executable step "
@@ -22,14 +17,40 @@ KEY_HELP = (
 )
 
 
-def _level_choices(version) -> list[tuple[str, str]]:
+def _level_choices(version: ProtocolVersion) -> list[tuple[str, str]]:
     return [("", "No limit: the whole scale")] + [
-        (level.code, f"{level.code} {level.name}")
-        for level in Level.objects.filter(version=version).order_by("ordinal")
+        (level.code, f"{level.code} {level.name}") for level in selectors.levels_of(version)
     ]
 
 
-class LevelForm(forms.Form):
+class PartForm(forms.Form):
+    """The form of one design part (``apps.items.parts``): adding one to ``version``, or
+    editing ``instance``, whose ``fixed`` fields (its natural key) are left out."""
+
+    fixed: tuple[str, ...] = ("code",)
+
+    def __init__(
+        self,
+        data: QueryDict | None = None,
+        *,
+        version: ProtocolVersion,
+        instance: Any = None,
+    ) -> None:
+        super().__init__(data)
+        self.version = version
+        if instance is not None:
+            for name in self.fixed:
+                del self.fields[name]
+            self.initial = self.initial_from(instance)
+
+    def initial_from(self, instance: Any) -> dict[str, Any]:
+        """The edit form's values, from the part edited."""
+        return {name: getattr(instance, name) for name in self.fields if name not in self.fixed}
+
+
+class LevelForm(PartForm):
+    fixed = ("ordinal", "code")
+
     ordinal = forms.IntegerField(min_value=0, max_value=99)
     code = forms.CharField(max_length=16, help_text="Such as L0.")
     name = forms.CharField(max_length=100)
@@ -41,12 +62,7 @@ class LevelForm(forms.Form):
     )
 
 
-class LevelEditForm(forms.Form):
-    name = forms.CharField(max_length=100)
-    form = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, label="Form")
-
-
-class FamilyForm(forms.Form):
+class FamilyForm(PartForm):
     code = forms.CharField(max_length=16, help_text="Such as A, B or C.")
     name = forms.CharField(max_length=200)
     role = forms.ChoiceField(choices=FamilyRole.choices)
@@ -63,14 +79,21 @@ class FamilyForm(forms.Form):
     )
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
 
-    def __init__(self, *args, version, editing=False, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["max_level"].choices = _level_choices(version)
-        if editing:
-            del self.fields["code"]
+        cast(forms.ChoiceField, self.fields["max_level"]).choices = _level_choices(self.version)
+
+    def initial_from(self, instance: Any) -> dict[str, Any]:
+        initial = super().initial_from(instance)
+        if instance.max_level is not None:
+            codes = selectors.level_codes_by_ordinal(instance.version_id)
+            initial["max_level"] = codes.get(instance.max_level, "")
+        else:
+            initial["max_level"] = ""
+        return initial
 
 
-class ConditionForm(forms.Form):
+class ConditionForm(PartForm):
     code = forms.CharField(max_length=32, help_text="Such as C_SPXI or C0.")
     name = forms.CharField(max_length=200)
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
@@ -78,13 +101,10 @@ class ConditionForm(forms.Form):
         required=False, label="Sham (placebo) arm", help_text="OPB-01 §5's C₀."
     )
 
-    def __init__(self, *args, editing=False, **kwargs):
-        super().__init__(*args, **kwargs)
-        if editing:
-            del self.fields["code"]
 
+class FactorForm(PartForm):
+    fixed = ("name",)
 
-class FactorForm(forms.Form):
     name = forms.SlugField(max_length=64, help_text="A short name such as friction.")
     label = forms.CharField(max_length=200)
     levels = forms.CharField(
@@ -93,16 +113,14 @@ class FactorForm(forms.Form):
     )
     role = forms.ChoiceField(choices=FactorRole.choices)
 
-    def __init__(self, *args, editing=False, **kwargs):
-        super().__init__(*args, **kwargs)
-        if editing:
-            del self.fields["name"]
+    def initial_from(self, instance: Any) -> dict[str, Any]:
+        return {**super().initial_from(instance), "levels": "\n".join(instance.levels)}
 
     def clean_levels(self) -> list[str]:
         return [line.strip() for line in self.cleaned_data["levels"].splitlines() if line.strip()]
 
 
-class ItemForm(forms.Form):
+class ItemForm(PartForm):
     code = forms.CharField(max_length=64, help_text="Such as a-03.")
     family = forms.ModelChoiceField(queryset=Family.objects.none(), to_field_name="code")
     domain = forms.CharField(max_length=200, required=False)
@@ -124,20 +142,20 @@ class ItemForm(forms.Form):
         "contrast (OPB-01 §5) pairs them.",
     )
 
-    def __init__(self, *args, version, editing=False, disclosure=False, **kwargs):
-        """``disclosure``: the item edited is a disclosure item (C_SPXI or C₀), so the form
-        offers its base item; otherwise that field is left out."""
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Only a disclosure item (C_SPXI or C₀) being edited is offered its base item."""
         super().__init__(*args, **kwargs)
-        self.fields["family"].queryset = Family.objects.filter(version=version).order_by("code")
-        self.fields["condition"].queryset = Condition.objects.filter(version=version).order_by(
-            "code"
+        instance = kwargs.get("instance")
+        cast(forms.ModelChoiceField, self.fields["family"]).queryset = selectors.families_of(
+            self.version
         )
-        if editing:
-            del self.fields["code"]
-        if disclosure:
-            self.fields["base_item"].queryset = Item.objects.filter(
-                version=version, family__role=FamilyRole.HARM_CONSTANT
-            ).order_by("code")
+        cast(forms.ModelChoiceField, self.fields["condition"]).queryset = selectors.conditions_of(
+            self.version
+        )
+        if instance is not None and instance.family.role == FamilyRole.DISCLOSURE:
+            cast(
+                forms.ModelChoiceField, self.fields["base_item"]
+            ).queryset = selectors.harm_constant_items_of(self.version)
         else:
             del self.fields["base_item"]
 

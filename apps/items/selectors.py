@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 from django.urls import reverse
 
 from apps.accounts.models import Membership, Role, User
@@ -25,6 +26,8 @@ from apps.items.models import (
     Item,
     KeyUnit,
     Level,
+    PanelFlag,
+    PanelMember,
 )
 from apps.items.schedule import CellKey, FactorSpec
 from apps.protocols.components import Problem
@@ -139,7 +142,7 @@ def _edge_cells(version: ProtocolVersion) -> dict[int, tuple[Cell | None, Cell |
     if len(levels) < 2:
         return {}
     first, last = levels[0], levels[-1]
-    edges: dict[int, list] = {}
+    edges: dict[int, list[Cell | None]] = {}
     for cell in Cell.objects.filter(version=version, level__in=[first, last]).select_related(
         "level"
     ):
@@ -203,7 +206,7 @@ def harm_reviews_pending_for(user: User) -> QuerySet[HarmReview]:
     ).order_by("token")
 
 
-def harm_review_task(review: HarmReview) -> dict:
+def harm_review_task(review: HarmReview) -> dict[str, Any]:
     """What a harm reviewer is shown, and nothing else: the two forms (level code, level name,
     prompt), the criteria, and the hash of the forms shown (posted back with the verdict)."""
     edges = _edge_cells(review.version)
@@ -288,7 +291,7 @@ class DesignGrid:
     version: ProtocolVersion
     levels: list[Level]
     rows: list[GridRow]
-    counts: Counter = field(default_factory=Counter)
+    counts: Counter[str] = field(default_factory=Counter)
 
     @property
     def blocking(self) -> int:
@@ -322,7 +325,7 @@ def design_items(version: ProtocolVersion) -> QuerySet[Item]:
     )
 
 
-def design_expected_outputs(version: ProtocolVersion) -> list[dict]:
+def design_expected_outputs(version: ProtocolVersion) -> list[dict[str, str | None]]:
     """The cells that carry an expected output (the oracle's fixtures), by item and level:
     ``[{"item", "level", "kind", "sha256"}]``. Each hash is ``expected_output_sha256``'s."""
     cells = (
@@ -352,7 +355,8 @@ def design_grid(version: ProtocolVersion) -> DesignGrid:
         row = []
         for level in levels:
             cell = by_level.get(level.pk)
-            key_count = cell.key_count if cell else 0
+            # design_items annotates each cell with its key_count.
+            key_count: int = cell.key_count if cell else 0  # type: ignore[attr-defined]
             state = _cell_state(item.family, level, cell, key_count)
             executable = sum(u.executable for u in cell.key_units.all()) if cell else 0
             row.append(GridCell(level, cell, state, key_count, executable))
@@ -438,7 +442,7 @@ def design_problems(version: ProtocolVersion) -> list[Problem]:
                         url,
                     )
                 )
-            elif gc.state == CellState.ABSENT and not gc.cell.absent_reason.strip():
+            elif gc.state == CellState.ABSENT and gc.cell and not gc.cell.absent_reason.strip():
                 problems.append(
                     Problem(
                         "absent_without_reason",
@@ -526,10 +530,6 @@ def design_absent_cells(version: ProtocolVersion) -> list[dict[str, str]]:
 # Small lookups by natural key, and the design's parts in their order (pages, API, import)
 
 
-def level_by_code(version: ProtocolVersion, code: str) -> Level | None:
-    return Level.objects.filter(version=version, code=code).first()
-
-
 def family_by_code(version: ProtocolVersion, code: str) -> Family | None:
     return Family.objects.filter(version=version, code=code).first()
 
@@ -540,14 +540,6 @@ def condition_by_code(version: ProtocolVersion, code: str) -> Condition | None:
 
 def item_by_code(version: ProtocolVersion, code: str) -> Item | None:
     return Item.objects.filter(version=version, code=code).select_related("family").first()
-
-
-def factors_of(version: ProtocolVersion) -> QuerySet[Factor]:
-    return Factor.objects.filter(version=version).order_by("role", "name")
-
-
-def factor_by_name(version: ProtocolVersion, name: str) -> Factor | None:
-    return Factor.objects.filter(version=version, name=name).first()
 
 
 def levels_of(version: ProtocolVersion) -> QuerySet[Level]:
@@ -565,3 +557,44 @@ def families_of(version: ProtocolVersion) -> QuerySet[Family]:
 
 def conditions_of(version: ProtocolVersion) -> QuerySet[Condition]:
     return Condition.objects.filter(version=version).order_by("code")
+
+
+def factors_of(version: ProtocolVersion) -> QuerySet[Factor]:
+    return Factor.objects.filter(version=version).order_by("role", "name")
+
+
+def items_of(version: ProtocolVersion) -> QuerySet[Item]:
+    """The version's items by code, with their families."""
+    return Item.objects.filter(version=version).select_related("family").order_by("code")
+
+
+def harm_constant_items_of(version: ProtocolVersion) -> QuerySet[Item]:
+    """The items a disclosure item may name as its base item (Family A's, OPB-01 §5), by code."""
+    return items_of(version).filter(family__role=FamilyRole.HARM_CONSTANT)
+
+
+# OPB-01 §6.1's human panel
+
+
+def panel_members_progress(version: ProtocolVersion) -> list[tuple[PanelMember, int, int]]:
+    """Each panel member (by code) with the number of flags recorded and how many flag."""
+    members = (
+        PanelMember.objects.filter(version=version)
+        .annotate(n_flags=Count("flags"), n_flagged=Count("flags", filter=Q(flags__flagged=True)))
+        .order_by("code")
+    )
+    return [(member, member.n_flags, member.n_flagged) for member in members]
+
+
+def panel_flagged_codes(member: PanelMember) -> set[str]:
+    """The codes of the items ``member``'s flags are recorded for (flagged or not)."""
+    return set(PanelFlag.objects.filter(member=member).values_list("item__code", flat=True))
+
+
+def panel_item_forms(item: Item) -> QuerySet[Cell]:
+    """The forms a panel member is shown of ``item``: its written cells, level by level."""
+    return (
+        Cell.objects.filter(item=item, absent=False)
+        .select_related("level")
+        .order_by("level__ordinal")
+    )

@@ -1,48 +1,81 @@
 from django.urls import path
 
-from apps.items import apis, panel_views, views
+from apps.items import apis
+from apps.items.parts import CONDITION, FACTOR, FAMILY, ITEM, LEVEL
+from apps.items.views import cells, grid, harm_review, panel, parts, transfer
 
 app_name = "items"
 
 _v = "protocols/<str:protocol_code>/v/<str:label>/design/"
 
 urlpatterns = [
-    path(_v, views.design, name="design"),
-    path(f"{_v}levels/", views.levels, name="levels"),
-    path(f"{_v}levels-default/", views.levels_default, name="levels-default"),
-    path(f"{_v}levels/<str:level_code>/", views.level_edit, name="level-edit"),
-    path(f"{_v}levels/<str:level_code>/delete/", views.level_delete, name="level-delete"),
-    path(f"{_v}families/", views.families, name="families"),
-    path(f"{_v}families/<str:code>/", views.family_edit, name="family-edit"),
-    path(f"{_v}families/<str:code>/delete/", views.family_delete, name="family-delete"),
-    path(f"{_v}conditions/", views.conditions, name="conditions"),
-    path(f"{_v}conditions/<str:code>/", views.condition_edit, name="condition-edit"),
-    path(f"{_v}conditions/<str:code>/delete/", views.condition_delete, name="condition-delete"),
-    path(f"{_v}factors/", views.factors, name="factors"),
-    path(f"{_v}factors/<str:name>/", views.factor_edit, name="factor-edit"),
-    path(f"{_v}factors/<str:name>/delete/", views.factor_delete, name="factor-delete"),
-    path(f"{_v}new-item/", views.item_new, name="item-new"),
-    path(f"{_v}items/<str:code>/", views.item_detail, name="item"),
-    path(f"{_v}items/<str:code>/delete/", views.item_delete, name="item-delete"),
-    path(f"{_v}items/<str:item_code>/cells/<str:level_code>/", views.cell_edit, name="cell"),
+    path(_v, grid.design, name="design"),
+    # The design's parts: the same three views for each (``apps.items.parts``)
+    path(f"{_v}levels/", parts.part_list, {"part": LEVEL}, name="levels"),
+    path(f"{_v}levels-default/", parts.levels_default, name="levels-default"),
+    path(f"{_v}levels/<str:level_code>/", parts.part_edit, {"part": LEVEL}, name="level-edit"),
+    path(
+        f"{_v}levels/<str:level_code>/delete/",
+        parts.part_delete,
+        {"part": LEVEL},
+        name="level-delete",
+    ),
+    path(f"{_v}families/", parts.part_list, {"part": FAMILY}, name="families"),
+    path(f"{_v}families/<str:code>/", parts.part_edit, {"part": FAMILY}, name="family-edit"),
+    path(
+        f"{_v}families/<str:code>/delete/",
+        parts.part_delete,
+        {"part": FAMILY},
+        name="family-delete",
+    ),
+    path(f"{_v}conditions/", parts.part_list, {"part": CONDITION}, name="conditions"),
+    path(
+        f"{_v}conditions/<str:code>/",
+        parts.part_edit,
+        {"part": CONDITION},
+        name="condition-edit",
+    ),
+    path(
+        f"{_v}conditions/<str:code>/delete/",
+        parts.part_delete,
+        {"part": CONDITION},
+        name="condition-delete",
+    ),
+    path(f"{_v}factors/", parts.part_list, {"part": FACTOR}, name="factors"),
+    path(f"{_v}factors/<str:name>/", parts.part_edit, {"part": FACTOR}, name="factor-edit"),
+    path(
+        f"{_v}factors/<str:name>/delete/",
+        parts.part_delete,
+        {"part": FACTOR},
+        name="factor-delete",
+    ),
+    path(f"{_v}new-item/", parts.item_new, name="item-new"),
+    path(f"{_v}items/<str:code>/", parts.item_detail, name="item"),
+    path(f"{_v}items/<str:code>/delete/", parts.part_delete, {"part": ITEM}, name="item-delete"),
+    # An item's cells
+    path(f"{_v}items/<str:item_code>/cells/<str:level_code>/", cells.cell_edit, name="cell"),
     path(
         f"{_v}items/<str:item_code>/cells/<str:level_code>/delete/",
-        views.cell_delete,
+        cells.cell_delete,
         name="cell-delete",
     ),
-    path(f"{_v}key-preview/", views.cell_key_preview, name="key-preview"),
-    path(f"{_v}import/", views.design_import, name="import"),
-    path(f"{_v}import/confirm/", views.design_import_confirm, name="import-confirm"),
-    path(f"{_v}export.<str:fmt>", views.design_export, name="export"),
-    path(f"{_v}harm-review/", views.harm_review, name="harm-review"),
-    path(f"{_v}harm-review/open/", views.harm_review_open, name="harm-review-open"),
-    path(f"{_v}harm-review/<str:code>/third/", views.harm_review_third, name="harm-review-third"),
-    path("harm-reviews/<str:token>/", views.harm_review_task_page, name="harm-review-task"),
+    path(f"{_v}key-preview/", cells.cell_key_preview, name="key-preview"),
+    path(f"{_v}import/", transfer.design_import, name="import"),
+    path(f"{_v}import/confirm/", transfer.design_import_confirm, name="import-confirm"),
+    path(f"{_v}export.<str:fmt>", transfer.design_export, name="export"),
+    path(f"{_v}harm-review/", harm_review.harm_review, name="harm-review"),
+    path(f"{_v}harm-review/open/", harm_review.harm_review_open, name="harm-review-open"),
+    path(
+        f"{_v}harm-review/<str:code>/third/",
+        harm_review.harm_review_third,
+        name="harm-review-third",
+    ),
+    path("harm-reviews/<str:token>/", harm_review.harm_review_task_page, name="harm-review-task"),
     # OPB-01 §6.1's human panel (issue #17)
-    path("protocols/<str:protocol_code>/v/<str:label>/panel/", panel_views.panel, name="panel"),
+    path("protocols/<str:protocol_code>/v/<str:label>/panel/", panel.panel, name="panel"),
     path(
         "protocols/<str:protocol_code>/v/<str:label>/panel/<str:code>/",
-        panel_views.panel_member,
+        panel.panel_member,
         name="panel-member",
     ),
 ]

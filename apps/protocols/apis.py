@@ -316,10 +316,8 @@ class MemberListCreateApi(APIView):
         ]
         return Response(MemberSerializer(members, many=True).data)
 
+    @extend_schema_serializer(component_name="MemberGrantInput")
     class InputSerializer(MemberSerializer):
-        class Meta:
-            ref_name = "MemberGrantInput"
-
         reason = serializers.CharField(
             max_length=2000, required=False, allow_blank=True, default=""
         )
@@ -340,10 +338,8 @@ class MemberRemoveApi(APIView):
     """Take a role away from a member (PI only), saying why: the removal is written to the
     deviation log, and a removed reviewer's reservations end at once."""
 
+    @extend_schema_serializer(component_name="MemberRemoveInput")
     class InputSerializer(MemberSerializer):
-        class Meta:
-            ref_name = "MemberRemoveInput"
-
         reason = serializers.CharField(max_length=2000)
 
     @extend_schema(request=InputSerializer, responses={204: None})

@@ -5,7 +5,7 @@ Reviewer endpoints answer with the task's opaque token and its content only (see
 """
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import exceptions, serializers, status
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.response import Response
@@ -175,10 +175,8 @@ class TaskScoreApi(APIView):
 
     authentication_classes = [CachedTokenAuthentication, SessionAuthentication]
 
+    @extend_schema_serializer(component_name="TaskScoreInput")
     class InputSerializer(serializers.Serializer):
-        class Meta:
-            ref_name = "TaskScoreInput"
-
         values = serializers.DictField()
         idempotency_key = serializers.CharField(max_length=64)
         seconds_spent = serializers.IntegerField(
@@ -222,10 +220,8 @@ class TaskScoreApi(APIView):
 class TaskCorrectionApi(APIView):
     """Correct your score for a task: a new record with a reason; the original is kept."""
 
+    @extend_schema_serializer(component_name="TaskCorrectionInput")
     class InputSerializer(serializers.Serializer):
-        class Meta:
-            ref_name = "TaskCorrectionInput"
-
         values = serializers.DictField()
         reason = serializers.CharField()
 
@@ -263,10 +259,8 @@ class RubricApi(APIView):
 class RubricTemplateApi(APIView):
     """Replace a draft's rubric with a built-in template: ``opb``, ``xstest`` or ``fidelity``."""
 
+    @extend_schema_serializer(component_name="RubricTemplateInput")
     class InputSerializer(serializers.Serializer):
-        class Meta:
-            ref_name = "RubricTemplateInput"
-
         template = serializers.CharField()
 
     @extend_schema(request=InputSerializer, responses=OpenApiTypes.OBJECT)

@@ -2,7 +2,7 @@
 draft, publish it once frozen. The text itself is read at ``/api/v1/blob/<sha256>``."""
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -44,10 +44,8 @@ class RubricTextApi(APIView):
         )
         return Response(_status(version))
 
+    @extend_schema_serializer(component_name="RubricTextInput")
     class InputSerializer(serializers.Serializer):
-        class Meta:
-            ref_name = "RubricTextInput"
-
         text = serializers.CharField(max_length=MAX_RUBRIC_TEXT_BYTES, trim_whitespace=False)
 
     @extend_schema(request=InputSerializer, responses=OpenApiTypes.OBJECT)

@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Model
 
 from apps.items.models import (
     Cell,
@@ -76,12 +77,17 @@ def _check_code(value: str, field: str = "code") -> str:
     return value
 
 
-def _same_version(version: ProtocolVersion, obj, field: str) -> None:
+def _same_version(
+    version: ProtocolVersion, obj: Level | Family | Condition | Item | None, field: str
+) -> None:
     if obj is not None and obj.version_id != version.pk:
         raise ValidationError({field: f"{obj} belongs to another protocol version."})
 
 
-def _save(obj):
+M = TypeVar("M", bound=Model)
+
+
+def _save(obj: M) -> M:
     obj.full_clean()
     obj.save()
     return obj
@@ -162,7 +168,10 @@ def level_delete(*, level: Level) -> None:
 
 def stopping_rule_message(family: Family, level_code: str, item_code: str = "") -> str:
     """The refusal, naming the rule: family, its highest level, the rule's text."""
-    highest = _level_code(family.version_id, family.max_level)
+    if family.max_level is None:  # no rule: nothing above it is refused
+        highest = "the end of the scale"
+    else:
+        highest = _level_code(family.version_id, family.max_level)
     rule = family.stopping_rule.strip() or "no text given"
     subject = f"{item_code} at {level_code}" if item_code else level_code
     return (

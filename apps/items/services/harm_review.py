@@ -16,6 +16,7 @@ from __future__ import annotations
 import secrets
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from typing import cast
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -29,6 +30,7 @@ from apps.items.refs import item_ref
 from apps.items.selectors import (
     HARM_CRITERIA_CODES,
     HarmState,
+    ItemHarm,
     harm_reviewers_eligible,
     item_harm_states,
 )
@@ -37,7 +39,7 @@ from apps.protocols.models import ProtocolVersion
 from apps.protocols.refs import version_ref
 
 
-def _open_load(version: ProtocolVersion) -> Counter:
+def _open_load(version: ProtocolVersion) -> Counter[int]:
     return Counter(
         HarmReview.objects.filter(version=version, submitted_at__isnull=True).values_list(
             "reviewer_id", flat=True
@@ -102,6 +104,7 @@ def harm_review_open(
     opened = []
     for item in due:
         harm = states[item.pk]
+        forms = cast(str, harm.forms_sha256)  # every due item's forms are written (above)
         if missing := _rounds_missing(harm):
             # A reviewer's review was withdrawn with their role: only that round is given again,
             # to someone not already reviewing the item in this cycle.
@@ -120,7 +123,7 @@ def harm_review_open(
                         reviewer=reviewer,
                         cycle=harm.cycle,
                         round_=round_,
-                        forms=harm.forms_sha256,
+                        forms=forms,
                     )
                 )
                 taken.add(reviewer.pk)
@@ -139,14 +142,14 @@ def harm_review_open(
                     reviewer=reviewer,
                     cycle=cycle,
                     round_=round_,
-                    forms=harm.forms_sha256,
+                    forms=forms,
                 )
             )
             load[reviewer.pk] += 1
     return opened
 
 
-def _rounds_missing(harm) -> list[int]:
+def _rounds_missing(harm: ItemHarm) -> list[int]:
     # An item in review whose first or second review was withdrawn (its reviewer lost the role).
     if harm.state != HarmState.IN_REVIEW:
         return []
@@ -226,15 +229,15 @@ def _third_candidates(item: Item, reviews: Sequence[HarmReview]) -> list[User]:
     ]
 
 
-def _assign_third(item: Item, harm) -> HarmReview | None:
+def _assign_third(item: Item, harm: ItemHarm) -> HarmReview | None:
     candidates = _third_candidates(item, harm.reviews)
     if not candidates:
         return None
     load = _open_load(item.version)
     reviewer = min(candidates, key=lambda user: (load[user.pk], user.username))
-    return _new_review(
-        item=item, reviewer=reviewer, cycle=harm.cycle, round_=3, forms=harm.forms_sha256
-    )
+    # Two verdicts on the current forms disagree (else the item is stale), so its forms exist.
+    forms = cast(str, harm.forms_sha256)
+    return _new_review(item=item, reviewer=reviewer, cycle=harm.cycle, round_=3, forms=forms)
 
 
 @transaction.atomic
@@ -301,10 +304,12 @@ def harm_review_submit(
     the forms changed since they were shown, or the verdict and criteria do not agree.
     """
     version = draft_locked(review.version)
-    review = HarmReview.objects.select_for_update().select_related("item").filter(pk=review.pk)
-    review = review.first()
-    if review is None:
+    locked = (
+        HarmReview.objects.select_for_update().select_related("item").filter(pk=review.pk).first()
+    )
+    if locked is None:
         raise ValidationError(REVIEW_WITHDRAWN)
+    review = locked
     if review.reviewer_id == reviewer.pk and reviewer.pk not in {
         user.pk for user in harm_reviewers_eligible(protocol_id=version.protocol_id)
     }:

@@ -15,6 +15,7 @@ import csv
 import io
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -82,7 +83,7 @@ class ImportIssue:
     def __str__(self) -> str:
         return f"{self.where}, {self.field}: {self.message}"
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"row": self.row, "field": self.field, "message": self.message}
 
 
@@ -106,7 +107,7 @@ class ImportRow:
     action: str = "create"  # create | replace | unchanged
     new_item: bool = False
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "row": self.row,
             "family": self.family,
@@ -150,7 +151,7 @@ class ImportPlan:
             "new_items": len({r.item for r in self.rows if r.new_item}),
         }
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "format": self.format,
             "sha256": self.sha256,
@@ -186,7 +187,7 @@ def import_format_for(filename: str, declared: str = "") -> str:
 # Reading the file into raw rows
 
 
-def _read_csv(text: str, plan: ImportPlan) -> list[tuple[int, dict]]:
+def _read_csv(text: str, plan: ImportPlan) -> list[tuple[int, dict[str, Any]]]:
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader)
@@ -241,7 +242,7 @@ def _read_csv(text: str, plan: ImportPlan) -> list[tuple[int, dict]]:
     return rows
 
 
-def _read_json(text: str, plan: ImportPlan) -> list[tuple[int, dict]]:
+def _read_json(text: str, plan: ImportPlan) -> list[tuple[int, dict[str, Any]]]:
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as error:
@@ -278,7 +279,7 @@ def _read_json(text: str, plan: ImportPlan) -> list[tuple[int, dict]]:
 # Validating one raw row
 
 
-def _text(raw: dict, name: str) -> str:
+def _text(raw: dict[str, Any], name: str) -> str:
     value = raw.get(name)
     if value is None:
         return ""
@@ -289,7 +290,7 @@ def _text(raw: dict, name: str) -> str:
     return value.strip()
 
 
-def _absent(raw: dict) -> bool:
+def _absent(raw: dict[str, Any]) -> bool:
     value = raw.get("absent")
     if isinstance(value, bool):
         return value
@@ -301,7 +302,7 @@ def _absent(raw: dict) -> bool:
     raise ValueError(f"{value!r} is not yes or no")
 
 
-def _key(raw: dict, fmt: str) -> list[KeyUnitSpec]:
+def _key(raw: dict[str, Any], fmt: str) -> list[KeyUnitSpec]:
     value = raw.get("key")
     if value in (None, ""):
         return []
@@ -371,12 +372,17 @@ def _context(version: ProtocolVersion) -> _Context:
     )
 
 
-def _choices(mapping: dict) -> str:
+def _choices(mapping: dict[str, Any]) -> str:
     return ", ".join(sorted(mapping)) or "none yet"
 
 
 def _validate_row(
-    number: int, raw: dict, fmt: str, ctx: _Context, seen: dict, plan: ImportPlan
+    number: int,
+    raw: dict[str, Any],
+    fmt: str,
+    ctx: _Context,
+    seen: dict[str, dict[str, Any]],
+    plan: ImportPlan,
 ) -> None:
     unit = plan.unit
     issues: list[ImportIssue] = []
@@ -510,7 +516,8 @@ def _validate_row(
     else:
         current = [KeyUnitSpec(u.text, u.executable) for u in cell.key_units.all()]
         same = (
-            cell.prompt == row.prompt
+            existing is not None  # a written cell's item exists
+            and cell.prompt == row.prompt
             and cell.absent == row.absent
             and cell.absent_reason == row.absent_reason
             and current == key
@@ -523,10 +530,10 @@ def _validate_row(
 
 
 def _base_code(item: Item) -> str:
-    return item.base_item.code if item.base_item_id else ""
+    return item.base_item.code if item.base_item else ""
 
 
-def _check_bases(ctx: _Context, seen: dict[str, dict], plan: ImportPlan) -> None:
+def _check_bases(ctx: _Context, seen: dict[str, dict[str, Any]], plan: ImportPlan) -> None:
     """Each named base item must be a harm-constant (Family A) item of the version or of the
     file itself (it may come later in the file): an issue on the item's first row otherwise."""
     families_in_file = {code: first["family"] for code, first in seen.items()}
@@ -582,7 +589,7 @@ def design_import_plan(
     if not raw_rows and not plan.errors:
         plan.errors.append(ImportIssue(0, "file", "has no cells"))
     ctx = _context(version)
-    seen: dict[str, dict] = {}
+    seen: dict[str, dict[str, Any]] = {}
     for number, raw in raw_rows:
         _validate_row(number, raw, fmt, ctx, seen, plan)
     _check_bases(ctx, seen, plan)
@@ -722,7 +729,7 @@ def design_import(
 # Export
 
 
-def _export_rows(version: ProtocolVersion) -> list[dict]:
+def _export_rows(version: ProtocolVersion) -> list[dict[str, Any]]:
     cells = (
         Cell.objects.filter(version=version)
         .select_related("item__family", "item__condition", "item__base_item", "level")

@@ -7,39 +7,36 @@ they may be entered on a frozen version.
 
 from __future__ import annotations
 
-from typing import cast
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.uploadedfile import UploadedFile
-from django.db.models import Count, Q
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from apps.accounts.models import User
 from apps.accounts.selectors import roles_for
-from apps.items.access import DESIGN_WRITERS, get_design_version_for, version_kwargs
-from apps.items.models import Cell, PanelFlag, PanelMember
+from apps.items.access import (
+    DESIGN_WRITERS,
+    get_design_version_for,
+    get_panel_member_for,
+    version_kwargs,
+)
+from apps.items.selectors import panel_flagged_codes, panel_item_forms, panel_members_progress
 from apps.items.services.panel import (
     panel_family_a_items,
     panel_flag_record,
     panel_flags_import,
     panel_member_add,
 )
+from apps.items.views.common import refused, user_of
 
 MAX_PANEL_CSV_BYTES = 2 * 1024 * 1024
 
 
-def _user(request: HttpRequest) -> User:
-    # Every view here is login_required: the user is signed in.
-    return cast(User, request.user)
-
-
 def _writable_version(request: HttpRequest, protocol_code: str, label: str):
-    user = _user(request)
+    user = user_of(request)
     version = get_design_version_for(user=user, protocol_code=protocol_code, label=label)
     can_write = bool(roles_for(user=user, protocol_id=version.protocol_id) & DESIGN_WRITERS)
     return version, can_write
@@ -47,11 +44,6 @@ def _writable_version(request: HttpRequest, protocol_code: str, label: str):
 
 def _panel_url(version) -> str:
     return reverse("items:panel", kwargs=version_kwargs(version))
-
-
-def _refused(request: HttpRequest, error: ValidationError) -> None:
-    for message in error.messages:
-        messages.error(request, message)
 
 
 @login_required
@@ -76,7 +68,7 @@ def panel(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
                     raise ValidationError(f"{upload.name}: larger than 2 MB")
                 outcome = panel_flags_import(
                     version=version,
-                    user=_user(request),
+                    user=user_of(request),
                     content=upload.read(),
                     filename=upload.name,
                 )
@@ -87,7 +79,7 @@ def panel(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
             else:
                 member = panel_member_add(
                     version=version,
-                    actor=cast(User, request.user),
+                    actor=user_of(request),
                     code=request.POST.get("code", ""),
                 )
                 return redirect(
@@ -97,15 +89,10 @@ def panel(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
                     )
                 )
         except ValidationError as error:
-            _refused(request, error)
+            refused(request, error)
         return redirect(_panel_url(version))
     items = panel_family_a_items(version)
-    members = [
-        (member, member.n_flags, member.n_flagged)
-        for member in PanelMember.objects.filter(version=version)
-        .annotate(n_flags=Count("flags"), n_flagged=Count("flags", filter=Q(flags__flagged=True)))
-        .order_by("code")
-    ]
+    members = panel_members_progress(version)
     return render(
         request,
         "items/panel.html",
@@ -118,9 +105,7 @@ def panel(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
 def panel_member(request: HttpRequest, protocol_code: str, label: str, code: str) -> HttpResponse:
     """One member's flags, one Family A item at a time: the next item not yet recorded."""
     version, can_write = _writable_version(request, protocol_code, label)
-    person = PanelMember.objects.filter(version=version, code=code).first()
-    if person is None:
-        raise Http404("No such panel member.")
+    person = get_panel_member_for(version=version, code=code)
     here = reverse("items:panel-member", kwargs={**version_kwargs(version), "code": person.code})
     if request.method == "POST":
         if not can_write:
@@ -132,25 +117,19 @@ def panel_member(request: HttpRequest, protocol_code: str, label: str, code: str
             try:
                 panel_flag_record(
                     version=version,
-                    actor=cast(User, request.user),
+                    actor=user_of(request),
                     member=person,
                     item_code=request.POST.get("item", ""),
                     flagged=choice == "yes",
                 )
             except ValidationError as error:
-                _refused(request, error)
+                refused(request, error)
         return redirect(here)
-    done = set(PanelFlag.objects.filter(member=person).values_list("item__code", flat=True))
+    done = panel_flagged_codes(person)
     items = panel_family_a_items(version)
     pending = [item for item in items if item.code not in done]
     item = pending[0] if pending else None
-    cells = (
-        Cell.objects.filter(item=item, absent=False)
-        .select_related("level")
-        .order_by("level__ordinal")
-        if item
-        else []
-    )
+    cells = panel_item_forms(item) if item else []
     return render(
         request,
         "items/panel_member.html",
