@@ -188,7 +188,7 @@ def _summary(version: ProtocolVersion) -> dict:
     return {
         "label": version.label,
         "status": version.status,
-        "supersedes": version.supersedes.label if version.supersedes_id else None,
+        "supersedes": version.supersedes.label if version.supersedes is not None else None,
         "sha256": version.sha256 or None,
         "frozen_at": version.frozen_at,
         "frozen_by": version.frozen_by.get_username() if version.frozen_by_id else None,

@@ -157,7 +157,7 @@ class DraftForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.version = version
         plan = plan_template(version.protocol.template)
-        if version.supersedes_id:
+        if version.supersedes is not None:
             self.fields[RATIONALE_FIELD] = forms.CharField(
                 label=f"Amendment rationale: why v{version.supersedes.label} is superseded",
                 required=False,
