@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from dataclasses import asdict, dataclass
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -351,9 +351,13 @@ def replicate_means(
     return ratios
 
 
+# A coverage cell's key, e.g. an (evaluand, rung, axis, family) tuple.
+_Cell = TypeVar("_Cell", bound=Hashable)
+
+
 @dataclass(frozen=True)
-class CoverageCell:
-    cell: Hashable
+class CoverageCell(Generic[_Cell]):
+    cell: _Cell
     n: int
     N: int
     status: str
@@ -364,13 +368,13 @@ class CoverageCell:
 
 
 @dataclass(frozen=True)
-class CoverageReport:
+class CoverageReport(Generic[_Cell]):
     """Observed n over planned N per cell; unobserved cells listed, never imputed."""
 
-    cells: tuple[CoverageCell, ...]
+    cells: tuple[CoverageCell[_Cell], ...]
     n_total: int
     N_total: int
-    not_observed: tuple[Hashable, ...]
+    not_observed: tuple[_Cell, ...]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -391,8 +395,8 @@ class CoverageReport:
 
 
 def coverage(
-    observed: Mapping[Hashable, int | bool] | pd.Series, planned: Mapping[Hashable, int] | pd.Series
-) -> CoverageReport:
+    observed: Mapping[_Cell, int | bool] | pd.Series, planned: Mapping[_Cell, int] | pd.Series
+) -> CoverageReport[_Cell]:
     """Coverage n/N per cell (CRUCIBLE §6.1 "observed n/N", §9.3 no imputation).
 
     Args:
@@ -414,7 +418,7 @@ def coverage(
     extra = [cell for cell in observed if cell not in planned]
     if extra:
         raise ValueError(f"observed cells not in the plan: {extra[:5]!r}")
-    cells = []
+    cells: list[CoverageCell[_Cell]] = []
     for cell, big_n in planned.items():
         big_n = _count(big_n, f"planned N for cell {cell!r}")
         if big_n < 1:
