@@ -1,3 +1,5 @@
+from typing import cast
+
 from django import forms
 
 from apps.deviations.models import MANUAL_KINDS, EntryKind
@@ -19,7 +21,9 @@ class LogFilterForm(forms.Form):
 
     def __init__(self, *args, actors: list[str], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["actor"].choices = [("", "Anyone"), *((name, name) for name in actors)]
+        # self.fields is typed as plain Fields; "actor" is the ChoiceField declared above.
+        actor = cast(forms.ChoiceField, self.fields["actor"])
+        actor.choices = [("", "Anyone"), *((name, name) for name in actors)]
 
     def clean(self):
         cleaned = super().clean()
@@ -60,7 +64,9 @@ class DeviationForm(forms.Form):
 
     def __init__(self, *args, versions: list, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["version"].choices = [
+        # self.fields is typed as plain Fields; "version" is the choice field declared above.
+        version = cast(forms.TypedChoiceField, self.fields["version"])
+        version.choices = [
             ("", "None in particular"),
             *((v.pk, f"v{v.label} ({v.state})") for v in versions),
         ]
