@@ -1,4 +1,4 @@
-from typing import cast
+from typing import Any, cast
 
 from django import forms
 
@@ -25,8 +25,9 @@ class LogFilterForm(forms.Form):
         actor = cast(forms.ChoiceField, self.fields["actor"])
         actor.choices = [("", "Anyone"), *((name, name) for name in actors)]
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data  # what Form.clean returns; its stub allows None
         start, end = cleaned.get("date_from"), cleaned.get("date_to")
         if start and end and start > end:
             self.add_error("date_to", "The end of the range is before its start.")

@@ -1,4 +1,5 @@
 import json
+from typing import Any
 
 from django import forms
 
@@ -123,8 +124,9 @@ class DepositForm(forms.Form):
         help_text="Kept with the deposit and shown on the version's page.",
     )
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data  # what Form.clean returns; its stub allows None
         try:
             data["content"], data["media_type"] = deposit_text_read(
                 pasted=data.get("text") or "", upload=data.get("file")
