@@ -8,6 +8,7 @@ estimates, plots or downloads (403), until the PI unseals the version's outcomes
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -22,7 +23,7 @@ from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
 from apps.analysis.access import READ_ROLES, get_analysis_version_for, get_run_for
 from apps.analysis.forms import RunRequestForm
-from apps.analysis.models import RunState
+from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.plots import plot_specs, render_svg
 from apps.analysis.selectors import (
     result_bytes,
@@ -32,15 +33,16 @@ from apps.analysis.selectors import (
     tidy_csv,
 )
 from apps.analysis.services import analysis_run_request
+from apps.protocols.models import ProtocolVersion
 from apps.protocols.plans import version_pipeline
 
 
-def unseal_url(version) -> str:
+def unseal_url(version: ProtocolVersion) -> str:
     """The page where the PI unseals the version's outcomes (the deviations app's)."""
     return reverse("deviations:unseal", args=[version.protocol.code, version.label])
 
 
-def _is_pi(request, version) -> bool:
+def _is_pi(request: AuthenticatedHttpRequest, version: ProtocolVersion) -> bool:
     return Role.PI in roles_for(user=request.user, protocol_id=version.protocol_id)
 
 
@@ -81,9 +83,9 @@ def run_list(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpRe
     )
 
 
-def _report_context(request, run) -> dict:
+def _report_context(request: AuthenticatedHttpRequest, run: AnalysisRun) -> dict[str, Any]:
     sealed = run_is_sealed(run)
-    context = {
+    context: dict[str, Any] = {
         "run": run,
         "version": run.version,
         "sealed": sealed,
@@ -160,7 +162,9 @@ def run_status(
     return response
 
 
-def _unsealed_result_run(request, code, label, number):
+def _unsealed_result_run(
+    request: AuthenticatedHttpRequest, code: str, label: str, number: int
+) -> AnalysisRun:
     run = get_run_for(user=request.user, code=code, label=label, number=number)
     if run.state != RunState.SUCCEEDED:
         raise PermissionDenied(f"Analysis run {run.number} has no result ({run.state}).")
@@ -177,9 +181,8 @@ def result_download(
     """The result document: the blob's exact bytes."""
     run = _unsealed_result_run(request, code, label, number)
     response = HttpResponse(result_bytes(run), content_type="application/json")
-    response["Content-Disposition"] = (
-        f'attachment; filename="{code}-v{label}-analysis-{run.number}-{run.result_id[:16]}.json"'
-    )
+    name = f"{code}-v{label}-analysis-{run.number}-{run.result_sha256[:16]}.json"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
 
 

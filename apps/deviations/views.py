@@ -1,6 +1,7 @@
 """The auditor's pages: each protocol's log, its exports, manual deviations, the outcome seal."""
 
 import itertools
+from collections.abc import Iterable
 from pathlib import Path
 
 from django.contrib import messages
@@ -102,7 +103,7 @@ def protocol_log(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
     )
 
 
-def _attachment(lines, *, content_type: str, filename: str) -> StreamingHttpResponse:
+def _attachment(lines: Iterable[str], *, content_type: str, filename: str) -> StreamingHttpResponse:
     response = StreamingHttpResponse(
         (line.encode("utf-8") for line in lines), content_type=content_type
     )

@@ -46,7 +46,7 @@ from apps.protocols.forms import (
 from apps.protocols.gate import version_content_problems, version_gate, version_gate_notes
 from apps.protocols.integrity import version_integrity_verify
 from apps.protocols.invitations import invitation_send
-from apps.protocols.models import SECTION_FIELDS, ProtocolVersion
+from apps.protocols.models import SECTION_FIELDS, Protocol, ProtocolVersion
 from apps.protocols.plans import (
     SECTION_TITLES,
     pipeline_declaration,
@@ -191,7 +191,13 @@ def protocol_members(request: AuthenticatedHttpRequest, code: str) -> HttpRespon
     )
 
 
-def _members_page(request, protocol, *, form, invite_form) -> HttpResponse:
+def _members_page(
+    request: AuthenticatedHttpRequest,
+    protocol: Protocol,
+    *,
+    form: MemberAddForm,
+    invite_form: MemberInviteForm,
+) -> HttpResponse:
     return render(
         request,
         "protocols/members.html",
@@ -204,7 +210,7 @@ def _members_page(request, protocol, *, form, invite_form) -> HttpResponse:
     )
 
 
-def _members_invite(request, protocol) -> HttpResponse:
+def _members_invite(request: AuthenticatedHttpRequest, protocol: Protocol) -> HttpResponse:
     """Invite a person by e-mail (PI): the account if new, the role, the logged grant, the
     e-mail with the link that sets their password."""
     invite_form = MemberInviteForm(request.POST, prefix="invite")
@@ -292,7 +298,10 @@ def version_history_page(request: AuthenticatedHttpRequest, code: str, label: st
 
 
 def _edit_context(
-    request, version: ProtocolVersion, form: DraftForm, add_form: ParameterAddForm | None = None
+    request: AuthenticatedHttpRequest,
+    version: ProtocolVersion,
+    form: DraftForm,
+    add_form: ParameterAddForm | None = None,
 ) -> dict:
     roles = roles_for(user=request.user, protocol_id=version.protocol_id)
     return {
