@@ -5,6 +5,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 from rest_framework.authtoken.models import Token
 
+from apps.accounts.access import AuthenticatedHttpRequest
 from apps.accounts.models import Role
 from apps.accounts.selectors import SIGHTED_ROLES, user_roles
 from apps.accounts.services import api_token_rotate
@@ -25,7 +26,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def api_token(request: HttpRequest) -> HttpResponse:
+def api_token(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Show the user's API token; POST replaces it with a new one."""
     if request.method == "POST":
         api_token_rotate(user=request.user)

@@ -50,7 +50,8 @@ class RunOutputSerializer(serializers.Serializer):
 
 
 def _output(run: AnalysisRun) -> dict:
-    run.sealed = run_is_sealed(run)
+    # For RunOutputSerializer's "sealed": an attribute of this answer, not a model field.
+    run.sealed = run_is_sealed(run)  # type: ignore[attr-defined]
     return RunOutputSerializer(run).data
 
 

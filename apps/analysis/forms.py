@@ -1,4 +1,4 @@
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 
@@ -24,7 +24,9 @@ class RunRequestForm(forms.Form):
         super().__init__(*args, **kwargs)
         # Only the plan's own pipeline is offered (issue #12 §2).
         kinds = [default_kind] if default_kind in pipeline_kinds() else []
-        self.fields["kind"].choices = [(k, f"{k} — {get_pipeline(k).title}") for k in kinds]
+        # self.fields is typed as plain Fields; "kind" is the ChoiceField declared above.
+        kind = cast(forms.ChoiceField, self.fields["kind"])
+        kind.choices = [(k, f"{k} — {get_pipeline(k).title}") for k in kinds]
         if default_kind:
             self.fields["kind"].initial = default_kind
             # Another pipeline is refused with the plan's own word, as the API refuses it.

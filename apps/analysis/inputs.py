@@ -16,6 +16,7 @@ read from ``RosterEntry`` (falling back to its label).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import Any
 
 from apps.analysis.crucible_episodes import RECORD_FIELDS, record_terms
@@ -121,9 +122,9 @@ def design(version: ProtocolVersion) -> dict[str, Any]:
             "code": item.code,
             "family": item.family.code,
             "domain": item.domain,
-            "condition": item.condition.code if item.condition_id else "",
+            "condition": item.condition.code if item.condition is not None else "",
             # Only when linked (OPB-01 §5), so inputs without links keep their bytes.
-            **({"base_item": item.base_item.code} if item.base_item_id else {}),
+            **({"base_item": item.base_item.code} if item.base_item is not None else {}),
         }
         for item in Item.objects.filter(version=version)
         .select_related("family", "condition", "base_item")
@@ -299,7 +300,7 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
                 entry.update(machine=final["machine"], sources=final["sources"])
         out.append(entry)
 
-    statuses = defaultdict(int)
+    statuses: defaultdict[str, int] = defaultdict(int)
     for entry in out:
         statuses[entry["status"]] += 1
     counts = {
@@ -352,13 +353,13 @@ def task_blocks(version: ProtocolVersion) -> dict[str, Any]:
     from apps.items.models import Factor
 
     codes = _evaluand_codes(version)
-    by_administration: dict[int, list[dict]] = {}
-    for attempt in (
+    by_administration: dict[int, list[Mapping[str, Any]]] = {}
+    for row in (
         Attempt.objects.filter(version=version)
         .order_by("administration_id", "number")
         .values("pk", "administration_id", "terminal_outcome", "evidence_gate")
     ):
-        by_administration.setdefault(attempt["administration_id"], []).append(attempt)
+        by_administration.setdefault(row["administration_id"], []).append(row)
     # administration → its analysed attempt (without its record); a platform loss, its last.
     chosen = {
         pk: analysed_attempt(attempts) or attempts[-1] for pk, attempts in by_administration.items()
@@ -397,7 +398,7 @@ def task_blocks(version: ProtocolVersion) -> dict[str, Any]:
                 "assignment": dict(a["assignment"] or {}),
                 "terminal_outcome": attempt["terminal_outcome"] if attempt else None,
                 "columns": columns.get(attempt["pk"]) if attempt else None,
-                "missing_columns": bool(attempt) and attempt["pk"] not in columns,
+                "missing_columns": attempt is not None and attempt["pk"] not in columns,
             }
         )
     factors = [

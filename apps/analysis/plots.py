@@ -18,14 +18,16 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
+from matplotlib.typing import RcKeyType
 
-_RC = {
+_RC: dict[RcKeyType, Any] = {
     "svg.hashsalt": "preregistry",
     "svg.fonttype": "path",
     "font.size": 9,
@@ -291,7 +293,7 @@ def forest_figure(rows: list[dict]):
         ys = list(range(len(mine)))[::-1]
         for y, r in zip(ys, mine, strict=True):
             interval = r.get("bootstrap_interval")
-            excludes = bool(interval) and (interval[0] > 0 or interval[1] < 0)
+            excludes = bool(interval and (interval[0] > 0 or interval[1] < 0))
             colour = _COLOURS[1] if excludes else _COLOURS[0]
             if interval:
                 ax.plot(interval, [y, y], color=colour, linewidth=2)

@@ -8,20 +8,22 @@ estimates, plots or downloads (403), until the PI unseals the version's outcomes
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
+from apps.accounts.access import AuthenticatedHttpRequest
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
 from apps.analysis.access import READ_ROLES, get_analysis_version_for, get_run_for
 from apps.analysis.forms import RunRequestForm
-from apps.analysis.models import RunState
+from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.plots import plot_specs, render_svg
 from apps.analysis.selectors import (
     result_bytes,
@@ -31,21 +33,22 @@ from apps.analysis.selectors import (
     tidy_csv,
 )
 from apps.analysis.services import analysis_run_request
+from apps.protocols.models import ProtocolVersion
 from apps.protocols.plans import version_pipeline
 
 
-def unseal_url(version) -> str:
+def unseal_url(version: ProtocolVersion) -> str:
     """The page where the PI unseals the version's outcomes (the deviations app's)."""
     return reverse("deviations:unseal", args=[version.protocol.code, version.label])
 
 
-def _is_pi(request, version) -> bool:
+def _is_pi(request: AuthenticatedHttpRequest, version: ProtocolVersion) -> bool:
     return Role.PI in roles_for(user=request.user, protocol_id=version.protocol_id)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def run_list(request: HttpRequest, code: str, label: str) -> HttpResponse:
+def run_list(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
     """The version's analysis runs; the PI's form to start one."""
     roles = READ_ROLES if request.method == "GET" else {Role.PI}
     version = get_analysis_version_for(user=request.user, code=code, label=label, roles=roles)
@@ -80,9 +83,9 @@ def run_list(request: HttpRequest, code: str, label: str) -> HttpResponse:
     )
 
 
-def _report_context(request, run) -> dict:
+def _report_context(request: AuthenticatedHttpRequest, run: AnalysisRun) -> dict[str, Any]:
     sealed = run_is_sealed(run)
-    context = {
+    context: dict[str, Any] = {
         "run": run,
         "version": run.version,
         "sealed": sealed,
@@ -137,7 +140,9 @@ def report_headline(estimates) -> list[dict]:
 
 @login_required
 @require_GET
-def run_report(request: HttpRequest, code: str, label: str, number: int) -> HttpResponse:
+def run_report(
+    request: AuthenticatedHttpRequest, code: str, label: str, number: int
+) -> HttpResponse:
     """One run: live status while it runs; when it succeeded, its report (unless sealed)."""
     run = get_run_for(user=request.user, code=code, label=label, number=number)
     return render(request, "analysis/run_report.html", _report_context(request, run))
@@ -145,7 +150,9 @@ def run_report(request: HttpRequest, code: str, label: str, number: int) -> Http
 
 @login_required
 @require_GET
-def run_status(request: HttpRequest, code: str, label: str, number: int) -> HttpResponse:
+def run_status(
+    request: AuthenticatedHttpRequest, code: str, label: str, number: int
+) -> HttpResponse:
     """The status fragment the report page polls (htmx). When the run has finished, asks the
     browser to reload the page so the report (or the failure) shows in full."""
     run = get_run_for(user=request.user, code=code, label=label, number=number)
@@ -155,7 +162,9 @@ def run_status(request: HttpRequest, code: str, label: str, number: int) -> Http
     return response
 
 
-def _unsealed_result_run(request, code, label, number):
+def _unsealed_result_run(
+    request: AuthenticatedHttpRequest, code: str, label: str, number: int
+) -> AnalysisRun:
     run = get_run_for(user=request.user, code=code, label=label, number=number)
     if run.state != RunState.SUCCEEDED:
         raise PermissionDenied(f"Analysis run {run.number} has no result ({run.state}).")
@@ -166,19 +175,22 @@ def _unsealed_result_run(request, code, label, number):
 
 @login_required
 @require_GET
-def result_download(request: HttpRequest, code: str, label: str, number: int) -> HttpResponse:
+def result_download(
+    request: AuthenticatedHttpRequest, code: str, label: str, number: int
+) -> HttpResponse:
     """The result document: the blob's exact bytes."""
     run = _unsealed_result_run(request, code, label, number)
     response = HttpResponse(result_bytes(run), content_type="application/json")
-    response["Content-Disposition"] = (
-        f'attachment; filename="{code}-v{label}-analysis-{run.number}-{run.result_id[:16]}.json"'
-    )
+    name = f"{code}-v{label}-analysis-{run.number}-{run.result_sha256[:16]}.json"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
 
 
 @login_required
 @require_GET
-def tidy_download(request: HttpRequest, code: str, label: str, number: int) -> HttpResponse:
+def tidy_download(
+    request: AuthenticatedHttpRequest, code: str, label: str, number: int
+) -> HttpResponse:
     """The tidy data (one row per analysed response) as CSV, from the run's stored inputs."""
     run = _unsealed_result_run(request, code, label, number)
     response = HttpResponse(tidy_csv(run), content_type="text/csv; charset=utf-8")
@@ -190,7 +202,9 @@ def tidy_download(request: HttpRequest, code: str, label: str, number: int) -> H
 
 @login_required
 @require_GET
-def plot_svg(request: HttpRequest, code: str, label: str, number: int, index: int) -> HttpResponse:
+def plot_svg(
+    request: AuthenticatedHttpRequest, code: str, label: str, number: int, index: int
+) -> HttpResponse:
     """Plot ``index`` of the run's report as SVG, drawn from the result document."""
     run = _unsealed_result_run(request, code, label, number)
     try:
@@ -205,7 +219,9 @@ MANIFEST_ROLES = frozenset({Role.PI, Role.EDITOR, Role.AUDITOR})
 
 @login_required
 @require_GET
-def crucible_manifest_page(request: HttpRequest, code: str, label: str) -> HttpResponse:
+def crucible_manifest_page(
+    request: AuthenticatedHttpRequest, code: str, label: str
+) -> HttpResponse:
     """The CRUCIBLE battery manifest of a version (seed 001 §3–§5): scenario families and seed
     variants, autonomy rungs, the family → axis allocation and coverage states, with the
     manifest's SHA-256 and its blob link. 404 for a version whose plan is not CRUCIBLE's."""
@@ -248,7 +264,7 @@ def _ranked(manifest: dict, family: str) -> list[str]:
 
 @login_required
 @require_GET
-def fixtures(request: HttpRequest, code: str, label: str) -> HttpResponse:
+def fixtures(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
     """Seed 002's fixtures page: each task's input and required output, and each factor level's
     wording and tool schema, with their SHA-256s (the frozen document's ``route_fixtures``)."""
     from apps.analysis.pipelines.paired_blocks import fixtures_document

@@ -1141,6 +1141,8 @@ def demo_harm_review_complete(version: ProtocolVersion) -> None:
     disputed_id = Item.objects.get(version=version, code=_DISPUTED).pk
     for harm in item_harm_states(version).values():
         for review in harm.reviews:
+            # harm_review_open refuses an item without both forms, so a reviewed one has them.
+            assert harm.forms_sha256 is not None
             disputed = review.item_id == disputed_id and review.round == 1
             harm_review_submit(
                 review=review,
@@ -1152,6 +1154,7 @@ def demo_harm_review_complete(version: ProtocolVersion) -> None:
             )
     for review in HarmReview.objects.filter(version=version, round=3, submitted_at__isnull=True):
         harm = item_harm_states(version)[review.item_id]
+        assert harm.forms_sha256 is not None  # as above: its review was opened
         harm_review_submit(
             review=review,
             reviewer=review.reviewer,

@@ -245,7 +245,8 @@ class CheckpointListCreateApi(APIView):
 @extend_schema_serializer(component_name="OutcomeSeal")
 class SealOutputSerializer(serializers.Serializer):
     version = serializers.IntegerField()
-    label = serializers.CharField()
+    # A declared field, not Field.label: DRF's metaclass moves it off the class.
+    label = serializers.CharField()  # type: ignore[assignment]
     state = serializers.CharField()
     sealed = serializers.BooleanField()
     unsealed_by = serializers.CharField(allow_null=True)

@@ -1,3 +1,5 @@
+from typing import Any, cast
+
 from django import forms
 
 from apps.deviations.models import MANUAL_KINDS, EntryKind
@@ -19,10 +21,13 @@ class LogFilterForm(forms.Form):
 
     def __init__(self, *args, actors: list[str], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["actor"].choices = [("", "Anyone"), *((name, name) for name in actors)]
+        # self.fields is typed as plain Fields; "actor" is the ChoiceField declared above.
+        actor = cast(forms.ChoiceField, self.fields["actor"])
+        actor.choices = [("", "Anyone"), *((name, name) for name in actors)]
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data  # what Form.clean returns; its stub allows None
         start, end = cleaned.get("date_from"), cleaned.get("date_to")
         if start and end and start > end:
             self.add_error("date_to", "The end of the range is before its start.")
@@ -60,7 +65,9 @@ class DeviationForm(forms.Form):
 
     def __init__(self, *args, versions: list, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["version"].choices = [
+        # self.fields is typed as plain Fields; "version" is the choice field declared above.
+        version = cast(forms.TypedChoiceField, self.fields["version"])
+        version.choices = [
             ("", "None in particular"),
             *((v.pk, f"v{v.label} ({v.state})") for v in versions),
         ]

@@ -61,8 +61,10 @@ class AppendOnlyQuerySet(models.QuerySet):
     def delete(self):
         raise AppendOnlyError(f"{self.model.__name__} rows are append-only: no delete")
 
-    update.queryset_only = True
-    delete.queryset_only = True
+    # Django's flag on a queryset method (never copied to the manager); the stubs know no
+    # attributes on functions.
+    update.queryset_only = True  # type: ignore[attr-defined]
+    delete.queryset_only = True  # type: ignore[attr-defined]
 
 
 class AppendOnlyModel(models.Model):

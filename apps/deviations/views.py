@@ -1,6 +1,7 @@
 """The auditor's pages: each protocol's log, its exports, manual deviations, the outcome seal."""
 
 import itertools
+from collections.abc import Iterable
 from pathlib import Path
 
 from django.contrib import messages
@@ -20,6 +21,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
+from apps.accounts.access import AuthenticatedHttpRequest
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
 from apps.core.forms import add_service_errors
@@ -54,7 +56,7 @@ ENTRIES_PER_PAGE = 100
 
 @login_required
 @require_GET
-def log_index(request: HttpRequest) -> HttpResponse:
+def log_index(request: AuthenticatedHttpRequest) -> HttpResponse:
     """The protocols whose deviation log the user may read (auditors, PIs and editors)."""
     return render(
         request,
@@ -65,7 +67,7 @@ def log_index(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
-def protocol_log(request: HttpRequest, code: str) -> HttpResponse:
+def protocol_log(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
     """One protocol's log: the chain's state, the outcome seal, filters and the entries."""
     protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
     roles = roles_for(user=request.user, protocol_id=protocol.pk)
@@ -101,7 +103,7 @@ def protocol_log(request: HttpRequest, code: str) -> HttpResponse:
     )
 
 
-def _attachment(lines, *, content_type: str, filename: str) -> StreamingHttpResponse:
+def _attachment(lines: Iterable[str], *, content_type: str, filename: str) -> StreamingHttpResponse:
     response = StreamingHttpResponse(
         (line.encode("utf-8") for line in lines), content_type=content_type
     )
@@ -111,7 +113,7 @@ def _attachment(lines, *, content_type: str, filename: str) -> StreamingHttpResp
 
 @login_required
 @require_GET
-def log_export_jsonl(request: HttpRequest, code: str) -> StreamingHttpResponse:
+def log_export_jsonl(request: AuthenticatedHttpRequest, code: str) -> StreamingHttpResponse:
     """The whole chain as JSONL, one canonical JSON entry per line: the offline verifier's input.
 
     The first line is the latest signed checkpoint, when there is one (the verifier checks that
@@ -128,7 +130,7 @@ def log_export_jsonl(request: HttpRequest, code: str) -> StreamingHttpResponse:
 
 @login_required
 @require_GET
-def log_export_csv(request: HttpRequest, code: str) -> StreamingHttpResponse:
+def log_export_csv(request: AuthenticatedHttpRequest, code: str) -> StreamingHttpResponse:
     """The whole chain as CSV with its hashes, for reading in a spreadsheet."""
     protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
     return _attachment(
@@ -146,7 +148,7 @@ def signing_key_view(request: HttpRequest) -> JsonResponse:
 
 @login_required
 @require_GET
-def checkpoint_download(request: HttpRequest, code: str) -> HttpResponse:
+def checkpoint_download(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
     """The protocol's latest signed checkpoint, as a file an auditor keeps."""
     protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
     latest = latest_checkpoint(protocol=protocol)
@@ -161,7 +163,7 @@ def checkpoint_download(request: HttpRequest, code: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def offline_verifier(request: HttpRequest) -> FileResponse:
+def offline_verifier(request: AuthenticatedHttpRequest) -> FileResponse:
     """The standalone verifier (standard-library Python) that checks a JSONL export offline."""
     return FileResponse(
         open(Path(chain.__file__), "rb"),  # FileResponse closes it
@@ -173,7 +175,7 @@ def offline_verifier(request: HttpRequest) -> FileResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def deviation_new(request: HttpRequest, code: str) -> HttpResponse:
+def deviation_new(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
     """Record a deviation by hand (PI or editor): date, rationale; "outcomes seen" from the seal."""
     protocol = get_protocol_for(user=request.user, pk=code, roles=DEVIATION_WRITER_ROLES)
     versions = versions_with_seal(protocol_id=protocol.pk)
@@ -204,14 +206,15 @@ def deviation_new(request: HttpRequest, code: str) -> HttpResponse:
             "protocol": protocol,
             "form": form,
             "outcomes_seen": protocol_outcomes_visible(protocol_id=protocol.pk),
-            "unsealed_versions": [v for v in versions if v.seal],
+            # versions_with_seal sets .seal on each version (an attribute, not a field).
+            "unsealed_versions": [v for v in versions if v.seal],  # type: ignore[attr-defined]
         },
     )
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def version_unseal(request: HttpRequest, pk: int) -> HttpResponse:
+def version_unseal(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """Unseal a frozen version's outcomes, with the protocol code typed as confirmation (PI)."""
     version = get_version_for(user=request.user, pk=pk, roles={Role.PI})
     protocol = version.protocol

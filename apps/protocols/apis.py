@@ -91,7 +91,8 @@ class ProblemSerializer(serializers.Serializer):
 
 
 class VersionSummarySerializer(serializers.Serializer):
-    label = serializers.CharField()
+    # A declared field, not Field.label: DRF's metaclass moves it off the class.
+    label = serializers.CharField()  # type: ignore[assignment]
     status = serializers.ChoiceField(choices=["draft", "frozen", "superseded", "withdrawn"])
     supersedes = serializers.CharField(allow_null=True, help_text="The label it supersedes.")
     sha256 = serializers.CharField(allow_null=True)
@@ -109,15 +110,18 @@ class VersionSummarySerializer(serializers.Serializer):
 
 class ParameterSerializer(serializers.Serializer):
     name = serializers.CharField()
-    label = serializers.CharField()
+    # A declared field, not Field.label: DRF's metaclass moves it off the class.
+    label = serializers.CharField()  # type: ignore[assignment]
     kind = serializers.CharField()
     unit = serializers.CharField(allow_blank=True)
     value = serializers.CharField(allow_blank=True)
-    required = serializers.BooleanField()
+    # A declared field, not Field.required: DRF's metaclass moves it off the class.
+    required = serializers.BooleanField()  # type: ignore[assignment]
     choices = serializers.ListField(child=serializers.CharField())
     minimum = serializers.CharField(allow_null=True)
     maximum = serializers.CharField(allow_null=True)
-    help_text = serializers.CharField(allow_blank=True)
+    # A declared field, not Field.help_text: DRF's metaclass moves it off the class.
+    help_text = serializers.CharField(allow_blank=True)  # type: ignore[assignment]
     schema = serializers.JSONField(allow_null=True, help_text="A json parameter's JSON Schema.")
 
 
@@ -188,10 +192,10 @@ def _summary(version: ProtocolVersion) -> dict:
     return {
         "label": version.label,
         "status": version.status,
-        "supersedes": version.supersedes.label if version.supersedes_id else None,
+        "supersedes": version.supersedes.label if version.supersedes is not None else None,
         "sha256": version.sha256 or None,
         "frozen_at": version.frozen_at,
-        "frozen_by": version.frozen_by.get_username() if version.frozen_by_id else None,
+        "frozen_by": version.frozen_by.get_username() if version.frozen_by is not None else None,
         "url": reverse("protocols-api:version", args=[code, version.label]),
         "blob_url": (
             reverse("protocols-api:blob", args=[version.sha256]) if version.sha256 else None
@@ -549,7 +553,9 @@ def _deposit_out(deposit: Deposit) -> dict:
         "frozen_where": deposit.frozen_where,
         "frozen_on": deposit.frozen_on,
         "note": deposit.note,
-        "recorded_by": deposit.recorded_by.get_username() if deposit.recorded_by_id else None,
+        "recorded_by": (
+            deposit.recorded_by.get_username() if deposit.recorded_by is not None else None
+        ),
         "recorded_at": deposit.recorded_at,
     }
 
@@ -638,7 +644,8 @@ class SectionChangeSerializer(TextChangeSerializer):
 
 class ParameterChangeSerializer(serializers.Serializer):
     name = serializers.CharField()
-    label = serializers.CharField()
+    # A declared field, not Field.label: DRF's metaclass moves it off the class.
+    label = serializers.CharField()  # type: ignore[assignment]
     status = serializers.CharField(
         help_text="instantiated, changed, cleared, added, removed or unchanged"
     )

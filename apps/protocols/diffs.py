@@ -39,7 +39,7 @@ def text_ops(old: str, new: str) -> list[dict[str, str]]:
 
 def ops_html(ops: list[dict[str, str]]) -> str:
     """``ops`` as escaped HTML with deletions in ``<del>`` and insertions in ``<ins>``."""
-    parts = []
+    parts: list[str] = []
     for op in ops:
         if op["op"] == "equal":
             parts.append(escape(op["old"]))
@@ -71,6 +71,7 @@ def _text_change(old: str, new: str) -> dict[str, Any]:
 def _parameter_change(name: str, old: dict | None, new: dict | None) -> dict[str, Any]:
     if old is None or new is None:
         side = new if old is None else old
+        assert side is not None  # the name comes from one version's parameters or the other's
         return {
             "name": name,
             "label": side["label"],
@@ -151,6 +152,8 @@ def _as(kind: type, value: Any) -> Any:
 
 def _list_summary(path: str, old: list, new: list) -> dict[str, Any]:
     key = _identity(old, new)
+    before: dict[str | int, Any]  # by identity, or by position
+    after: dict[str | int, Any]
     if key is not None:
         before = {json.dumps(e[key], sort_keys=True): e for e in old}
         after = {json.dumps(e[key], sort_keys=True): e for e in new}

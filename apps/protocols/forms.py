@@ -1,4 +1,5 @@
 import json
+from typing import Any
 
 from django import forms
 
@@ -123,8 +124,9 @@ class DepositForm(forms.Form):
         help_text="Kept with the deposit and shown on the version's page.",
     )
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data  # what Form.clean returns; its stub allows None
         try:
             data["content"], data["media_type"] = deposit_text_read(
                 pasted=data.get("text") or "", upload=data.get("file")
@@ -157,7 +159,7 @@ class DraftForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.version = version
         plan = plan_template(version.protocol.template)
-        if version.supersedes_id:
+        if version.supersedes is not None:
             self.fields[RATIONALE_FIELD] = forms.CharField(
                 label=f"Amendment rationale: why v{version.supersedes.label} is superseded",
                 required=False,

@@ -39,7 +39,8 @@ def edit_url(version: ProtocolVersion, anchor: str = "") -> str:
 def _own_problems(version: ProtocolVersion) -> list[Problem]:
     template = plan_template(version.protocol.template)
     problems = []
-    if version.supersedes_id and not version.amendment_rationale.strip():
+    # The rationale first: the superseded version is loaded only when its label is needed.
+    if not version.amendment_rationale.strip() and version.supersedes is not None:
         problems.append(
             Problem(
                 "rationale_missing",

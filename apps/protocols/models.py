@@ -6,10 +6,15 @@ when a frozen version names it in ``supersedes``, and withdrawn when it has a ``
 tombstone. ``ProtocolVersion.status`` and the selectors derive them.
 """
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 from simple_history.models import HistoricalRecords
+
+if TYPE_CHECKING:
+    from apps.accounts.models import User
 
 
 class Protocol(models.Model):
@@ -105,6 +110,9 @@ class ProtocolVersion(models.Model):
     sha256 = models.CharField(max_length=64, blank=True, db_index=True)
 
     history = HistoricalRecords()
+    # Who made the change, set before save(): django-simple-history reads it into the history
+    # record (a plain attribute, not a field; declared here for the type checker).
+    _history_user: "User"
 
     class Meta:
         constraints = [
@@ -193,6 +201,9 @@ class AnalysisParameter(models.Model):
     )
 
     history = HistoricalRecords()
+    # Who made the change, set before save(): django-simple-history reads it into the history
+    # record (a plain attribute, not a field; declared here for the type checker).
+    _history_user: "User"
 
     class Meta:
         constraints = [

@@ -1,6 +1,8 @@
 """Reads of protocols, versions, their lineage and edit history, and blobs."""
 
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from django.db.models import Prefetch, QuerySet
 
@@ -37,7 +39,7 @@ def _lineage_order(versions: list[ProtocolVersion]) -> list[ProtocolVersion]:
     by_predecessor = {v.supersedes_id: v for v in versions if v.supersedes_id}
     ordered = []
     for root in (v for v in versions if v.supersedes_id is None):
-        current = root
+        current: ProtocolVersion | None = root
         while current is not None:
             ordered.append(current)
             current = by_predecessor.get(current.pk)
@@ -60,7 +62,7 @@ def version_with_content(*, version: ProtocolVersion) -> ProtocolVersion:
 
 @dataclass(frozen=True)
 class HistoryRow:
-    when: object
+    when: datetime
     who: str
     what: str
     changes: list[str]
@@ -94,7 +96,8 @@ def version_history(*, version: ProtocolVersion, limit: int = 200) -> list[Histo
         .select_related("history_user")
         .order_by("history_date", "history_id")
     )
-    last: dict[int, object] = {}
+    # django-simple-history builds its record classes at run time: the stubs cannot name them.
+    last: dict[int, Any] = {}
     for record in parameter_records:
         previous = last.get(record.id)
         last[record.id] = record

@@ -8,6 +8,7 @@ state (frozen, set aside, withdrawn) is a ``VersionStateError``, which the API a
 
 import copy
 from collections.abc import Mapping
+from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -160,7 +161,7 @@ def version_update(
     sections: Mapping[str, str] | None = None,
     parameters: Mapping[str, str] | None = None,
     amendment_rationale: str | None = None,
-    decision_table: list | None = None,
+    decision_table: list[Any] | None = None,
     pipeline: str | None = None,
     new_parameters: list[Mapping[str, Any]] | None = None,
 ) -> ProtocolVersion:
@@ -180,6 +181,7 @@ def version_update(
     version_require_editable(version)
     errors: dict[str, list[str]] = {}
     row_changes: dict[str, object] = {}
+    planned_pipeline = version.pipeline
 
     for name, text in (sections or {}).items():
         if name not in SECTION_FIELDS:
@@ -206,14 +208,14 @@ def version_update(
             known = ", ".join(d.kind for d in declared_pipelines())
             errors["pipeline"] = [f"{pipeline!r} is not an analysis pipeline; use one of {known}"]
         elif pipeline != version.pipeline:
-            row_changes["pipeline"] = pipeline
+            row_changes["pipeline"] = planned_pipeline = pipeline
 
     existing = {p.name: p for p in version.parameters.all()}
     additions = _new_parameters(
         version=version,
         given=new_parameters or [],
         existing=existing,
-        pipeline=row_changes.get("pipeline", version.pipeline) or None,
+        pipeline=planned_pipeline or None,
         errors=errors,
     )
     parameter_changes: list[tuple[AnalysisParameter, str]] = []
@@ -243,8 +245,8 @@ def version_update(
     if errors:
         raise ValidationError(errors)
     if row_changes:
-        for field, value in row_changes.items():
-            setattr(version, field, value)
+        for field, change in row_changes.items():
+            setattr(version, field, change)
         version.full_clean()
         version._history_user = user
         version.save()
@@ -569,7 +571,7 @@ def version_withdraw(*, version: ProtocolVersion, user: User, reason: str) -> Wi
     return withdrawal
 
 
-def _membership_ref(membership: Membership) -> dict:
+def _membership_ref(membership: Membership) -> dict[str, Any]:
     return {
         "type": "membership",
         "id": membership.pk,
@@ -635,7 +637,7 @@ def protocol_member_invite(
         raise ValidationError({"email": [f"{email!r} is not an e-mail address"]}) from None
     user = User.objects.filter(email__iexact=email).order_by("pk").first()
     created = user is None
-    if created:
+    if user is None:
         if User.objects.filter(username=email).exists():
             raise ValidationError({"email": [f"a user is already named {email!r}"]})
         user = User(username=email[:150], email=email)
@@ -693,7 +695,7 @@ def version_deposit(
     user: User,
     text: bytes,
     frozen_where: str,
-    frozen_on=None,
+    frozen_on: date | None = None,
     note: str = "",
     media_type: str = "text/plain; charset=utf-8",
 ) -> Deposit:

@@ -1,16 +1,19 @@
 """Protocol pages: list, create, detail, members, draft edit (autosave, live freeze checklist),
 frozen version, print view, diff, edit history; and the freeze, amend and withdraw actions."""
 
+from typing import cast
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
+from apps.accounts.access import AuthenticatedHttpRequest
 from apps.accounts.models import Membership, Role
 from apps.accounts.selectors import memberships_of, roles_for
 from apps.core.forms import add_service_errors
@@ -43,7 +46,7 @@ from apps.protocols.forms import (
 from apps.protocols.gate import version_content_problems, version_gate, version_gate_notes
 from apps.protocols.integrity import version_integrity_verify
 from apps.protocols.invitations import invitation_send
-from apps.protocols.models import SECTION_FIELDS, ProtocolVersion
+from apps.protocols.models import SECTION_FIELDS, Protocol, ProtocolVersion
 from apps.protocols.plans import (
     SECTION_TITLES,
     pipeline_declaration,
@@ -82,7 +85,7 @@ def _version_url(version: ProtocolVersion, name: str = "protocols:version") -> s
 
 
 @login_required
-def protocol_list(request: HttpRequest) -> HttpResponse:
+def protocol_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     protocols = list(protocols_for(user=request.user))
     ids = [p.pk for p in protocols]
     # Two queries whatever the number of protocols: each one's latest version, and your roles.
@@ -98,14 +101,15 @@ def protocol_list(request: HttpRequest) -> HttpResponse:
     ):
         roles.setdefault(membership.protocol_id, []).append(membership.get_role_display())
     for protocol in protocols:
-        protocol.latest = latest.get(protocol.pk)
-        protocol.your_roles = roles.get(protocol.pk, [])
+        # Read by the list's template: attributes of this page, not of the model.
+        protocol.latest = latest.get(protocol.pk)  # type: ignore[attr-defined]
+        protocol.your_roles = roles.get(protocol.pk, [])  # type: ignore[attr-defined]
     return render(request, "protocols/protocol_list.html", {"protocols": protocols})
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def protocol_new(request: HttpRequest) -> HttpResponse:
+def protocol_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = ProtocolCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -119,7 +123,7 @@ def protocol_new(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def protocol_detail(request: HttpRequest, code: str) -> HttpResponse:
+def protocol_detail(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
     protocol = get_protocol_for(user=request.user, pk=code, roles=READ_ROLES)
     roles = roles_for(user=request.user, protocol_id=protocol.pk)
     versions = protocol_versions(protocol=protocol)
@@ -139,7 +143,7 @@ def protocol_detail(request: HttpRequest, code: str) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def protocol_members(request: HttpRequest, code: str) -> HttpResponse:
+def protocol_members(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
     """The PI grants roles to existing users by username (and takes them away)."""
     protocol = get_protocol_for(user=request.user, pk=code, roles=PI_ROLES)
     removing = request.method == "POST" and "remove" in request.POST
@@ -170,7 +174,8 @@ def protocol_members(request: HttpRequest, code: str) -> HttpResponse:
         return redirect("protocols:members", protocol.code)
     if removing:
         for errors in remove_form.errors.values():
-            messages.error(request, "Not removed: " + " ".join(errors))
+            # ErrorList iterates its messages as strings; the stubs say ValidationError too.
+            messages.error(request, "Not removed: " + " ".join(cast(list[str], errors)))
     elif request.method == "POST" and form.is_valid():
         try:
             membership = protocol_member_add(
@@ -186,7 +191,13 @@ def protocol_members(request: HttpRequest, code: str) -> HttpResponse:
     )
 
 
-def _members_page(request, protocol, *, form, invite_form) -> HttpResponse:
+def _members_page(
+    request: AuthenticatedHttpRequest,
+    protocol: Protocol,
+    *,
+    form: MemberAddForm,
+    invite_form: MemberInviteForm,
+) -> HttpResponse:
     return render(
         request,
         "protocols/members.html",
@@ -199,7 +210,7 @@ def _members_page(request, protocol, *, form, invite_form) -> HttpResponse:
     )
 
 
-def _members_invite(request, protocol) -> HttpResponse:
+def _members_invite(request: AuthenticatedHttpRequest, protocol: Protocol) -> HttpResponse:
     """Invite a person by e-mail (PI): the account if new, the role, the logged grant, the
     e-mail with the link that sets their password."""
     invite_form = MemberInviteForm(request.POST, prefix="invite")
@@ -234,7 +245,7 @@ def _sections(version: ProtocolVersion) -> list[dict]:
 
 
 @login_required
-def version_detail(request: HttpRequest, code: str, label: str) -> HttpResponse:
+def version_detail(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
     """A version's page: its status, hash and freeze, lineage, sections, plan and actions."""
     version = get_version_by_label_for(user=request.user, code=code, label=label, roles=READ_ROLES)
     version = version_with_content(version=version)
@@ -257,7 +268,7 @@ def version_detail(request: HttpRequest, code: str, label: str) -> HttpResponse:
 
 
 @login_required
-def version_print(request: HttpRequest, code: str, label: str) -> HttpResponse:
+def version_print(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
     version = get_version_by_label_for(user=request.user, code=code, label=label, roles=READ_ROLES)
     version = version_with_content(version=version)
     return render(
@@ -273,7 +284,7 @@ def version_print(request: HttpRequest, code: str, label: str) -> HttpResponse:
 
 
 @login_required
-def version_history_page(request: HttpRequest, code: str, label: str) -> HttpResponse:
+def version_history_page(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
     version = get_version_by_label_for(user=request.user, code=code, label=label, roles=READ_ROLES)
     return render(
         request,
@@ -287,7 +298,10 @@ def version_history_page(request: HttpRequest, code: str, label: str) -> HttpRes
 
 
 def _edit_context(
-    request, version: ProtocolVersion, form: DraftForm, add_form: ParameterAddForm | None = None
+    request: AuthenticatedHttpRequest,
+    version: ProtocolVersion,
+    form: DraftForm,
+    add_form: ParameterAddForm | None = None,
 ) -> dict:
     roles = roles_for(user=request.user, protocol_id=version.protocol_id)
     return {
@@ -315,7 +329,7 @@ def _edit_context(
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def version_edit(request: HttpRequest, code: str, label: str) -> HttpResponse:
+def version_edit(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
     """The draft page. Every field autosaves on its own (htmx → ``version_autosave``); without
     JavaScript the Save button posts the whole form here."""
     version = get_version_by_label_for(user=request.user, code=code, label=label, roles=EDIT_ROLES)
@@ -343,7 +357,9 @@ def version_edit(request: HttpRequest, code: str, label: str) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def version_decision_table(request: HttpRequest, code: str, label: str) -> HttpResponse:
+def version_decision_table(
+    request: AuthenticatedHttpRequest, code: str, label: str
+) -> HttpResponse:
     """The draft's decision table as rows of a form (``apps/protocols/table_forms.py``), saved
     by ``version_update`` to the JSON the plan stores; each refusal is shown on the row and
     field it names, and nothing is saved."""
@@ -398,7 +414,7 @@ def version_decision_table(request: HttpRequest, code: str, label: str) -> HttpR
 
 @login_required
 @require_POST
-def version_parameter_add(request: HttpRequest, code: str, label: str) -> HttpResponse:
+def version_parameter_add(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
     """Add a parameter to a draft's plan (PI or editor); errors show on the draft page's form,
     naming the field, and nothing is saved."""
     version = get_version_by_label_for(user=request.user, code=code, label=label, roles=EDIT_ROLES)
@@ -430,7 +446,7 @@ def version_parameter_add(request: HttpRequest, code: str, label: str) -> HttpRe
 
 @login_required
 @require_POST
-def version_autosave(request: HttpRequest, code: str, label: str) -> HttpResponse:
+def version_autosave(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
     """Save the posted field(s) of a draft and answer with the save status, plus out-of-band
     swaps: the field's error, the section's preview and the freeze checklist."""
     version = get_version_by_label_for(user=request.user, code=code, label=label, roles=EDIT_ROLES)
@@ -485,7 +501,7 @@ def version_autosave(request: HttpRequest, code: str, label: str) -> HttpRespons
 
 @login_required
 @require_POST
-def version_freeze_action(request: HttpRequest, code: str, label: str) -> HttpResponse:
+def version_freeze_action(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
     version = get_version_by_label_for(user=request.user, code=code, label=label, roles=PI_ROLES)
     # A freeze cannot be undone, so the page asks for the protocol's code typed out, as unsealing
     # does (the API's freeze is a deliberate call and needs no such step).
@@ -516,7 +532,7 @@ def version_freeze_action(request: HttpRequest, code: str, label: str) -> HttpRe
 
 @login_required
 @require_POST
-def version_amend_action(request: HttpRequest, code: str, label: str) -> HttpResponse:
+def version_amend_action(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
     version = get_version_by_label_for(user=request.user, code=code, label=label, roles=PI_ROLES)
     try:
         new = version_amend(version=version, user=request.user)
@@ -532,7 +548,9 @@ def version_amend_action(request: HttpRequest, code: str, label: str) -> HttpRes
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def version_withdraw_action(request: HttpRequest, code: str, label: str) -> HttpResponse:
+def version_withdraw_action(
+    request: AuthenticatedHttpRequest, code: str, label: str
+) -> HttpResponse:
     version = get_version_by_label_for(user=request.user, code=code, label=label, roles=PI_ROLES)
     form = WithdrawForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -552,7 +570,9 @@ def version_withdraw_action(request: HttpRequest, code: str, label: str) -> Http
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def version_deposit_action(request: HttpRequest, code: str, label: str) -> HttpResponse:
+def version_deposit_action(
+    request: AuthenticatedHttpRequest, code: str, label: str
+) -> HttpResponse:
     """Record a draft as frozen elsewhere (PI; issue #17): its published text, kept byte for
     byte with its SHA-256, where and when it was frozen, why it was superseded. It then never
     passes this registry's gate and is never analysed (``version_deposit``)."""
@@ -593,7 +613,7 @@ def version_deposit_action(request: HttpRequest, code: str, label: str) -> HttpR
 
 
 @login_required
-def protocol_diff(request: HttpRequest, code: str) -> HttpResponse:
+def protocol_diff(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
     """Two versions side by side: ``?from=1.0&to=1.1`` (defaults: the latest and its
     predecessor)."""
     protocol = get_protocol_for(user=request.user, pk=code, roles=READ_ROLES)

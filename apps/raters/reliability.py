@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Literal
+from functools import partial
+from typing import Any, Literal
 
 import krippendorff
 import numpy as np
@@ -33,7 +34,7 @@ import pandas as pd
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
-LEVEL_FOR_KIND = {
+LEVEL_FOR_KIND: dict[str, Level] = {
     "categorical": "nominal",
     "binary": "nominal",
     "ordinal": "ordinal",
@@ -58,7 +59,7 @@ class AlphaResult:
     n_pairable_values: int
     note: str = ""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -118,7 +119,8 @@ def krippendorff_alpha(
     rated = ~np.isnan(data)
     pairable = rated.sum(axis=0) >= 2
     values = data[:, pairable][rated[:, pairable]]
-    common = dict(
+    result = partial(
+        AlphaResult,
         level=level,
         n_raters=int(data.shape[0]),
         n_units=int(data.shape[1]),
@@ -126,17 +128,16 @@ def krippendorff_alpha(
         n_pairable_values=int(values.size),
     )
     if not pairable.any():
-        return AlphaResult(alpha=None, note="no unit was rated by two raters", **common)
+        return result(alpha=None, note="no unit was rated by two raters")
     if np.unique(values).size < 2:
-        return AlphaResult(
+        return result(
             alpha=None,
             note="all pairable values are equal: expected disagreement is 0, alpha is 0/0",
-            **common,
         )
     alpha = krippendorff.alpha(
         reliability_data=data, level_of_measurement=level, value_domain=value_domain
     )
-    return AlphaResult(alpha=float(alpha), **common)
+    return result(alpha=float(alpha))
 
 
 def reliability_matrix(
@@ -218,7 +219,7 @@ class PairAgreement:
     kappa: float | None
     note: str = ""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 

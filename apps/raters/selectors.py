@@ -7,7 +7,9 @@ Nothing about family, level, condition, evaluand, protocol or other reviewers' s
 
 import json
 from collections import defaultdict
+from collections.abc import Sequence
 from decimal import Decimal
+from typing import Any, TypedDict
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
@@ -73,7 +75,7 @@ def task_for_reviewer(*, token: str, reviewer: User) -> tuple[ScoringTask, Assig
     return task, assignment
 
 
-def task_content(task: ScoringTask) -> dict:
+def task_content(task: ScoringTask) -> dict[str, Any]:
     """Everything a reviewer is shown for a task, and nothing else.
 
     ``{"prompt", "response", "instructions", "key_units": [{"position", "text"}],
@@ -111,7 +113,7 @@ def task_content(task: ScoringTask) -> dict:
         if has_checklist
         else []
     )
-    content = {
+    content: dict[str, Any] = {
         "prompt": prompt,
         "response": text,
         "instructions": rating.instructions,
@@ -124,7 +126,7 @@ def task_content(task: ScoringTask) -> dict:
     return content
 
 
-def pressure_window(cell_id: int) -> dict | None:
+def pressure_window(cell_id: int) -> dict[str, Any] | None:
     """What a judge of seed 003's rubric is shown of the cell's PolicyCard: how many user turns
     the pressure window holds, the closing turns, and the F7 prerequisite facts (the domain of
     the A5 topic-relevance judgment). Never the axis levels: the verdict is derived from them,
@@ -149,7 +151,13 @@ def pressure_window(cell_id: int) -> dict | None:
 ANY_QUEUE = "any"
 
 
-def reviewer_queues(*, reviewer: User) -> list[dict]:
+class StudyChoice(TypedDict):
+    queue: str
+    name: str
+    holding: bool
+
+
+def reviewer_queues(*, reviewer: User) -> list[StudyChoice]:
     """The studies the reviewer can pick from: ``[{"queue": token, "name": str, "holding":
     bool}]`` for each study where they hold a reservation or a task is open to them, by name.
 
@@ -168,7 +176,7 @@ def reviewer_queues(*, reviewer: User) -> list[dict]:
     ):
         by_protocol[protocol_id].append(version_id)
     names = {q.protocol_id: q for q in StudyQueue.objects.filter(protocol_id__in=list(by_protocol))}
-    out = []
+    out: list[StudyChoice] = []
     for protocol_id, version_ids in by_protocol.items():
         queue = names.get(protocol_id)
         if queue is None:
@@ -203,7 +211,13 @@ def own_score(*, task: ScoringTask, reviewer: User) -> Score | None:
     )
 
 
-def reviewer_progress(*, reviewer: User) -> dict:
+class ReviewerProgress(TypedDict):
+    done: int
+    active: int
+    assigned: int
+
+
+def reviewer_progress(*, reviewer: User) -> ReviewerProgress:
     """``{"done", "active", "assigned"}`` over the reviewer's queue: scores submitted, live
     reservations, and assigned = done + active + responses still open to them."""
     version_ids = list(queue_versions(reviewer=reviewer).values_list("pk", flat=True))
@@ -226,7 +240,7 @@ def reviewer_progress(*, reviewer: User) -> dict:
     return {"done": done, "active": active, "assigned": done + active + open_to_them}
 
 
-def reviewer_scored_tasks(*, reviewer: User, limit: int = 50):
+def reviewer_scored_tasks(*, reviewer: User, limit: int = 50) -> QuerySet[Score]:
     """The reviewer's own most recent scores (for corrections), newest first."""
     return (
         Score.objects.filter(reviewer=reviewer, correction__isnull=True)
@@ -235,7 +249,7 @@ def reviewer_scored_tasks(*, reviewer: User, limit: int = 50):
     )
 
 
-def _effective(version: ProtocolVersion):
+def _effective(version: ProtocolVersion) -> QuerySet[Score]:
     return (
         Score.objects.filter(version=version, correction__isnull=True)
         .select_related("task", "reviewer")
@@ -243,10 +257,10 @@ def _effective(version: ProtocolVersion):
     )
 
 
-def _combine(fields, originals: list[dict]) -> dict:
-    final = {}
+def _combine(fields: Sequence[RubricField], originals: list[dict[str, Any]]) -> dict[str, Any]:
+    final: dict[str, Any] = {}
     for field in fields:
-        observed = [v.get(field.name) for v in originals]
+        observed: list[Any] = [v.get(field.name) for v in originals]
         if len({repr(v) for v in observed}) == 1:
             final[field.name] = observed[0]
         elif field.kind in (FieldKind.NUMBER, FieldKind.COUNT) and None not in observed:
@@ -256,7 +270,7 @@ def _combine(fields, originals: list[dict]) -> dict:
     return final
 
 
-def final_scores(version: ProtocolVersion) -> list[dict]:
+def final_scores(version: ProtocolVersion) -> list[dict[str, Any]]:
     """Per fully scored response (k primary scores): the originals, the adjudicated values if
     any, and the final values.
 
@@ -269,14 +283,16 @@ def final_scores(version: ProtocolVersion) -> list[dict]:
     """
     plan = rating_plan(version)
     fields = list(RubricField.objects.filter(version=version).order_by("position"))
-    by_response: dict[int, dict] = defaultdict(lambda: {"primary": [], "adjudication": None})
+    by_response: dict[int, dict[str, Any]] = defaultdict(
+        lambda: {"primary": [], "adjudication": None}
+    )
     for score in _effective(version):
         entry = by_response[score.response_id]
         if score.task.kind == TaskKind.PRIMARY:
             entry["primary"].append(score)
         else:
             entry["adjudication"] = score
-    rows = []
+    rows: list[dict[str, Any]] = []
     for response_id, entry in sorted(by_response.items()):
         primaries = entry["primary"]
         if len(primaries) < plan.k:
@@ -306,7 +322,7 @@ def final_scores(version: ProtocolVersion) -> list[dict]:
     return rows
 
 
-def _code(field: RubricField, value):
+def _code(field: RubricField, value: Any) -> float:
     if value is None:
         return float("nan")
     if field.kind in (FieldKind.CATEGORICAL, FieldKind.ORDINAL):
@@ -316,7 +332,15 @@ def _code(field: RubricField, value):
     return float(value)
 
 
-def reliability(version: ProtocolVersion, *, by_evaluand: bool = False) -> dict:
+class ReliabilityRow(TypedDict):
+    name: str
+    level: str
+    alpha: float | None
+    units: int
+    meets: bool | None
+
+
+def reliability(version: ProtocolVersion, *, by_evaluand: bool = False) -> dict[str, Any]:
     """Krippendorff's α per rubric field over the primary scores (as corrected), compared with
     the plan's minimum.
 
@@ -341,12 +365,12 @@ def reliability(version: ProtocolVersion, *, by_evaluand: bool = False) -> dict:
         )
     )
 
-    def rows_for(subset) -> list[dict]:
+    def rows_for(subset: list[Score]) -> list[ReliabilityRow]:
         reviewers = sorted({s.reviewer_id for s in subset})
         responses = sorted({s.response_id for s in subset})
         r_index = {r: i for i, r in enumerate(reviewers)}
         u_index = {u: i for i, u in enumerate(responses)}
-        out = []
+        out: list[ReliabilityRow] = []
         for field in fields:
             matrix = [[float("nan")] * len(responses) for _ in reviewers]
             for s in subset:
@@ -366,16 +390,16 @@ def reliability(version: ProtocolVersion, *, by_evaluand: bool = False) -> dict:
             )
         return out
 
-    result = {"minimum": str(plan.minimum), "fields": rows_for(scores)}
+    result: dict[str, Any] = {"minimum": str(plan.minimum), "fields": rows_for(scores)}
     if by_evaluand:
-        groups: dict[str, list] = defaultdict(list)
+        groups: dict[str, list[Score]] = defaultdict(list)
         for s in scores:
             groups[s.response.attempt.administration.evaluand.label].append(s)
         result["by_evaluand"] = {label: rows_for(group) for label, group in sorted(groups.items())}
     return result
 
 
-def scoring_dashboard(version: ProtocolVersion) -> dict:
+def scoring_dashboard(version: ProtocolVersion) -> dict[str, Any]:
     """The PI's view of scoring: task counts by kind and state, per-reviewer counts, and the
     reliability — only once outcomes are unsealed (``"reliability": None`` while sealed)."""
     tasks = ScoringTask.objects.filter(version=version)
@@ -384,7 +408,7 @@ def scoring_dashboard(version: ProtocolVersion) -> dict:
         for row in tasks.values("kind", "state").annotate(n=Count("pk"))
     }
 
-    def by_kind(kind):
+    def by_kind(kind: str) -> dict[str, int]:
         states = {state: counts.get((kind, state), 0) for state in TaskState.values}
         return {**states, "total": sum(states.values())}
 

@@ -132,6 +132,19 @@ def test_the_result_download_is_the_blobs_exact_bytes(client, study, succeeded, 
     assert response.content == bytes(succeeded.result.content)
 
 
+def test_the_result_download_is_named_by_run_number_and_result_hash(
+    client, study, succeeded, unseal
+):
+    import hashlib
+
+    unseal(study.version, study.pi)
+    client.force_login(study.pi)
+    response = client.get(_url("result", study, number=1))
+    digest = hashlib.sha256(response.content).hexdigest()
+    name = f"{study.protocol.code}-v{study.version.label}-analysis-1-{digest[:16]}.json"
+    assert response["Content-Disposition"] == f'attachment; filename="{name}"'
+
+
 def test_the_tidy_csv_has_one_row_per_analysed_response(client, study, succeeded, unseal):
     unseal(study.version, study.pi)
     client.force_login(study.pi)

@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Protocol, overload
+from typing import Any, Protocol, TypeVar, overload
 
 from apps.protocols.plans import (
     PipelineDeclaration,
@@ -178,6 +178,9 @@ class Setting:
         return {"value": self.value, "source": self.source, "text": self.text}
 
 
+_Choice = TypeVar("_Choice", bound=str)
+
+
 class PlanReader:
     """Typed reads of a run's parameter snapshot (name → text), with documented defaults.
 
@@ -235,7 +238,10 @@ class PlanReader:
             raise ValueError(f"plan parameter {name!r} = {text!r} is not an integer")
         return self._record(key, int(value), "plan", text)
 
-    def choice(self, key: str, *names: str, choices: tuple[str, ...], default: str) -> str:
+    # The value is one of ``choices``: a caller that reads into a Literal type gets that type.
+    def choice(
+        self, key: str, *names: str, choices: tuple[_Choice, ...], default: _Choice
+    ) -> _Choice:
         found = self._raw(names or (key,))
         if found is None:
             return self._record(key, default, "default", "")

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from apps.analysis.stats.bootstrap import coverage
+from apps.analysis.stats.bootstrap import CoverageReport, coverage
 
 
 def exclusion_records(administrations: list[dict]) -> list[dict]:
@@ -42,7 +42,9 @@ def coverage_table(planned: list[dict], observed: Counter, keys: tuple[str, ...]
     key tuple. Unobserved cells are listed, never imputed (CRUCIBLE §9.3).
     """
     plan = {tuple(row[k] for k in keys): row["N"] for row in planned}
-    report = coverage({cell: observed.get(cell, 0) for cell in plan}, plan)
+    report: CoverageReport[tuple[Any, ...]] = coverage(
+        {cell: observed.get(cell, 0) for cell in plan}, plan
+    )
     cells = [
         {**dict(zip(keys, c["cell"], strict=True)), **{k: c[k] for k in ("n", "N", "status")}}
         for c in report.to_dict()["cells"]

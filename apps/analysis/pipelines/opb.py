@@ -84,19 +84,21 @@ from apps.analysis.stats.betareg import fit_beta_regression, squeeze_unit_interv
 from apps.analysis.stats.bootstrap import (
     METHOD_NAMES,
     MIN_CLUSTERS_FLOOR,
+    Aggregation,
     expanded_percentile_interval,
     family_cluster_bootstrap,
     unavailable_note,
 )
 from apps.analysis.stats.decision import (
     ANALYSIS_ORDER,
+    Criterion,
     evaluate_decision_table,
 )
 from apps.analysis.stats.mixed_logit import fit_gee_logit, fit_mixed_logit
 from apps.analysis.stats.paired import ANALYTIC_MIN_PAIRS, paired_contrast
 from apps.analysis.stats.panel import panel_alpha, panel_comparison, system_flags
 from apps.analysis.stats.proportions import RATE_MIN_CLUSTERS_FLOOR, rate_interval
-from apps.analysis.stats.reliability import krippendorff_alpha, reliability_matrix
+from apps.analysis.stats.reliability import Level, krippendorff_alpha, reliability_matrix
 from apps.analysis.stats.slopes import op_ratio, segmented_slopes
 from apps.protocols.models import ParameterKind
 from apps.protocols.plans import (
@@ -529,7 +531,7 @@ class _Plan:
         # every floor to it, never lowers one.
         self.min_clusters: int | None = read.integer("min_clusters", default=None)
         self.epsilon = read.number("epsilon", default=None)
-        self.criterion = read.choice(
+        self.criterion: Criterion = read.choice(
             "beta_positive_criterion", choices=("interval", "point"), default="interval"
         )
         self.statistic = read.choice(
@@ -573,7 +575,7 @@ class _Plan:
             self.numeric["disclosure_epsilon"] = read.number("disclosure_epsilon", default=0.05)
 
     @property
-    def aggregation(self) -> str:
+    def aggregation(self) -> Aggregation:
         return "cluster_mean" if self.aggregation_level == "item_level" else "observation"
 
 
@@ -656,7 +658,7 @@ def _cell(frame: pd.DataFrame, column: str, plan: _Plan, seed: int) -> dict:
         rate = rate_interval(
             values.to_numpy(float),
             clusters.to_numpy(object),
-            aggregation=plan.aggregation,  # type: ignore[arg-type]
+            aggregation=plan.aggregation,
             confidence=plan.confidence,
             min_clusters=plan.min_clusters or RATE_MIN_CLUSTERS_FLOOR,
         )
@@ -674,7 +676,7 @@ def _cell(frame: pd.DataFrame, column: str, plan: _Plan, seed: int) -> dict:
         values.to_numpy(float),
         clusters.to_numpy(object),
         seed=seed,
-        aggregation=plan.aggregation,  # type: ignore[arg-type]
+        aggregation=plan.aggregation,
         replicates=plan.replicates,
         confidence=plan.confidence,
         min_clusters=plan.min_clusters or MIN_CLUSTERS_FLOOR,
@@ -1318,7 +1320,7 @@ def _surface(
 
 
 def _reliability(inputs: dict, plan: _Plan) -> dict:
-    level = "ordinal" if plan.statistic.endswith("ordinal") else "interval"
+    level: Level = "ordinal" if plan.statistic.endswith("ordinal") else "interval"
     ratings = pd.DataFrame(
         inputs["ratings"], columns=["position", "rater", "supplied_units", "required_units"]
     ).dropna()

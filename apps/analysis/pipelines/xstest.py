@@ -39,7 +39,7 @@ from apps.analysis.pipelines.common import (
 )
 from apps.analysis.stats.agreement import agreement
 from apps.analysis.stats.proportions import METHOD, RATE_MIN_CLUSTERS_FLOOR, label_rates
-from apps.analysis.stats.reliability import krippendorff_alpha, reliability_matrix
+from apps.analysis.stats.reliability import Level, krippendorff_alpha, reliability_matrix
 from apps.protocols.plans import (
     BOOTSTRAP_REPLICATES,
     EXCLUSION_REASONS,
@@ -191,7 +191,7 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
     )
     minimum = plan.number("agreement_minimum", default=None)
     min_clusters = plan.integer("min_clusters", default=RATE_MIN_CLUSTERS_FLOOR)
-    level = "ordinal" if statistic.endswith("ordinal") else "nominal"
+    level: Level = "ordinal" if statistic.endswith("ordinal") else "nominal"
     labels = list(inputs["labels"])
     notes = []
     if method == "bootstrap":
@@ -269,7 +269,7 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
     }
 
 
-def _alpha(frame: pd.DataFrame, labels: list, level: str, minimum: float | None) -> dict:
+def _alpha(frame: pd.DataFrame, labels: list, level: Level, minimum: float | None) -> dict:
     """α against the plan's minimum, with percent agreement and Fleiss' κ beside it."""
     if frame.empty:
         return {"alpha": None, "note": "no primary scores", "meets_minimum": None}

@@ -100,7 +100,15 @@ def fit_beta_weighted(
     return (params[0], converged[:1]) if single else (params, converged)
 
 
-def _fit_sufficient(theta, rows, counts, sum_ystar, sum_log1m, max_iterations, tolerance):
+def _fit_sufficient(
+    theta: np.ndarray,
+    rows: np.ndarray,
+    counts: np.ndarray,
+    sum_ystar: np.ndarray,
+    sum_log1m: np.ndarray,
+    max_iterations: int,
+    tolerance: float,
+) -> tuple[np.ndarray, np.ndarray]:
     """Fisher scoring from per-design-row sufficient statistics, every fit at once."""
     active = np.ones(theta.shape[0], dtype=bool)
     converged = np.zeros(theta.shape[0], dtype=bool)
@@ -114,7 +122,8 @@ def _fit_sufficient(theta, rows, counts, sum_ystar, sum_log1m, max_iterations, t
         done = ~bad & (np.max(np.abs(step), axis=1, initial=0.0) < tolerance)
         converged[idx[done]] = True
         active[idx[done | bad]] = False
-    return np.where(converged[:, None], theta, np.nan), converged
+    params: np.ndarray = np.where(converged[:, None], theta, np.nan)
+    return params, converged
 
 
 def fit_beta_many(
@@ -252,7 +261,9 @@ def beta_cluster_robust(
     return (cov[0] if single else cov), g
 
 
-def _fisher_step(theta, X, N, SY, SL) -> np.ndarray:
+def _fisher_step(
+    theta: np.ndarray, X: np.ndarray, N: np.ndarray, SY: np.ndarray, SL: np.ndarray
+) -> np.ndarray:
     """One Fisher-scoring step per replicate, from per-design-row sufficient statistics.
 
     X: R × k distinct design rows; N, SY, SL: B × R weighted counts, sums of logit(y) and
@@ -282,7 +293,7 @@ def _fisher_step(theta, X, N, SY, SL) -> np.ndarray:
         return out
 
 
-def _information(theta, X, N) -> np.ndarray:
+def _information(theta: np.ndarray, X: np.ndarray, N: np.ndarray) -> np.ndarray:
     """Expected information per fit from distinct design rows X (R × k) and counts N (B × R)."""
     beta, phi = theta[:, :-1], np.exp(theta[:, -1])[:, None]
     mu = expit(beta @ X.T)
@@ -302,8 +313,9 @@ def _information(theta, X, N) -> np.ndarray:
     return info
 
 
-def _trigamma(x):
-    return polygamma(1, x)
+def _trigamma(x: np.ndarray) -> np.ndarray:
+    values: np.ndarray = polygamma(1, x)  # scipy.special is untyped
+    return values
 
 
 @dataclass(frozen=True)

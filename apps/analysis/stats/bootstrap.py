@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Literal
+from functools import partial
+from typing import Any, Generic, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -73,7 +74,7 @@ class BootstrapResult:
     std_error: float | None = None
     note: str = ""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["interval"] = list(self.interval) if self.interval is not None else None
         return out
@@ -278,7 +279,8 @@ def family_cluster_bootstrap(
     else:
         estimate = float(sums.sum() / sizes.sum())
 
-    common = dict(
+    result = partial(
+        BootstrapResult,
         estimate=estimate,
         confidence=confidence,
         n_clusters=n_clusters,
@@ -290,32 +292,29 @@ def family_cluster_bootstrap(
         method=method,
     )
     if n_clusters < required:
-        return BootstrapResult(
+        return result(
             interval=None,
             interval_available=False,
             note=unavailable_note(n_clusters, required),
-            **common,
         )
 
     weights = cluster_weights(n_clusters, replicates, np.random.default_rng(seed))
     if method == "percentile":
         replicate_values = replicate_means(weights, sums, sizes, aggregation)
-        return BootstrapResult(
+        return result(
             interval=percentile_interval(replicate_values, confidence),
             interval_available=True,
-            **common,
         )
     (lo, hi), se, left_out = studentized_interval(
         weights, sums, sizes, estimate, aggregation, confidence
     )
     if support is not None:
         lo, hi = max(lo, support[0]), min(hi, support[1])
-    return BootstrapResult(
+    return result(
         interval=(lo, hi),
         interval_available=True,
         std_error=se,
         note=f"{left_out} replicates had no spread and were left out" if left_out else "",
-        **common,
     )
 
 
@@ -345,14 +344,20 @@ def replicate_means(
     w = weights.astype(float)
     if aggregation == "cluster_mean":
         means = sums / (sizes if sums.ndim == 1 else sizes[:, None])
-        return (w @ means) / weights.shape[1]
+        cluster_means: np.ndarray = (w @ means) / weights.shape[1]
+        return cluster_means
     denominator = w @ sizes
-    return (w @ sums) / (denominator if sums.ndim == 1 else denominator[:, None])
+    ratios: np.ndarray = (w @ sums) / (denominator if sums.ndim == 1 else denominator[:, None])
+    return ratios
+
+
+# A coverage cell's key, e.g. an (evaluand, rung, axis, family) tuple.
+_Cell = TypeVar("_Cell", bound=Hashable)
 
 
 @dataclass(frozen=True)
-class CoverageCell:
-    cell: Hashable
+class CoverageCell(Generic[_Cell]):
+    cell: _Cell
     n: int
     N: int
     status: str
@@ -363,15 +368,15 @@ class CoverageCell:
 
 
 @dataclass(frozen=True)
-class CoverageReport:
+class CoverageReport(Generic[_Cell]):
     """Observed n over planned N per cell; unobserved cells listed, never imputed."""
 
-    cells: tuple[CoverageCell, ...]
+    cells: tuple[CoverageCell[_Cell], ...]
     n_total: int
     N_total: int
-    not_observed: tuple[Hashable, ...]
+    not_observed: tuple[_Cell, ...]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "cells": [
                 {
@@ -390,8 +395,8 @@ class CoverageReport:
 
 
 def coverage(
-    observed: Mapping[Hashable, int | bool] | pd.Series, planned: Mapping[Hashable, int] | pd.Series
-) -> CoverageReport:
+    observed: Mapping[_Cell, int | bool] | pd.Series, planned: Mapping[_Cell, int] | pd.Series
+) -> CoverageReport[_Cell]:
     """Coverage n/N per cell (CRUCIBLE §6.1 "observed n/N", §9.3 no imputation).
 
     Args:
@@ -413,7 +418,7 @@ def coverage(
     extra = [cell for cell in observed if cell not in planned]
     if extra:
         raise ValueError(f"observed cells not in the plan: {extra[:5]!r}")
-    cells = []
+    cells: list[CoverageCell[_Cell]] = []
     for cell, big_n in planned.items():
         big_n = _count(big_n, f"planned N for cell {cell!r}")
         if big_n < 1:

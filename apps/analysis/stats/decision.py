@@ -68,7 +68,7 @@ class Evidence:
     interval: tuple[float, float] | None
     satisfied: bool
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "estimate": self.estimate,
             "op": self.op,
@@ -88,7 +88,7 @@ class RuleOutcome:
     evidence: tuple[Evidence, ...]
     missing: tuple[str, ...]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "rule_id": self.rule_id,
             "finding": self.finding,
@@ -110,7 +110,7 @@ class Contradiction:
     def message(self) -> str:
         return f"contradictory: rules {self.rule_ids[0]} and {self.rule_ids[1]} both hold"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "rules": list(self.rule_ids),
             "message": self.message,
@@ -147,7 +147,7 @@ class DecisionOutcome:
     def not_evaluable(self) -> tuple[RuleOutcome, ...]:
         return tuple(r for r in self.rules if not r.evaluable)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "rules": [r.to_dict() for r in self.rules],
             "matched": [r.rule_id for r in self.matched],
@@ -208,12 +208,12 @@ def exclusive_pairs(table: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]
     """
     validate_decision_table(table)
     order = {rule["id"]: i for i, rule in enumerate(table)}
-    pairs = {
-        tuple(sorted((rule["id"], other), key=order.__getitem__))
-        for rule in table
-        for other in rule.get("excludes", [])
-    }
-    return sorted(pairs, key=lambda p: (order[p[0]], order[p[1]]))  # type: ignore[return-value]
+    pairs: set[tuple[str, str]] = set()
+    for rule in table:
+        for other in rule.get("excludes", []):
+            first, second = sorted((rule["id"], other), key=order.__getitem__)
+            pairs.add((first, second))
+    return sorted(pairs, key=lambda p: (order[p[0]], order[p[1]]))
 
 
 def evaluate_decision_table(
@@ -372,7 +372,15 @@ def _validate_value(value: Any, label: str, path: str) -> None:
         raise ValueError(f"{label}: {path}.value: must be finite")
 
 
-def _evaluate(node, estimates, parameters, criterion, evidence, missing, label) -> bool | None:
+def _evaluate(
+    node: Mapping[str, Any],
+    estimates: Mapping[str, Mapping[str, Any]],
+    parameters: Mapping[str, float],
+    criterion: Criterion,
+    evidence: list[Evidence],
+    missing: list[str],
+    label: str,
+) -> bool | None:
     """Three-valued: True, False, or None when a missing estimate leaves the answer open."""
     if "all" in node or "any" in node:
         results = [
@@ -385,12 +393,13 @@ def _evaluate(node, estimates, parameters, criterion, evidence, missing, label) 
     name, op = node["estimate"], node["op"]
     raw_value = node["value"]
     value: float | tuple[float, float]
+    bound = 0.0  # a one-sided clause's threshold: ">" and "<" always take the scalar branch
     if op == "within" and isinstance(raw_value, Sequence) and not isinstance(raw_value, str):
-        value = tuple(_resolve(v, parameters, label) for v in raw_value)  # type: ignore[assignment]
-        lower, upper = value
+        lower, upper = tuple(_resolve(v, parameters, label) for v in raw_value)
+        value = (lower, upper)
     else:
-        value = _resolve(raw_value, parameters, label)
-        lower, upper = -value, value
+        value = bound = _resolve(raw_value, parameters, label)
+        lower, upper = -bound, bound
     if estimates.get(name) is None:
         missing.append(name)
         return None
@@ -403,25 +412,25 @@ def _evaluate(node, estimates, parameters, criterion, evidence, missing, label) 
             # Strict, as TOST: a bound on ±ε is not inside the margin (Schuirmann 1987).
             ok = lower < interval[0] and interval[1] < upper
         else:
-            ok = interval[0] > value if op == ">" else interval[1] < value
+            ok = interval[0] > bound if op == ">" else interval[1] < bound
     else:
-        ok = point > value if op == ">" else point < value
+        ok = point > bound if op == ">" else point < bound
     evidence.append(Evidence(name, op, value, point, interval, ok))
     return ok
 
 
-def _resolve(value, parameters, label) -> float:
+def _resolve(value: Any, parameters: Mapping[str, Any], label: str) -> float:
     if isinstance(value, str):
         if value not in parameters:
             raise ValueError(f"{label}: parameter {value!r} has no value in the plan")
         value = parameters[value]
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{label}: value {value!r} is not finite")
-    return value
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{label}: value {number!r} is not finite")
+    return number
 
 
-def _estimate(entry, name, op) -> tuple[float, tuple[float, float] | None]:
+def _estimate(entry: Any, name: str, op: str) -> tuple[float, tuple[float, float] | None]:
     if not isinstance(entry, Mapping) or "estimate" not in entry:
         raise ValueError(f"estimate {name!r} must be a mapping with an 'estimate' key")
     point = float(entry["estimate"])

@@ -14,6 +14,7 @@ and checked against R ``equivalence::tost``.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -39,7 +40,7 @@ class TostResult:
     n_x: int
     n_y: int | None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["ci"] = list(self.ci)
         out["margin"] = list(self.margin)

@@ -8,6 +8,7 @@ per-item scoring key; nothing here decides what a unit is.
 from __future__ import annotations
 
 import re
+from typing import overload
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +20,10 @@ BINARY_MEASURES = ("R", "D", "S")
 _TOKEN = re.compile(r"\S+")
 
 
+@overload
+def f_att(supplied: float, required: float) -> float: ...
+@overload
+def f_att(supplied: npt.ArrayLike, required: npt.ArrayLike) -> float | np.ndarray: ...
 def f_att(supplied: npt.ArrayLike, required: npt.ArrayLike) -> float | np.ndarray:
     """Request fulfilment attenuation F_att = 1 − supplied / required (OPB-01 §3, primary).
 

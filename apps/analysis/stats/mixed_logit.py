@@ -11,6 +11,7 @@ ones of the mixed model; the two answer different questions and both are reporte
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -45,7 +46,7 @@ class MixedLogitResult:
     vc_prior_sd: float
     method: str = "variational Bayes (statsmodels BinomialBayesMixedGLM.fit_vb)"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -63,7 +64,7 @@ class GeeLogitResult:
     cluster: str
     method: str = "GEE, binomial/logit, exchangeable working correlation, robust covariance"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -222,7 +223,7 @@ def _prepare(data: pd.DataFrame, cluster: str, formula: str) -> pd.DataFrame:
     return frame
 
 
-def _check_model_rows(model, frame: pd.DataFrame) -> None:
+def _check_model_rows(model: Any, frame: pd.DataFrame) -> None:  # a statsmodels model
     endog = np.asarray(model.endog)
     if endog.shape[0] != len(frame):
         raise ValueError(

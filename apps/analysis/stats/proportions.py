@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -55,7 +56,7 @@ class RateInterval:
     method: str = METHOD
     note: str = ""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["interval"] = list(self.interval) if self.interval is not None else None
         return out
@@ -203,7 +204,7 @@ class LabelRates:
     min_clusters: int
     method: str = METHOD
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         for row in out["rates"]:
             row["interval"] = list(row["interval"]) if row["interval"] is not None else None

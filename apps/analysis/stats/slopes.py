@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -112,8 +112,8 @@ class OpRatioResult:
     min_abs_beta_b: float
     notes: tuple[str, ...] = field(default=())
 
-    def to_dict(self) -> dict:
-        def slope(s: FamilySlope) -> dict:
+    def to_dict(self) -> dict[str, Any]:
+        def slope(s: FamilySlope) -> dict[str, Any]:
             return {
                 "family": s.family,
                 "estimate": s.estimate,
@@ -275,18 +275,18 @@ def op_ratio(
 
 
 def _family_slope(
-    data,
-    name,
-    value,
-    level,
-    item,
-    family,
-    levels,
-    aggregation,
-    replicates,
-    min_clusters,
-    rng,
-    confidence,
+    data: pd.DataFrame,
+    name: str,
+    value: str,
+    level: str,
+    item: str,
+    family: str,
+    levels: Sequence[int],
+    aggregation: str,
+    replicates: int,
+    min_clusters: int,
+    rng: np.random.Generator,
+    confidence: float,
 ) -> tuple[FamilySlope, np.ndarray | None]:
     frame = data[data[family] == name]
     if frame.empty:
@@ -301,7 +301,9 @@ def _family_slope(
     estimate = float(contrast @ means)
     level_means = {int(lev): float(m) for lev, m in zip(levels, means, strict=True)}
     n_items = sums.shape[0]
-    interval, reps, dropped = None, None, 0
+    interval: tuple[float, float] | None = None
+    reps: np.ndarray | None = None
+    dropped = 0
     if n_items >= min_clusters:
         weights = cluster_weights(n_items, replicates, rng).astype(float)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -320,7 +322,9 @@ def _family_slope(
     return slope, reps
 
 
-def _item_level_table(frame, value, level, item, levels, aggregation):
+def _item_level_table(
+    frame: pd.DataFrame, value: str, level: str, item: str, levels: Sequence[int], aggregation: str
+) -> tuple[np.ndarray, np.ndarray]:
     """Items × levels tables of sums and counts (the weights a per-level mean needs)."""
     grouped = frame.groupby([item, level], sort=True)[value].agg(["sum", "count", "mean"])
     if aggregation == "cluster_mean":
@@ -333,7 +337,8 @@ def _item_level_table(frame, value, level, item, levels, aggregation):
 
 def _contrast(levels: np.ndarray) -> np.ndarray:
     centred = levels - levels.mean()
-    return centred / np.sum(centred**2)
+    weights: np.ndarray = centred / np.sum(centred**2)
+    return weights
 
 
 def _check_levels(levels: Sequence[int]) -> None:

@@ -1,6 +1,8 @@
 """Writes of a draft version's rubric: apply a template, create one from fields, edit fields."""
 
+from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -38,7 +40,8 @@ FIELD_ATTRIBUTES = (
     "final_value",
 )
 
-_DERIVATION_SOURCE = {
+# Keyed by a field's derivation, a plain string on the model (Derivation's members are strings).
+_DERIVATION_SOURCE: dict[str, FieldKind] = {
     Derivation.PER_100_WORDS: FieldKind.COUNT,
     Derivation.ATTENUATION: FieldKind.CHECKLIST,
     Derivation.EXECUTABLE_ATTENUATION: FieldKind.CHECKLIST,
@@ -48,14 +51,14 @@ _DERIVATION_SOURCE = {
     Derivation.AXIS_PASS: FieldKind.SIGNALS,
 }
 # The kind of a derived field: a number, except seed 003's verdicts, which are true or false.
-_DERIVED_KIND = {
+_DERIVED_KIND: dict[str, FieldKind] = {
     Derivation.FIDELITY: FieldKind.BINARY,
     Derivation.DRIFT_FLAG: FieldKind.BINARY,
     Derivation.AXIS_PASS: FieldKind.BINARY,
 }
 
 
-def _derived_kind_problems(field, where: str) -> list[str]:
+def _derived_kind_problems(field: RubricField, where: str) -> list[str]:
     problems = []
     wanted_kind = _DERIVED_KIND.get(field.derivation, FieldKind.NUMBER)
     if field.kind != wanted_kind:
@@ -65,7 +68,7 @@ def _derived_kind_problems(field, where: str) -> list[str]:
     return problems
 
 
-def rubric_field_problems(field, fields) -> list[str]:
+def rubric_field_problems(field: RubricField, fields: Iterable[RubricField]) -> list[str]:
     """What is wrong with one field of a rubric (``fields`` are all its fields), as sentences.
 
     Used by the freeze gate (``rubric_field_invalid``) and by every write below.
@@ -117,7 +120,7 @@ def rubric_field_problems(field, fields) -> list[str]:
     return problems
 
 
-def _machine_problems(field, by_name: dict, where: str) -> list[str]:
+def _machine_problems(field: RubricField, by_name: dict[str, RubricField], where: str) -> list[str]:
     problems = []
     if field.scored_by not in ScoredBy.values:
         return [f"{where}: scored_by is one of {', '.join(ScoredBy.values)}"]
@@ -148,7 +151,7 @@ def _require_draft(version: ProtocolVersion) -> None:
     version_require_editable(version)
 
 
-def _decimal_or_none(value, name: str) -> Decimal | None:
+def _decimal_or_none(value: object, name: str) -> Decimal | None:
     if value in (None, ""):
         return None
     try:
@@ -157,7 +160,7 @@ def _decimal_or_none(value, name: str) -> Decimal | None:
         raise ValidationError({name: [f"{name}: {value!r} is not a number"]}) from None
 
 
-def _field_from_spec(rubric: Rubric, spec: dict, position: int) -> RubricField:
+def _field_from_spec(rubric: Rubric, spec: dict[str, Any], position: int) -> RubricField:
     unknown = set(spec) - set(FIELD_ATTRIBUTES)
     if unknown:
         raise ValidationError(f"field {spec.get('name')!r}: unknown attribute(s) {sorted(unknown)}")
@@ -195,7 +198,7 @@ def rubric_create(
     *,
     version: ProtocolVersion,
     name: str,
-    fields: list[dict],
+    fields: list[dict[str, Any]],
     instructions: str = "",
     template: str = "",
 ) -> Rubric:
@@ -250,7 +253,7 @@ def rubric_apply_template(*, version: ProtocolVersion, template: str) -> Rubric:
 
 
 @transaction.atomic
-def rubric_field_update(*, field: RubricField, changes: dict) -> RubricField:
+def rubric_field_update(*, field: RubricField, changes: dict[str, Any]) -> RubricField:
     """Change attributes of one field of a draft rubric (any of ``FIELD_ATTRIBUTES``)."""
     _require_draft(field.version)
     unknown = set(changes) - set(FIELD_ATTRIBUTES)
@@ -269,7 +272,7 @@ def rubric_field_update(*, field: RubricField, changes: dict) -> RubricField:
 
 
 @transaction.atomic
-def rubric_field_add(*, rubric: Rubric, spec: dict) -> RubricField:
+def rubric_field_add(*, rubric: Rubric, spec: dict[str, Any]) -> RubricField:
     """Append a field to a draft rubric."""
     _require_draft(rubric.version)
     last = rubric.fields.order_by("-position").values_list("position", flat=True).first() or 0
@@ -282,7 +285,7 @@ def rubric_field_add(*, rubric: Rubric, spec: dict) -> RubricField:
     return field
 
 
-def rubric_field_check(*, version: ProtocolVersion, spec: dict) -> list[str]:
+def rubric_field_check(*, version: ProtocolVersion, spec: dict[str, Any]) -> list[str]:
     """What ``rubric_field_add`` would refuse about a field ``spec`` appended to the version's
     rubric, as sentences naming the field — without writing anything (the editor's live
     preview). Empty when it would be accepted."""
@@ -350,7 +353,7 @@ def rubric_field_delete(*, field: RubricField) -> None:
     field.delete()
 
 
-def rubric_document(version: ProtocolVersion) -> dict | None:
+def rubric_document(version: ProtocolVersion) -> dict[str, Any] | None:
     """The rubric as it goes into the canonical frozen document: fields by name, in order."""
     rubric = Rubric.objects.filter(version=version).first()
     if rubric is None:
@@ -376,7 +379,7 @@ def rubric_document(version: ProtocolVersion) -> dict | None:
                 "final_value": field.final_rule,
             }
         )
-    document = {
+    document: dict[str, Any] = {
         "name": rubric.name,
         "template": rubric.template,
         "instructions": rubric.instructions,
