@@ -4,11 +4,9 @@ import of machine scores with a preview, and oracle runs."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import cast
 
 from django import forms
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -17,7 +15,6 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts.models import User
-from apps.core.canonical import sha256_hex
 from apps.raters.access import get_rubric_version_for
 from apps.raters.final import machine_dashboard
 from apps.raters.machine_import import with_scorer
@@ -26,7 +23,8 @@ from apps.raters.services.machine import machine_scores_import, oracle_run_reque
 from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
 from apps.responses.formats import guess_format
 from apps.responses.forms import FORMAT_CHOICES, upload_size_problem
-from apps.responses.importing import ImportRejected
+from apps.responses.import_frame import ImportRejected
+from apps.responses.staging import preview_discard, preview_load, preview_store
 
 
 class _JSONField(forms.JSONField):
@@ -74,7 +72,7 @@ class MachineImportForm(forms.Form):
 
 
 class MachineConfirmForm(forms.Form):
-    sha256 = forms.CharField(widget=forms.HiddenInput)
+    sha256 = forms.RegexField(regex=r"^[0-9a-f]{64}$", widget=forms.HiddenInput)
     filename = forms.CharField(widget=forms.HiddenInput)
     format = forms.CharField(widget=forms.HiddenInput)
     scorer = forms.CharField(widget=forms.HiddenInput, required=False)
@@ -85,12 +83,6 @@ class MachineConfirmForm(forms.Form):
 def _user(request: HttpRequest) -> User:
     # Every view here is login_required: the user is signed in.
     return cast(User, request.user)
-
-
-def _staging(digest: str) -> Path:
-    folder = Path(settings.RESPONSE_IMPORT_STAGING_DIR)
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"machine-{digest}"
 
 
 def _errors(form: forms.Form, error: ValidationError) -> None:
@@ -174,8 +166,8 @@ def machine_import(request: HttpRequest, version_id: int) -> HttpResponse:
                     return redirect(
                         "raters:scorers", code=version.protocol.code, label=version.label
                     )
-                digest = sha256_hex(data)
-                _staging(digest).write_bytes(data)
+                # Kept where response previews wait: for this person and this version only.
+                digest = preview_store(user_id=_user(request).pk, version=version, data=data)
                 confirm = MachineConfirmForm(
                     initial={
                         "sha256": digest,
@@ -208,9 +200,8 @@ def machine_import_confirm(request: HttpRequest, version_id: int) -> HttpRespons
         messages.error(request, "The confirmation was incomplete; upload the file again.")
         return again
     digest = form.cleaned_data["sha256"]
-    path = _staging(digest) if len(digest) == 64 and digest.isalnum() else None
-    data = path.read_bytes() if path is not None and path.exists() else None
-    if data is None or sha256_hex(data) != digest:
+    data = preview_load(user_id=_user(request).pk, version=version, digest=digest)
+    if data is None:
         messages.error(request, "The uploaded file is no longer here; upload it again.")
         return again
     try:
@@ -230,8 +221,7 @@ def machine_import_confirm(request: HttpRequest, version_id: int) -> HttpRespons
             "Nothing was imported: " + " ".join(getattr(error, "messages", [str(error)])[:5]),
         )
         return again
-    if path is not None:
-        path.unlink(missing_ok=True)
+    preview_discard(user_id=_user(request).pk, version=version, digest=digest)
     messages.success(request, outcome.message)
     return redirect("raters:scorers", code=version.protocol.code, label=version.label)
 

@@ -22,7 +22,7 @@ from apps.responses.access import (
     require_evaluand_writer,
 )
 from apps.responses.forms import upload_size_problem
-from apps.responses.importing import ImportRejected
+from apps.responses.import_frame import ImportRejected
 from apps.responses.models import (
     IDENTITY_FIELDS,
     ControlResult,

@@ -21,7 +21,8 @@ from apps.protocols.models import ProtocolVersion
 from apps.protocols.refs import version_ref
 from apps.protocols.seal import protocol_outcomes_visible
 from apps.protocols.services import version_require_editable
-from apps.responses.importing import ImportOutcome, collector_paused, import_file
+from apps.responses.import_frame import collector_paused
+from apps.responses.importing import ImportOutcome, import_file
 from apps.responses.models import (
     IDENTITY_FIELDS,
     Attempt,

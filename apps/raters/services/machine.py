@@ -7,9 +7,6 @@ describes the whole flow.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -33,6 +30,7 @@ from apps.raters.models import (
 )
 from apps.raters.oracle import oracle_compare, oracle_value
 from apps.responses.formats import guess_format
+from apps.responses.import_frame import collector_paused
 from apps.responses.models import Exclusion, Response
 
 IMPORT_ROLES = frozenset({Role.PI, Role.EDITOR})
@@ -43,17 +41,6 @@ _ORACLE_CHUNK = 2000
 def _require(*, user: User, version: ProtocolVersion, roles: frozenset[str], doing: str) -> None:
     if not roles_for(user=user, protocol_id=version.protocol_id) & roles:
         raise PermissionDenied(f"Your role on {version} does not allow you to {doing}.")
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 @transaction.atomic
@@ -92,7 +79,7 @@ def machine_scores_import(
             note=note,
             dry_run=dry_run,
         )
-    with _collector_paused():
+    with collector_paused():
         return import_machine_scores(
             version=version,
             user=user,

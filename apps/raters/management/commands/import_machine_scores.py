@@ -10,7 +10,7 @@ from apps.accounts.models import User
 from apps.protocols.models import ProtocolVersion
 from apps.raters.machine_import import with_scorer
 from apps.raters.services.machine import machine_scores_import
-from apps.responses.importing import ImportRejected
+from apps.responses.import_frame import ImportRejected
 
 
 class Command(BaseCommand):

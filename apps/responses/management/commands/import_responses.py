@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from apps.accounts.models import User
 from apps.protocols.models import ProtocolVersion
-from apps.responses.importing import ImportRejected
+from apps.responses.import_frame import ImportRejected
 from apps.responses.services import responses_import
 
 
