@@ -2,6 +2,9 @@
 
 Each app has its own helper per object kind (``get_protocol_for``, ``get_version_for``,
 ``get_task_for``, …); they all decide through ``require_roles`` so the rule lives in one place.
+
+Roles are checked here and in the per-app ``access.py`` helpers that views, APIs and management
+commands call before a service; services check the state of what they change, never who asks.
 """
 
 from collections.abc import Iterable
@@ -27,3 +30,18 @@ def require_roles(*, user: User, protocol_id: int, roles: Iterable[str]) -> froz
     if not held or not (held & SIGHTED_ROLES):
         raise Http404("No such protocol.")
     raise PermissionDenied("Your role on this protocol does not allow this.")
+
+
+def require_held_roles(
+    *, user: User, protocol_id: int, roles: Iterable[str], refusal: str
+) -> frozenset[str]:
+    """Return the user's roles on the protocol if one of them is in ``roles``.
+
+    For callers that name the protocol themselves rather than take it from a request (a
+    management command's ``--user``): there is nothing to hide, so anyone lacking every role in
+    ``roles`` gets PermissionDenied with ``refusal``, never Http404.
+    """
+    held = roles_for(user=user, protocol_id=protocol_id)
+    if held & frozenset(roles):
+        return held
+    raise PermissionDenied(refusal)

@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.models import Role
-from apps.analysis.access import get_analysis_version_for, get_run_for
+from apps.analysis.access import START_ROLES, get_analysis_version_for, get_run_for
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.selectors import result_bytes, run_is_sealed
 from apps.analysis.services import analysis_run_request
@@ -69,7 +69,7 @@ class AnalysisRunStartApi(APIView):
     @extend_schema(request=InputSerializer, responses={201: RunOutputSerializer})
     def post(self, request, code: str, label: str):
         version = get_analysis_version_for(
-            user=request.user, code=code, label=label, roles={Role.PI}
+            user=request.user, code=code, label=label, roles=START_ROLES
         )
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

@@ -28,13 +28,12 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from apps.accounts.models import Role, User
-from apps.accounts.selectors import roles_for
+from apps.accounts.models import User
 from apps.analysis import inputs as data
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.pipelines import get_pipeline, pipeline_kinds
@@ -84,18 +83,17 @@ def analysis_run_request(
     outside the request's transaction so that the alarm entry stays written): a version whose
     rows no longer give its hash is refused with an ``IntegrityAlarm`` on ``version``.
 
-    Only the protocol's PI may ask (PermissionDenied otherwise). The version must be frozen and
-    not withdrawn; the pipeline is the one its frozen plan names, and ``kind``, when given, must
-    be that one (refused before anything is queued). A second
-    run of the same kind on the version is a rerun: it names the run it reruns and writes a
-    ``rerun`` entry to the deviation log (``reason`` goes into it); the first writes an
-    ``analysis`` entry. The task is enqueued when the transaction commits.
+    Who may ask is checked by the caller (``apps.analysis.access.START_ROLES``: the protocol's
+    PI); ``user`` is recorded as the run's requester. The version must be frozen and not
+    withdrawn; the pipeline is the one its frozen plan names, and ``kind``, when given, must be
+    that one (refused before anything is queued). A second run of the same kind on the version
+    is a rerun: it names the run it reruns and writes a ``rerun`` entry to the deviation log
+    (``reason`` goes into it); the first writes an ``analysis`` entry. The task is enqueued
+    when the transaction commits.
 
     Raises ValidationError naming the field: ``version`` (not frozen, withdrawn, no hash),
     ``kind`` (unknown or no pipeline for the template), ``parameters`` (an unreadable seed).
     """
-    if Role.PI not in roles_for(user=user, protocol_id=version.protocol_id):
-        raise PermissionDenied("Only the protocol's PI starts an analysis run.")
     version_integrity_require(version=version)
     return _analysis_run_request(version=version, user=user, kind=kind, reason=reason)
 
@@ -104,8 +102,6 @@ def analysis_run_request(
 def _analysis_run_request(
     *, version: ProtocolVersion, user: User, kind: str | None, reason: str
 ) -> AnalysisRun:
-    if Role.PI not in roles_for(user=user, protocol_id=version.protocol_id):
-        raise PermissionDenied("Only the protocol's PI starts an analysis run.")
     # Lock the version row so that two requests at once get different numbers.
     version = (
         ProtocolVersion.objects.select_for_update().select_related("protocol").get(pk=version.pk)

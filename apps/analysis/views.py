@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
-from apps.analysis.access import READ_ROLES, get_analysis_version_for, get_run_for
+from apps.analysis.access import READ_ROLES, START_ROLES, get_analysis_version_for, get_run_for
 from apps.analysis.forms import RunRequestForm
 from apps.analysis.models import RunState
 from apps.analysis.plots import plot_specs, render_svg
@@ -47,7 +47,7 @@ def _is_pi(request, version) -> bool:
 @require_http_methods(["GET", "POST"])
 def run_list(request: HttpRequest, code: str, label: str) -> HttpResponse:
     """The version's analysis runs; the PI's form to start one."""
-    roles = READ_ROLES if request.method == "GET" else {Role.PI}
+    roles = READ_ROLES if request.method == "GET" else START_ROLES
     version = get_analysis_version_for(user=request.user, code=code, label=label, roles=roles)
     is_pi = _is_pi(request, version)
     default_kind = version_pipeline(version)

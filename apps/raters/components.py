@@ -40,7 +40,7 @@ def rubric_checks(version):
 
 def register() -> None:
     from apps.protocols.blobs import register_blob_reader, register_public_blob
-    from apps.raters.services.rubric_text import (
+    from apps.raters.selectors import (
         rubric_text_is_public,
         rubric_text_member_reader,
     )

@@ -9,7 +9,7 @@ from typing import cast
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
@@ -80,17 +80,17 @@ class MachineConfirmForm(forms.Form):
     note = forms.CharField(widget=forms.HiddenInput, required=False)
 
 
-def _user(request: HttpRequest) -> User:
-    # Every view here is login_required: the user is signed in.
-    return cast(User, request.user)
-
-
 def _errors(form: forms.Form, error: ValidationError) -> None:
     if hasattr(error, "error_dict"):
         for name, messages_ in error.message_dict.items():
             form.add_error(name if name in form.fields else None, messages_)
     else:
         form.add_error(None, error.messages)
+
+
+def _user(request: HttpRequest) -> User:
+    # Every view here is login_required: the user is signed in.
+    return cast(User, request.user)
 
 
 @login_required
@@ -107,11 +107,8 @@ def scorers(request: HttpRequest, version_id: int) -> HttpResponse:
             scorer_roster_enroll(
                 version=version, scorer=scorer, code=code, role=role, user=_user(request)
             )
-        except (ValidationError, PermissionDenied) as error:
-            if isinstance(error, PermissionDenied):
-                form.add_error(None, str(error))
-            else:
-                _errors(form, error)
+        except ValidationError as error:
+            _errors(form, error)
         else:
             messages.success(request, f"{code} is on the scorer roster ({scorer}).")
             return redirect("raters:scorers", code=version.protocol.code, label=version.label)
@@ -158,8 +155,8 @@ def machine_import(request: HttpRequest, version_id: int) -> HttpResponse:
             except ImportRejected as rejected:
                 problems, total = rejected.problems, rejected.total
                 form.add_error(None, f"Nothing was imported: {total} problem(s), listed below.")
-            except (ValidationError, PermissionDenied) as error:
-                form.add_error(None, getattr(error, "messages", None) or str(error))
+            except ValidationError as error:
+                form.add_error(None, error.messages)
             else:
                 if outcome.status == "already_imported":
                     messages.info(request, outcome.message)
@@ -215,7 +212,7 @@ def machine_import_confirm(request: HttpRequest, version_id: int) -> HttpRespons
             mapping=with_scorer(mapping, form.cleaned_data["scorer"] or None),
             note=form.cleaned_data["note"],
         )
-    except (ValidationError, PermissionDenied, ValueError) as error:
+    except (ValidationError, ValueError) as error:
         messages.error(
             request,
             "Nothing was imported: " + " ".join(getattr(error, "messages", [str(error)])[:5]),
@@ -233,8 +230,8 @@ def oracle_run(request: HttpRequest, version_id: int, code: str) -> HttpResponse
     version = get_rubric_version_for(user=_user(request), pk=version_id)
     try:
         run = oracle_run_request(version=version, scorer_code=code, user=_user(request))
-    except (ValidationError, PermissionDenied) as error:
-        messages.error(request, " ".join(getattr(error, "messages", [str(error)])))
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
     else:
         messages.success(request, f"Oracle run {run.pk} is queued; its progress is shown below.")
     return redirect("raters:scorers", code=version.protocol.code, label=version.label)

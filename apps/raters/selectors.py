@@ -11,10 +11,10 @@ from decimal import Decimal
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from apps.accounts.models import Role, User
+from apps.accounts.models import Membership, Role, User
 from apps.core.errors import NotFound
 from apps.items.models import Cell, KeyUnit
-from apps.protocols.models import ProtocolVersion
+from apps.protocols.models import ProtocolVersion, Withdrawal
 from apps.protocols.seal import outcomes_visible
 from apps.raters.fidelity import Card, FidelityInputError
 from apps.raters.frozen import frozen_rating, shown_field
@@ -24,6 +24,8 @@ from apps.raters.models import (
     AuditSample,
     FieldKind,
     RubricField,
+    RubricPublication,
+    RubricText,
     Score,
     ScoringTask,
     StudyQueue,
@@ -36,6 +38,13 @@ from apps.raters.values import reviewer_fields, values_disagree
 from apps.responses.models import Exclusion, Response
 
 NO_SUCH_TASK = "No such task."
+ROLE_REMOVED = (
+    "You are no longer a reviewer on this protocol: your reservation has ended and your score "
+    "was not stored."
+)
+VERSION_WITHDRAWN = (
+    "This version was withdrawn: its scoring is closed and your score was not stored."
+)
 
 
 def queue_versions(
@@ -420,3 +429,40 @@ def scoring_dashboard(version: ProtocolVersion) -> dict:
         "sealed": not visible,
         "reliability": reliability(version) if visible else None,
     }
+
+
+def scoring_refusal(*, reviewer: User, version_id: int) -> str | None:
+    """Why ``reviewer`` may not score (or read) a task of version ``version_id`` now, or None.
+
+    Two indexed reads: the version's withdrawal tombstone and the reviewer's membership.
+    """
+    if Withdrawal.objects.filter(version_id=version_id).exists():
+        return VERSION_WITHDRAWN
+    holds_role = Membership.objects.filter(
+        user_id=reviewer.pk,
+        role=Role.REVIEWER,
+        protocol_id=ProtocolVersion.objects.filter(pk=version_id).values("protocol_id")[:1],
+    ).exists()
+    return None if holds_role else ROLE_REMOVED
+
+
+def effective_scores(*, response_id: int, kind: str = TaskKind.PRIMARY) -> list[Score]:
+    """The scores of one response's tasks of ``kind`` as they now stand: each score replaced by
+    its latest correction."""
+    return list(
+        Score.objects.filter(
+            response_id=response_id, task__kind=kind, correction__isnull=True
+        ).order_by("task__slot", "pk")
+    )
+
+
+def rubric_text_member_reader(user: User, sha256: str) -> bool:
+    """Blob rule: a rubric text is readable by any member of a protocol one of whose versions
+    holds it."""
+    protocol_ids = RubricText.objects.filter(sha256=sha256).values("version__protocol_id")
+    return Membership.objects.filter(user=user, protocol_id__in=protocol_ids).exists()
+
+
+def rubric_text_is_public(sha256: str) -> bool:
+    """Blob rule: a published rubric text is public."""
+    return RubricPublication.objects.filter(sha256=sha256).exists()

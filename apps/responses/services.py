@@ -1,20 +1,21 @@
 """Writes of evaluands, rosters, imported attempts and exclusions.
 
 Every public service here is keyword-only and atomic; those that change a protocol's record
-write their deviation-log entry in the same transaction.
+write their deviation-log entry in the same transaction. They check the state of what they
+change; who may change it is checked before they are called (``apps.responses.access``: the
+roster and imports by the protocol's PI or an editor, exclusions and control validations by its
+PI), and ``user`` is recorded as the one who acted.
 """
 
 import re
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 
-from apps.accounts.models import Role, User
-from apps.accounts.selectors import roles_for
+from apps.accounts.models import User
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.protocols.models import ProtocolVersion
@@ -34,11 +35,7 @@ from apps.responses.models import (
     identity_sha256_of,
 )
 from apps.responses.refs import attempt_ref
-from apps.responses.selectors import cell_label, exclusion_reasons
-
-IMPORT_ROLES = frozenset({Role.PI, Role.EDITOR})
-ROSTER_ROLES = frozenset({Role.PI, Role.EDITOR})
-EXCLUSION_ROLES = frozenset({Role.PI})
+from apps.responses.selectors import cell_label, evaluand_identity_missing, exclusion_reasons
 
 _IDENTITY_KINDS: dict[str, type] = {
     "safeguards": dict,
@@ -46,15 +43,7 @@ _IDENTITY_KINDS: dict[str, type] = {
     "toolkit": list,
     "budgets": dict,
 }
-# The plan parameter (the crucible pipeline declares it) under which the roster refuses any
-# evaluand missing an element of its identity tuple (CRUCIBLE §2).
-REQUIRE_FULL_IDENTITY = "require_full_identity"
 _CODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-def _require_roles(*, user: User, version: ProtocolVersion, roles: Iterable[str], doing: str):
-    if not roles_for(user=user, protocol_id=version.protocol_id) & frozenset(roles):
-        raise PermissionDenied(f"Your role on {version} does not allow you to {doing}.")
 
 
 def _identity_values(identity: dict[str, Any]) -> dict[str, Any]:
@@ -135,7 +124,6 @@ def roster_enroll(
     *, version: ProtocolVersion, evaluand: Evaluand, code: str, user: User
 ) -> RosterEntry:
     """Enrol ``evaluand`` in the draft ``version``'s roster under ``code``."""
-    _require_roles(user=user, version=version, roles=ROSTER_ROLES, doing="change the roster")
     version_require_editable(version)
     code = code.strip()
     if not _CODE.match(code):
@@ -166,23 +154,9 @@ def roster_enroll(
     return entry
 
 
-def evaluand_identity_missing(*, version: ProtocolVersion, evaluand: Evaluand) -> list[str]:
-    """The identity elements ``evaluand`` lacks, when ``version``'s plan requires the full tuple
-    (its ``require_full_identity`` parameter is true); otherwise, and when none lack, []."""
-    value = (
-        version.parameters.filter(name=REQUIRE_FULL_IDENTITY)
-        .values_list("value", flat=True)
-        .first()
-    )
-    if (value or "").strip().lower() not in ("true", "1", "yes"):
-        return []
-    return [name for name in IDENTITY_FIELDS if getattr(evaluand, name) in ("", None, {}, [])]
-
-
 @transaction.atomic
 def roster_remove(*, entry: RosterEntry, user: User) -> None:
     """Take an evaluand off a draft version's roster."""
-    _require_roles(user=user, version=entry.version, roles=ROSTER_ROLES, doing="change the roster")
     version_require_editable(entry.version)
     entry.delete()
 
@@ -212,7 +186,6 @@ def responses_import(
     ``import`` log entry, a ``platform_loss`` entry when the file holds platform losses and a
     ``rerun`` entry when it holds reruns. See ``docs/import-formats.md``.
     """
-    _require_roles(user=user, version=version, roles=IMPORT_ROLES, doing="import responses")
     with collector_paused():
         return import_file(
             version=version,
@@ -230,14 +203,13 @@ def responses_import(
 def exclusion_record(
     *, attempt: Attempt, reason_code: str, rationale: str, user: User
 ) -> Exclusion:
-    """Exclude ``attempt`` from analysis, for a frozen or evidence-integrity reason (PI only).
+    """Exclude ``attempt`` from analysis, for a frozen or evidence-integrity reason.
 
     Whether outcome data were visible when the decision was made comes from the outcome seal —
     true once any version of the protocol has been unsealed — never from the caller. Writes an
     ``exclusion`` log entry. The attempt and its response stay visible and counted.
     """
     version = attempt.version
-    _require_roles(user=user, version=version, roles=EXCLUSION_ROLES, doing="exclude attempts")
     reasons = exclusion_reasons(version)
     errors = {}
     if reason_code not in reasons:
@@ -289,13 +261,10 @@ def control_validation_record(
     *, version: ProtocolVersion, environment: str, result: str, rationale: str, user: User
 ) -> ControlValidation:
     """Record the control validation of ``environment`` for the frozen ``version`` (CRUCIBLE
-    §7; PI only): ``result`` pass, fail or inconclusive — inconclusive is never a pass. Writes a
+    §7): ``result`` pass, fail or inconclusive — inconclusive is never a pass. Writes a
     ``control_validation`` log entry. A later record for the same environment supersedes an
     earlier one in the analysis; neither is ever changed. Raises ValidationError naming the
     field for an unknown result, an empty environment or rationale, or a draft version."""
-    _require_roles(
-        user=user, version=version, roles=EXCLUSION_ROLES, doing="record control validations"
-    )
     if version.state == "draft":
         raise ValidationError({"version": "Control validations are recorded on a frozen version."})
     record = ControlValidation(

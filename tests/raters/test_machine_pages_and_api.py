@@ -151,3 +151,16 @@ def test_the_command_imports_and_names_problems(judged, pi, tmp_path):
     path.write_bytes(jsonl(_rows(6)))
     call_command("import_machine_scores", str(path), *args, "--scorer", "judge")
     assert MachineScore.objects.count() == 18
+
+
+@pytest.mark.parametrize("person", ["auditor", "outsider"])
+def test_the_command_refuses_someone_who_may_not_import(request, judged, person, tmp_path):
+    # The command checks the role itself (apps.raters.access.require_rubric_editor): the
+    # service no longer does.
+    path = tmp_path / "judge.jsonl"
+    path.write_bytes(jsonl(_rows(6)))
+    user = request.getfixturevalue(person)
+    args = ["--protocol", judged.protocol.code, "--version", judged.label, "--user", user.username]
+    with pytest.raises(CommandError, match="does not allow you to import machine scores"):
+        call_command("import_machine_scores", str(path), *args, "--scorer", "judge")
+    assert not MachineScore.objects.exists()

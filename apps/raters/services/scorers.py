@@ -3,6 +3,9 @@
 A scorer is hashed as an evaluand is (``apps.responses.models.identity_sha256_of``): the SHA-256
 of the canonical JSON of ``SCORER_IDENTITY_FIELDS``. Registering the same identity twice returns
 the first scorer; a changed element (a new judge prompt, a new temperature) is a new scorer.
+
+Who may change a version's scorer roster (its PI or an editor) is checked before these are
+called (``apps.raters.access.RUBRIC_EDITORS``); they check that the version is a draft.
 """
 
 from __future__ import annotations
@@ -11,12 +14,11 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 
-from apps.accounts.models import Role, User
-from apps.accounts.selectors import roles_for
+from apps.accounts.models import User
 from apps.core.canonical import canonical_json, sha256_hex
 from apps.protocols.components import Problem
 from apps.protocols.models import ProtocolVersion
@@ -31,7 +33,6 @@ from apps.raters.models import (
     ScorerRosterEntry,
 )
 
-ROSTER_ROLES = frozenset({Role.PI, Role.EDITOR})
 _CODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _ROLE = re.compile(r"^[-a-zA-Z0-9_]+$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -133,19 +134,13 @@ def scorer_register(*, user: User | None, label: str, **identity: Any) -> tuple[
     return scorer, True
 
 
-def _require(*, user: User, version: ProtocolVersion) -> None:
-    if not roles_for(user=user, protocol_id=version.protocol_id) & ROSTER_ROLES:
-        raise PermissionDenied(f"Your role on {version} does not allow you to change its scorers.")
-    version_require_editable(version)
-
-
 @transaction.atomic
 def scorer_roster_enroll(
     *, version: ProtocolVersion, scorer: Scorer, code: str, role: str, user: User
 ) -> ScorerRosterEntry:
     """Register ``scorer`` on the draft ``version``'s scorer roster under ``code`` in ``role``
     (the role rubric fields name in ``scorer_role``)."""
-    _require(user=user, version=version)
+    version_require_editable(version)
     code, role = code.strip(), role.strip()
     errors = {}
     if not _CODE.match(code):
@@ -175,7 +170,7 @@ def scorer_roster_enroll(
 @transaction.atomic
 def scorer_roster_remove(*, entry: ScorerRosterEntry, user: User) -> None:
     """Take a scorer off a draft version's roster."""
-    _require(user=user, version=entry.version)
+    version_require_editable(entry.version)
     entry.delete()
 
 
