@@ -7,6 +7,7 @@ while the run has none.
 """
 
 import json
+from typing import Any
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
@@ -46,11 +47,15 @@ class RunOutputSerializer(serializers.Serializer):
     seed = serializers.IntegerField()
     error = serializers.CharField(allow_blank=True)
     rerun_of = serializers.IntegerField(source="rerun_of.number", allow_null=True, default=None)
-    sealed = serializers.BooleanField(help_text="Whether the version's outcomes are sealed.")
+    sealed = serializers.SerializerMethodField(
+        help_text="Whether the version's outcomes are sealed."
+    )
+
+    def get_sealed(self, run: AnalysisRun) -> bool:
+        return run_is_sealed(run)
 
 
-def _output(run: AnalysisRun) -> dict:
-    run.sealed = run_is_sealed(run)
+def _output(run: AnalysisRun) -> dict[str, Any]:
     return RunOutputSerializer(run).data
 
 

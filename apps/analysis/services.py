@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -39,6 +41,7 @@ from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.pipelines import get_pipeline, pipeline_kinds
 from apps.analysis.pipelines.base import (
     RESULT_DOCUMENT_TYPE,
+    Pipeline,
     PlanInputError,
     seed_from,
     software_versions,
@@ -317,7 +320,9 @@ def analysis_run_fail(*, run_id: int, error: str, attempt: int | None = None) ->
     return bool(failed)
 
 
-def result_document(run: AnalysisRun, *, input_sha256: str, estimates: dict) -> dict:
+def result_document(
+    run: AnalysisRun, *, input_sha256: str, estimates: dict[str, Any]
+) -> dict[str, Any]:
     """The run's result document: what was run, on what, with what, and the estimates.
 
     Nothing here depends on when or where the run happened (no run number, clock or host), so
@@ -341,7 +346,7 @@ def result_document(run: AnalysisRun, *, input_sha256: str, estimates: dict) -> 
     }
 
 
-def _collect_consistently(pipeline, version) -> dict:
+def _collect_consistently(pipeline: Pipeline, version: ProtocolVersion) -> dict[str, Any]:
     # One snapshot for every query of the collection: on PostgreSQL a read-only REPEATABLE READ
     # transaction, so responses or scores arriving meanwhile are either all in or all out.
     outermost = not connection.in_atomic_block  # inside a test's transaction: no snapshot
@@ -349,7 +354,7 @@ def _collect_consistently(pipeline, version) -> dict:
         if outermost and connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        collected = pipeline.collect(version)
+        collected: dict[str, Any] = pipeline.collect(version)
         # Machine scorers' agreement with the reviewers goes into every pipeline's result; its
         # inputs join the input document (and its hash) only where a field is machine-scored.
         machine = data.machine_agreement_inputs(version)
@@ -431,7 +436,7 @@ def analysis_run_perform(*, run_id: int) -> str:
     return "succeeded"
 
 
-def analysis_runs_reap(*, now=None) -> dict[str, list[int]]:
+def analysis_runs_reap(*, now: datetime | None = None) -> dict[str, list[int]]:
     """Requeue or fail runs whose worker stopped answering; re-send lost queue messages.
 
     - ``running`` with a heartbeat older than ``heartbeat_timeout()``: requeued (and sent to a
@@ -460,7 +465,7 @@ def analysis_runs_reap(*, now=None) -> dict[str, list[int]]:
                     progress_message=f"Requeued: the worker stopped answering (claim {attempts})",
                 ):
                     done["requeued"].append(run_id)
-                    transaction.on_commit(lambda run_id=run_id: _enqueue(run_id))
+                    transaction.on_commit(partial(_enqueue, run_id))
             elif same.update(
                 state=RunState.FAILED,
                 finished_at=now,
@@ -476,5 +481,5 @@ def analysis_runs_reap(*, now=None) -> dict[str, list[int]]:
                 pk=run_id, state=RunState.QUEUED, queued_at__lt=cutoff
             ).update(queued_at=now):
                 done["resent"].append(run_id)
-                transaction.on_commit(lambda run_id=run_id: _enqueue(run_id))
+                transaction.on_commit(partial(_enqueue, run_id))
     return done

@@ -17,6 +17,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
+from apps.accounts.access import signed_in_user
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
 from apps.analysis.access import READ_ROLES, START_ROLES, get_analysis_version_for, get_run_for
@@ -40,7 +41,7 @@ def unseal_url(version) -> str:
 
 
 def _is_pi(request, version) -> bool:
-    return Role.PI in roles_for(user=request.user, protocol_id=version.protocol_id)
+    return Role.PI in roles_for(user=signed_in_user(request), protocol_id=version.protocol_id)
 
 
 @login_required
@@ -48,7 +49,9 @@ def _is_pi(request, version) -> bool:
 def run_list(request: HttpRequest, code: str, label: str) -> HttpResponse:
     """The version's analysis runs; the PI's form to start one."""
     roles = READ_ROLES if request.method == "GET" else START_ROLES
-    version = get_analysis_version_for(user=request.user, code=code, label=label, roles=roles)
+    version = get_analysis_version_for(
+        user=signed_in_user(request), code=code, label=label, roles=roles
+    )
     is_pi = _is_pi(request, version)
     default_kind = version_pipeline(version)
     form = RunRequestForm(request.POST or None, default_kind=default_kind)
@@ -56,7 +59,7 @@ def run_list(request: HttpRequest, code: str, label: str) -> HttpResponse:
         try:
             run = analysis_run_request(
                 version=version,
-                user=request.user,
+                user=signed_in_user(request),
                 kind=form.cleaned_data["kind"],
                 reason=form.cleaned_data["reason"],
             )
@@ -139,7 +142,7 @@ def report_headline(estimates) -> list[dict]:
 @require_GET
 def run_report(request: HttpRequest, code: str, label: str, number: int) -> HttpResponse:
     """One run: live status while it runs; when it succeeded, its report (unless sealed)."""
-    run = get_run_for(user=request.user, code=code, label=label, number=number)
+    run = get_run_for(user=signed_in_user(request), code=code, label=label, number=number)
     return render(request, "analysis/run_report.html", _report_context(request, run))
 
 
@@ -148,7 +151,7 @@ def run_report(request: HttpRequest, code: str, label: str, number: int) -> Http
 def run_status(request: HttpRequest, code: str, label: str, number: int) -> HttpResponse:
     """The status fragment the report page polls (htmx). When the run has finished, asks the
     browser to reload the page so the report (or the failure) shows in full."""
-    run = get_run_for(user=request.user, code=code, label=label, number=number)
+    run = get_run_for(user=signed_in_user(request), code=code, label=label, number=number)
     response = render(request, "analysis/_run_status.html", _report_context(request, run))
     if run.is_finished and request.headers.get("HX-Request"):
         response["HX-Refresh"] = "true"
@@ -156,7 +159,7 @@ def run_status(request: HttpRequest, code: str, label: str, number: int) -> Http
 
 
 def _unsealed_result_run(request, code, label, number):
-    run = get_run_for(user=request.user, code=code, label=label, number=number)
+    run = get_run_for(user=signed_in_user(request), code=code, label=label, number=number)
     if run.state != RunState.SUCCEEDED:
         raise PermissionDenied(f"Analysis run {run.number} has no result ({run.state}).")
     if run_is_sealed(run):
@@ -212,7 +215,7 @@ def crucible_manifest_page(request: HttpRequest, code: str, label: str) -> HttpR
     from apps.analysis.manifest import crucible_manifest_bytes, is_crucible
 
     version = get_analysis_version_for(
-        user=request.user, code=code, label=label, roles=MANIFEST_ROLES
+        user=signed_in_user(request), code=code, label=label, roles=MANIFEST_ROLES
     )
     if not is_crucible(version):
         raise Http404("This version's plan is not a CRUCIBLE study.")
@@ -253,7 +256,9 @@ def fixtures(request: HttpRequest, code: str, label: str) -> HttpResponse:
     wording and tool schema, with their SHA-256s (the frozen document's ``route_fixtures``)."""
     from apps.analysis.pipelines.paired_blocks import fixtures_document
 
-    version = get_analysis_version_for(user=request.user, code=code, label=label, roles=READ_ROLES)
+    version = get_analysis_version_for(
+        user=signed_in_user(request), code=code, label=label, roles=READ_ROLES
+    )
     document = fixtures_document(version)
     if document is None:
         raise Http404("This plan has no route-choice fixtures.")

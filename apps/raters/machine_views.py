@@ -14,7 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from apps.accounts.models import User
+from apps.accounts.access import signed_in_user
 from apps.raters.access import get_rubric_version_for
 from apps.raters.final import machine_dashboard
 from apps.raters.machine_import import with_scorer
@@ -88,24 +88,19 @@ def _errors(form: forms.Form, error: ValidationError) -> None:
         form.add_error(None, error.messages)
 
 
-def _user(request: HttpRequest) -> User:
-    # Every view here is login_required: the user is signed in.
-    return cast(User, request.user)
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
 def scorers(request: HttpRequest, version_id: int) -> HttpResponse:
     """The scorer roster (enrol scorers while the version is a draft), imports, oracle runs."""
-    version = get_rubric_version_for(user=_user(request), pk=version_id)
+    version = get_rubric_version_for(user=signed_in_user(request), pk=version_id)
     form = ScorerEnrollForm(request.POST or None) if version.is_draft else None
     if request.method == "POST" and form is not None and form.is_valid():
         data = dict(form.cleaned_data)
         code, role, label = data.pop("code"), data.pop("role"), data.pop("label")
         try:
-            scorer, _ = scorer_register(user=_user(request), label=label, **data)
+            scorer, _ = scorer_register(user=signed_in_user(request), label=label, **data)
             scorer_roster_enroll(
-                version=version, scorer=scorer, code=code, role=role, user=_user(request)
+                version=version, scorer=scorer, code=code, role=role, user=signed_in_user(request)
             )
         except ValidationError as error:
             _errors(form, error)
@@ -123,7 +118,7 @@ def scorers(request: HttpRequest, version_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def machine_import(request: HttpRequest, version_id: int) -> HttpResponse:
     """Upload a file of machine scores: checked and previewed; nothing written until confirmed."""
-    version = get_rubric_version_for(user=_user(request), pk=version_id)
+    version = get_rubric_version_for(user=signed_in_user(request), pk=version_id)
     codes = list(
         ScorerRosterEntry.objects.filter(version=version)
         .order_by("position")
@@ -144,7 +139,7 @@ def machine_import(request: HttpRequest, version_id: int) -> HttpResponse:
             try:
                 outcome = machine_scores_import(
                     version=version,
-                    user=_user(request),
+                    user=signed_in_user(request),
                     data=data,
                     filename=upload.name,
                     format=format,
@@ -164,7 +159,9 @@ def machine_import(request: HttpRequest, version_id: int) -> HttpResponse:
                         "raters:scorers", code=version.protocol.code, label=version.label
                     )
                 # Kept where response previews wait: for this person and this version only.
-                digest = preview_store(user_id=_user(request).pk, version=version, data=data)
+                digest = preview_store(
+                    user_id=signed_in_user(request).pk, version=version, data=data
+                )
                 confirm = MachineConfirmForm(
                     initial={
                         "sha256": digest,
@@ -190,14 +187,14 @@ def machine_import(request: HttpRequest, version_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def machine_import_confirm(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_rubric_version_for(user=_user(request), pk=version_id)
+    version = get_rubric_version_for(user=signed_in_user(request), pk=version_id)
     form = MachineConfirmForm(request.POST)
     again = redirect("raters:machine-import", code=version.protocol.code, label=version.label)
     if not form.is_valid():
         messages.error(request, "The confirmation was incomplete; upload the file again.")
         return again
     digest = form.cleaned_data["sha256"]
-    data = preview_load(user_id=_user(request).pk, version=version, digest=digest)
+    data = preview_load(user_id=signed_in_user(request).pk, version=version, digest=digest)
     if data is None:
         messages.error(request, "The uploaded file is no longer here; upload it again.")
         return again
@@ -205,7 +202,7 @@ def machine_import_confirm(request: HttpRequest, version_id: int) -> HttpRespons
         mapping = json.loads(form.cleaned_data["mapping"]) if form.cleaned_data["mapping"] else None
         outcome = machine_scores_import(
             version=version,
-            user=_user(request),
+            user=signed_in_user(request),
             data=data,
             filename=form.cleaned_data["filename"],
             format=form.cleaned_data["format"],
@@ -218,7 +215,7 @@ def machine_import_confirm(request: HttpRequest, version_id: int) -> HttpRespons
             "Nothing was imported: " + " ".join(getattr(error, "messages", [str(error)])[:5]),
         )
         return again
-    preview_discard(user_id=_user(request).pk, version=version, digest=digest)
+    preview_discard(user_id=signed_in_user(request).pk, version=version, digest=digest)
     messages.success(request, outcome.message)
     return redirect("raters:scorers", code=version.protocol.code, label=version.label)
 
@@ -227,9 +224,9 @@ def machine_import_confirm(request: HttpRequest, version_id: int) -> HttpRespons
 @require_POST
 def oracle_run(request: HttpRequest, version_id: int, code: str) -> HttpResponse:
     """Queue an oracle run of the roster's oracle ``code``."""
-    version = get_rubric_version_for(user=_user(request), pk=version_id)
+    version = get_rubric_version_for(user=signed_in_user(request), pk=version_id)
     try:
-        run = oracle_run_request(version=version, scorer_code=code, user=_user(request))
+        run = oracle_run_request(version=version, scorer_code=code, user=signed_in_user(request))
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
     else:

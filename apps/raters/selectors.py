@@ -8,6 +8,7 @@ Nothing about family, level, condition, evaluand, protocol or other reviewers' s
 import json
 from collections import defaultdict
 from decimal import Decimal
+from typing import Any, cast
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
@@ -33,11 +34,12 @@ from apps.raters.models import (
     TaskState,
 )
 from apps.raters.plan import rating_plan
-from apps.raters.reliability import LEVEL_FOR_KIND, krippendorff_alpha
+from apps.raters.reliability import LEVEL_FOR_KIND, Level, krippendorff_alpha
 from apps.raters.values import reviewer_fields, values_disagree
 from apps.responses.models import Exclusion, Response
 
 NO_SUCH_TASK = "No such task."
+
 ROLE_REMOVED = (
     "You are no longer a reviewer on this protocol: your reservation has ended and your score "
     "was not stored."
@@ -82,7 +84,7 @@ def task_for_reviewer(*, token: str, reviewer: User) -> tuple[ScoringTask, Assig
     return task, assignment
 
 
-def task_content(task: ScoringTask) -> dict:
+def task_content(task: ScoringTask) -> dict[str, Any]:
     """Everything a reviewer is shown for a task, and nothing else.
 
     ``{"prompt", "response", "instructions", "key_units": [{"position", "text"}],
@@ -120,7 +122,7 @@ def task_content(task: ScoringTask) -> dict:
         if has_checklist
         else []
     )
-    content = {
+    content: dict[str, Any] = {
         "prompt": prompt,
         "response": text,
         "instructions": rating.instructions,
@@ -133,7 +135,7 @@ def task_content(task: ScoringTask) -> dict:
     return content
 
 
-def pressure_window(cell_id: int) -> dict | None:
+def pressure_window(cell_id: int) -> dict[str, Any] | None:
     """What a judge of seed 003's rubric is shown of the cell's PolicyCard: how many user turns
     the pressure window holds, the closing turns, and the F7 prerequisite facts (the domain of
     the A5 topic-relevance judgment). Never the axis levels: the verdict is derived from them,
@@ -158,7 +160,7 @@ def pressure_window(cell_id: int) -> dict | None:
 ANY_QUEUE = "any"
 
 
-def reviewer_queues(*, reviewer: User) -> list[dict]:
+def reviewer_queues(*, reviewer: User) -> list[dict[str, Any]]:
     """The studies the reviewer can pick from: ``[{"queue": token, "name": str, "holding":
     bool}]`` for each study where they hold a reservation or a task is open to them, by name.
 
@@ -212,7 +214,7 @@ def own_score(*, task: ScoringTask, reviewer: User) -> Score | None:
     )
 
 
-def reviewer_progress(*, reviewer: User) -> dict:
+def reviewer_progress(*, reviewer: User) -> dict[str, int]:
     """``{"done", "active", "assigned"}`` over the reviewer's queue: scores submitted, live
     reservations, and assigned = done + active + responses still open to them."""
     version_ids = list(queue_versions(reviewer=reviewer).values_list("pk", flat=True))
@@ -235,7 +237,7 @@ def reviewer_progress(*, reviewer: User) -> dict:
     return {"done": done, "active": active, "assigned": done + active + open_to_them}
 
 
-def reviewer_scored_tasks(*, reviewer: User, limit: int = 50):
+def reviewer_scored_tasks(*, reviewer: User, limit: int = 50) -> QuerySet[Score]:
     """The reviewer's own most recent scores (for corrections), newest first."""
     return (
         Score.objects.filter(reviewer=reviewer, correction__isnull=True)
@@ -244,7 +246,7 @@ def reviewer_scored_tasks(*, reviewer: User, limit: int = 50):
     )
 
 
-def _effective(version: ProtocolVersion):
+def _effective(version: ProtocolVersion) -> QuerySet[Score]:
     return (
         Score.objects.filter(version=version, correction__isnull=True)
         .select_related("task", "reviewer")
@@ -252,10 +254,10 @@ def _effective(version: ProtocolVersion):
     )
 
 
-def _combine(fields, originals: list[dict]) -> dict:
-    final = {}
+def _combine(fields: list[RubricField], originals: list[dict[str, Any]]) -> dict[str, Any]:
+    final: dict[str, Any] = {}
     for field in fields:
-        observed = [v.get(field.name) for v in originals]
+        observed: list[Any] = [v.get(field.name) for v in originals]
         if len({repr(v) for v in observed}) == 1:
             final[field.name] = observed[0]
         elif field.kind in (FieldKind.NUMBER, FieldKind.COUNT) and None not in observed:
@@ -265,7 +267,7 @@ def _combine(fields, originals: list[dict]) -> dict:
     return final
 
 
-def final_scores(version: ProtocolVersion) -> list[dict]:
+def final_scores(version: ProtocolVersion) -> list[dict[str, Any]]:
     """Per fully scored response (k primary scores): the originals, the adjudicated values if
     any, and the final values.
 
@@ -278,14 +280,16 @@ def final_scores(version: ProtocolVersion) -> list[dict]:
     """
     plan = rating_plan(version)
     fields = list(RubricField.objects.filter(version=version).order_by("position"))
-    by_response: dict[int, dict] = defaultdict(lambda: {"primary": [], "adjudication": None})
+    by_response: dict[int, dict[str, Any]] = defaultdict(
+        lambda: {"primary": [], "adjudication": None}
+    )
     for score in _effective(version):
         entry = by_response[score.response_id]
         if score.task.kind == TaskKind.PRIMARY:
             entry["primary"].append(score)
         else:
             entry["adjudication"] = score
-    rows = []
+    rows: list[dict[str, Any]] = []
     for response_id, entry in sorted(by_response.items()):
         primaries = entry["primary"]
         if len(primaries) < plan.k:
@@ -315,7 +319,7 @@ def final_scores(version: ProtocolVersion) -> list[dict]:
     return rows
 
 
-def _code(field: RubricField, value):
+def _code(field: RubricField, value: Any) -> float:
     if value is None:
         return float("nan")
     if field.kind in (FieldKind.CATEGORICAL, FieldKind.ORDINAL):
@@ -325,7 +329,7 @@ def _code(field: RubricField, value):
     return float(value)
 
 
-def reliability(version: ProtocolVersion, *, by_evaluand: bool = False) -> dict:
+def reliability(version: ProtocolVersion, *, by_evaluand: bool = False) -> dict[str, Any]:
     """Krippendorff's α per rubric field over the primary scores (as corrected), compared with
     the plan's minimum.
 
@@ -350,19 +354,19 @@ def reliability(version: ProtocolVersion, *, by_evaluand: bool = False) -> dict:
         )
     )
 
-    def rows_for(subset) -> list[dict]:
+    def rows_for(subset: list[Score]) -> list[dict[str, Any]]:
         reviewers = sorted({s.reviewer_id for s in subset})
         responses = sorted({s.response_id for s in subset})
         r_index = {r: i for i, r in enumerate(reviewers)}
         u_index = {u: i for i, u in enumerate(responses)}
-        out = []
+        out: list[dict[str, Any]] = []
         for field in fields:
             matrix = [[float("nan")] * len(responses) for _ in reviewers]
             for s in subset:
                 matrix[r_index[s.reviewer_id]][u_index[s.response_id]] = _code(
                     field, s.values.get(field.name)
                 )
-            level = LEVEL_FOR_KIND[field.kind]
+            level = cast(Level, LEVEL_FOR_KIND[field.kind])
             alpha = krippendorff_alpha(matrix, level).alpha if len(reviewers) >= 2 else None
             out.append(
                 {
@@ -375,16 +379,16 @@ def reliability(version: ProtocolVersion, *, by_evaluand: bool = False) -> dict:
             )
         return out
 
-    result = {"minimum": str(plan.minimum), "fields": rows_for(scores)}
+    result: dict[str, Any] = {"minimum": str(plan.minimum), "fields": rows_for(scores)}
     if by_evaluand:
-        groups: dict[str, list] = defaultdict(list)
+        groups: dict[str, list[Score]] = defaultdict(list)
         for s in scores:
             groups[s.response.attempt.administration.evaluand.label].append(s)
         result["by_evaluand"] = {label: rows_for(group) for label, group in sorted(groups.items())}
     return result
 
 
-def scoring_dashboard(version: ProtocolVersion) -> dict:
+def scoring_dashboard(version: ProtocolVersion) -> dict[str, Any]:
     """The PI's view of scoring: task counts by kind and state, per-reviewer counts, and the
     reliability — only once outcomes are unsealed (``"reliability": None`` while sealed)."""
     tasks = ScoringTask.objects.filter(version=version)
@@ -393,7 +397,7 @@ def scoring_dashboard(version: ProtocolVersion) -> dict:
         for row in tasks.values("kind", "state").annotate(n=Count("pk"))
     }
 
-    def by_kind(kind):
+    def by_kind(kind: str) -> dict[str, int]:
         states = {state: counts.get((kind, state), 0) for state in TaskState.values}
         return {**states, "total": sum(states.values())}
 

@@ -24,7 +24,7 @@ WRITE_ROLES = (Role.PI, Role.EDITOR)
 PI_ROLES = (Role.PI,)
 
 
-def _evaluand_roles(*, user: User) -> set[str]:
+def _evaluand_roles(*, user: User) -> frozenset[str]:
     """``user``'s roles anywhere; Http404 when they are all blind (evaluand pages do not exist
     for a blind reviewer)."""
     roles = user_roles(user=user)

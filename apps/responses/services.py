@@ -7,6 +7,8 @@ roster and imports by the protocol's PI or an editor, exclusions and control val
 PI), and ``user`` is recorded as the one who acted.
 """
 
+from __future__ import annotations
+
 import re
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,7 @@ _IDENTITY_KINDS: dict[str, type] = {
     "toolkit": list,
     "budgets": dict,
 }
+_KIND_NAMES: dict[type, str] = {dict: "a JSON object", list: "a JSON list", str: "text"}
 _CODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -58,7 +61,7 @@ def _identity_values(identity: dict[str, Any]) -> dict[str, Any]:
         if value is None:
             value = kind()
         if not isinstance(value, kind):
-            expected = {dict: "a JSON object", list: "a JSON list", str: "text"}[kind]
+            expected = _KIND_NAMES[kind]
             errors[name] = f"must be {expected}."
         values[name] = value
     if not str(values["model"]).strip():
@@ -166,10 +169,10 @@ def responses_import(
     *,
     version: ProtocolVersion,
     user: User,
-    data: bytes | Path | UploadedFile,
+    data: bytes | Path | UploadedFile[bytes],
     filename: str,
     format: str | None = None,
-    mapping: dict | None = None,
+    mapping: dict[str, Any] | None = None,
     note: str = "",
     dry_run: bool = False,
 ) -> ImportOutcome:
