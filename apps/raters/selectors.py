@@ -7,14 +7,17 @@ Nothing about family, level, condition, evaluand, protocol or other reviewers' s
 
 import json
 from collections import defaultdict
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any, cast
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.urls import reverse
 
 from apps.accounts.models import Membership, Role, User
 from apps.core.errors import NotFound
 from apps.items.models import Cell, KeyUnit
+from apps.protocols.components import Problem
 from apps.protocols.models import ProtocolVersion, Withdrawal
 from apps.protocols.seal import outcomes_visible
 from apps.raters.fidelity import Card, FidelityInputError
@@ -28,6 +31,8 @@ from apps.raters.models import (
     RubricPublication,
     RubricText,
     Score,
+    ScorerKind,
+    ScorerRosterEntry,
     ScoringTask,
     StudyQueue,
     TaskKind,
@@ -470,3 +475,56 @@ def rubric_text_member_reader(user: User, sha256: str) -> bool:
 def rubric_text_is_public(sha256: str) -> bool:
     """Blob rule: a published rubric text is public."""
     return RubricPublication.objects.filter(sha256=sha256).exists()
+
+
+# What an oracle's comparison can write: all equal (binary), items correct (count), the share
+# of items correct (number).
+ORACLE_FIELD_KINDS = (FieldKind.BINARY, FieldKind.COUNT, FieldKind.NUMBER)
+
+
+def scorer_checks(version: ProtocolVersion) -> Iterator[Problem]:
+    """Freeze-gate checks: every scorer role a rubric field names has a scorer on the roster,
+    and an oracle's role holds only fields an oracle can write (binary, count, number)."""
+    url = reverse("raters:scorers", args=[version.protocol.code, version.label])
+    roster = list(ScorerRosterEntry.objects.filter(version=version).select_related("scorer"))
+    roles = {entry.role for entry in roster}
+    fields = list(RubricField.objects.filter(version=version).order_by("position"))
+    for field in fields:
+        if field.scorer_role and field.scorer_role not in roles:
+            yield Problem(
+                "scorer_role_empty",
+                f"Rubric field {field.name!r} is scored by the scorer role "
+                f"{field.scorer_role!r}, but no scorer on the roster has that role.",
+                url,
+            )
+    for entry in roster:
+        if entry.scorer.kind != ScorerKind.ORACLE:
+            continue
+        for field in fields:
+            if (
+                field.scorer_role == entry.role
+                and not field.derivation
+                and field.kind not in ORACLE_FIELD_KINDS
+            ):
+                yield Problem(
+                    "oracle_field_invalid",
+                    f"The oracle {entry.code!r} cannot score the {field.kind} field "
+                    f"{field.name!r}: an oracle writes binary, count or number fields.",
+                    url,
+                )
+
+
+def scorers_document(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """The scorer roster as it goes into the frozen document: codes, roles, full identities."""
+    return [
+        {
+            "code": entry.code,
+            "role": entry.role,
+            "label": entry.scorer.label,
+            "identity_sha256": entry.scorer.identity_sha256,
+            "identity": entry.scorer.identity(),
+        }
+        for entry in ScorerRosterEntry.objects.filter(version=version)
+        .select_related("scorer")
+        .order_by("position", "code")
+    ]

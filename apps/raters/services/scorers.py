@@ -11,23 +11,18 @@ called (``apps.raters.access.RUBRIC_EDITORS``); they check that the version is a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.urls import reverse
 
 from apps.accounts.models import User
 from apps.core.canonical import canonical_json, sha256_hex
-from apps.protocols.components import Problem
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.services import version_require_editable
 from apps.raters.models import (
     SCORER_IDENTITY_FIELDS,
     Comparison,
-    FieldKind,
-    RubricField,
     Scorer,
     ScorerKind,
     ScorerRosterEntry,
@@ -36,9 +31,6 @@ from apps.raters.models import (
 _CODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _ROLE = re.compile(r"^[-a-zA-Z0-9_]+$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
-# What an oracle's comparison can write: all equal (binary), items correct (count), the share
-# of items correct (number).
-ORACLE_FIELD_KINDS = (FieldKind.BINARY, FieldKind.COUNT, FieldKind.NUMBER)
 
 
 def scorer_identity_sha256(identity: dict[str, Any]) -> str:
@@ -172,54 +164,6 @@ def scorer_roster_remove(*, entry: ScorerRosterEntry, user: User) -> None:
     """Take a scorer off a draft version's roster."""
     version_require_editable(entry.version)
     entry.delete()
-
-
-def scorer_checks(version: ProtocolVersion) -> Iterator[Problem]:
-    """Freeze-gate checks: every scorer role a rubric field names has a scorer on the roster,
-    and an oracle's role holds only fields an oracle can write (binary, count, number)."""
-    url = reverse("raters:scorers", args=[version.protocol.code, version.label])
-    roster = list(ScorerRosterEntry.objects.filter(version=version).select_related("scorer"))
-    roles = {entry.role for entry in roster}
-    fields = list(RubricField.objects.filter(version=version).order_by("position"))
-    for field in fields:
-        if field.scorer_role and field.scorer_role not in roles:
-            yield Problem(
-                "scorer_role_empty",
-                f"Rubric field {field.name!r} is scored by the scorer role "
-                f"{field.scorer_role!r}, but no scorer on the roster has that role.",
-                url,
-            )
-    for entry in roster:
-        if entry.scorer.kind != ScorerKind.ORACLE:
-            continue
-        for field in fields:
-            if (
-                field.scorer_role == entry.role
-                and not field.derivation
-                and field.kind not in ORACLE_FIELD_KINDS
-            ):
-                yield Problem(
-                    "oracle_field_invalid",
-                    f"The oracle {entry.code!r} cannot score the {field.kind} field "
-                    f"{field.name!r}: an oracle writes binary, count or number fields.",
-                    url,
-                )
-
-
-def scorers_document(version: ProtocolVersion) -> list[dict[str, Any]]:
-    """The scorer roster as it goes into the frozen document: codes, roles, full identities."""
-    return [
-        {
-            "code": entry.code,
-            "role": entry.role,
-            "label": entry.scorer.label,
-            "identity_sha256": entry.scorer.identity_sha256,
-            "identity": entry.scorer.identity(),
-        }
-        for entry in ScorerRosterEntry.objects.filter(version=version)
-        .select_related("scorer")
-        .order_by("position", "code")
-    ]
 
 
 def scorers_copy(source: ProtocolVersion, target: ProtocolVersion) -> None:
