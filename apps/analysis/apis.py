@@ -7,6 +7,7 @@ while the run has none.
 """
 
 import json
+from typing import Any
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
@@ -17,7 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.models import Role
-from apps.analysis.access import get_analysis_version_for, get_run_for
+from apps.analysis.access import START_ROLES, get_analysis_version_for, get_run_for
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.selectors import result_bytes, run_is_sealed
 from apps.analysis.services import analysis_run_request
@@ -46,12 +47,15 @@ class RunOutputSerializer(serializers.Serializer):
     seed = serializers.IntegerField()
     error = serializers.CharField(allow_blank=True)
     rerun_of = serializers.IntegerField(source="rerun_of.number", allow_null=True, default=None)
-    sealed = serializers.BooleanField(help_text="Whether the version's outcomes are sealed.")
+    sealed = serializers.SerializerMethodField(
+        help_text="Whether the version's outcomes are sealed."
+    )
+
+    def get_sealed(self, run: AnalysisRun) -> bool:
+        return run_is_sealed(run)
 
 
-def _output(run: AnalysisRun) -> dict:
-    # For RunOutputSerializer's "sealed": an attribute of this answer, not a model field.
-    run.sealed = run_is_sealed(run)  # type: ignore[attr-defined]
+def _output(run: AnalysisRun) -> dict[str, Any]:
     return RunOutputSerializer(run).data
 
 
@@ -71,7 +75,7 @@ class AnalysisRunStartApi(APIView):
     @extend_schema(request=InputSerializer, responses={201: RunOutputSerializer})
     def post(self, request, code: str, label: str):
         version = get_analysis_version_for(
-            user=request.user, code=code, label=label, roles={Role.PI}
+            user=request.user, code=code, label=label, roles=START_ROLES
         )
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

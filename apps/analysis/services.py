@@ -25,21 +25,23 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from apps.accounts.models import Role, User
-from apps.accounts.selectors import roles_for
+from apps.accounts.models import User
 from apps.analysis import inputs as data
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.pipelines import get_pipeline, pipeline_kinds
 from apps.analysis.pipelines.base import (
     RESULT_DOCUMENT_TYPE,
+    Pipeline,
     PlanInputError,
     seed_from,
     software_versions,
@@ -84,18 +86,17 @@ def analysis_run_request(
     outside the request's transaction so that the alarm entry stays written): a version whose
     rows no longer give its hash is refused with an ``IntegrityAlarm`` on ``version``.
 
-    Only the protocol's PI may ask (PermissionDenied otherwise). The version must be frozen and
-    not withdrawn; the pipeline is the one its frozen plan names, and ``kind``, when given, must
-    be that one (refused before anything is queued). A second
-    run of the same kind on the version is a rerun: it names the run it reruns and writes a
-    ``rerun`` entry to the deviation log (``reason`` goes into it); the first writes an
-    ``analysis`` entry. The task is enqueued when the transaction commits.
+    Who may ask is checked by the caller (``apps.analysis.access.START_ROLES``: the protocol's
+    PI); ``user`` is recorded as the run's requester. The version must be frozen and not
+    withdrawn; the pipeline is the one its frozen plan names, and ``kind``, when given, must be
+    that one (refused before anything is queued). A second run of the same kind on the version
+    is a rerun: it names the run it reruns and writes a ``rerun`` entry to the deviation log
+    (``reason`` goes into it); the first writes an ``analysis`` entry. The task is enqueued
+    when the transaction commits.
 
     Raises ValidationError naming the field: ``version`` (not frozen, withdrawn, no hash),
     ``kind`` (unknown or no pipeline for the template), ``parameters`` (an unreadable seed).
     """
-    if Role.PI not in roles_for(user=user, protocol_id=version.protocol_id):
-        raise PermissionDenied("Only the protocol's PI starts an analysis run.")
     version_integrity_require(version=version)
     return _analysis_run_request(version=version, user=user, kind=kind, reason=reason)
 
@@ -104,8 +105,6 @@ def analysis_run_request(
 def _analysis_run_request(
     *, version: ProtocolVersion, user: User, kind: str | None, reason: str
 ) -> AnalysisRun:
-    if Role.PI not in roles_for(user=user, protocol_id=version.protocol_id):
-        raise PermissionDenied("Only the protocol's PI starts an analysis run.")
     # Lock the version row so that two requests at once get different numbers.
     version = (
         ProtocolVersion.objects.select_for_update().select_related("protocol").get(pk=version.pk)
@@ -321,7 +320,9 @@ def analysis_run_fail(*, run_id: int, error: str, attempt: int | None = None) ->
     return bool(failed)
 
 
-def result_document(run: AnalysisRun, *, input_sha256: str, estimates: dict) -> dict:
+def result_document(
+    run: AnalysisRun, *, input_sha256: str, estimates: dict[str, Any]
+) -> dict[str, Any]:
     """The run's result document: what was run, on what, with what, and the estimates.
 
     Nothing here depends on when or where the run happened (no run number, clock or host), so
@@ -345,7 +346,7 @@ def result_document(run: AnalysisRun, *, input_sha256: str, estimates: dict) -> 
     }
 
 
-def _collect_consistently(pipeline, version) -> dict:
+def _collect_consistently(pipeline: Pipeline, version: ProtocolVersion) -> dict[str, Any]:
     # One snapshot for every query of the collection: on PostgreSQL a read-only REPEATABLE READ
     # transaction, so responses or scores arriving meanwhile are either all in or all out.
     outermost = not connection.in_atomic_block  # inside a test's transaction: no snapshot
@@ -353,7 +354,7 @@ def _collect_consistently(pipeline, version) -> dict:
         if outermost and connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        collected = pipeline.collect(version)
+        collected: dict[str, Any] = pipeline.collect(version)
         # Machine scorers' agreement with the reviewers goes into every pipeline's result; its
         # inputs join the input document (and its hash) only where a field is machine-scored.
         machine = data.machine_agreement_inputs(version)
@@ -435,7 +436,7 @@ def analysis_run_perform(*, run_id: int) -> str:
     return "succeeded"
 
 
-def analysis_runs_reap(*, now=None) -> dict[str, list[int]]:
+def analysis_runs_reap(*, now: datetime | None = None) -> dict[str, list[int]]:
     """Requeue or fail runs whose worker stopped answering; re-send lost queue messages.
 
     - ``running`` with a heartbeat older than ``heartbeat_timeout()``: requeued (and sent to a
@@ -464,7 +465,7 @@ def analysis_runs_reap(*, now=None) -> dict[str, list[int]]:
                     progress_message=f"Requeued: the worker stopped answering (claim {attempts})",
                 ):
                     done["requeued"].append(run_id)
-                    transaction.on_commit(lambda run_id=run_id: _enqueue(run_id))
+                    transaction.on_commit(partial(_enqueue, run_id))
             elif same.update(
                 state=RunState.FAILED,
                 finished_at=now,
@@ -480,5 +481,5 @@ def analysis_runs_reap(*, now=None) -> dict[str, list[int]]:
                 pk=run_id, state=RunState.QUEUED, queued_at__lt=cutoff
             ).update(queued_at=now):
                 done["resent"].append(run_id)
-                transaction.on_commit(lambda run_id=run_id: _enqueue(run_id))
+                transaction.on_commit(partial(_enqueue, run_id))
     return done

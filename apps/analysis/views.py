@@ -18,10 +18,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from apps.accounts.access import AuthenticatedHttpRequest
+from apps.accounts.access import AuthenticatedHttpRequest, signed_in_user
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
-from apps.analysis.access import READ_ROLES, get_analysis_version_for, get_run_for
+from apps.analysis.access import READ_ROLES, START_ROLES, get_analysis_version_for, get_run_for
 from apps.analysis.forms import RunRequestForm
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.plots import plot_specs, render_svg
@@ -50,8 +50,10 @@ def _is_pi(request: AuthenticatedHttpRequest, version: ProtocolVersion) -> bool:
 @require_http_methods(["GET", "POST"])
 def run_list(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
     """The version's analysis runs; the PI's form to start one."""
-    roles = READ_ROLES if request.method == "GET" else {Role.PI}
-    version = get_analysis_version_for(user=request.user, code=code, label=label, roles=roles)
+    roles = READ_ROLES if request.method == "GET" else START_ROLES
+    version = get_analysis_version_for(
+        user=signed_in_user(request), code=code, label=label, roles=roles
+    )
     is_pi = _is_pi(request, version)
     default_kind = version_pipeline(version)
     form = RunRequestForm(request.POST or None, default_kind=default_kind)
@@ -59,7 +61,7 @@ def run_list(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpRe
         try:
             run = analysis_run_request(
                 version=version,
-                user=request.user,
+                user=signed_in_user(request),
                 kind=form.cleaned_data["kind"],
                 reason=form.cleaned_data["reason"],
             )
@@ -144,7 +146,7 @@ def run_report(
     request: AuthenticatedHttpRequest, code: str, label: str, number: int
 ) -> HttpResponse:
     """One run: live status while it runs; when it succeeded, its report (unless sealed)."""
-    run = get_run_for(user=request.user, code=code, label=label, number=number)
+    run = get_run_for(user=signed_in_user(request), code=code, label=label, number=number)
     return render(request, "analysis/run_report.html", _report_context(request, run))
 
 
@@ -155,7 +157,7 @@ def run_status(
 ) -> HttpResponse:
     """The status fragment the report page polls (htmx). When the run has finished, asks the
     browser to reload the page so the report (or the failure) shows in full."""
-    run = get_run_for(user=request.user, code=code, label=label, number=number)
+    run = get_run_for(user=signed_in_user(request), code=code, label=label, number=number)
     response = render(request, "analysis/_run_status.html", _report_context(request, run))
     if run.is_finished and request.headers.get("HX-Request"):
         response["HX-Refresh"] = "true"
@@ -228,7 +230,7 @@ def crucible_manifest_page(
     from apps.analysis.manifest import crucible_manifest_bytes, is_crucible
 
     version = get_analysis_version_for(
-        user=request.user, code=code, label=label, roles=MANIFEST_ROLES
+        user=signed_in_user(request), code=code, label=label, roles=MANIFEST_ROLES
     )
     if not is_crucible(version):
         raise Http404("This version's plan is not a CRUCIBLE study.")
@@ -269,7 +271,9 @@ def fixtures(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpRe
     wording and tool schema, with their SHA-256s (the frozen document's ``route_fixtures``)."""
     from apps.analysis.pipelines.paired_blocks import fixtures_document
 
-    version = get_analysis_version_for(user=request.user, code=code, label=label, roles=READ_ROLES)
+    version = get_analysis_version_for(
+        user=signed_in_user(request), code=code, label=label, roles=READ_ROLES
+    )
     document = fixtures_document(version)
     if document is None:
         raise Http404("This plan has no route-choice fixtures.")

@@ -5,12 +5,11 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
-from apps.accounts.models import Role, User
-from apps.accounts.selectors import roles_for
+from apps.accounts.models import User
 from apps.core.canonical import canonical_json, sha256_hex
 from apps.deviations.chain import GENESIS_HASH
 from apps.deviations.entries import PAYLOAD_FIELDS
@@ -244,15 +243,14 @@ def deviation_record(
     kind: str = EntryKind.DEVIATION,
     refs: Iterable[Mapping[str, Any]] = (),
 ) -> LogEntry:
-    """Record a deviation by hand (a PI or an editor of the protocol).
+    """Record a deviation by hand, as ``user``.
 
     The CRUCIBLE deviation-log fields: ``occurred_on`` (the date it happened, not in the future),
     ``rationale`` (required) and whether outcome data had been inspected, which comes from the
-    outcome seal, never from the caller. ``kind`` is one of ``MANUAL_KINDS``. Raises
-    PermissionDenied for anyone else, ValidationError naming the field for bad input.
+    outcome seal, never from the caller. ``kind`` is one of ``MANUAL_KINDS``. Who may record
+    (the protocol's PI or an editor, ``selectors.DEVIATION_WRITER_ROLES``) is the caller's to
+    check. Raises ValidationError naming the field for bad input.
     """
-    if not roles_for(user=user, protocol_id=protocol.pk) & {Role.PI, Role.EDITOR}:
-        raise PermissionDenied("Only the protocol's PI or an editor records deviations.")
     if kind not in MANUAL_KINDS:
         raise ValidationError(
             {
@@ -285,15 +283,13 @@ def deviation_record(
 def outcome_unseal(*, version: ProtocolVersion, user: User, confirmation: str) -> OutcomeUnsealing:
     """Break the outcome seal of a frozen version: its analysis results become visible.
 
-    Only the protocol's PI may, and only with ``confirmation`` equal to the protocol's code,
-    typed exactly. Writes an ``outcome_unsealed`` log entry in the same transaction; from then
-    on every entry of the protocol carries ``outcome_visible = true``. Raises PermissionDenied
-    for anyone but the PI and ValidationError (naming the field) when the version is not frozen,
-    is already unsealed, or the confirmation does not match.
+    Only with ``confirmation`` equal to the protocol's code, typed exactly; that ``user`` is the
+    protocol's PI is the caller's to check (the page and the API ask for the PI's role). Writes an
+    ``outcome_unsealed`` log entry in the same transaction; from then on every entry of the
+    protocol carries ``outcome_visible = true``. Raises ValidationError (naming the field) when
+    the version is not frozen, is already unsealed, or the confirmation does not match.
     """
     protocol = version.protocol
-    if Role.PI not in roles_for(user=user, protocol_id=protocol.pk):
-        raise PermissionDenied("Only the protocol's PI may unseal outcomes.")
     # Before any check: a second PI unsealing at the same moment waits here, then is told the
     # seal is already broken (instead of hitting the one-to-one constraint).
     _lock_protocol_log(protocol.pk)

@@ -1,15 +1,20 @@
-"""Access helpers of blind rating: every view and API goes through these."""
+"""Access helpers of blind rating: every view, API and command goes through these.
+
+The services of rating check state only. The rubric, the scorer roster, machine-score imports
+and oracle runs are the PI's and editors' (``RUBRIC_EDITORS``); publishing the rubric text and
+managing scoring the PI's.
+"""
 
 from collections.abc import Iterable
 
 from django.core.exceptions import PermissionDenied
 
+from apps.accounts.access import require_held_roles
 from apps.accounts.models import Role, User
 from apps.protocols.access import get_version_for
 from apps.protocols.models import ProtocolVersion
 from apps.raters.models import Assignment, ScoringTask
-from apps.raters.selectors import task_for_reviewer
-from apps.raters.services.revocation import scoring_refusal
+from apps.raters.selectors import scoring_refusal, task_for_reviewer
 
 RUBRIC_EDITORS = (Role.PI, Role.EDITOR)
 SCORING_MANAGERS = (Role.PI,)
@@ -39,3 +44,15 @@ def get_task_for(*, user: User, token: str) -> tuple[ScoringTask, Assignment]:
     if reason is not None:
         raise PermissionDenied(reason)
     return task, assignment
+
+
+def require_rubric_editor(*, user: User, version: ProtocolVersion, doing: str) -> None:
+    """For callers handed ``version`` rather than asked for it by a request (``manage.py
+    import_machine_scores --user``): PermissionDenied ("Your role on … does not allow you to
+    ``doing``") unless ``user`` is the protocol's PI or an editor; never 404."""
+    require_held_roles(
+        user=user,
+        protocol_id=version.protocol_id,
+        roles=RUBRIC_EDITORS,
+        refusal=f"Your role on {version} does not allow you to {doing}.",
+    )

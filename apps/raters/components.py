@@ -4,9 +4,10 @@ from django.urls import reverse
 
 from apps.protocols.components import Problem, VersionComponent, register_component
 from apps.raters.models import Rubric
+from apps.raters.selectors import scorer_checks, scorers_document
 from apps.raters.services.revocation import on_role_removed, on_withdraw
 from apps.raters.services.rubric import rubric_copy, rubric_document, rubric_field_problems
-from apps.raters.services.scorers import scorer_checks, scorers_copy, scorers_document
+from apps.raters.services.scorers import scorers_copy
 
 # Plan templates whose responses are scored by blind reviewers: a rubric is required to freeze.
 SCORED_TEMPLATES = frozenset({"opb", "xstest", "fidelity"})
@@ -40,7 +41,7 @@ def rubric_checks(version):
 
 def register() -> None:
     from apps.protocols.blobs import register_blob_reader, register_public_blob
-    from apps.raters.services.rubric_text import (
+    from apps.raters.selectors import (
         rubric_text_is_public,
         rubric_text_member_reader,
     )

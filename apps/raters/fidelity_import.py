@@ -21,7 +21,8 @@ field a scorer scores (the ``fidelity`` template with a scorer role). Each row i
    the ``fidelity`` score's detail, and counted on the import (``counts.judge_inconsistencies``)
    and, by the ``fidelity`` pipeline, in the report.
 
-All or nothing, idempotent by file hash, one ``import`` log entry: as every machine-score import.
+All or nothing, idempotent by file hash, one ``import`` log entry: as every machine-score import,
+in the frame every import shares (``apps.responses.import_frame``).
 """
 
 from __future__ import annotations
@@ -29,8 +30,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from typing import Any
-
-from django.core.exceptions import ValidationError
 
 from apps.core.canonical import sha256_hex
 from apps.deviations.models import EntryKind
@@ -42,8 +41,8 @@ from apps.raters.machine_import import (
     ADMINISTRATION_TARGETS,
     MachineImportOutcome,
     _Planned,
-    _version_problem,
     _write,
+    version_require_scorable,
 )
 from apps.raters.models import (
     FieldKind,
@@ -54,8 +53,9 @@ from apps.raters.models import (
 )
 from apps.raters.plan import rating_plan
 from apps.raters.values import FIDELITY_DERIVATIONS
-from apps.responses.formats import FileUnreadable, ImportProblem, read_file
-from apps.responses.importing import ImportRejected, _Checker, _Schedule
+from apps.responses.formats import ImportProblem
+from apps.responses.import_frame import file_records, problems_refuse, version_lock
+from apps.responses.importing import _Checker, _Schedule
 from apps.responses.mapping import default_mapping
 from apps.responses.models import Attempt
 
@@ -68,10 +68,6 @@ def judged_by_scorer(version: ProtocolVersion) -> bool:
     return RubricField.objects.filter(
         version=version, kind=FieldKind.SIGNALS, scored_by__in=("scorer", "both")
     ).exists()
-
-
-def _problem(row: int | None, where: str, message: str, label: str = "") -> ImportProblem:
-    return ImportProblem(row, where, message, label)
 
 
 def _verdict_value(field: RubricField, document: dict) -> Any:
@@ -109,17 +105,17 @@ class _JudgeReader:
     def check(self) -> None:
         if not self.fields:
             self.problems.append(
-                _problem(None, "rubric", "the rubric has no verdict fields a scorer scores")
+                ImportProblem(None, "rubric", "the rubric has no verdict fields a scorer scores")
             )
             return
         if self.epsilon is None:
             self.problems.append(
-                _problem(None, "drift_epsilon", "the plan gives no drift tolerance ε")
+                ImportProblem(None, "drift_epsilon", "the plan gives no drift tolerance ε")
             )
             return
         if "position" not in self.mapping and not {"item", "evaluand"} <= set(self.mapping):
             self.problems.append(
-                _problem(
+                ImportProblem(
                     None, "position", "name each row's dialogue by position, or item and evaluand"
                 )
             )
@@ -163,7 +159,7 @@ class _JudgeReader:
         if entry is None:
             known = ", ".join(self.roster) or "none"
             self.problems.append(
-                _problem(
+                ImportProblem(
                     record.row,
                     "scorer",
                     f"{code!r} is not a judge on this version's scorer roster ({known})",
@@ -187,7 +183,7 @@ class _JudgeReader:
         answered = self.responses.get(administration_id)
         if not answered:
             self.problems.append(
-                _problem(record.row, "response", "the dialogue has no response", record.label)
+                ImportProblem(record.row, "response", "the dialogue has no response", record.label)
             )
             return
         _, response_id, cell_id = answered[-1]
@@ -195,14 +191,14 @@ class _JudgeReader:
             card = Card.from_dict(self.cards.get(cell_id))
         except FidelityInputError as error:
             for path, message in error.problems.items():
-                self.problems.append(_problem(record.row, path, message, record.label))
+                self.problems.append(ImportProblem(record.row, path, message, record.label))
             return
         document = self._document(record)
         try:
             verdict, found = judge_inconsistencies(document, card=card, epsilon=self.epsilon)
         except FidelityInputError as error:
             for path, message in error.problems.items():
-                self.problems.append(_problem(record.row, path, message, record.label))
+                self.problems.append(ImportProblem(record.row, path, message, record.label))
             return
         key = (entry.scorer_id, response_id)
         if key in self.seen or any(
@@ -210,7 +206,7 @@ class _JudgeReader:
         ):
             earlier = f"row {self.seen[key]} of this file" if key in self.seen else "an import"
             self.problems.append(
-                _problem(
+                ImportProblem(
                     record.row,
                     "document",
                     f"duplicate: {earlier} already gives {entry.code!r}'s verdict of this dialogue",
@@ -257,12 +253,13 @@ def fidelity_judge_import(
     window, unreadable card, unknown dialogue or scorer, duplicate) and ValidationError when the
     version takes no scores; nothing is written then.
     """
-    refusal = _version_problem(version)
-    if refusal:
-        raise ValidationError(refusal)
+    version_require_scorable(version)
     digest = sha256_hex(data)
-    earlier = MachineScoreImport.objects.filter(version=version, sha256=digest).first()
-    if earlier is not None:
+
+    def already() -> MachineImportOutcome | None:
+        earlier = MachineScoreImport.objects.filter(version=version, sha256=digest).first()
+        if earlier is None:
+            return None
         return MachineImportOutcome(
             status="already_imported",
             message=f"Nothing to do: this file (sha256 {digest[:16]}…) was already imported. "
@@ -270,17 +267,17 @@ def fidelity_judge_import(
             counts=earlier.counts,
             record=earlier,
         )
-    try:
-        source = read_file(data, "jsonl")
-    except FileUnreadable as error:
-        raise ImportRejected(error.problems) from error
-    if not source.records:
-        raise ImportRejected([_problem(None, "", "the file holds no records")])
-    ProtocolVersion.objects.select_for_update().filter(pk=version.pk).first()
+
+    if outcome := already():
+        return outcome
+    source = file_records(data, "jsonl")
+    # Checked again under the lock: the same file imported meanwhile is a no-op, not a second
+    # import record.
+    if outcome := version_lock(version, already):
+        return outcome
     reader = _JudgeReader(version, source.records, scorer_code)
     reader.check()
-    if reader.problems:
-        raise ImportRejected(reader.problems)
+    problems_refuse(reader.problems)
     counts = {
         "rows": len(source.records),
         "scores": len(reader.planned),

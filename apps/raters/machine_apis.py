@@ -19,7 +19,7 @@ from apps.raters.models import Comparison, OracleRun, ScorerKind
 from apps.raters.services.machine import machine_scores_import, oracle_run_request
 from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
 from apps.responses.forms import upload_size_problem
-from apps.responses.importing import ImportRejected
+from apps.responses.import_frame import ImportRejected
 
 
 class ScorerRosterApi(APIView):

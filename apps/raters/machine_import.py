@@ -1,10 +1,10 @@
 """The import of one file of machine scores: read it, check every row, then write every score.
 
-Called by ``services.machine.machine_scores_import`` inside its transaction. The files are the
-response importer's (``apps.responses.formats``: CSV, JSON Lines, Inspect AI logs read with
-inspect_ai's own reader), and a row names its response as a response file names its attempt's
-administration (``apps.responses.mapping``: position, or item, level, evaluand, repetition). The
-steps:
+Called by ``services.machine.machine_scores_import`` inside its transaction, in the frame every
+import shares (``apps.responses.import_frame``). The files are the response importer's
+(``apps.responses.formats``: CSV, JSON Lines, Inspect AI logs read with inspect_ai's own reader),
+and a row names its response as a response file names its attempt's administration
+(``apps.responses.mapping``: position, or item, level, evaluand, repetition). The steps:
 
 1. the version must be frozen and not withdrawn;
 2. the same file (SHA-256) already imported into this version → a no-op that says so;
@@ -51,7 +51,7 @@ from apps.core.canonical import sha256_hex
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import KeyUnit
-from apps.protocols.models import ProtocolVersion, VersionState
+from apps.protocols.models import ProtocolVersion
 from apps.raters.models import (
     FieldKind,
     MachineScore,
@@ -60,14 +60,16 @@ from apps.raters.models import (
     ScorerRosterEntry,
 )
 from apps.raters.values import score_values_clean
-from apps.responses.formats import (
-    FileUnreadable,
-    ImportProblem,
-    SourceRecord,
-    guess_format,
-    read_file,
+from apps.responses.formats import ImportProblem, SourceRecord
+from apps.responses.import_frame import (
+    ImportRejected,
+    file_format,
+    file_records,
+    problems_refuse,
+    version_lock,
+    version_require_open,
 )
-from apps.responses.importing import ImportRejected, _Checker, _Schedule
+from apps.responses.importing import _Checker, _Schedule
 from apps.responses.mapping import (
     ADMINISTRATION_BY_KEY,
     compile_source,
@@ -117,10 +119,6 @@ def _describe(schedule: _Schedule, pk: int) -> str:
     position, item, level, evaluand_id, repetition = schedule.entries[pk]
     code = schedule.code_of.get(evaluand_id, f"evaluand {evaluand_id}")
     return f"#{position} ({item}@{level}, {code}, repetition {repetition})"
-
-
-def _problem(row: int | None, where: str, message: str, label: str = "") -> ImportProblem:
-    return ImportProblem(row, where, message, label)
 
 
 def _source_spec(source: Any) -> dict | None:
@@ -200,7 +198,7 @@ class _Reader:
         }
 
     def _file_problem(self, where: str, message: str) -> None:
-        self.problems.append(_problem(None, where, message))
+        self.problems.append(ImportProblem(None, where, message))
 
     # -- the mapping ------------------------------------------------------------------------
 
@@ -408,7 +406,7 @@ class _Reader:
             self._plan(record, administration_id, response, entry, values)
 
     def _row_problem(self, record: SourceRecord, where: str, message: str) -> None:
-        self.problems.append(_problem(record.row, where, message, record.label))
+        self.problems.append(ImportProblem(record.row, where, message, record.label))
 
     def _row_scorer(self, record: SourceRecord) -> ScorerRosterEntry | None:
         if self.scorer_source is None:
@@ -666,12 +664,13 @@ def _write(record: MachineScoreImport, planned: list[_Planned]) -> None:
             copy.write("".join(out))
 
 
-def _version_problem(version: ProtocolVersion) -> str | None:
-    if version.state != VersionState.FROZEN:
-        return f"Machine scores attach only to a frozen version's responses: {version} is a draft."
-    if hasattr(version, "withdrawal"):
-        return f"{version} has been withdrawn; it takes no more scores."
-    return None
+def version_require_scorable(version: ProtocolVersion) -> None:
+    """Raise ValidationError unless ``version`` takes machine scores (frozen, not withdrawn)."""
+    version_require_open(
+        version,
+        draft=f"Machine scores attach only to a frozen version's responses: {version} is a draft.",
+        withdrawn=f"{version} has been withdrawn; it takes no more scores.",
+    )
 
 
 def import_machine_scores(
@@ -686,9 +685,7 @@ def import_machine_scores(
     dry_run: bool,
 ) -> MachineImportOutcome:
     """See ``services.machine.machine_scores_import``; runs inside its transaction."""
-    refusal = _version_problem(version)
-    if refusal:
-        raise ValidationError(refusal)
+    version_require_scorable(version)
     digest = sha256_hex(data)
 
     def already() -> MachineImportOutcome | None:
@@ -712,19 +709,10 @@ def import_machine_scores(
 
     if outcome := already():
         return outcome
-    format = format or guess_format(filename)
-    if format is None:
-        raise ImportRejected(
-            [_problem(None, "format", f"say which format {filename!r} is: csv, jsonl or inspect")]
-        )
-    try:
-        source = read_file(data, format)
-    except FileUnreadable as error:
-        raise ImportRejected(error.problems) from error
-    if not source.records:
-        raise ImportRejected([_problem(None, "", "the file holds no records")])
+    format = file_format(format, filename)
+    source = file_records(data, format)
     if mapping is not None and not isinstance(mapping, dict):
-        raise ImportRejected([_problem(None, "mapping", "must be a JSON object")])
+        raise ImportRejected([ImportProblem(None, "mapping", "must be a JSON object")])
     reader = _Reader(
         version=version,
         format=format,
@@ -732,14 +720,11 @@ def import_machine_scores(
         columns=source.columns,
         mapping=mapping or {},
     )
-    if reader.problems:
-        raise ImportRejected(reader.problems)
-    ProtocolVersion.objects.select_for_update().filter(pk=version.pk).first()
-    if outcome := already():
+    problems_refuse(reader.problems)
+    if outcome := version_lock(version, already):
         return outcome
     reader.check(_Schedule(version))
-    if reader.problems:
-        raise ImportRejected(reader.problems)
+    problems_refuse(reader.problems)
     planned = reader.planned
     counts = _counts(planned, len(source.records))
     if dry_run:

@@ -4,20 +4,17 @@ import of machine scores with a preview, and oracle runs."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import cast
 
 from django import forms
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from apps.accounts.models import User
-from apps.core.canonical import sha256_hex
+from apps.accounts.access import signed_in_user
 from apps.raters.access import get_rubric_version_for
 from apps.raters.final import machine_dashboard
 from apps.raters.machine_import import with_scorer
@@ -26,7 +23,8 @@ from apps.raters.services.machine import machine_scores_import, oracle_run_reque
 from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
 from apps.responses.formats import guess_format
 from apps.responses.forms import FORMAT_CHOICES, upload_size_problem
-from apps.responses.importing import ImportRejected
+from apps.responses.import_frame import ImportRejected
+from apps.responses.staging import preview_discard, preview_load, preview_store
 
 
 class _JSONField(forms.JSONField):
@@ -74,23 +72,12 @@ class MachineImportForm(forms.Form):
 
 
 class MachineConfirmForm(forms.Form):
-    sha256 = forms.CharField(widget=forms.HiddenInput)
+    sha256 = forms.RegexField(regex=r"^[0-9a-f]{64}$", widget=forms.HiddenInput)
     filename = forms.CharField(widget=forms.HiddenInput)
     format = forms.CharField(widget=forms.HiddenInput)
     scorer = forms.CharField(widget=forms.HiddenInput, required=False)
     mapping = forms.CharField(widget=forms.HiddenInput, required=False)
     note = forms.CharField(widget=forms.HiddenInput, required=False)
-
-
-def _user(request: HttpRequest) -> User:
-    # Every view here is login_required: the user is signed in.
-    return cast(User, request.user)
-
-
-def _staging(digest: str) -> Path:
-    folder = Path(settings.RESPONSE_IMPORT_STAGING_DIR)
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"machine-{digest}"
 
 
 def _errors(form: forms.Form, error: ValidationError) -> None:
@@ -105,21 +92,18 @@ def _errors(form: forms.Form, error: ValidationError) -> None:
 @require_http_methods(["GET", "POST"])
 def scorers(request: HttpRequest, version_id: int) -> HttpResponse:
     """The scorer roster (enrol scorers while the version is a draft), imports, oracle runs."""
-    version = get_rubric_version_for(user=_user(request), pk=version_id)
+    version = get_rubric_version_for(user=signed_in_user(request), pk=version_id)
     form = ScorerEnrollForm(request.POST or None) if version.is_draft else None
     if request.method == "POST" and form is not None and form.is_valid():
         data = dict(form.cleaned_data)
         code, role, label = data.pop("code"), data.pop("role"), data.pop("label")
         try:
-            scorer, _ = scorer_register(user=_user(request), label=label, **data)
+            scorer, _ = scorer_register(user=signed_in_user(request), label=label, **data)
             scorer_roster_enroll(
-                version=version, scorer=scorer, code=code, role=role, user=_user(request)
+                version=version, scorer=scorer, code=code, role=role, user=signed_in_user(request)
             )
-        except (ValidationError, PermissionDenied) as error:
-            if isinstance(error, PermissionDenied):
-                form.add_error(None, str(error))
-            else:
-                _errors(form, error)
+        except ValidationError as error:
+            _errors(form, error)
         else:
             messages.success(request, f"{code} is on the scorer roster ({scorer}).")
             return redirect("raters:scorers", code=version.protocol.code, label=version.label)
@@ -134,7 +118,7 @@ def scorers(request: HttpRequest, version_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def machine_import(request: HttpRequest, version_id: int) -> HttpResponse:
     """Upload a file of machine scores: checked and previewed; nothing written until confirmed."""
-    version = get_rubric_version_for(user=_user(request), pk=version_id)
+    version = get_rubric_version_for(user=signed_in_user(request), pk=version_id)
     codes = list(
         ScorerRosterEntry.objects.filter(version=version)
         .order_by("position")
@@ -155,7 +139,7 @@ def machine_import(request: HttpRequest, version_id: int) -> HttpResponse:
             try:
                 outcome = machine_scores_import(
                     version=version,
-                    user=_user(request),
+                    user=signed_in_user(request),
                     data=data,
                     filename=upload.name,
                     format=format,
@@ -166,16 +150,18 @@ def machine_import(request: HttpRequest, version_id: int) -> HttpResponse:
             except ImportRejected as rejected:
                 problems, total = rejected.problems, rejected.total
                 form.add_error(None, f"Nothing was imported: {total} problem(s), listed below.")
-            except (ValidationError, PermissionDenied) as error:
-                form.add_error(None, getattr(error, "messages", None) or str(error))
+            except ValidationError as error:
+                form.add_error(None, error.messages)
             else:
                 if outcome.status == "already_imported":
                     messages.info(request, outcome.message)
                     return redirect(
                         "raters:scorers", code=version.protocol.code, label=version.label
                     )
-                digest = sha256_hex(data)
-                _staging(digest).write_bytes(data)
+                # Kept where response previews wait: for this person and this version only.
+                digest = preview_store(
+                    user_id=signed_in_user(request).pk, version=version, data=data
+                )
                 confirm = MachineConfirmForm(
                     initial={
                         "sha256": digest,
@@ -201,37 +187,35 @@ def machine_import(request: HttpRequest, version_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def machine_import_confirm(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_rubric_version_for(user=_user(request), pk=version_id)
+    version = get_rubric_version_for(user=signed_in_user(request), pk=version_id)
     form = MachineConfirmForm(request.POST)
     again = redirect("raters:machine-import", code=version.protocol.code, label=version.label)
     if not form.is_valid():
         messages.error(request, "The confirmation was incomplete; upload the file again.")
         return again
     digest = form.cleaned_data["sha256"]
-    path = _staging(digest) if len(digest) == 64 and digest.isalnum() else None
-    data = path.read_bytes() if path is not None and path.exists() else None
-    if data is None or sha256_hex(data) != digest:
+    data = preview_load(user_id=signed_in_user(request).pk, version=version, digest=digest)
+    if data is None:
         messages.error(request, "The uploaded file is no longer here; upload it again.")
         return again
     try:
         mapping = json.loads(form.cleaned_data["mapping"]) if form.cleaned_data["mapping"] else None
         outcome = machine_scores_import(
             version=version,
-            user=_user(request),
+            user=signed_in_user(request),
             data=data,
             filename=form.cleaned_data["filename"],
             format=form.cleaned_data["format"],
             mapping=with_scorer(mapping, form.cleaned_data["scorer"] or None),
             note=form.cleaned_data["note"],
         )
-    except (ValidationError, PermissionDenied, ValueError) as error:
+    except (ValidationError, ValueError) as error:
         messages.error(
             request,
             "Nothing was imported: " + " ".join(getattr(error, "messages", [str(error)])[:5]),
         )
         return again
-    if path is not None:
-        path.unlink(missing_ok=True)
+    preview_discard(user_id=signed_in_user(request).pk, version=version, digest=digest)
     messages.success(request, outcome.message)
     return redirect("raters:scorers", code=version.protocol.code, label=version.label)
 
@@ -240,11 +224,11 @@ def machine_import_confirm(request: HttpRequest, version_id: int) -> HttpRespons
 @require_POST
 def oracle_run(request: HttpRequest, version_id: int, code: str) -> HttpResponse:
     """Queue an oracle run of the roster's oracle ``code``."""
-    version = get_rubric_version_for(user=_user(request), pk=version_id)
+    version = get_rubric_version_for(user=signed_in_user(request), pk=version_id)
     try:
-        run = oracle_run_request(version=version, scorer_code=code, user=_user(request))
-    except (ValidationError, PermissionDenied) as error:
-        messages.error(request, " ".join(getattr(error, "messages", [str(error)])))
+        run = oracle_run_request(version=version, scorer_code=code, user=signed_in_user(request))
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
     else:
         messages.success(request, f"Oracle run {run.pk} is queued; its progress is shown below.")
     return redirect("raters:scorers", code=version.protocol.code, label=version.label)

@@ -7,16 +7,18 @@ Nothing about family, level, condition, evaluand, protocol or other reviewers' s
 
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from typing import Any, TypedDict
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.urls import reverse
 
-from apps.accounts.models import Role, User
+from apps.accounts.models import Membership, Role, User
 from apps.core.errors import NotFound
 from apps.items.models import Cell, KeyUnit
-from apps.protocols.models import ProtocolVersion
+from apps.protocols.components import Problem
+from apps.protocols.models import ProtocolVersion, Withdrawal
 from apps.protocols.seal import outcomes_visible
 from apps.raters.fidelity import Card, FidelityInputError
 from apps.raters.frozen import frozen_rating, shown_field
@@ -26,7 +28,11 @@ from apps.raters.models import (
     AuditSample,
     FieldKind,
     RubricField,
+    RubricPublication,
+    RubricText,
     Score,
+    ScorerKind,
+    ScorerRosterEntry,
     ScoringTask,
     StudyQueue,
     TaskKind,
@@ -38,6 +44,14 @@ from apps.raters.values import reviewer_fields, values_disagree
 from apps.responses.models import Exclusion, Response
 
 NO_SUCH_TASK = "No such task."
+
+ROLE_REMOVED = (
+    "You are no longer a reviewer on this protocol: your reservation has ended and your score "
+    "was not stored."
+)
+VERSION_WITHDRAWN = (
+    "This version was withdrawn: its scoring is closed and your score was not stored."
+)
 
 
 def queue_versions(
@@ -444,3 +458,93 @@ def scoring_dashboard(version: ProtocolVersion) -> dict[str, Any]:
         "sealed": not visible,
         "reliability": reliability(version) if visible else None,
     }
+
+
+def scoring_refusal(*, reviewer: User, version_id: int) -> str | None:
+    """Why ``reviewer`` may not score (or read) a task of version ``version_id`` now, or None.
+
+    Two indexed reads: the version's withdrawal tombstone and the reviewer's membership.
+    """
+    if Withdrawal.objects.filter(version_id=version_id).exists():
+        return VERSION_WITHDRAWN
+    holds_role = Membership.objects.filter(
+        user_id=reviewer.pk,
+        role=Role.REVIEWER,
+        protocol_id=ProtocolVersion.objects.filter(pk=version_id).values("protocol_id")[:1],
+    ).exists()
+    return None if holds_role else ROLE_REMOVED
+
+
+def effective_scores(*, response_id: int, kind: str = TaskKind.PRIMARY) -> list[Score]:
+    """The scores of one response's tasks of ``kind`` as they now stand: each score replaced by
+    its latest correction."""
+    return list(
+        Score.objects.filter(
+            response_id=response_id, task__kind=kind, correction__isnull=True
+        ).order_by("task__slot", "pk")
+    )
+
+
+def rubric_text_member_reader(user: User, sha256: str) -> bool:
+    """Blob rule: a rubric text is readable by any member of a protocol one of whose versions
+    holds it."""
+    protocol_ids = RubricText.objects.filter(sha256=sha256).values("version__protocol_id")
+    return Membership.objects.filter(user=user, protocol_id__in=protocol_ids).exists()
+
+
+def rubric_text_is_public(sha256: str) -> bool:
+    """Blob rule: a published rubric text is public."""
+    return RubricPublication.objects.filter(sha256=sha256).exists()
+
+
+# What an oracle's comparison can write: all equal (binary), items correct (count), the share
+# of items correct (number).
+ORACLE_FIELD_KINDS = (FieldKind.BINARY, FieldKind.COUNT, FieldKind.NUMBER)
+
+
+def scorer_checks(version: ProtocolVersion) -> Iterator[Problem]:
+    """Freeze-gate checks: every scorer role a rubric field names has a scorer on the roster,
+    and an oracle's role holds only fields an oracle can write (binary, count, number)."""
+    url = reverse("raters:scorers", args=[version.protocol.code, version.label])
+    roster = list(ScorerRosterEntry.objects.filter(version=version).select_related("scorer"))
+    roles = {entry.role for entry in roster}
+    fields = list(RubricField.objects.filter(version=version).order_by("position"))
+    for field in fields:
+        if field.scorer_role and field.scorer_role not in roles:
+            yield Problem(
+                "scorer_role_empty",
+                f"Rubric field {field.name!r} is scored by the scorer role "
+                f"{field.scorer_role!r}, but no scorer on the roster has that role.",
+                url,
+            )
+    for entry in roster:
+        if entry.scorer.kind != ScorerKind.ORACLE:
+            continue
+        for field in fields:
+            if (
+                field.scorer_role == entry.role
+                and not field.derivation
+                and field.kind not in ORACLE_FIELD_KINDS
+            ):
+                yield Problem(
+                    "oracle_field_invalid",
+                    f"The oracle {entry.code!r} cannot score the {field.kind} field "
+                    f"{field.name!r}: an oracle writes binary, count or number fields.",
+                    url,
+                )
+
+
+def scorers_document(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """The scorer roster as it goes into the frozen document: codes, roles, full identities."""
+    return [
+        {
+            "code": entry.code,
+            "role": entry.role,
+            "label": entry.scorer.label,
+            "identity_sha256": entry.scorer.identity_sha256,
+            "identity": entry.scorer.identity(),
+        }
+        for entry in ScorerRosterEntry.objects.filter(version=version)
+        .select_related("scorer")
+        .order_by("position", "code")
+    ]

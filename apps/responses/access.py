@@ -1,12 +1,17 @@
-"""Access helpers for evaluands, rosters, attempts and imports: every view and API uses these.
+"""Access helpers for evaluands, rosters, attempts and imports: every view, API and command
+uses these, and the services check no role. The roster and imports are the PI's and editors'
+(``WRITE_ROLES``); exclusions and control validations the PI's (``PI_ROLES``).
 
 Nothing here is ever shown to a blind reviewer: a reviewer asking for any of it gets 404, as for
 any protocol page (``apps.accounts.access.require_roles``).
 """
 
+from collections.abc import Iterable
+
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
+from apps.accounts.access import require_held_roles
 from apps.accounts.models import Role, User
 from apps.accounts.selectors import SIGHTED_ROLES, user_roles
 from apps.protocols.access import get_version_by_label_for
@@ -19,7 +24,7 @@ WRITE_ROLES = (Role.PI, Role.EDITOR)
 PI_ROLES = (Role.PI,)
 
 
-def _evaluand_roles(*, user: User) -> set[str]:
+def _evaluand_roles(*, user: User) -> frozenset[str]:
     """``user``'s roles anywhere; Http404 when they are all blind (evaluand pages do not exist
     for a blind reviewer)."""
     roles = user_roles(user=user)
@@ -74,3 +79,17 @@ def get_attempt_for(
     if attempt is None:
         raise Http404("No such attempt.")
     return attempt
+
+
+def require_version_role(
+    *, user: User, version: ProtocolVersion, roles: Iterable[str], doing: str
+) -> None:
+    """For callers handed ``version`` rather than asked for it by a request (``manage.py
+    import_responses --user``): PermissionDenied ("Your role on … does not allow you to
+    ``doing``") unless ``user`` holds one of ``roles`` on its protocol; never 404."""
+    require_held_roles(
+        user=user,
+        protocol_id=version.protocol_id,
+        roles=roles,
+        refusal=f"Your role on {version} does not allow you to {doing}.",
+    )

@@ -1,6 +1,7 @@
 """The API twin of the responses pages: one APIView per action."""
 
 import json
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.http import Http404
@@ -22,7 +23,7 @@ from apps.responses.access import (
     require_evaluand_writer,
 )
 from apps.responses.forms import upload_size_problem
-from apps.responses.importing import ImportRejected
+from apps.responses.import_frame import ImportRejected
 from apps.responses.models import (
     IDENTITY_FIELDS,
     ControlResult,
@@ -56,7 +57,7 @@ from apps.responses.surfaces import session_guarantee_record
 
 class EvaluandOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]
     identity_sha256 = serializers.CharField()
     identity = serializers.SerializerMethodField()
     derived_from = serializers.IntegerField(source="derived_from_id", allow_null=True)
@@ -79,13 +80,13 @@ def _guarantee_out(record: SessionGuarantee) -> dict:
     return {
         "fresh_session": record.fresh_session,
         "note": record.note,
-        "recorded_by": record.recorded_by.get_username() if record.recorded_by_id else None,
+        "recorded_by": None if record.recorded_by is None else record.recorded_by.get_username(),
         "recorded_at": record.recorded_at.isoformat(),
     }
 
 
 class EvaluandInputSerializer(serializers.Serializer):
-    label = serializers.CharField(max_length=200)
+    label = serializers.CharField(max_length=200)  # type: ignore[assignment]
     model = serializers.CharField(max_length=200)
     provider = serializers.CharField(max_length=200, required=False, allow_blank=True)
     safeguards = JSONField(required=False)
@@ -344,13 +345,18 @@ class ResponsesImportApi(APIView):
                 },
                 status=status.HTTP_400_BAD_REQUEST,
             )
-        body = {"status": outcome.status, "message": outcome.message, "counts": outcome.counts}
+        body: dict[str, Any] = {
+            "status": outcome.status,
+            "message": outcome.message,
+            "counts": outcome.counts,
+        }
         if outcome.response_import is not None:
             body["import"] = ImportSerializer(outcome.response_import).data
         if outcome.status == "dry_run":
             body["preview"] = outcome.preview
-        code = status.HTTP_201_CREATED if outcome.status == "imported" else status.HTTP_200_OK
-        return Response(body, status=code)
+        # Not ``code``: that is the protocol's code, this method's argument.
+        answer = status.HTTP_201_CREATED if outcome.status == "imported" else status.HTTP_200_OK
+        return Response(body, status=answer)
 
 
 class ImportListApi(APIView):

@@ -1,6 +1,8 @@
 """The import of one file of attempts: read, check and write its records as they stream past.
 
-Called by ``services.responses_import`` inside its transaction. The steps:
+Called by ``services.responses_import`` inside its transaction, in the frame every import shares
+(``apps.responses.import_frame``: the version's refusal, idempotency, format, row numbers, the
+lock, all-or-nothing). The steps:
 
 1. the version must be frozen (responses attach only to a frozen schedule);
 2. the same file (SHA-256) already imported into this version → a no-op that says so;
@@ -19,19 +21,16 @@ Memory does not grow with the file: one batch of records, the schedule's lookup 
 bounded tally (counts, the preview's first rows, the log's first reruns).
 """
 
-import gc
 import json
 from array import array
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import numpy as np
-from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import Max
 from django.utils import timezone
@@ -40,7 +39,7 @@ from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import Level
 from apps.protocols.components import registered_components
-from apps.protocols.models import ProtocolVersion, VersionState
+from apps.protocols.models import ProtocolVersion
 from apps.protocols.refs import version_ref
 from apps.responses.formats import (
     FileUnreadable,
@@ -48,10 +47,16 @@ from apps.responses.formats import (
     Opener,
     SourceRecord,
     SourceStream,
-    guess_format,
     source_opener,
     source_sha256,
     stream_file,
+)
+from apps.responses.import_frame import (
+    NO_RECORDS,
+    ImportRejected,
+    file_format,
+    version_lock,
+    version_require_open,
 )
 from apps.responses.mapping import compile_source, effective_mapping, normalise_mapping
 from apps.responses.models import (
@@ -66,8 +71,6 @@ from apps.responses.models import (
 )
 from apps.responses.sessions import SESSION_FIELDS, RecordError, SessionRecord, session_record
 
-# How many problems an answer lists; the rest are counted.
-MAX_LISTED_PROBLEMS = 100
 PREVIEW_ROWS = 20
 BATCH_SIZE = 5000
 
@@ -79,19 +82,6 @@ _BOOLEAN = _TRUE | _FALSE
 _OUTCOMES = {choice.value for choice in TerminalOutcome}
 # Outcomes that always carry a response text (possibly empty); platform losses never do.
 _TEXT_REQUIRED = {TerminalOutcome.COMPLETED, TerminalOutcome.REFUSED}
-
-
-class ImportRejected(ValidationError):
-    """The file was not imported; ``problems`` (at most 100) say where and why, ``total`` counts
-    them all."""
-
-    def __init__(self, problems: list[ImportProblem]):
-        self.problems = problems[:MAX_LISTED_PROBLEMS]
-        self.total = len(problems)
-        messages = [str(problem) for problem in self.problems]
-        if self.total > len(self.problems):
-            messages.append(f"… and {self.total - len(self.problems)} more problems")
-        super().__init__(messages)
 
 
 @dataclass
@@ -125,6 +115,11 @@ class _Planned:
         if self.terminal_outcome == TerminalOutcome.PLATFORM_LOSS or self.text is None:
             return False
         return bool(self.text) or self.terminal_outcome in _TEXT_REQUIRED
+
+    @property
+    def response_text(self) -> str:
+        """The response's text where ``has_response`` (never None there)."""
+        return self.text or ""
 
 
 def _sorted_index(keys: "np.ndarray") -> tuple[array, array]:
@@ -305,17 +300,6 @@ class _Schedule:
     def describe(self, pk: int) -> str:
         position, item, level, evaluand_id, repetition = self.entry(pk)
         return f"#{position} ({item}@{level}, {self.code_of[evaluand_id]}, repetition {repetition})"
-
-
-def _version_problem(version: ProtocolVersion) -> str | None:
-    if version.state != VersionState.FROZEN:
-        return (
-            f"Responses attach only to a frozen version: {version} is a draft. Freeze it first, "
-            "so that its schedule exists."
-        )
-    if hasattr(version, "withdrawal"):
-        return f"{version} has been withdrawn; it takes no more responses."
-    return None
 
 
 def _integer(value: Any) -> int | None:
@@ -629,8 +613,8 @@ def _write_bulk(version_id: int, import_id: int, planned: list[_Planned]) -> Non
                 Response(
                     version_id=version_id,
                     attempt_id=attempt.pk,
-                    text=p.text,
-                    word_count=len(p.text.split()),
+                    text=p.response_text,
+                    word_count=len(p.response_text.split()),
                 )
                 for attempt, p in zip(attempts, batch, strict=True)
                 if p.has_response
@@ -686,7 +670,8 @@ def _write_copy(version_id: int, import_id: int, planned: list[_Planned]) -> Non
         ) as copy:
             for attempt_id, p in zip(attempt_ids, planned, strict=True):
                 if p.has_response:
-                    copy.write_row((version_id, attempt_id, p.text, len(p.text.split())))
+                    text = p.response_text
+                    copy.write_row((version_id, attempt_id, text, len(text.split())))
         if any(p.session is not None for p in planned):
             with cursor.copy(
                 f"COPY responses_sessioncolumns (attempt_id, {', '.join(SESSION_FIELDS)}) "
@@ -711,10 +696,10 @@ class _Writer:
 
     def __init__(self, version: ProtocolVersion):
         self.version_id = version.pk
-        self.copy = connection.vendor == "postgresql"
         self.batch: list[_Planned] = []
+        # Drawn first on PostgreSQL, where batches go by COPY as they come; None on SQLite.
         self.import_id: int | None = None
-        if self.copy:
+        if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute(
                     "SELECT nextval(pg_get_serial_sequence('responses_responseimport', 'id'))"
@@ -723,20 +708,19 @@ class _Writer:
 
     def add(self, planned: _Planned) -> None:
         self.batch.append(planned)
-        if self.copy and len(self.batch) >= BATCH_SIZE:
+        if self.import_id is not None and len(self.batch) >= BATCH_SIZE:
             _write_copy(self.version_id, self.import_id, self.batch)
             self.batch = []
 
     def finish(self, response_import: ResponseImport) -> None:
-        if self.copy:
+        if self.import_id is not None:
             response_import.pk = self.import_id
         response_import.full_clean()
         response_import.save(force_insert=True)
-        if self.copy:
-            if self.batch:
-                _write_copy(self.version_id, self.import_id, self.batch)
-        else:
+        if self.import_id is None:
             _write_bulk(self.version_id, response_import.pk, self.batch)
+        elif self.batch:
+            _write_copy(self.version_id, self.import_id, self.batch)
         self.batch = []
 
 
@@ -748,30 +732,12 @@ def _summary(counts: dict) -> str:
     )
 
 
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector for the duration.
-
-    A large file becomes hundreds of thousands of small dicts and strings, none in a cycle; the
-    collector would otherwise scan them again and again as they are made.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-_NO_RECORDS = ImportProblem(None, "", "the file holds no records")
-
-
 def _columns(opener: Opener, source: SourceStream) -> list[str]:
     """The keys of every record, for formats without a header: one streaming pass of its own
     (JSON Lines), or over the records already in memory (Inspect AI). Raises ``ImportRejected``
     for the file's reading problems, or when it holds no records."""
     keys: set[str] = set()
+    records: Iterable[SourceRecord]
     if source.format == "inspect":
         records = list(source.records)
         source.records = iter(records)
@@ -785,7 +751,7 @@ def _columns(opener: Opener, source: SourceStream) -> list[str]:
     if source.format != "inspect" and first.problems:
         raise ImportRejected(first.problems)
     if not seen:
-        raise ImportRejected([_NO_RECORDS])
+        raise ImportRejected([NO_RECORDS])
     return sorted(keys)
 
 
@@ -815,7 +781,7 @@ def _opened(opener: Opener, format: str, mapping: dict | None) -> tuple[SourceSt
     if source.problems:
         raise ImportRejected(source.problems)
     if empty:
-        raise ImportRejected([_NO_RECORDS])
+        raise ImportRejected([NO_RECORDS])
     raise ImportRejected(problems)
 
 
@@ -862,7 +828,7 @@ def _check_stream(
     if source.problems:
         raise ImportRejected(source.problems)
     if not seen:
-        raise ImportRejected([_NO_RECORDS])
+        raise ImportRejected([NO_RECORDS])
     if not checker.problems:
         for check in checks:
             checker.problems.extend(check.finish())
@@ -914,9 +880,12 @@ def import_file(
     read from its temporary file). CSV and JSON Lines are read, checked and written a batch at
     a time, so the memory used does not grow with the file (issue #18: a 50 MB CSV in ≤ 300 MB
     of worker memory); every problem in the file is still collected before the refusal."""
-    refusal = _version_problem(version)
-    if refusal:
-        raise ValidationError(refusal)
+    version_require_open(
+        version,
+        draft=f"Responses attach only to a frozen version: {version} is a draft. Freeze it "
+        "first, so that its schedule exists.",
+        withdrawn=f"{version} has been withdrawn; it takes no more responses.",
+    )
     opener = source_opener(data)
     digest = source_sha256(opener)
 
@@ -941,21 +910,11 @@ def import_file(
 
     if outcome := already():
         return outcome
-    format = format or guess_format(filename)
-    if format is None:
-        raise ImportRejected(
-            [
-                ImportProblem(
-                    None, "format", f"say which format {filename!r} is: csv, jsonl or inspect"
-                )
-            ]
-        )
+    format = file_format(format, filename)
     source, normalised = _opened(opener, format, mapping)
-
-    # Imports into one version take turns: the attempt numbers and the idempotency check below
-    # are only right if no other import into this version commits in between.
-    ProtocolVersion.objects.select_for_update().filter(pk=version.pk).first()
-    if outcome := already():
+    # The attempt numbers below are only right if no other import into this version commits
+    # in between.
+    if outcome := version_lock(version, already):
         return outcome
     schedule = _Schedule(version)
     tally = _Tally(schedule)

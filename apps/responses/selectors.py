@@ -14,6 +14,7 @@ from apps.items.models import Cell
 from apps.protocols.models import AnalysisParameter, ProtocolVersion
 from apps.responses.models import (
     EVIDENCE_INTEGRITY_REASONS,
+    IDENTITY_FIELDS,
     Administration,
     Attempt,
     ControlResult,
@@ -28,6 +29,9 @@ from apps.responses.models import (
 
 # The outcomes that describe the model's behaviour; platform losses are counted apart.
 MODEL_OUTCOMES = [o.value for o in TerminalOutcome if o != TerminalOutcome.PLATFORM_LOSS]
+# The plan parameter (the crucible pipeline declares it) under which the roster refuses any
+# evaluand missing an element of its identity tuple (CRUCIBLE §2).
+REQUIRE_FULL_IDENTITY = "require_full_identity"
 
 
 def roster_of(version: ProtocolVersion) -> QuerySet[RosterEntry]:
@@ -35,6 +39,19 @@ def roster_of(version: ProtocolVersion) -> QuerySet[RosterEntry]:
     return RosterEntry.objects.filter(version=version).select_related(
         "evaluand", "evaluand__session_guarantee"
     )
+
+
+def evaluand_identity_missing(*, version: ProtocolVersion, evaluand: Evaluand) -> list[str]:
+    """The identity elements ``evaluand`` lacks, when ``version``'s plan requires the full tuple
+    (its ``require_full_identity`` parameter is true); otherwise, and when none lack, []."""
+    value = (
+        version.parameters.filter(name=REQUIRE_FULL_IDENTITY)
+        .values_list("value", flat=True)
+        .first()
+    )
+    if (value or "").strip().lower() not in ("true", "1", "yes"):
+        return []
+    return [name for name in IDENTITY_FIELDS if getattr(evaluand, name) in ("", None, {}, [])]
 
 
 def roster_code(administration: Administration) -> str:

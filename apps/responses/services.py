@@ -1,27 +1,31 @@
 """Writes of evaluands, rosters, imported attempts and exclusions.
 
 Every public service here is keyword-only and atomic; those that change a protocol's record
-write their deviation-log entry in the same transaction.
+write their deviation-log entry in the same transaction. They check the state of what they
+change; who may change it is checked before they are called (``apps.responses.access``: the
+roster and imports by the protocol's PI or an editor, exclusions and control validations by its
+PI), and ``user`` is recorded as the one who acted.
 """
 
+from __future__ import annotations
+
 import re
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 
-from apps.accounts.models import Role, User
-from apps.accounts.selectors import roles_for
+from apps.accounts.models import User
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.refs import version_ref
 from apps.protocols.seal import protocol_outcomes_visible
 from apps.protocols.services import version_require_editable
-from apps.responses.importing import ImportOutcome, collector_paused, import_file
+from apps.responses.import_frame import collector_paused
+from apps.responses.importing import ImportOutcome, import_file
 from apps.responses.models import (
     IDENTITY_FIELDS,
     Attempt,
@@ -33,11 +37,7 @@ from apps.responses.models import (
     identity_sha256_of,
 )
 from apps.responses.refs import attempt_ref
-from apps.responses.selectors import cell_label, exclusion_reasons
-
-IMPORT_ROLES = frozenset({Role.PI, Role.EDITOR})
-ROSTER_ROLES = frozenset({Role.PI, Role.EDITOR})
-EXCLUSION_ROLES = frozenset({Role.PI})
+from apps.responses.selectors import cell_label, evaluand_identity_missing, exclusion_reasons
 
 _IDENTITY_KINDS: dict[str, type] = {
     "safeguards": dict,
@@ -45,15 +45,8 @@ _IDENTITY_KINDS: dict[str, type] = {
     "toolkit": list,
     "budgets": dict,
 }
-# The plan parameter (the crucible pipeline declares it) under which the roster refuses any
-# evaluand missing an element of its identity tuple (CRUCIBLE §2).
-REQUIRE_FULL_IDENTITY = "require_full_identity"
+_KIND_NAMES: dict[type, str] = {dict: "a JSON object", list: "a JSON list", str: "text"}
 _CODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-def _require_roles(*, user: User, version: ProtocolVersion, roles: Iterable[str], doing: str):
-    if not roles_for(user=user, protocol_id=version.protocol_id) & frozenset(roles):
-        raise PermissionDenied(f"Your role on {version} does not allow you to {doing}.")
 
 
 def _identity_values(identity: dict[str, Any]) -> dict[str, Any]:
@@ -68,7 +61,7 @@ def _identity_values(identity: dict[str, Any]) -> dict[str, Any]:
         if value is None:
             value = kind()
         if not isinstance(value, kind):
-            expected = {dict: "a JSON object", list: "a JSON list", str: "text"}[kind]
+            expected = _KIND_NAMES[kind]
             errors[name] = f"must be {expected}."
         values[name] = value
     if not str(values["model"]).strip():
@@ -134,7 +127,6 @@ def roster_enroll(
     *, version: ProtocolVersion, evaluand: Evaluand, code: str, user: User
 ) -> RosterEntry:
     """Enrol ``evaluand`` in the draft ``version``'s roster under ``code``."""
-    _require_roles(user=user, version=version, roles=ROSTER_ROLES, doing="change the roster")
     version_require_editable(version)
     code = code.strip()
     if not _CODE.match(code):
@@ -165,23 +157,9 @@ def roster_enroll(
     return entry
 
 
-def evaluand_identity_missing(*, version: ProtocolVersion, evaluand: Evaluand) -> list[str]:
-    """The identity elements ``evaluand`` lacks, when ``version``'s plan requires the full tuple
-    (its ``require_full_identity`` parameter is true); otherwise, and when none lack, []."""
-    value = (
-        version.parameters.filter(name=REQUIRE_FULL_IDENTITY)
-        .values_list("value", flat=True)
-        .first()
-    )
-    if (value or "").strip().lower() not in ("true", "1", "yes"):
-        return []
-    return [name for name in IDENTITY_FIELDS if getattr(evaluand, name) in ("", None, {}, [])]
-
-
 @transaction.atomic
 def roster_remove(*, entry: RosterEntry, user: User) -> None:
     """Take an evaluand off a draft version's roster."""
-    _require_roles(user=user, version=entry.version, roles=ROSTER_ROLES, doing="change the roster")
     version_require_editable(entry.version)
     entry.delete()
 
@@ -191,10 +169,10 @@ def responses_import(
     *,
     version: ProtocolVersion,
     user: User,
-    data: bytes | Path | UploadedFile,
+    data: bytes | Path | UploadedFile[bytes],
     filename: str,
     format: str | None = None,
-    mapping: dict | None = None,
+    mapping: dict[str, Any] | None = None,
     note: str = "",
     dry_run: bool = False,
 ) -> ImportOutcome:
@@ -211,7 +189,6 @@ def responses_import(
     ``import`` log entry, a ``platform_loss`` entry when the file holds platform losses and a
     ``rerun`` entry when it holds reruns. See ``docs/import-formats.md``.
     """
-    _require_roles(user=user, version=version, roles=IMPORT_ROLES, doing="import responses")
     with collector_paused():
         return import_file(
             version=version,
@@ -229,14 +206,13 @@ def responses_import(
 def exclusion_record(
     *, attempt: Attempt, reason_code: str, rationale: str, user: User
 ) -> Exclusion:
-    """Exclude ``attempt`` from analysis, for a frozen or evidence-integrity reason (PI only).
+    """Exclude ``attempt`` from analysis, for a frozen or evidence-integrity reason.
 
     Whether outcome data were visible when the decision was made comes from the outcome seal —
     true once any version of the protocol has been unsealed — never from the caller. Writes an
     ``exclusion`` log entry. The attempt and its response stay visible and counted.
     """
     version = attempt.version
-    _require_roles(user=user, version=version, roles=EXCLUSION_ROLES, doing="exclude attempts")
     reasons = exclusion_reasons(version)
     errors = {}
     if reason_code not in reasons:
@@ -288,13 +264,10 @@ def control_validation_record(
     *, version: ProtocolVersion, environment: str, result: str, rationale: str, user: User
 ) -> ControlValidation:
     """Record the control validation of ``environment`` for the frozen ``version`` (CRUCIBLE
-    §7; PI only): ``result`` pass, fail or inconclusive — inconclusive is never a pass. Writes a
+    §7): ``result`` pass, fail or inconclusive — inconclusive is never a pass. Writes a
     ``control_validation`` log entry. A later record for the same environment supersedes an
     earlier one in the analysis; neither is ever changed. Raises ValidationError naming the
     field for an unknown result, an empty environment or rationale, or a draft version."""
-    _require_roles(
-        user=user, version=version, roles=EXCLUSION_ROLES, doing="record control validations"
-    )
     if version.state == "draft":
         raise ValidationError({"version": "Control validations are recorded on a frozen version."})
     record = ControlValidation(

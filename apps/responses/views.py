@@ -35,7 +35,7 @@ from apps.responses.forms import (
     RosterEnrollForm,
     SessionGuaranteeForm,
 )
-from apps.responses.importing import ImportRejected
+from apps.responses.import_frame import ImportRejected
 from apps.responses.models import IDENTITY_FIELDS, RosterEntry, TerminalOutcome
 from apps.responses.selectors import (
     attempts_of,

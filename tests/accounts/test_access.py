@@ -45,3 +45,27 @@ def test_a_reviewer_who_is_also_pi_elsewhere_is_still_blind_here(reviewer, proto
 def test_unknown_protocol_is_404(pi):
     with pytest.raises(Http404):
         get_protocol_for(user=pi, pk=999_999, roles={"pi"})
+
+
+@pytest.mark.parametrize(
+    ("person", "outcome"),
+    [
+        ("pi", "ok"),
+        ("editor", "ok"),
+        ("auditor", PermissionDenied),
+        ("reviewer", PermissionDenied),
+        ("outsider", PermissionDenied),
+    ],
+)
+def test_require_held_roles_refuses_with_its_message_and_never_404(
+    request, protocol, person, outcome
+):
+    from apps.accounts.access import require_held_roles
+
+    user = request.getfixturevalue(person)
+    check = {"user": user, "protocol_id": protocol.pk, "roles": {"pi", "editor"}, "refusal": "no."}
+    if outcome == "ok":
+        assert person in require_held_roles(**check)
+    else:
+        with pytest.raises(PermissionDenied, match=r"^no\.$"):
+            require_held_roles(**check)

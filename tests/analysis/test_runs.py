@@ -5,7 +5,8 @@ import logging
 from datetime import timedelta
 
 import pytest
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
+from django.urls import reverse
 from django.utils import timezone
 
 from apps.analysis.models import AnalysisRun, RunState
@@ -34,11 +35,17 @@ def _queued(study):
     return analysis_run_request(version=study.version, user=study.pi)
 
 
-def test_only_the_pi_may_start_a_run(study):
-    for person in (study.auditor, study.editor, study.reviewers[0]):
-        with pytest.raises(PermissionDenied):
-            analysis_run_request(version=study.version, user=person)
+def test_only_the_pi_may_start_a_run_from_the_page(client, study):
+    # The role is the page's to check (apps.analysis.access.START_ROLES), not the service's; the
+    # API's own matrix is in test_api.py.
+    url = reverse("analysis:runs", args=[study.protocol.code, study.version.label])
+    for person, status in ((study.auditor, 403), (study.editor, 403), (study.reviewers[0], 404)):
+        client.force_login(person)
+        assert client.post(url, {"kind": "opb", "reason": ""}).status_code == status
     assert not AnalysisRun.objects.exists()
+    client.force_login(study.pi)
+    assert client.post(url, {"kind": "opb", "reason": ""}).status_code == 302
+    assert AnalysisRun.objects.get().requested_by == study.pi
 
 
 def test_a_draft_version_is_not_run(study):

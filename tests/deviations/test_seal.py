@@ -1,8 +1,9 @@
 """The outcome seal: sealed until a PI unseals a frozen version, and every later entry says so."""
 
 import pytest
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.urls import reverse
 
 from apps.deviations.models import AppendOnlyError, LogEntry, OutcomeUnsealing
 from apps.deviations.selectors import chain_verify, outcomes_visible
@@ -83,12 +84,22 @@ def test_a_draft_version_cannot_be_unsealed(protocol, pi):
     assert not OutcomeUnsealing.objects.exists()
 
 
-@pytest.mark.parametrize("person", ["editor", "auditor", "reviewer", "outsider"])
-def test_only_the_pi_unseals(request, person, frozen_version):
-    user = request.getfixturevalue(person)
-    with pytest.raises(PermissionDenied):
-        outcome_unseal(version=frozen_version, user=user, confirmation=frozen_version.protocol.code)
+@pytest.mark.parametrize(
+    ("person", "status"),
+    [("editor", 403), ("auditor", 403), ("reviewer", 404), ("outsider", 404)],
+)
+def test_only_the_pi_unseals(request, client, pi, person, status, frozen_version):
+    # Who may unseal is the API's and the page's to check (the service checks the state).
+    url = f"/api/v1/versions/{frozen_version.pk}/unseal"
+    body = {"confirmation": frozen_version.protocol.code}
+    client.force_login(request.getfixturevalue(person))
+    assert client.post(url, body, content_type="application/json").status_code == status
+    page = reverse("deviations:unseal", args=[frozen_version.protocol.code, frozen_version.label])
+    assert client.post(page, body).status_code == status
     assert not outcomes_visible(frozen_version)
+    client.force_login(pi)
+    assert client.post(url, body, content_type="application/json").status_code == 201
+    assert outcomes_visible(frozen_version)
 
 
 def test_unsealing_twice_is_refused_with_who_did_it_first(protocol, pi, frozen_version):

@@ -65,6 +65,30 @@ def test_the_browser_previews_then_imports_and_a_second_upload_is_a_no_op(client
     )
 
 
+def test_a_previewed_file_is_confirmed_only_by_who_uploaded_it(
+    client, pi, editor, judged, settings, tmp_path
+):
+    # The preview waits where response previews wait (apps.responses.staging): under the
+    # uploader and the version, so an editor handed its SHA-256 cannot import it.
+    settings.RESPONSE_IMPORT_STAGING_DIR = tmp_path
+    page_url = f"/protocols/{judged.protocol.code}/v/{judged.label}/scorers/import/"
+    client.force_login(pi)
+    upload = SimpleUploadedFile("judge.jsonl", jsonl(_rows(6)))
+    page = client.post(page_url, {"file": upload, "scorer": "judge"})
+    confirm = {
+        name: page.context["confirm"].initial.get(name, "")
+        for name in ("sha256", "filename", "format", "scorer", "mapping", "note")
+    }
+    client.force_login(editor)
+    refused = client.post(f"{page_url}confirm/", confirm, follow=True)
+    assert "no longer here" in refused.content.decode()
+    assert MachineScore.objects.count() == 0
+    client.force_login(pi)
+    client.post(f"{page_url}confirm/", confirm)
+    assert MachineScore.objects.count() == 18
+    assert not [path for path in tmp_path.rglob("*") if path.is_file()]
+
+
 def test_the_api_imports_refuses_with_every_problem_and_says_a_repeat_is_a_no_op(
     client, pi, judged
 ):
@@ -127,3 +151,16 @@ def test_the_command_imports_and_names_problems(judged, pi, tmp_path):
     path.write_bytes(jsonl(_rows(6)))
     call_command("import_machine_scores", str(path), *args, "--scorer", "judge")
     assert MachineScore.objects.count() == 18
+
+
+@pytest.mark.parametrize("person", ["auditor", "outsider"])
+def test_the_command_refuses_someone_who_may_not_import(request, judged, person, tmp_path):
+    # The command checks the role itself (apps.raters.access.require_rubric_editor): the
+    # service no longer does.
+    path = tmp_path / "judge.jsonl"
+    path.write_bytes(jsonl(_rows(6)))
+    user = request.getfixturevalue(person)
+    args = ["--protocol", judged.protocol.code, "--version", judged.label, "--user", user.username]
+    with pytest.raises(CommandError, match="does not allow you to import machine scores"):
+        call_command("import_machine_scores", str(path), *args, "--scorer", "judge")
+    assert not MachineScore.objects.exists()

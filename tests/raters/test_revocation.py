@@ -17,8 +17,9 @@ from apps.accounts.services import membership_grant
 from apps.deviations.models import LogEntry
 from apps.protocols.services import protocol_member_add, protocol_member_remove, version_withdraw
 from apps.raters.models import Assignment, Score
+from apps.raters.selectors import ROLE_REMOVED, VERSION_WITHDRAWN
 from apps.raters.services import score_submit, scoring_open, task_next
-from apps.raters.services.revocation import ROLE_REMOVED, VERSION_WITHDRAWN, ScoringClosed
+from apps.raters.services.revocation import ScoringClosed
 from tests.factories import UserFactory
 from tests.raters.study import frozen_study
 

@@ -5,7 +5,8 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
+from django.urls import reverse
 
 from apps.accounts.models import Role
 from apps.deviations.models import LogEntry
@@ -73,10 +74,20 @@ def test_once_the_pi_publishes_it_anyone_reads_it_without_signing_in(client, rub
     assert LogEntry.objects.count() == entries + 1
 
 
-def test_only_the_pi_publishes_and_only_a_frozen_rubric(rubric):
+def test_only_the_pi_publishes_and_only_a_frozen_rubric(client, rubric):
     version, _, people = rubric
-    with pytest.raises(PermissionDenied):
-        rubric_text_publish(version=version, user=people[Role.REVIEWER])
+    # Who may publish is the API's and the page's to check; the service checks the version.
+    url = f"/api/v1/protocols/{version.protocol.code}/versions/{version.label}/rubric/text/publish"
+    page = reverse("raters:rubric-text-publish", args=[version.protocol.code, version.label])
+    editor = MembershipFactory(protocol=version.protocol, role=Role.EDITOR).user
+    for user, status in ((people[Role.REVIEWER], 404), (editor, 403)):
+        client.force_login(user)
+        assert client.post(url).status_code == status
+        assert client.post(page, {"code": version.protocol.code}).status_code == status
+    assert not LogEntry.objects.filter(kind="publication").exists()
+    client.force_login(people[Role.PI])
+    assert client.post(url).status_code == 201
+    assert LogEntry.objects.filter(kind="publication").count() == 1
     draft = ProtocolVersionFactory(protocol=version.protocol, label="2.0")
     rubric_text_set(version=draft, text="a draft's rubric")
     with pytest.raises(ValidationError):

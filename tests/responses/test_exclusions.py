@@ -3,7 +3,7 @@ visible — from the outcome seal, never from the caller. Excluded responses sta
 counted."""
 
 import pytest
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 
 from apps.deviations.models import LogEntry
 from apps.deviations.services import outcome_unseal
@@ -86,9 +86,21 @@ def test_an_attempt_is_excluded_once(attempt, pi):
         exclusion_record(attempt=attempt, reason_code="telemetry_loss", rationale="y", user=pi)
 
 
-def test_only_the_pi_may_exclude(attempt, editor):
-    with pytest.raises(PermissionDenied):
-        exclusion_record(attempt=attempt, reason_code="record_corrupt", rationale="x", user=editor)
+@pytest.mark.parametrize(("person", "status"), [("editor", 403), ("auditor", 403)])
+def test_only_the_pi_may_exclude(request, client, attempt, pi, person, status):
+    # Who may exclude is the API's and the page's to check (apps.responses.access.PI_ROLES).
+    where = f"attempts/{attempt.administration.position}/{attempt.number}"
+    version = attempt.version
+    url = f"/api/v1/protocols/{version.protocol.code}/versions/{version.label}/{where}/exclude"
+    page = f"/protocols/{version.protocol.code}/v/{version.label}/{where}/exclude/"
+    body = {"reason_code": "record_corrupt", "rationale": "x"}
+    client.force_login(request.getfixturevalue(person))
+    assert client.post(url, body).status_code == status
+    assert client.post(page, body).status_code == status
+    assert not Exclusion.objects.exists()
+    client.force_login(pi)
+    assert client.post(url, body).status_code == 201
+    assert Exclusion.objects.get().decided_by == pi
 
 
 def test_a_plans_json_reasons_are_accepted_and_any_other_code_is_refused_naming_them(protocol, pi):

@@ -252,12 +252,19 @@ def test_an_unknown_item_and_a_missing_administration_are_told_apart(protocol, p
     assert "no administration of it-1@L1 to alpha" in problems[1].message
 
 
-def test_an_editor_may_import_and_an_auditor_may_not(frozen, editor, auditor):
-    from django.core.exceptions import PermissionDenied
+def test_an_editor_may_import_and_an_auditor_may_not(client, frozen, editor, auditor):
+    # Who may import is the API's, the page's and the command's to check
+    # (apps.responses.access.WRITE_ROLES); the service checks the file and the version.
+    from django.core.files.uploadedfile import SimpleUploadedFile
 
-    with pytest.raises(PermissionDenied):
-        _import(frozen, auditor, csv_bytes(answer_rows(frozen)))
-    assert _import(frozen, editor, csv_bytes(answer_rows(frozen))).status == "imported"
+    url = f"/api/v1/protocols/{frozen.protocol.code}/versions/{frozen.label}/responses/import"
+    data = csv_bytes(answer_rows(frozen))
+    client.force_login(auditor)
+    assert client.post(url, {"file": SimpleUploadedFile("a.csv", data)}).status_code == 403
+    assert not ResponseImport.objects.exists()
+    client.force_login(editor)
+    assert client.post(url, {"file": SimpleUploadedFile("a.csv", data)}).status_code == 201
+    assert ResponseImport.objects.get().imported_by == editor
 
 
 def test_a_file_that_is_not_utf8_is_refused_with_its_row(frozen, pi):

@@ -22,7 +22,6 @@ from apps.raters.services.rubric import (
     rubric_field_update,
 )
 from apps.raters.services.scoring import (
-    effective_scores,
     score_correct,
     score_submit,
     score_submit_outcome,
@@ -31,7 +30,6 @@ from apps.raters.services.study_queue import study_queue_ensure, study_queue_ren
 
 __all__ = [
     "assignments_expire",
-    "effective_scores",
     "reviewer_offset",
     "rubric_apply_template",
     "rubric_copy",

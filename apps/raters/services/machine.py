@@ -2,22 +2,19 @@
 
 Machine scores never enter the reviewers' queue and are never read by anything a reviewer
 reaches (``apps.raters.selectors.task_content`` reads no machine score). docs/machine-scores.md
-describes the whole flow.
+describes the whole flow. Who may import or run an oracle (the protocol's PI or an editor) is
+checked before these are called (``apps.raters.access``); they check the version and the file.
 """
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from apps.accounts.models import Role, User
-from apps.accounts.selectors import roles_for
+from apps.accounts.models import User
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.protocols.models import ProtocolVersion, VersionState
@@ -33,27 +30,10 @@ from apps.raters.models import (
 )
 from apps.raters.oracle import oracle_compare, oracle_value
 from apps.responses.formats import guess_format
+from apps.responses.import_frame import collector_paused
 from apps.responses.models import Exclusion, Response
 
-IMPORT_ROLES = frozenset({Role.PI, Role.EDITOR})
-ORACLE_ROLES = frozenset({Role.PI, Role.EDITOR})
 _ORACLE_CHUNK = 2000
-
-
-def _require(*, user: User, version: ProtocolVersion, roles: frozenset[str], doing: str) -> None:
-    if not roles_for(user=user, protocol_id=version.protocol_id) & roles:
-        raise PermissionDenied(f"Your role on {version} does not allow you to {doing}.")
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 @transaction.atomic
@@ -79,7 +59,6 @@ def machine_scores_import(
     written. The same file (SHA-256) twice is a no-op that says so. Writes one ``import`` log
     entry naming the scorers, the file's SHA-256 and the counts.
     """
-    _require(user=user, version=version, roles=IMPORT_ROLES, doing="import machine scores")
     if judged_by_scorer(version) and (format or guess_format(filename)) == "jsonl":
         # Seed 003: an LLM judge's loss1 documents, validated and re-derived on the way in.
         scorer = (mapping or {}).get("scorer")
@@ -92,7 +71,7 @@ def machine_scores_import(
             note=note,
             dry_run=dry_run,
         )
-    with _collector_paused():
+    with collector_paused():
         return import_machine_scores(
             version=version,
             user=user,
@@ -115,7 +94,6 @@ def oracle_run_request(*, version: ProtocolVersion, scorer_code: str, user: User
     Raises ValidationError when the version is not frozen, the code is not an oracle on its
     scorer roster, or no rubric field is given to the oracle's role.
     """
-    _require(user=user, version=version, roles=ORACLE_ROLES, doing="run an oracle")
     if version.state != VersionState.FROZEN:
         raise ValidationError("An oracle scores a frozen version's responses: freeze it first.")
     entry = (

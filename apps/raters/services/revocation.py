@@ -4,7 +4,8 @@ stops scoring at once.
 Two small pieces, kept apart from the queue and scoring code so that they survive its rewrites:
 
 - ``scoring_refusal_check(reviewer=…, version_id=…)`` raises ``ScoringClosed`` when the reviewer
-  no longer holds the reviewer role on the version's protocol, or the version is withdrawn.
+  no longer holds the reviewer role on the version's protocol, or the version is withdrawn (the
+  read is ``apps.raters.selectors.scoring_refusal``).
   ``score_submit`` and ``score_correct`` call it once they have found (and locked) the task, and
   ``get_task_for`` calls it before a task is shown. It reads the live rows, under the reviewer's
   advisory lock in the services, so a removal that commits first is always seen.
@@ -19,37 +20,15 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from apps.accounts.models import Membership, Role, User
-from apps.protocols.models import ProtocolVersion, Withdrawal
+from apps.accounts.models import Role, User
+from apps.protocols.models import ProtocolVersion
 from apps.raters.models import Assignment, AssignmentOutcome, ScoringTask, TaskState
+from apps.raters.selectors import scoring_refusal
 from apps.raters.services.queue import lock_reviewer
-
-ROLE_REMOVED = (
-    "You are no longer a reviewer on this protocol: your reservation has ended and your score "
-    "was not stored."
-)
-VERSION_WITHDRAWN = (
-    "This version was withdrawn: its scoring is closed and your score was not stored."
-)
 
 
 class ScoringClosed(ValidationError):
     """The reviewer may no longer score this task (role removed, or version withdrawn)."""
-
-
-def scoring_refusal(*, reviewer: User, version_id: int) -> str | None:
-    """Why ``reviewer`` may not score (or read) a task of version ``version_id`` now, or None.
-
-    Two indexed reads: the version's withdrawal tombstone and the reviewer's membership.
-    """
-    if Withdrawal.objects.filter(version_id=version_id).exists():
-        return VERSION_WITHDRAWN
-    holds_role = Membership.objects.filter(
-        user_id=reviewer.pk,
-        role=Role.REVIEWER,
-        protocol_id=ProtocolVersion.objects.filter(pk=version_id).values("protocol_id")[:1],
-    ).exists()
-    return None if holds_role else ROLE_REMOVED
 
 
 def scoring_refusal_check(*, reviewer: User, version_id: int) -> None:

@@ -8,10 +8,10 @@ Publishing is an append-only act (``RubricPublication``) with a log entry: a con
 served "forever" is never taken back.
 """
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from apps.accounts.models import Membership, Role, User
+from apps.accounts.models import User
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.protocols.models import ProtocolVersion, VersionState
@@ -42,15 +42,12 @@ def rubric_text_set(*, version: ProtocolVersion, text: str) -> RubricText:
 
 @transaction.atomic
 def rubric_text_publish(*, version: ProtocolVersion, user: User) -> RubricPublication:
-    """Make the frozen ``version``'s rubric text public (PI only); idempotent.
+    """Make the frozen ``version``'s rubric text public, as ``user``; idempotent.
 
-    Raises PermissionDenied for anyone but the protocol's PI, ValidationError when the version
-    is a draft or has no rubric text. Writes one ``publication`` log entry the first time.
+    That ``user`` is the protocol's PI is the caller's to check (the page and the API ask for the
+    PI's role). Raises ValidationError when the version is a draft or has no rubric text. Writes
+    one ``publication`` log entry the first time.
     """
-    if not Membership.objects.filter(
-        user=user, protocol_id=version.protocol_id, role=Role.PI
-    ).exists():
-        raise PermissionDenied("Only the protocol's PI publishes its rubric.")
     if version.state != VersionState.FROZEN:
         raise ValidationError("Only a frozen version's rubric is published.")
     text = RubricText.objects.filter(version=version).first()
@@ -73,15 +70,3 @@ def rubric_text_publish(*, version: ProtocolVersion, user: User) -> RubricPublic
         refs=[{"type": "version", "id": version.pk, "label": str(version)}],
     )
     return publication
-
-
-def rubric_text_member_reader(user: User, sha256: str) -> bool:
-    """Blob rule: a rubric text is readable by any member of a protocol one of whose versions
-    holds it."""
-    protocol_ids = RubricText.objects.filter(sha256=sha256).values("version__protocol_id")
-    return Membership.objects.filter(user=user, protocol_id__in=protocol_ids).exists()
-
-
-def rubric_text_is_public(sha256: str) -> bool:
-    """Blob rule: a published rubric text is public."""
-    return RubricPublication.objects.filter(sha256=sha256).exists()

@@ -3,41 +3,34 @@
 A scorer is hashed as an evaluand is (``apps.responses.models.identity_sha256_of``): the SHA-256
 of the canonical JSON of ``SCORER_IDENTITY_FIELDS``. Registering the same identity twice returns
 the first scorer; a changed element (a new judge prompt, a new temperature) is a new scorer.
+
+Who may change a version's scorer roster (its PI or an editor) is checked before these are
+called (``apps.raters.access.RUBRIC_EDITORS``); they check that the version is a draft.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.urls import reverse
 
-from apps.accounts.models import Role, User
-from apps.accounts.selectors import roles_for
+from apps.accounts.models import User
 from apps.core.canonical import canonical_json, sha256_hex
-from apps.protocols.components import Problem
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.services import version_require_editable
 from apps.raters.models import (
     SCORER_IDENTITY_FIELDS,
     Comparison,
-    FieldKind,
-    RubricField,
     Scorer,
     ScorerKind,
     ScorerRosterEntry,
 )
 
-ROSTER_ROLES = frozenset({Role.PI, Role.EDITOR})
 _CODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _ROLE = re.compile(r"^[-a-zA-Z0-9_]+$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
-# What an oracle's comparison can write: all equal (binary), items correct (count), the share
-# of items correct (number).
-ORACLE_FIELD_KINDS = (FieldKind.BINARY, FieldKind.COUNT, FieldKind.NUMBER)
 
 
 def scorer_identity_sha256(identity: dict[str, Any]) -> str:
@@ -133,19 +126,13 @@ def scorer_register(*, user: User | None, label: str, **identity: Any) -> tuple[
     return scorer, True
 
 
-def _require(*, user: User, version: ProtocolVersion) -> None:
-    if not roles_for(user=user, protocol_id=version.protocol_id) & ROSTER_ROLES:
-        raise PermissionDenied(f"Your role on {version} does not allow you to change its scorers.")
-    version_require_editable(version)
-
-
 @transaction.atomic
 def scorer_roster_enroll(
     *, version: ProtocolVersion, scorer: Scorer, code: str, role: str, user: User
 ) -> ScorerRosterEntry:
     """Register ``scorer`` on the draft ``version``'s scorer roster under ``code`` in ``role``
     (the role rubric fields name in ``scorer_role``)."""
-    _require(user=user, version=version)
+    version_require_editable(version)
     code, role = code.strip(), role.strip()
     errors = {}
     if not _CODE.match(code):
@@ -175,56 +162,8 @@ def scorer_roster_enroll(
 @transaction.atomic
 def scorer_roster_remove(*, entry: ScorerRosterEntry, user: User) -> None:
     """Take a scorer off a draft version's roster."""
-    _require(user=user, version=entry.version)
+    version_require_editable(entry.version)
     entry.delete()
-
-
-def scorer_checks(version: ProtocolVersion) -> Iterator[Problem]:
-    """Freeze-gate checks: every scorer role a rubric field names has a scorer on the roster,
-    and an oracle's role holds only fields an oracle can write (binary, count, number)."""
-    url = reverse("raters:scorers", args=[version.protocol.code, version.label])
-    roster = list(ScorerRosterEntry.objects.filter(version=version).select_related("scorer"))
-    roles = {entry.role for entry in roster}
-    fields = list(RubricField.objects.filter(version=version).order_by("position"))
-    for field in fields:
-        if field.scorer_role and field.scorer_role not in roles:
-            yield Problem(
-                "scorer_role_empty",
-                f"Rubric field {field.name!r} is scored by the scorer role "
-                f"{field.scorer_role!r}, but no scorer on the roster has that role.",
-                url,
-            )
-    for entry in roster:
-        if entry.scorer.kind != ScorerKind.ORACLE:
-            continue
-        for field in fields:
-            if (
-                field.scorer_role == entry.role
-                and not field.derivation
-                and field.kind not in ORACLE_FIELD_KINDS
-            ):
-                yield Problem(
-                    "oracle_field_invalid",
-                    f"The oracle {entry.code!r} cannot score the {field.kind} field "
-                    f"{field.name!r}: an oracle writes binary, count or number fields.",
-                    url,
-                )
-
-
-def scorers_document(version: ProtocolVersion) -> list[dict[str, Any]]:
-    """The scorer roster as it goes into the frozen document: codes, roles, full identities."""
-    return [
-        {
-            "code": entry.code,
-            "role": entry.role,
-            "label": entry.scorer.label,
-            "identity_sha256": entry.scorer.identity_sha256,
-            "identity": entry.scorer.identity(),
-        }
-        for entry in ScorerRosterEntry.objects.filter(version=version)
-        .select_related("scorer")
-        .order_by("position", "code")
-    ]
 
 
 def scorers_copy(source: ProtocolVersion, target: ProtocolVersion) -> None:

@@ -25,7 +25,7 @@ from apps.raters.models import (
     TaskKind,
     TaskState,
 )
-from apps.raters.selectors import response_is_audited
+from apps.raters.selectors import effective_scores, response_is_audited
 from apps.raters.services import lean
 from apps.raters.services.queue import _token_valid, lock_reviewer
 from apps.raters.services.revocation import scoring_refusal_check
@@ -88,16 +88,6 @@ def _clean(*, task: ScoringTask, values: dict) -> dict:
         units=units,
         card=card,
         drift_epsilon=rating.plan.drift_epsilon,
-    )
-
-
-def effective_scores(*, response_id: int, kind: str = TaskKind.PRIMARY) -> list[Score]:
-    """The scores of one response's tasks of ``kind`` as they now stand: each score replaced by
-    its latest correction."""
-    return list(
-        Score.objects.filter(
-            response_id=response_id, task__kind=kind, correction__isnull=True
-        ).order_by("task__slot", "pk")
     )
 
 

@@ -8,9 +8,10 @@ from django.core.management.base import BaseCommand, CommandError
 
 from apps.accounts.models import User
 from apps.protocols.models import ProtocolVersion
+from apps.raters.access import require_rubric_editor
 from apps.raters.machine_import import with_scorer
 from apps.raters.services.machine import machine_scores_import
-from apps.responses.importing import ImportRejected
+from apps.responses.import_frame import ImportRejected
 
 
 class Command(BaseCommand):
@@ -59,6 +60,7 @@ class Command(BaseCommand):
             except ValueError as error:
                 raise CommandError(f"--mapping is not JSON: {error}") from error
         try:
+            require_rubric_editor(user=user, version=version, doing="import machine scores")
             outcome = machine_scores_import(
                 version=version,
                 user=user,

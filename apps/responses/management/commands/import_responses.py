@@ -8,7 +8,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from apps.accounts.models import User
 from apps.protocols.models import ProtocolVersion
-from apps.responses.importing import ImportRejected
+from apps.responses.access import WRITE_ROLES, require_version_role
+from apps.responses.import_frame import ImportRejected
 from apps.responses.services import responses_import
 
 
@@ -61,6 +62,9 @@ class Command(BaseCommand):
             except ValueError as error:
                 raise CommandError(f"--mapping is not JSON: {error}") from error
         try:
+            require_version_role(
+                user=user, version=version, roles=WRITE_ROLES, doing="import responses"
+            )
             outcome = responses_import(
                 version=version,
                 user=user,

@@ -1,0 +1,102 @@
+"""One import frame (``apps.responses.import_frame``) under the three importers: responses,
+machine scores and an LLM judge's loss1 verdicts refuse a file the same way, by the same words,
+and write nothing."""
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from apps.raters.models import MachineScoreImport
+from apps.raters.rubric_templates import fidelity_fields
+from apps.raters.services.machine import machine_scores_import
+from apps.responses.formats import ImportProblem
+from apps.responses.import_frame import MAX_LISTED_PROBLEMS, ImportRejected
+from apps.responses.models import ResponseImport
+from apps.responses.services import responses_import
+from tests.raters.machine_study import JUDGE, JUDGE_FIELDS, jsonl, machine_study
+from tests.raters.test_fidelity_judge_import import _cards, consistent
+from tests.responses.conftest import build_draft
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def scored(protocol, pi):
+    return machine_study(
+        protocol=protocol, pi=pi, fields=JUDGE_FIELDS, scorers={"judge": ("judge", JUDGE)}
+    )
+
+
+@pytest.fixture
+def judged(protocol, pi):
+    return machine_study(
+        protocol=protocol,
+        pi=pi,
+        fields=fidelity_fields("judge"),
+        scorers={"judge": ("judge", JUDGE)},
+        items=2,
+        parameters={"scores_per_response": "1"},
+        before_freeze=_cards,
+    )
+
+
+def _responses(version, user, data, filename):
+    return responses_import(version=version, user=user, data=data, filename=filename)
+
+
+def _machine(version, user, data, filename):
+    return machine_scores_import(
+        version=version, user=user, data=data, filename=filename, mapping={"scorer": "judge"}
+    )
+
+
+def _written():
+    return ResponseImport.objects.count() + MachineScoreImport.objects.count()
+
+
+@pytest.mark.parametrize("study", ["scored", "judged"])
+@pytest.mark.parametrize("data", [b"", b"\n\n"])
+def test_every_importer_refuses_a_file_without_records_in_the_same_words(request, pi, study, data):
+    version = request.getfixturevalue(study)
+    before = _written()
+    for run in (_responses, _machine):
+        with pytest.raises(ImportRejected) as refused:
+            run(version, pi, data, "empty.jsonl")
+        assert [p.as_dict() for p in refused.value.problems] == [
+            {"row": None, "field": "", "message": "the file holds no records", "label": ""}
+        ]
+    assert _written() == before
+
+
+def test_the_response_and_machine_importers_ask_for_the_format_in_the_same_words(scored, pi):
+    for run in (_responses, _machine):
+        with pytest.raises(ImportRejected) as refused:
+            run(scored, pi, b"a,b\n1,2\n", "scores.txt")
+        assert refused.value.messages == [
+            "file, format: say which format 'scores.txt' is: csv, jsonl or inspect"
+        ]
+    assert _written() == 1  # the study's own responses
+
+
+def test_a_judge_file_already_imported_is_a_no_op_that_says_so(judged, pi):
+    data = jsonl([{"position": p, "document": consistent()} for p in (1, 2, 3, 4)])
+    first = _machine(judged, pi, data, "judge.jsonl")
+    again = _machine(judged, pi, data, "judge.jsonl")
+    assert (first.status, again.status) == ("imported", "already_imported")
+    assert again.record == first.record
+    assert MachineScoreImport.objects.count() == 1
+
+
+def test_a_draft_takes_no_import_of_either_kind(protocol, pi):
+    draft = build_draft(protocol=protocol, user=pi)
+    with pytest.raises(ValidationError, match="Responses attach only to a frozen version"):
+        _responses(draft, pi, b"item,evaluand,response\n", "a.csv")
+    with pytest.raises(ValidationError, match="Machine scores attach only to a frozen version"):
+        _machine(draft, pi, b"position,loss1\n1,0.4\n", "a.csv")
+
+
+def test_a_refusal_lists_the_first_hundred_problems_and_counts_the_rest():
+    problems = [ImportProblem(row, "field", "bad") for row in range(2, 2 + 250)]
+    refused = ImportRejected(problems)
+    assert refused.total == 250 and len(refused.problems) == MAX_LISTED_PROBLEMS
+    assert refused.messages[0] == "row 2, field: bad"
+    assert refused.messages[-1] == "… and 150 more problems"
