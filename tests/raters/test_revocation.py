@@ -19,8 +19,8 @@ from apps.protocols.services import protocol_member_add, protocol_member_remove,
 from apps.raters.models import Assignment, Score
 from apps.raters.services import score_submit, scoring_open, task_next
 from apps.raters.services.revocation import ROLE_REMOVED, VERSION_WITHDRAWN, ScoringClosed
+from tests.builders import frozen_study
 from tests.factories import UserFactory
-from tests.raters.study import frozen_study
 
 pytestmark = pytest.mark.django_db
 
