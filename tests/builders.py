@@ -15,6 +15,10 @@ gate's run of the plan on synthetic data stays cheap.
 - ``build_draft(...)``: a draft with items × levels, keys, a roster and the schedule's parameters.
 - ``frozen_study(...)``: a frozen study with one response per cell, a rubric, a PI and reviewers.
 - ``FrozenVersionFactory``: factory_boy's face of ``freeze`` (a small frozen version).
+
+Still outside it: ``tests/analysis/builders.py`` (``opb_study``, ``xstest_study``) freezes its
+large scored studies by hand (state, hash and blob set directly); the queue benchmarks do too,
+each saying why.
 """
 
 from dataclasses import dataclass, field
