@@ -39,12 +39,8 @@ class ProtocolVersionFactory(factory.django.DjangoModelFactory):
 
     protocol = factory.SubFactory(ProtocolFactory)
     label = "1.0"
-
-
-class FrozenVersionFactory(ProtocolVersionFactory):
-    """A frozen version (created frozen: the freeze itself is the protocols app's service)."""
-
-    state = "frozen"
+    # A version needs its author to pass full_clean (the freeze runs it).
+    created_by = factory.SelfAttribute("protocol.created_by")
 
 
 # Design (apps.items)

@@ -12,7 +12,7 @@ from apps.raters.models import Score
 from apps.raters.services import scoring_open
 from apps.responses.models import Evaluand
 from tests.browser.conftest import PASSWORD
-from tests.raters.study import frozen_study
+from tests.builders import frozen_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -7,7 +7,8 @@ import pytest
 from django.urls import reverse
 
 from apps.protocols.services import protocol_create
-from tests.factories import FrozenVersionFactory, MembershipFactory, UserFactory
+from tests.builders import FrozenVersionFactory
+from tests.factories import MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 

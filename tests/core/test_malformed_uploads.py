@@ -13,7 +13,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from apps.deviations.models import LogEntry
 from apps.items.models import Cell, Item, KeyUnit
 from apps.responses.models import Attempt, Response, ResponseImport
-from tests.responses.conftest import answer_rows, build_draft, csv_bytes, freeze
+from tests.builders import build_draft, freeze
+from tests.responses.conftest import answer_rows, csv_bytes
 
 pytestmark = pytest.mark.django_db
 

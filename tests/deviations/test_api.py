@@ -5,7 +5,8 @@ from rest_framework.test import APIClient
 
 from apps.deviations.models import LogEntry
 from apps.deviations.selectors import outcomes_visible
-from tests.factories import FrozenVersionFactory, ProtocolFactory, ProtocolVersionFactory
+from tests.builders import FrozenVersionFactory
+from tests.factories import ProtocolFactory, ProtocolVersionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -99,10 +100,11 @@ def test_an_editor_records_a_deviation_through_the_api(api, editor, protocol, fr
     )
     assert response.status_code == 201, response.content
     body = response.json()
-    assert (body["seq"], body["kind"], body["occurred_on"]) == (1, "platform_loss", "2026-11-02")
+    # Entry 1 is the version's freeze.
+    assert (body["seq"], body["kind"], body["occurred_on"]) == (2, "platform_loss", "2026-11-02")
     assert body["outcome_visible"] is False
     assert body["refs"][0]["id"] == frozen_version.pk
-    assert LogEntry.objects.get().hash == body["hash"]
+    assert LogEntry.objects.get(kind="platform_loss").hash == body["hash"]
 
 
 def test_the_api_cannot_set_outcome_visible(api, editor, protocol):

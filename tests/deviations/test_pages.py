@@ -225,7 +225,12 @@ def test_recording_a_deviation_appends_it_with_the_seals_answer(
     assert (entry.actor, entry.occurred_on) == (editor, date(2026, 11, 2))
     assert entry.outcome_visible is True
     assert entry.refs == [
-        {"type": "version", "id": frozen_version.pk, "label": f"{protocol.code} v1.0"}
+        {
+            "type": "version",
+            "id": frozen_version.pk,
+            "label": f"{protocol.code} v1.0",
+            "sha256": frozen_version.sha256,
+        }
     ]
 
 

@@ -8,7 +8,8 @@ from django.urls import reverse
 from apps.deviations.models import AppendOnlyError, LogEntry, OutcomeUnsealing
 from apps.deviations.selectors import chain_verify, outcomes_visible
 from apps.deviations.services import deviation_append, outcome_unseal
-from tests.factories import FrozenVersionFactory, ProtocolFactory, ProtocolVersionFactory
+from tests.builders import FrozenVersionFactory
+from tests.factories import ProtocolFactory, ProtocolVersionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -35,12 +36,19 @@ def test_unsealing_writes_an_outcome_unsealed_entry_that_is_itself_after_the_sea
     protocol, pi, frozen_version
 ):
     unsealing = outcome_unseal(version=frozen_version, user=pi, confirmation=protocol.code)
-    entry = LogEntry.objects.get(protocol=protocol)
+    # The protocol's log holds the freeze's entry, then the unsealing's.
+    freeze_entry, entry = LogEntry.objects.filter(protocol=protocol).order_by("seq")
+    assert freeze_entry.kind == "freeze"
     assert entry.kind == "outcome_unsealed"
     assert entry.actor == pi
     assert entry.outcome_visible is True
     assert entry.refs == [
-        {"type": "version", "id": frozen_version.pk, "label": f"{protocol.code} v1.0"}
+        {
+            "type": "version",
+            "id": frozen_version.pk,
+            "label": f"{protocol.code} v1.0",
+            "sha256": frozen_version.sha256,
+        }
     ]
     assert unsealing.unsealed_by == pi
     assert unsealing.confirmation == protocol.code
@@ -74,7 +82,7 @@ def test_unsealing_needs_the_protocol_code_typed_exactly(pi, frozen_version, typ
         f"Type the protocol code {protocol.code} exactly to confirm that you unseal the outcomes."
     ]
     assert not outcomes_visible(frozen_version)
-    assert not LogEntry.objects.exists()
+    assert not LogEntry.objects.filter(kind="outcome_unsealed").exists()
 
 
 def test_a_draft_version_cannot_be_unsealed(protocol, pi):

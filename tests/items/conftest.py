@@ -3,7 +3,6 @@
 import pytest
 
 from apps.items import services
-from apps.protocols.models import ProtocolVersion
 from tests.factories import MembershipFactory, ProtocolVersionFactory
 
 B_RULE = "No Family B item is authored at L4 or L5, ever."
@@ -56,13 +55,6 @@ def write_item(version, family, code, levels, *, key="unit one\n!unit two", **ex
             key=services.key_units_parse(key),
         )
     return item
-
-
-def freeze(version):
-    """Mark a version frozen the way the freeze service will (state only)."""
-    ProtocolVersion.objects.filter(pk=version.pk).update(state="frozen")
-    version.refresh_from_db()
-    return version
 
 
 def pages(version) -> str:

@@ -6,7 +6,8 @@ import pytest
 
 from apps.items import services
 from apps.items.models import Item
-from tests.items.conftest import api, freeze, pages
+from tests.builders import freeze
+from tests.items.conftest import api, pages
 
 pytestmark = pytest.mark.django_db
 JSON = "application/json"
@@ -58,6 +59,8 @@ def test_the_edit_page_refuses_a_c_item_without_a_base_item_naming_it(client, pi
 
 
 def test_the_edit_page_of_a_frozen_version_offers_no_base_item(client, pi, draft, design):
+    # The gate refuses a disclosure item without its base item.
+    services.item_base_set(item=design["c-01"], base_item=design["a-01"])
     freeze(draft)
     client.force_login(pi)
     assert 'name="base_item"' not in client.get(f"{pages(draft)}/items/c-01/").content.decode()

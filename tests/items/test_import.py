@@ -8,6 +8,7 @@ import pytest
 from apps.deviations.models import LogEntry
 from apps.items import services
 from apps.items.models import Cell, Item, KeyUnit
+from tests.builders import freeze
 from tests.items.conftest import api, pages, write_item
 
 pytestmark = pytest.mark.django_db
@@ -188,7 +189,6 @@ def test_header_and_consistency_errors_are_named(family_a, draft):
 
 
 def test_an_import_into_a_frozen_version_is_refused(family_a, draft):
-    from tests.items.conftest import freeze
 
     freeze(draft)
     plan = services.design_import_plan(version=draft, content=_csv(GOOD_ROWS), fmt="csv")

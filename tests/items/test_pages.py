@@ -4,7 +4,8 @@ import pytest
 
 from apps.items import services
 from apps.items.models import Cell, Family, Item
-from tests.items.conftest import api, freeze, pages, write_item
+from tests.builders import freeze
+from tests.items.conftest import api, pages, write_item
 
 pytestmark = pytest.mark.django_db
 

@@ -7,8 +7,9 @@ from apps.protocols.services import version_freeze
 from apps.raters.services import rubric_create
 from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
 from apps.responses.services import responses_import
+from tests.builders import build_draft
 from tests.factories import AnalysisParameterFactory
-from tests.responses.conftest import answer_rows, build_draft, csv_bytes
+from tests.responses.conftest import answer_rows, csv_bytes
 
 JUDGE = {
     "kind": "llm_judge",

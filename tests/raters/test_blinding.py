@@ -37,9 +37,9 @@ from apps.raters.services import (
 )
 from apps.raters.services.machine import machine_scores_import
 from apps.raters.services.scorers import scorer_register
-from apps.responses.models import Evaluand
+from apps.responses.models import Administration, Evaluand
+from tests.builders import freeze, frozen_study, set_parameters
 from tests.factories import (
-    AdministrationFactory,
     AttemptFactory,
     CellFactory,
     ConditionFactory,
@@ -52,9 +52,9 @@ from tests.factories import (
     ProtocolFactory,
     ProtocolVersionFactory,
     ResponseFactory,
+    RosterEntryFactory,
     UserFactory,
 )
-from tests.raters.study import freeze, frozen_study, set_parameters
 
 pytestmark = pytest.mark.django_db
 
@@ -156,7 +156,8 @@ def _marked_study():
         model=MARKERS["evaluand model"],
         provider=MARKERS["evaluand provider"],
     )
-    administrations = []
+    RosterEntryFactory(version=version, evaluand=evaluand, code="m1", position=0)
+    cells = []
     for n in range(3):
         item = ItemFactory(
             version=version,
@@ -167,10 +168,10 @@ def _marked_study():
         )
         cell = CellFactory(item=item, version=version, level=level, prompt=f"Describe case {n}.")
         KeyUnitFactory(cell=cell, version=version, position=1, text=f"names case {n}")
-        administrations.append(
-            AdministrationFactory(cell=cell, version=version, evaluand=evaluand, position=n)
-        )
+        cells.append(cell)
     freeze(version)
+    # The freeze generated the schedule: one administration per cell.
+    administrations = [Administration.objects.get(version=version, cell=cell) for cell in cells]
     pi = MembershipFactory(protocol=protocol, role="pi").user
     reviewer, other = UserFactory(), UserFactory()
     for user in (reviewer, other):
@@ -185,14 +186,14 @@ def _marked_study():
         data=b"".join(
             json.dumps(
                 {
-                    "position": n,
+                    "position": administration.position,
                     "scorer": MARKERS["scorer code"],
                     "verdict": MARKERS["machine score"],
                     "explanation": MARKERS["machine detail"],
                 }
             ).encode()
             + b"\n"
-            for n in range(3)
+            for administration in administrations
         ),
         filename="judge.jsonl",
         mapping={"item": None, "evaluand": None, "level": None, "repetition": None},

@@ -150,7 +150,7 @@ def test_a_field_reviewers_score_is_refused_and_a_csv_is_read_by_field_kind(prot
 
 
 def test_a_draft_takes_no_machine_scores(protocol, pi):
-    from tests.responses.conftest import build_draft
+    from tests.builders import build_draft
 
     draft = build_draft(protocol=protocol, user=pi)
     with pytest.raises(ValidationError):
@@ -279,7 +279,8 @@ def _rerun_study(protocol, pi, first_text: str):
     from apps.raters.services import rubric_create
     from apps.raters.services.scorers import scorer_roster_enroll
     from apps.responses.services import responses_import
-    from tests.responses.conftest import answer_rows, build_draft
+    from tests.builders import build_draft
+    from tests.responses.conftest import answer_rows
 
     draft = build_draft(protocol=protocol, user=pi)
     rubric_create(version=draft, name="Machine rubric", fields=JUDGE_FIELDS)

@@ -130,7 +130,7 @@ def test_the_cell_page_saves_an_expected_output_and_the_design_page_shows_its_ha
 ):
     from django.urls import reverse
 
-    from tests.responses.conftest import build_draft
+    from tests.builders import build_draft
 
     draft = build_draft(protocol=protocol, user=pi, items=["sort-1"])
     cell = Cell.objects.get(version=draft)

@@ -17,8 +17,8 @@ from apps.raters.services import (
     rubric_field_update,
 )
 from apps.raters.values import score_values_clean
+from tests.builders import freeze
 from tests.factories import ProtocolVersionFactory
-from tests.raters.study import freeze
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,8 @@ import pytest
 
 from apps.raters.models import FieldKind, RubricField
 from apps.raters.services import rubric_document
-from tests.factories import FrozenVersionFactory, MembershipFactory, ProtocolVersionFactory
+from tests.builders import FrozenVersionFactory
+from tests.factories import MembershipFactory, ProtocolVersionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -169,9 +170,13 @@ def test_a_frozen_rubric_has_no_editor_and_refuses_actions(client):
     client.force_login(MembershipFactory(protocol=version.protocol, role="pi").user)
     page = client.get(_url(version)).content.decode()
     assert "Add a field" not in page
+    fields = list(RubricField.objects.filter(version=version).values_list("name", flat=True))
     response = _add(client, version, name="x", kind="binary")
     assert response.status_code == 200
-    assert RubricField.objects.filter(version=version).count() == 0
+    assert list(RubricField.objects.filter(version=version).values_list("name", flat=True)) == (
+        fields
+    )
+    assert "x" not in fields
 
 
 def test_reviewers_and_strangers_get_404_on_the_editor_and_preview(client, draft):

@@ -8,8 +8,9 @@ from apps.deviations.models import LogEntry
 from apps.raters.models import RubricPublication
 from apps.raters.services import rubric_apply_template
 from apps.raters.services.rubric_text import rubric_text_set
+from tests.builders import freeze, ready_for_freeze, set_parameters
 from tests.factories import MembershipFactory, ProtocolVersionFactory
-from tests.raters.study import freeze
+from tests.raters.fidelity_study import put_cards
 
 pytestmark = pytest.mark.django_db
 
@@ -21,12 +22,21 @@ def study():
     version = ProtocolVersionFactory()
     rubric_apply_template(version=version, template="fidelity")
     row = rubric_text_set(version=version, text=TEXT)
-    freeze(version)
+    _freeze_with_cards(version)
     people = {
         role: MembershipFactory(protocol=version.protocol, role=role).user
         for role in (Role.PI, Role.EDITOR, Role.REVIEWER)
     }
     return version, row.sha256, people
+
+
+def _freeze_with_cards(version) -> None:
+    # The fidelity plan reads every cell's card and the drift tolerance: the gate refuses a
+    # cell without a card and a plan without the tolerance.
+    set_parameters(version, drift_epsilon="0.05")
+    ready_for_freeze(version, version.created_by)
+    put_cards(version.cells.all())
+    freeze(version)
 
 
 def _page(version) -> str:
@@ -109,7 +119,7 @@ def test_a_reviewer_or_editor_cannot_publish(client, study):
 def test_a_version_without_rubric_text_says_so_and_refuses_to_publish(client):
     version = ProtocolVersionFactory()
     rubric_apply_template(version=version, template="fidelity")
-    freeze(version)
+    _freeze_with_cards(version)
     pi = MembershipFactory(protocol=version.protocol, role=Role.PI).user
     client.force_login(pi)
     body = client.get(_page(version)).content.decode()

@@ -10,8 +10,9 @@ from apps.deviations.services import outcome_unseal
 from apps.responses.models import Attempt, Exclusion
 from apps.responses.selectors import outcome_counts, responses_summary
 from apps.responses.services import exclusion_record, responses_import
+from tests.builders import build_draft, freeze
 from tests.factories import AnalysisParameterFactory
-from tests.responses.conftest import answer_rows, build_draft, csv_bytes, freeze
+from tests.responses.conftest import answer_rows, csv_bytes
 
 pytestmark = pytest.mark.django_db
 

@@ -138,7 +138,8 @@ def test_attempts_without_stored_columns_are_backfilled_once_and_refused_by_the_
 
 
 def test_a_version_whose_plan_reads_no_sessions_gets_no_columns(protocol, pi):
-    from tests.responses.conftest import answer_rows, build_draft, csv_bytes, freeze
+    from tests.builders import build_draft, freeze
+    from tests.responses.conftest import answer_rows, csv_bytes
 
     version = freeze(build_draft(protocol=protocol, user=pi), pi)
     responses_import(
