@@ -21,10 +21,11 @@ large scored studies by hand (state, hash and blob set directly); the queue benc
 each saying why.
 """
 
+import math
 from dataclasses import dataclass, field
 
 from apps.accounts.models import Role, User
-from apps.items.models import Cell, Item, KeyUnit
+from apps.items.models import Cell, Factor, FactorRole, Item, KeyUnit
 from apps.items.selectors import HarmState, harm_reviewers_eligible, item_harm_states
 from apps.items.services import harm_review_open, harm_review_submit
 from apps.protocols.models import SECTION_FIELDS, AnalysisParameter, ProtocolVersion
@@ -71,7 +72,8 @@ def set_parameters(version: ProtocolVersion, **values) -> None:
 
 def ready_for_freeze(version: ProtocolVersion, user: User) -> ProtocolVersion:
     """Give the draft ``version`` what the freeze gate asks and it lacks, leaving what it has:
-    text in empty sections, the plan's ``seed`` and ``repetitions`` (1), an item with a keyed
+    text in empty sections, the plan's ``seed`` and ``repetitions`` (the number of design-factor
+    combinations, 1 without factors), an item with a keyed
     cell when the design is empty, a unit in every present cell without a key, every unwritten
     cell recorded absent (with a reason), a harm-constancy review (two blind reviewers, both
     "not more harmful") of every harm-constant item that needs one, one evaluand on an empty
@@ -81,9 +83,13 @@ def ready_for_freeze(version: ProtocolVersion, user: User) -> ProtocolVersion:
         ProtocolVersion.objects.filter(pk=version.pk).update(**empty)
         version.refresh_from_db()
     held = set(AnalysisParameter.objects.filter(version=version).values_list("name", flat=True))
-    set_parameters(
-        version, **{k: v for k, v in {"seed": 7, "repetitions": 1}.items() if k not in held}
+    # One task block per repetition: the gate asks for a multiple of the design factors'
+    # combinations (seed 002, "task blocks"), so the smallest such multiple.
+    combinations = math.prod(
+        len(f.levels) for f in Factor.objects.filter(version=version, role=FactorRole.DESIGN)
     )
+    defaults = {"seed": 7, "repetitions": combinations}
+    set_parameters(version, **{k: v for k, v in defaults.items() if k not in held})
     if not Item.objects.filter(version=version).exists():
         level = version.levels.first() or LevelFactory(version=version, ordinal=0, code="L0")
         family = version.families.first() or FamilyFactory(

@@ -6,7 +6,8 @@ unknown part."""
 import pytest
 
 from apps.items.models import Condition, Factor, Family, Item, Level
-from tests.items.conftest import api, freeze, pages
+from tests.builders import freeze
+from tests.items.conftest import api, pages
 
 pytestmark = pytest.mark.django_db
 
