@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
@@ -19,6 +18,11 @@ from apps.raters.models import Comparison, OracleRun, ScorerKind
 from apps.raters.services.machine import machine_scores_import, oracle_run_request
 from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
 from apps.responses.forms import upload_size_problem
+from apps.responses.import_answers import (
+    import_answer,
+    import_outcome_body,
+    refused_import_answer,
+)
 from apps.responses.import_frame import ImportRejected
 
 
@@ -129,25 +133,11 @@ class MachineScoresImportApi(APIView):
                 dry_run=dry_run,
             )
         except ImportRejected as rejected:
-            return Response(
-                {
-                    "detail": f"Nothing was imported: {rejected.total} problem(s).",
-                    "errors": [problem.as_dict() for problem in rejected.problems],
-                    "error_count": rejected.total,
-                },
-                status=status.HTTP_400_BAD_REQUEST,
-            )
-        body: dict[str, Any] = {
-            "status": outcome.status,
-            "message": outcome.message,
-            "counts": outcome.counts,
-        }
+            return refused_import_answer(rejected)
+        body = import_outcome_body(outcome)
         if outcome.record is not None:
             body["sha256"] = outcome.record.sha256
-        if outcome.status == "dry_run":
-            body["preview"] = outcome.preview
-        code = status.HTTP_201_CREATED if outcome.status == "imported" else status.HTTP_200_OK
-        return Response(body, status=code)
+        return import_answer(body)
 
 
 class OracleRunApi(APIView):

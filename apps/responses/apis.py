@@ -1,7 +1,6 @@
 """The API twin of the responses pages: one APIView per action."""
 
 import json
-from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.http import Http404
@@ -23,6 +22,11 @@ from apps.responses.access import (
     require_evaluand_writer,
 )
 from apps.responses.forms import upload_size_problem
+from apps.responses.import_answers import (
+    import_answer,
+    import_outcome_body,
+    refused_import_answer,
+)
 from apps.responses.import_frame import ImportRejected
 from apps.responses.models import (
     IDENTITY_FIELDS,
@@ -337,26 +341,11 @@ class ResponsesImportApi(APIView):
                 dry_run=dry_run,
             )
         except ImportRejected as rejected:
-            return Response(
-                {
-                    "detail": f"Nothing was imported: {rejected.total} problem(s).",
-                    "errors": [problem.as_dict() for problem in rejected.problems],
-                    "error_count": rejected.total,
-                },
-                status=status.HTTP_400_BAD_REQUEST,
-            )
-        body: dict[str, Any] = {
-            "status": outcome.status,
-            "message": outcome.message,
-            "counts": outcome.counts,
-        }
+            return refused_import_answer(rejected)
+        body = import_outcome_body(outcome)
         if outcome.response_import is not None:
             body["import"] = ImportSerializer(outcome.response_import).data
-        if outcome.status == "dry_run":
-            body["preview"] = outcome.preview
-        # Not ``code``: that is the protocol's code, this method's argument.
-        answer = status.HTTP_201_CREATED if outcome.status == "imported" else status.HTTP_200_OK
-        return Response(body, status=answer)
+        return import_answer(body)
 
 
 class ImportListApi(APIView):
