@@ -7,8 +7,10 @@ only by the reviewer it is assigned to: anyone else gets 404.
 """
 
 from collections.abc import Iterable
+from typing import TypeVar
 
 from django.core.exceptions import PermissionDenied
+from django.db.models import Model
 from django.http import Http404
 
 from apps.accounts.models import Role, User
@@ -54,6 +56,17 @@ def get_design_version_for(
     return version
 
 
+M = TypeVar("M", bound=Model)
+
+
+def _one_in_version(model: type[M], version: ProtocolVersion, missing: str, **lookup: str) -> M:
+    """The row of ``model`` in ``version`` matching ``lookup``, or Http404 saying ``missing``."""
+    found = model._default_manager.filter(version=version, **lookup).first()
+    if found is None:
+        raise Http404(missing)
+    return found
+
+
 def get_item_for(*, version: ProtocolVersion, code: str) -> Item:
     """The version's item ``code``, or Http404."""
     item = (
@@ -68,42 +81,27 @@ def get_item_for(*, version: ProtocolVersion, code: str) -> Item:
 
 def get_level_for(*, version: ProtocolVersion, code: str) -> Level:
     """The level ``code`` of the version's scale, or Http404."""
-    level = Level.objects.filter(version=version, code=code).first()
-    if level is None:
-        raise Http404("No such level on this version's scale.")
-    return level
+    return _one_in_version(Level, version, "No such level on this version's scale.", code=code)
 
 
 def get_family_for(*, version: ProtocolVersion, code: str) -> Family:
     """The version's family ``code``, or Http404."""
-    family = Family.objects.filter(version=version, code=code).first()
-    if family is None:
-        raise Http404("No such family in this version.")
-    return family
+    return _one_in_version(Family, version, "No such family in this version.", code=code)
 
 
 def get_condition_for(*, version: ProtocolVersion, code: str) -> Condition:
     """The version's condition ``code``, or Http404."""
-    condition = Condition.objects.filter(version=version, code=code).first()
-    if condition is None:
-        raise Http404("No such condition in this version.")
-    return condition
+    return _one_in_version(Condition, version, "No such condition in this version.", code=code)
 
 
 def get_factor_for(*, version: ProtocolVersion, code: str) -> Factor:
     """The version's factor named ``code`` (a factor's natural key is its name), or Http404."""
-    factor = Factor.objects.filter(version=version, name=code).first()
-    if factor is None:
-        raise Http404("No such factor in this version.")
-    return factor
+    return _one_in_version(Factor, version, "No such factor in this version.", name=code)
 
 
 def get_panel_member_for(*, version: ProtocolVersion, code: str) -> PanelMember:
     """The version's panel member ``code`` (OPB-01 §6.1), or Http404."""
-    member = PanelMember.objects.filter(version=version, code=code).first()
-    if member is None:
-        raise Http404("No such panel member.")
-    return member
+    return _one_in_version(PanelMember, version, "No such panel member.", code=code)
 
 
 def get_cell_for(*, item: Item, level: Level) -> Cell | None:

@@ -9,7 +9,6 @@ from collections.abc import Iterable
 
 from django.core.exceptions import PermissionDenied
 
-from apps.accounts.access import require_held_roles
 from apps.accounts.models import Role, User
 from apps.protocols.access import get_version_for
 from apps.protocols.models import ProtocolVersion
@@ -44,15 +43,3 @@ def get_task_for(*, user: User, token: str) -> tuple[ScoringTask, Assignment]:
     if reason is not None:
         raise PermissionDenied(reason)
     return task, assignment
-
-
-def require_rubric_editor(*, user: User, version: ProtocolVersion, doing: str) -> None:
-    """For callers handed ``version`` rather than asked for it by a request (``manage.py
-    import_machine_scores --user``): PermissionDenied ("Your role on … does not allow you to
-    ``doing``") unless ``user`` is the protocol's PI or an editor; never 404."""
-    require_held_roles(
-        user=user,
-        protocol_id=version.protocol_id,
-        roles=RUBRIC_EDITORS,
-        refusal=f"Your role on {version} does not allow you to {doing}.",
-    )

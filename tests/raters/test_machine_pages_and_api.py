@@ -155,7 +155,7 @@ def test_the_command_imports_and_names_problems(judged, pi, tmp_path):
 
 @pytest.mark.parametrize("person", ["auditor", "outsider"])
 def test_the_command_refuses_someone_who_may_not_import(request, judged, person, tmp_path):
-    # The command checks the role itself (apps.raters.access.require_rubric_editor): the
+    # The command checks the role itself (apps.responses.access.require_version_role): the
     # service no longer does.
     path = tmp_path / "judge.jsonl"
     path.write_bytes(jsonl(_rows(6)))

@@ -4,9 +4,10 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from apps.raters.access import require_rubric_editor
+from apps.raters.access import RUBRIC_EDITORS
 from apps.raters.machine_import import with_scorer
 from apps.raters.services.machine import machine_scores_import
+from apps.responses.access import require_version_role
 from apps.responses.import_command import ImportCommand, ImportInputs
 
 
@@ -22,7 +23,9 @@ class Command(ImportCommand):
         parser.add_argument("--scorer", help="The scorer's roster code, when rows do not say.")
 
     def check_role(self, *, inputs: ImportInputs) -> None:
-        require_rubric_editor(user=inputs.user, version=inputs.version, doing=self.doing)
+        require_version_role(
+            user=inputs.user, version=inputs.version, roles=RUBRIC_EDITORS, doing=self.doing
+        )
 
     def run_import(self, *, inputs: ImportInputs, options: dict[str, Any]) -> Any:
         return machine_scores_import(
