@@ -427,7 +427,7 @@ def build_app_study(tasks: int, k: int) -> None:
     from rest_framework.authtoken.models import Token
 
     from apps.raters.services import rubric_apply_template, scoring_open
-    from tests.builders import set_parameters
+    from tests.builders import frozen_by_hand, set_parameters
     from tests.factories import MembershipFactory, ProtocolVersionFactory, UserFactory
 
     started = time.perf_counter()
@@ -477,7 +477,7 @@ def build_app_study(tasks: int, k: int) -> None:
             "FROM items_cell c, generate_series(1, %s) r WHERE c.version_id = %s",
             [version.pk, evaluand, tasks // cells, version.pk],
         )
-    _frozen_by_hand(version)
+    frozen_by_hand(version)
     with connection.cursor() as cursor:
         cursor.execute(
             "INSERT INTO responses_attempt (version_id, administration_id, number, "
@@ -824,14 +824,3 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-
-
-def _frozen_by_hand(version) -> None:
-    """Mark ``version`` frozen without the freeze gate, deliberately: the benchmark's schedule
-    (thousands of administrations) is written by SQL in a fixed order, which ``version_freeze``
-    would replace by the seeded one, and the gate's run of the plan is not what is measured.
-    Every other test freezes through ``tests.builders.freeze``."""
-    from apps.protocols.models import ProtocolVersion
-
-    ProtocolVersion.objects.filter(pk=version.pk).update(state="frozen", sha256="ab" * 32)
-    version.refresh_from_db()

@@ -26,7 +26,7 @@ from django.db import connection, connections, transaction
 from apps.raters.models import Assignment, Score, ScoringTask
 from apps.raters.services import score_submit, scoring_open, task_next
 from tests.benchmarks.conftest import sized
-from tests.builders import set_parameters
+from tests.builders import frozen_by_hand, set_parameters
 from tests.factories import MembershipFactory, ProtocolVersionFactory, UserFactory
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -82,7 +82,7 @@ def _build_study():
             "FROM items_cell c, generate_series(1, %s) r WHERE c.version_id = %s",
             [version.pk, evaluand_id, RESPONSES // 100, version.pk],
         )
-    _frozen_by_hand(version)
+    frozen_by_hand(version)
     with connection.cursor() as cursor:
         cursor.execute(
             "INSERT INTO responses_attempt (version_id, administration_id, number, "
@@ -230,14 +230,3 @@ def test_queue_under_16_concurrent_reviewers():
     print("\nQUEUE BENCHMARK " + json.dumps(result, indent=2))
     print("CLAIM PLAN\n" + plan)
     assert doubles == 0
-
-
-def _frozen_by_hand(version) -> None:
-    """Mark ``version`` frozen without the freeze gate, deliberately: the benchmark's schedule
-    (thousands of administrations) is written by SQL in a fixed order, which ``version_freeze``
-    would replace by the seeded one, and the gate's run of the plan is not what is measured.
-    Every other test freezes through ``tests.builders.freeze``."""
-    from apps.protocols.models import ProtocolVersion
-
-    ProtocolVersion.objects.filter(pk=version.pk).update(state="frozen", sha256="ab" * 32)
-    version.refresh_from_db()
