@@ -31,12 +31,12 @@ from apps.raters.selectors import (
     reviewer_progress,
     reviewer_queues,
     reviewer_scored_tasks,
+    rubric_document,
     scoring_dashboard,
     task_content,
 )
 from apps.raters.services import (
     rubric_apply_template,
-    rubric_document,
     rubric_ensure,
     rubric_field_add,
     rubric_field_check,

@@ -11,10 +11,9 @@ from apps.accounts.models import Role, User
 from apps.core.errors import NotFound
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
-from apps.items.models import Cell, KeyUnit
+from apps.items.models import KeyUnit
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.refs import version_ref
-from apps.raters.fidelity import Card, FidelityInputError
 from apps.raters.frozen import frozen_rating
 from apps.raters.models import (
     Assignment,
@@ -25,7 +24,7 @@ from apps.raters.models import (
     TaskKind,
     TaskState,
 )
-from apps.raters.selectors import effective_scores, response_is_audited
+from apps.raters.selectors import cell_card, effective_scores, response_is_audited
 from apps.raters.services import lean
 from apps.raters.services.queue import _token_valid, lock_reviewer
 from apps.raters.services.revocation import scoring_refusal_check
@@ -47,22 +46,6 @@ def _units(cell_id: int) -> list[tuple[int, bool]]:
         .order_by("position")
         .values_list("position", "executable")
     )
-
-
-def cell_card(cell_id: int) -> Card | None:
-    """Seed 003's PolicyCard of a cell: its expected output (JSON), read as a ``Card``; None
-    when the cell has none. Raises ValidationError naming the card's bad fields, never their
-    values: a judge submits through here and must not learn the card's levels."""
-    card = Cell.objects.filter(pk=cell_id).values_list("expected_output", flat=True).first()
-    if card is None:
-        return None
-    try:
-        return Card.from_dict(card)
-    except FidelityInputError as error:
-        fields = ", ".join(sorted(error.problems))
-        raise ValidationError(
-            {"card": [f"this dialogue's PolicyCard cannot be read ({fields}); tell the PI"]}
-        ) from None
 
 
 def _clean(*, task: ScoringTask, values: dict) -> dict:
