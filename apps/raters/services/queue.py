@@ -28,9 +28,11 @@ Locks are always taken in the order reviewer (advisory) → tasks (by id) → as
 path here and in scoring, so no two transactions wait on each other in a cycle.
 """
 
+import enum
 import hashlib
 import hmac
-from datetime import timedelta
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
@@ -49,7 +51,7 @@ from apps.raters.models import (
     TaskKind,
     TaskState,
 )
-from apps.raters.plan import rating_plan
+from apps.raters.plan import RatingPlan, rating_plan
 from apps.raters.selectors import (
     active_assignment,
     audited_response_ids,
@@ -188,7 +190,7 @@ def _tasks_create(*, version: ProtocolVersion, k: int, seed: int, response_ids: 
     return created
 
 
-def _expire_tasks(*, task_ids, now) -> int:
+def _expire_tasks(*, task_ids: Sequence[int], now: datetime) -> int:
     """End the expired active reservations on ``task_ids`` (already locked) and reopen them."""
     if not task_ids:
         return 0
@@ -201,7 +203,12 @@ def _expire_tasks(*, task_ids, now) -> int:
     return ended
 
 
-def assignments_expire(*, now=None, version_ids=None, limit: int | None = None) -> int:
+def assignments_expire(
+    *,
+    now: datetime | None = None,
+    version_ids: Sequence[int] | None = None,
+    limit: int | None = None,
+) -> int:
     """Return every reservation whose expiry has passed to the pool; the number freed.
 
     Runs every minute from Celery beat (``raters.assignments_expire``) and, bounded, lazily at
@@ -224,16 +231,24 @@ def assignments_expire(*, now=None, version_ids=None, limit: int | None = None) 
         return _expire_tasks(task_ids=task_ids, now=now)
 
 
-def _claim(*, version_id: int, reviewer: User, rank: int, offset: int, wrapped: bool | None):
+def _claim(
+    *, version_id: int, reviewer: User, rank: int, offset: int, wrapped: bool | None
+) -> ScoringTask | None:
     return claim_queryset(
         version_id=version_id, reviewer=reviewer, rank=rank, offset=offset, wrapped=wrapped
     ).first()
 
 
-def _claim_in_order(*, versions, plans, reviewer: User):
+def _claim_in_order(
+    *,
+    versions: Sequence[ProtocolVersion],
+    plans: dict[int, RatingPlan],
+    reviewer: User,
+) -> ScoringTask | None:
     # Partly scored responses first (all versions), then fresh ones, each in the reviewer's order.
     # At k = 1 no response is ever partly scored (nor adjudicated): rank 0 is not asked for.
-    for rank, segments in ((0, (None,)), (1, (False, True))):
+    order: tuple[tuple[int, tuple[bool | None, ...]], ...] = ((0, (None,)), (1, (False, True)))
+    for rank, segments in order:
         for version in versions:
             if rank == 0 and plans[version.pk].k < 2:
                 continue
@@ -274,7 +289,8 @@ def _lean_assignment(claimed: lean.Claim, reviewer: User, sha256: str) -> Assign
     )
     task._state.adding = False
     task._state.db = "default"
-    task.shown = lean.Shown(
+    # A transient attribute, not a field: task_content reads it with getattr (no model change).
+    task.shown = lean.Shown(  # type: ignore[attr-defined]
         prompt=claimed.prompt, text=claimed.response_text, cell_id=claimed.cell_id, sha256=sha256
     )
     assignment = Assignment(
@@ -292,10 +308,18 @@ def _lean_assignment(claimed: lean.Claim, reviewer: User, sha256: str) -> Assign
     return assignment
 
 
-_FALL_BACK = object()
+class _FallBack(enum.Enum):
+    """The lean path's answer when the ORM path must serve the call instead."""
+
+    FALL_BACK = 0
 
 
-def _task_next_lean(*, reviewer: User, queue: str | None, token_key: str | None):
+_FALL_BACK = _FallBack.FALL_BACK
+
+
+def _task_next_lean(
+    *, reviewer: User, queue: str | None, token_key: str | None
+) -> Assignment | _FallBack | None:
     versions = lean.lock_and_versions(reviewer_id=reviewer.pk, queue=queue, token_key=token_key)
     if not versions:
         return None
@@ -367,7 +391,7 @@ def task_next(
     return _reserve(task=task, reviewer=reviewer, now=now, plan=plans[task.version_id])
 
 
-def _reserve(*, task: ScoringTask, reviewer: User, now, plan) -> Assignment:
+def _reserve(*, task: ScoringTask, reviewer: User, now: datetime, plan: RatingPlan) -> Assignment:
     assignment = Assignment(
         task=task,
         version_id=task.version_id,
