@@ -1,6 +1,7 @@
 """Submitting and correcting scores, and the plan's disagreement rule (adjudication)."""
 
 import secrets
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -48,7 +49,7 @@ def _units(cell_id: int) -> list[tuple[int, bool]]:
     )
 
 
-def _clean(*, task: ScoringTask, values: dict) -> dict:
+def _clean(*, task: ScoringTask, values: dict[str, Any]) -> dict[str, Any]:
     response = (
         Response.objects.filter(pk=task.response_id)
         .values("word_count", "attempt__administration__cell_id", "version__sha256")
@@ -124,7 +125,7 @@ def score_submit(
     *,
     task_token: str,
     reviewer: User,
-    values: dict,
+    values: dict[str, Any],
     idempotency_key: str,
     seconds_spent: int | None = None,
     token_key: str | None = None,
@@ -146,7 +147,7 @@ def _lean_submit(
     *,
     task_token: str,
     reviewer: User,
-    values: dict,
+    values: dict[str, Any],
     idempotency_key: str,
     seconds_spent: int | None,
     token_key: str | None,
@@ -222,7 +223,7 @@ def score_submit_outcome(
     *,
     task_token: str,
     reviewer: User,
-    values: dict,
+    values: dict[str, Any],
     idempotency_key: str,
     seconds_spent: int | None = None,
     token_key: str | None = None,
@@ -356,7 +357,7 @@ def _may_score(*, reviewer: User, version_id: int) -> bool:
 
 
 @transaction.atomic
-def score_correct(*, score: Score, reviewer: User, values: dict, reason: str) -> Score:
+def score_correct(*, score: Score, reviewer: User, values: dict[str, Any], reason: str) -> Score:
     """Correct a submitted score: a new Score that names the one it corrects and why.
 
     The original is kept unchanged. Only its reviewer corrects a score, and only the score as it
