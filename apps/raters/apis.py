@@ -58,7 +58,9 @@ class _TaskOutput(serializers.Serializer):
     response = serializers.CharField()
     instructions = serializers.CharField()
     key_units = serializers.ListField(child=serializers.DictField())
-    fields = serializers.ListField(child=serializers.DictField())
+    # The output key is "fields". DRF's serializer metaclass pops declared fields off the class,
+    # so this does not shadow Serializer.fields at run time; mypy sees only the class attribute.
+    fields = serializers.ListField(child=serializers.DictField())  # type: ignore[assignment]
     # Seed 003: the pressure window a signals field is judged over (absent otherwise).
     pressure_window = serializers.DictField(required=False)
     your_score = serializers.DictField(allow_null=True)
