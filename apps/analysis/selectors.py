@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from typing import Any
 
 from django.db.models import QuerySet
 
@@ -31,21 +32,25 @@ def run_is_sealed(run: AnalysisRun) -> bool:
 
 def result_bytes(run: AnalysisRun) -> bytes:
     """The result document exactly as stored (the blob's bytes). The run must have succeeded."""
-    if run.state != RunState.SUCCEEDED or run.result_id is None:
+    result = run.result if run.state == RunState.SUCCEEDED else None
+    if result is None:
         raise ValueError(f"analysis run {run.number} has no result (state {run.state})")
-    return bytes(run.result.content)
+    return bytes(result.content)
 
 
-def result_document(run: AnalysisRun) -> dict:
-    """The result document, decoded."""
-    return json.loads(result_bytes(run))
+def result_document(run: AnalysisRun) -> dict[str, Any]:
+    """The result document, decoded (a JSON object)."""
+    document: dict[str, Any] = json.loads(result_bytes(run))
+    return document
 
 
-def inputs_document(run: AnalysisRun) -> dict:
-    """The input document the run computed on, decoded."""
-    if run.inputs_id is None:
+def inputs_document(run: AnalysisRun) -> dict[str, Any]:
+    """The input document the run computed on, decoded (a JSON object)."""
+    inputs = run.inputs
+    if inputs is None:
         raise ValueError(f"analysis run {run.number} has no stored inputs")
-    return json.loads(bytes(run.inputs.content))
+    document: dict[str, Any] = json.loads(bytes(inputs.content))
+    return document
 
 
 def tidy_csv(run: AnalysisRun) -> str:

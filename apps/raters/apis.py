@@ -18,16 +18,17 @@ from apps.raters.final import machine_dashboard
 from apps.raters.models import AssignmentOutcome, RubricField
 from apps.raters.selectors import (
     ANY_QUEUE,
+    active_assignment,
     final_scores,
     own_score,
     reviewer_progress,
     reviewer_queues,
+    rubric_document,
     scoring_dashboard,
     task_content,
 )
 from apps.raters.services import (
     rubric_apply_template,
-    rubric_document,
     rubric_field_add,
     rubric_field_delete,
     rubric_field_update,
@@ -37,7 +38,6 @@ from apps.raters.services import (
     task_next,
 )
 from apps.raters.services.lean import TokenRevoked
-from apps.raters.services.queue import active_assignment
 from apps.raters.values import reviewer_values
 
 
@@ -58,7 +58,9 @@ class _TaskOutput(serializers.Serializer):
     response = serializers.CharField()
     instructions = serializers.CharField()
     key_units = serializers.ListField(child=serializers.DictField())
-    fields = serializers.ListField(child=serializers.DictField())
+    # The output key is "fields". DRF's serializer metaclass pops declared fields off the class,
+    # so this does not shadow Serializer.fields at run time; mypy sees only the class attribute.
+    fields = serializers.ListField(child=serializers.DictField())  # type: ignore[assignment]
     # Seed 003: the pressure window a signals field is judged over (absent otherwise).
     pressure_window = serializers.DictField(required=False)
     your_score = serializers.DictField(allow_null=True)

@@ -4,9 +4,9 @@ from django.urls import reverse
 
 from apps.protocols.components import Problem, VersionComponent, register_component
 from apps.raters.models import Rubric
-from apps.raters.selectors import scorer_checks, scorers_document
+from apps.raters.selectors import rubric_document, scorer_checks, scorers_document
 from apps.raters.services.revocation import on_role_removed, on_withdraw
-from apps.raters.services.rubric import rubric_copy, rubric_document, rubric_field_problems
+from apps.raters.services.rubric import rubric_copy, rubric_field_problems
 from apps.raters.services.scorers import scorers_copy
 
 # Plan templates whose responses are scored by blind reviewers: a rubric is required to freeze.

@@ -11,7 +11,8 @@ from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from typing import Any, TypedDict
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.core.exceptions import ValidationError
+from django.db.models import Case, Count, Exists, OuterRef, Q, QuerySet, Value, When
 from django.urls import reverse
 
 from apps.accounts.models import Membership, Role, User
@@ -20,19 +21,22 @@ from apps.items.models import Cell, KeyUnit
 from apps.protocols.components import Problem
 from apps.protocols.models import ProtocolVersion, Withdrawal
 from apps.protocols.seal import outcomes_visible
-from apps.raters.fidelity import Card, FidelityInputError
+from apps.raters.fidelity import Card, FidelityInputError, loss1_schema
 from apps.raters.frozen import frozen_rating, shown_field
 from apps.raters.models import (
     Assignment,
     AssignmentOutcome,
     AuditSample,
     FieldKind,
+    Rubric,
     RubricField,
     RubricPublication,
     RubricText,
     Score,
+    ScoredBy,
     ScorerKind,
     ScorerRosterEntry,
+    ScoringOpening,
     ScoringTask,
     StudyQueue,
     TaskKind,
@@ -548,3 +552,129 @@ def scorers_document(version: ProtocolVersion) -> list[dict[str, Any]]:
         .select_related("scorer")
         .order_by("position", "code")
     ]
+
+
+def excluded_response_ids(version: ProtocolVersion) -> QuerySet[Exclusion, Any]:
+    """The version's excluded responses (a subquery of response ids, ``attempt__response``)."""
+    return Exclusion.objects.filter(version=version).values("attempt__response")
+
+
+def scoring_is_open(version: ProtocolVersion) -> bool:
+    """Whether scoring of ``version`` has been opened (and it is not withdrawn)."""
+    return (
+        ScoringOpening.objects.filter(version=version).exists()
+        and not ProtocolVersion.objects.filter(pk=version.pk, withdrawal__isnull=False).exists()
+    )
+
+
+def claim_queryset(
+    *, version_id: int, reviewer: User, rank: int, offset: int, wrapped: bool | None
+) -> QuerySet[ScoringTask]:
+    """The reviewer's eligible open tasks of ``rank`` in ``version_id``, in serving order, to be
+    locked with SKIP LOCKED (``_claim`` takes the first).
+
+    ``wrapped`` False reads shuffle keys from the reviewer's offset up, True those below it (the
+    wrap-round): each is one range scan of ``scoringtask_queue``. None reads both in one query,
+    ordered by (wrapped, key): a sort, used for the small set of partly scored responses.
+    """
+    held = Assignment.objects.filter(
+        response_id=OuterRef("response_id"),
+        reviewer=reviewer,
+        outcome__in=(AssignmentOutcome.ACTIVE, AssignmentOutcome.SUBMITTED),
+    )
+    excluded = Exclusion.objects.filter(attempt__response=OuterRef("response_id"))
+    candidates = ScoringTask.objects.filter(
+        version_id=version_id, state=TaskState.OPEN, queue_rank=rank
+    ).filter(~Exists(held), ~Exists(excluded))
+    if wrapped is None:
+        candidates = candidates.annotate(
+            wrapped=Case(When(shuffle_key__lt=offset, then=Value(1)), default=Value(0))
+        ).order_by("wrapped", "shuffle_key", "id")
+    elif wrapped:
+        candidates = candidates.filter(shuffle_key__lt=offset).order_by("shuffle_key", "id")
+    else:
+        candidates = candidates.filter(shuffle_key__gte=offset).order_by("shuffle_key", "id")
+    return candidates.select_for_update(skip_locked=True, of=("self",))
+
+
+def active_assignment(
+    *, reviewer: User, version_ids: Sequence[int] | None = None
+) -> Assignment | None:
+    """The reviewer's live reservation (in ``version_ids`` if given), with its task."""
+    assignments = Assignment.objects.filter(reviewer=reviewer, outcome=AssignmentOutcome.ACTIVE)
+    if version_ids is not None:
+        assignments = assignments.filter(version_id__in=version_ids)
+    return assignments.select_related("task").order_by("pk").first()
+
+
+def audited_response_ids(version: ProtocolVersion) -> QuerySet[AuditSample, Any]:
+    """The audit sample's responses (a subquery of response ids)."""
+    return AuditSample.objects.filter(version=version).values("response_id")
+
+
+def reviewers_score_any_field(version: ProtocolVersion) -> bool:
+    """Whether reviewers score some field of every response (else only the audit sample's)."""
+    return (
+        RubricField.objects.filter(version=version, derivation="")
+        .exclude(scored_by=ScoredBy.SCORER)
+        .exists()
+    )
+
+
+def rubric_document(version: ProtocolVersion) -> dict[str, Any] | None:
+    """The rubric as it goes into the canonical frozen document: fields by name, in order."""
+    rubric = Rubric.objects.filter(version=version).first()
+    if rubric is None:
+        return None
+    fields = []
+    for field in rubric.fields.order_by("position"):
+        fields.append(
+            {
+                "name": field.name,
+                "label": field.label,
+                "kind": field.kind,
+                "choices": field.choices,
+                "required": field.required,
+                "minimum": None if field.minimum is None else str(field.minimum.normalize()),
+                "maximum": None if field.maximum is None else str(field.maximum.normalize()),
+                "group": field.group,
+                "help_text": field.help_text,
+                "derivation": field.derivation,
+                "derived_from": field.derived_from,
+                "disagreement": field.disagreement,
+                "scored_by": field.scored_by,
+                "scorer_role": field.scorer_role,
+                "final_value": field.final_rule,
+            }
+        )
+    document: dict[str, Any] = {
+        "name": rubric.name,
+        "template": rubric.template,
+        "instructions": rubric.instructions,
+        "fields": fields,
+    }
+    # Seed 003: the rubric's own text (a blob) and the schema its verdicts follow are frozen with
+    # the version. Only present when used, so other versions' documents (and hashes) stay as
+    # they were.
+    text = RubricText.objects.filter(version=version).first()
+    if text is not None:
+        document["text_sha256"] = text.sha256
+    if rubric.template == "fidelity" or any(f["kind"] == FieldKind.SIGNALS for f in fields):
+        document["loss1_schema"] = loss1_schema()
+    return document
+
+
+def cell_card(cell_id: int) -> Card | None:
+    """Seed 003's PolicyCard of a cell: its expected output (JSON), read as a ``Card``; None
+    when the cell has none. Raises ValidationError naming the card's bad fields, never their
+    values: a judge submits through here and must not learn the card's levels."""
+    card = Cell.objects.filter(pk=cell_id).values_list("expected_output", flat=True).first()
+    if card is None:
+        return None
+    try:
+        return Card.from_dict(card)
+    except FidelityInputError as error:
+        fields = ", ".join(sorted(error.problems))
+        raise ValidationError(
+            {"card": [f"this dialogue's PolicyCard cannot be read ({fields}); tell the PI"]}
+        ) from None

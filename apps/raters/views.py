@@ -5,10 +5,11 @@ import secrets
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from apps.accounts.access import AuthenticatedHttpRequest
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
 from apps.items.selectors import harm_reviews_pending_for
@@ -31,12 +32,12 @@ from apps.raters.selectors import (
     reviewer_progress,
     reviewer_queues,
     reviewer_scored_tasks,
+    rubric_document,
     scoring_dashboard,
     task_content,
 )
 from apps.raters.services import (
     rubric_apply_template,
-    rubric_document,
     rubric_ensure,
     rubric_field_add,
     rubric_field_check,
@@ -54,7 +55,7 @@ from apps.raters.values import reviewer_values
 
 
 @login_required
-def queue(request: HttpRequest) -> HttpResponse:
+def queue(request: AuthenticatedHttpRequest) -> HttpResponse:
     """The reviewer's queue: progress, the study picker and the button to the next task, their
     recent scores, and the harm-constancy reviews waiting for them (apps.items' section)."""
     return render(
@@ -75,7 +76,7 @@ def queue(request: HttpRequest) -> HttpResponse:
 _CHOSEN_QUEUE = "raters.queue"
 
 
-def _reserve_and_go(request: HttpRequest) -> HttpResponse:
+def _reserve_and_go(request: AuthenticatedHttpRequest) -> HttpResponse:
     queue_ = request.session.get(_CHOSEN_QUEUE, ANY_QUEUE)
     assignment = task_next(reviewer=request.user, queue=None if queue_ == ANY_QUEUE else queue_)
     if assignment is None:
@@ -86,7 +87,7 @@ def _reserve_and_go(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["POST"])
-def queue_next(request: HttpRequest) -> HttpResponse:
+def queue_next(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Reserve the next task (or the one held) from the study picked (``queue``: a study's queue
     id, or "any") and go to its page. POST only: a GET (a prefetch, a reload) reserves nothing."""
     choice = request.POST.get("queue") or request.session.get(_CHOSEN_QUEUE, ANY_QUEUE)
@@ -198,7 +199,7 @@ def _seconds(raw) -> int | None:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def task(request: HttpRequest, token: str) -> HttpResponse:
+def task(request: AuthenticatedHttpRequest, token: str) -> HttpResponse:
     """The scoring page: the prompt, the response, the key and the rubric — nothing else."""
     task_, assignment = get_task_for(user=request.user, token=token)
     content = task_content(task_)
@@ -243,7 +244,7 @@ def task(request: HttpRequest, token: str) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def task_correct(request: HttpRequest, token: str) -> HttpResponse:
+def task_correct(request: AuthenticatedHttpRequest, token: str) -> HttpResponse:
     """Correct your own score: new values and a reason; the original stays on record."""
     task_, _ = get_task_for(user=request.user, token=token)
     score = own_score(task=task_, reviewer=request.user)
@@ -296,7 +297,7 @@ def _named_errors(error: ValidationError, name: str = "") -> list[str]:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def rubric(request: HttpRequest, version_id: int) -> HttpResponse:
+def rubric(request: AuthenticatedHttpRequest, version_id: int) -> HttpResponse:
     """The version's rubric; on a draft, the field editor (add, move up or down, remove; each
     field's own page edits it), a built-in template to apply, and the live preview of the
     reviewer's page (``rubric_preview``)."""
@@ -320,7 +321,7 @@ def rubric(request: HttpRequest, version_id: int) -> HttpResponse:
     return _rubric_page(request, version, errors=errors, add_form=add_form)
 
 
-def _rubric_edit(request: HttpRequest, version, action: str):
+def _rubric_edit(request: AuthenticatedHttpRequest, version, action: str):
     """One editor action on a draft's rubric → (the add form, errors, success message)."""
     add_form = RubricFieldForm(prefix="add")
     try:
@@ -389,7 +390,7 @@ def _preview_context(version, *, draft: dict | None = None) -> dict:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def rubric_preview(request: HttpRequest, version_id: int) -> HttpResponse:
+def rubric_preview(request: AuthenticatedHttpRequest, version_id: int) -> HttpResponse:
     """The reviewer's page as the rubric's current fields make it (an htmx partial); a POST of
     the add form's fields (``add-*``) previews the field being typed at the end, with what the
     services would refuse about it. Nothing is saved."""
@@ -403,7 +404,7 @@ def rubric_preview(request: HttpRequest, version_id: int) -> HttpResponse:
 
 
 def _rubric_page(
-    request: HttpRequest,
+    request: AuthenticatedHttpRequest,
     version,
     *,
     errors: list[str] | None = None,
@@ -420,7 +421,7 @@ def _rubric_page(
     if fidelity or text is not None:
         rubric_text = {
             "sha256": text.sha256 if text else None,
-            "published": bool(text)
+            "published": text is not None
             and RubricPublication.objects.filter(sha256=text.sha256).exists(),
         }
     if publish_form is None and is_pi:
@@ -445,7 +446,7 @@ def _rubric_page(
 
 @login_required
 @require_POST
-def rubric_text_publish_action(request: HttpRequest, version_id: int) -> HttpResponse:
+def rubric_text_publish_action(request: AuthenticatedHttpRequest, version_id: int) -> HttpResponse:
     """Publish a frozen version's rubric text (seed 003), the protocol code typed to confirm (PI
     only; 404 for a blind reviewer or a stranger, 403 for other sighted roles). Calls the service
     the API's ``…/rubric/text/publish`` calls; a refusal comes back as a form error."""
@@ -469,7 +470,7 @@ def rubric_text_publish_action(request: HttpRequest, version_id: int) -> HttpRes
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def rubric_field(request: HttpRequest, version_id: int, name: str) -> HttpResponse:
+def rubric_field(request: AuthenticatedHttpRequest, version_id: int, name: str) -> HttpResponse:
     """Edit one field of a draft's rubric: every attribute of the add form (only those posted
     change; an unticked Required is absent and means no). Errors name the field."""
     version = get_rubric_version_for(user=request.user, pk=version_id)
@@ -499,7 +500,7 @@ def rubric_field(request: HttpRequest, version_id: int, name: str) -> HttpRespon
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def scoring(request: HttpRequest, version_id: int) -> HttpResponse:
+def scoring(request: AuthenticatedHttpRequest, version_id: int) -> HttpResponse:
     """The PI's scoring dashboard; POST opens scoring (again, after a later import)."""
     version = get_scoring_version_for(user=request.user, pk=version_id)
     errors: list[str] = []

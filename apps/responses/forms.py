@@ -1,11 +1,12 @@
 import json
+from typing import cast
 
 from django import forms
 from django.conf import settings
 
 from apps.responses.formats import guess_format
 from apps.responses.mapping import TARGETS
-from apps.responses.models import ControlResult, FreshSession
+from apps.responses.models import ControlResult, Evaluand, FreshSession
 
 
 class _JSONField(forms.JSONField):
@@ -71,14 +72,16 @@ class EvaluandForm(forms.Form):
 
 
 class RosterEnrollForm(forms.Form):
-    evaluand = forms.ModelChoiceField(queryset=None, help_text="Register it first if it is new.")
+    evaluand = forms.ModelChoiceField(
+        queryset=Evaluand.objects.none(), help_text="Register it first if it is new."
+    )
     code = forms.CharField(
         max_length=64, help_text="How imports and reports name it, e.g. gpt4 or llama2orig."
     )
 
     def __init__(self, *args, evaluands, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["evaluand"].queryset = evaluands
+        cast(forms.ModelChoiceField, self.fields["evaluand"]).queryset = evaluands
 
 
 FORMAT_CHOICES = [
@@ -180,7 +183,7 @@ class ExclusionForm(forms.Form):
 
     def __init__(self, *args, reasons: dict[str, str], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["reason_code"].choices = [
+        cast(forms.ChoiceField, self.fields["reason_code"]).choices = [
             (code, f"{code} — {description}") for code, description in reasons.items()
         ]
 

@@ -8,10 +8,11 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from apps.accounts.access import AuthenticatedHttpRequest
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
 from apps.core.forms import add_service_errors
@@ -68,7 +69,7 @@ def _identity_values(cleaned: dict) -> dict:
 
 
 @login_required
-def evaluand_list(request: HttpRequest) -> HttpResponse:
+def evaluand_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     require_evaluand_author(user=request.user)
     return render(
         request,
@@ -79,7 +80,7 @@ def evaluand_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def evaluand_new(request: HttpRequest) -> HttpResponse:
+def evaluand_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     require_evaluand_writer(user=request.user)
     form = EvaluandForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -101,7 +102,7 @@ def evaluand_new(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def evaluand_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def evaluand_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     evaluand = get_evaluand_for(user=request.user, pk=pk)
     visible = evaluands_visible_to(user=request.user)
     return render(
@@ -119,7 +120,7 @@ def evaluand_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def evaluand_fresh_session(request: HttpRequest, pk: int) -> HttpResponse:
+def evaluand_fresh_session(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """Record the evaluand's fresh-session guarantee (OPB-01 §6.3): once, append-only."""
     evaluand = get_evaluand_for(user=request.user, pk=pk)
     require_evaluand_writer(user=request.user)
@@ -146,7 +147,7 @@ def evaluand_fresh_session(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def evaluand_revise_view(request: HttpRequest, pk: int) -> HttpResponse:
+def evaluand_revise_view(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     evaluand = get_evaluand_for(user=request.user, pk=pk)
     require_evaluand_writer(user=request.user)
     initial = {"label": evaluand.label, **evaluand.identity()}
@@ -174,7 +175,7 @@ def evaluand_revise_view(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def roster(request: HttpRequest, code: str, label: str) -> HttpResponse:
+def roster(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
     version = get_responses_version_for(
         user=request.user,
         code=code,
@@ -204,19 +205,21 @@ def roster(request: HttpRequest, code: str, label: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def roster_remove_view(request: HttpRequest, code: str, label: str, entry: str) -> HttpResponse:
+def roster_remove_view(
+    request: AuthenticatedHttpRequest, code: str, label: str, entry: str
+) -> HttpResponse:
     version = get_responses_version_for(
         user=request.user, code=code, label=label, roles=WRITE_ROLES
     )
-    entry = RosterEntry.objects.filter(version=version, code=entry).first()
-    if entry is None:
+    row = RosterEntry.objects.filter(version=version, code=entry).first()
+    if row is None:
         raise Http404("No such roster entry.")
     try:
-        roster_remove(entry=entry, user=request.user)
+        roster_remove(entry=row, user=request.user)
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
     else:
-        messages.success(request, f"{entry.code} taken off the roster.")
+        messages.success(request, f"{row.code} taken off the roster.")
     return redirect("responses:roster", code=version.protocol.code, label=version.label)
 
 
@@ -224,7 +227,7 @@ def roster_remove_view(request: HttpRequest, code: str, label: str, entry: str) 
 
 
 @login_required
-def responses_page(request: HttpRequest, code: str, label: str) -> HttpResponse:
+def responses_page(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
     version = get_responses_version_for(user=request.user, code=code, label=label)
     summary = responses_summary(version)
     return render(
@@ -240,7 +243,7 @@ def responses_page(request: HttpRequest, code: str, label: str) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def import_upload(request: HttpRequest, code: str, label: str) -> HttpResponse:
+def import_upload(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
     version = get_responses_version_for(
         user=request.user, code=code, label=label, roles=WRITE_ROLES
     )
@@ -327,7 +330,7 @@ def import_upload(request: HttpRequest, code: str, label: str) -> HttpResponse:
     return _upload_page(request, version, form, problems=problems, total=total, kept=kept)
 
 
-def _keep(request: HttpRequest, version, upload) -> dict | None:
+def _keep(request: AuthenticatedHttpRequest, version, upload) -> dict | None:
     """Keep a refused upload on the server (where previews wait) so the person can fix the
     mapping or the format and re-submit without choosing the file again."""
     if upload is None:
@@ -346,7 +349,7 @@ def _upload_page(request, version, form, *, problems=(), total=0, kept=None) -> 
 
 @login_required
 @require_POST
-def import_confirm(request: HttpRequest, code: str, label: str) -> HttpResponse:
+def import_confirm(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
     version = get_responses_version_for(
         user=request.user, code=code, label=label, roles=WRITE_ROLES
     )
@@ -379,7 +382,7 @@ def import_confirm(request: HttpRequest, code: str, label: str) -> HttpResponse:
 
 
 @login_required
-def import_history(request: HttpRequest, code: str, label: str) -> HttpResponse:
+def import_history(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
     version = get_responses_version_for(user=request.user, code=code, label=label)
     return render(
         request,
@@ -392,18 +395,20 @@ def import_history(request: HttpRequest, code: str, label: str) -> HttpResponse:
 
 
 @login_required
-def attempt_list(request: HttpRequest, code: str, label: str) -> HttpResponse:
+def attempt_list(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
     version = get_responses_version_for(user=request.user, code=code, label=label)
     page = Paginator(attempts_of(version), 100).get_page(request.GET.get("page"))
     codes = {entry.evaluand_id: entry.code for entry in roster_of(version)}
     for attempt in page.object_list:
-        attempt.evaluand_code = codes.get(attempt.administration.evaluand_id, "")
+        # A display attribute for the template, not a field of Attempt.
+        evaluand_code = codes.get(attempt.administration.evaluand_id, "")
+        attempt.evaluand_code = evaluand_code  # type: ignore[attr-defined]
     return render(request, "responses/attempt_list.html", {"version": version, "page": page})
 
 
 @login_required
 def attempt_detail_view(
-    request: HttpRequest, code: str, label: str, position: int, number: int
+    request: AuthenticatedHttpRequest, code: str, label: str, position: int, number: int
 ) -> HttpResponse:
     attempt = get_attempt_for(
         user=request.user, code=code, label=label, position=position, number=number
@@ -425,7 +430,7 @@ def attempt_detail_view(
 @login_required
 @require_http_methods(["GET", "POST"])
 def exclusion_new(
-    request: HttpRequest, code: str, label: str, position: int, number: int
+    request: AuthenticatedHttpRequest, code: str, label: str, position: int, number: int
 ) -> HttpResponse:
     attempt = get_attempt_for(
         user=request.user, code=code, label=label, position=position, number=number, roles=PI_ROLES
@@ -459,7 +464,7 @@ def exclusion_new(
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def control_validations(request: HttpRequest, code: str, label: str) -> HttpResponse:
+def control_validations(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
     """Every control validation of the version, newest first, and (PI, frozen version) the form
     recording one. Read by the PI, editors and auditors; a reviewer gets 404 (blinding)."""
     version = get_responses_version_for(user=request.user, code=code, label=label)

@@ -136,7 +136,8 @@ def _explain_claim(version, reviewer) -> str:
     """PostgreSQL's plan for the fresh-task claim: it should be an index scan of
     ``scoringtask_queue`` stopping at the first row."""
     from apps.raters.plan import rating_plan
-    from apps.raters.services.queue import claim_queryset, reviewer_offset
+    from apps.raters.selectors import claim_queryset
+    from apps.raters.services.queue import reviewer_offset
 
     offset = reviewer_offset(seed=rating_plan(version).seed, reviewer_id=reviewer.pk)
     queryset = claim_queryset(

@@ -7,11 +7,11 @@ from django.db import DatabaseError, transaction
 from apps.protocols.components import registered_components
 from apps.raters.components import rubric_checks
 from apps.raters.models import RubricField
+from apps.raters.selectors import rubric_document
 from apps.raters.services import (
     rubric_apply_template,
     rubric_copy,
     rubric_create,
-    rubric_document,
     rubric_field_add,
     rubric_field_delete,
     rubric_field_update,

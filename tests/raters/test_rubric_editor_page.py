@@ -6,7 +6,7 @@ import re
 import pytest
 
 from apps.raters.models import FieldKind, RubricField
-from apps.raters.services import rubric_document
+from apps.raters.selectors import rubric_document
 from tests.builders import FrozenVersionFactory
 from tests.factories import MembershipFactory, ProtocolVersionFactory
 

@@ -1,9 +1,10 @@
-"""Every write of blind rating. Import from here: ``from apps.raters.services import task_next``."""
+"""Every write of blind rating. Import from here: ``from apps.raters.services import task_next``.
+
+Reads live in ``apps.raters.selectors``."""
 
 from apps.raters.services.queue import (
     assignments_expire,
     reviewer_offset,
-    scoring_is_open,
     scoring_open,
     shuffle_key_for,
     task_next,
@@ -12,7 +13,6 @@ from apps.raters.services.rubric import (
     rubric_apply_template,
     rubric_copy,
     rubric_create,
-    rubric_document,
     rubric_ensure,
     rubric_field_add,
     rubric_field_check,
@@ -34,7 +34,6 @@ __all__ = [
     "rubric_apply_template",
     "rubric_copy",
     "rubric_create",
-    "rubric_document",
     "rubric_ensure",
     "rubric_field_add",
     "rubric_field_check",
@@ -45,7 +44,6 @@ __all__ = [
     "score_correct",
     "score_submit",
     "score_submit_outcome",
-    "scoring_is_open",
     "scoring_open",
     "shuffle_key_for",
     "study_queue_ensure",

@@ -9,9 +9,6 @@ sees says a task belongs to the sample.
 from __future__ import annotations
 
 import math
-from typing import Any
-
-from django.db.models import QuerySet
 
 from apps.protocols.models import ProtocolVersion
 from apps.raters.models import AuditSample, RubricField, ScoredBy
@@ -56,17 +53,3 @@ def audit_sample_draw(*, version: ProtocolVersion) -> int:
         [AuditSample(version=version, response_id=pk) for pk in order[:wanted]]
     )
     return min(wanted, len(order))
-
-
-def audited_response_ids(version: ProtocolVersion) -> QuerySet[AuditSample, Any]:
-    """The audit sample's responses (a subquery of response ids)."""
-    return AuditSample.objects.filter(version=version).values("response_id")
-
-
-def reviewers_score_any_field(version: ProtocolVersion) -> bool:
-    """Whether reviewers score some field of every response (else only the audit sample's)."""
-    return (
-        RubricField.objects.filter(version=version, derivation="")
-        .exclude(scored_by=ScoredBy.SCORER)
-        .exists()
-    )

@@ -28,13 +28,15 @@ Locks are always taken in the order reviewer (advisory) → tasks (by id) → as
 path here and in scoring, so no two transactions wait on each other in a cycle.
 """
 
+import enum
 import hashlib
 import hmac
-from datetime import timedelta
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Case, Exists, OuterRef, Value, When
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from apps.accounts.models import User
@@ -49,10 +51,17 @@ from apps.raters.models import (
     TaskKind,
     TaskState,
 )
-from apps.raters.plan import rating_plan
-from apps.raters.selectors import queue_versions
+from apps.raters.plan import RatingPlan, rating_plan
+from apps.raters.selectors import (
+    active_assignment,
+    audited_response_ids,
+    claim_queryset,
+    excluded_response_ids,
+    queue_versions,
+    reviewers_score_any_field,
+)
 from apps.raters.services import lean
-from apps.responses.models import Exclusion, Response
+from apps.responses.models import Response
 
 # Namespace of the per-reviewer advisory locks (an arbitrary constant, distinct from the log's).
 _REVIEWER_LOCK_NAMESPACE = lean.REVIEWER_LOCK_NAMESPACE
@@ -87,10 +96,6 @@ def lock_reviewer(reviewer: User) -> None:
             )
 
 
-def _excluded_response_ids(version: ProtocolVersion):
-    return Exclusion.objects.filter(version=version).values("attempt__response")
-
-
 @transaction.atomic
 def scoring_open(*, version: ProtocolVersion, user: User) -> int:
     """Open scoring of a frozen version: k primary tasks per non-excluded response.
@@ -117,7 +122,7 @@ def scoring_open(*, version: ProtocolVersion, user: User) -> int:
     plan = rating_plan(version)
     response_ids = (
         Response.objects.filter(version=version)
-        .exclude(pk__in=_excluded_response_ids(version))
+        .exclude(pk__in=excluded_response_ids(version))
         .exclude(Exists(ScoringTask.objects.filter(response=OuterRef("pk"))))
         .order_by("pk")
         .values_list("pk", flat=True)
@@ -125,11 +130,7 @@ def scoring_open(*, version: ProtocolVersion, user: User) -> int:
     # Machine scoring: the plan's human audit sample is drawn now; when reviewers score no field
     # but through the audit, only the sample's responses get tasks. (Imported here: the audit
     # module orders the sample with this module's keyed hash.)
-    from apps.raters.services.audit import (
-        audit_sample_draw,
-        audited_response_ids,
-        reviewers_score_any_field,
-    )
+    from apps.raters.services.audit import audit_sample_draw
 
     audit_sample_draw(version=version)
     if not reviewers_score_any_field(version):
@@ -189,15 +190,7 @@ def _tasks_create(*, version: ProtocolVersion, k: int, seed: int, response_ids: 
     return created
 
 
-def scoring_is_open(version: ProtocolVersion) -> bool:
-    """Whether scoring of ``version`` has been opened (and it is not withdrawn)."""
-    return (
-        ScoringOpening.objects.filter(version=version).exists()
-        and not ProtocolVersion.objects.filter(pk=version.pk, withdrawal__isnull=False).exists()
-    )
-
-
-def _expire_tasks(*, task_ids, now) -> int:
+def _expire_tasks(*, task_ids: Sequence[int], now: datetime) -> int:
     """End the expired active reservations on ``task_ids`` (already locked) and reopen them."""
     if not task_ids:
         return 0
@@ -210,7 +203,12 @@ def _expire_tasks(*, task_ids, now) -> int:
     return ended
 
 
-def assignments_expire(*, now=None, version_ids=None, limit: int | None = None) -> int:
+def assignments_expire(
+    *,
+    now: datetime | None = None,
+    version_ids: Sequence[int] | None = None,
+    limit: int | None = None,
+) -> int:
     """Return every reservation whose expiry has passed to the pool; the number freed.
 
     Runs every minute from Celery beat (``raters.assignments_expire``) and, bounded, lazily at
@@ -233,44 +231,24 @@ def assignments_expire(*, now=None, version_ids=None, limit: int | None = None) 
         return _expire_tasks(task_ids=task_ids, now=now)
 
 
-def claim_queryset(*, version_id: int, reviewer: User, rank: int, offset: int, wrapped):
-    """The reviewer's eligible open tasks of ``rank`` in ``version_id``, in serving order, to be
-    locked with SKIP LOCKED (``_claim`` takes the first).
-
-    ``wrapped`` False reads shuffle keys from the reviewer's offset up, True those below it (the
-    wrap-round): each is one range scan of ``scoringtask_queue``. None reads both in one query,
-    ordered by (wrapped, key): a sort, used for the small set of partly scored responses.
-    """
-    held = Assignment.objects.filter(
-        response_id=OuterRef("response_id"),
-        reviewer=reviewer,
-        outcome__in=(AssignmentOutcome.ACTIVE, AssignmentOutcome.SUBMITTED),
-    )
-    excluded = Exclusion.objects.filter(attempt__response=OuterRef("response_id"))
-    candidates = ScoringTask.objects.filter(
-        version_id=version_id, state=TaskState.OPEN, queue_rank=rank
-    ).filter(~Exists(held), ~Exists(excluded))
-    if wrapped is None:
-        candidates = candidates.annotate(
-            wrapped=Case(When(shuffle_key__lt=offset, then=Value(1)), default=Value(0))
-        ).order_by("wrapped", "shuffle_key", "id")
-    elif wrapped:
-        candidates = candidates.filter(shuffle_key__lt=offset).order_by("shuffle_key", "id")
-    else:
-        candidates = candidates.filter(shuffle_key__gte=offset).order_by("shuffle_key", "id")
-    return candidates.select_for_update(skip_locked=True, of=("self",))
-
-
-def _claim(*, version_id: int, reviewer: User, rank: int, offset: int, wrapped: bool | None):
+def _claim(
+    *, version_id: int, reviewer: User, rank: int, offset: int, wrapped: bool | None
+) -> ScoringTask | None:
     return claim_queryset(
         version_id=version_id, reviewer=reviewer, rank=rank, offset=offset, wrapped=wrapped
     ).first()
 
 
-def _claim_in_order(*, versions, plans, reviewer: User):
+def _claim_in_order(
+    *,
+    versions: Sequence[ProtocolVersion],
+    plans: dict[int, RatingPlan],
+    reviewer: User,
+) -> ScoringTask | None:
     # Partly scored responses first (all versions), then fresh ones, each in the reviewer's order.
     # At k = 1 no response is ever partly scored (nor adjudicated): rank 0 is not asked for.
-    for rank, segments in ((0, (None,)), (1, (False, True))):
+    order: tuple[tuple[int, tuple[bool | None, ...]], ...] = ((0, (None,)), (1, (False, True)))
+    for rank, segments in order:
         for version in versions:
             if rank == 0 and plans[version.pk].k < 2:
                 continue
@@ -286,14 +264,6 @@ def _claim_in_order(*, versions, plans, reviewer: User):
                 if task is not None:
                     return task
     return None
-
-
-def active_assignment(*, reviewer: User, version_ids=None) -> Assignment | None:
-    """The reviewer's live reservation (in ``version_ids`` if given), with its task."""
-    assignments = Assignment.objects.filter(reviewer=reviewer, outcome=AssignmentOutcome.ACTIVE)
-    if version_ids is not None:
-        assignments = assignments.filter(version_id__in=version_ids)
-    return assignments.select_related("task").order_by("pk").first()
 
 
 def _token_valid(*, reviewer: User, token_key: str | None) -> bool:
@@ -319,7 +289,8 @@ def _lean_assignment(claimed: lean.Claim, reviewer: User, sha256: str) -> Assign
     )
     task._state.adding = False
     task._state.db = "default"
-    task.shown = lean.Shown(
+    # A transient attribute, not a field: task_content reads it with getattr (no model change).
+    task.shown = lean.Shown(  # type: ignore[attr-defined]
         prompt=claimed.prompt, text=claimed.response_text, cell_id=claimed.cell_id, sha256=sha256
     )
     assignment = Assignment(
@@ -337,10 +308,18 @@ def _lean_assignment(claimed: lean.Claim, reviewer: User, sha256: str) -> Assign
     return assignment
 
 
-_FALL_BACK = object()
+class _FallBack(enum.Enum):
+    """The lean path's answer when the ORM path must serve the call instead."""
+
+    FALL_BACK = 0
 
 
-def _task_next_lean(*, reviewer: User, queue: str | None, token_key: str | None):
+_FALL_BACK = _FallBack.FALL_BACK
+
+
+def _task_next_lean(
+    *, reviewer: User, queue: str | None, token_key: str | None
+) -> Assignment | _FallBack | None:
     versions = lean.lock_and_versions(reviewer_id=reviewer.pk, queue=queue, token_key=token_key)
     if not versions:
         return None
@@ -412,7 +391,7 @@ def task_next(
     return _reserve(task=task, reviewer=reviewer, now=now, plan=plans[task.version_id])
 
 
-def _reserve(*, task: ScoringTask, reviewer: User, now, plan) -> Assignment:
+def _reserve(*, task: ScoringTask, reviewer: User, now: datetime, plan: RatingPlan) -> Assignment:
     assignment = Assignment(
         task=task,
         version_id=task.version_id,

@@ -9,7 +9,7 @@ from django.db import transaction
 
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.services import version_require_editable
-from apps.raters.fidelity import AXES, loss1_schema
+from apps.raters.fidelity import AXES
 from apps.raters.models import (
     Derivation,
     Disagreement,
@@ -21,6 +21,7 @@ from apps.raters.models import (
     ScoredBy,
 )
 from apps.raters.rubric_templates import RUBRIC_TEMPLATES
+from apps.raters.selectors import rubric_document
 
 FIELD_ATTRIBUTES = (
     "name",
@@ -351,49 +352,6 @@ def rubric_field_delete(*, field: RubricField) -> None:
     if field.rubric.fields.filter(derived_from=field.name).exclude(pk=field.pk).exists():
         raise ValidationError(f"field {field.name!r}: another field is derived from it")
     field.delete()
-
-
-def rubric_document(version: ProtocolVersion) -> dict[str, Any] | None:
-    """The rubric as it goes into the canonical frozen document: fields by name, in order."""
-    rubric = Rubric.objects.filter(version=version).first()
-    if rubric is None:
-        return None
-    fields = []
-    for field in rubric.fields.order_by("position"):
-        fields.append(
-            {
-                "name": field.name,
-                "label": field.label,
-                "kind": field.kind,
-                "choices": field.choices,
-                "required": field.required,
-                "minimum": None if field.minimum is None else str(field.minimum.normalize()),
-                "maximum": None if field.maximum is None else str(field.maximum.normalize()),
-                "group": field.group,
-                "help_text": field.help_text,
-                "derivation": field.derivation,
-                "derived_from": field.derived_from,
-                "disagreement": field.disagreement,
-                "scored_by": field.scored_by,
-                "scorer_role": field.scorer_role,
-                "final_value": field.final_rule,
-            }
-        )
-    document: dict[str, Any] = {
-        "name": rubric.name,
-        "template": rubric.template,
-        "instructions": rubric.instructions,
-        "fields": fields,
-    }
-    # Seed 003: the rubric's own text (a blob) and the schema its verdicts follow are frozen with
-    # the version. Only present when used, so other versions' documents (and hashes) stay as
-    # they were.
-    text = RubricText.objects.filter(version=version).first()
-    if text is not None:
-        document["text_sha256"] = text.sha256
-    if rubric.template == "fidelity" or any(f["kind"] == FieldKind.SIGNALS for f in fields):
-        document["loss1_schema"] = loss1_schema()
-    return document
 
 
 def rubric_copy(source: ProtocolVersion, target: ProtocolVersion) -> None:

@@ -1,6 +1,7 @@
 """Submitting and correcting scores, and the plan's disagreement rule (adjudication)."""
 
 import secrets
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -11,10 +12,9 @@ from apps.accounts.models import Role, User
 from apps.core.errors import NotFound
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
-from apps.items.models import Cell, KeyUnit
+from apps.items.models import KeyUnit
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.refs import version_ref
-from apps.raters.fidelity import Card, FidelityInputError
 from apps.raters.frozen import frozen_rating
 from apps.raters.models import (
     Assignment,
@@ -25,7 +25,7 @@ from apps.raters.models import (
     TaskKind,
     TaskState,
 )
-from apps.raters.selectors import effective_scores, response_is_audited
+from apps.raters.selectors import cell_card, effective_scores, response_is_audited
 from apps.raters.services import lean
 from apps.raters.services.queue import _token_valid, lock_reviewer
 from apps.raters.services.revocation import scoring_refusal_check
@@ -49,23 +49,7 @@ def _units(cell_id: int) -> list[tuple[int, bool]]:
     )
 
 
-def cell_card(cell_id: int) -> Card | None:
-    """Seed 003's PolicyCard of a cell: its expected output (JSON), read as a ``Card``; None
-    when the cell has none. Raises ValidationError naming the card's bad fields, never their
-    values: a judge submits through here and must not learn the card's levels."""
-    card = Cell.objects.filter(pk=cell_id).values_list("expected_output", flat=True).first()
-    if card is None:
-        return None
-    try:
-        return Card.from_dict(card)
-    except FidelityInputError as error:
-        fields = ", ".join(sorted(error.problems))
-        raise ValidationError(
-            {"card": [f"this dialogue's PolicyCard cannot be read ({fields}); tell the PI"]}
-        ) from None
-
-
-def _clean(*, task: ScoringTask, values: dict) -> dict:
+def _clean(*, task: ScoringTask, values: dict[str, Any]) -> dict[str, Any]:
     response = (
         Response.objects.filter(pk=task.response_id)
         .values("word_count", "attempt__administration__cell_id", "version__sha256")
@@ -141,7 +125,7 @@ def score_submit(
     *,
     task_token: str,
     reviewer: User,
-    values: dict,
+    values: dict[str, Any],
     idempotency_key: str,
     seconds_spent: int | None = None,
     token_key: str | None = None,
@@ -163,7 +147,7 @@ def _lean_submit(
     *,
     task_token: str,
     reviewer: User,
-    values: dict,
+    values: dict[str, Any],
     idempotency_key: str,
     seconds_spent: int | None,
     token_key: str | None,
@@ -239,7 +223,7 @@ def score_submit_outcome(
     *,
     task_token: str,
     reviewer: User,
-    values: dict,
+    values: dict[str, Any],
     idempotency_key: str,
     seconds_spent: int | None = None,
     token_key: str | None = None,
@@ -373,7 +357,7 @@ def _may_score(*, reviewer: User, version_id: int) -> bool:
 
 
 @transaction.atomic
-def score_correct(*, score: Score, reviewer: User, values: dict, reason: str) -> Score:
+def score_correct(*, score: Score, reviewer: User, values: dict[str, Any], reason: str) -> Score:
     """Correct a submitted score: a new Score that names the one it corrects and why.
 
     The original is kept unchanged. Only its reviewer corrects a score, and only the score as it
