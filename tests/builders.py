@@ -16,9 +16,9 @@ gate's run of the plan on synthetic data stays cheap.
 - ``frozen_study(...)``: a frozen study with one response per cell, a rubric, a PI and reviewers.
 - ``FrozenVersionFactory``: factory_boy's face of ``freeze`` (a small frozen version).
 
-Still outside it: ``tests/analysis/builders.py`` (``opb_study``, ``xstest_study``) freezes its
-large scored studies by hand (state, hash and blob set directly); the queue benchmarks do too,
-each saying why.
+Still outside it: ``tests/analysis/builders.py``'s ``opb_study`` freezes its large scored
+studies by hand (state, hash and blob set directly; its ``xstest_study`` goes through the gate);
+the queue benchmarks do too, each saying why.
 """
 
 import math
@@ -55,7 +55,8 @@ SECTIONS = {name: f"The {name}." for name in SECTION_FIELDS}
 
 def set_parameters(version: ProtocolVersion, **values) -> None:
     """Add the plan parameters ``values`` to a draft, each held as the kind its pipeline
-    declares (else ``integer`` for an int, ``number`` for anything else)."""
+    declares, with the declared choices (else ``integer`` for an int, ``number`` for anything
+    else)."""
     declaration = pipeline_declaration(version_pipeline(version) or "")
     start = AnalysisParameter.objects.filter(version=version).count()
     for position, (name, value) in enumerate(values.items(), start=start):
@@ -65,6 +66,7 @@ def set_parameters(version: ProtocolVersion, **values) -> None:
             name=name,
             label=name,
             kind=declared.kind if declared else "integer" if isinstance(value, int) else "number",
+            choices=list(declared.choices) if declared else [],
             value=str(value),
             position=position,
         )

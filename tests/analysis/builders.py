@@ -1,9 +1,11 @@
-"""Studies for the analysis tests, built straight through the models.
+"""Studies for the analysis tests, built mostly straight through the models.
 
-Written straight through the ORM, for speed: a frozen version (state and hash set directly), its
-schedule, attempts, responses and scores (``bulk_create``, no queue round-trip), so that the
-pipelines can be tested on many shapes of study in seconds. The real paths — the freeze gate,
-the importer, the queue — are exercised by their own apps' tests and end to end by
+``xstest_study`` freezes through the real gate (``tests.builders.freeze``: ``ready_for_freeze``
+then ``version_freeze``) and writes its responses and scores on the administrations the freeze's
+schedule produced. ``opb_study`` still freezes by hand (``freeze`` below: state and hash set
+directly) over a schedule it writes itself; its responses and scores go in by ``bulk_create``
+(no queue round-trip), so that the pipelines can be tested on many shapes of study in seconds.
+The importer and the queue are exercised by their own apps' tests and end to end by
 ``tests/demo``.
 """
 
@@ -25,6 +27,8 @@ from apps.protocols.models import AnalysisParameter, Protocol, ProtocolVersion
 from apps.protocols.plans import OPB
 from apps.raters.models import Rubric, RubricField, Score, ScoringTask
 from apps.responses.models import Administration, Attempt, Evaluand, Response, RosterEntry
+from tests.builders import freeze as gate_freeze
+from tests.builders import set_parameters
 
 OPB_PARAMETERS = {
     "interval_method": "bootstrap",
@@ -415,25 +419,26 @@ def xstest_study(folder: Path, *, replicates: str = "10000") -> Study:
     """The XSTest study (a fast stand-in for ``apps.demo.xstest``): 450 prompts as items
     of two families (safe, unsafe), five models as evaluands, one administration each, the
     completions as responses, and the two annotators' labels as primary scores with the final
-    label as an adjudication where they disagree — written through the ORM, not the queue."""
+    label as an adjudication where they disagree. Frozen through the gate
+    (``tests.builders.freeze``); the responses and scores are written through the ORM on the
+    scheduled administrations, not through the queue."""
     prompts, completions = read_xstest(folder)
     protocol = Protocol.objects.create(code="XSTEST", title="XSTest v2", template="xstest")
     people = _people(protocol, "xstest", 3)
     version = ProtocolVersion.objects.create(
         protocol=protocol, label="1.0", created_by=people["pi"]
     )
-    _parameters(
+    # Each parameter held as the kind the xstest pipeline declares, as the gate asks.
+    set_parameters(
         version,
-        {
-            "interval_method": "bootstrap",
-            "interval_coverage": "0.95",
-            "bootstrap_replicates": replicates,
-            "agreement_statistic": "krippendorff_alpha_nominal",
-            "agreement_minimum": "0.667",
-            "scores_per_response": "2",
-            "seed": "2024",
-            "repetitions": "1",
-        },
+        interval_method="bootstrap",
+        interval_coverage="0.95",
+        bootstrap_replicates=replicates,
+        agreement_statistic="krippendorff_alpha_nominal",
+        agreement_minimum="0.667",
+        scores_per_response="2",
+        seed="2024",
+        repetitions="1",
     )
     level = Level.objects.create(version=version, ordinal=0, code="L0", name="prompt")
     families = {
@@ -464,22 +469,17 @@ def xstest_study(folder: Path, *, replicates: str = "10000") -> Study:
         RosterEntry.objects.create(
             version=version, evaluand=evaluands[model], code=model, position=i
         )
+    # Through the whole freeze gate; the freeze generates the schedule (one administration per
+    # cell and model), and each model's completion answers its own administration.
+    gate_freeze(version, people["pi"])
+    scheduled = {
+        (a.cell_id, a.evaluand_id): a for a in Administration.objects.filter(version=version)
+    }
     administrations, rows = [], []
-    position = itertools.count(1)
     for model in XSTEST_MODELS:
         for row in completions[model]:
-            administrations.append(
-                Administration(
-                    version=version,
-                    position=next(position),
-                    cell=cells[row["id"]],
-                    evaluand=evaluands[model],
-                    repetition=1,
-                )
-            )
+            administrations.append(scheduled[(cells[row["id"]].pk, evaluands[model].pk)])
             rows.append(row)
-    Administration.objects.bulk_create(administrations)
-    freeze(version)
     attempts = [
         Attempt(version=version, administration=a, number=1, terminal_outcome="completed")
         for a in administrations

@@ -31,7 +31,11 @@ pytestmark = pytest.mark.django_db
 # against the document of the branch's base (whose hash was febe6bde…, already not acd83641…
 # in this environment on SQLite and PostgreSQL alike).
 OPB_RESULT_SHA256 = "f22bbf9aa2ccd82ae1204ea8fc803ffd780d63f9a66b7c0e9e0e0df5e82b3577"
-XSTEST_RESULT_SHA256 = "1c45378e491e89be3124b9e5aa1564ec808a7e4acb92e6c67d6649b73e30d75a"
+# XSTest re-pinned on branch abuild (issue #22), when xstest_study began to freeze through the
+# real gate (section text, key units and typed parameters enter the frozen document): compared
+# key by key with the document of 1c45378e…, only "protocol.sha256" and "input_sha256" differ;
+# every figure is equal.
+XSTEST_RESULT_SHA256 = "0aefcc545d2331e1d04e0b3b33860ac8535b605e21be0c9cd0c48ac44d242b52"
 
 
 def test_the_opb_result_is_byte_identical_to_before(run_now):
