@@ -103,8 +103,10 @@ def frozen_rating(
     if version is None:
         version = ProtocolVersion.objects.only("pk", "sha256", "state").get(pk=version_id)
     rating = _load(version)
-    # Cache only what is frozen: a hash read from the row, not merely passed in.
-    if sha256 and version.sha256 == sha256 and not version.is_draft:
+    # Cache only what is frozen: a hash read from the row (and equal to the one passed in,
+    # when one was), never merely passed in.
+    if version.sha256 and version.sha256 == (sha256 or version.sha256) and not version.is_draft:
+        key = (version_id, version.sha256)
         with _lock:
             if len(_cache) >= _MAX_ENTRIES:
                 _cache.clear()
