@@ -4,7 +4,7 @@ context, and a service's refusal shown on the form or as messages."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 from django import forms
 from django.contrib import messages
@@ -13,16 +13,11 @@ from django.http import HttpRequest, HttpResponseRedirect
 from django.shortcuts import redirect
 from django.urls import NoReverseMatch, reverse
 
-from apps.accounts.models import User
+from apps.accounts.access import signed_in_user
 from apps.accounts.selectors import roles_for
 from apps.core.forms import add_service_errors
 from apps.items.access import DESIGN_WRITERS, get_design_version_for, version_kwargs
 from apps.protocols.models import ProtocolVersion
-
-
-def user_of(request: HttpRequest) -> User:
-    # Every design page is login_required: the user is signed in.
-    return cast(User, request.user)
 
 
 def design_version(
@@ -31,15 +26,20 @@ def design_version(
     """The version whose design the page shows (``write``: changes) — 404 or 403 otherwise."""
     if write:
         return get_design_version_for(
-            user=user_of(request), protocol_code=protocol_code, label=label, roles=DESIGN_WRITERS
+            user=signed_in_user(request),
+            protocol_code=protocol_code,
+            label=label,
+            roles=DESIGN_WRITERS,
         )
-    return get_design_version_for(user=user_of(request), protocol_code=protocol_code, label=label)
+    return get_design_version_for(
+        user=signed_in_user(request), protocol_code=protocol_code, label=label
+    )
 
 
 def can_write(request: HttpRequest, version: ProtocolVersion) -> bool:
     # Not set aside, not deposited: the services refuse those too, so no form is offered.
     return version.is_editable and bool(
-        roles_for(user=user_of(request), protocol_id=version.protocol_id) & DESIGN_WRITERS
+        roles_for(user=signed_in_user(request), protocol_id=version.protocol_id) & DESIGN_WRITERS
     )
 
 

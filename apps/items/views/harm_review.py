@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from apps.accounts.access import signed_in_user
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
 from apps.items import services
@@ -27,13 +28,13 @@ from apps.items.selectors import (
     harm_reviewers_eligible,
     item_harm_states,
 )
-from apps.items.views.common import design_version, page_context, refused, run, to_page, user_of
+from apps.items.views.common import design_version, page_context, refused, run, to_page
 from apps.protocols.models import ProtocolVersion
 
 
 def _pi_version(request: HttpRequest, protocol_code: str, label: str) -> ProtocolVersion:
     return get_design_version_for(
-        user=user_of(request), protocol_code=protocol_code, label=label, roles={Role.PI}
+        user=signed_in_user(request), protocol_code=protocol_code, label=label, roles={Role.PI}
     )
 
 
@@ -47,7 +48,7 @@ def harm_review(request: HttpRequest, protocol_code: str, label: str) -> HttpRes
         for item in design_items(version)
         if states[item.pk].state != HarmState.NOT_REQUIRED
     ]
-    is_pi = Role.PI in roles_for(user=user_of(request), protocol_id=version.protocol_id)
+    is_pi = Role.PI in roles_for(user=signed_in_user(request), protocol_id=version.protocol_id)
     return render(
         request,
         "items/harm_review.html",
@@ -99,7 +100,7 @@ def harm_review_third(
 def harm_review_task_page(request: HttpRequest, token: str) -> HttpResponse:
     """One review task, reached by its opaque token from the reviewer's queue. It shows the two
     forms and the criteria — no protocol, family, item code or hypothesis."""
-    review = get_harm_review_for(user=user_of(request), token=token)
+    review = get_harm_review_for(user=signed_in_user(request), token=token)
     task = harm_review_task(review)
     form = HarmVerdictForm(request.POST or None, initial={"forms_sha256": task["forms_sha256"]})
     if (
@@ -108,7 +109,7 @@ def harm_review_task_page(request: HttpRequest, token: str) -> HttpResponse:
         and run(
             form,
             lambda: services.harm_review_submit(
-                review=review, reviewer=user_of(request), **form.cleaned_data
+                review=review, reviewer=signed_in_user(request), **form.cleaned_data
             ),
         )
     ):

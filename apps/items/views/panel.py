@@ -16,6 +16,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from apps.accounts.access import signed_in_user
 from apps.accounts.selectors import roles_for
 from apps.items.access import (
     DESIGN_WRITERS,
@@ -30,13 +31,13 @@ from apps.items.services.panel import (
     panel_flags_import,
     panel_member_add,
 )
-from apps.items.views.common import refused, user_of
+from apps.items.views.common import refused
 
 MAX_PANEL_CSV_BYTES = 2 * 1024 * 1024
 
 
 def _writable_version(request: HttpRequest, protocol_code: str, label: str):
-    user = user_of(request)
+    user = signed_in_user(request)
     version = get_design_version_for(user=user, protocol_code=protocol_code, label=label)
     can_write = bool(roles_for(user=user, protocol_id=version.protocol_id) & DESIGN_WRITERS)
     return version, can_write
@@ -68,7 +69,7 @@ def panel(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
                     raise ValidationError(f"{upload.name}: larger than 2 MB")
                 outcome = panel_flags_import(
                     version=version,
-                    user=user_of(request),
+                    user=signed_in_user(request),
                     content=upload.read(),
                     filename=upload.name,
                 )
@@ -79,7 +80,7 @@ def panel(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
             else:
                 member = panel_member_add(
                     version=version,
-                    actor=user_of(request),
+                    actor=signed_in_user(request),
                     code=request.POST.get("code", ""),
                 )
                 return redirect(
@@ -117,7 +118,7 @@ def panel_member(request: HttpRequest, protocol_code: str, label: str, code: str
             try:
                 panel_flag_record(
                     version=version,
-                    actor=user_of(request),
+                    actor=signed_in_user(request),
                     member=person,
                     item_code=request.POST.get("item", ""),
                     flagged=choice == "yes",

@@ -10,11 +10,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from apps.accounts.access import signed_in_user
 from apps.core.forms import add_service_errors
 from apps.items import services
 from apps.items.forms import ImportForm
 from apps.items.services.transfer import FORMATS, MAX_IMPORT_BYTES, import_format_for
-from apps.items.views.common import design_version, page_context, refused, to_page, user_of
+from apps.items.views.common import design_version, page_context, refused, to_page
 
 IMPORT_SESSION_KEY = "items.design_import"
 
@@ -69,7 +70,7 @@ def design_import_confirm(request: HttpRequest, protocol_code: str, label: str) 
             version=version,
             content=pending["content"].encode("utf-8"),
             fmt=pending["format"],
-            actor=user_of(request),
+            actor=signed_in_user(request),
             filename=pending["filename"],
         )
     except services.DesignImportRefused as refusal:

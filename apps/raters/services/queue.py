@@ -175,7 +175,8 @@ def _tasks_create(*, version: ProtocolVersion, k: int, seed: int, response_ids: 
         for start in range(0, len(response_ids), _OPEN_CHUNK):
             ids = response_ids[start : start + _OPEN_CHUNK]
             chunk_keys = keys[start : start + _OPEN_CHUNK]
-            # One row per (response, slot): parallel arrays, read by one multi-array unnest.
+            # One row per (response, slot): the arrays unnested side by side, crossed with the
+            # slots, in shuffle-key order.
             cursor.execute(
                 "INSERT INTO raters_scoringtask "
                 "(version_id, response_id, kind, slot, state, shuffle_key, queue_rank, "
