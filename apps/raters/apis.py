@@ -8,10 +8,13 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import exceptions, serializers, status
 from rest_framework.authentication import SessionAuthentication
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.authentication import CachedTokenAuthentication, request_token_key
+from apps.core.apis import JSONParser, PreboundSerializer
 from apps.protocols.seal import outcomes_visible
 from apps.raters.access import get_rubric_version_for, get_scoring_version_for, get_task_for
 from apps.raters.final import machine_dashboard
@@ -112,12 +115,34 @@ def _reserve(request, queue: str | None) -> dict:
     return {"task": payload}
 
 
-class TaskNextApi(APIView):
+class _JSONOnly(BaseContentNegotiation):
+    """JSON in, JSON out, without reading the Accept header (the queue's two hot endpoints)."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0]
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+class QueueHotPath(APIView):
+    """The settings of the reviewer queue's two hot endpoints (next, score), where a request's
+    own CPU is the queue's throughput (docs/performance.md): token or session authentication,
+    JSON only (no content negotiation, no browsable renderer), and no per-user rate throttle —
+    a reviewer holds at most one reservation at a time, so a flood of requests cannot take tasks
+    from other reviewers, and the throttle would cost two cache round trips per request."""
+
+    authentication_classes = [CachedTokenAuthentication, SessionAuthentication]
+    parser_classes = [JSONParser]
+    renderer_classes = [JSONRenderer]
+    content_negotiation_class = _JSONOnly
+    throttle_classes: list = []
+
+
+class TaskNextApi(QueueHotPath):
     """POST: reserve your next scoring task (or get the one you hold), from one study
     (``{"queue": "<id from /tasks/queues>"}``) or any (``"any"``, the default). GET reserves
     nothing: it shows the task you hold, if any."""
-
-    authentication_classes = [CachedTokenAuthentication, SessionAuthentication]
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
     def post(self, request):
@@ -170,15 +195,13 @@ class _ScoreOutput(serializers.Serializer):
     correction_reason = serializers.CharField()
 
 
-class TaskScoreApi(APIView):
+class TaskScoreApi(QueueHotPath):
     """Submit your score for a task you hold. Send an idempotency key: a repeat stores nothing
     (201 the first time, 200 with the stored score on a repeat). With ``"next": true`` the reply
     also carries your next task (``"next": {"task": ...}``, from ``queue`` or any study)."""
 
-    authentication_classes = [CachedTokenAuthentication, SessionAuthentication]
-
     @extend_schema_serializer(component_name="TaskScoreInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(PreboundSerializer):
         values = serializers.DictField()
         idempotency_key = serializers.CharField(max_length=64)
         seconds_spent = serializers.IntegerField(

@@ -82,7 +82,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "apps.core.middleware.CSPMiddleware",
     # Last, as django-axes asks: it answers a locked-out sign-in with its lockout response.
     "axes.middleware.AxesMiddleware",
 ]

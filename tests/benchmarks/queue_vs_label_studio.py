@@ -621,6 +621,10 @@ def cpu_spent(before: dict[int, float], after: dict[int, float]) -> float:
     return sum(after[pid] - before[pid] for pid in before.keys() & after.keys())
 
 
+def _only(seconds: dict[int, float], pids: list[int]) -> dict[int, float]:
+    return {pid: value for pid, value in seconds.items() if pid in pids}
+
+
 def worker_pids(master: int) -> list[int]:
     pids = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -655,14 +659,15 @@ def run(system, *, port, target, tokens, clients, cycles, seconds, chained, serv
     before_load = load()
     workers = worker_pids(server.server.pid)
     # Persistent backends only (Preregistry's); Label Studio's exit after each request.
-    cpu_before = cpu_by_pid(workers + backend_pids(db))
+    backends = backend_pids(db)
+    cpu_before = cpu_by_pid(workers + backends)
     barrier.wait()
     wall = time.perf_counter()
     results = [out.get(timeout=(seconds or 1800) + 900) for _ in processes]
     wall = time.perf_counter() - wall
     for process in processes:
         process.join()
-    cpu_after = cpu_by_pid(workers + backend_pids(db))
+    cpu_after = cpu_by_pid(workers + backends)
     next_ms = sorted(x * 1000 for r in results for x in r["next"])
     submit_ms = sorted(x * 1000 for r in results for x in r["submit"])
     errors: Counter = Counter()
@@ -692,6 +697,10 @@ def run(system, *, port, target, tokens, clients, cycles, seconds, chained, serv
             round(cpu_spent(cpu_before, cpu_after) * 1000 / n, 2) if n else None
         ),
         "cpu_includes_database": system == "preregistry",
+        # The application server alone (gunicorn's workers), the figure both systems have.
+        "app_cpu_ms_per_cycle": (
+            round(cpu_spent(_only(cpu_before, workers), cpu_after) * 1000 / n, 2) if n else None
+        ),
         "errors": dict(errors),
         "n_errors": sum(errors.values()),
         "ran_out_of_tasks": any(r["empty"] for r in results),

@@ -221,7 +221,9 @@ def _rows(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
     # in the transaction Django has open on the same connection.
     with psycopg.Cursor(connection.connection) as cursor:
         cursor.execute(sql, params, prepare=bool(settings.DB_PREPARED_STATEMENTS))
-        return cursor.fetchall() if cursor.description else []
+        # Every statement here is a SELECT or ends in one, so it has rows to fetch (none is an
+        # empty list); asking ``description`` first would build its column objects each time.
+        return cursor.fetchall()
 
 
 @dataclass(frozen=True)
