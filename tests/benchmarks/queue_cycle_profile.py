@@ -1,0 +1,155 @@
+"""Where one reviewer-queue cycle's CPU goes, in-process: the WSGI application under production
+settings, driven without a network, on a study that ``queue_vs_label_studio.py`` built.
+
+Not a test (pytest does not collect it). A cycle is ``POST /api/v1/tasks/next`` then ``POST
+/api/v1/tasks/<token>/score``, as in the side-by-side benchmark. It prints, per cycle:
+
+- Python function calls (``cProfile``): the figure to compare across commits, since unlike CPU
+  time it does not move with the machine's load;
+- Python CPU time and the PostgreSQL backend's CPU time (both move with the load: on two shared
+  cores, CPU time per unit of work grows when the other core is busy);
+- with ``--top N``, the N functions with the most own time.
+
+Reproduce (first build the study: the side-by-side script prepares the database
+``prereg_queue_bench`` and its roles, and ``--build-app`` prints the version and tokens):
+
+    .venv/bin/python tests/benchmarks/queue_vs_label_studio.py --only-preregistry \\
+        --tasks 20000 --k 1 --seconds 5 --single 10
+    .venv/bin/python tests/benchmarks/queue_cycle_profile.py --cycles 150 --version 1
+"""
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _environ(db: str) -> dict[str, str]:
+    return {
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "DATABASE_URL": f"postgres://{db}_app@127.0.0.1:5432/{db}",
+        "DATABASE_OWNER_URL": f"postgres://{db}_owner@127.0.0.1:5432/{db}",
+        "SECRET_KEY": "benchmark-only-secret-key-not-for-use-anywhere-0123456789",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "SECURE_SSL_REDIRECT": "false",
+        "DB_CONN_MAX_AGE": "600",
+        "REDIS_URL": "",
+        "LOG_LEVEL": "WARNING",
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--db", default="prereg_queue_bench")
+    parser.add_argument("--cycles", type=int, default=150)
+    parser.add_argument("--top", type=int, default=0, help="print the N costliest functions")
+    parser.add_argument("--version", type=int, help="the study's version id (default: newest)")
+    parser.add_argument("--reviewer", type=int, default=0, help="which reviewer, in id order")
+    args = parser.parse_args()
+    os.environ.update(_environ(args.db))
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.core.handlers.wsgi import WSGIHandler
+    from django.db import connection
+    from rest_framework.authtoken.models import Token
+
+    from apps.raters.models import ScoringTask
+
+    application = WSGIHandler()
+    # One reviewer (with a token) of the chosen study, by id order so that runs compare.
+    version_id = (
+        args.version
+        or (ScoringTask.objects.order_by("-version_id").values_list("version_id", flat=True)[0])
+    )
+    token = (
+        Token.objects.filter(
+            user__memberships__protocol__versions__id=version_id,
+            user__memberships__role="reviewer",
+        )
+        .order_by("user_id")
+        .values_list("key", flat=True)[args.reviewer]
+    )
+    label = {"label": "2_full_refusal"}
+
+    def call(method: str, path: str, body: dict) -> tuple[str, bytes]:
+        data = json.dumps(body).encode()
+        environ = {
+            "REQUEST_METHOD": method,
+            "PATH_INFO": path,
+            "QUERY_STRING": "",
+            "SERVER_NAME": "127.0.0.1",
+            "SERVER_PORT": "8000",
+            "HTTP_HOST": "127.0.0.1:8000",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "wsgi.url_scheme": "http",
+            "wsgi.input": io.BytesIO(data),
+            "wsgi.errors": sys.stderr,
+            "CONTENT_LENGTH": str(len(data)),
+            "CONTENT_TYPE": "application/json",
+            "HTTP_AUTHORIZATION": f"Token {token}",
+        }
+        status = {}
+
+        def start_response(line, headers, exc_info=None):
+            status["line"] = line
+
+        chunks = application(environ, start_response)
+        payload = b"".join(chunks)
+        chunks.close()
+        return status["line"], payload
+
+    def cycle() -> None:
+        line, payload = call("POST", "/api/v1/tasks/next", {})
+        if not line.startswith("200") or json.loads(payload)["task"] is None:
+            raise SystemExit(f"next answered {line}: {payload[:300]!r}")
+        task = json.loads(payload)["task"]["token"]
+        body = {"values": label, "idempotency_key": f"p{time.time_ns()}", "seconds_spent": 1}
+        line, payload = call("POST", f"/api/v1/tasks/{task}/score", body)
+        if not line.startswith("201"):
+            raise SystemExit(f"score answered {line}: {payload[:300]!r}")
+
+    def backend_cpu() -> float:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            pid = cursor.fetchone()[0]
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    for _ in range(20):  # warm: connection, prepared statements, caches
+        cycle()
+    n = args.cycles
+    backend, cpu, wall = backend_cpu(), time.process_time(), time.perf_counter()
+    for _ in range(n):
+        cycle()
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    backend = backend_cpu() - backend
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(n):
+        cycle()
+    profile.disable()
+    stats = pstats.Stats(profile)
+    result = {
+        "cycles": n,
+        "python_calls_per_cycle": round(stats.total_calls / n),  # type: ignore[attr-defined]
+        "python_cpu_ms_per_cycle": round(cpu * 1000 / n, 2),
+        "postgresql_backend_cpu_ms_per_cycle": round(backend * 1000 / n, 2),
+        "wall_ms_per_cycle": round(wall * 1000 / n, 2),
+        "load": os.getloadavg(),
+    }
+    print(json.dumps(result))
+    if args.top:
+        stats.sort_stats("tottime").print_stats(args.top)
+
+
+if __name__ == "__main__":
+    main()
