@@ -16,9 +16,9 @@ gate's run of the plan on synthetic data stays cheap.
 - ``frozen_study(...)``: a frozen study with one response per cell, a rubric, a PI and reviewers.
 - ``FrozenVersionFactory``: factory_boy's face of ``freeze`` (a small frozen version).
 
-Still outside it: ``tests/analysis/builders.py``'s ``opb_study`` freezes its large scored
-studies by hand (state, hash and blob set directly; its ``xstest_study`` goes through the gate);
-the queue benchmarks do too, each saying why.
+The analysis tests' large scored studies (``tests/analysis/builders.py``: ``opb_study``,
+``xstest_study``) freeze through ``freeze`` too. Still outside it: the queue benchmarks
+(``frozen_by_hand`` below), each saying why.
 """
 
 import math

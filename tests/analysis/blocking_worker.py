@@ -18,6 +18,7 @@ django.setup()
 from apps.analysis.pipelines import opb  # noqa: E402
 from apps.analysis.pipelines.base import Pipeline, register_pipeline  # noqa: E402
 from config.celery import app  # noqa: E402, F401  (celery -A finds it here)
+from tests.analysis.builders import opb_declaration_as  # noqa: E402
 
 KIND = "_blocking"
 
@@ -31,5 +32,13 @@ def compute(inputs, *, parameters, seed, progress):
 
 
 PIPELINE = register_pipeline(
-    Pipeline(kind=KIND, title="blocks", collect=opb.collect, compute=compute, tidy=opb.tidy)
+    Pipeline(
+        kind=KIND,
+        title="blocks",
+        collect=opb.collect,
+        compute=compute,
+        tidy=opb.tidy,
+        # Declared as opb is, so that a study naming it passes the freeze gate.
+        declaration=opb_declaration_as(KIND),
+    )
 )

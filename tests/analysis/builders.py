@@ -1,17 +1,19 @@
-"""Studies for the analysis tests, built mostly straight through the models.
+"""Studies for the analysis tests: frozen through the real gate, answered through the models.
 
-``xstest_study`` freezes through the real gate (``tests.builders.freeze``: ``ready_for_freeze``
-then ``version_freeze``) and writes its responses and scores on the administrations the freeze's
-schedule produced. ``opb_study`` still freezes by hand (``freeze`` below: state and hash set
-directly) over a schedule it writes itself; its responses and scores go in by ``bulk_create``
-(no queue round-trip), so that the pipelines can be tested on many shapes of study in seconds.
-The importer and the queue are exercised by their own apps' tests and end to end by
-``tests/demo``.
+``opb_study`` and ``xstest_study`` freeze through ``tests.builders.freeze`` (``ready_for_freeze``
+then ``version_freeze``: the whole gate, the computability gate's run of the plan included), and
+their responses and scores answer the administrations the freeze scheduled. Those go in by
+``bulk_create`` (no queue round-trip), so that the pipelines can be tested on many shapes of
+study in seconds. A plan the gate refuses (an unreadable parameter or decision table, disclosure
+items without base items) never reaches a run; the tests of the pipeline's own refusals hand it
+such inputs directly. The importer and the queue are exercised by their own apps' tests and end
+to end by ``tests/demo``.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import itertools
 from dataclasses import dataclass, field
@@ -19,12 +21,12 @@ from pathlib import Path
 
 import numpy as np
 from django.db import transaction
-from django.utils import timezone
 
 from apps.accounts.models import Membership, User
 from apps.items.models import Cell, Condition, Family, Item, KeyUnit, Level
-from apps.protocols.models import AnalysisParameter, Protocol, ProtocolVersion
-from apps.protocols.plans import OPB
+from apps.protocols.decision_table import rule_estimates
+from apps.protocols.models import Protocol, ProtocolVersion
+from apps.protocols.plans import OPB, PipelineDeclaration
 from apps.raters.models import Rubric, RubricField, Score, ScoringTask
 from apps.responses.models import Administration, Attempt, Evaluand, Response, RosterEntry
 from tests.builders import freeze as gate_freeze
@@ -105,35 +107,30 @@ def _people(protocol: Protocol, prefix: str, n_reviewers: int) -> dict:
     return people
 
 
-def freeze(version: ProtocolVersion, *, pipeline: str = "") -> ProtocolVersion:
-    """Freeze ``version`` as the freeze service will: state, time, the document's hash and its
-    blob (every analysis run rebuilds the document from the rows and checks that hash); with
-    ``pipeline``, its plan names that pipeline (a throwaway one in tests) instead of the
-    template's."""
-    from apps.protocols.documents import version_document_bytes
-    from apps.protocols.services import blob_store
+def opb_declaration_as(kind: str) -> PipelineDeclaration:
+    """The opb pipeline's declaration under a test's throwaway pipeline ``kind``: registered
+    with it, an ``opb_study(pipeline=kind)`` passes the freeze gate as an opb plan does (the
+    same typed parameters, the same decision-table vocabulary). The computability gate cannot
+    run a pipeline without ``assemble`` on synthetic data, and notes so without refusing."""
+    from apps.analysis.pipelines import opb
 
-    if pipeline:
-        ProtocolVersion.objects.filter(pk=version.pk).update(pipeline=pipeline)
-        version.refresh_from_db()
-    content, digest = version_document_bytes(version=version)
-    blob_store(content=content)
-    ProtocolVersion.objects.filter(pk=version.pk).update(
-        state="frozen", sha256=digest, frozen_at=timezone.now()
-    )
-    version.refresh_from_db()
-    return version
+    return dataclasses.replace(opb.DECLARATION, kind=kind)
 
 
-def _parameters(version, values: dict) -> None:
-    AnalysisParameter.objects.bulk_create(
-        [
-            AnalysisParameter(
-                version=version, name=name, label=name, kind="text", value=value, position=i
-            )
-            for i, (name, value) in enumerate(sorted(values.items()))
-        ]
-    )
+def _opb_decision_table(*, with_disclosure: bool, with_force: bool) -> list:
+    """OPB-01 §8, as the opb plan template gives every OPB-style draft, less the rules that read
+    the estimates of an arm the design lacks: the computability gate refuses a rule it cannot
+    evaluate (8.5 reads the force arm's slope, 8.6–8.8 the disclosure arm's contrasts)."""
+    lacking = set()
+    if not with_force:
+        lacking.add("beta_force")
+    if not with_disclosure:
+        lacking |= {"F_att_SPXI_vs_plain", "F_att_sham_vs_plain", "F_att_SPXI_vs_sham"}
+    return [
+        rule
+        for rule in OPB.decision_table
+        if not {estimate for _, estimate in rule_estimates([rule])} & lacking
+    ]
 
 
 def _rubric(version, fields, rules: dict | None = None) -> None:
@@ -179,18 +176,29 @@ def opb_study(
     decision_table: list | None = None,
     rules: dict | None = None,
     disclosure_effects: dict | None = None,
+    absent: dict[tuple[str, int], str] | None = None,
 ) -> Study:
     """A frozen OPB-01-shaped version with synthetic scored responses.
 
-    Family A (harm-constant) at L0–L5, Family B (discrimination control) at L0–L3 with L4–L5
-    recorded absent (the stopping rule); optionally Family C (C_SPXI and the sham C₀) and a
-    force-control arm. Each cell has 4 key units (2 executable at L3+). Responses are scored by
+    Family A (harm-constant) at L0–L5, Family B (discrimination control) at L0–L3 and never
+    authored above (the binding stopping rule); optionally Family C (C_SPXI and the sham C₀,
+    each pair naming a Family A item as base item: C01 and C02 name A01, …) and a force-control
+    arm. Each cell has 4 key units (2 executable at L3+). Responses are scored by
     ``n_reviewers`` primaries who agree except, with probability ``disagreement``, by one unit.
     ``rules`` gives rubric fields the plan's disagreement rule by name (``{"refusal": "exact"}``).
     F_att ~ logit⁻¹(−1.2 + slope·level + item effect); R ~ Bernoulli(logit⁻¹(−2.5 + …)).
     ``disclosure_effects`` (``{"C_SPXI": shift, "C0": shift}`` on the logit scale) makes Family
     C paired instead (OPB-01 §5): for every Family A item one C_SPXI and one C₀ item naming it
     as base item, each with its base item's effect and slope plus the condition's shift.
+    ``absent`` records cells absent with their reason (``{("B01", 2): reason}``): never
+    administered, listed in every report.
+
+    Frozen through the gate (``tests.builders.freeze``: ``ready_for_freeze`` adds the sections'
+    text and Family A's harm-constancy reviews, then ``version_freeze``), so ``pipeline`` must
+    name a registered pipeline with a declaration. The freeze schedules the administrations;
+    the synthetic scores are drawn walking them cell by cell (in the order the cells were
+    written), evaluand by evaluand (roster order), repetition by repetition, whatever the
+    schedule's own order.
     """
     rng = np.random.default_rng(seed)
     slopes = {"A": 0.25, "B": 0.6, "C": 0.2, "force": 0.1, **(slopes or {})}
@@ -200,10 +208,18 @@ def opb_study(
         protocol=protocol,
         label="1.1",
         created_by=people["pi"],
-        # OPB-01 §8, as the opb plan template gives every OPB-style draft.
-        decision_table=list(OPB.decision_table) if decision_table is None else decision_table,
+        # A throwaway pipeline of a test (registered with a declaration, or the gate refuses
+        # the plan); the template's, opb, otherwise.
+        pipeline=pipeline,
+        decision_table=(
+            _opb_decision_table(with_disclosure=with_disclosure, with_force=with_force)
+            if decision_table is None
+            else decision_table
+        ),
     )
-    _parameters(version, {**OPB_PARAMETERS, **(parameters or {})})
+    # Each parameter held as the kind the plan's pipeline declares, as the gate asks; the
+    # schedule's repetitions are the plan's too.
+    set_parameters(version, **{**OPB_PARAMETERS, **(parameters or {}), "repetitions": repetitions})
     levels = {
         i: Level.objects.create(version=version, ordinal=i, code=f"L{i}", name=f"level {i}")
         for i in range(6)
@@ -240,7 +256,9 @@ def opb_study(
             name=f"Family {family_code}",
             role=role,
             max_level=max_level,
+            stopping_rule=STOPPING_RULE if max_level is not None else "",
         )
+        plain = [base for base, _ in base_effects.values()]
         items = Item.objects.bulk_create(
             [
                 Item(
@@ -251,6 +269,9 @@ def opb_study(
                     condition=(
                         conditions["C_SPXI" if n % 2 == 0 else "C0"] if family_code == "C" else None
                     ),
+                    # The gate refuses a disclosure item that names no base item (OPB-01 §5):
+                    # each C_SPXI and the sham after it inscribe the same Family A item.
+                    base_item=plain[n // 2] if family_code == "C" else None,
                 )
                 for n in range(items_per_family)
             ]
@@ -280,13 +301,16 @@ def opb_study(
                 effect, item_arm = paired[item.code], "A"
             for ordinal, level in levels.items():
                 if max_level is not None and ordinal > max_level:
+                    continue  # the gate refuses any cell above the stopping rule, even absent
+                reason = (absent or {}).get((item.code, ordinal))
+                if reason is not None:
                     absent_cells.append(
                         Cell(
                             version=version,
                             item=item,
                             level=level,
                             absent=True,
-                            absent_reason=STOPPING_RULE,
+                            absent_reason=reason,
                         )
                     )
                     continue
@@ -295,7 +319,6 @@ def opb_study(
                 )
                 cells.append((cell, item_arm, effect))
     Cell.objects.bulk_create([c for c, _, _ in cells] + absent_cells)
-    absent = len(absent_cells)
     KeyUnit.objects.bulk_create(
         [
             KeyUnit(
@@ -310,26 +333,24 @@ def opb_study(
         ]
     )
 
-    administrations = []
-    position = itertools.count(1)
-    for cell, arm, effect in cells:
-        for evaluand in roster:
-            for rep in range(1, repetitions + 1):
-                administrations.append(
-                    (
-                        Administration(
-                            version=version,
-                            position=next(position),
-                            cell=cell,
-                            evaluand=evaluand,
-                            repetition=rep,
-                        ),
-                        arm,
-                        effect,
-                    )
-                )
-    Administration.objects.bulk_create([a for a, _, _ in administrations])
-    freeze(version, pipeline=pipeline)
+    gate_freeze(version, people["pi"])
+    # The freeze scheduled the administrations in the seeded schedule's order; the draws below
+    # walk them in the design's order instead, so that one seed gives the same scores whatever
+    # the schedule.
+    scheduled = {
+        (a.cell_id, a.evaluand_id, a.repetition): a
+        for a in Administration.objects.filter(version=version).select_related("cell__level")
+    }
+    administrations = [
+        (scheduled[(cell.pk, evaluand.pk, rep)], arm, effect)
+        for cell, arm, effect in cells
+        for evaluand in roster
+        for rep in range(1, repetitions + 1)
+    ]
+    if len(administrations) != len(scheduled):
+        raise AssertionError(
+            f"{len(scheduled)} administrations scheduled, {len(administrations)} drawn"
+        )
 
     attempts = [
         Attempt(version=version, administration=a, number=1, terminal_outcome="completed")
@@ -392,7 +413,7 @@ def opb_study(
         auditor=people["auditor"],
         editor=people["editor"],
         reviewers=people["reviewers"],
-        counts={"administrations": len(administrations), "absent_cells": absent},
+        counts={"administrations": len(administrations), "absent_cells": len(absent_cells)},
     )
 
 

@@ -6,8 +6,11 @@ import numpy as np
 import pytest
 from django.core.exceptions import ValidationError
 
+from apps.analysis.inputs import plan_parameters
 from apps.analysis.models import RunState
+from apps.analysis.pipelines import get_pipeline
 from apps.analysis.stats.paired import paired_contrast
+from apps.core.canonical import canonical_json
 from apps.demo.design import INSCRIPTION, SHAM, demo_design_build
 from apps.demo.opb01 import opb01_v1_0_draft
 from apps.items.disclosure import sham_mismatches
@@ -78,11 +81,16 @@ def test_equal_effects_of_c_spxi_and_c0_do_not_find_that_coordinates_contribute(
     assert "OPB01-8.7" not in decision["matched"] and "OPB01-8.8" not in decision["matched"]
 
 
-def test_disclosure_items_without_base_items_give_no_contrast_and_say_which(run_now):
+def test_disclosure_items_without_base_items_give_no_contrast_and_say_which():
+    # The freeze gate refuses disclosure items without base items (disclosure_base_missing,
+    # below); inputs without the links (a version frozen before OPB-01 §5's links) still get a
+    # named refusal from the pipeline, not a contrast.
     study = opb_study(code="NOBASE", evaluands=1, with_disclosure=True)
-    three_way = _stage(_result(run_now(study.version, study.pi))["surfaces"][0], "disclosure")[
-        "three_way"
-    ]
+    pipeline = get_pipeline("opb")
+    inputs = json.loads(canonical_json(pipeline.collect(study.version)))
+    del inputs["item_bases"]
+    result = pipeline.compute(inputs, parameters=plan_parameters(study.version), seed=1)
+    three_way = _stage(result["surfaces"][0], "disclosure")["three_way"]
     assert three_way["error"].startswith("not estimable: disclosure items C01, C02")
     assert "name no Family A base item" in three_way["error"]
     assert "contrasts" not in three_way

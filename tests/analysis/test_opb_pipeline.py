@@ -4,10 +4,12 @@ import json
 
 import pytest
 
+from apps.analysis.inputs import plan_parameters
 from apps.analysis.models import RunState
 from apps.analysis.pipelines import get_pipeline
 from apps.analysis.pipelines.opb import _ticked
 from apps.core.canonical import canonical_json
+from apps.items.models import Cell
 from apps.responses.models import Attempt, Exclusion
 from tests.analysis.builders import opb_study
 
@@ -35,11 +37,18 @@ def test_sections_follow_the_analysis_order_b_then_a_then_disclosure(run_now):
     ]
 
 
-def test_family_b_above_l3_is_listed_absent_and_never_estimated(study, run_now):
+def test_family_b_is_never_authored_above_l3_and_absent_cells_are_listed_not_estimated(run_now):
+    reason = "B01 cannot be put at L2 without changing its content"
+    study = opb_study(evaluands=1, absent={("B01", 2): reason})
+    # The binding stopping rule: no cell above L3 at all (the gate refuses one, even absent).
+    assert not Cell.objects.filter(
+        version=study.version, item__family__code="B", level__ordinal__gt=3
+    ).exists()
     estimates = _result(run_now(study.version, study.pi))
     absent = estimates["absent_cells"]
-    assert len(absent) == study.counts["absent_cells"] == 6 * 2
-    assert {(a["family"], a["level"]) for a in absent} == {("B", 4), ("B", 5)}
+    assert len(absent) == study.counts["absent_cells"] == 1
+    assert [(a["item"], a["family"], a["level"]) for a in absent] == [("B01", "B", 2)]
+    assert absent[0]["reason"] == reason
     stage_b = estimates["surfaces"][0]["stages"][0]
     assert [c["level"] for c in stage_b["cells"]] == [0, 1, 2, 3]
     stage_a = estimates["surfaces"][0]["stages"][1]
@@ -159,18 +168,19 @@ def test_the_versions_own_decision_table_is_the_one_evaluated(run_now):
     assert decision["rules"][1]["evidence"][0]["value"] == 0.1  # the plan's margin
 
 
-def test_a_decision_table_the_evaluator_cannot_read_is_reported_not_guessed(run_now):
-    study = opb_study(
-        evaluands=1,
-        decision_table=[
-            {
-                "id": "at_least",
-                "condition": {"all": [{"estimate": "beta_B", "op": ">=", "value": 0}]},
-                "finding": "B does not fall.",
-            }
-        ],
-    )
-    decision = _result(run_now(study.version, study.pi))["surfaces"][0]["stages"][-1]
+def test_a_decision_table_the_evaluator_cannot_read_is_reported_not_guessed(study):
+    # The freeze gate refuses such a table; the evaluator still reports it rather than guess.
+    pipeline = get_pipeline("opb")
+    inputs = json.loads(canonical_json(pipeline.collect(study.version)))
+    inputs["decision_table"] = [
+        {
+            "id": "at_least",
+            "condition": {"all": [{"estimate": "beta_B", "op": ">=", "value": 0}]},
+            "finding": "B does not fall.",
+        }
+    ]
+    result = pipeline.compute(inputs, parameters=plan_parameters(study.version), seed=1)
+    decision = result["surfaces"][0]["stages"][-1]
     assert decision["evaluated"] is False and "'>='" in decision["error"]
 
 
@@ -182,11 +192,15 @@ def test_a_plan_without_a_decision_table_gets_no_finding(run_now):
     assert "findings" not in decision
 
 
-def test_an_unreadable_plan_parameter_fails_the_run_naming_it(run_now):
-    study = opb_study(evaluands=1, parameters={"interval_coverage": "ninety-five"})
-    run = run_now(study.version, study.pi)
-    assert run.state == RunState.FAILED
-    assert "interval_coverage" in run.error and run.result_sha256 == ""
+def test_an_unreadable_plan_parameter_is_refused_naming_it(study):
+    # The freeze gate refuses such a plan, so no frozen version reaches a run with it; the
+    # pipeline refuses it on its own all the same (a run's failure on a PlanInputError names the
+    # input: tests/analysis/test_runs.py).
+    pipeline = get_pipeline("opb")
+    inputs = json.loads(canonical_json(pipeline.collect(study.version)))
+    parameters = {**plan_parameters(study.version), "interval_coverage": "ninety-five"}
+    with pytest.raises(ValueError, match="'interval_coverage' = 'ninety-five' is not a number"):
+        pipeline.compute(inputs, parameters=parameters, seed=1)
 
 
 def test_analytic_intervals_and_item_level_aggregation_follow_the_plan(run_now):
@@ -206,9 +220,14 @@ def test_analytic_intervals_and_item_level_aggregation_follow_the_plan(run_now):
     assert estimates["surfaces"][0]["stages"][0]["cells"][0]["F_att"]["n_items"] == 6
 
 
-def test_a_surface_below_the_per_surface_minimum_is_descriptive_only(run_now):
-    study = opb_study(evaluands=1, parameters={"n_per_surface_min": "1000"})
-    surface = _result(run_now(study.version, study.pi))["surfaces"][0]
+def test_a_surface_below_the_per_surface_minimum_is_descriptive_only(study):
+    # The computability gate refuses to freeze a plan whose surfaces would all be descriptive
+    # (the decision table's estimates could never be computed); the pipeline still reports such
+    # a surface as descriptive only, as a surface short of observations in a real run would be.
+    pipeline = get_pipeline("opb")
+    inputs = json.loads(canonical_json(pipeline.collect(study.version)))
+    parameters = {**plan_parameters(study.version), "n_per_surface_min": "1000"}
+    surface = pipeline.compute(inputs, parameters=parameters, seed=1)["surfaces"][0]
     assert surface["descriptive_only"] is True
     assert "beta_B" not in surface["stages"][0]
     assert surface["stages"][-1]["evaluated"] is False

@@ -183,11 +183,38 @@ def test_the_status_fragment_asks_for_a_reload_once_the_run_is_done(client, stud
     assert fragment["HX-Refresh"] == "true" and "hx-get" not in fragment.content.decode()
 
 
-def test_a_failed_run_shows_its_error_and_no_result(client, study, run_now):
+@pytest.fixture
+def unreadable_coverage():
+    """A throwaway pipeline: opb's own on a plan whose coverage it cannot read, "lots" (the
+    freeze gate refuses such a plan, so a frozen opb plan cannot hold it)."""
+    from apps.analysis.pipelines import opb, register_pipeline, unregister_pipeline
+    from apps.analysis.pipelines.base import Pipeline
+    from tests.analysis.builders import opb_declaration_as
+
+    def compute(inputs, *, parameters, seed, progress):
+        parameters = {**parameters, "interval_coverage": "lots"}
+        return opb.compute(inputs, parameters=parameters, seed=seed, progress=progress)
+
+    register_pipeline(
+        Pipeline(
+            kind="_lots",
+            title="opb, unreadable coverage",
+            collect=opb.collect,
+            compute=compute,
+            tidy=opb.tidy,
+            declaration=opb_declaration_as("_lots"),
+        )
+    )
+    yield "_lots"
+    unregister_pipeline("_lots")
+
+
+def test_a_failed_run_shows_its_error_and_no_result(client, study, run_now, unreadable_coverage):
     from tests.analysis.builders import opb_study
 
-    broken = opb_study(code="BROKEN", evaluands=1, parameters={"interval_coverage": "lots"})
+    broken = opb_study(code="BROKEN", evaluands=1, pipeline=unreadable_coverage)
     run = run_now(broken.version, broken.pi)
+    assert run.state == RunState.FAILED
     client.force_login(broken.pi)
     text = client.get(
         reverse("analysis:report", kwargs={"code": "BROKEN", "label": "1.1", "number": run.number})

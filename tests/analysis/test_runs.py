@@ -26,7 +26,7 @@ from apps.analysis.services import (
 )
 from apps.deviations.models import LogEntry
 from apps.protocols.models import Blob, ProtocolVersion, Withdrawal
-from tests.analysis.builders import opb_study
+from tests.analysis.builders import opb_declaration_as, opb_study
 
 pytestmark = pytest.mark.django_db
 
@@ -82,8 +82,12 @@ def test_the_first_run_logs_analysis_and_a_second_logs_a_rerun(study):
     first = _queued(study)
     second = analysis_run_request(version=study.version, user=study.pi, reason="new scores")
     assert second.number == 2 and second.rerun_of == first
-    kinds = list(LogEntry.objects.filter(protocol=study.protocol).values_list("kind", flat=True))
-    assert kinds == ["analysis", "rerun"]
+    kinds = list(
+        LogEntry.objects.filter(protocol=study.protocol)
+        .order_by("seq")
+        .values_list("kind", flat=True)
+    )
+    assert kinds == ["freeze", "analysis", "rerun"]  # the freeze (the gate's) logged first
     rerun = LogEntry.objects.get(kind="rerun")
     assert "reruns run 1" in rerun.rationale and "new scores" in rerun.rationale
     assert run_ref(first) in rerun.refs
@@ -163,6 +167,7 @@ def failing_kind():
             collect=lambda version: {"rows": []},
             compute=_failing,
             tidy=lambda inputs: ([], []),
+            declaration=opb_declaration_as("_failing"),
         )
     )
     yield "_failing"
@@ -205,6 +210,7 @@ def test_a_failure_on_the_plans_data_names_the_input_and_logs_the_traceback_only
             collect=lambda version: {"rows": []},
             compute=_plan_input_failing,
             tidy=lambda inputs: ([], []),
+            declaration=opb_declaration_as("_plan_input"),
         )
     )
     try:

@@ -17,10 +17,19 @@ from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.services import analysis_run_perform, analysis_run_request
 from apps.deviations.models import EntryKind, LogEntry
 from apps.deviations.selectors import chain_verify
+from apps.protocols import components
 from apps.protocols.integrity import IntegrityAlarm, version_integrity_verify
 from apps.protocols.models import AnalysisParameter, Protocol
 from tests.analysis.builders import opb_study
 from tests.dbroles import owner_cursor
+
+
+@pytest.fixture(autouse=True)
+def isolated_components():
+    """Every component as the apps registered it, not this app's empty registry (conftest): the
+    tampered studies are whole OPB studies, frozen through the whole gate (``opb_study``)."""
+    return components
+
 
 EPSILON = (
     "UPDATE protocols_analysisparameter SET value = '0.45' "
