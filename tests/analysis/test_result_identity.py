@@ -11,12 +11,19 @@ the interval calibration replaced the rate, cell-mean and β interval methods, a
 builders now freeze with the real document hash (which the result names). From here the pins
 guard against any unintended change. A result document names the
 frozen version's hash and the numeric libraries' versions, so the figures hold in this
-environment (the shared virtualenv) and for the frozen documents as ``main`` builds them.
+environment (the shared virtualenv) and for the frozen documents as ``main`` builds them. Since
+2 December the pins are of the documents' figures to 9 significant digits (``figures_sha256``),
+because a new machine with the same locked packages moved the last bits of fitted values.
 """
+
+import hashlib
+import json
+import math
 
 import pytest
 
 from apps.analysis.models import RunState
+from apps.core.canonical import canonical_json
 from tests.analysis.builders import opb_study, xstest_study
 
 pytestmark = pytest.mark.django_db
@@ -41,28 +48,54 @@ pytestmark = pytest.mark.django_db
 # with rules 8.6–8.8's reasons for being not evaluable; and on surface m2 the refusal GEE's level
 # coefficient, zero to machine precision (2.9e-16, now -1.2e-16): the fit's rows follow the
 # freeze's seeded schedule now, not the builder's order. Every other figure is equal.
-OPB_RESULT_SHA256 = "88a8a5832a44c400f64834f0291b8b082f49b3a30bdbf6f3e3a84f53b0607ded"
+# From 2 December the pins are of the figures (``figures_sha256``: floats to 9 significant
+# digits), not of the exact bytes; the exact result hashes on that day were 88a8a583… (OPB) and
+# 0aefcc54… (XSTest), on SQLite and PostgreSQL alike.
+OPB_RESULT_SHA256 = "8ecd8ddfc27fa48641a964d448ba4e054f5d4fc88d0b9533972f906c9ed4423e"
 # XSTest re-pinned on branch abuild (issue #22), when xstest_study began to freeze through the
 # real gate (section text, key units and typed parameters enter the frozen document): compared
 # key by key with the document of 1c45378e…, only "protocol.sha256" and "input_sha256" differ;
 # every figure is equal.
-XSTEST_RESULT_SHA256 = "0aefcc545d2331e1d04e0b3b33860ac8535b605e21be0c9cd0c48ac44d242b52"
+XSTEST_RESULT_SHA256 = "406880a962aa7f160c25548277444f758881d9ba5229ff7a007883df5766eaef"
 
 
-def test_the_opb_result_is_byte_identical_to_before(run_now):
+def _rounded(value):
+    """``value`` with every float kept to 9 significant digits and anything below 1e-12 in
+    size read as 0.0."""
+    if isinstance(value, float):
+        return 0.0 if abs(value) < 1e-12 or not math.isfinite(value) else float(f"{value:.9g}")
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return value
+
+
+def figures_sha256(run) -> str:
+    """SHA-256 of the run's canonical result document with its floats rounded (``_rounded``).
+
+    Why not the result's own hash: the last bits of a fitted value depend on the machine's
+    numeric kernels (on 2 December a new machine with the same locked packages gave the OPB
+    document a different hash, every figure equal to 9 digits; a GEE coefficient of 2.9e-16
+    came out as another value of that size). Nine digits are far finer than any figure the
+    pipelines report or any test checks, so a real change still moves the pin."""
+    assert run.state == RunState.SUCCEEDED, run.error
+    document = json.loads(bytes(run.result.content))
+    return hashlib.sha256(canonical_json(_rounded(document))).hexdigest()
+
+
+def test_the_opb_results_figures_are_unchanged(run_now):
     # Two evaluands, Families A and B, the disclosure arms and the force arm: every stage.
     study = opb_study(evaluands=2, with_disclosure=True, with_force=True)
     run = run_now(study.version, study.pi)
-    assert run.state == RunState.SUCCEEDED, run.error
-    assert run.result_id == OPB_RESULT_SHA256
+    assert figures_sha256(run) == OPB_RESULT_SHA256, run.result_id
 
 
 @pytest.mark.shared_data
-def test_the_xstest_result_is_byte_identical_to_before(shared_data, run_now):
+def test_the_xstest_results_figures_are_unchanged(shared_data, run_now):
     folder = shared_data / "xstest"
     if not (folder / "xstest_prompts.csv").is_file():
         pytest.skip(f"XSTest is absent from {folder}")
     study = xstest_study(folder, replicates="1000")
     run = run_now(study.version, study.pi)
-    assert run.state == RunState.SUCCEEDED, run.error
-    assert run.result_id == XSTEST_RESULT_SHA256
+    assert figures_sha256(run) == XSTEST_RESULT_SHA256, run.result_id
