@@ -31,20 +31,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _environ(db: str) -> dict[str, str]:
-    return {
-        "DJANGO_SETTINGS_MODULE": "config.settings.production",
-        "DATABASE_URL": f"postgres://{db}_app@127.0.0.1:5432/{db}",
-        "DATABASE_OWNER_URL": f"postgres://{db}_owner@127.0.0.1:5432/{db}",
-        "SECRET_KEY": "benchmark-only-secret-key-not-for-use-anywhere-0123456789",
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "SECURE_SSL_REDIRECT": "false",
-        "DB_CONN_MAX_AGE": "600",
-        "REDIS_URL": "",
-        "LOG_LEVEL": "WARNING",
-    }
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--db", default="prereg_queue_bench")
@@ -53,8 +39,12 @@ def main() -> None:
     parser.add_argument("--version", type=int, help="the study's version id (default: newest)")
     parser.add_argument("--reviewer", type=int, default=0, help="which reviewer, in id order")
     args = parser.parse_args()
-    os.environ.update(_environ(args.db))
     sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT / "tests" / "benchmarks"))
+    from queue_vs_label_studio import Preregistry
+
+    # The side-by-side benchmark's server environment: production settings, the runtime role.
+    os.environ.update(Preregistry(db=args.db, port=0).env())
     import django
 
     django.setup()
