@@ -176,8 +176,10 @@ class CSPMiddleware(csp.middleware.CSPMiddleware):
     def process_response(
         self, request: HttpRequest, response: HttpResponseBase
     ) -> HttpResponseBase:
-        if getattr(request, "_csp_nonce", None) is not None or any(
-            getattr(response, name, None) for name in _CSP_PER_RESPONSE
+        if (
+            settings.DEBUG  # django-csp leaves DEBUG's 404 and 500 pages without a header
+            or getattr(request, "_csp_nonce", None) is not None
+            or any(getattr(response, name, None) is not None for name in _CSP_PER_RESPONSE)
         ):
             return super().process_response(request, response)
         for report_only, header, exempt, setting in (

@@ -8,7 +8,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import exceptions, serializers, status
 from rest_framework.authentication import SessionAuthentication
-from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -115,11 +115,9 @@ def _reserve(request, queue: str | None) -> dict:
     return {"task": payload}
 
 
-class _JSONOnly(BaseContentNegotiation):
-    """JSON in, JSON out, without reading the Accept header (the queue's two hot endpoints)."""
-
-    def select_parser(self, request, parsers):
-        return parsers[0]
+class _JSONOnly(DefaultContentNegotiation):
+    """JSON out without reading the Accept header (the queue's two hot endpoints); the body's
+    parser is chosen by its Content-Type as everywhere (another type answers 415)."""
 
     def select_renderer(self, request, renderers, format_suffix=None):
         return renderers[0], renderers[0].media_type

@@ -103,3 +103,19 @@ def test_a_real_page_carries_the_projects_policy(client, settings):
     response = client.get("/accounts/login/")
     expected = build_policy(config=settings.CONTENT_SECURITY_POLICY["DIRECTIVES"])
     assert _parts(response[HEADER]) == _parts(expected)
+
+
+@override_settings(CONTENT_SECURITY_POLICY=POLICY)
+def test_an_empty_per_response_config_is_django_csps_to_answer():
+    response = HttpResponse("page")
+    response._csp_config = {}
+    _, response = _run(response)
+    expected = build_policy(config={})
+    assert response.get(HEADER, "") == expected
+    assert "data:" not in response.get(HEADER, "")
+
+
+@override_settings(CONTENT_SECURITY_POLICY=POLICY, DEBUG=True)
+def test_under_debug_a_404_page_gets_no_header_as_django_csp_gives_none():
+    _, response = _run(HttpResponse("missing", status=404))
+    assert HEADER not in response

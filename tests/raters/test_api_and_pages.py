@@ -242,3 +242,16 @@ def test_the_frozen_versions_page_links_its_pi_to_the_scoring_dashboard(client):
     )
     client.force_login(auditor)
     assert link not in client.get(page).content.decode()
+
+
+def test_a_score_sent_as_a_form_answers_415_and_stores_nothing(client, study):
+    client.force_login(study.reviewers[0])
+    token = client.post("/api/v1/tasks/next").json()["task"]["token"]
+    response = client.post(
+        f"/api/v1/tasks/{token}/score",
+        "idempotency_key=k&values=x",
+        content_type="application/x-www-form-urlencoded",
+    )
+    assert response.status_code == 415
+    assert "application/x-www-form-urlencoded" in response.json()["detail"]
+    assert not Score.objects.filter(version=study.version).exists()
