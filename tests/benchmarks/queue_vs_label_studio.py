@@ -642,6 +642,15 @@ def backend_pids(db: str) -> list[int]:
     return [int(p) for p in out.split()] if out else []
 
 
+def _systems(app, version, ls, project) -> list[tuple]:
+    """Each system's (name, port, target, tokens, server, database), Label Studio first when
+    it takes part (``project`` is None when it does not)."""
+    systems = [("preregistry", app.port, version, app.tokens, app, app.db)]
+    if project is not None:
+        systems.insert(0, ("label-studio", ls.port, project, ls.tokens, ls, ls.db))
+    return systems
+
+
 def run(system, *, port, target, tokens, clients, cycles, seconds, chained, server, db, k):
     """One run of the client: ``clients`` processes, ``cycles`` each or for ``seconds``."""
     context = multiprocessing.get_context("fork")
@@ -718,6 +727,9 @@ def main() -> None:
     parser.add_argument("--single", type=int, default=200, help="cycles of the single client")
     parser.add_argument("--clients", type=int, default=REVIEWERS)
     parser.add_argument("--chained", action="store_true", help="Preregistry: score with next")
+    parser.add_argument(
+        "--warm", type=int, default=5, help="unmeasured cycles per client before each round"
+    )
     parser.add_argument("--ls-venv", type=Path, default=Path("/work/lsvenv"))
     parser.add_argument("--ls-db", default="lsbench_queue")
     parser.add_argument("--app-db", default="prereg_queue_bench")
@@ -766,14 +778,28 @@ def main() -> None:
                 version = app.build(tasks=tasks, k=k)
                 runs = []
                 kw = {"chained": args.chained, "k": k}
+                # Unmeasured: each worker's first requests (imports, URL resolver, prepared
+                # statements, caches) would otherwise count in the single client's CPU.
+                for system, port, target, tokens, server, db in _systems(app, version, ls, project):
+                    run(
+                        system,
+                        port=port,
+                        target=target,
+                        tokens=tokens,
+                        clients=args.clients,
+                        cycles=args.warm,
+                        seconds=None,
+                        server=server,
+                        db=db,
+                        **kw,
+                    )
                 for clients, cycles, seconds in (
                     (1, args.single, None),
                     (args.clients, None, args.seconds),
                 ):
-                    systems = [("preregistry", app.port, version, app.tokens, app, app.db)]
-                    if with_ls:
-                        systems.insert(0, ("label-studio", ls.port, project, ls.tokens, ls, ls.db))
-                    for system, port, target, tokens, server, db in systems:
+                    for system, port, target, tokens, server, db in _systems(
+                        app, version, ls, project
+                    ):
                         log(f"  {system}: {clients} client(s)")
                         result = run(
                             system,
