@@ -21,6 +21,7 @@ Request guards that hold for every URL, so no view has to repeat them.
 
 import logging
 from collections.abc import Callable, Iterable
+from typing import cast
 
 import csp.middleware
 from csp.constants import HEADER, HEADER_REPORT_ONLY
@@ -33,7 +34,9 @@ from django.dispatch import receiver
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.http.request import UnreadablePostError
 from django.http.response import HttpResponseBase
+from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.template import loader
+from django.urls import Resolver404, resolve
 
 from apps.core.errors import NotFound
 
@@ -118,25 +121,31 @@ class RequestGuardMiddleware:
         try:
             where = nul_location(request)
         except UnreadablePostError:
-            return self._client_went_away(request)
+            return _client_went_away(request)
         if where is not None:
             return _bad_request(request, f"{where} may not contain a NUL character (U+0000).")
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if isinstance(exception, UnreadablePostError):
-            return self._client_went_away(request)
-        if isinstance(exception, DATABASE_UNAVAILABLE):
-            return database_unavailable(request, exception)
-        return None
+        return guarded_exception(request, exception)
 
-    @staticmethod
-    def _client_went_away(request: HttpRequest) -> HttpResponse:
-        logger.info("Client went away mid-body: %s %s", request.method, request.path)
-        response = _bad_request(request, "The request body was cut off before it ended.")
-        # Not a server fault, and the client is gone: no error (or warning) in the log.
-        response._has_been_logged = True  # type: ignore[attr-defined]
-        return response
+
+def _client_went_away(request: HttpRequest) -> HttpResponse:
+    logger.info("Client went away mid-body: %s %s", request.method, request.path)
+    response = _bad_request(request, "The request body was cut off before it ended.")
+    # Not a server fault, and the client is gone: no error (or warning) in the log.
+    response._has_been_logged = True  # type: ignore[attr-defined]
+    return response
+
+
+def guarded_exception(request: HttpRequest, exception: Exception) -> HttpResponse | None:
+    """The answer to an exception a view raised that is not the server's fault: 400 to a
+    client gone mid-body, 503 to a database that is unreachable or went away; None otherwise."""
+    if isinstance(exception, UnreadablePostError):
+        return _client_went_away(request)
+    if isinstance(exception, DATABASE_UNAVAILABLE):
+        return database_unavailable(request, exception)
+    return None
 
 
 class DomainErrorMiddleware:
@@ -206,3 +215,58 @@ class CSPMiddleware(csp.middleware.CSPMiddleware):
 def _csp_settings_changed(*, setting: str, **kwargs: object) -> None:
     if setting.startswith("CONTENT_SECURITY_POLICY"):
         CSPMiddleware._built.clear()
+
+
+class TokenAPIMiddleware:
+    """Token-authenticated API requests to a view that asks for it skip the page middleware.
+
+    A view class with ``page_middleware = False`` (the reviewer queue's next and score, where a
+    request's own CPU is the queue's throughput: docs/performance.md) is called, for a request
+    under ``/api/`` that carries ``Authorization: Token …``, without the middleware that only
+    pages use — sessions, CSRF (DRF exempts its views; a token request never falls back to the
+    session), the signed-in user (DRF's token authentication sets it), messages, htmx, the
+    history request, django-axes (sign-in only), whitenoise (static files) and the trailing-slash
+    redirect. What every answer needs stays: the middleware above this one (security headers,
+    the request guards), X-Frame-Options and the Content-Security-Policy, a Content-Length, and
+    the request guards' answers to a view's exception (``guarded_exception``). Any other request
+    — a session, another scheme, another view, a path that does not resolve — takes the whole
+    stack unchanged.
+
+    Place it right after ``RequestGuardMiddleware``.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+        # The answer's own headers, as the full stack sets them (same classes, same order).
+        self.lean = XFrameOptionsMiddleware(CSPMiddleware(self._view))
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        if request.path_info.startswith(API_PREFIX) and request.META.get(
+            "HTTP_AUTHORIZATION", ""
+        ).startswith("Token "):
+            try:
+                match = resolve(request.path_info)
+            except Resolver404:
+                return self.get_response(request)
+            if getattr(getattr(match.func, "cls", None), "page_middleware", True) is False:
+                request.resolver_match = match
+                return cast(HttpResponseBase, self.lean(request))  # a sync chain
+        return self.get_response(request)
+
+    @staticmethod
+    def _view(request: HttpRequest) -> HttpResponseBase:
+        match = request.resolver_match
+        assert match is not None  # set by __call__
+        try:
+            response = match.func(request, *match.args, **match.kwargs)
+            render = getattr(response, "render", None)
+            if callable(render):
+                response = render()
+        except Exception as exception:
+            guarded = guarded_exception(request, exception)
+            if guarded is None:
+                raise  # to Django's handler, as from any view (handler500: JSON under /api/)
+            response = guarded
+        if not response.streaming and not response.has_header("Content-Length"):
+            response.headers["Content-Length"] = str(len(response.content))  # type: ignore[attr-defined]
+        return response

@@ -128,13 +128,16 @@ class QueueHotPath(APIView):
     own CPU is the queue's throughput (docs/performance.md): token or session authentication,
     JSON only (no content negotiation, no browsable renderer), and no per-user rate throttle —
     a reviewer holds at most one reservation at a time, so a flood of requests cannot take tasks
-    from other reviewers, and the throttle would cost two cache round trips per request."""
+    from other reviewers, and the throttle would cost two cache round trips per request. A
+    request with an API token skips the middleware only pages use (``page_middleware``:
+    ``apps.core.middleware.TokenAPIMiddleware``)."""
 
     authentication_classes = [CachedTokenAuthentication, SessionAuthentication]
     parser_classes = [JSONParser]
     renderer_classes = [JSONRenderer]
     content_negotiation_class = _JSONOnly
     throttle_classes: list = []
+    page_middleware = False
 
 
 class TaskNextApi(QueueHotPath):

@@ -72,6 +72,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # NUL in a path, query or form → 400; a client gone mid-body → 400; JSON 503 under /api/.
     "apps.core.middleware.RequestGuardMiddleware",
+    # A token request to the reviewer queue's next and score skips the page-only middleware below.
+    "apps.core.middleware.TokenAPIMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
