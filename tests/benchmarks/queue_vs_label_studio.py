@@ -778,29 +778,16 @@ def main() -> None:
                 version = app.build(tasks=tasks, k=k)
                 runs = []
                 kw = {"chained": args.chained, "k": k}
-                # Unmeasured: each worker's first requests (imports, URL resolver, prepared
-                # statements, caches) would otherwise count in the single client's CPU.
-                for system, port, target, tokens, server, db in _systems(app, version, ls, project):
-                    run(
-                        system,
-                        port=port,
-                        target=target,
-                        tokens=tokens,
-                        clients=args.clients,
-                        cycles=args.warm,
-                        seconds=None,
-                        server=server,
-                        db=db,
-                        **kw,
-                    )
-                for clients, cycles, seconds in (
-                    (1, args.single, None),
-                    (args.clients, None, args.seconds),
+                # The first phase is not measured: each worker's first requests (imports, URL
+                # resolver, prepared statements, caches) would count in the single client's CPU.
+                for measured, clients, cycles, seconds in (
+                    (False, args.clients, args.warm, None),
+                    (True, 1, args.single, None),
+                    (True, args.clients, None, args.seconds),
                 ):
                     for system, port, target, tokens, server, db in _systems(
                         app, version, ls, project
                     ):
-                        log(f"  {system}: {clients} client(s)")
                         result = run(
                             system,
                             port=port,
@@ -813,8 +800,9 @@ def main() -> None:
                             db=db,
                             **kw,
                         )
-                        log(f"    {json.dumps(result)}")
-                        runs.append(result)
+                        if measured:
+                            log(f"  {system}, {clients} client(s): {json.dumps(result)}")
+                            runs.append(result)
                 checks = {"preregistry": app.check(version, k)}
                 if not with_ls:
                     log(f"    checks {checks}")
