@@ -14,6 +14,7 @@ from typing import Any, TypedDict
 from django.core.exceptions import ValidationError
 from django.db.models import Case, Count, Exists, OuterRef, Q, QuerySet, Value, When
 from django.urls import reverse
+from rest_framework.authtoken.models import Token
 
 from apps.accounts.models import Membership, Role, User
 from apps.core.errors import NotFound
@@ -477,6 +478,15 @@ def scoring_refusal(*, reviewer: User, version_id: int) -> str | None:
         protocol_id=ProtocolVersion.objects.filter(pk=version_id).values("protocol_id")[:1],
     ).exists()
     return None if holds_role else ROLE_REMOVED
+
+
+def token_valid(*, reviewer: User, token_key: str | None) -> bool:
+    """Whether the API token a request came with still exists, is the reviewer's and its user is
+    active (True for a request without a token: a session). The queue's ORM paths ask it under
+    the reviewer's lock, as the lean statements check it in their own SQL."""
+    return token_key is None or (
+        Token.objects.filter(key=token_key, user=reviewer, user__is_active=True).exists()
+    )
 
 
 def effective_scores(*, response_id: int, kind: str = TaskKind.PRIMARY) -> list[Score]:

@@ -59,6 +59,7 @@ from apps.raters.selectors import (
     excluded_response_ids,
     queue_versions,
     reviewers_score_any_field,
+    token_valid,
 )
 from apps.raters.services import lean
 from apps.responses.models import Response
@@ -267,14 +268,6 @@ def _claim_in_order(
     return None
 
 
-def _token_valid(*, reviewer: User, token_key: str | None) -> bool:
-    from rest_framework.authtoken.models import Token
-
-    return token_key is None or (
-        Token.objects.filter(key=token_key, user=reviewer, user__is_active=True).exists()
-    )
-
-
 def _lean_assignment(claimed: lean.Claim, reviewer: User, sha256: str) -> Assignment:
     """The Assignment (and its task) the lean claim returned, as model instances, without
     reading them again; the task carries the content its page shows (``task_content``)."""
@@ -361,7 +354,7 @@ def task_next(
         if found is not _FALL_BACK:
             return found
     lock_reviewer(reviewer)
-    if not _token_valid(reviewer=reviewer, token_key=token_key):
+    if not token_valid(reviewer=reviewer, token_key=token_key):
         raise lean.TokenRevoked
     versions = list(queue_versions(reviewer=reviewer, version=version_or_none, queue=queue))
     version_ids = [v.pk for v in versions]

@@ -25,9 +25,9 @@ from apps.raters.models import (
     TaskKind,
     TaskState,
 )
-from apps.raters.selectors import cell_card, effective_scores, response_is_audited
+from apps.raters.selectors import cell_card, effective_scores, response_is_audited, token_valid
 from apps.raters.services import lean
-from apps.raters.services.queue import _token_valid, lock_reviewer
+from apps.raters.services.queue import lock_reviewer
 from apps.raters.services.revocation import scoring_refusal_check
 from apps.raters.values import reviewer_fields, score_values_clean, values_disagree
 from apps.responses.models import Response
@@ -75,10 +75,12 @@ def _clean(*, task: ScoringTask, values: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _adjudicate_if_needed(
-    *, task: ScoringTask, tasks: dict[int, ScoringTask]
-) -> ScoringTask | None:
-    rating = frozen_rating(version_id=task.version_id, sha256=_version_sha256(task.version_id))
+def _adjudicate_if_needed(*, task: ScoringTask, sha256: str | None = None) -> ScoringTask | None:
+    """Apply the plan's disagreement rule to the task's response once its k primary scores are
+    in: create its one adjudication task on disagreement and return it (None otherwise).
+    ``sha256``: the task's version's, when the caller has already read it."""
+    sha256 = sha256 or _version_sha256(task.version_id)
+    rating = frozen_rating(version_id=task.version_id, sha256=sha256)
     plan = rating.plan
     if plan.k < 2:
         return None  # one score per response: nothing to disagree with
@@ -214,7 +216,7 @@ def _lean_submit(
         and rating.plan.k >= 2
         and all(t.state == TaskState.DONE for t in target.siblings if t.kind == TaskKind.PRIMARY)
     ):
-        _adjudicate_if_needed(task=task, tasks={})
+        _adjudicate_if_needed(task=task, sha256=target.sha256)
     return score
 
 
@@ -263,7 +265,7 @@ def score_submit_outcome(
     existing = _existing(idempotency_key=idempotency_key, reviewer=reviewer, task_token=task_token)
     if existing is not None:
         return existing, False
-    if not _token_valid(reviewer=reviewer, token_key=token_key):
+    if not token_valid(reviewer=reviewer, token_key=token_key):
         raise lean.TokenRevoked
     tasks = {
         t.pk: t
@@ -342,7 +344,7 @@ def score_submit_outcome(
         queue_rank=0
     )
     if task.kind == TaskKind.PRIMARY:
-        _adjudicate_if_needed(task=task, tasks=tasks)
+        _adjudicate_if_needed(task=task)
     return score, True
 
 
@@ -400,5 +402,5 @@ def score_correct(*, score: Score, reviewer: User, values: dict[str, Any], reaso
         ],
     )
     if task.kind == TaskKind.PRIMARY:
-        _adjudicate_if_needed(task=task, tasks=tasks)
+        _adjudicate_if_needed(task=task)
     return correction
