@@ -527,7 +527,10 @@ def build_app_study(tasks: int, k: int) -> None:
 def _client(
     system: str, port: int, target: int, token: str, cycles, seconds, chained, barrier, out
 ):
-    """One reviewer's loop in its own process: next → score until ``cycles`` or ``seconds``."""
+    """One reviewer's loop in its own process: next → score until ``cycles`` or ``seconds``.
+    ``chained`` (score with ``"next": true``) is Preregistry's alone: Label Studio's client always
+    asks for its next task on its own."""
+    chained = chained and system == "preregistry"
     nexts, submits, errors, served = [], [], Counter(), []
     empty = False
     try:
