@@ -36,27 +36,46 @@ def exception_handler(exc, context):
     return drf_exception_handler(exc, context)
 
 
-def _nul_path(value, path: str = "") -> str | None:
-    """The path of the first string (key or value) holding U+0000 in parsed JSON, or None."""
+def _text_problem(text: str) -> str | None:
+    """What makes a string unstorable, or None: a NUL character (PostgreSQL cannot store it) or
+    a lone surrogate such as ``\\ud800`` (valid JSON escape, but no character: not UTF-8)."""
+    if "\x00" in text:
+        return "text may not contain a NUL character (U+0000)"
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            return (
+                f"text may not contain a lone surrogate (U+{ord(text[error.start]):04X}): "
+                "send a whole character"
+            )
+    return None
+
+
+def _bad_text(value, path: str = "") -> tuple[str, str] | None:
+    """``(path, problem)`` of the first string (key or value) in parsed JSON that cannot be
+    stored (``_text_problem``), or None."""
     if isinstance(value, str):
-        return (path or "body") if "\x00" in value else None
+        problem = _text_problem(value)
+        return None if problem is None else (path or "body", problem)
     if isinstance(value, dict):
         for key, item in value.items():
             where = f"{path}.{key}" if path else str(key)
-            if "\x00" in str(key):
-                return where
-            if found := _nul_path(item, where):
+            if (problem := _text_problem(str(key))) is not None:
+                return where.encode("utf-8", "backslashreplace").decode(), problem
+            if found := _bad_text(item, where):
                 return found
     if isinstance(value, list):
         for index, item in enumerate(value):
-            if found := _nul_path(item, f"{path}[{index}]"):
+            if found := _bad_text(item, f"{path}[{index}]"):
                 return found
     return None
 
 
 class JSONParser(parsers.JSONParser):
     """DRF's JSON parser, also answering 400 (not 500) to JSON nested deeper than Python reads
-    and to text holding a NUL character (U+0000), which PostgreSQL cannot store."""
+    and to text that cannot be stored: a NUL character (U+0000), which PostgreSQL refuses, or a
+    lone surrogate escape (``"\\ud800"``), which is not a character."""
 
     def parse(self, stream, media_type=None, parser_context=None):
         try:
@@ -64,11 +83,12 @@ class JSONParser(parsers.JSONParser):
         except RecursionError:
             raise exceptions.ParseError("JSON parse error - nested too deeply") from None
         try:
-            where = _nul_path(data)
+            found = _bad_text(data)
         except RecursionError:
             raise exceptions.ParseError("JSON parse error - nested too deeply") from None
-        if where is not None:
-            raise exceptions.ParseError(f"{where}: text may not contain a NUL character (U+0000)")
+        if found is not None:
+            where, problem = found
+            raise exceptions.ParseError(f"{where}: {problem}")
         return data
 
 

@@ -4,6 +4,8 @@ Reviewer endpoints answer with the task's opaque token and its content only (see
 ``selectors.task_content``); unknown or foreign tokens answer 404 "No such task.".
 """
 
+import re
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import exceptions, serializers, status
@@ -29,6 +31,7 @@ from apps.raters.selectors import (
     rubric_document,
     scoring_dashboard,
     task_content,
+    token_valid,
 )
 from apps.raters.services import (
     rubric_apply_template,
@@ -51,6 +54,10 @@ def _json_object(request) -> dict:
             {"detail": ["the body must be a JSON object of the field's attributes"]}
         )
     return dict(request.data)
+
+
+# A study's queue id as ``study_queue_ensure`` makes it (``secrets.token_urlsafe``).
+QUEUE_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 
 class _TaskOutput(serializers.Serializer):
@@ -91,11 +98,14 @@ def _task_payload(task, assignment, reviewer) -> dict:
 
 
 def _queue_choice(raw: object) -> str | None:
-    """A study picked by its queue token, or None for "any" (absent, empty or ``any``)."""
+    """A study picked by its queue id (a ``StudyQueue.token``: URL-safe, at most 32 characters),
+    or None for "any" (absent, empty or ``any``)."""
     if raw is None or raw == "" or raw == ANY_QUEUE:
         return None
-    if not isinstance(raw, str) or len(raw) > 32:
-        raise exceptions.ValidationError({"queue": ["Give a study's queue id, or 'any'."]})
+    if not isinstance(raw, str) or not QUEUE_ID.fullmatch(raw):
+        raise exceptions.ValidationError(
+            {"queue": ["Give a study's queue id (from GET /api/v1/tasks/queues), or 'any'."]}
+        )
     return raw
 
 
@@ -142,17 +152,26 @@ class QueueHotPath(APIView):
 
 class TaskNextApi(QueueHotPath):
     """POST: reserve your next scoring task (or get the one you hold), from one study
-    (``{"queue": "<id from /tasks/queues>"}``) or any (``"any"``, the default). GET reserves
-    nothing: it shows the task you hold, if any."""
+    (``{"queue": "<id from /tasks/queues>"}``) or any (``"any"``, the default). You hold one
+    task at a time: while you hold one, POST returns it, whichever study you ask for. GET
+    reserves nothing: it shows the task you hold, if any."""
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
     def post(self, request):
-        body = request.data if isinstance(request.data, dict) else {}
+        body = request.data if request.data is not None else {}
+        if not isinstance(body, dict):
+            raise exceptions.ValidationError(
+                {"detail": ['The body must be a JSON object ({"queue": …}) or empty.']}
+            )
         queue = _queue_choice(body.get("queue", request.query_params.get("queue")))
         return Response(_reserve(request, queue))
 
     @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
     def get(self, request):
+        # The token cache holds a token until this process hears of its revoke; reading the held
+        # task checks the token itself (POST checks it in the claim's own statement).
+        if not token_valid(reviewer=request.user, token_key=request_token_key(request.auth)):
+            raise exceptions.AuthenticationFailed("Invalid token.")
         assignment = active_assignment(reviewer=request.user)
         if assignment is None:
             return Response(

@@ -8,9 +8,10 @@ two statements, sent through the connection's psycopg cursor as server-side prep
 next
     1. ``_NEXT_LOCK``: the reviewer's advisory lock (transaction-scoped, so it works under a
        transaction-mode pooler), the API token's validity when the request came with one, and
-       the versions the reviewer's queue draws from (scoring open, not withdrawn, the reviewer
-       role held now, the study chosen).
-    2. the claim (``_claim_sql``): the reviewer's live reservation if any; otherwise one open task
+       the versions the reviewer may score now (scoring open, not withdrawn, the reviewer role
+       held now), each marked whether it is in the study chosen.
+    2. the claim (``_claim_sql``): the reviewer's live reservation in any of those versions (one
+       at a time, whatever study was chosen); otherwise one open task of the chosen study
        locked with ``FOR UPDATE SKIP LOCKED`` in the reviewer's order, marked assigned and given
        its token if this is its first reservation, the assignment inserted — and the prompt and
        response text the page shows, returned. (The final SELECT reads the task as it was before
@@ -48,7 +49,7 @@ from apps.raters.frozen import FrozenRating, frozen_rating
 REVIEWER_LOCK_NAMESPACE = 7_301_007
 
 _NEXT_LOCK = """
-SELECT l.token_ok, v.id, v.sha256
+SELECT l.token_ok, v.id, v.sha256, v.chosen
 FROM (
     SELECT pg_advisory_xact_lock(%(ns)s::int4, %(reviewer)s::int4)::text AS locked,
            (%(key)s::text IS NULL OR EXISTS (
@@ -56,16 +57,16 @@ FROM (
                WHERE k.key = %(key)s AND k.user_id = %(reviewer)s AND u.is_active)) AS token_ok
 ) l
 LEFT JOIN LATERAL (
-    SELECT pv.id, pv.sha256
+    SELECT pv.id, pv.sha256,
+           (%(queue)s::text IS NULL OR EXISTS (
+               SELECT 1 FROM raters_studyqueue q
+               WHERE q.protocol_id = pv.protocol_id AND q.token = %(queue)s)) AS chosen
     FROM protocols_protocolversion pv
     WHERE l.token_ok AND l.locked = ''
       AND EXISTS (SELECT 1 FROM raters_scoringopening o WHERE o.version_id = pv.id)
       AND NOT EXISTS (SELECT 1 FROM protocols_withdrawal w WHERE w.version_id = pv.id)
       AND EXISTS (SELECT 1 FROM accounts_membership m WHERE m.protocol_id = pv.protocol_id
                   AND m.user_id = %(reviewer)s AND m.role = 'reviewer')
-      AND (%(queue)s::text IS NULL OR EXISTS (
-               SELECT 1 FROM raters_studyqueue q
-               WHERE q.protocol_id = pv.protocol_id AND q.token = %(queue)s))
 ) v ON true
 ORDER BY v.id
 """
@@ -110,15 +111,20 @@ def _claim_sql(n_versions: int, partly_scored: bool) -> str:
   LIMIT 1 FOR UPDATE SKIP LOCKED)"""
             )
             branches.append(f"SELECT id FROM {name}")
-    union = " UNION ALL ".join(branches)
+    # No version chosen: nothing to claim, only a reservation held elsewhere to return.
+    pick = (
+        f"pick AS (SELECT id FROM ({' UNION ALL '.join(branches)}) u LIMIT 1)"
+        if branches
+        else "pick AS (SELECT NULL::bigint AS id WHERE false)"
+    )
     return f"""
 WITH cur AS (
   SELECT a.id, a.task_id, a.expires_at, a.reserved_at FROM raters_assignment a
   WHERE a.reviewer_id = %(reviewer)s AND a.outcome = 'active'
-    AND a.version_id = ANY(%(vids)s::bigint[])
+    AND a.version_id = ANY(%(held)s::bigint[])
   ORDER BY a.id LIMIT 1),
-{",".join(ctes)},
-pick AS (SELECT id FROM ({union}) u LIMIT 1),
+{"".join(cte + "," for cte in ctes)}
+{pick},
 claimed AS (
   UPDATE raters_scoringtask t SET state = 'assigned', token = COALESCE(t.token, %(token)s)
   FROM pick WHERE t.id = pick.id AND NOT EXISTS (SELECT 1 FROM cur)
@@ -231,6 +237,7 @@ class QueueVersion:
     version_id: int
     sha256: str
     rating: FrozenRating
+    chosen: bool  # in the study the request asked for (every version when it asked for any)
 
 
 class TokenRevoked(Exception):
@@ -240,8 +247,9 @@ class TokenRevoked(Exception):
 def lock_and_versions(
     *, reviewer_id: int, queue: str | None, token_key: str | None
 ) -> list[QueueVersion]:
-    """Take the reviewer's advisory lock and return the versions their queue draws from, in id
-    order (``queue``: a ``StudyQueue.token`` or None for any). Raises TokenRevoked."""
+    """Take the reviewer's advisory lock and return every version the reviewer may score now,
+    in id order, each marked ``chosen`` when it is in ``queue``'s study (``queue``: a
+    ``StudyQueue.token``, or None for any study: then all are chosen). Raises TokenRevoked."""
     rows = _rows(
         _NEXT_LOCK,
         {
@@ -254,8 +262,13 @@ def lock_and_versions(
     if not rows or not rows[0][0]:
         raise TokenRevoked
     return [
-        QueueVersion(version_id=vid, sha256=sha, rating=frozen_rating(version_id=vid, sha256=sha))
-        for _, vid, sha in rows
+        QueueVersion(
+            version_id=vid,
+            sha256=sha,
+            rating=frozen_rating(version_id=vid, sha256=sha),
+            chosen=chosen,
+        )
+        for _, vid, sha, chosen in rows
         if vid is not None
     ]
 
@@ -289,12 +302,16 @@ class Claim:
     cell_id: int
 
 
-def claim(*, reviewer_id: int, versions: list[QueueVersion], offsets: list[int]) -> Claim | None:
-    """The reviewer's live reservation (``fresh`` False) or a newly reserved task (True), with
-    what its page shows; None when nothing is open to them. The caller holds the advisory lock."""
+def claim(
+    *, reviewer_id: int, versions: list[QueueVersion], offsets: list[int], held: list[int]
+) -> Claim | None:
+    """The reviewer's live reservation in any of the versions ``held`` (``fresh`` False), or
+    else a task newly reserved from ``versions`` (True), with what its page shows; None when
+    nothing is open to them. The caller holds the advisory lock."""
     partly = [v.version_id for v in versions if v.rating.plan.k >= 2]
     params: dict[str, Any] = {
         "reviewer": reviewer_id,
+        "held": held,
         "vids": [v.version_id for v in versions],
         "offsets": offsets,
         "vids_partly": partly,

@@ -317,12 +317,20 @@ def _task_next_lean(
     versions = lean.lock_and_versions(reviewer_id=reviewer.pk, queue=queue, token_key=token_key)
     if not versions:
         return None
-    offsets = [reviewer_offset(seed=v.rating.plan.seed, reviewer_id=reviewer.pk) for v in versions]
-    claimed = lean.claim(reviewer_id=reviewer.pk, versions=versions, offsets=offsets)
-    if claimed is None and assignments_expire(
-        version_ids=[v.version_id for v in versions], limit=_LAZY_EXPIRY_LIMIT
+    chosen = [v for v in versions if v.chosen]
+    offsets = [reviewer_offset(seed=v.rating.plan.seed, reviewer_id=reviewer.pk) for v in chosen]
+    held = [v.version_id for v in versions]
+
+    def claimed_now() -> lean.Claim | None:
+        return lean.claim(reviewer_id=reviewer.pk, versions=chosen, offsets=offsets, held=held)
+
+    claimed = claimed_now()
+    if (
+        claimed is None
+        and chosen
+        and assignments_expire(version_ids=[v.version_id for v in chosen], limit=_LAZY_EXPIRY_LIMIT)
     ):
-        claimed = lean.claim(reviewer_id=reviewer.pk, versions=versions, offsets=offsets)
+        claimed = claimed_now()
     if claimed is None:
         return None
     if not claimed.fresh and claimed.expires_at <= timezone.now():
@@ -343,11 +351,12 @@ def task_next(
     task is open for them).
 
     Returns the reviewer's live reservation unchanged when there is one (a refresh gets the same
-    task). ``queue`` (a ``StudyQueue.token``; None for any study) restricts the queue to one
-    study. ``token_key`` is the API token the request came with: it is checked again in the
-    claim's own statement, so a revoked token that an authentication cache still holds reserves
-    nothing (raises ``lean.TokenRevoked``). See the module docstring for the order and the
-    locking; on PostgreSQL the common case runs as two prepared statements (``lean.py``).
+    task), in whichever study it is: a reviewer holds one reservation at a time. ``queue`` (a
+    ``StudyQueue.token``; None for any study) restricts the queue to one study. ``token_key``
+    is the API token the request came with: it is checked again in the claim's own statement,
+    so a revoked token that an authentication cache still holds reserves nothing (raises
+    ``lean.TokenRevoked``). See the module docstring for the order and the locking; on
+    PostgreSQL the common case runs as two prepared statements (``lean.py``).
     """
     if version_or_none is None and lean.available():
         found = _task_next_lean(reviewer=reviewer, queue=queue, token_key=token_key)
@@ -359,7 +368,13 @@ def task_next(
     versions = list(queue_versions(reviewer=reviewer, version=version_or_none, queue=queue))
     version_ids = [v.pk for v in versions]
     now = timezone.now()
-    current = active_assignment(reviewer=reviewer, version_ids=version_ids)
+    # One reservation at a time: a live one in another study is returned whatever was asked for.
+    held_ids = (
+        version_ids
+        if queue is None
+        else [v.pk for v in queue_versions(reviewer=reviewer, version=version_or_none)]
+    )
+    current = active_assignment(reviewer=reviewer, version_ids=held_ids)
     if current is not None:
         if current.expires_at > now:
             return current

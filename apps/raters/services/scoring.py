@@ -220,6 +220,40 @@ def _lean_submit(
     return score
 
 
+def _held_task(
+    *, task_token: str, reviewer: User
+) -> tuple[dict[int, ScoringTask], ScoringTask, Assignment]:
+    """The response's tasks locked in id order, the task behind ``task_token`` and the
+    reviewer's latest assignment of it. Raises NotFound for a token that does not exist or that
+    the reviewer never held (one answer for both), ScoringClosed for one they may no longer
+    score (the reason is said only to the reviewer who held the task)."""
+    tasks = {
+        t.pk: t
+        for t in ScoringTask.objects.select_for_update()
+        .filter(
+            response_id=Subquery(
+                ScoringTask.objects.filter(token=task_token).values("response_id")[:1]
+            )
+        )
+        .order_by("pk")
+    }
+    task = next((t for t in tasks.values() if t.token == task_token), None)
+    assignment = (
+        None
+        if task is None
+        else Assignment.objects.filter(task=task, reviewer=reviewer)
+        .order_by("-reserved_at")
+        .first()
+    )
+    if task is None or assignment is None:
+        raise NotFound(NO_SUCH_TASK)
+    # Revocation: a reviewer removed from the protocol, or a withdrawn version, scores no more.
+    scoring_refusal_check(reviewer=reviewer, version_id=task.version_id)
+    if not _may_score(reviewer=reviewer, version_id=task.version_id):
+        raise NotFound(NO_SUCH_TASK)
+    return tasks, task, assignment
+
+
 @transaction.atomic
 def score_submit_outcome(
     *,
@@ -267,26 +301,7 @@ def score_submit_outcome(
         return existing, False
     if not token_valid(reviewer=reviewer, token_key=token_key):
         raise lean.TokenRevoked
-    tasks = {
-        t.pk: t
-        for t in ScoringTask.objects.select_for_update()
-        .filter(
-            response_id=Subquery(
-                ScoringTask.objects.filter(token=task_token).values("response_id")[:1]
-            )
-        )
-        .order_by("pk")
-    }
-    task = next((t for t in tasks.values() if t.token == task_token), None)
-    if task is None:
-        raise NotFound(NO_SUCH_TASK)
-    # Revocation: a reviewer removed from the protocol, or a withdrawn version, scores no more.
-    scoring_refusal_check(reviewer=reviewer, version_id=task.version_id)
-    assignment = (
-        Assignment.objects.filter(task=task, reviewer=reviewer).order_by("-reserved_at").first()
-    )
-    if assignment is None or not _may_score(reviewer=reviewer, version_id=task.version_id):
-        raise NotFound(NO_SUCH_TASK)
+    tasks, task, assignment = _held_task(task_token=task_token, reviewer=reviewer)
     now = timezone.now()
     if assignment.outcome == AssignmentOutcome.SUBMITTED:
         raise ValidationError(
