@@ -7,27 +7,14 @@ from django.db import connection
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from apps.accounts.models import Role, User
+from apps.accounts.models import User
 from apps.raters.models import Assignment, AssignmentOutcome, Score, StudyQueue
-from apps.raters.services import scoring_open, study_queue_rename, task_next
-from tests.builders import frozen_study
-from tests.factories import MembershipFactory, UserFactory
+from apps.raters.services import task_next
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
 LABEL = {"label": "2_full_refusal"}
-
-
-@pytest.fixture
-def two_studies():
-    first = frozen_study(responses=3, reviewers=1, parameters={"scores_per_response": 1})
-    second = frozen_study(responses=2, reviewers=0, parameters={"scores_per_response": 1})
-    reviewer = first.reviewers[0]
-    MembershipFactory(user=reviewer, protocol=second.version.protocol, role=Role.REVIEWER)
-    for study, name in ((first, "Blue queue"), (second, "Green queue")):
-        scoring_open(version=study.version, user=study.pi)
-        study_queue_rename(protocol=study.version.protocol, name=name, user=study.pi)
-    return first, second, reviewer
 
 
 def _queue(study) -> str:

@@ -4,7 +4,6 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from apps.accounts.models import Role
 from apps.raters.models import Assignment, Score, ScoringTask, StudyQueue
 from apps.raters.selectors import reviewer_queues
 from apps.raters.services import (
@@ -14,22 +13,8 @@ from apps.raters.services import (
     task_next,
 )
 from tests.builders import frozen_study
-from tests.factories import MembershipFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def two_studies():
-    first = frozen_study(responses=3, reviewers=1, parameters={"scores_per_response": 1})
-    second = frozen_study(responses=2, reviewers=0, parameters={"scores_per_response": 1})
-    reviewer = first.reviewers[0]
-    MembershipFactory(user=reviewer, protocol=second.version.protocol, role=Role.REVIEWER)
-    scoring_open(version=first.version, user=first.pi)
-    scoring_open(version=second.version, user=second.pi)
-    study_queue_rename(protocol=first.version.protocol, name="Blue queue", user=first.pi)
-    study_queue_rename(protocol=second.version.protocol, name="Green queue", user=second.pi)
-    return first, second, reviewer
 
 
 def _token(study) -> str:
