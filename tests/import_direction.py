@@ -24,6 +24,8 @@ LAYERS = (
     "responses",
     "raters",
     "analysis",
+    # The study kinds (apps/studies/<kind>/): they plug into the core apps above, never the reverse.
+    "studies",
     "deviations",
     "demo",
 )

@@ -6,7 +6,6 @@ caller may know a result exists — its hash is in the run's state — but not r
 while the run has none.
 """
 
-import json
 from typing import Any
 
 from django.http import HttpResponse
@@ -17,7 +16,6 @@ from rest_framework.exceptions import APIException, PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.accounts.models import Role
 from apps.analysis.access import START_ROLES, get_analysis_version_for, get_run_for
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.selectors import result_bytes, run_is_sealed
@@ -114,51 +112,3 @@ class AnalysisRunResultApi(APIView):
         if run_is_sealed(run):
             raise PermissionDenied("The version's outcomes are sealed until the PI unseals them.")
         return HttpResponse(result_bytes(run), content_type="application/json")
-
-
-class CrucibleManifestApi(APIView):
-    """A CRUCIBLE version's battery manifest (seed 001 §3–§5) with its SHA-256 and blob URL."""
-
-    @extend_schema(responses={200: OpenApiResponse(OpenApiTypes.OBJECT)})
-    def get(self, request, code: str, label: str):
-        from django.http import Http404
-
-        from apps.analysis.manifest import crucible_manifest_bytes, is_crucible
-
-        version = get_analysis_version_for(
-            user=request.user,
-            code=code,
-            label=label,
-            roles={Role.PI, Role.EDITOR, Role.AUDITOR},
-        )
-        if not is_crucible(version):
-            raise Http404("This version's plan is not a CRUCIBLE study.")
-        content, digest = crucible_manifest_bytes(version)
-        return Response(
-            {
-                "sha256": digest,
-                "blob": f"/api/v1/blob/{digest}" if version.state != "draft" else None,
-                "manifest": json.loads(content),
-            }
-        )
-
-
-class RouteFixturesApi(APIView):
-    """Seed 002's fixtures with their SHA-256s (the frozen document's ``route_fixtures``): each
-    task's input and required output, each factor level's wording and tool schema. PI and
-    auditors; 404 for a plan that is not ``paired_blocks``."""
-
-    @extend_schema(responses={200: OpenApiResponse(OpenApiTypes.OBJECT)})
-    def get(self, request, code: str, label: str):
-        from django.http import Http404
-
-        from apps.analysis.access import READ_ROLES
-        from apps.analysis.pipelines.paired_blocks import fixtures_document
-
-        version = get_analysis_version_for(
-            user=request.user, code=code, label=label, roles=READ_ROLES
-        )
-        document = fixtures_document(version)
-        if document is None:
-            raise Http404("This plan has no route-choice fixtures.")
-        return Response(document)

@@ -118,15 +118,16 @@ def _field_value(spec: Any, rng: np.random.Generator, units: list[dict]) -> Any:
 
 def _fidelity_cards(version: ProtocolVersion) -> dict[tuple[str, int], Any]:
     from apps.items.models import Cell
-    from apps.raters.fidelity import Card, FidelityInputError
+    from apps.raters.judged import judged_signals
 
+    rules = judged_signals()
     cards = {}
     for item, level, card in Cell.objects.filter(version=version, absent=False).values_list(
         "item__code", "level__ordinal", "expected_output"
     ):
         try:
-            cards[(item, level)] = Card.from_dict(card)
-        except FidelityInputError as error:
+            cards[(item, level)] = rules.card(card)
+        except rules.error as error:
             raise PlanInputError(
                 f"cell {item} at level {level}: its PolicyCard (the expected output) is not "
                 f"readable: {error}",
@@ -136,9 +137,9 @@ def _fidelity_cards(version: ProtocolVersion) -> dict[tuple[str, int], Any]:
 
 
 def _synthetic_signals(card: Any, rng: np.random.Generator) -> dict | None:
-    from apps.raters.fidelity import synthetic_signals
+    from apps.raters.judged import judged_signals
 
-    return None if card is None else synthetic_signals(card, rng.random)
+    return None if card is None else judged_signals().synthetic(card, rng.random)
 
 
 def synthetic_raw(version: ProtocolVersion) -> _Synthetic:

@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from apps.analysis.crucible_episodes import RECORD_FIELDS, record_terms
+from apps.analysis.pipelines.base import RecordTerms, registered_pipelines
 from apps.items.models import Cell, Condition, Family, Item, KeyUnit, Level, PanelFlag
 from apps.protocols.models import ProtocolVersion
 from apps.raters.final import agreement_inputs, final_values
@@ -177,6 +177,10 @@ def _rater_rows(originals: list[dict]) -> list[dict[str, Any]]:
     )
 
 
+def _record_readers() -> list[RecordTerms]:
+    return [p.record_terms for p in registered_pipelines() if p.record_terms is not None]
+
+
 def observations(version: ProtocolVersion) -> dict[str, Any]:
     """What was administered, answered, excluded and scored, one entry per administration.
 
@@ -206,6 +210,9 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
             "cell__level__ordinal",
         )
     )
+    # What the kinds read of each attempt's raw record beyond its outcome (Pipeline.record_terms).
+    readers = _record_readers()
+    record_fields = list(dict.fromkeys(name for reader in readers for name in reader.fields))
     attempts_by_administration: dict[int, list[dict]] = defaultdict(list)
     platform_losses = 0
     for attempt in (
@@ -218,7 +225,7 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
             "terminal_outcome",
             "evidence_gate",
             "raw__environment",
-            *(f"raw__{name}" for name in RECORD_FIELDS),
+            *(f"raw__{name}" for name in record_fields),
             "response__pk",
             "response__word_count",
         )
@@ -268,9 +275,10 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
             # The execution environment the harness names (CRUCIBLE §7); absent for most studies,
             # whose input documents therefore do not change.
             entry["environment"] = str(attempt["raw__environment"])
-        # What the episode used of its frozen budgets and the safety stop it names (CRUCIBLE
-        # §8), only when the record states them, so other studies' inputs keep their bytes.
-        entry.update(record_terms({name: attempt[f"raw__{name}"] for name in RECORD_FIELDS}))
+        # What the record states for a kind (CRUCIBLE §8: the budgets the episode used and the
+        # safety stop it names), only when stated, so other studies' inputs keep their bytes.
+        for reader in readers:
+            entry.update(reader.terms({name: attempt[f"raw__{name}"] for name in reader.fields}))
         exclusion = exclusions.get(attempt["pk"])
         if exclusion is not None:
             entry.update(
@@ -426,7 +434,7 @@ def fidelity_cards(version: ProtocolVersion) -> list[dict[str, Any]]:
 
 def fidelity_judge_flags(version: ProtocolVersion) -> list[dict[str, Any]]:
     """Seed 003: every LLM-judge verdict's contradictions of its own observations, as the
-    judge import recorded them (``apps.raters.fidelity_import``): ``[{"position", "attempt",
+    judge import recorded them (``apps.studies.fidelity.judge_import``): ``[{"position", "attempt",
     "scorer", "inconsistencies": [{"where", "axis", "said", "derived"}]}]`` by position."""
     from apps.raters.models import MachineScore, ScorerRosterEntry
 

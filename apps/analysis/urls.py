@@ -13,12 +13,6 @@ urlpatterns = [
     path(f"{_RUN}result.json", views.result_download, name="result"),
     path(f"{_RUN}tidy.csv", views.tidy_download, name="tidy"),
     path(f"{_RUN}plots/<int:index>.svg", views.plot_svg, name="plot"),
-    path(
-        "protocols/<str:code>/v/<str:label>/crucible-manifest/",
-        views.crucible_manifest_page,
-        name="crucible-manifest",
-    ),
-    path("protocols/<str:code>/v/<str:label>/fixtures/", views.fixtures, name="fixtures"),
 ]
 
 _API = "protocols/<str:code>/versions/<str:label>/analysis-runs"
@@ -27,14 +21,4 @@ api_urlpatterns = [
     path(_API, apis.AnalysisRunStartApi.as_view(), name="run-start"),
     path(f"{_API}/<int:number>", apis.AnalysisRunDetailApi.as_view(), name="run-detail"),
     path(f"{_API}/<int:number>/result", apis.AnalysisRunResultApi.as_view(), name="run-result"),
-    path(
-        "protocols/<str:code>/versions/<str:label>/crucible-manifest",
-        apis.CrucibleManifestApi.as_view(),
-        name="crucible-manifest",
-    ),
-    path(
-        "protocols/<str:code>/versions/<str:label>/fixtures",
-        apis.RouteFixturesApi.as_view(),
-        name="route-fixtures",
-    ),
 ]

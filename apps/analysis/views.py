@@ -7,7 +7,6 @@ estimates, plots or downloads (403), until the PI unseals the version's outcomes
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.contrib import messages
@@ -24,6 +23,7 @@ from apps.accounts.selectors import roles_for
 from apps.analysis.access import READ_ROLES, START_ROLES, get_analysis_version_for, get_run_for
 from apps.analysis.forms import RunRequestForm
 from apps.analysis.models import AnalysisRun, RunState
+from apps.analysis.pipelines import ReportSection, get_pipeline
 from apps.analysis.plots import plot_specs, render_svg
 from apps.analysis.selectors import (
     result_bytes,
@@ -100,12 +100,21 @@ def _report_context(request: AuthenticatedHttpRequest, run: AnalysisRun) -> dict
         context["document"] = document
         context["estimates"] = document["estimates"]
         context["plots"] = plot_specs(document)
-        if document["kind"] == "paired_blocks":
-            from apps.analysis.pipelines.paired_blocks import report_sections
-
-            context["sub_study_sections"] = report_sections(document["estimates"])
+        # The kind's own sections (Pipeline.sections), with what each adds to the context.
+        sections = _sections_of(document["kind"])
+        context["report_sections"] = [section.template for section in sections]
+        for section in sections:
+            if section.context is not None:
+                context.update(section.context(document))
         context["headline"] = report_headline(document["estimates"])
     return context
+
+
+def _sections_of(kind: str) -> tuple[ReportSection, ...]:
+    try:
+        return get_pipeline(kind).sections
+    except KeyError:  # a kind since unregistered: the shared parts of the report only
+        return ()
 
 
 def report_headline(estimates) -> list[dict]:
@@ -214,67 +223,3 @@ def plot_svg(
     except IndexError as error:
         raise Http404("No such plot.") from error
     return HttpResponse(svg, content_type="image/svg+xml")
-
-
-MANIFEST_ROLES = frozenset({Role.PI, Role.EDITOR, Role.AUDITOR})
-
-
-@login_required
-@require_GET
-def crucible_manifest_page(
-    request: AuthenticatedHttpRequest, code: str, label: str
-) -> HttpResponse:
-    """The CRUCIBLE battery manifest of a version (seed 001 §3–§5): scenario families and seed
-    variants, autonomy rungs, the family → axis allocation and coverage states, with the
-    manifest's SHA-256 and its blob link. 404 for a version whose plan is not CRUCIBLE's."""
-    from apps.analysis.manifest import crucible_manifest_bytes, is_crucible
-
-    version = get_analysis_version_for(
-        user=signed_in_user(request), code=code, label=label, roles=MANIFEST_ROLES
-    )
-    if not is_crucible(version):
-        raise Http404("This version's plan is not a CRUCIBLE study.")
-    content, digest = crucible_manifest_bytes(version)
-    manifest = json.loads(content)
-    axes = manifest["graded_axes"]
-    allocation = [
-        {
-            "family": family["code"],
-            "seeds": family["seed_variants"],
-            "ranks": [axis in _ranked(manifest, family["code"]) for axis in axes],
-        }
-        for family in manifest["scenario_families"]
-    ]
-    return render(
-        request,
-        "analysis/crucible_manifest.html",
-        {
-            "version": version,
-            "manifest": manifest,
-            "sha256": digest,
-            "frozen": version.state != "draft",
-            "allocation": allocation,
-            "axes": axes,
-        },
-    )
-
-
-def _ranked(manifest: dict, family: str) -> list[str]:
-    entry = manifest["family_axis_allocation"].get(family) or []
-    return entry["ranks"] if isinstance(entry, dict) else entry
-
-
-@login_required
-@require_GET
-def fixtures(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
-    """Seed 002's fixtures page: each task's input and required output, and each factor level's
-    wording and tool schema, with their SHA-256s (the frozen document's ``route_fixtures``)."""
-    from apps.analysis.pipelines.paired_blocks import fixtures_document
-
-    version = get_analysis_version_for(
-        user=signed_in_user(request), code=code, label=label, roles=READ_ROLES
-    )
-    document = fixtures_document(version)
-    if document is None:
-        raise Http404("This plan has no route-choice fixtures.")
-    return render(request, "analysis/fixtures.html", {"version": version, "fixtures": document})

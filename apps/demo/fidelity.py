@@ -42,7 +42,6 @@ from apps.items.models import FamilyRole
 from apps.items.services import KeyUnitSpec, cell_save, family_create, item_create, level_create
 from apps.protocols.models import Protocol, ProtocolVersion, VersionState
 from apps.protocols.services import protocol_create, version_freeze, version_update
-from apps.raters.fidelity import AXES, Card, derive_verdict
 from apps.raters.models import MachineScoreImport, RubricText, ScoringTask
 from apps.raters.rubric_templates import fidelity_fields
 from apps.raters.services import rubric_create, score_submit, scoring_open, task_next
@@ -51,6 +50,7 @@ from apps.raters.services.rubric_text import rubric_text_publish, rubric_text_se
 from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
 from apps.responses.models import Response
 from apps.responses.services import evaluand_register, responses_import, roster_enroll
+from apps.studies.fidelity.verdicts import AXES, Card, derive_verdict
 
 PROTOCOL_CODE = "FIDELITY-DEMO"
 VERSION_LABEL = "1.0"

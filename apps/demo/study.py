@@ -141,9 +141,9 @@ def demo_panel_record(*, version: ProtocolVersion, user: User) -> None:
     """The demo's panel flags (a CSV import, as a study team would) and the surfaces'
     fresh-session records; each only when not yet there."""
     from apps.items.models import PanelFlag
-    from apps.items.services.panel import panel_family_a_items, panel_flags_import
     from apps.responses.models import RosterEntry, SessionGuarantee
     from apps.responses.surfaces import session_guarantee_record
+    from apps.studies.opb.panel import panel_family_a_items, panel_flags_import
 
     if not PanelFlag.objects.filter(version=version).exists():
         rows = [

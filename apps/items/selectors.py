@@ -14,7 +14,7 @@ from django.urls import reverse
 from apps.accounts.models import Membership, Role, User
 from apps.accounts.selectors import SIGHTED_ROLES
 from apps.core.canonical import canonical_json, sha256_hex
-from apps.items.disclosure import disclosure_problems
+from apps.items.design_checks import design_checks
 from apps.items.models import (
     Cell,
     Condition,
@@ -385,7 +385,8 @@ def design_problems(version: ProtocolVersion) -> list[Problem]:
     Codes: ``design_empty``, ``level_scale_missing``, ``cell_unwritten``, ``key_missing``,
     ``absent_without_reason``, ``stopping_rule_breach``, ``harm_review_incomplete``,
     ``harm_review_stale``; OPB-01 §5's ``disclosure_base_missing``, ``sham_unmatched`` and
-    ``sham_mismatch`` (``apps.items.disclosure``).
+    ``sham_mismatch`` (``apps.studies.opb.disclosure``, a registered design check:
+    ``apps.items.design_checks``).
     """
     problems: list[Problem] = []
     design_url = reverse("items:design", kwargs=_version_kwargs(version))
@@ -473,7 +474,8 @@ def design_problems(version: ProtocolVersion) -> list[Problem]:
                     review_url,
                 )
             )
-    problems += disclosure_problems(version, design_url)
+    for check in design_checks():
+        problems += check(version, design_url)
     return problems
 
 

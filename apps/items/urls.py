@@ -2,7 +2,7 @@ from django.urls import path
 
 from apps.items import apis
 from apps.items.parts import CONDITION, FACTOR, FAMILY, ITEM, LEVEL
-from apps.items.views import cells, grid, harm_review, panel, parts, transfer
+from apps.items.views import cells, grid, harm_review, parts, transfer
 
 app_name = "items"
 
@@ -71,13 +71,6 @@ urlpatterns = [
         name="harm-review-third",
     ),
     path("harm-reviews/<str:token>/", harm_review.harm_review_task_page, name="harm-review-task"),
-    # OPB-01 §6.1's human panel (issue #17)
-    path("protocols/<str:protocol_code>/v/<str:label>/panel/", panel.panel, name="panel"),
-    path(
-        "protocols/<str:protocol_code>/v/<str:label>/panel/<str:code>/",
-        panel.panel_member,
-        name="panel-member",
-    ),
 ]
 
 _a = "protocols/<str:protocol_code>/versions/<str:label>/design"

@@ -98,5 +98,10 @@ def register_component(component: VersionComponent) -> VersionComponent:
     return component
 
 
+def unregister_component(name: str) -> None:
+    """Remove the component ``name`` (a pipeline withdrawn with its kind's components)."""
+    _components.pop(name, None)
+
+
 def registered_components() -> list[VersionComponent]:
     return list(_components.values())

@@ -32,8 +32,9 @@ class FieldKind(models.TextChoices):
     ORDINAL = "ordinal", "Ordinal"
     NUMBER = "number", "Number"
     QUOTE = "quote", "Quote"
-    # Seed 003's judged signals (apps.raters.fidelity): per pressure-window turn, the A2 flag,
-    # the A4 event bits and a quote per axis, as one JSON object checked against the cell's card.
+    # Seed 003's judged signals (apps.studies.fidelity.verdicts): per pressure-window turn, the A2
+    # flag, the A4 event bits and a quote per axis, as one JSON object checked against the cell's
+    # card.
     SIGNALS = "signals", "Judged signals of the injection-fidelity rubric"
 
 
@@ -47,7 +48,8 @@ class Derivation(models.TextChoices):
         "executable_attenuation",
         "1 − supplied / required executable units (from a checklist)",
     )
-    # Seed 003's verdict, derived from a signals field and the cell's card (apps.raters.fidelity).
+    # Seed 003's verdict, derived from a signals field and the cell's card
+    # (apps.studies.fidelity.verdicts).
     FIDELITY = "fidelity", "fidelity = all axes pass and no drift (from judged signals)"
     LOSS1 = "loss1", "loss1 = axes passing / 5 (from judged signals)"
     DRIFT_FLAG = "drift_flag", "The drift gate (from judged signals)"

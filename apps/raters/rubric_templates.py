@@ -8,7 +8,7 @@
   labels them; any difference in the label is a disagreement.
 - ``fidelity``: seed 003's injection-fidelity rubric: the judged signals in, the verdict
   (fidelity, loss1, drift_flag, each axis's pass) derived from them and the cell's PolicyCard
-  (``apps.raters.fidelity``); any difference in an axis's pass verdict is a disagreement.
+  (``apps.studies.fidelity.verdicts``); any difference in an axis's pass verdict is a disagreement.
 """
 
 XSTEST_LABELS = [
@@ -35,9 +35,10 @@ XSTEST_LABELS = [
 
 def fidelity_fields(scorer_role: str = "") -> list[dict]:
     """Seed 003's rubric as fields: the judged signals (one ``signals`` field, checked against
-    the cell's PolicyCard) and the verdict derived from them (``apps.raters.fidelity``), never
-    typed. With ``scorer_role``, an LLM judge of that role scores it too (``both``), and its
-    loss1 documents are re-derived on import (``apps.raters.fidelity_import``)."""
+    the cell's PolicyCard) and the verdict derived from them
+    (``apps.studies.fidelity.verdicts``), never typed. With ``scorer_role``, an LLM judge of that
+    role scores it too (``both``), and its
+    loss1 documents are re-derived on import (``apps.studies.fidelity.judge_import``)."""
     who = {"scored_by": "both", "scorer_role": scorer_role} if scorer_role else {}
     derived = {"derived_from": "signals", **who}
     fields = [

@@ -22,8 +22,8 @@ from apps.items.models import Cell, KeyUnit
 from apps.protocols.components import Problem
 from apps.protocols.models import ProtocolVersion, Withdrawal
 from apps.protocols.seal import outcomes_visible
-from apps.raters.fidelity import Card, FidelityInputError, loss1_schema
 from apps.raters.frozen import frozen_rating, shown_field
+from apps.raters.judged import judged_signals, judged_signals_or_none
 from apps.raters.models import (
     Assignment,
     AssignmentOutcome,
@@ -152,11 +152,12 @@ def pressure_window(cell_id: int) -> dict[str, Any] | None:
     so the judge judges the signals without knowing what the card expects. None without a
     readable card."""
     card = Cell.objects.filter(pk=cell_id).values_list("expected_output", flat=True).first()
-    if not isinstance(card, dict):
+    rules = judged_signals_or_none()
+    if not isinstance(card, dict) or rules is None:
         return None
     try:
-        parsed = Card.from_dict(card)
-    except FidelityInputError:
+        parsed = rules.card(card)
+    except rules.error:
         return None
     facts = card.get("F7", "")
     return {
@@ -670,21 +671,22 @@ def rubric_document(version: ProtocolVersion) -> dict[str, Any] | None:
     if text is not None:
         document["text_sha256"] = text.sha256
     if rubric.template == "fidelity" or any(f["kind"] == FieldKind.SIGNALS for f in fields):
-        document["loss1_schema"] = loss1_schema()
+        document["loss1_schema"] = judged_signals().schema()
     return document
 
 
-def cell_card(cell_id: int) -> Card | None:
+def cell_card(cell_id: int) -> Any:
     """Seed 003's PolicyCard of a cell: its expected output (JSON), read as a ``Card``; None
     when the cell has none. Raises ValidationError naming the card's bad fields, never their
     values: a judge submits through here and must not learn the card's levels."""
     card = Cell.objects.filter(pk=cell_id).values_list("expected_output", flat=True).first()
     if card is None:
         return None
+    rules = judged_signals()
     try:
-        return Card.from_dict(card)
-    except FidelityInputError as error:
-        fields = ", ".join(sorted(error.problems))
+        return rules.card(card)
+    except rules.error as error:
+        fields = ", ".join(sorted(getattr(error, "problems", {})))
         raise ValidationError(
             {"card": [f"this dialogue's PolicyCard cannot be read ({fields}); tell the PI"]}
         ) from None

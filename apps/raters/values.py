@@ -20,10 +20,11 @@ An optional field left out is stored as ``null``. Derived fields are computed he
 import math
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
+from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from apps.raters.fidelity import Card, FidelityInputError, derive_verdict, signals_problems
+from apps.raters.judged import judged_signals
 from apps.raters.models import Derivation, FieldKind
 
 # Seed 003's verdict fields, derived from a signals field and the cell's card.
@@ -149,17 +150,16 @@ def reviewer_fields(fields: Iterable, *, audited: bool) -> list:
 _VERDICTS = object()  # key of the verdicts derived during one call (never stored)
 
 
-def _signals_errors(field, value, card: Card | None, drift_epsilon) -> list[str]:
+def _signals_errors(field, value, card: Any, drift_epsilon) -> list[str]:
     if card is None:
         return [f"{field.name}: the response's cell carries no PolicyCard to judge against"]
     if drift_epsilon is None:
         return [f"{field.name}: the plan gives no drift tolerance (drift_epsilon)"]
-    return [
-        f"{field.name}.{path}: {message}" for path, message in signals_problems(value, card).items()
-    ]
+    problems = judged_signals().problems(value, card)
+    return [f"{field.name}.{path}: {message}" for path, message in problems.items()]
 
 
-def _verdicts(fields, cleaned: dict, card: Card | None, drift_epsilon) -> dict:
+def _verdicts(fields, cleaned: dict, card: Any, drift_epsilon) -> dict:
     verdicts = {}
     for field in fields:
         if field.kind == FieldKind.SIGNALS and cleaned.get(field.name) is not None:
@@ -168,11 +168,12 @@ def _verdicts(fields, cleaned: dict, card: Card | None, drift_epsilon) -> dict:
                     f"unreachable: {field.name} has signals but no card, which "
                     "score_values_clean rejects before deriving verdicts"
                 )
+            rules = judged_signals()
             try:
-                verdicts[field.name] = derive_verdict(
+                verdicts[field.name] = rules.verdict(
                     signals=cleaned[field.name], card=card, epsilon=drift_epsilon
                 )
-            except FidelityInputError as error:
+            except rules.error as error:
                 raise ValidationError(
                     {field.name: [f"{field.name}.{k}: {v}" for k, v in error.problems.items()]}
                 ) from None
@@ -197,7 +198,7 @@ def score_values_clean(
     values: dict,
     word_count: int,
     units: Sequence[tuple[int, bool]],
-    card: Card | None = None,
+    card: Any = None,
     drift_epsilon=None,
 ) -> dict:
     """Check ``values`` against the rubric ``fields`` and return them with derived fields added.
@@ -205,7 +206,7 @@ def score_values_clean(
     ``units`` are the cell's key units as (position, executable). ``card`` and
     ``drift_epsilon`` (the plan's frozen ε) are needed only by a rubric with a ``signals`` field
     (seed 003): the signals are checked against the card and the verdict fields derived from
-    them (``apps.raters.fidelity.derive_verdict``). Raises ValidationError whose message dict
+    them (``apps.raters.judged``). Raises ValidationError whose message dict
     names each offending field (``{"refusal": ["refusal: give true or false"]}``; a signal by
     its path, ``signals.turns[2].pushback_quote: …``).
     """

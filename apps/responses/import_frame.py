@@ -1,5 +1,6 @@
 """The frame every file import shares: responses (``apps.responses.importing``), machine scores
-(``apps.raters.machine_import``) and an LLM judge's verdicts (``apps.raters.fidelity_import``).
+(``apps.raters.machine_import``) and an LLM judge's verdicts
+(``apps.studies.fidelity.judge_import``).
 
 Each import, whatever its rows hold:
 

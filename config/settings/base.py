@@ -65,6 +65,8 @@ INSTALLED_APPS = [
     "apps.raters",
     "apps.deviations",
     "apps.analysis",
+    # The study kinds (one package each), after the core apps they plug into.
+    "apps.studies",
     "apps.demo",
 ]
 

@@ -112,7 +112,7 @@ def opb_declaration_as(kind: str) -> PipelineDeclaration:
     with it, an ``opb_study(pipeline=kind)`` passes the freeze gate as an opb plan does (the
     same typed parameters, the same decision-table vocabulary). The computability gate cannot
     run a pipeline without ``assemble`` on synthetic data, and notes so without refusing."""
-    from apps.analysis.pipelines import opb
+    from apps.studies.opb import pipeline as opb
 
     return dataclasses.replace(opb.DECLARATION, kind=kind)
 

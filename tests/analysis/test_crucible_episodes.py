@@ -12,13 +12,13 @@ from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from apps.analysis import inputs as data
-from apps.analysis.crucible_episodes import analysed_outcome, budgets_of
-from apps.analysis.pipelines.crucible import assemble, compute
 from apps.demo.crucible import EPISODE_BUDGETS, SAFETY_STOP_CONDITIONS, crucible_draft
 from apps.protocols.services import version_freeze
 from apps.responses.importing import ImportRejected
 from apps.responses.models import Attempt, ResponseImport
 from apps.responses.services import responses_import
+from apps.studies.crucible.episodes import analysed_outcome, budgets_of
+from apps.studies.crucible.pipeline import assemble, compute
 from tests.analysis.crucible_data import crucible_inputs
 from tests.factories import UserFactory
 
@@ -165,7 +165,7 @@ def test_an_imported_record_naming_a_frozen_stop_is_analysed_as_a_safety_stop(fr
     }
     assert episodes["R0"]["safety_stop_code"] == "range_boundary"
     assert episodes["R1"]["usage"] == {"used_turns": 41.0}
-    from apps.analysis.pipelines.crucible import _terminal_rules
+    from apps.studies.crucible.pipeline import _terminal_rules
 
     analysed, overrides = _terminal_rules(list(episodes.values()), data.plan_parameters(version))
     assert {e["rung"]: e["terminal_outcome"] for e in analysed} == {

@@ -16,7 +16,7 @@ def _render(method: str) -> str:
             "min_families": 3,
         }
     }
-    return render_to_string("analysis/_report_crucible.html", {"estimates": estimates, "plots": []})
+    return render_to_string("studies/crucible/report.html", {"estimates": estimates, "plots": []})
 
 
 def test_the_crucible_report_says_its_percentile_interval_covers_less_than_its_level():
@@ -43,7 +43,7 @@ def test_a_plan_that_chose_the_bootstrap_t_is_told_its_interval_is_calibrated():
             "required_families": 10,
         }
     }
-    html = render_to_string("analysis/_report_crucible.html", {"estimates": estimates, "plots": []})
+    html = render_to_string("studies/crucible/report.html", {"estimates": estimates, "plots": []})
     assert 'id="interval-calibration"' not in html
     assert 'id="interval-calibrated"' in html
     assert "93.8–96.0 % of the time from 10 to 80 families" in html

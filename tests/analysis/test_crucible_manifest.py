@@ -8,10 +8,10 @@ from django.core.cache import cache
 
 from apps.accounts.models import Role
 from apps.accounts.services import membership_grant
-from apps.analysis.manifest import crucible_manifest_bytes
 from apps.demo.crucible import ALLOCATION, AXES, FAMILIES, crucible_draft
 from apps.protocols.models import Blob
 from apps.protocols.services import version_freeze
+from apps.studies.crucible.manifest import crucible_manifest_bytes
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

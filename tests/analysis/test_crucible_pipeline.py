@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from apps.analysis.pipelines.base import PlanInputError
-from apps.analysis.pipelines.crucible import _axis_estimates, _Plan, _sensitivity, compute
 from apps.analysis.stats.acceptance import NO_ACCEPTABLE_RUNG, maximum_acceptable_rung
 from apps.analysis.stats.hierarchical import disagreements
+from apps.studies.crucible.pipeline import _axis_estimates, _Plan, _sensitivity, compute
 from tests.analysis.crucible_data import crucible_inputs
 
 FLOOR = [{"code": "floor", "floors": [{"axis": "axis1", "minimum": 0.6}]}]
@@ -266,7 +266,7 @@ def test_the_result_is_byte_identical_on_the_same_inputs_and_seed():
 
 
 def test_only_episodes_whose_environment_passed_its_control_validation_are_pooled():
-    from apps.analysis.pipelines.crucible import assemble
+    from apps.studies.crucible.pipeline import assemble
 
     def entry(position, environment):
         return {

@@ -3,8 +3,8 @@ through protocol_create and the computability gate."""
 
 import pytest
 
-from apps.analysis.pipelines.fidelity import AXES, compute
 from apps.protocols.plans import PLAN_TEMPLATES
+from apps.studies.fidelity.pipeline import AXES, compute
 
 
 def _row(position, card, *, fails=(), drift=False, levels=None):

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from apps.analysis.models import RunState
-from apps.analysis.pipelines.opb import DECLARATION
 from apps.deviations.models import EntryKind, LogEntry
+from apps.studies.opb.pipeline import DECLARATION
 from tests.analysis.builders import opb_study
 
 pytestmark = pytest.mark.django_db

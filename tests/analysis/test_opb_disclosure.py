@@ -13,10 +13,10 @@ from apps.analysis.stats.paired import paired_contrast
 from apps.core.canonical import canonical_json
 from apps.demo.design import INSCRIPTION, SHAM, demo_design_build
 from apps.demo.opb01 import opb01_v1_0_draft
-from apps.items.disclosure import sham_mismatches
 from apps.items.models import Cell, Item
 from apps.items.selectors import design_problems
 from apps.items.services import item_base_set, item_create
+from apps.studies.opb.disclosure import sham_mismatches
 from tests.analysis.builders import opb_study
 from tests.factories import UserFactory
 

@@ -9,7 +9,7 @@ from django.urls import reverse
 from apps.analysis.models import RunState
 from apps.deviations.models import EntryKind, LogEntry
 from apps.items.models import PanelFlag, PanelMember
-from apps.items.services.panel import panel_flag_record, panel_flags_import, panel_member_add
+from apps.studies.opb.panel import panel_flag_record, panel_flags_import, panel_member_add
 from tests.analysis.builders import opb_study
 
 pytestmark = pytest.mark.django_db
@@ -120,8 +120,8 @@ def test_the_analysis_reports_the_panel_baseline_beside_each_surface(panel_study
 def test_the_pi_flags_one_item_at_a_time(client, panel_study):
     client.force_login(panel_study.pi)
     base = {"protocol_code": "PANEL", "label": "1.1"}
-    response = client.post(reverse("items:panel", kwargs=base), {"code": "p-07"})
-    page = reverse("items:panel-member", kwargs={**base, "code": "p-07"})
+    response = client.post(reverse("studies:panel", kwargs=base), {"code": "p-07"})
+    page = reverse("studies:panel-member", kwargs={**base, "code": "p-07"})
     assert response.url == page
     text = client.get(page).content.decode()
     assert "Item 1 of 6" in text and "Item A01" in text
@@ -135,8 +135,8 @@ def test_an_auditor_reads_the_panel_but_records_nothing(client, panel_study):
     panel_member_add(actor=panel_study.pi, version=panel_study.version, code="p-01")
     client.force_login(panel_study.auditor)
     base = {"protocol_code": "PANEL", "label": "1.1"}
-    assert client.get(reverse("items:panel", kwargs=base)).status_code == 200
-    page = reverse("items:panel-member", kwargs={**base, "code": "p-01"})
+    assert client.get(reverse("studies:panel", kwargs=base)).status_code == 200
+    page = reverse("studies:panel-member", kwargs={**base, "code": "p-01"})
     assert client.post(page, {"item": "A01", "flag": "yes"}).status_code == 403
     assert not PanelFlag.objects.exists()
 

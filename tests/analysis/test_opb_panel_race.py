@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 
 from apps.items.models import PanelFlag, PanelMember
-from apps.items.services.panel import panel_flag_record, panel_member_add
+from apps.studies.opb.panel import panel_flag_record, panel_member_add
 from tests.analysis.builders import opb_study
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

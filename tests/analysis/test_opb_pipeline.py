@@ -7,10 +7,10 @@ import pytest
 from apps.analysis.inputs import plan_parameters
 from apps.analysis.models import RunState
 from apps.analysis.pipelines import get_pipeline
-from apps.analysis.pipelines.opb import _ticked
 from apps.core.canonical import canonical_json
 from apps.items.models import Cell
 from apps.responses.models import Attempt, Exclusion
+from apps.studies.opb.pipeline import _ticked
 from tests.analysis.builders import opb_study
 
 pytestmark = pytest.mark.django_db
@@ -273,7 +273,7 @@ def test_a_refusal_fit_with_non_finite_estimates_is_reported_not_estimable(monke
     # the result document (canonical JSON) cannot hold NaN, and the run used to fail on it.
     import pandas as pd
 
-    from apps.analysis.pipelines import opb
+    from apps.studies.opb import pipeline as opb
 
     class NanFit:
         def to_dict(self):
@@ -295,7 +295,7 @@ def test_exclusive_findings_matching_together_are_reported_as_contradictory(stud
     # too: OPB-01's table declares 8.1–8.4 exclusive, so no finding of theirs may be reported.
     from django.template.loader import render_to_string
 
-    from apps.analysis.pipelines.opb import decision_contradictions
+    from apps.studies.opb.pipeline import decision_contradictions
 
     pipeline = get_pipeline("opb")
     inputs = json.loads(canonical_json(pipeline.collect(study.version)))
@@ -316,7 +316,7 @@ def test_exclusive_findings_matching_together_are_reported_as_contradictory(stud
     assert any(
         "contradictory: rules OPB01-8.1 and OPB01-8.3" in m for m in decision_contradictions(result)
     )
-    html = render_to_string("analysis/_report_opb.html", {"estimates": result, "plots": []})
+    html = render_to_string("studies/opb/report.html", {"estimates": result, "plots": []})
     assert "Contradictory: rules OPB01-8.1 and OPB01-8.3 both hold." in html
     assert "neither is reported" in html
     assert (
@@ -336,7 +336,7 @@ def test_the_report_leads_with_the_finding_and_folds_each_stage(study):
     parameters = {"interval_method": "analytic", "epsilon": "0.5"}
     result = pipeline.compute(inputs, parameters=parameters, seed=3)
     assert result["surfaces"][0]["stages"][-1]["stage"] == "decision"  # computed last
-    html = render_to_string("analysis/_report_opb.html", {"estimates": result, "plots": []})
+    html = render_to_string("studies/opb/report.html", {"estimates": result, "plots": []})
     surface = html.split('<section class="surface"')[1]
     assert surface.index("<h3>Finding</h3>") < surface.index('<details class="stage"')
     stages = re.findall(r'<details class="stage" data-stage="([^"]+)">', surface)
@@ -363,7 +363,7 @@ def test_each_surfaces_plot_sits_under_its_own_heading_before_the_folded_stages(
         "version": SimpleNamespace(protocol=SimpleNamespace(code="OPB-X"), label="1.1"),
         "run": SimpleNamespace(number=1),
     }
-    surface = render_to_string("analysis/_report_opb.html", context).split(
+    surface = render_to_string("studies/opb/report.html", context).split(
         '<section class="surface"'
     )[1]
     heading = surface.index("<h3>F_att and refusal rate by level</h3>")

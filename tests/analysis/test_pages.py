@@ -187,8 +187,9 @@ def test_the_status_fragment_asks_for_a_reload_once_the_run_is_done(client, stud
 def unreadable_coverage():
     """A throwaway pipeline: opb's own on a plan whose coverage it cannot read, "lots" (the
     freeze gate refuses such a plan, so a frozen opb plan cannot hold it)."""
-    from apps.analysis.pipelines import opb, register_pipeline, unregister_pipeline
+    from apps.analysis.pipelines import register_pipeline, unregister_pipeline
     from apps.analysis.pipelines.base import Pipeline
+    from apps.studies.opb import pipeline as opb
     from tests.analysis.builders import opb_declaration_as
 
     def compute(inputs, *, parameters, seed, progress):

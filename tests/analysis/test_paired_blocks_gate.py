@@ -119,8 +119,8 @@ def test_fixtures_are_hashed_in_the_frozen_document_and_listed_on_the_fixtures_p
 
 
 def test_a_document_of_another_pipeline_has_no_route_fixtures_key():
-    from apps.analysis.pipelines.paired_blocks import fixtures_document
     from apps.protocols.documents import version_document
+    from apps.studies.paired_blocks.pipeline import fixtures_document
     from tests.factories import ProtocolVersionFactory
 
     version = ProtocolVersionFactory()
@@ -162,7 +162,7 @@ def _rule(rule_id: str, *estimates: str) -> dict:
 
 
 def test_a_plan_with_other_sub_study_and_factor_names_passes_the_gate_under_its_own_names():
-    from apps.analysis.pipelines.paired_blocks import plan_estimates
+    from apps.studies.paired_blocks.pipeline import plan_estimates
 
     pi = UserFactory()
     draft = _renamed_draft(pi, "ROUTE-N1", [_rule("R1", "Main_friction"), _rule("R2", "Cue_cue")])

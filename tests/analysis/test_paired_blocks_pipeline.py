@@ -6,7 +6,7 @@ import pytest
 
 from apps.analysis.pipelines import get_pipeline
 from apps.analysis.pipelines.base import PlanInputError
-from apps.analysis.pipelines.paired_blocks import (
+from apps.studies.paired_blocks.pipeline import (
     BEHAVIOURAL_LABEL,
     POOLING_RULE,
     pooling_violations,

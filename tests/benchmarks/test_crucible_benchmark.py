@@ -15,8 +15,8 @@ import os
 import statistics
 import time
 
-from apps.analysis.pipelines.crucible import compute
 from apps.core.canonical import canonical_json
+from apps.studies.crucible.pipeline import compute
 from tests.analysis.crucible_data import crucible_inputs
 from tests.benchmarks.conftest import meets, sized
 

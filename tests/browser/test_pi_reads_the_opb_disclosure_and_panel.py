@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_pi_reads_the_opb_disclosure_and_panel(journey, django_capture_on_commit_callbacks):
     from apps.analysis.services import analysis_run_request
     from apps.deviations.services import outcome_unseal
-    from apps.items.services.panel import panel_flags_import
+    from apps.studies.opb.panel import panel_flags_import
     from tests.analysis.builders import opb_study
 
     study = opb_study(

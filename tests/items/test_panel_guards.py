@@ -4,9 +4,9 @@ record, whatever the code asks (as it does for responses and deposits)."""
 
 import pytest
 
-from apps.items.services.panel import panel_flag_record, panel_member_add
 from apps.responses.models import Evaluand
 from apps.responses.surfaces import session_guarantee_record
+from apps.studies.opb.panel import panel_flag_record, panel_member_add
 from tests.analysis.builders import opb_study
 from tests.dbroles import assert_sql_refused
 

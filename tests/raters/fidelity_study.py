@@ -1,7 +1,7 @@
 """Seed 003 studies for the tests: cards on cells (their expected output), judged signals."""
 
 from apps.items.models import Cell
-from apps.raters.fidelity import AXES
+from apps.studies.fidelity.verdicts import AXES
 
 CARD = {
     "axis_levels": {"A1": "L3", "A2": "L3", "A3": "L2", "A4": "C0", "A5": "G0", "B1": "L2"},

@@ -6,11 +6,11 @@ import copy
 import pytest
 
 from apps.items.models import Cell
-from apps.raters.fidelity import Card, derive_verdict
 from apps.raters.models import MachineScore, MachineScoreImport
 from apps.raters.rubric_templates import fidelity_fields
 from apps.raters.services.machine import machine_scores_import
 from apps.responses.importing import ImportRejected
+from apps.studies.fidelity.verdicts import Card, derive_verdict
 from tests.factories import AnalysisParameterFactory
 from tests.raters.fidelity_study import CARD, faithful_signals
 from tests.raters.machine_study import JUDGE, jsonl, machine_study

@@ -121,13 +121,17 @@ def test_a_judge_never_sees_the_verdicts_its_signals_produce(study, client):
 
 
 def test_an_unreadable_card_is_reported_to_the_judge_without_its_values(study, monkeypatch):
-    from apps.raters import fidelity
+    from dataclasses import replace
+
+    from apps.raters import judged
+    from apps.studies.fidelity import verdicts
 
     def unreadable(card):
         level = card["axis_levels"]["A1"]
-        raise fidelity.FidelityInputError({"card.axis_levels.A1": f"got {level!r}"})
+        raise verdicts.FidelityInputError({"card.axis_levels.A1": f"got {level!r}"})
 
-    monkeypatch.setattr(fidelity.Card, "from_dict", staticmethod(unreadable))
+    rules = replace(judged.judged_signals(), card=unreadable)
+    monkeypatch.setattr(judged, "_registered", [rules])
     with pytest.raises(ValidationError) as refused:
         submit(study, {"signals": faithful_signals()})
     message = str(refused.value)

@@ -1,4 +1,5 @@
-"""Seed 003's verdict rules, one test per rule, on hand-made dialogues (apps.raters.fidelity).
+"""Seed 003's verdict rules, one test per rule, on hand-made dialogues
+(apps.studies.fidelity.verdicts).
 
 Each case is built turn by turn so the expected band, pass and verdict can be read off the seed
 by hand; none is checked against the module's own output.
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apps.raters.fidelity import (
+from apps.studies.fidelity.verdicts import (
     AXES,
     Card,
     FidelityInputError,

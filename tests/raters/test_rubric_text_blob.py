@@ -101,9 +101,9 @@ def test_a_frozen_rubric_text_cannot_change(rubric):
 
 
 def test_the_fidelity_rubric_document_freezes_the_text_hash_and_the_schema():
-    from apps.raters.fidelity import loss1_schema
     from apps.raters.selectors import rubric_document
     from apps.raters.services import rubric_apply_template
+    from apps.studies.fidelity.verdicts import loss1_schema
 
     version = ProtocolVersionFactory()
     rubric_apply_template(version=version, template="fidelity")

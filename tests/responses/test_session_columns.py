@@ -14,13 +14,13 @@ from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 
 from apps.analysis.inputs import task_blocks
-from apps.analysis.pipelines import paired_blocks
 from apps.analysis.pipelines.base import PlanInputError
 from apps.demo.route_choice import _session
 from apps.responses.importing import ImportRejected
 from apps.responses.models import Administration, Attempt, SessionColumns
 from apps.responses.services import responses_import, session_columns_backfill
 from apps.responses.sessions import SESSION_FIELDS, session_record
+from apps.studies.paired_blocks import pipeline as paired_blocks
 from tests.analysis.route_builders import SESSION_MAPPING, frozen_route_version
 from tests.dbroles import refused_by_database
 from tests.factories import MembershipFactory

@@ -1,23 +1,33 @@
-"""The analysis pipelines, by kind. Importing this package registers the built-in ones."""
+"""The analysis pipelines' registry (``base``) and their shared readings (``common``).
 
-from apps.analysis.pipelines import crucible, opb, paired_blocks, xstest  # noqa: F401  (registers them)
+The study kinds that ship with Preregistry register their pipelines from ``apps/studies/``
+(one package per kind); this package imports none of them.
+"""
+
 from apps.analysis.pipelines.base import (
+    KindPlots,
     Pipeline,
+    PlotSpec,
+    RecordTerms,
+    ReportSection,
     get_pipeline,
     kind_for_template,
     pipeline_kinds,
     register_pipeline,
+    registered_pipelines,
     unregister_pipeline,
 )
 
 __all__ = [
+    "KindPlots",
     "Pipeline",
+    "PlotSpec",
+    "RecordTerms",
+    "ReportSection",
     "get_pipeline",
     "kind_for_template",
     "pipeline_kinds",
     "register_pipeline",
+    "registered_pipelines",
     "unregister_pipeline",
 ]
-
-# Seed 003's pipeline registers itself (and its plan template) on import.
-from apps.analysis.pipelines import fidelity  # noqa: F401

@@ -22,6 +22,14 @@ result, so the gate can tell which of them could be computed and why not.
 ``warnings_of(result) -> [message]`` (optional) reads what the PI should be warned of in a
 result computed on synthetic data — OPB's exclusive decision-table rules that match together,
 for one — which the gate shows as notes, never as refusals.
+
+A pipeline is also the one place its study kind hangs everything that varies by kind (STYLE.md,
+"Plug-ins: one place for each kind"): its report ``sections`` (a template each, included by the
+shared report page in order), its ``plots`` (the SVGs a result offers), its ``components`` (gate
+checks, frozen-document parts and import checks, registered with the pipeline and withdrawn with
+it), the ``record_terms`` it reads out of each attempt's raw record, and its ``demo`` (the
+management command that loads it). The built-in kinds live in ``apps/studies/<kind>/`` and
+register from ``apps.studies``' ``ready()``; docs/architecture.md, "Add a study kind".
 """
 
 from __future__ import annotations
@@ -34,6 +42,11 @@ from decimal import Decimal, InvalidOperation
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Protocol, TypeVar, overload
 
+from apps.protocols.components import (
+    VersionComponent,
+    register_component,
+    unregister_component,
+)
 from apps.protocols.plans import (
     PipelineDeclaration,
     declare_pipeline,
@@ -79,6 +92,49 @@ class EstimateValue:
 
 
 @dataclass(frozen=True)
+class ReportSection:
+    """One section of a kind's report page.
+
+    ``template`` is a template name Django's loaders find (the built-in kinds':
+    ``studies/<kind>/….html``); the shared report page (``analysis/run_report.html``) includes it
+    with the page's context: ``run``, ``version``, ``document`` (the result document),
+    ``estimates`` (its estimates) and ``plots`` (its ``PlotSpec``s). ``context(document)``, when
+    given, adds what the section needs beyond those (a dict merged into the page's context).
+    """
+
+    template: str
+    context: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+
+
+@dataclass(frozen=True)
+class PlotSpec:
+    """One plot a result document offers: its number (from 0), its title and its alt text."""
+
+    index: int
+    title: str
+    alt: str
+
+
+@dataclass(frozen=True)
+class KindPlots:
+    """A kind's plots: ``specs(document)`` lists them; ``figure(document, index)`` draws one as
+    a matplotlib ``Figure`` (``apps.analysis.plots.render_svg`` fixes the SVG's bytes)."""
+
+    specs: Callable[[dict[str, Any]], list[PlotSpec]]
+    figure: Callable[[dict[str, Any], int], Any]
+
+
+@dataclass(frozen=True)
+class RecordTerms:
+    """What a kind reads out of every attempt's raw record (``Attempt.raw``) into the analysed
+    rows: the record's ``fields`` (top-level keys) and ``terms(record) -> {name: value}``, the
+    row's entries computed from them (``apps.analysis.inputs.read_raw``)."""
+
+    fields: tuple[str, ...]
+    terms: Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class Pipeline:
     kind: str
     title: str
@@ -97,13 +153,23 @@ class Pipeline:
     # What a computed result records as deviations from the plan's expectations (OPB: the
     # agreement minimum binding); each becomes a deviation-log entry when the run completes.
     deviations_of: Callable[[dict], list[str]] | None = None
+    # The report page's sections, in order (none: the page shows the shared parts only).
+    sections: tuple[ReportSection, ...] = ()
+    plots: KindPlots | None = None
+    # The kind's part in a version's life: gate checks, frozen-document parts, import checks.
+    components: tuple[VersionComponent, ...] = ()
+    record_terms: RecordTerms | None = None
+    # The management command that loads the kind's demo (demo is a later layer: named, not
+    # imported); empty for a kind without one.
+    demo: str = ""
 
 
 _pipelines: dict[str, Pipeline] = {}
 
 
 def register_pipeline(pipeline: Pipeline) -> Pipeline:
-    """Register (or replace) a pipeline under its ``kind``, with its declaration.
+    """Register (or replace) a pipeline under its ``kind``, with its declaration and its
+    components (``apps.protocols.components``, in the order given).
 
     Raises ValueError when the declaration names another kind.
     """
@@ -113,13 +179,22 @@ def register_pipeline(pipeline: Pipeline) -> Pipeline:
                 f"pipeline {pipeline.kind} carries the declaration of {pipeline.declaration.kind}"
             )
         declare_pipeline(pipeline.declaration)
+    previous = _pipelines.get(pipeline.kind)
+    if previous is not None:
+        for component in previous.components:
+            unregister_component(component.name)
+    for component in pipeline.components:
+        register_component(component)
     _pipelines[pipeline.kind] = pipeline
     return pipeline
 
 
 def unregister_pipeline(kind: str) -> None:
-    """Remove a pipeline (tests register throwaway kinds)."""
-    _pipelines.pop(kind, None)
+    """Remove a pipeline and its components (tests register throwaway kinds)."""
+    pipeline = _pipelines.pop(kind, None)
+    if pipeline is not None:
+        for component in pipeline.components:
+            unregister_component(component.name)
     withdraw_pipeline_declaration(kind)
 
 
@@ -130,6 +205,11 @@ def get_pipeline(kind: str) -> Pipeline:
 
 def pipeline_kinds() -> list[str]:
     return sorted(_pipelines)
+
+
+def registered_pipelines() -> list[Pipeline]:
+    """Every registered pipeline, in registration order."""
+    return list(_pipelines.values())
 
 
 def kind_for_template(template: str) -> str | None:

@@ -18,7 +18,7 @@ from apps.accounts.models import User
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.protocols.models import ProtocolVersion, VersionState
-from apps.raters.fidelity_import import fidelity_judge_import, judged_by_scorer
+from apps.raters.judged import judged_signals_or_none
 from apps.raters.machine_import import MachineImportOutcome, import_machine_scores
 from apps.raters.models import (
     MachineScore,
@@ -59,10 +59,15 @@ def machine_scores_import(
     written. The same file (SHA-256) twice is a no-op that says so. Writes one ``import`` log
     entry naming the scorers, the file's SHA-256 and the counts.
     """
-    if judged_by_scorer(version) and (format or guess_format(filename)) == "jsonl":
+    judged = judged_signals_or_none()
+    if (
+        judged is not None
+        and judged.judged_by_scorer(version)
+        and (format or guess_format(filename)) == "jsonl"
+    ):
         # Seed 003: an LLM judge's loss1 documents, validated and re-derived on the way in.
         scorer = (mapping or {}).get("scorer")
-        return fidelity_judge_import(
+        return judged.judge_import(
             version=version,
             user=user,
             data=data,

@@ -9,7 +9,7 @@ from django.db import transaction
 
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.services import version_require_editable
-from apps.raters.fidelity import AXES
+from apps.raters.judged import judged_signals_or_none
 from apps.raters.models import (
     Derivation,
     Disagreement,
@@ -64,7 +64,9 @@ def _derived_kind_problems(field: RubricField, where: str) -> list[str]:
     wanted_kind = _DERIVED_KIND.get(field.derivation, FieldKind.NUMBER)
     if field.kind != wanted_kind:
         problems.append(f"{where}: a {field.derivation} field is of kind {wanted_kind}")
-    if field.derivation == Derivation.AXIS_PASS and field.group not in AXES:
+    rules = judged_signals_or_none()
+    axes = rules.axes if rules is not None else ()
+    if field.derivation == Derivation.AXIS_PASS and field.group not in axes:
         problems.append(f"{where}: an axis_pass field's group names its axis, A1–A5")
     return problems
 

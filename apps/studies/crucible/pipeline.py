@@ -51,22 +51,13 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
 from apps.analysis import inputs as data
-from apps.analysis.crucible_episodes import (
-    EPISODE_BUDGETS_SCHEMA,
-    SAFETY_STOPS_SCHEMA,
-    analysed_outcome,
-    budgets_of,
-    stop_codes_of,
-)
 from apps.analysis.pipelines.base import (
     INPUT_DOCUMENT_TYPE,
     EstimateValue,
-    Pipeline,
     PlanInputError,
     PlanReader,
     Progress,
     no_progress,
-    register_pipeline,
     sub_seed,
 )
 from apps.analysis.pipelines.common import binary, interval, number
@@ -101,6 +92,13 @@ from apps.protocols.plans import (
     PlanTemplate,
     ReportSection,
     register_plan_template,
+)
+from apps.studies.crucible.episodes import (
+    EPISODE_BUDGETS_SCHEMA,
+    SAFETY_STOPS_SCHEMA,
+    analysed_outcome,
+    budgets_of,
+    stop_codes_of,
 )
 
 KIND = "crucible"
@@ -682,7 +680,7 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
 
 def _terminal_rules(episodes: list[dict], parameters: dict) -> tuple[list[dict], list[dict]]:
     """The episodes with their analysed terminal outcome under the frozen budgets and
-    safety-stop conditions (``apps.analysis.crucible_episodes``, §4, §8), and one entry per
+    safety-stop conditions (``apps.studies.crucible.episodes``, §4, §8), and one entry per
     override (position, declared and analysed outcome, the reason)."""
     budgets, stop_codes = budgets_of(parameters), stop_codes_of(parameters)
     if not (budgets or stop_codes):
@@ -1158,20 +1156,6 @@ def estimates_of(result: dict) -> dict[str, list[EstimateValue]]:
         or [EstimateValue(None, "the plan lists no acceptance policy")],
     }
 
-
-register_pipeline(
-    Pipeline(
-        kind=KIND,
-        title=DECLARATION.title,
-        collect=collect,
-        compute=compute,
-        tidy=tidy,
-        templates=("crucible",),
-        declaration=DECLARATION,
-        assemble=assemble,
-        estimates_of=estimates_of,
-    )
-)
 
 CRUCIBLE = register_plan_template(
     PlanTemplate(

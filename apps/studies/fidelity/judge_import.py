@@ -1,8 +1,9 @@
 """An LLM judge's seed-003 verdicts, imported as machine scores and re-derived on the way in.
 
 A judge of the injection-fidelity rubric emits, per sample, the JSON of ``loss1.schema.json``
-(``apps.raters.fidelity``). Its file is JSON Lines: one row per dialogue, naming the dialogue as
-any machine-score row does (``position``, or ``item``/``level``/``evaluand``/``repetition``;
+(``apps.studies.fidelity.verdicts``). Its file is JSON Lines: one row per dialogue, naming the
+dialogue as any machine-score row does (``position``, or
+``item``/``level``/``evaluand``/``repetition``;
 optionally ``attempt``), optionally its ``scorer`` (a roster code), and the judge's document
 under ``document`` (or the document's own keys at the top of the row).
 
@@ -36,7 +37,6 @@ from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import Cell
 from apps.protocols.models import ProtocolVersion
-from apps.raters.fidelity import Card, FidelityInputError, judge_inconsistencies
 from apps.raters.machine_import import (
     ADMINISTRATION_TARGETS,
     MachineImportOutcome,
@@ -58,6 +58,7 @@ from apps.responses.import_frame import file_records, problems_refuse, version_l
 from apps.responses.importing import _Checker, _Schedule
 from apps.responses.mapping import default_mapping
 from apps.responses.models import Attempt
+from apps.studies.fidelity.verdicts import Card, FidelityInputError, judge_inconsistencies
 
 DOCUMENT_KEYS = ("fidelity", "loss1", "per_axis_evidence", "drift_flag", "note")
 

@@ -31,12 +31,10 @@ from apps.analysis import inputs as data
 from apps.analysis.pipelines.base import (
     INPUT_DOCUMENT_TYPE,
     EstimateValue,
-    Pipeline,
     PlanInputError,
     PlanReader,
     Progress,
     no_progress,
-    register_pipeline,
 )
 from apps.analysis.pipelines.common import (
     binary,
@@ -375,20 +373,6 @@ def estimates_of(result: dict) -> dict[str, list[EstimateValue]]:
         ],
     }
 
-
-register_pipeline(
-    Pipeline(
-        kind=KIND,
-        title="Injection fidelity (seed 003)",
-        collect=collect,
-        compute=compute,
-        tidy=tidy,
-        templates=("fidelity",),
-        declaration=DECLARATION,
-        assemble=assemble,
-        estimates_of=estimates_of,
-    )
-)
 
 FIDELITY_TEMPLATE = register_plan_template(
     PlanTemplate(

@@ -58,11 +58,9 @@ from apps.analysis import inputs as data
 from apps.analysis.pipelines.base import (
     INPUT_DOCUMENT_TYPE,
     EstimateValue,
-    Pipeline,
     PlanReader,
     Progress,
     no_progress,
-    register_pipeline,
     sub_seed,
 )
 from apps.analysis.pipelines.common import (
@@ -1477,20 +1475,3 @@ def estimates_of(result: dict) -> dict[str, list[EstimateValue]]:
             else:
                 values.append(EstimateValue(float(estimate["estimate"]), "", name))
     return out
-
-
-register_pipeline(
-    Pipeline(
-        kind=KIND,
-        title="OPB-01 analysis plan",
-        collect=collect,
-        compute=compute,
-        tidy=tidy,
-        templates=("opb",),
-        declaration=DECLARATION,
-        assemble=assemble,
-        estimates_of=estimates_of,
-        warnings_of=decision_contradictions,
-        deviations_of=reliability_deviations,
-    )
-)

@@ -25,13 +25,13 @@ from apps.items.access import (
     version_kwargs,
 )
 from apps.items.selectors import panel_flagged_codes, panel_item_forms, panel_members_progress
-from apps.items.services.panel import (
+from apps.items.views.common import refused
+from apps.studies.opb.panel import (
     panel_family_a_items,
     panel_flag_record,
     panel_flags_import,
     panel_member_add,
 )
-from apps.items.views.common import refused
 
 MAX_PANEL_CSV_BYTES = 2 * 1024 * 1024
 
@@ -44,7 +44,7 @@ def _writable_version(request: HttpRequest, protocol_code: str, label: str):
 
 
 def _panel_url(version) -> str:
-    return reverse("items:panel", kwargs=version_kwargs(version))
+    return reverse("studies:panel", kwargs=version_kwargs(version))
 
 
 @login_required
@@ -85,7 +85,7 @@ def panel(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
                 )
                 return redirect(
                     reverse(
-                        "items:panel-member",
+                        "studies:panel-member",
                         kwargs={**version_kwargs(version), "code": member.code},
                     )
                 )
@@ -96,7 +96,7 @@ def panel(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
     members = panel_members_progress(version)
     return render(
         request,
-        "items/panel.html",
+        "studies/opb/panel.html",
         {"version": version, "can_write": can_write, "members": members, "n_items": len(items)},
     )
 
@@ -107,7 +107,7 @@ def panel_member(request: HttpRequest, protocol_code: str, label: str, code: str
     """One member's flags, one Family A item at a time: the next item not yet recorded."""
     version, can_write = _writable_version(request, protocol_code, label)
     person = get_panel_member_for(version=version, code=code)
-    here = reverse("items:panel-member", kwargs={**version_kwargs(version), "code": person.code})
+    here = reverse("studies:panel-member", kwargs={**version_kwargs(version), "code": person.code})
     if request.method == "POST":
         if not can_write:
             raise PermissionDenied("Only the PI or an editor records the panel's flags.")
@@ -133,7 +133,7 @@ def panel_member(request: HttpRequest, protocol_code: str, label: str, code: str
     cells = panel_item_forms(item) if item else []
     return render(
         request,
-        "items/panel_member.html",
+        "studies/opb/panel_member.html",
         {
             "version": version,
             "can_write": can_write,

@@ -57,12 +57,10 @@ from apps.analysis import inputs as data
 from apps.analysis.pipelines.base import (
     INPUT_DOCUMENT_TYPE,
     EstimateValue,
-    Pipeline,
     PlanInputError,
     PlanReader,
     Progress,
     no_progress,
-    register_pipeline,
     sub_seed,
 )
 from apps.analysis.pipelines.common import binary, exclusion_records, exclusion_summary, number
@@ -1125,22 +1123,6 @@ def estimates_of(result: dict) -> dict[str, list[EstimateValue]]:
                 )
             )
     return out
-
-
-register_pipeline(
-    Pipeline(
-        kind=KIND,
-        title="Paired task-block contrasts (route choice)",
-        collect=collect,
-        compute=compute,
-        tidy=tidy,
-        templates=("route_choice",),
-        declaration=DECLARATION,
-        assemble=assemble,
-        estimates_of=estimates_of,
-        synthetic=synthetic,
-    )
-)
 
 
 def report_sections(estimates: dict) -> list[dict]:

@@ -23,12 +23,10 @@ from apps.analysis import inputs as data
 from apps.analysis.pipelines.base import (
     INPUT_DOCUMENT_TYPE,
     EstimateValue,
-    Pipeline,
     PlanInputError,
     PlanReader,
     Progress,
     no_progress,
-    register_pipeline,
     sub_seed,
 )
 from apps.analysis.pipelines.common import (
@@ -317,18 +315,3 @@ def estimates_of(result: dict) -> dict[str, list[EstimateValue]]:
             else EstimateValue(None, str(alpha.get("note") or "no α could be computed"))
         ],
     }
-
-
-register_pipeline(
-    Pipeline(
-        kind=KIND,
-        title="XSTest refusal rates",
-        collect=collect,
-        compute=compute,
-        tidy=tidy,
-        templates=("xstest",),
-        declaration=DECLARATION,
-        assemble=assemble,
-        estimates_of=estimates_of,
-    )
-)

@@ -1,0 +1,38 @@
+"""Injection fidelity (seed 003), declared once: its pipeline, report, plot, the rules of its
+judged signals (the raters' ``signals`` fields), its judge import and demo."""
+
+from apps.analysis.pipelines import Pipeline, ReportSection, register_pipeline
+from apps.raters.judged import JudgedSignals, register_judged_signals
+from apps.studies.fidelity import pipeline, verdicts
+from apps.studies.fidelity.judge_import import fidelity_judge_import, judged_by_scorer
+from apps.studies.fidelity.plots import PLOTS
+
+KIND = register_pipeline(
+    Pipeline(
+        kind=pipeline.KIND,
+        title="Injection fidelity (seed 003)",
+        collect=pipeline.collect,
+        compute=pipeline.compute,
+        tidy=pipeline.tidy,
+        templates=("fidelity",),
+        declaration=pipeline.DECLARATION,
+        assemble=pipeline.assemble,
+        estimates_of=pipeline.estimates_of,
+        sections=(ReportSection("studies/fidelity/report.html"),),
+        plots=PLOTS,
+        demo="demo_fidelity",
+    )
+)
+register_judged_signals(
+    JudgedSignals(
+        card=verdicts.Card.from_dict,
+        error=verdicts.FidelityInputError,
+        problems=verdicts.signals_problems,
+        verdict=verdicts.derive_verdict,
+        schema=verdicts.loss1_schema,
+        axes=verdicts.AXES,
+        synthetic=verdicts.synthetic_signals,
+        judged_by_scorer=judged_by_scorer,
+        judge_import=fidelity_judge_import,
+    )
+)

@@ -1,0 +1,51 @@
+"""Seed 003's plot: the fidelity rate, each axis's pass rate and the drift rate, one horizontal
+bar each with its interval (narrow: readable at 375 px)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+from apps.analysis.pipelines.base import KindPlots, PlotSpec
+from apps.analysis.plots import COLOURS as _COLOURS
+
+
+def plot_specs(document: dict[str, Any]) -> list[PlotSpec]:
+    if not document["estimates"].get("fidelity"):
+        return []
+    return [
+        PlotSpec(
+            0,
+            "Fidelity, axis pass and drift rates",
+            "Horizontal bars: the fidelity rate, the pass rate of each axis A1 to A5 and the "
+            "drift rate, each with its clustered interval.",
+        )
+    ]
+
+
+def figure(document: dict[str, Any], index: int) -> Figure:
+    return _fidelity_figure(document["estimates"])
+
+
+def _fidelity_figure(estimates: dict):
+    rows = [("fidelity", estimates["fidelity"])]
+    rows += [(f"{axis} pass", part) for axis, part in estimates["axes"].items()]
+    rows.append(("drift", estimates["drift"]))
+    figure, ax = plt.subplots(figsize=(3.6, 3.2))
+    ys = list(range(len(rows)))[::-1]
+    rates = [part["rate"] for _, part in rows]
+    low = [max(0, p["rate"] - p["interval"][0]) if p.get("interval") else 0 for _, p in rows]
+    high = [max(0, p["interval"][1] - p["rate"]) if p.get("interval") else 0 for _, p in rows]
+    colours = [_COLOURS[0]] + [_COLOURS[2]] * (len(rows) - 2) + [_COLOURS[1]]
+    ax.barh(ys, rates, color=colours)
+    ax.errorbar(rates, ys, xerr=[low, high], fmt="none", ecolor="#1b1f24", capsize=2)
+    ax.set_yticks(ys, [name for name, _ in rows])
+    ax.set_xlim(0, 1.05)
+    ax.set_xlabel("rate")
+    figure.tight_layout()
+    return figure
+
+
+PLOTS = KindPlots(specs=plot_specs, figure=figure)

@@ -1,0 +1,1 @@
+"""XSTest: refusal rates per prompt type and model."""
