@@ -23,7 +23,7 @@ from apps.accounts.selectors import roles_for
 from apps.analysis.access import READ_ROLES, START_ROLES, get_analysis_version_for, get_run_for
 from apps.analysis.forms import RunRequestForm
 from apps.analysis.models import AnalysisRun, RunState
-from apps.analysis.pipelines import ReportSection, get_pipeline
+from apps.analysis.pipelines import ReportTemplate, get_pipeline
 from apps.analysis.plots import plot_specs, render_svg
 from apps.analysis.selectors import (
     result_bytes,
@@ -100,8 +100,8 @@ def _report_context(request: AuthenticatedHttpRequest, run: AnalysisRun) -> dict
         context["document"] = document
         context["estimates"] = document["estimates"]
         context["plots"] = plot_specs(document)
-        # The kind's own sections (Pipeline.sections), with what each adds to the context.
-        sections = _sections_of(document["kind"])
+        # The kind's own sections (Pipeline.report), with what each adds to the context.
+        sections = _report_of(document["kind"])
         context["report_sections"] = [section.template for section in sections]
         for section in sections:
             if section.context is not None:
@@ -110,9 +110,9 @@ def _report_context(request: AuthenticatedHttpRequest, run: AnalysisRun) -> dict
     return context
 
 
-def _sections_of(kind: str) -> tuple[ReportSection, ...]:
+def _report_of(kind: str) -> tuple[ReportTemplate, ...]:
     try:
-        return get_pipeline(kind).sections
+        return get_pipeline(kind).report
     except KeyError:  # a kind since unregistered: the shared parts of the report only
         return ()
 

@@ -24,8 +24,8 @@ result computed on synthetic data — OPB's exclusive decision-table rules that 
 for one — which the gate shows as notes, never as refusals.
 
 A pipeline is also the one place its study kind hangs everything that varies by kind (STYLE.md,
-"Plug-ins: one place for each kind"): its report ``sections`` (a template each, included by the
-shared report page in order), its ``plots`` (the SVGs a result offers), its ``components`` (gate
+"Plug-ins: one place for each kind"): its ``report`` (the templates of its report's sections,
+included by the shared report page in order), its ``plots`` (the SVGs a result offers), its ``components`` (gate
 checks, frozen-document parts and import checks, registered with the pipeline and withdrawn with
 it), the ``record_terms`` it reads out of each attempt's raw record, and its ``demo`` (the
 management command that loads it). The built-in kinds live in ``apps/studies/<kind>/`` and
@@ -92,8 +92,9 @@ class EstimateValue:
 
 
 @dataclass(frozen=True)
-class ReportSection:
-    """One section of a kind's report page.
+class ReportTemplate:
+    """The template of one or more of a kind's report sections (the declaration's
+    ``sections`` name and describe them; this renders them).
 
     ``template`` is a template name Django's loaders find (the built-in kinds':
     ``studies/<kind>/….html``); the shared report page (``analysis/run_report.html``) includes it
@@ -153,8 +154,8 @@ class Pipeline:
     # What a computed result records as deviations from the plan's expectations (OPB: the
     # agreement minimum binding); each becomes a deviation-log entry when the run completes.
     deviations_of: Callable[[dict], list[str]] | None = None
-    # The report page's sections, in order (none: the page shows the shared parts only).
-    sections: tuple[ReportSection, ...] = ()
+    # The report page's own sections, in order (none: the page shows the shared parts only).
+    report: tuple[ReportTemplate, ...] = ()
     plots: KindPlots | None = None
     # The kind's part in a version's life: gate checks, frozen-document parts, import checks.
     components: tuple[VersionComponent, ...] = ()

@@ -1,7 +1,7 @@
 """CRUCIBLE (seed 001), declared once: its pipeline, report, plots, battery manifest, episode
 checks and demo."""
 
-from apps.analysis.pipelines import Pipeline, RecordTerms, ReportSection, register_pipeline
+from apps.analysis.pipelines import Pipeline, RecordTerms, ReportTemplate, register_pipeline
 from apps.protocols.blobs import register_blob_reader
 from apps.protocols.components import VersionComponent
 from apps.studies.crucible import pipeline
@@ -20,7 +20,7 @@ KIND = register_pipeline(
         declaration=pipeline.DECLARATION,
         assemble=pipeline.assemble,
         estimates_of=pipeline.estimates_of,
-        sections=(ReportSection("studies/crucible/report.html"),),
+        report=(ReportTemplate("studies/crucible/report.html"),),
         plots=PLOTS,
         components=(
             # The battery manifest: stored as a blob at the freeze, read as the version is.

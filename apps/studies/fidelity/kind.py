@@ -1,7 +1,7 @@
 """Injection fidelity (seed 003), declared once: its pipeline, report, plot, the rules of its
 judged signals (the raters' ``signals`` fields), its judge import and demo."""
 
-from apps.analysis.pipelines import Pipeline, ReportSection, register_pipeline
+from apps.analysis.pipelines import Pipeline, ReportTemplate, register_pipeline
 from apps.raters.judged import JudgedSignals, register_judged_signals
 from apps.studies.fidelity import pipeline, verdicts
 from apps.studies.fidelity.judge_import import fidelity_judge_import, judged_by_scorer
@@ -18,7 +18,7 @@ KIND = register_pipeline(
         declaration=pipeline.DECLARATION,
         assemble=pipeline.assemble,
         estimates_of=pipeline.estimates_of,
-        sections=(ReportSection("studies/fidelity/report.html"),),
+        report=(ReportTemplate("studies/fidelity/report.html"),),
         plots=PLOTS,
         demo="demo_fidelity",
     )

@@ -1,6 +1,6 @@
 """OPB-01, declared once: its pipeline, report, plots, design checks and demo."""
 
-from apps.analysis.pipelines import Pipeline, ReportSection, register_pipeline
+from apps.analysis.pipelines import Pipeline, ReportTemplate, register_pipeline
 from apps.items.design_checks import register_design_check
 from apps.studies.opb import pipeline
 from apps.studies.opb.disclosure import disclosure_problems
@@ -19,7 +19,7 @@ KIND = register_pipeline(
         estimates_of=pipeline.estimates_of,
         warnings_of=pipeline.decision_contradictions,
         deviations_of=pipeline.reliability_deviations,
-        sections=(ReportSection("studies/opb/report.html"),),
+        report=(ReportTemplate("studies/opb/report.html"),),
         plots=PLOTS,
         demo="load_demo",
     )

@@ -3,7 +3,7 @@ import checks, fixtures in the frozen document, and demo."""
 
 from typing import Any
 
-from apps.analysis.pipelines import Pipeline, ReportSection, register_pipeline
+from apps.analysis.pipelines import Pipeline, ReportTemplate, register_pipeline
 from apps.protocols.components import VersionComponent
 from apps.studies.paired_blocks import pipeline
 from apps.studies.paired_blocks.plots import PLOTS
@@ -25,7 +25,7 @@ KIND = register_pipeline(
         assemble=pipeline.assemble,
         estimates_of=pipeline.estimates_of,
         synthetic=pipeline.synthetic,
-        sections=(ReportSection("studies/paired_blocks/report.html", _sub_study_sections),),
+        report=(ReportTemplate("studies/paired_blocks/report.html", _sub_study_sections),),
         plots=PLOTS,
         components=(
             # The sub-study rules the gate can check without a run, and each import's records.

@@ -1,6 +1,6 @@
 """XSTest, declared once: its pipeline, report, plot and demo."""
 
-from apps.analysis.pipelines import Pipeline, ReportSection, register_pipeline
+from apps.analysis.pipelines import Pipeline, ReportTemplate, register_pipeline
 from apps.studies.xstest import pipeline
 from apps.studies.xstest.plots import PLOTS
 
@@ -15,7 +15,7 @@ KIND = register_pipeline(
         declaration=pipeline.DECLARATION,
         assemble=pipeline.assemble,
         estimates_of=pipeline.estimates_of,
-        sections=(ReportSection("studies/xstest/report.html"),),
+        report=(ReportTemplate("studies/xstest/report.html"),),
         plots=PLOTS,
         demo="demo_xstest",
     )
