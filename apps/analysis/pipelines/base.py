@@ -27,9 +27,10 @@ A pipeline is also the one place its study kind hangs everything that varies by 
 "Plug-ins: one place for each kind"): its ``report`` (the templates of its report's sections,
 included by the shared report page in order), its ``plots`` (the SVGs a result offers), its
 ``components`` (gate checks, frozen-document parts and import checks, registered with the
-pipeline and withdrawn with it), the ``record_terms`` it reads out of each attempt's raw
-record, and its ``demo`` (the management command that loads it). The built-in kinds live in ``apps/studies/<kind>/`` and
-register from ``apps.studies``' ``ready()``; docs/architecture.md, "Add a study kind".
+pipeline and withdrawn with it), the ``record_terms`` it reads out of each attempt's raw record,
+and its ``demo`` (the management command that loads it). The built-in kinds live in
+``apps/studies/<kind>/`` and register from ``apps.studies``' ``ready()``; docs/architecture.md,
+"Add a study kind".
 """
 
 from __future__ import annotations
