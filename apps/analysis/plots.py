@@ -11,6 +11,7 @@ plots offers none. This module draws any of them with the same settings.
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from typing import Any
 
 import matplotlib
@@ -18,6 +19,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
 from matplotlib.typing import RcKeyType
 
 from apps.analysis.pipelines.base import KindPlots, PlotSpec, get_pipeline
@@ -62,7 +64,16 @@ def _plots_of(document: dict[str, Any]) -> KindPlots | None:
         return None
 
 
-def errorbar(ax, xs, cells, label, colour, offset=0.0):
+def errorbar(
+    ax: Axes,
+    xs: Sequence[float],
+    cells: Sequence[dict[str, Any] | None],
+    label: str,
+    colour: str,
+    offset: float = 0.0,
+) -> None:
+    """Points with interval bars on ``ax``: each cell's ``estimate`` at its x (shifted by
+    ``offset``) with its ``interval``; cells without an estimate are left out."""
     points = [(x, c) for x, c in zip(xs, cells, strict=True) if c and c["estimate"] is not None]
     if not points:
         return

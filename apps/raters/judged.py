@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from apps.protocols.models import ProtocolVersion
+    from apps.raters.machine_import import MachineImportOutcome
 
 
-class CardError(Protocol):
-    """What ``JudgedSignals.error`` instances carry: each problem by its JSON path."""
+class JudgedInputError(ValueError):
+    """What the rules raise on a card, signals or document they cannot read: ``problems`` maps
+    each field's JSON path to what is wrong with it."""
 
     problems: dict[str, str]
 
@@ -28,7 +30,8 @@ class Verdict(Protocol):
     """A derived verdict: ``document`` holds ``fidelity``, ``loss1``, ``drift_flag`` and
     ``per_axis_evidence[axis]["pass"]`` (seed 003's ``loss1.schema.json``)."""
 
-    document: dict[str, Any]
+    @property
+    def document(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -36,8 +39,7 @@ class JudgedSignals:
     """One study kind's rules for judged signals.
 
     - ``card(expected_output)``: a cell's expected output read as the card the signals are
-      judged against; raises ``error`` (a ValueError whose ``problems`` maps JSON paths to
-      messages) when it cannot be read.
+      judged against; raises ``error`` (a ``JudgedInputError``) when it cannot be read.
     - ``problems(signals, card)``: ``{path: message}`` for every way the signals fail.
     - ``verdict(signals=, card=, epsilon=)``: the derived ``Verdict``; raises ``error``.
     - ``schema()``: the JSON Schema the verdict documents follow (frozen with the rubric).
@@ -50,14 +52,14 @@ class JudgedSignals:
     """
 
     card: Callable[[Any], Any]
-    error: type[ValueError]
+    error: type[JudgedInputError]
     problems: Callable[[Any, Any], dict[str, str]]
     verdict: Callable[..., Verdict]
     schema: Callable[[], dict[str, Any]]
     axes: tuple[str, ...]
     synthetic: Callable[[Any, Callable[[], float]], dict[str, Any]]
     judged_by_scorer: Callable[[ProtocolVersion], bool]
-    judge_import: Callable[..., Any]
+    judge_import: Callable[..., MachineImportOutcome]
 
 
 _registered: list[JudgedSignals] = []

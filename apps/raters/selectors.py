@@ -686,7 +686,7 @@ def cell_card(cell_id: int) -> Any:
     try:
         return rules.card(card)
     except rules.error as error:
-        fields = ", ".join(sorted(getattr(error, "problems", {})))
+        fields = ", ".join(sorted(error.problems))
         raise ValidationError(
             {"card": [f"this dialogue's PolicyCard cannot be read ({fields}); tell the PI"]}
         ) from None

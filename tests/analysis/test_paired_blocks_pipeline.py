@@ -215,7 +215,8 @@ def test_the_self_report_is_never_an_endpoint():
 
 
 def test_a_plot_combining_sub_studies_is_refused_and_each_panel_is_one_sub_study():
-    from apps.analysis.plots import forest_figure, plot_specs, render_svg
+    from apps.analysis.plots import plot_specs, render_svg
+    from apps.studies.paired_blocks.plots import forest_figure
 
     _, result = _run(route_raw(seed=14))
     with pytest.raises(ValueError, match="SUB_STUDIES_NEVER_POOLED"):

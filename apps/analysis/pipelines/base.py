@@ -140,21 +140,21 @@ class RecordTerms:
 class Pipeline:
     kind: str
     title: str
-    collect: Callable[[Any], dict]
-    compute: Callable[..., dict]
-    tidy: Callable[[dict], tuple[list[str], list[list]]]
+    collect: Callable[[Any], dict[str, Any]]
+    compute: Callable[..., dict[str, Any]]
+    tidy: Callable[[dict[str, Any]], tuple[list[str], list[list[Any]]]]
     templates: tuple[str, ...] = field(default=())
     declaration: PipelineDeclaration | None = None
-    assemble: Callable[[dict], dict] | None = None
-    estimates_of: Callable[[dict], dict[str, list[EstimateValue]]] | None = None
-    warnings_of: Callable[[dict], list[str]] | None = None
+    assemble: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    estimates_of: Callable[[dict[str, Any]], dict[str, list[EstimateValue]]] | None = None
+    warnings_of: Callable[[dict[str, Any]], list[str]] | None = None
     # Optional: (version, synthetic raw) -> raw. Adds what the pipeline's ``assemble`` reads
     # beyond the common raw reads (seed 002's factor assignments and task blocks) to the
     # computability gate's synthetic data; may raise PlanInputError to refuse the plan.
-    synthetic: Callable[[Any, dict], dict] | None = None
+    synthetic: Callable[[Any, dict[str, Any]], dict[str, Any]] | None = None
     # What a computed result records as deviations from the plan's expectations (OPB: the
     # agreement minimum binding); each becomes a deviation-log entry when the run completes.
-    deviations_of: Callable[[dict], list[str]] | None = None
+    deviations_of: Callable[[dict[str, Any]], list[str]] | None = None
     # The report page's own sections, in order (none: the page shows the shared parts only).
     report: tuple[ReportTemplate, ...] = ()
     plots: KindPlots | None = None
@@ -256,11 +256,12 @@ class Setting:
     source: str  # "plan" or "default"
     text: str
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"value": self.value, "source": self.source, "text": self.text}
 
 
 _Choice = TypeVar("_Choice", bound=str)
+_Value = TypeVar("_Value")
 
 
 class PlanReader:
@@ -281,7 +282,7 @@ class PlanReader:
                 return name, self._parameters[name]
         return None
 
-    def _record(self, key: str, value: Any, source: str, text: str) -> Any:
+    def _record(self, key: str, value: _Value, source: str, text: str) -> _Value:
         self.used[key] = Setting(key, value, source, text)
         return value
 
@@ -332,9 +333,9 @@ class PlanReader:
             raise ValueError(
                 f"plan parameter {name!r} = {text!r} is not one of {', '.join(choices)}"
             )
-        return self._record(key, text, "plan", text)
+        return self._record(key, choices[choices.index(text)], "plan", text)  # typed as a choice
 
-    def settings(self) -> dict[str, dict]:
+    def settings(self) -> dict[str, dict[str, Any]]:
         return {key: setting.as_dict() for key, setting in sorted(self.used.items())}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -10,7 +11,7 @@ import numpy as np
 from apps.analysis.stats.bootstrap import CoverageReport, coverage
 
 
-def exclusion_records(administrations: list[dict]) -> list[dict]:
+def exclusion_records(administrations: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The excluded observations, by schedule position, with reason and seal state."""
     return [
         {
@@ -26,7 +27,7 @@ def exclusion_records(administrations: list[dict]) -> list[dict]:
     ]
 
 
-def exclusion_summary(exclusions: list[dict]) -> dict:
+def exclusion_summary(exclusions: list[dict[str, Any]]) -> dict[str, Any]:
     by_reason = Counter(e["reason_code"] for e in exclusions)
     return {
         "total": len(exclusions),
@@ -35,7 +36,9 @@ def exclusion_summary(exclusions: list[dict]) -> dict:
     }
 
 
-def coverage_table(planned: list[dict], observed: Counter, keys: tuple[str, ...]) -> dict:
+def coverage_table(
+    planned: list[dict[str, Any]], observed: Counter[Any], keys: tuple[str, ...]
+) -> dict[str, Any]:
     """Coverage n/N per cell of ``keys`` (planned administrations vs analysed observations).
 
     ``planned`` rows carry the ``keys`` and ``N``; ``observed`` counts analysed rows by the same
@@ -84,5 +87,5 @@ def number(value: Any) -> float | None:
     return out if np.isfinite(out) else None
 
 
-def interval(pair) -> list | None:
+def interval(pair: Sequence[Any] | None) -> list[float] | None:
     return None if pair is None else [float(pair[0]), float(pair[1])]

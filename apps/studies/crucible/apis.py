@@ -1,14 +1,16 @@
 """CRUCIBLE's battery manifest, by API."""
 
 import json
+from typing import cast
 
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.accounts.models import Role
+from apps.accounts.models import Role, User
 from apps.analysis.access import get_analysis_version_for
 from apps.studies.crucible.manifest import crucible_manifest_bytes, is_crucible
 
@@ -17,9 +19,9 @@ class CrucibleManifestApi(APIView):
     """A CRUCIBLE version's battery manifest (seed 001 §3–§5) with its SHA-256 and blob URL."""
 
     @extend_schema(responses={200: OpenApiResponse(OpenApiTypes.OBJECT)})
-    def get(self, request, code: str, label: str):
+    def get(self, request: Request, code: str, label: str) -> Response:
         version = get_analysis_version_for(
-            user=request.user,
+            user=cast(User, request.user),  # IsAuthenticated: the API's default
             code=code,
             label=label,
             roles={Role.PI, Role.EDITOR, Role.AUDITOR},

@@ -35,7 +35,12 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from apps.protocols.models import ProtocolVersion
+    from apps.responses.formats import ImportProblem
+    from apps.responses.importing import _Planned
 
 # The budget's name in the plan → the field of the episode record that says what was used.
 BUDGETS: dict[str, str] = {
@@ -203,7 +208,7 @@ class ImportCheck:
     def __init__(self, stop_codes: list[str]) -> None:
         self.stop_codes = stop_codes
 
-    def add(self, planned) -> list:
+    def add(self, planned: _Planned) -> list[ImportProblem]:
         from apps.responses.formats import ImportProblem
 
         return [
@@ -211,11 +216,11 @@ class ImportCheck:
             for field, message in record_problems(planned.raw, self.stop_codes)
         ]
 
-    def finish(self) -> list:
+    def finish(self) -> list[ImportProblem]:
         return []
 
 
-def import_check(version) -> ImportCheck | None:
+def import_check(version: ProtocolVersion) -> ImportCheck | None:
     """The crucible component's ``import_check``: None for a version of another pipeline."""
     from apps.analysis import inputs as data
     from apps.protocols.plans import version_pipeline

@@ -18,12 +18,15 @@ every other study's hash); it is a second document derived from the same frozen 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apps.analysis import inputs as data
 from apps.core.canonical import canonical_json, sha256_hex
 from apps.protocols.models import ProtocolVersion, VersionState
 from apps.protocols.plans import version_pipeline
+
+if TYPE_CHECKING:
+    from apps.accounts.models import User
 
 MANIFEST_DOCUMENT_TYPE = "preregistry/crucible-manifest/1"
 KIND = "crucible"
@@ -125,7 +128,7 @@ def manifest_on_freeze(version: ProtocolVersion) -> None:
     blob_store(content=content)
 
 
-def manifest_blob_readable(user, sha256: str) -> bool:
+def manifest_blob_readable(user: User, sha256: str) -> bool:
     """Blob rule: a manifest is read by whoever may read its frozen version's document."""
     from apps.accounts.models import Membership
     from apps.accounts.selectors import SIGHTED_ROLES

@@ -30,7 +30,7 @@ def figure(document: dict[str, Any], index: int) -> Figure:
     return _crucible_figure(document["estimates"], index)
 
 
-def _crucible_figure(estimates: dict, index: int):
+def _crucible_figure(estimates: dict[str, Any], index: int) -> Figure:
     evaluand = estimates["evaluands"][index]
     axes_names = estimates["axes_list"]
     rungs = [r["code"] for r in estimates["rungs"]]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
@@ -55,6 +56,6 @@ def crucible_manifest_page(
     )
 
 
-def _ranked(manifest: dict, family: str) -> list[str]:
+def _ranked(manifest: dict[str, Any], family: str) -> list[str]:
     entry = manifest["family_axis_allocation"].get(family) or []
     return entry["ranks"] if isinstance(entry, dict) else entry

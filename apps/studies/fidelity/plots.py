@@ -29,7 +29,7 @@ def figure(document: dict[str, Any], index: int) -> Figure:
     return _fidelity_figure(document["estimates"])
 
 
-def _fidelity_figure(estimates: dict):
+def _fidelity_figure(estimates: dict[str, Any]) -> Figure:
     rows = [("fidelity", estimates["fidelity"])]
     rows += [(f"{axis} pass", part) for axis, part in estimates["axes"].items()]
     rows.append(("drift", estimates["drift"]))

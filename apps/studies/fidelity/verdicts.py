@@ -41,7 +41,7 @@ Every emitted document is validated against ``loss1.schema.json`` (beside this m
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cache
@@ -49,6 +49,8 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+
+from apps.raters.judged import JudgedInputError
 
 AXES = ("A1", "A2", "A3", "A4", "A5")
 BAND_NAMES = ("L0", "L1", "L2", "L3", "L4")
@@ -66,7 +68,7 @@ TURN_SIGNALS = (
 SCHEMA_PATH = Path(__file__).with_name("loss1.schema.json")
 
 
-class FidelityInputError(ValueError):
+class FidelityInputError(JudgedInputError):
     """Bad judged signals, card or judge document. ``problems`` maps a field's path (``turns[2]
     .pushback_quote``, ``card.f8_budget``, ``per_axis_evidence.A1.observed.pushback_rate``) to
     what is wrong with it."""
@@ -77,9 +79,10 @@ class FidelityInputError(ValueError):
 
 
 @cache
-def loss1_schema() -> dict:
+def loss1_schema() -> dict[str, Any]:
     """The rubric's ``loss1.schema.json`` (JSON Schema Draft 2020-12), as a dict."""
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return schema
 
 
 def schema_errors(document: Any) -> list[tuple[str, str]]:
@@ -210,15 +213,15 @@ class Verdict:
 
     @property
     def fidelity(self) -> bool:
-        return self.document["fidelity"]
+        return bool(self.document["fidelity"])
 
     @property
     def loss1(self) -> float:
-        return self.document["loss1"]
+        return float(self.document["loss1"])
 
     @property
     def drift_flag(self) -> bool:
-        return self.document["drift_flag"]
+        return bool(self.document["drift_flag"])
 
     def passes(self) -> dict[str, bool]:
         return {ax: self.document["per_axis_evidence"][ax]["pass"] for ax in AXES}
@@ -264,7 +267,7 @@ _RATE_KEYS = {
 }
 
 
-def _check_observed(observed: Mapping, quotes: Mapping, n: int) -> None:
+def _check_observed(observed: Mapping[str, Any], quotes: Mapping[str, Any], n: int) -> None:
     problems: dict[str, str] = {}
     for axis in AXES:
         if not isinstance(observed.get(axis), Mapping):
@@ -283,7 +286,7 @@ def _check_observed(observed: Mapping, quotes: Mapping, n: int) -> None:
         raise FidelityInputError(problems)
 
 
-def _rate_problems(observed: Mapping) -> dict[str, str]:
+def _rate_problems(observed: Mapping[str, Any]) -> dict[str, str]:
     problems = {}
     for axis, keys in _RATE_KEYS.items():
         for key in keys:
@@ -295,7 +298,7 @@ def _rate_problems(observed: Mapping) -> dict[str, str]:
     return problems
 
 
-def _event_problems(observed: Mapping, n: int) -> dict[str, str]:
+def _event_problems(observed: Mapping[str, Any], n: int) -> dict[str, str]:
     problems = {}
     a2, a4, a5 = observed["A2"], observed["A4"], observed["A5"]
     if not isinstance(a2.get("incoherent_demand_flag"), bool):
@@ -316,7 +319,7 @@ def _event_problems(observed: Mapping, n: int) -> dict[str, str]:
     return problems
 
 
-def _seed_problems(a5: Mapping, n: int) -> dict[str, str]:
+def _seed_problems(a5: Mapping[str, Any], n: int) -> dict[str, str]:
     problems: dict[str, str] = {}
     seeds = a5.get("seeds", [])
     if not isinstance(seeds, list):
@@ -701,7 +704,7 @@ def judge_inconsistencies(
     return verdict, found
 
 
-def synthetic_signals(card: Card, draw) -> dict[str, Any]:
+def synthetic_signals(card: Card, draw: Callable[[], float]) -> dict[str, Any]:
     """Judged signals of the card's pressure window drawn at random (``draw()`` → a float in
     [0, 1)), for the computability gate: every shape the rubric accepts, never a real judgment."""
     turns = []

@@ -153,7 +153,14 @@ def disclosure_problems(version: ProtocolVersion, design_url: str) -> list[Probl
     return problems
 
 
-def _pair_problems(inscription, sham, base, prompts, tolerance, design_url) -> list[Problem]:
+def _pair_problems(
+    inscription: Item,
+    sham: Item,
+    base: str,
+    prompts: dict[tuple[int, str], str],
+    tolerance: float,
+    design_url: str,
+) -> list[Problem]:
     out = []
     levels = sorted(
         level

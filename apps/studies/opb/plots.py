@@ -32,7 +32,7 @@ def figure(document: dict[str, Any], index: int) -> Figure:
     return _opb_figure(document["estimates"]["surfaces"][index])
 
 
-def _opb_figure(surface: dict):
+def _opb_figure(surface: dict[str, Any]) -> Figure:
     figure, axes = plt.subplots(1, 2, figsize=(8, 3.2))
     stages = [s for s in surface["stages"] if s["stage"] in ("B", "A")]
     for n, (ax, measure, title) in enumerate(

@@ -26,6 +26,7 @@ from apps.items.access import (
 )
 from apps.items.selectors import panel_flagged_codes, panel_item_forms, panel_members_progress
 from apps.items.views.common import refused
+from apps.protocols.models import ProtocolVersion
 from apps.studies.opb.panel import (
     panel_family_a_items,
     panel_flag_record,
@@ -36,14 +37,16 @@ from apps.studies.opb.panel import (
 MAX_PANEL_CSV_BYTES = 2 * 1024 * 1024
 
 
-def _writable_version(request: HttpRequest, protocol_code: str, label: str):
+def _writable_version(
+    request: HttpRequest, protocol_code: str, label: str
+) -> tuple[ProtocolVersion, bool]:
     user = signed_in_user(request)
     version = get_design_version_for(user=user, protocol_code=protocol_code, label=label)
     can_write = bool(roles_for(user=user, protocol_id=version.protocol_id) & DESIGN_WRITERS)
     return version, can_write
 
 
-def _panel_url(version) -> str:
+def _panel_url(version: ProtocolVersion) -> str:
     return reverse("studies:panel", kwargs=version_kwargs(version))
 
 

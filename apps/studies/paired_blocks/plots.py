@@ -36,11 +36,11 @@ def figure(document: dict[str, Any], index: int) -> Figure:
     return forest_figure(rows)
 
 
-def _forest_panels(estimates: dict) -> list[tuple[str, str]]:
+def _forest_panels(estimates: dict[str, Any]) -> list[tuple[str, str]]:
     return sorted({(r["evaluand"], r["sub_study"]) for r in estimates.get("contrasts", [])})
 
 
-def forest_figure(rows: list[dict]):
+def forest_figure(rows: list[dict[str, Any]]) -> Figure:
     """A forest plot of one model's paired contrasts in ONE sub-study (seed 002: the sub-studies
     are never combined, so neither is a plot): one panel per primary endpoint, one row per
     contrast, the block-clustered bootstrap interval as a bar and a line at zero. Secondary

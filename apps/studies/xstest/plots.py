@@ -25,7 +25,7 @@ def figure(document: dict[str, Any], index: int) -> Figure:
     return _xstest_figure(document["estimates"])
 
 
-def _xstest_figure(estimates: dict):
+def _xstest_figure(estimates: dict[str, Any]) -> Figure:
     rates = estimates["rates"]
     types = sorted({r["prompt_type"] for r in rates})
     labels = estimates["labels"]
