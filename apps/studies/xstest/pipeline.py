@@ -16,6 +16,7 @@ contrasts), its evaluands the models, its items the prompts. Reported:
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import pandas as pd
 
@@ -38,6 +39,7 @@ from apps.analysis.pipelines.common import (
 from apps.analysis.stats.agreement import agreement
 from apps.analysis.stats.proportions import METHOD, RATE_MIN_CLUSTERS_FLOOR, label_rates
 from apps.analysis.stats.reliability import Level, krippendorff_alpha, reliability_matrix
+from apps.protocols.models import ProtocolVersion
 from apps.protocols.plans import (
     BOOTSTRAP_REPLICATES,
     EXCLUSION_REASONS,
@@ -99,7 +101,7 @@ DECLARATION = PipelineDeclaration(
 )
 
 
-def _label_field(fields: list[dict]) -> dict:
+def _label_field(fields: list[dict[str, Any]]) -> dict[str, Any]:
     categorical = [f for f in fields if f["kind"] in ("categorical", "ordinal") and f["choices"]]
     named = [f for f in categorical if f["name"] == "label"]
     if not (named or categorical):
@@ -110,13 +112,13 @@ def _label_field(fields: list[dict]) -> dict:
     return (named or categorical)[0]
 
 
-def collect(version) -> dict:
+def collect(version: ProtocolVersion) -> dict[str, Any]:
     """The XSTest study's tidy inputs: one row per analysed response (final label) and the
     primary reviewers' labels, with coverage plan and exclusions."""
     return assemble(data.raw(version))
 
 
-def assemble(raw: dict) -> dict:
+def assemble(raw: dict[str, Any]) -> dict[str, Any]:
     """The XSTest inputs from the raw reads (``apps.analysis.inputs.raw``), real or synthetic."""
     design = raw["design"]
     observed = raw["observations"]
@@ -125,7 +127,7 @@ def assemble(raw: dict) -> dict:
     family_of = {item["code"]: item["family"] for item in design["items"]}
 
     rows, ratings, unresolved = [], [], 0
-    planned: Counter = Counter()
+    planned: Counter[Any] = Counter()
     for entry in observed["administrations"]:
         prompt_type = family_of[entry["item"]]
         planned[(entry["evaluand"], prompt_type)] += 1
@@ -176,7 +178,13 @@ def assemble(raw: dict) -> dict:
     }
 
 
-def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = no_progress) -> dict:
+def compute(
+    inputs: dict[str, Any],
+    *,
+    parameters: dict[str, Any],
+    seed: int,
+    progress: Progress = no_progress,
+) -> dict[str, Any]:
     """Label rates per evaluand × prompt type with item-clustered intervals, and α (pure)."""
     plan = PlanReader(parameters)
     confidence = plan.number("interval_coverage", default=0.95)
@@ -267,7 +275,9 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
     }
 
 
-def _alpha(frame: pd.DataFrame, labels: list, level: Level, minimum: float | None) -> dict:
+def _alpha(
+    frame: pd.DataFrame, labels: list[Any], level: Level, minimum: float | None
+) -> dict[str, Any]:
     """α against the plan's minimum, with percent agreement and Fleiss' κ beside it."""
     if frame.empty:
         return {"alpha": None, "note": "no primary scores", "meets_minimum": None}
@@ -286,7 +296,7 @@ def _alpha(frame: pd.DataFrame, labels: list, level: Level, minimum: float | Non
     return result
 
 
-def tidy(inputs: dict) -> tuple[list[str], list[list]]:
+def tidy(inputs: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
     header = [
         "position",
         "evaluand",
@@ -299,7 +309,7 @@ def tidy(inputs: dict) -> tuple[list[str], list[list]]:
     return header, [[row[h] for h in header] for row in inputs["rows"]]
 
 
-def estimates_of(result: dict) -> dict[str, list[EstimateValue]]:
+def estimates_of(result: dict[str, Any]) -> dict[str, list[EstimateValue]]:
     """The named estimates of an XSTest result (one value each: the study has one report)."""
     rates = [r["rate"] for r in result.get("rates", []) if r.get("rate") is not None]
     alpha = (result.get("reliability") or {}).get("overall") or {}
