@@ -45,7 +45,7 @@ from apps.analysis.pipelines.common import (
     number,
 )
 from apps.analysis.stats.proportions import METHOD, RATE_MIN_CLUSTERS_FLOOR, rate_interval
-from apps.protocols.models import ParameterKind
+from apps.protocols.models import ParameterKind, ProtocolVersion
 from apps.protocols.plans import (
     AUDIT_COUNT,
     AUDIT_FRACTION,
@@ -135,7 +135,7 @@ DECLARATION = PipelineDeclaration(
 )
 
 
-def collect(version) -> dict:
+def collect(version: ProtocolVersion) -> dict[str, Any]:
     """The fidelity study's inputs: the raw reads, the cells' card levels and the judge's
     recorded inconsistencies."""
     raw = data.raw(version)
@@ -144,7 +144,7 @@ def collect(version) -> dict:
     return assemble(raw)
 
 
-def _verdict_fields(fields: list[dict]) -> dict[str, str]:
+def _verdict_fields(fields: list[dict[str, Any]]) -> dict[str, str]:
     # The fidelity rubric template's names (apps.raters.rubric_templates.fidelity_fields); the
     # raw reads carry names and kinds only, as for every pipeline.
     wanted = {
@@ -163,7 +163,7 @@ def _verdict_fields(fields: list[dict]) -> dict[str, str]:
     return wanted
 
 
-def assemble(raw: dict) -> dict:
+def assemble(raw: dict[str, Any]) -> dict[str, Any]:
     """The fidelity inputs from the raw reads, real or synthetic (cards and judge flags are
     optional: the freeze gate's synthetic reads carry neither)."""
     names = _verdict_fields(raw["rubric_fields"])
@@ -213,7 +213,7 @@ def assemble(raw: dict) -> dict:
 
 
 def _rate(
-    rows: list[dict], key: str, cluster: str, confidence: float, min_clusters: int
+    rows: list[dict[str, Any]], key: str, cluster: str, confidence: float, min_clusters: int
 ) -> dict[str, object]:
     result = rate_interval(
         [r[key] for r in rows],
@@ -233,7 +233,7 @@ def _rate(
     return out
 
 
-def _collapse(rows: list[dict]) -> dict:
+def _collapse(rows: list[dict[str, Any]]) -> dict[str, Any]:
     cells: dict[tuple[str, str], list[int]] = defaultdict(list)
     for row in rows:
         for axis in AXES:
@@ -249,7 +249,7 @@ def _collapse(rows: list[dict]) -> dict:
         }
         for (axis, level), fails in sorted(cells.items())
     ]
-    most: dict[str, dict] = {}
+    most: dict[str, dict[str, Any]] = {}
     for entry in table:
         best = most.get(entry["level"])
         if entry["failures"] and (best is None or entry["failure_rate"] > best["failure_rate"]):
@@ -267,9 +267,9 @@ def _collapse(rows: list[dict]) -> dict:
     }
 
 
-def _judge(flags: list[dict]) -> dict:
-    by_axis: Counter = Counter()
-    by_where: Counter = Counter()
+def _judge(flags: list[dict[str, Any]]) -> dict[str, Any]:
+    by_axis: Counter[Any] = Counter()
+    by_where: Counter[Any] = Counter()
     for document in flags:
         for item in document["inconsistencies"]:
             by_axis[item.get("axis") or item["where"]] += 1
@@ -283,7 +283,13 @@ def _judge(flags: list[dict]) -> dict:
     }
 
 
-def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = no_progress) -> dict:
+def compute(
+    inputs: dict[str, Any],
+    *,
+    parameters: dict[str, Any],
+    seed: int,
+    progress: Progress = no_progress,
+) -> dict[str, Any]:
     """Fidelity, axis pass and drift rates with clustered intervals, loss1's distribution,
     collapse by card level and the judge's consistency (pure)."""
     plan = PlanReader(parameters)
@@ -325,7 +331,7 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
     }
 
 
-def tidy(inputs: dict) -> tuple[list[str], list[list]]:
+def tidy(inputs: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
     header = [
         "position",
         "card",
@@ -353,8 +359,8 @@ def tidy(inputs: dict) -> tuple[list[str], list[list]]:
     return header, out
 
 
-def estimates_of(result: dict) -> dict[str, list[EstimateValue]]:
-    def rate(part) -> EstimateValue:
+def estimates_of(result: dict[str, Any]) -> dict[str, list[EstimateValue]]:
+    def rate(part: dict[str, Any] | None) -> EstimateValue:
         if not part:
             return EstimateValue(None, "no dialogue has a verdict")
         return EstimateValue(float(part["rate"]))
