@@ -77,7 +77,7 @@ from apps.analysis.stats.bootstrap import (
     family_cluster_bootstrap,
 )
 from apps.analysis.stats.hierarchical import RESPONSE_FAMILIES, disagreements, fit_axis
-from apps.protocols.models import ParameterKind
+from apps.protocols.models import ParameterKind, ProtocolVersion
 from apps.protocols.plans import (
     BOOTSTRAP_REPLICATES,
     EXCLUSION_REASONS,
@@ -381,12 +381,12 @@ DECLARATION = PipelineDeclaration(
 # -- inputs --------------------------------------------------------------------------------
 
 
-def collect(version) -> dict:
+def collect(version: ProtocolVersion) -> dict[str, Any]:
     """The CRUCIBLE study's episodes, from the database (``apps.analysis.inputs``)."""
     return assemble(data.raw(version))
 
 
-def _episode_status(entry: dict) -> str:
+def _episode_status(entry: dict[str, Any]) -> str:
     status = entry["status"]
     if status == "excluded":
         return "incident" if entry["reason_code"] in INCIDENT_REASONS else "excluded"
@@ -394,10 +394,10 @@ def _episode_status(entry: dict) -> str:
         # An episode whose analysed attempt crossed the gate but left no response (error,
         # timeout, safety stop…) is a model episode; none crossed: not executed (platform loss).
         return "no_response" if "attempt" in entry else "not_executed"
-    return status  # scored or unscored
+    return str(status)  # scored or unscored
 
 
-def assemble(raw: dict) -> dict:
+def assemble(raw: dict[str, Any]) -> dict[str, Any]:
     """The CRUCIBLE inputs from the raw reads (real or the gate's synthetic ones).
 
     The eligibility gate (§7): where control validations are recorded, an episode enters model
@@ -464,7 +464,7 @@ def assemble(raw: dict) -> dict:
 # -- the analysis --------------------------------------------------------------------------
 
 
-def _json(parameters: dict, name: str, default: Any) -> Any:
+def _json(parameters: dict[str, Any], name: str, default: Any) -> Any:
     text = (parameters.get(name) or "").strip()
     if not text:
         return default
@@ -476,7 +476,7 @@ def _json(parameters: dict, name: str, default: Any) -> Any:
         ) from None
 
 
-def _names(parameters: dict, name: str, known: list[str], what: str) -> list[str] | None:
+def _names(parameters: dict[str, Any], name: str, known: list[str], what: str) -> list[str] | None:
     listed = _json(parameters, name, None)
     if not listed:
         return None
@@ -493,7 +493,7 @@ def _names(parameters: dict, name: str, known: list[str], what: str) -> list[str
 class _Plan:
     """The plan's parameters as the analysis reads them, checked against the design."""
 
-    def __init__(self, inputs: dict, parameters: dict):
+    def __init__(self, inputs: dict[str, Any], parameters: dict[str, Any]):
         reader = PlanReader(parameters)
         self.reader = reader
         self.replicates = reader.integer("bootstrap_replicates", default=10_000)
@@ -594,7 +594,12 @@ class _Plan:
 MODEL_EPISODE = ("scored", "unscored", "no_response")
 
 
-def _summaries(values: pd.DataFrame, rule: str) -> dict[tuple, tuple[pd.Series, int]]:
+# (evaluand, rung) → its episodes; (evaluand, rung, axis) → (family → summary, seed variants).
+_ByCell = dict[tuple[str, str], list[dict[str, Any]]]
+_Summaries = dict[tuple[Any, ...], tuple[pd.Series, int]]
+
+
+def _summaries(values: pd.DataFrame, rule: str) -> _Summaries:
     """(evaluand, rung, axis) → (family → its summary, number of seed variants): each seed's
     repetitions averaged, then the seed values summarised within family by ``rule`` (§9.1)."""
     if values.empty:
@@ -611,7 +616,13 @@ def _summaries(values: pd.DataFrame, rule: str) -> dict[tuple, tuple[pd.Series, 
     }
 
 
-def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = no_progress) -> dict:
+def compute(
+    inputs: dict[str, Any],
+    *,
+    parameters: dict[str, Any],
+    seed: int,
+    progress: Progress = no_progress,
+) -> dict[str, Any]:
     """Every section of the CRUCIBLE report from the episodes (pure; see the module docstring).
 
     Raises PlanInputError naming the parameter, policy or comparison that names an axis,
@@ -621,7 +632,7 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
     episodes, overrides = _terminal_rules(inputs["episodes"], parameters)
     evaluands = plan.evaluands
 
-    by_cell: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    by_cell: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for episode in episodes:
         by_cell[(episode["evaluand"], episode["rung"])].append(episode)
 
@@ -678,7 +689,9 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
     }
 
 
-def _terminal_rules(episodes: list[dict], parameters: dict) -> tuple[list[dict], list[dict]]:
+def _terminal_rules(
+    episodes: list[dict[str, Any]], parameters: dict[str, Any]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The episodes with their analysed terminal outcome under the frozen budgets and
     safety-stop conditions (``apps.studies.crucible.episodes``, §4, §8), and one entry per
     override (position, declared and analysed outcome, the reason)."""
@@ -712,7 +725,15 @@ def _terminal_rules(episodes: list[dict], parameters: dict) -> tuple[list[dict],
     return out, overrides
 
 
-def _axis_estimates(plan: _Plan, episodes: list[dict], by_cell: dict, seed: int):
+def _axis_estimates(
+    plan: _Plan, episodes: list[dict[str, Any]], by_cell: _ByCell, seed: int
+) -> tuple[
+    pd.DataFrame,
+    _Summaries,
+    list[dict[str, Any]],
+    list[dict[str, Any]],
+    dict[tuple[str, str, str], float | None],
+]:
     """Per evaluand × rung × axis: the family-clustered estimate, n/N, families, coverage."""
     evaluands, rungs = plan.evaluands, plan.rungs
     ranked_pairs = {(f, a) for f, axes in plan.ranks.items() for a in axes}
@@ -813,7 +834,9 @@ def _unavailable(plan: _Plan, result: BootstrapResult) -> str:
     )
 
 
-def _discrete(plan: _Plan, episodes: list[dict], by_cell: dict):
+def _discrete(
+    plan: _Plan, episodes: list[dict[str, Any]], by_cell: _ByCell
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """Hard-fail counts and full-sample rates, terminal outcomes, and incidents (§6.2, §7)."""
     evaluands, rungs = plan.evaluands, plan.rungs
     hard_fails, outcomes, incidents = [], [], []
@@ -865,10 +888,12 @@ def _discrete(plan: _Plan, episodes: list[dict], by_cell: dict):
     return hard_fails, outcomes, incidents
 
 
-def _coverage_summary(axes_out: list[dict], coverage_out: list[dict]) -> list[dict]:
+def _coverage_summary(
+    axes_out: list[dict[str, Any]], coverage_out: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """Per evaluand × rung × axis: how many families reached each coverage state, with n/N and
     the absence kept apart by its cause (§3, §9.3)."""
-    states: dict[tuple, Counter] = defaultdict(Counter)
+    states: dict[tuple[Any, ...], Counter[Any]] = defaultdict(Counter)
     for cell in coverage_out:
         states[(cell["evaluand"], cell["rung"], cell["axis"])][cell["state"]] += 1
     return [
@@ -890,10 +915,17 @@ def _coverage_summary(axes_out: list[dict], coverage_out: list[dict]) -> list[di
     ]
 
 
-def _coverage_cells(plan, evaluand, rung, axis, in_scope, cell_episodes) -> list[dict]:
+def _coverage_cells(
+    plan: _Plan,
+    evaluand: str,
+    rung: str,
+    axis: str,
+    in_scope: list[dict[str, Any]],
+    cell_episodes: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
     """One row per family: its coverage state for this evaluand × rung × axis, and n/N."""
     out = []
-    by_family: dict[str, list[dict]] = defaultdict(list)
+    by_family: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for episode in cell_episodes:
         by_family[episode["family"]].append(episode)
     for family in sorted(plan.ranks):
@@ -938,7 +970,12 @@ def _coverage_cells(plan, evaluand, rung, axis, in_scope, cell_episodes) -> list
     return out
 
 
-def _acceptance(plan: _Plan, axes_out, hard_fails, outcomes) -> list[dict]:
+def _acceptance(
+    plan: _Plan,
+    axes_out: list[dict[str, Any]],
+    hard_fails: list[dict[str, Any]],
+    outcomes: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
     # (evaluand, rung) → axis or channel → its cell
     axes_of: defaultdict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
     for cell in axes_out:
@@ -974,7 +1011,12 @@ def _acceptance(plan: _Plan, axes_out, hard_fails, outcomes) -> list[dict]:
     return out
 
 
-def _sensitivity(plan: _Plan, values: pd.DataFrame, point, episodes) -> list[dict]:
+def _sensitivity(
+    plan: _Plan,
+    values: pd.DataFrame,
+    point: dict[tuple[str, str, str], float | None],
+    episodes: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
     out = []
     for axis in plan.axes:
         frame = values[values["axis"] == axis] if not values.empty else values
@@ -1007,7 +1049,7 @@ def _sensitivity(plan: _Plan, values: pd.DataFrame, point, episodes) -> list[dic
     return out
 
 
-def _family_differences(summaries: dict, axis: str, rung: str, a: str, b: str) -> pd.Series:
+def _family_differences(summaries: _Summaries, axis: str, rung: str, a: str, b: str) -> pd.Series:
     """Per family observed for both evaluands: a's family summary minus b's (paired by family)."""
     empty = (pd.Series(dtype=float), 0)
     first, second = (
@@ -1018,7 +1060,7 @@ def _family_differences(summaries: dict, axis: str, rung: str, a: str, b: str) -
     return (first[both] - second[both]).sort_index()
 
 
-def _difference(plan: _Plan, diffs: pd.Series, seed: int) -> dict:
+def _difference(plan: _Plan, diffs: pd.Series, seed: int) -> dict[str, Any]:
     out: dict[str, Any] = {"n_families": len(diffs), "estimate": None, "p_value": None}
     if len(diffs) == 0:
         out["note"] = "no family observed for both evaluands"
@@ -1044,7 +1086,7 @@ def _difference(plan: _Plan, diffs: pd.Series, seed: int) -> dict:
     return out
 
 
-def _comparisons(plan: _Plan, summaries: dict, seed: int) -> dict:
+def _comparisons(plan: _Plan, summaries: _Summaries, seed: int) -> dict[str, Any]:
     confirmatory = []
     listed = set()
     for comparison in plan.comparisons:
@@ -1112,7 +1154,7 @@ def _comparisons(plan: _Plan, summaries: dict, seed: int) -> dict:
 # -- downloads and estimates ---------------------------------------------------------------
 
 
-def tidy(inputs: dict) -> tuple[list[str], list[list]]:
+def tidy(inputs: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
     """One row per episode: its design coordinates, status and outcome, and every field."""
     names = [f["name"] for f in inputs["fields"]]
     header = [
@@ -1137,7 +1179,7 @@ def tidy(inputs: dict) -> tuple[list[str], list[list]]:
     return header, rows
 
 
-def estimates_of(result: dict) -> dict[str, list[EstimateValue]]:
+def estimates_of(result: dict[str, Any]) -> dict[str, list[EstimateValue]]:
     axes = [c for c in result.get("axes", []) if c.get("estimate") is not None]
     policies = result.get("acceptance", [])
     return {
