@@ -48,8 +48,9 @@ from __future__ import annotations
 import itertools
 import json
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -69,10 +70,11 @@ from apps.analysis.stats.task_blocks import (
     BOOTSTRAP_METHODS,
     MIN_BLOCKS_FLOOR,
     BootstrapMethod,
+    Contrast,
     factor_contrasts,
     paired_contrasts,
 )
-from apps.protocols.models import ParameterKind
+from apps.protocols.models import ParameterKind, ProtocolVersion
 from apps.protocols.plans import (
     AUDIT_COUNT,
     AUDIT_FRACTION,
@@ -98,6 +100,9 @@ from apps.responses.sessions import (
     route_of,
     session_record,
 )
+
+if TYPE_CHECKING:
+    from apps.responses.importing import _Planned
 
 KIND = "paired_blocks"
 POOLING_RULE = "SUB_STUDIES_NEVER_POOLED"
@@ -344,7 +349,7 @@ def estimate_specs(sub_studies: list[str], factors: list[str]) -> tuple[Estimate
 ESTIMATES = estimate_specs(["A", "B"], list(SEED_FACTORS))
 
 
-def plan_estimates(version) -> tuple[EstimateSpec, ...]:
+def plan_estimates(version: ProtocolVersion) -> tuple[EstimateSpec, ...]:
     """The estimates a ``paired_blocks`` plan of ``version`` produces, from its declared
     sub-studies (``sub_studies``; the default A and B when not given) and its design factors
     (the seed's three while the design declares none), so that another study's names are its
@@ -395,7 +400,7 @@ def _default(name: str) -> Any:
     return json.loads(text) if text else None
 
 
-def _json_parameter(parameters: dict, name: str, default: Any) -> Any:
+def _json_parameter(parameters: dict[str, Any], name: str, default: Any) -> Any:
     text = (parameters.get(name) or "").strip()
     if not text:
         return default
@@ -436,7 +441,7 @@ def refuse_pooling(table: Any) -> None:
         )
 
 
-def sub_study_map(sub_studies: list[dict], families: list[str]) -> dict[str, str]:
+def sub_study_map(sub_studies: list[dict[str, Any]], families: list[str]) -> dict[str, str]:
     """family code → sub-study code; every family in exactly one sub-study.
 
     Raises PlanInputError naming the family (in none, in two, or unknown to the design) or the
@@ -474,18 +479,18 @@ def sub_study_map(sub_studies: list[dict], families: list[str]) -> dict[str, str
     return out
 
 
-def oracle_route(rules: list[dict], assignment: dict[str, str]) -> str | None:
+def oracle_route(rules: list[dict[str, Any]], assignment: dict[str, str]) -> str | None:
     """The oracle's route for a condition: the first rule whose ``when`` the assignment meets."""
     for rule in rules:
         if all(assignment.get(k) == v for k, v in rule["when"].items()):
-            return rule["route"]
+            return str(rule["route"])
     return None
 
 
 # -- inputs -----------------------------------------------------------------------------------
 
 
-def collect(version) -> dict:
+def collect(version: ProtocolVersion) -> dict[str, Any]:
     """The study's tidy inputs: one row per administration with its sub-study, task block,
     condition, stratum and endpoint values."""
     raw = data.raw(version)
@@ -494,7 +499,7 @@ def collect(version) -> dict:
     return assemble(raw)
 
 
-def planned_blocks(raw: dict) -> list[dict]:
+def planned_blocks(raw: dict[str, Any]) -> list[dict[str, Any]]:
     """Task blocks per model × sub-study in the schedule (controls left out), from the raw reads
     (``task_blocks`` and ``parameters``)."""
     parameters = raw.get("parameters") or {}
@@ -504,7 +509,7 @@ def planned_blocks(raw: dict) -> list[dict]:
     family_of = {i["code"]: i["family"] for i in design["items"]}
     controls = {i for c in _json_parameter(parameters, "controls", []) for i in c["items"]}
     n_design = 2 ** sum(f["role"] == "design" for f in raw["task_blocks"]["factors"])
-    blocks: dict[tuple[str, str], set] = defaultdict(set)
+    blocks: dict[tuple[str, str], set[Any]] = defaultdict(set)
     for adm in raw["task_blocks"]["administrations"]:
         if adm["item"] in controls:
             continue
@@ -520,7 +525,7 @@ def planned_blocks(raw: dict) -> list[dict]:
 SYNTHETIC_RECORD_SEED = 2002
 
 
-def _synthetic_record(rng: np.random.Generator, tools: list[str]) -> dict:
+def _synthetic_record(rng: np.random.Generator, tools: list[str]) -> dict[str, Any]:
     """A session record with every typed column, calling a tool the plan's mapping knows."""
     call = [{"function": tools[int(rng.integers(len(tools)))]}] if tools else []
     return {
@@ -536,7 +541,7 @@ def _synthetic_record(rng: np.random.Generator, tools: list[str]) -> dict:
     }
 
 
-def synthetic(version, raw: dict) -> dict:
+def synthetic(version: ProtocolVersion, raw: dict[str, Any]) -> dict[str, Any]:
     """The gate's synthetic raw reads, with the factor assignments of the schedule the freeze
     would generate, the plan's parameters, and the task-block minimum checked.
 
@@ -595,7 +600,13 @@ def synthetic(version, raw: dict) -> dict:
     return raw
 
 
-def _observation(adm: dict, entry: dict, assignment: dict, sub: str, context: dict):
+def _observation(
+    adm: dict[str, Any],
+    entry: dict[str, Any],
+    assignment: dict[str, Any],
+    sub: str,
+    context: dict[str, Any],
+) -> tuple[str | None, str | None, dict[str, float], RouteJudgement | None]:
     """(infrastructure stratum, route, endpoint values, route judgement) of one administration.
 
     The route endpoints follow the oracle's route judgement (``sessions.judge_route``): a
@@ -646,7 +657,14 @@ def _observation(adm: dict, entry: dict, assignment: dict, sub: str, context: di
     return stratum, route, values, _route_values(record, adm, assignment, evidence, routes, values)
 
 
-def _route_values(record, adm, assignment, evidence, routes, values) -> RouteJudgement:
+def _route_values(
+    record: SessionRecord,
+    adm: dict[str, Any],
+    assignment: dict[str, Any],
+    evidence: str,
+    routes: dict[str, Any],
+    values: dict[str, float],
+) -> RouteJudgement:
     """Add the route endpoints to ``values``; the route judgement they follow."""
     route = route_of(record.tool_calls, routes["tools"])
     produced = values.get(routes.get("items_field") or "full_completion")
@@ -669,7 +687,7 @@ def _route_values(record, adm, assignment, evidence, routes, values) -> RouteJud
     return judgement
 
 
-def _check_constraints(routes: dict | None, tasks: set[str]) -> None:
+def _check_constraints(routes: dict[str, Any] | None, tasks: set[str]) -> None:
     """Raise PlanInputError for a frozen constraint naming a tool the mapping lacks or a task
     the design does not have."""
     if not routes:
@@ -692,7 +710,7 @@ def _check_constraints(routes: dict | None, tasks: set[str]) -> None:
                 )
 
 
-def assemble(raw: dict) -> dict:
+def assemble(raw: dict[str, Any]) -> dict[str, Any]:
     """The paired-blocks inputs from the raw reads (real, or the gate's synthetic ones).
 
     Raises PlanInputError naming the parameter, factor or record that cannot be read.
@@ -780,7 +798,7 @@ def assemble(raw: dict) -> dict:
 # -- compute ----------------------------------------------------------------------------------
 
 
-def _list(parameters: dict, name: str) -> list[str]:
+def _list(parameters: dict[str, Any], name: str) -> list[str]:
     default = next(p.default for p in PARAMETERS if p.name == name)
     value = _json_parameter(parameters, name, json.loads(default) if default else [])
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -788,7 +806,9 @@ def _list(parameters: dict, name: str) -> list[str]:
     return value
 
 
-def _matrix(rows: list[dict], conditions: list[str], endpoint: str) -> tuple[np.ndarray, list]:
+def _matrix(
+    rows: list[dict[str, Any]], conditions: list[str], endpoint: str
+) -> tuple[np.ndarray, list[Any]]:
     by_block: dict[str, dict[str, float]] = defaultdict(dict)
     for row in rows:
         value = row["values"].get(endpoint)
@@ -805,7 +825,13 @@ def _matrix(rows: list[dict], conditions: list[str], endpoint: str) -> tuple[np.
     return y, keys
 
 
-def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = no_progress) -> dict:
+def compute(
+    inputs: dict[str, Any],
+    *,
+    parameters: dict[str, Any],
+    seed: int,
+    progress: Progress = no_progress,
+) -> dict[str, Any]:
     """Paired contrasts per model × sub-study × endpoint, conditions, strata, controls (pure).
 
     Raises PlanInputError: a decision-table rule that pools sub-studies, or an endpoint or
@@ -842,7 +868,7 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
     evidence = {s["code"]: s for s in inputs["sub_studies"]}
 
     main = [r for r in inputs["rows"] if not r["control"]]
-    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in main:
         groups[(row["evaluand"], row["sub_study"])].append(row)
     results, condition_table = [], []
@@ -964,7 +990,7 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
     }
 
 
-def _route_judgements(rows: list[dict]) -> list[dict]:
+def _route_judgements(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every session the oracle judged ineligible or found breaking a frozen constraint, with
     the reasons (seed 002: "a route that claims ungranted authority is ineligible, and the
     oracle says so")."""
@@ -981,7 +1007,15 @@ def _route_judgements(rows: list[dict]) -> list[dict]:
     ]
 
 
-def _controls(inputs, contrasts, conditions, replicates, confidence, seed, method) -> list[dict]:
+def _controls(
+    inputs: dict[str, Any],
+    contrasts: list[Contrast],
+    conditions: list[str],
+    replicates: int,
+    confidence: float,
+    seed: int,
+    method: BootstrapMethod,
+) -> list[dict[str, Any]]:
     out = []
     rows = [r for r in inputs["rows"] if r["control"]]
     by_name = {c.name: c for c in contrasts}
@@ -1041,7 +1075,12 @@ def _controls(inputs, contrasts, conditions, replicates, confidence, seed, metho
     return out
 
 
-def _decisions(results, table, endpoint, parameters) -> dict:
+def _decisions(
+    results: list[dict[str, Any]],
+    table: list[dict[str, Any]],
+    endpoint: str,
+    parameters: dict[str, str],
+) -> dict[str, Any]:
     if not table:
         return {"evaluated": False, "note": "the plan has no decision table"}
     numeric = {}
@@ -1050,7 +1089,7 @@ def _decisions(results, table, endpoint, parameters) -> dict:
             numeric[name] = float(text)
         except (TypeError, ValueError):
             continue
-    per_model: dict[str, dict[str, dict]] = defaultdict(dict)
+    per_model: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for r in results:
         if r["endpoint"] != endpoint or "×" in r["contrast"] or r["estimate"] is None:
             continue
@@ -1078,7 +1117,7 @@ def _decisions(results, table, endpoint, parameters) -> dict:
     return {"evaluated": True, "endpoint": endpoint, "per_model": out}
 
 
-def tidy(inputs: dict) -> tuple[list[str], list[list]]:
+def tidy(inputs: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
     header = [
         "position",
         "evaluand",
@@ -1097,7 +1136,7 @@ def tidy(inputs: dict) -> tuple[list[str], list[list]]:
     ]
 
 
-def estimates_of(result: dict) -> dict[str, list[EstimateValue]]:
+def estimates_of(result: dict[str, Any]) -> dict[str, list[EstimateValue]]:
     """``<sub-study>_<factor>`` for the decision endpoint, one value per model, for the result's
     own sub-studies and design factors."""
     subs = [s["code"] for s in result.get("sub_studies") or []] or ["A", "B"]
@@ -1125,7 +1164,7 @@ def estimates_of(result: dict) -> dict[str, list[EstimateValue]]:
     return out
 
 
-def report_sections(estimates: dict) -> list[dict]:
+def report_sections(estimates: dict[str, Any]) -> list[dict[str, Any]]:
     """The report, one section per sub-study (never combined): its label, per model the forest
     plot's index and the contrasts, the conditions with their exact denominators, the
     infrastructure failures and the controls of that sub-study."""
@@ -1165,7 +1204,13 @@ def report_sections(estimates: dict) -> list[dict]:
     return out
 
 
-def _block_problems(version, planned_ids: set[int], admins, touched, design) -> list:
+def _block_problems(
+    version: ProtocolVersion,
+    planned_ids: set[int],
+    admins: dict[int, Mapping[str, Any]],
+    touched: dict[tuple[Any, ...], int],
+    design: list[str],
+) -> list[Any]:
     """Task blocks the import touches that would still lack a design combination
     (``planned_ids``: the administrations the file gives attempts)."""
     from apps.responses.formats import ImportProblem
@@ -1176,7 +1221,7 @@ def _block_problems(version, planned_ids: set[int], admins, touched, design) -> 
         set(Attempt.objects.filter(version=version).values_list("administration_id", flat=True))
         | planned_ids
     )
-    members: dict[tuple, list[dict]] = defaultdict(list)
+    members: dict[tuple[Any, ...], list[Mapping[str, Any]]] = defaultdict(list)
     for a in admins.values():
         key = (
             a["cell__item__code"],
@@ -1207,7 +1252,7 @@ def _block_problems(version, planned_ids: set[int], admins, touched, design) -> 
     return problems
 
 
-def import_checks(version) -> _ImportCheck | None:
+def import_checks(version: ProtocolVersion) -> _ImportCheck | None:
     """Seed 002's checks on a response import into a ``paired_blocks`` version, by row and field
     (the paired_blocks component's ``import_check`` in ``apps.analysis.apps``; any problem
     refuses the whole file, nothing written); None for a version of another pipeline:
@@ -1240,12 +1285,18 @@ class _ImportCheck:
 
     session_columns = True
 
-    def __init__(self, version, routes, sub_studies) -> None:
+    def __init__(
+        self,
+        version: ProtocolVersion,
+        routes: dict[str, Any] | None,
+        sub_studies: list[dict[str, Any]],
+    ) -> None:
         from apps.items.models import Factor
         from apps.responses.models import Administration
 
         self.version, self.routes = version, routes
-        self.admins = {
+        # The schedule's rows, as values() reads them.
+        self.admins: dict[int, Mapping[str, Any]] = {
             a["pk"]: a
             for a in Administration.objects.filter(version=version).values(
                 "pk",
@@ -1269,10 +1320,10 @@ class _ImportCheck:
             .order_by("name")
             .values_list("name", flat=True)
         )
-        self.touched: dict[tuple, int] = {}
+        self.touched: dict[tuple[Any, ...], int] = {}
         self.planned_ids: set[int] = set()
 
-    def add(self, p) -> list:
+    def add(self, p: _Planned) -> list[Any]:
         from apps.responses.formats import ImportProblem
 
         adm = self.admins[p.administration_id]
@@ -1322,7 +1373,7 @@ class _ImportCheck:
         self.touched.setdefault(block, p.row)
         return problems
 
-    def finish(self) -> list:
+    def finish(self) -> list[Any]:
         if not (self.design and self.touched):
             return []
         return _block_problems(
@@ -1330,7 +1381,7 @@ class _ImportCheck:
         )
 
 
-def fixtures_document(version) -> dict | None:
+def fixtures_document(version: ProtocolVersion) -> dict[str, Any] | None:
     """Seed 002's fixtures with their SHA-256s, for the frozen document and the fixtures page:
     per task cell its exact input (the prompt, SHA-256 of its UTF-8 bytes) and required output
     (the cell's expected output and its hash, ``apps.items``), and per factor level its exact
@@ -1419,7 +1470,7 @@ ROUTE_CHOICE = register_plan_template(
 )
 
 
-def gate_checks(version) -> list:
+def gate_checks(version: ProtocolVersion) -> list[Any]:
     """Freeze-gate problems of a ``paired_blocks`` plan that need no run: a decision-table rule
     that pools sub-studies (``sub_studies_pooled``, naming the rule SUB_STUDIES_NEVER_POOLED)
     and a family in no sub-study or in two (``sub_study_unassigned``)."""
