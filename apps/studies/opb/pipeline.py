@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -98,7 +99,7 @@ from apps.analysis.stats.panel import panel_alpha, panel_comparison, system_flag
 from apps.analysis.stats.proportions import RATE_MIN_CLUSTERS_FLOOR, rate_interval
 from apps.analysis.stats.reliability import Level, krippendorff_alpha, reliability_matrix
 from apps.analysis.stats.slopes import op_ratio, segmented_slopes
-from apps.protocols.models import ParameterKind
+from apps.protocols.models import ParameterKind, ProtocolVersion
 from apps.protocols.plans import (
     BOOTSTRAP_REPLICATES,
     EXCLUSION_REASONS,
@@ -341,14 +342,14 @@ DECLARATION = PipelineDeclaration(
 # -- collect ---------------------------------------------------------------------------------
 
 
-def _field(fields: list[dict], *names: str, kind: str | None = None) -> str | None:
+def _field(fields: list[dict[str, Any]], *names: str, kind: str | None = None) -> str | None:
     for name in names:
         if any(f["name"] == name for f in fields):
             return name
     if kind is not None:
         for f in fields:
             if f["kind"] == kind:
-                return f["name"]
+                return str(f["name"])
     return None
 
 
@@ -372,7 +373,9 @@ def _ticked(value: Any, positions: list[int]) -> set[int] | None:
     return None
 
 
-def _supplied(values: dict, names: dict, units: list[dict]) -> tuple[float | None, float | None]:
+def _supplied(
+    values: dict[str, Any], names: dict[str, Any], units: list[dict[str, Any]]
+) -> tuple[float | None, float | None]:
     """(units supplied, executable units supplied) from one set of score values."""
     positions = [u["position"] for u in units]
     executable = {u["position"] for u in units if u["executable"]}
@@ -393,13 +396,13 @@ def _mean(values: list[float | None]) -> float | None:
     return sum(present) / len(present) if present and len(present) == len(values) else None
 
 
-def collect(version) -> dict:
+def collect(version: ProtocolVersion) -> dict[str, Any]:
     """OPB inputs: one row per analysed response with its design coordinates and scored units,
     the primary reviewers' scores, the coverage plan, absent cells and exclusions."""
     return assemble(data.raw(version))
 
 
-def assemble(raw: dict) -> dict:
+def assemble(raw: dict[str, Any]) -> dict[str, Any]:
     """The OPB inputs from the raw reads (``apps.analysis.inputs.raw``), real or synthetic."""
     design = raw["design"]
     observed = raw["observations"]
@@ -417,7 +420,7 @@ def assemble(raw: dict) -> dict:
     cells = {(cell["item"], cell["level"]): cell for cell in design["cells"]}
 
     rows, ratings = [], []
-    planned: Counter = Counter()
+    planned: Counter[Any] = Counter()
     for entry in observed["administrations"]:
         item = items[entry["item"]]
         planned[(entry["evaluand"], item["family"], entry["level"], entry["item"])] += 1
@@ -432,8 +435,11 @@ def assemble(raw: dict) -> dict:
             supplied = _mean([s[0] for s in per_score])
             exec_supplied = _mean([s[1] for s in per_score])
 
-        def value(key, convert, values=final):
-            return convert(values.get(names[key])) if names[key] else None
+        def value(
+            key: str, convert: Callable[[Any], float | None], values: dict[str, Any] = final
+        ) -> float | None:
+            name = names[key]
+            return convert(values.get(name)) if name else None
 
         rows.append(
             {
@@ -517,7 +523,7 @@ def assemble(raw: dict) -> dict:
 class _Plan:
     """The OPB plan's parameters, typed, with their defaults."""
 
-    def __init__(self, parameters: dict):
+    def __init__(self, parameters: dict[str, Any]):
         read = PlanReader(parameters)
         self.confidence = read.number("interval_coverage", default=0.95)
         self.method = read.choice(
@@ -577,7 +583,7 @@ class _Plan:
         return "cluster_mean" if self.aggregation_level == "item_level" else "observation"
 
 
-def _numeric_parameters(parameters: dict) -> dict[str, float]:
+def _numeric_parameters(parameters: dict[str, Any]) -> dict[str, float]:
     out = {}
     for name, text in parameters.items():
         try:
@@ -589,7 +595,7 @@ def _numeric_parameters(parameters: dict) -> dict[str, float]:
     return out
 
 
-def _frame(inputs: dict) -> pd.DataFrame:
+def _frame(inputs: dict[str, Any]) -> pd.DataFrame:
     columns = [
         "position",
         "evaluand",
@@ -647,7 +653,7 @@ def _frame(inputs: dict) -> pd.DataFrame:
     return df.sort_values("position", kind="stable").reset_index(drop=True)
 
 
-def _cell(frame: pd.DataFrame, column: str, plan: _Plan, seed: int) -> dict:
+def _cell(frame: pd.DataFrame, column: str, plan: _Plan, seed: int) -> dict[str, Any]:
     values = frame[column].dropna()
     if values.empty:
         return {"estimate": None, "interval": None, "n": 0, "n_items": 0}
@@ -692,12 +698,12 @@ def _cell(frame: pd.DataFrame, column: str, plan: _Plan, seed: int) -> dict:
     return out
 
 
-def _mean_only(frame: pd.DataFrame, column: str) -> dict:
+def _mean_only(frame: pd.DataFrame, column: str) -> dict[str, Any]:
     values = frame[column].dropna()
     return {"estimate": float(values.mean()) if len(values) else None, "n": len(values)}
 
 
-def _cells(frame: pd.DataFrame, plan: _Plan, seed: int, *labels) -> list[dict]:
+def _cells(frame: pd.DataFrame, plan: _Plan, seed: int, *labels: object) -> list[dict[str, Any]]:
     out = []
     for level in sorted(frame["level"].unique()):
         at = frame[frame["level"] == level]
@@ -723,7 +729,7 @@ def _cells(frame: pd.DataFrame, plan: _Plan, seed: int, *labels) -> list[dict]:
     return out
 
 
-def _beta_slope(frame: pd.DataFrame, n_squeeze: int, plan: _Plan, seed: int) -> dict:
+def _beta_slope(frame: pd.DataFrame, n_squeeze: int, plan: _Plan, seed: int) -> dict[str, Any]:
     """Beta regression ``logit μ = α + β·level`` on one family's rows, with the plan's interval.
 
     Returns the estimate, its interval, its (1 − 2α) equivalence interval, and (bootstrap) the
@@ -836,7 +842,7 @@ def _a_att_levels_error(frame: pd.DataFrame, fit_rows: pd.DataFrame) -> str:
     )
 
 
-def _percentile(reps: np.ndarray, confidence: float, n_clusters: int) -> list | None:
+def _percentile(reps: np.ndarray, confidence: float, n_clusters: int) -> list[Any] | None:
     finite = reps[np.isfinite(reps)] if reps.size else reps
     if not finite.size:
         return None
@@ -847,7 +853,7 @@ def _t(coverage: float, df: int) -> float:
     return float(t_distribution.ppf(0.5 + coverage / 2.0, df))
 
 
-def _difference(a: dict, b: dict, plan: _Plan) -> dict:
+def _difference(a: dict[str, Any], b: dict[str, Any], plan: _Plan) -> dict[str, Any]:
     """β_LF = β_A − β_B (Family coded 1 for A, 0 for B), with the plan's interval."""
     if a.get("estimate") is None or b.get("estimate") is None:
         return {"estimate": None, "error": "beta_A or beta_B not estimable"}
@@ -892,7 +898,7 @@ def _difference(a: dict, b: dict, plan: _Plan) -> dict:
     return out
 
 
-def _tost(beta_a: dict, plan: _Plan) -> dict:
+def _tost(beta_a: dict[str, Any], plan: _Plan) -> dict[str, Any]:
     if plan.epsilon is None:
         return {"evaluated": False, "note": "the plan gives no equivalence margin ε"}
     eq = beta_a.get("equivalence_interval")
@@ -909,7 +915,7 @@ def _tost(beta_a: dict, plan: _Plan) -> dict:
     }
 
 
-def _refusal_models(frame: pd.DataFrame) -> dict:
+def _refusal_models(frame: pd.DataFrame) -> dict[str, Any]:
     rows = frame[["r", "level", "item"]].dropna()
     rows = rows.assign(r=rows["r"].astype(int))
     if rows.empty:
@@ -944,15 +950,15 @@ def _all_finite(value: Any) -> bool:
     return True
 
 
-def _clean(estimate: dict) -> dict:
+def _clean(estimate: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in estimate.items() if not k.startswith("_")}
 
 
-def _decision_table(inputs: dict) -> tuple[list[dict], str]:
+def _decision_table(inputs: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
     return inputs.get("decision_table") or [], "the version's decision table"
 
 
-def _decision(estimates: dict, plan: _Plan, inputs: dict) -> dict:
+def _decision(estimates: dict[str, Any], plan: _Plan, inputs: dict[str, Any]) -> dict[str, Any]:
     """Evaluate the decision table on the surface's estimates (``stats.decision``).
 
     ``within`` reads each estimate's (1 − 2α) equivalence interval (TOST); ``>`` and ``<`` read
@@ -996,7 +1002,7 @@ def _decision(estimates: dict, plan: _Plan, inputs: dict) -> dict:
     }
 
 
-def _not_evaluable_reasons(missing: list[str], estimates: dict) -> list[str]:
+def _not_evaluable_reasons(missing: list[str], estimates: dict[str, Any]) -> list[str]:
     """Why a rule could not be evaluated, in the plan's terms: "beta_force not evaluable: 2
     items, the plan requires 6" when an interval is unavailable for too few items (§6.4's
     force arm is "a small set"), else the estimate's own note or error."""
@@ -1017,7 +1023,7 @@ def _not_evaluable_reasons(missing: list[str], estimates: dict) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def reliability_below_minimum(reliability: dict) -> str | None:
+def reliability_below_minimum(reliability: dict[str, Any]) -> str | None:
     """ "reliability below the preregistered minimum (α = …, minimum …)" when the plan's
     agreement minimum binds (α computed and below it), else None."""
     if reliability.get("meets_minimum") is not False:
@@ -1028,7 +1034,7 @@ def reliability_below_minimum(reliability: dict) -> str | None:
     )
 
 
-def decision_contradictions(result: dict) -> list[str]:
+def decision_contradictions(result: dict[str, Any]) -> list[str]:
     """Every "contradictory: rules X and Y both hold" of a computed ``opb`` result, per surface.
 
     Pure, for the freeze gate's computability check: run :func:`compute` on the synthetic data
@@ -1055,7 +1061,9 @@ THREE_WAY = (
 _MEASURES = (("F_att", "f_att"), ("R", "r"))
 
 
-def _three_way(surface: pd.DataFrame, plan: _Plan, seed: int, labels: tuple) -> dict:
+def _three_way(
+    surface: pd.DataFrame, plan: _Plan, seed: int, labels: tuple[Any, ...]
+) -> dict[str, Any]:
     """F_att and R for plain vs C_SPXI, plain vs C₀ and C_SPXI vs C₀, paired by base item.
 
     Each disclosure item names its Family A base item; within a base item the difference is
@@ -1118,7 +1126,9 @@ def _three_way(surface: pd.DataFrame, plan: _Plan, seed: int, labels: tuple) -> 
     return out
 
 
-def _decision_stage(estimates: dict, plan: _Plan, inputs: dict, reliability: dict) -> dict:
+def _decision_stage(
+    estimates: dict[str, Any], plan: _Plan, inputs: dict[str, Any], reliability: dict[str, Any]
+) -> dict[str, Any]:
     binding = reliability_below_minimum(reliability)
     if binding is not None:
         # The plan's agreement minimum binds (§7): the estimates are reported, no finding.
@@ -1132,7 +1142,9 @@ def _decision_stage(estimates: dict, plan: _Plan, inputs: dict, reliability: dic
     return {"stage": "decision", "estimates": estimates, **_decision(estimates, plan, inputs)}
 
 
-def _disclosure_stage(surface: pd.DataFrame, plan: _Plan, seed: int, labels: tuple) -> dict:
+def _disclosure_stage(
+    surface: pd.DataFrame, plan: _Plan, seed: int, labels: tuple[Any, ...]
+) -> dict[str, Any]:
     """Family C's cells per condition, and §5's three-way contrast when the arm exists."""
     disclosure = surface[surface["arm"] == "C"]
     conditions = []
@@ -1152,7 +1164,9 @@ def _disclosure_stage(surface: pd.DataFrame, plan: _Plan, seed: int, labels: tup
     return stage
 
 
-def _panel_baseline(df: pd.DataFrame, flags: list[dict], plan: _Plan, seed: int) -> dict:
+def _panel_baseline(
+    df: pd.DataFrame, flags: list[dict[str, Any]], plan: _Plan, seed: int
+) -> dict[str, Any]:
     """OPB-01 §6.1: the panel's flag rate against each surface's on the same Family A items."""
     panel = pd.DataFrame(flags, columns=["member", "item", "flagged"])
     panel["flagged"] = panel["flagged"].astype(int)
@@ -1186,7 +1200,7 @@ def _panel_baseline(df: pd.DataFrame, flags: list[dict], plan: _Plan, seed: int)
     return out
 
 
-def reliability_deviations(result: dict) -> list[str]:
+def reliability_deviations(result: dict[str, Any]) -> list[str]:
     """The deviation a computed ``opb`` result records: reliability below the plan's minimum,
     so that no finding was drawn (written to the log by ``analysis_run_complete``)."""
     binding = reliability_below_minimum(result.get("reliability") or {})
@@ -1196,8 +1210,14 @@ def reliability_deviations(result: dict) -> list[str]:
 
 
 def _surface(
-    df: pd.DataFrame, evaluand: str, plan: _Plan, inputs: dict, seed, tick, reliability: dict
-) -> dict:
+    df: pd.DataFrame,
+    evaluand: str,
+    plan: _Plan,
+    inputs: dict[str, Any],
+    seed: int,
+    tick: Callable[[], None],
+    reliability: dict[str, Any],
+) -> dict[str, Any]:
     surface = df[df["evaluand"] == evaluand]
     labels = (KIND, evaluand)
     absent_items = {a["item"] for a in inputs["absent_cells"] if a["level"] in SHARED_LEVELS}
@@ -1210,9 +1230,9 @@ def _surface(
     if plan.aggregation_level == "item_level":
         n_squeeze = int(shared.dropna(subset=["f_att"]).groupby(["item", "level"]).ngroups)
     descriptive_only = plan.surface_min is not None and len(surface) < plan.surface_min
-    stages: list[dict] = []
-    betas: dict[str, dict] = {}
-    level_means: dict[str, dict] = {}
+    stages: list[dict[str, Any]] = []
+    betas: dict[str, dict[str, Any]] = {}
+    level_means: dict[str, dict[str, Any]] = {}
 
     for arm in ("B", "A"):  # §9: Family B first, then Family A
         frame = surface[surface["arm"] == arm]
@@ -1246,7 +1266,7 @@ def _surface(
         tick()
 
     contrast: dict[str, Any] = {"stage": "interaction"}
-    estimates: dict[str, dict | None] = {}
+    estimates: dict[str, dict[str, Any] | None] = {}
     if not descriptive_only and "A" in betas and "B" in betas:
         beta_lf = _difference(betas["A"], betas["B"], plan)
         contrast["beta_LF"] = beta_lf
@@ -1317,7 +1337,7 @@ def _surface(
     }
 
 
-def _reliability(inputs: dict, plan: _Plan) -> dict:
+def _reliability(inputs: dict[str, Any], plan: _Plan) -> dict[str, Any]:
     level: Level = "ordinal" if plan.statistic.endswith("ordinal") else "interval"
     ratings = pd.DataFrame(
         inputs["ratings"], columns=["position", "rater", "supplied_units", "required_units"]
@@ -1344,7 +1364,13 @@ def _reliability(inputs: dict, plan: _Plan) -> dict:
     return {**out, **result, "raters": list(matrix.raters), "meets_minimum": meets}
 
 
-def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = no_progress) -> dict:
+def compute(
+    inputs: dict[str, Any],
+    *,
+    parameters: dict[str, Any],
+    seed: int,
+    progress: Progress = no_progress,
+) -> dict[str, Any]:
     """The OPB-01 analysis of ``inputs`` (see the module docstring). Pure: no ORM, no clock."""
     plan = _Plan(parameters)
     df = _frame(inputs)
@@ -1359,7 +1385,7 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
     steps = max(1, 4 * len(evaluands))
     done = [0]
 
-    def tick():
+    def tick() -> None:
         done[0] += 1
         progress(
             15 + int(80 * done[0] / steps),
@@ -1369,7 +1395,7 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
     surfaces = [_surface(df, e, plan, inputs, seed, tick, reliability) for e in evaluands]
 
     observed = Counter((r["evaluand"], r["family"], r["level"]) for r in inputs["rows"])
-    by_cell: Counter = Counter()
+    by_cell: Counter[Any] = Counter()
     for row in inputs["planned"]:
         by_cell[(row["evaluand"], row["family"], row["level"])] += row["N"]
     planned = [
@@ -1417,7 +1443,7 @@ def compute(inputs: dict, *, parameters: dict, seed: int, progress: Progress = n
     }
 
 
-def tidy(inputs: dict) -> tuple[list[str], list[list]]:
+def tidy(inputs: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
     header = [
         "position",
         "evaluand",
@@ -1441,13 +1467,13 @@ def tidy(inputs: dict) -> tuple[list[str], list[list]]:
     return header, [[row.get(h) for h in header] for row in inputs["rows"]]
 
 
-def estimates_of(result: dict) -> dict[str, list[EstimateValue]]:
+def estimates_of(result: dict[str, Any]) -> dict[str, list[EstimateValue]]:
     """The named estimates of an OPB result, one value per surface (evaluand), each with the
     reason when it could not be computed."""
     out: dict[str, list[EstimateValue]] = {e.name: [] for e in ESTIMATES}
     for surface in result.get("surfaces", []):
         name = surface["evaluand"]
-        found: dict[str, dict] = {}
+        found: dict[str, dict[str, Any]] = {}
         three_way_error = "the design has no disclosure arm"
         for stage in surface["stages"]:
             for key in ("beta_B", "beta_A", "beta_LF", "beta_force"):
