@@ -21,7 +21,7 @@ names the pipeline on the draft page.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
@@ -159,6 +159,12 @@ class PipelineDeclaration:
     # A pipeline whose estimate names follow the plan (seed 002's ``<sub-study>_<factor>``)
     # gives them per version here; ``estimates`` is then the catalogue's example vocabulary.
     estimates_for: Callable[[Any], tuple[EstimateSpec, ...]] | None = None
+    # The kind's words for the generic design's parts, where they differ (CRUCIBLE's autonomy
+    # rungs, scenario families, …): ``vocabulary`` for the version's API representation
+    # (``apps.protocols.vocabulary``), ``terms`` for the design pages
+    # (``apps.items.templatetags.design_terms``). Empty: the generic words.
+    vocabulary: Mapping[str, str] = field(default_factory=dict)
+    terms: Mapping[str, str] = field(default_factory=dict)
 
     def parameter(self, name: str) -> ParameterSpec | None:
         return next((p for p in self.parameters if p.name == name), None)

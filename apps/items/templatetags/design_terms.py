@@ -1,11 +1,12 @@
-"""The design's words as its study uses them (issue #14): a CRUCIBLE study's pages say autonomy
-rungs, scenario families and seed variants where the generic design says levels, families and
-items (seed 001 §3–§5), on the design grid, level and family pages and the item and cell pages.
-Only labels change; the model underneath is the generic design."""
+"""The design's words as its study uses them (issue #14): a study kind may declare its own
+(``PipelineDeclaration.terms``: a CRUCIBLE study's pages say autonomy rungs, scenario families
+and seed variants where the generic design says levels, families and items, seed 001 §3–§5), on
+the design grid, level and family pages and the item and cell pages. Only labels change; the
+model underneath is the generic design."""
 
 from django import template
 
-from apps.protocols.plans import version_pipeline
+from apps.protocols.plans import pipeline_declaration, version_pipeline
 
 register = template.Library()
 
@@ -22,23 +23,13 @@ GENERIC = {
     "an_item": "the item",
     "at_level": "",
 }
-CRUCIBLE = {
-    "level": "autonomy rung",
-    "levels": "autonomy rungs",
-    "level_scale": "Autonomy rungs",
-    "family": "scenario family",
-    "families": "Scenario families",
-    "item": "Seed variant",
-    "items": "Seed variants",
-    "Level": "Autonomy rung",
-    "Family": "Scenario family",
-    "an_item": "the seed variant",
-    "at_level": "autonomy rung ",
-}
 
 
 @register.simple_tag
 def term(version, key: str) -> str:
     """The word for ``key`` (a key of ``GENERIC``) on ``version``'s pages."""
-    words = CRUCIBLE if version is not None and version_pipeline(version) == "crucible" else GENERIC
-    return words[key]
+    declaration = (
+        pipeline_declaration(version_pipeline(version) or "") if version is not None else None
+    )
+    words = declaration.terms if declaration is not None else {}
+    return words.get(key, GENERIC[key])

@@ -100,6 +100,7 @@ from apps.studies.crucible.episodes import (
     budgets_of,
     stop_codes_of,
 )
+from apps.studies.crucible.words import PAGE_TERMS, VOCABULARY
 
 KIND = "crucible"
 # Exclusion reasons that are incidents (CRUCIBLE §6.2's two containment channels, §7): the run
@@ -375,6 +376,8 @@ DECLARATION = PipelineDeclaration(
         ReportSection("comparisons", "Comparisons", "Confirmatory and exploratory (§9.4)."),
     ),
     decision_table=False,
+    vocabulary=VOCABULARY,
+    terms=PAGE_TERMS,
 )
 
 
