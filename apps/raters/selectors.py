@@ -18,10 +18,10 @@ from rest_framework.authtoken.models import Token
 
 from apps.accounts.models import Membership, Role, User
 from apps.core.errors import NotFound
+from apps.deviations.selectors import outcomes_visible
 from apps.items.models import Cell, KeyUnit
 from apps.protocols.components import Problem
 from apps.protocols.models import ProtocolVersion, Withdrawal
-from apps.protocols.seal import outcomes_visible
 from apps.raters.fidelity import Card, FidelityInputError, loss1_schema
 from apps.raters.frozen import frozen_rating, shown_field
 from apps.raters.models import (
