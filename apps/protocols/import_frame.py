@@ -1,45 +1,81 @@
-"""The frame every file import shares: responses (``apps.responses.importing``), machine scores
-(``apps.raters.machine_import``) and an LLM judge's verdicts (``apps.raters.fidelity_import``).
+"""The frame every file import into a version shares: responses (``apps.responses.importing``),
+machine scores (``apps.raters.machine_import``), an LLM judge's verdicts
+(``apps.raters.fidelity_import``) and design files (``apps.items.services.transfer``).
 
+It lives with the versions, before every app that imports into one, so that all four use it.
 Each import, whatever its rows hold:
 
-1. refuses a version that takes no more rows (not frozen, or withdrawn) with a ValidationError
-   (``version_require_open``);
-2. is a no-op when the same file (by SHA-256) was already imported into the version: checked
-   before the file is read and again once the version row is locked (``version_lock``), so of
-   two imports of one file at once the second says so instead of writing twice;
-3. takes the declared format or guesses it from the file name (``file_format``);
-4. reads the rows as ``apps.responses.formats`` numbers them — a CSV row by its line (the header
-   is row 1), a JSON Lines or Inspect AI record by its position — every unreadable row a problem
-   of its own (``file_records``, or the response importer's stream);
-5. collects every problem (row, field, message: ``ImportProblem``) before it decides, and
-   refuses the whole file when there is any (``ImportRejected``, listing the first 100 and
-   counting the rest), writing nothing;
-6. keeps an uploaded file between its preview and its confirmation in ``apps.responses.staging``
-   (for the person who uploaded it, on that version only).
+1. refuses a version that takes no such file with a ValidationError (``version_require_open``
+   for the imports into a frozen version; the design import wants a draft);
+2. numbers its rows one way (``numbered``): a file with a header row (CSV) counts as a
+   spreadsheet shows it, the header row 1 and the first record row 2; a file without one (JSON
+   Lines, an Inspect AI log, a design file's JSON ``cells``) counts its records (or lines) from 1.
+   A record whose quoted text spans several lines is still one row; a blank row is skipped but
+   counted (``docs/import-formats.md``, "What row means");
+3. reports every problem in one shape (``ImportProblem``: row, or None for the file as a whole;
+   field; message; the record's own label), collected before it decides, and refuses the whole
+   file when there is any (``ImportRejected``, listing the first 100 and counting the rest),
+   writing nothing;
+4. keys a file by the SHA-256 of its bytes (``import_key``) within its version: the same file
+   imported again is a no-op that says so (``already_imported``), checked before the file is read
+   and again once the version row is locked (``version_lock``), so of two imports of one file at
+   once the second says so instead of writing twice (the design import keeps the key in its log
+   entry; importing the same design file again changes nothing);
+5. names the version in its log entry by ``version_ref`` (with the version's hash) and the import
+   record by a registered ref type (``import_refs``).
+
+The response file formats (CSV, JSON Lines, Inspect AI) and their reading are
+``apps.responses.formats``; a preview kept between upload and confirmation is
+``apps.responses.staging``.
 """
 
 import gc
-from collections.abc import Callable, Iterator, Sequence
+import hashlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
 
 from django.core.exceptions import ValidationError
 
 from apps.protocols.models import ProtocolVersion, VersionState
-from apps.responses.formats import (
-    FileUnreadable,
-    ImportProblem,
-    SourceFile,
-    guess_format,
-    read_file,
-)
+from apps.protocols.refs import version_ref
 
 # How many problems an answer lists; the rest are counted.
 MAX_LISTED_PROBLEMS = 100
-NO_RECORDS = ImportProblem(None, "", "the file holds no records")
 
 Outcome = TypeVar("Outcome")
+Numbered = TypeVar("Numbered")
+
+
+@dataclass(frozen=True)
+class ImportProblem:
+    """One thing wrong with a file: where (``row``, numbered as ``numbered`` does; None for the
+    file as a whole), which ``field`` ("" for the row or the file) and what."""
+
+    row: int | None
+    field: str
+    message: str
+    # How the record names itself, when more than its row helps (an Inspect sample's id, epoch).
+    label: str = ""
+    # What a row is called in this format: "row", or "entry" for a design file's JSON cells.
+    unit: str = "row"
+
+    @property
+    def where(self) -> str:
+        where = f"{self.unit} {self.row}" if self.row is not None else "the file"
+        return f"{where} ({self.label})" if self.label else where
+
+    def __str__(self) -> str:
+        if self.field:
+            return f"{self.where}, {self.field}: {self.message}"
+        return f"{self.where}: {self.message}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"row": self.row, "field": self.field, "message": self.message, "label": self.label}
+
+
+NO_RECORDS = ImportProblem(None, "", "the file holds no records")
 
 
 class ImportRejected(ValidationError):
@@ -53,6 +89,47 @@ class ImportRejected(ValidationError):
         if self.total > len(self.problems):
             messages.append(f"… and {self.total - len(self.problems)} more problems")
         super().__init__(messages)
+
+
+def numbered(records: Iterable[Numbered], *, header: bool) -> Iterator[tuple[int, Numbered]]:
+    """``(row, record)`` for each record: from 2 after a header row (the header is row 1), else
+    from 1. Every importer numbers its rows through this, so a reported row is the one a
+    spreadsheet or an editor shows."""
+    return enumerate(records, start=2 if header else 1)
+
+
+def import_key(data: bytes) -> str:
+    """The idempotency key of a file: the SHA-256 (hex) of its bytes. Within one version, a file
+    with a key already imported is not imported again. (A streamed file hashes to the same key
+    with ``apps.responses.formats.source_sha256``.)"""
+    return hashlib.sha256(data).hexdigest()
+
+
+class ImportRecord(Protocol):
+    """What the frame reads of a stored import (``ResponseImport``, ``MachineScoreImport``)."""
+
+    pk: Any
+    filename: str
+    imported_at: Any
+    imported_by: Any
+    counts: dict[str, Any]
+
+
+def already_imported(earlier: ImportRecord, digest: str, what: str) -> str:
+    """The message of a no-op import: the file (by its key) was imported before, when, by whom
+    and what it held (``what``: "2,250 attempts")."""
+    return (
+        f"Nothing to do: this file (sha256 {digest[:16]}…) was already imported on "
+        f"{earlier.imported_at:%Y-%m-%d %H:%M} UTC by {earlier.imported_by}: {what}. "
+        "Nothing was written."
+    )
+
+
+def import_refs(version: ProtocolVersion, ref_type: str, record: ImportRecord) -> list[dict]:
+    """The log refs of an import: the version (``version_ref``, with its hash) and the import
+    record as a ref of ``ref_type`` (``import``, ``machine_score_import``: each registered with
+    ``apps.deviations.refs``)."""
+    return [version_ref(version), {"type": ref_type, "id": record.pk, "label": record.filename}]
 
 
 def version_require_open(version: ProtocolVersion, *, draft: str, withdrawn: str) -> None:
@@ -78,28 +155,6 @@ def collector_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def file_format(format: str | None, filename: str) -> str:
-    """``format`` when given, else the one ``filename`` names (csv, jsonl, inspect); raises
-    ``ImportRejected`` (field ``format``) when neither says."""
-    found = format or guess_format(filename)
-    if found is None:
-        message = f"say which format {filename!r} is: csv, jsonl or inspect"
-        raise ImportRejected([ImportProblem(None, "format", message)])
-    return found
-
-
-def file_records(data: bytes, format: str) -> SourceFile:
-    """The whole file read as ``format``; raises ``ImportRejected`` with every unreadable row, or
-    when the file holds no records."""
-    try:
-        source = read_file(data, format)
-    except FileUnreadable as error:
-        raise ImportRejected(error.problems) from error
-    if not source.records:
-        raise ImportRejected([NO_RECORDS])
-    return source
 
 
 def version_lock(version: ProtocolVersion, already: Callable[[], Outcome | None]) -> Outcome | None:

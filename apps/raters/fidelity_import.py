@@ -22,7 +22,7 @@ field a scorer scores (the ``fidelity`` template with a scorer role). Each row i
    and, by the ``fidelity`` pipeline, in the report.
 
 All or nothing, idempotent by file hash, one ``import`` log entry: as every machine-score import,
-in the frame every import shares (``apps.responses.import_frame``).
+in the frame every import shares (``apps.protocols.import_frame``).
 """
 
 from __future__ import annotations
@@ -31,10 +31,16 @@ import json
 from collections import Counter
 from typing import Any
 
-from apps.core.canonical import sha256_hex
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import Cell
+from apps.protocols.import_frame import (
+    ImportProblem,
+    import_key,
+    import_refs,
+    problems_refuse,
+    version_lock,
+)
 from apps.protocols.models import ProtocolVersion
 from apps.raters.fidelity import Card, FidelityInputError, judge_inconsistencies
 from apps.raters.machine_import import (
@@ -42,6 +48,7 @@ from apps.raters.machine_import import (
     MachineImportOutcome,
     _Planned,
     _write,
+    machine_import_already,
     version_require_scorable,
 )
 from apps.raters.models import (
@@ -53,8 +60,7 @@ from apps.raters.models import (
 )
 from apps.raters.plan import rating_plan
 from apps.raters.values import FIDELITY_DERIVATIONS
-from apps.responses.formats import ImportProblem
-from apps.responses.import_frame import file_records, problems_refuse, version_lock
+from apps.responses.formats import file_records
 from apps.responses.importing import _Checker, _Schedule
 from apps.responses.mapping import default_mapping
 from apps.responses.models import Attempt
@@ -254,19 +260,10 @@ def fidelity_judge_import(
     version takes no scores; nothing is written then.
     """
     version_require_scorable(version)
-    digest = sha256_hex(data)
+    digest = import_key(data)
 
     def already() -> MachineImportOutcome | None:
-        earlier = MachineScoreImport.objects.filter(version=version, sha256=digest).first()
-        if earlier is None:
-            return None
-        return MachineImportOutcome(
-            status="already_imported",
-            message=f"Nothing to do: this file (sha256 {digest[:16]}…) was already imported. "
-            "Nothing was written.",
-            counts=earlier.counts,
-            record=earlier,
-        )
+        return machine_import_already(version, digest)
 
     if outcome := already():
         return outcome
@@ -317,10 +314,7 @@ def fidelity_judge_import(
         rationale=f"Imported an LLM judge's loss1 verdicts from {record.filename} (sha256 "
         f"{digest}): {summary}.{' Note: ' + record.note if record.note else ''}",
         actor=user,
-        refs=[
-            {"type": "version", "id": version.pk, "label": str(version)},
-            {"type": "machine_score_import", "id": record.pk, "label": record.filename},
-        ],
+        refs=import_refs(version, "machine_score_import", record),
     )
     return MachineImportOutcome(
         status="imported", message=f"Imported {filename}: {summary}.", counts=counts, record=record

@@ -11,6 +11,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.protocols.import_frame import ImportRejected
 from apps.raters.access import get_rubric_version_for
 from apps.raters.final import machine_dashboard, scorer_roster
 from apps.raters.machine_import import with_scorer
@@ -23,7 +24,6 @@ from apps.responses.import_answers import (
     import_outcome_body,
     refused_import_answer,
 )
-from apps.responses.import_frame import ImportRejected
 
 
 class ScorerRosterApi(APIView):

@@ -1,7 +1,7 @@
 """The import of one file of machine scores: read it, check every row, then write every score.
 
 Called by ``services.machine.machine_scores_import`` inside its transaction, in the frame every
-import shares (``apps.responses.import_frame``). The files are the response importer's
+import shares (``apps.protocols.import_frame``). The files are the response importer's
 (``apps.responses.formats``: CSV, JSON Lines, Inspect AI logs read with inspect_ai's own reader),
 and a row names its response as a response file names its attempt's administration
 (``apps.responses.mapping``: position, or item, level, evaluand, repetition). The steps:
@@ -47,10 +47,19 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.utils import timezone
 
-from apps.core.canonical import sha256_hex
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import KeyUnit
+from apps.protocols.import_frame import (
+    ImportProblem,
+    ImportRejected,
+    already_imported,
+    import_key,
+    import_refs,
+    problems_refuse,
+    version_lock,
+    version_require_open,
+)
 from apps.protocols.models import ProtocolVersion
 from apps.raters.models import (
     FieldKind,
@@ -60,15 +69,7 @@ from apps.raters.models import (
     ScorerRosterEntry,
 )
 from apps.raters.values import score_values_clean
-from apps.responses.formats import ImportProblem, SourceRecord
-from apps.responses.import_frame import (
-    ImportRejected,
-    file_format,
-    file_records,
-    problems_refuse,
-    version_lock,
-    version_require_open,
-)
+from apps.responses.formats import SourceRecord, file_format, file_records
 from apps.responses.importing import _Checker, _Schedule
 from apps.responses.mapping import (
     ADMINISTRATION_BY_KEY,
@@ -673,6 +674,25 @@ def version_require_scorable(version: ProtocolVersion) -> None:
     )
 
 
+def machine_import_already(version: ProtocolVersion, digest: str) -> MachineImportOutcome | None:
+    """The no-op outcome when the file keyed ``digest`` was already imported into ``version``
+    (as machine scores or a judge's verdicts), else None."""
+    earlier = (
+        MachineScoreImport.objects.filter(version=version, sha256=digest)
+        .select_related("imported_by")
+        .first()
+    )
+    if earlier is None:
+        return None
+    what = f"{earlier.counts.get('scores', 0)} machine scores"
+    return MachineImportOutcome(
+        status="already_imported",
+        message=already_imported(earlier, digest, what),
+        counts=earlier.counts,
+        record=earlier,
+    )
+
+
 def import_machine_scores(
     *,
     version: ProtocolVersion,
@@ -686,26 +706,10 @@ def import_machine_scores(
 ) -> MachineImportOutcome:
     """See ``services.machine.machine_scores_import``; runs inside its transaction."""
     version_require_scorable(version)
-    digest = sha256_hex(data)
+    digest = import_key(data)
 
     def already() -> MachineImportOutcome | None:
-        earlier = (
-            MachineScoreImport.objects.filter(version=version, sha256=digest)
-            .select_related("imported_by")
-            .first()
-        )
-        if earlier is None:
-            return None
-        return MachineImportOutcome(
-            status="already_imported",
-            message=(
-                f"Nothing to do: this file (sha256 {digest[:16]}…) was already imported on "
-                f"{earlier.imported_at:%Y-%m-%d %H:%M} UTC by {earlier.imported_by}: "
-                f"{earlier.counts.get('scores', 0)} machine scores. Nothing was written."
-            ),
-            counts=earlier.counts,
-            record=earlier,
-        )
+        return machine_import_already(version, digest)
 
     if outcome := already():
         return outcome
@@ -774,8 +778,5 @@ def _log(version: ProtocolVersion, user, record: MachineScoreImport, reader: _Re
             f"{record.sha256}): {_summary(record.counts)}. Scorers: {scorers}.{note}"
         ),
         actor=user,
-        refs=[
-            {"type": "version", "id": version.pk, "label": str(version)},
-            {"type": "machine_score_import", "id": record.pk, "label": record.filename},
-        ],
+        refs=import_refs(version, "machine_score_import", record),
     )

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.core.apis import JSONField
+from apps.protocols.import_frame import ImportRejected
 from apps.responses.access import (
     PI_ROLES,
     READ_ROLES,
@@ -27,7 +28,6 @@ from apps.responses.import_answers import (
     import_outcome_body,
     refused_import_answer,
 )
-from apps.responses.import_frame import ImportRejected
 from apps.responses.models import (
     IDENTITY_FIELDS,
     ControlResult,

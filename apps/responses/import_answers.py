@@ -7,7 +7,7 @@ from typing import Any
 from rest_framework import status
 from rest_framework.response import Response
 
-from apps.responses.import_frame import ImportRejected
+from apps.protocols.import_frame import ImportRejected
 
 
 def refused_import_answer(rejected: ImportRejected) -> Response:

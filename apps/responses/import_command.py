@@ -15,8 +15,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.accounts.models import User
+from apps.protocols.import_frame import ImportRejected
 from apps.protocols.models import ProtocolVersion
-from apps.responses.import_frame import ImportRejected
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The import of one file of attempts: read, check and write its records as they stream past.
 
 Called by ``services.responses_import`` inside its transaction, in the frame every import shares
-(``apps.responses.import_frame``: the version's refusal, idempotency, format, row numbers, the
+(``apps.protocols.import_frame``: the version's refusal, idempotency, format, row numbers, the
 lock, all-or-nothing). The steps:
 
 1. the version must be frozen (responses attach only to a frozen schedule);
@@ -39,24 +39,25 @@ from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import Level
 from apps.protocols.components import registered_components
+from apps.protocols.import_frame import (
+    NO_RECORDS,
+    ImportProblem,
+    ImportRejected,
+    already_imported,
+    import_refs,
+    version_lock,
+    version_require_open,
+)
 from apps.protocols.models import ProtocolVersion
-from apps.protocols.refs import version_ref
 from apps.responses.formats import (
     FileUnreadable,
-    ImportProblem,
     Opener,
     SourceRecord,
     SourceStream,
+    file_format,
     source_opener,
     source_sha256,
     stream_file,
-)
-from apps.responses.import_frame import (
-    NO_RECORDS,
-    ImportRejected,
-    file_format,
-    version_lock,
-    version_require_open,
 )
 from apps.responses.mapping import compile_source, effective_mapping, normalise_mapping
 from apps.responses.models import (
@@ -899,10 +900,8 @@ def import_file(
             return None
         return ImportOutcome(
             status="already_imported",
-            message=(
-                f"Nothing to do: this file was already imported on "
-                f"{earlier.imported_at:%Y-%m-%d %H:%M} UTC by {earlier.imported_by}: "
-                f"{earlier.counts.get('attempts', 0)} attempts."
+            message=already_imported(
+                earlier, digest, f"{earlier.counts.get('attempts', 0)} attempts"
             ),
             counts=earlier.counts,
             response_import=earlier,
@@ -953,10 +952,7 @@ def import_file(
 
 def _log(version, user, response_import, tally: _Tally, schedule) -> None:
     counts = response_import.counts
-    refs = [
-        version_ref(version),
-        {"type": "import", "id": response_import.pk, "label": response_import.filename},
-    ]
+    refs = import_refs(version, "import", response_import)
     note = f" Note: {response_import.note}" if response_import.note else ""
     deviation_append(
         protocol=version.protocol,

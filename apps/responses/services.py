@@ -21,10 +21,10 @@ from apps.accounts.models import User
 from apps.deviations.models import EntryKind
 from apps.deviations.selectors import protocol_outcomes_visible
 from apps.deviations.services import deviation_append
+from apps.protocols.import_frame import collector_paused
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.refs import version_ref
 from apps.protocols.services import version_require_editable
-from apps.responses.import_frame import collector_paused
 from apps.responses.importing import ImportOutcome, import_file
 from apps.responses.models import (
     IDENTITY_FIELDS,

@@ -22,7 +22,6 @@ from django.db import transaction
 from django.db.models import F
 
 from apps.accounts.models import User
-from apps.core.canonical import sha256_hex
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import Cell, Condition, Family, FamilyRole, Item, KeyUnit, Level
@@ -36,6 +35,7 @@ from apps.items.services.design import (
     key_units_parse,
     stopping_rule_message,
 )
+from apps.protocols.import_frame import ImportProblem, import_key, numbered
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.refs import version_ref
 
@@ -64,27 +64,6 @@ NUL_MESSAGE = "contains a NUL character, which cannot be stored"
 KEY_SEPARATOR = " | "
 _TRUE = {"yes", "y", "true", "1", "absent"}
 _FALSE = {"", "no", "n", "false", "0"}
-
-
-@dataclass(frozen=True)
-class ImportIssue:
-    """One error: where (``row`` as counted in the file's format; 0 for the file itself), which
-    field, and what is wrong."""
-
-    row: int
-    field: str
-    message: str
-    unit: str = "row"
-
-    @property
-    def where(self) -> str:
-        return "the file" if self.row == 0 else f"{self.unit} {self.row}"
-
-    def __str__(self) -> str:
-        return f"{self.where}, {self.field}: {self.message}"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"row": self.row, "field": self.field, "message": self.message}
 
 
 @dataclass
@@ -133,7 +112,7 @@ class ImportPlan:
     sha256: str
     filename: str = ""
     rows: list[ImportRow] = field(default_factory=list)
-    errors: list[ImportIssue] = field(default_factory=list)
+    errors: list[ImportProblem] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -192,10 +171,10 @@ def _read_csv(text: str, plan: ImportPlan) -> list[tuple[int, dict[str, Any]]]:
     try:
         header = next(reader)
     except StopIteration:
-        plan.errors.append(ImportIssue(0, "file", "the file is empty"))
+        plan.errors.append(ImportProblem(None, "file", "the file is empty"))
         return []
     except csv.Error as error:
-        plan.errors.append(ImportIssue(1, "header", f"not readable as CSV: {error}"))
+        plan.errors.append(ImportProblem(1, "header", f"not readable as CSV: {error}"))
         return []
     header = [h.strip().lower() for h in header]
     unknown = [h for h in header if h not in COLUMNS]
@@ -203,24 +182,25 @@ def _read_csv(text: str, plan: ImportPlan) -> list[tuple[int, dict[str, Any]]]:
     duplicated = sorted({h for h in header if header.count(h) > 1})
     for name in unknown:
         plan.errors.append(
-            ImportIssue(
+            ImportProblem(
                 1, name or "(blank)", f"unknown column; the columns are {', '.join(COLUMNS)}"
             )
         )
     for name in missing:
-        plan.errors.append(ImportIssue(1, name, "required column is missing"))
+        plan.errors.append(ImportProblem(1, name, "required column is missing"))
     for name in duplicated:
-        plan.errors.append(ImportIssue(1, name, "column appears twice"))
+        plan.errors.append(ImportProblem(1, name, "column appears twice"))
     if unknown or missing or duplicated:
         return []
     rows = []
+    number = 1  # the header
     try:
-        for number, values in enumerate(reader, start=2):
+        for number, values in numbered(reader, header=True):
             if not any(v.strip() for v in values):
                 continue
             if len(values) != len(header):
                 plan.errors.append(
-                    ImportIssue(
+                    ImportProblem(
                         number,
                         "row",
                         f"has {len(values)} fields; the header has {len(header)}",
@@ -230,15 +210,17 @@ def _read_csv(text: str, plan: ImportPlan) -> list[tuple[int, dict[str, Any]]]:
             too_long = [h for h, v in zip(header, values, strict=True) if len(v) > MAX_FIELD_CHARS]
             for name in too_long:
                 plan.errors.append(
-                    ImportIssue(number, name, f"field larger than field limit ({MAX_FIELD_CHARS})")
+                    ImportProblem(
+                        number, name, f"field larger than field limit ({MAX_FIELD_CHARS})"
+                    )
                 )
             nul = [h for h, v in zip(header, values, strict=True) if "\x00" in v]
             for name in nul:
-                plan.errors.append(ImportIssue(number, name, NUL_MESSAGE))
+                plan.errors.append(ImportProblem(number, name, NUL_MESSAGE))
             if not too_long and not nul:
                 rows.append((number, dict(zip(header, values, strict=True))))
     except csv.Error as error:
-        plan.errors.append(ImportIssue(reader.line_num, "row", f"not readable as CSV: {error}"))
+        plan.errors.append(ImportProblem(number + 1, "row", f"not readable as CSV: {error}"))
     return rows
 
 
@@ -249,28 +231,33 @@ def _read_json(text: str, plan: ImportPlan) -> list[tuple[int, dict[str, Any]]]:
         # ValueError: malformed, or a number longer than Python reads; RecursionError: nested
         # deeper than Python reads.
         reason = "nested too deeply" if isinstance(error, RecursionError) else error
-        plan.errors.append(ImportIssue(0, "file", f"not valid JSON: {reason}"))
+        plan.errors.append(ImportProblem(None, "file", f"not valid JSON: {reason}"))
         return []
     entries = data.get("cells") if isinstance(data, dict) else data
     if not isinstance(entries, list):
         plan.errors.append(
-            ImportIssue(0, "file", "expected a list of cells, or an object with a 'cells' list")
+            ImportProblem(
+                None, "file", "expected a list of cells, or an object with a 'cells' list"
+            )
         )
         return []
     rows = []
-    for number, entry in enumerate(entries, start=1):
+    for number, entry in numbered(entries, header=False):
         if not isinstance(entry, dict):
-            plan.errors.append(ImportIssue(number, "entry", "is not an object", "entry"))
+            plan.errors.append(ImportProblem(number, "entry", "is not an object", unit="entry"))
             continue
         unknown = [k for k in entry if k not in COLUMNS]
         for name in unknown:
             plan.errors.append(
-                ImportIssue(
-                    number, name, f"unknown field; the fields are {', '.join(COLUMNS)}", "entry"
+                ImportProblem(
+                    number,
+                    name,
+                    f"unknown field; the fields are {', '.join(COLUMNS)}",
+                    unit="entry",
                 )
             )
         if "\\u0000" in json.dumps(entry):
-            plan.errors.append(ImportIssue(number, "entry", NUL_MESSAGE, "entry"))
+            plan.errors.append(ImportProblem(number, "entry", NUL_MESSAGE, unit="entry"))
         elif not unknown:
             rows.append((number, entry))
     return rows
@@ -385,10 +372,10 @@ def _validate_row(
     plan: ImportPlan,
 ) -> None:
     unit = plan.unit
-    issues: list[ImportIssue] = []
+    issues: list[ImportProblem] = []
 
     def issue(name: str, message: str) -> None:
-        issues.append(ImportIssue(number, name, message, unit))
+        issues.append(ImportProblem(number, name, message, unit=unit))
 
     values = {}
     for name in (
@@ -555,7 +542,7 @@ def _check_bases(ctx: _Context, seen: dict[str, dict[str, Any]], plan: ImportPla
             )
         else:
             continue
-        plan.errors.append(ImportIssue(row.row, "base_item", message, plan.unit))
+        plan.errors.append(ImportProblem(row.row, "base_item", message, unit=plan.unit))
 
 
 def design_import_plan(
@@ -563,37 +550,39 @@ def design_import_plan(
 ) -> ImportPlan:
     """The dry run: parse and validate every row against the version's design and return what
     would be written, or every error (row, field, message). Writes nothing."""
-    plan = ImportPlan(format=fmt, sha256=sha256_hex(content), filename=filename)
+    plan = ImportPlan(format=fmt, sha256=import_key(content), filename=filename)
     if fmt not in FORMATS:
-        plan.errors.append(ImportIssue(0, "format", f"{fmt!r} is not csv or json"))
+        plan.errors.append(ImportProblem(None, "format", f"{fmt!r} is not csv or json"))
         return plan
     if not version.is_draft:
         plan.errors.append(
-            ImportIssue(0, "version", f"{version} is {version.status}: its design cannot change")
+            ImportProblem(
+                None, "version", f"{version} is {version.status}: its design cannot change"
+            )
         )
         return plan
     if len(content) > MAX_IMPORT_BYTES:
         plan.errors.append(
-            ImportIssue(0, "file", f"is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MB")
+            ImportProblem(None, "file", f"is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MB")
         )
         return plan
     try:
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        plan.errors.append(ImportIssue(0, "file", f"is not UTF-8 text ({error.reason})"))
+        plan.errors.append(ImportProblem(None, "file", f"is not UTF-8 text ({error.reason})"))
         return plan
     raw_rows = _read_csv(text, plan) if fmt == "csv" else _read_json(text, plan)
     if len(raw_rows) > MAX_IMPORT_ROWS:
-        plan.errors.append(ImportIssue(0, "file", f"has more than {MAX_IMPORT_ROWS} rows"))
+        plan.errors.append(ImportProblem(None, "file", f"has more than {MAX_IMPORT_ROWS} rows"))
         return plan
     if not raw_rows and not plan.errors:
-        plan.errors.append(ImportIssue(0, "file", "has no cells"))
+        plan.errors.append(ImportProblem(None, "file", "has no cells"))
     ctx = _context(version)
     seen: dict[str, dict[str, Any]] = {}
     for number, raw in raw_rows:
         _validate_row(number, raw, fmt, ctx, seen, plan)
     _check_bases(ctx, seen, plan)
-    plan.errors.sort(key=lambda issue: issue.row)
+    plan.errors.sort(key=lambda issue: issue.row or 0)
     return plan
 
 
@@ -678,8 +667,8 @@ def _write_plan(version: ProtocolVersion, plan: ImportPlan) -> None:
     )
     if breach is not None:
         plan.errors.append(
-            ImportIssue(
-                0,
+            ImportProblem(
+                None,
                 "level",
                 stopping_rule_message(breach.item.family, breach.level.code, breach.item.code),
             )

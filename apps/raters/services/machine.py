@@ -17,7 +17,9 @@ from django.utils import timezone
 from apps.accounts.models import User
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
+from apps.protocols.import_frame import collector_paused
 from apps.protocols.models import ProtocolVersion, VersionState
+from apps.protocols.refs import version_ref
 from apps.raters.fidelity_import import fidelity_judge_import, judged_by_scorer
 from apps.raters.machine_import import MachineImportOutcome, import_machine_scores
 from apps.raters.models import (
@@ -29,8 +31,8 @@ from apps.raters.models import (
     ScorerRosterEntry,
 )
 from apps.raters.oracle import oracle_compare, oracle_value
+from apps.raters.refs import oracle_run_ref
 from apps.responses.formats import guess_format
-from apps.responses.import_frame import collector_paused
 from apps.responses.models import Exclusion, Response
 
 _ORACLE_CHUNK = 2000
@@ -237,10 +239,7 @@ def _oracle_compute_and_write(run: OracleRun) -> str:
             kind=EntryKind.IMPORT,
             rationale=message,
             actor=run.requested_by,
-            refs=[
-                {"type": "version", "id": version.pk, "label": str(version)},
-                {"type": "oracle_run", "id": run.pk, "label": f"oracle run {run.pk}"},
-            ],
+            refs=[version_ref(version), oracle_run_ref(run)],
         )
         OracleRun.objects.filter(pk=run.pk).update(
             state=OracleRunState.DONE,
