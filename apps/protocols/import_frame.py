@@ -17,7 +17,8 @@ Each import, whatever its rows hold:
    file when there is any (``ImportRejected``, listing the first 100 and counting the rest),
    writing nothing;
 4. keys a file by the SHA-256 of its bytes (``import_key``) within its version: the same file
-   imported again is a no-op that says so (``already_imported``), checked before the file is read
+   imported again is a no-op that says so (``already_imported``, an ``ImportOutcome`` as every
+   import's answer), checked before the file is read
    and again once the version row is locked (``version_lock``), so of two imports of one file at
    once the second says so instead of writing twice (the design import keeps the key in its log
    entry; importing the same design file again changes nothing);
@@ -33,10 +34,11 @@ import gc
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar
 
 from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
 
 from apps.protocols.models import ProtocolVersion, VersionState
 from apps.protocols.refs import version_ref
@@ -109,19 +111,46 @@ class ImportRecord(Protocol):
     """What the frame reads of a stored import (``ResponseImport``, ``MachineScoreImport``)."""
 
     pk: Any
+    sha256: str
     filename: str
     imported_at: Any
     imported_by: Any
     counts: dict[str, Any]
 
 
-def already_imported(earlier: ImportRecord, digest: str, what: str) -> str:
-    """The message of a no-op import: the file (by its key) was imported before, when, by whom
-    and what it held (``what``: "2,250 attempts")."""
-    return (
-        f"Nothing to do: this file (sha256 {digest[:16]}…) was already imported on "
-        f"{earlier.imported_at:%Y-%m-%d %H:%M} UTC by {earlier.imported_by}: {what}. "
-        "Nothing was written."
+Record = TypeVar("Record", bound=ImportRecord)
+
+
+@dataclass
+class ImportOutcome(Generic[Record]):
+    """What an import did: ``status`` ``imported``, ``already_imported`` (a no-op) or
+    ``dry_run``; its ``message`` and ``counts``; the import ``record`` (None for a dry run); the
+    first rows of a dry run (``preview``)."""
+
+    status: str
+    message: str
+    counts: dict[str, Any] = field(default_factory=dict)
+    record: Record | None = None
+    preview: list[dict[str, Any]] = field(default_factory=list)
+
+
+def already_imported(
+    imports: "QuerySet[Record]", digest: str, *, counted: str, noun: str
+) -> ImportOutcome[Record] | None:
+    """The no-op outcome when the file keyed ``digest`` is among ``imports`` (a version's), else
+    None. Its message says when, by whom and what it held (``counts[counted]`` ``noun``)."""
+    earlier = imports.filter(sha256=digest).select_related("imported_by").first()
+    if earlier is None:
+        return None
+    return ImportOutcome(
+        status="already_imported",
+        message=(
+            f"Nothing to do: this file (sha256 {digest[:16]}…) was already imported on "
+            f"{earlier.imported_at:%Y-%m-%d %H:%M} UTC by {earlier.imported_by}: "
+            f"{earlier.counts.get(counted, 0)} {noun}. Nothing was written."
+        ),
+        counts=earlier.counts,
+        record=earlier,
     )
 
 

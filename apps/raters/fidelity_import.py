@@ -35,6 +35,7 @@ from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import Cell
 from apps.protocols.import_frame import (
+    ImportOutcome,
     ImportProblem,
     import_key,
     import_refs,
@@ -45,7 +46,6 @@ from apps.protocols.models import ProtocolVersion
 from apps.raters.fidelity import Card, FidelityInputError, judge_inconsistencies
 from apps.raters.machine_import import (
     ADMINISTRATION_TARGETS,
-    MachineImportOutcome,
     _Planned,
     _write,
     machine_import_already,
@@ -251,7 +251,7 @@ def fidelity_judge_import(
     scorer_code: str | None = None,
     note: str = "",
     dry_run: bool = False,
-) -> MachineImportOutcome:
+) -> ImportOutcome[MachineScoreImport]:
     """Import a judge's loss1 documents (JSON Lines) onto the frozen ``version``: see the module
     docstring. Runs inside the caller's transaction (``machine_scores_import``).
 
@@ -262,7 +262,7 @@ def fidelity_judge_import(
     version_require_scorable(version)
     digest = import_key(data)
 
-    def already() -> MachineImportOutcome | None:
+    def already() -> ImportOutcome[MachineScoreImport] | None:
         return machine_import_already(version, digest)
 
     if outcome := already():
@@ -292,7 +292,7 @@ def fidelity_judge_import(
         f"their own observations ({sum(reader.inconsistencies.values())} flags)"
     )
     if dry_run:
-        return MachineImportOutcome(
+        return ImportOutcome(
             status="dry_run", message=f"Ready: {summary}. Nothing was written.", counts=counts
         )
     record = MachineScoreImport(
@@ -316,6 +316,6 @@ def fidelity_judge_import(
         actor=user,
         refs=import_refs(version, "machine_score_import", record),
     )
-    return MachineImportOutcome(
+    return ImportOutcome(
         status="imported", message=f"Imported {filename}: {summary}.", counts=counts, record=record
     )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
@@ -20,6 +18,8 @@ from apps.raters.services.machine import machine_scores_import, oracle_run_reque
 from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
 from apps.responses.forms import upload_size_problem
 from apps.responses.import_answers import (
+    FileImportInput,
+    dry_run_asked,
     import_answer,
     import_outcome_body,
     refused_import_answer,
@@ -87,24 +87,10 @@ class MachineScoresImportApi(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema_serializer(component_name="MachineScoresImport")
-    class InputSerializer(serializers.Serializer):
-        file = serializers.FileField()
+    class InputSerializer(FileImportInput):
         # Plain text (csv, jsonl or inspect): the importer names a wrong one as a problem.
         format = serializers.CharField(max_length=16, required=False, allow_blank=True)
         scorer = serializers.CharField(max_length=64, required=False, allow_blank=True)
-        mapping = serializers.CharField(required=False, allow_blank=True)
-        note = serializers.CharField(required=False, allow_blank=True, max_length=500)
-
-        def validate_mapping(self, value: str):
-            if not value:
-                return None
-            try:
-                mapping = json.loads(value)
-            except (ValueError, RecursionError) as error:
-                raise serializers.ValidationError("The mapping is not JSON.") from error
-            if not isinstance(mapping, dict):
-                raise serializers.ValidationError("The mapping is a JSON object.")
-            return mapping
 
     @extend_schema(
         request={"multipart/form-data": InputSerializer},
@@ -118,7 +104,7 @@ class MachineScoresImportApi(APIView):
         upload = data.validated_data["file"]
         if problem := upload_size_problem(upload):
             raise serializers.ValidationError({"file": [problem]})
-        dry_run = request.query_params.get("dry_run", "").lower() in ("1", "true", "yes")
+        dry_run = dry_run_asked(request)
         try:
             outcome = machine_scores_import(
                 version=version,

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -51,6 +51,7 @@ from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import KeyUnit
 from apps.protocols.import_frame import (
+    ImportOutcome,
     ImportProblem,
     ImportRejected,
     already_imported,
@@ -91,17 +92,6 @@ _TRUE = {"1", "true", "yes", "y"}
 _SOURCE_HELP = 'give a column, {"column": …} or {"const": …}'
 _SCORE_HELP = 'give a field, or {"field": …, "values": {…}}'
 _FALSE = {"0", "false", "no", "n"}
-
-
-@dataclass
-class MachineImportOutcome:
-    """What an import did: ``imported``, ``already_imported`` (a no-op) or ``dry_run``."""
-
-    status: str
-    message: str
-    counts: dict[str, Any] = field(default_factory=dict)
-    record: MachineScoreImport | None = None
-    preview: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -674,23 +664,13 @@ def version_require_scorable(version: ProtocolVersion) -> None:
     )
 
 
-def machine_import_already(version: ProtocolVersion, digest: str) -> MachineImportOutcome | None:
+def machine_import_already(
+    version: ProtocolVersion, digest: str
+) -> ImportOutcome[MachineScoreImport] | None:
     """The no-op outcome when the file keyed ``digest`` was already imported into ``version``
     (as machine scores or a judge's verdicts), else None."""
-    earlier = (
-        MachineScoreImport.objects.filter(version=version, sha256=digest)
-        .select_related("imported_by")
-        .first()
-    )
-    if earlier is None:
-        return None
-    what = f"{earlier.counts.get('scores', 0)} machine scores"
-    return MachineImportOutcome(
-        status="already_imported",
-        message=already_imported(earlier, digest, what),
-        counts=earlier.counts,
-        record=earlier,
-    )
+    imports = MachineScoreImport.objects.filter(version=version)
+    return already_imported(imports, digest, counted="scores", noun="machine scores")
 
 
 def import_machine_scores(
@@ -703,12 +683,12 @@ def import_machine_scores(
     mapping: dict | None,
     note: str,
     dry_run: bool,
-) -> MachineImportOutcome:
+) -> ImportOutcome[MachineScoreImport]:
     """See ``services.machine.machine_scores_import``; runs inside its transaction."""
     version_require_scorable(version)
     digest = import_key(data)
 
-    def already() -> MachineImportOutcome | None:
+    def already() -> ImportOutcome[MachineScoreImport] | None:
         return machine_import_already(version, digest)
 
     if outcome := already():
@@ -732,7 +712,7 @@ def import_machine_scores(
     planned = reader.planned
     counts = _counts(planned, len(source.records))
     if dry_run:
-        return MachineImportOutcome(
+        return ImportOutcome(
             status="dry_run",
             message=f"Ready to import {filename}: {_summary(counts)}. Nothing was written.",
             counts=counts,
@@ -753,7 +733,7 @@ def import_machine_scores(
     record.save()
     _write(record, planned)
     _log(version, user, record, reader)
-    return MachineImportOutcome(
+    return ImportOutcome(
         status="imported",
         message=f"Imported {filename}: {_summary(counts)}.",
         counts=counts,

@@ -1,7 +1,5 @@
 """The API twin of the responses pages: one APIView per action."""
 
-import json
-
 from django.core.exceptions import ValidationError
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
@@ -24,6 +22,8 @@ from apps.responses.access import (
 )
 from apps.responses.forms import upload_size_problem
 from apps.responses.import_answers import (
+    FileImportInput,
+    dry_run_asked,
     import_answer,
     import_outcome_body,
     refused_import_answer,
@@ -295,24 +295,10 @@ class ResponsesImportApi(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema_serializer(component_name="ResponsesImport")
-    class InputSerializer(serializers.Serializer):
-        file = serializers.FileField()
+    class InputSerializer(FileImportInput):
         format = serializers.ChoiceField(
             choices=["csv", "jsonl", "inspect"], required=False, allow_blank=True
         )
-        mapping = serializers.CharField(required=False, allow_blank=True)
-        note = serializers.CharField(required=False, allow_blank=True, max_length=500)
-
-        def validate_mapping(self, value):
-            if not value:
-                return None
-            try:
-                mapping = json.loads(value)
-            except (ValueError, RecursionError) as error:
-                raise serializers.ValidationError("The mapping is not JSON.") from error
-            if not isinstance(mapping, dict):
-                raise serializers.ValidationError("The mapping is a JSON object.")
-            return mapping
 
     @extend_schema(
         request={"multipart/form-data": InputSerializer},
@@ -328,7 +314,7 @@ class ResponsesImportApi(APIView):
         upload = data.validated_data["file"]
         if problem := upload_size_problem(upload):
             raise serializers.ValidationError({"file": [problem]})
-        dry_run = request.query_params.get("dry_run", "").lower() in ("1", "true", "yes")
+        dry_run = dry_run_asked(request)
         try:
             outcome = responses_import(
                 version=version,
@@ -343,8 +329,8 @@ class ResponsesImportApi(APIView):
         except ImportRejected as rejected:
             return refused_import_answer(rejected)
         body = import_outcome_body(outcome)
-        if outcome.response_import is not None:
-            body["import"] = ImportSerializer(outcome.response_import).data
+        if outcome.record is not None:
+            body["import"] = ImportSerializer(outcome.record).data
         return import_answer(body)
 
 

@@ -1,13 +1,40 @@
-"""How the file-import endpoints answer (responses, machine scores): one shape for a refused
-file and for an outcome, so a client reads every import the same way (docs/import-formats.md).
+"""How the file-import endpoints ask and answer (responses, machine scores): one input (the
+file, its mapping as JSON, a note, ``?dry_run``), one shape for a refused file and for an outcome,
+so a client reads every import the same way (docs/import-formats.md).
 """
 
+import json
 from typing import Any
 
-from rest_framework import status
+from rest_framework import serializers, status
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.protocols.import_frame import ImportRejected
+
+
+class FileImportInput(serializers.Serializer):
+    """The multipart fields every file import takes; an endpoint's own input adds to them."""
+
+    file = serializers.FileField()
+    mapping = serializers.CharField(required=False, allow_blank=True)
+    note = serializers.CharField(required=False, allow_blank=True, max_length=500)
+
+    def validate_mapping(self, value: str) -> dict | None:
+        if not value:
+            return None
+        try:
+            mapping = json.loads(value)
+        except (ValueError, RecursionError) as error:
+            raise serializers.ValidationError("The mapping is not JSON.") from error
+        if not isinstance(mapping, dict):
+            raise serializers.ValidationError("The mapping is a JSON object.")
+        return mapping
+
+
+def dry_run_asked(request: Request) -> bool:
+    """Whether ``?dry_run`` asks to check and preview only (1, true or yes)."""
+    return request.query_params.get("dry_run", "").lower() in ("1", "true", "yes")
 
 
 def refused_import_answer(rejected: ImportRejected) -> Response:

@@ -26,7 +26,7 @@ from array import array
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -41,6 +41,7 @@ from apps.items.models import Level
 from apps.protocols.components import registered_components
 from apps.protocols.import_frame import (
     NO_RECORDS,
+    ImportOutcome,
     ImportProblem,
     ImportRejected,
     already_imported,
@@ -83,17 +84,6 @@ _BOOLEAN = _TRUE | _FALSE
 _OUTCOMES = {choice.value for choice in TerminalOutcome}
 # Outcomes that always carry a response text (possibly empty); platform losses never do.
 _TEXT_REQUIRED = {TerminalOutcome.COMPLETED, TerminalOutcome.REFUSED}
-
-
-@dataclass
-class ImportOutcome:
-    """What an import did: ``imported``, ``already_imported`` (a no-op) or ``dry_run``."""
-
-    status: str
-    message: str
-    counts: dict[str, Any] = field(default_factory=dict)
-    response_import: ResponseImport | None = None
-    preview: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -874,7 +864,7 @@ def import_file(
     mapping: dict | None,
     note: str,
     dry_run: bool,
-) -> ImportOutcome:
+) -> ImportOutcome[ResponseImport]:
     """See ``services.responses_import``; runs inside its transaction.
 
     ``data`` is the file: ``bytes``, a path, or an uploaded file (one Django spooled to disk is
@@ -890,22 +880,9 @@ def import_file(
     opener = source_opener(data)
     digest = source_sha256(opener)
 
-    def already() -> ImportOutcome | None:
-        earlier = (
-            ResponseImport.objects.filter(version=version, sha256=digest)
-            .select_related("imported_by")
-            .first()
-        )
-        if earlier is None:
-            return None
-        return ImportOutcome(
-            status="already_imported",
-            message=already_imported(
-                earlier, digest, f"{earlier.counts.get('attempts', 0)} attempts"
-            ),
-            counts=earlier.counts,
-            response_import=earlier,
-        )
+    def already() -> ImportOutcome[ResponseImport] | None:
+        imports = ResponseImport.objects.filter(version=version)
+        return already_imported(imports, digest, counted="attempts", noun="attempts")
 
     if outcome := already():
         return outcome
@@ -945,7 +922,7 @@ def import_file(
         status="imported",
         message=f"Imported {filename}: {_summary(counts)}.",
         counts=counts,
-        response_import=response_import,
+        record=response_import,
         preview=tally.preview(),
     )
 

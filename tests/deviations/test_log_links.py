@@ -2,11 +2,14 @@
 
 The demo study is loaded through the services, then the kinds of entry it does not write are
 written the way the product writes them (an exclusion, a score correction, the hand-recorded
-kinds, a harm-review exclusion of an item, a withdrawal, a first freeze). Every protocol's log
+kinds, a harm-review exclusion of an item, a withdrawal, a first freeze, a machine-score import
+and an oracle run). Every protocol's log
 page is rendered for its PI; every ref on it either links to a page that answers 200 to that
-PI, or is of a type documented as plain text (``PLAIN_TEXT_TYPES``). Every kind of entry must
-appear.
+PI, or is of a type documented as plain text (``PLAIN_TEXT_TYPES``): a ref type no app registered
+fails the test. Every kind of entry must appear.
 """
+
+import json
 
 import pytest
 from django.urls import reverse
@@ -32,7 +35,9 @@ from apps.raters.services import score_correct
 from apps.responses.models import Attempt
 from apps.responses.selectors import exclusion_reasons
 from apps.responses.services import control_validation_record, exclusion_record
-from tests.factories import UserFactory
+from tests.factories import MembershipFactory, ProtocolFactory, UserFactory
+from tests.raters.machine_study import JUDGE, jsonl, machine_study
+from tests.raters.test_oracle import EXPECTED, ORACLE, _with_fixtures
 
 pytestmark = pytest.mark.django_db
 
@@ -106,17 +111,45 @@ def _write_the_kinds_the_demo_does_not(pi: User) -> None:
     rubric_text_publish(version=first, user=pi)
 
 
+def _import_machine_scores_and_run_the_oracle(pi: User, on_commit) -> None:
+    from apps.raters.services.machine import machine_scores_import, oracle_run_request
+
+    protocol = ProtocolFactory()
+    MembershipFactory(protocol=protocol, user=pi, role="pi")
+    version = machine_study(
+        protocol=protocol,
+        pi=pi,
+        fields=[
+            {"name": "items_correct", "kind": "count", "scored_by": "scorer", "scorer_role": "o"},
+            {"name": "verdict", "kind": "binary", "scored_by": "scorer", "scorer_role": "judge"},
+        ],
+        scorers={"oracle": ("o", ORACLE), "judge": ("judge", JUDGE)},
+        items=["sort-1"],
+        evaluands=("alpha",),
+        answers={("sort-1", "alpha", 1): json.dumps(EXPECTED)},
+        before_freeze=_with_fixtures,
+    )
+    rows = [{"position": 1, "scorer": "judge", "verdict": True}]
+    machine_scores_import(version=version, user=pi, data=jsonl(rows), filename="judge.jsonl")
+    with on_commit(execute=True):
+        oracle_run_request(version=version, scorer_code="oracle", user=pi)
+
+
 # The demo's whole study through the services: a minute on a quiet machine, several under load.
 @pytest.mark.timeout(1200)
-def test_every_ref_on_every_log_page_links_to_a_page_that_opens(client):
+def test_every_ref_on_every_log_page_links_to_a_page_that_opens(
+    client, django_capture_on_commit_callbacks
+):
     demo_study_load()
     pi = User.objects.get(username="pi")
     _write_the_kinds_the_demo_does_not(pi)
+    _import_machine_scores_and_run_the_oracle(pi, django_capture_on_commit_callbacks)
     client.force_login(pi)
 
     entries = list(LogEntry.objects.select_related("protocol"))
     assert {entry.kind for entry in entries} == set(EntryKind.values)
     written_types = {ref["type"] for entry in entries for ref in entry.refs}
+    assert {"machine_score_import", "oracle_run"} <= written_types
     assert written_types <= registered_ref_types() | PLAIN_TEXT_TYPES
     assert not registered_ref_types() & PLAIN_TEXT_TYPES
 

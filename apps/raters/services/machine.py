@@ -17,13 +17,14 @@ from django.utils import timezone
 from apps.accounts.models import User
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
-from apps.protocols.import_frame import collector_paused
+from apps.protocols.import_frame import ImportOutcome, collector_paused
 from apps.protocols.models import ProtocolVersion, VersionState
 from apps.protocols.refs import version_ref
 from apps.raters.fidelity_import import fidelity_judge_import, judged_by_scorer
-from apps.raters.machine_import import MachineImportOutcome, import_machine_scores
+from apps.raters.machine_import import import_machine_scores
 from apps.raters.models import (
     MachineScore,
+    MachineScoreImport,
     OracleRun,
     OracleRunState,
     RubricField,
@@ -49,7 +50,7 @@ def machine_scores_import(
     mapping: dict[str, Any] | None = None,
     note: str = "",
     dry_run: bool = False,
-) -> MachineImportOutcome:
+) -> ImportOutcome[MachineScoreImport]:
     """Import a file of machine scores onto the frozen ``version``'s responses: all or nothing.
 
     ``format`` is csv, jsonl or inspect (from the file name when None); ``mapping`` says how rows
