@@ -31,14 +31,11 @@ import json
 from collections import Counter
 from typing import Any
 
-from apps.deviations.models import EntryKind
-from apps.deviations.services import deviation_append
 from apps.items.models import Cell
 from apps.protocols.import_frame import (
     ImportOutcome,
     ImportProblem,
     import_key,
-    import_refs,
     problems_refuse,
     version_lock,
 )
@@ -47,8 +44,8 @@ from apps.raters.fidelity import Card, FidelityInputError, judge_inconsistencies
 from apps.raters.machine_import import (
     ADMINISTRATION_TARGETS,
     _Planned,
-    _write,
     machine_import_already,
+    machine_import_record,
     version_require_scorable,
 )
 from apps.raters.models import (
@@ -295,26 +292,20 @@ def fidelity_judge_import(
         return ImportOutcome(
             status="dry_run", message=f"Ready: {summary}. Nothing was written.", counts=counts
         )
-    record = MachineScoreImport(
+    record = machine_import_record(
         version=version,
+        user=user,
+        planned=reader.planned,
         sha256=digest,
-        filename=filename[:255],
+        filename=filename,
         format="jsonl",
         mapping={**reader.mapping, "document": "loss1.schema.json"},
-        note=note.strip(),
+        note=note,
         counts=counts,
-        imported_by=user,
-    )
-    record.full_clean()
-    record.save()
-    _write(record, reader.planned)
-    deviation_append(
-        protocol=version.protocol,
-        kind=EntryKind.IMPORT,
-        rationale=f"Imported an LLM judge's loss1 verdicts from {record.filename} (sha256 "
-        f"{digest}): {summary}.{' Note: ' + record.note if record.note else ''}",
-        actor=user,
-        refs=import_refs(version, "machine_score_import", record),
+        rationale=lambda record: (
+            f"Imported an LLM judge's loss1 verdicts from {record.filename} "
+            f"(sha256 {digest}): {summary}.{' Note: ' + record.note if record.note else ''}"
+        ),
     )
     return ImportOutcome(
         status="imported", message=f"Imported {filename}: {summary}.", counts=counts, record=record

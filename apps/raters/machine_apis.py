@@ -9,20 +9,16 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.protocols.import_frame import ImportRejected
 from apps.raters.access import get_rubric_version_for
 from apps.raters.final import machine_dashboard, scorer_roster
 from apps.raters.machine_import import with_scorer
 from apps.raters.models import Comparison, OracleRun, ScorerKind
 from apps.raters.services.machine import machine_scores_import, oracle_run_request
 from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
-from apps.responses.forms import upload_size_problem
 from apps.responses.import_answers import (
     FileImportInput,
-    dry_run_asked,
-    import_answer,
-    import_outcome_body,
-    refused_import_answer,
+    file_import_answer,
+    file_import_input,
 )
 
 
@@ -99,31 +95,20 @@ class MachineScoresImportApi(APIView):
     )
     def post(self, request, version_id: int):
         version = get_rubric_version_for(user=request.user, pk=version_id)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        upload = data.validated_data["file"]
-        if problem := upload_size_problem(upload):
-            raise serializers.ValidationError({"file": [problem]})
-        dry_run = dry_run_asked(request)
-        try:
-            outcome = machine_scores_import(
+        upload, fields, dry_run = file_import_input(request, self.InputSerializer)
+        return file_import_answer(
+            lambda: machine_scores_import(
                 version=version,
                 user=request.user,
                 data=upload.read(),
                 filename=upload.name,
-                format=data.validated_data.get("format") or None,
-                mapping=with_scorer(
-                    data.validated_data.get("mapping"), data.validated_data.get("scorer") or None
-                ),
-                note=data.validated_data.get("note", ""),
+                format=fields.get("format") or None,
+                mapping=with_scorer(fields.get("mapping"), fields.get("scorer") or None),
+                note=fields.get("note", ""),
                 dry_run=dry_run,
-            )
-        except ImportRejected as rejected:
-            return refused_import_answer(rejected)
-        body = import_outcome_body(outcome)
-        if outcome.record is not None:
-            body["sha256"] = outcome.record.sha256
-        return import_answer(body)
+            ),
+            lambda record: {"sha256": record.sha256},
+        )
 
 
 class OracleRunApi(APIView):

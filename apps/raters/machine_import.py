@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -718,21 +719,19 @@ def import_machine_scores(
             counts=counts,
             preview=_preview(planned),
         )
-    record = MachineScoreImport(
+    record = machine_import_record(
         version=version,
+        user=user,
+        planned=planned,
         sha256=digest,
-        filename=filename[:255],
+        filename=filename,
         format=format,
         mapping=reader.normalised,
         header=source.header,
-        note=note.strip(),
+        note=note,
         counts=counts,
-        imported_by=user,
+        rationale=lambda record: _rationale(record, reader),
     )
-    record.full_clean()
-    record.save()
-    _write(record, planned)
-    _log(version, user, record, reader)
     return ImportOutcome(
         status="imported",
         message=f"Imported {filename}: {_summary(counts)}.",
@@ -742,7 +741,36 @@ def import_machine_scores(
     )
 
 
-def _log(version: ProtocolVersion, user, record: MachineScoreImport, reader: _Reader) -> None:
+def machine_import_record(
+    *,
+    version: ProtocolVersion,
+    user,
+    planned: list[_Planned],
+    filename: str,
+    note: str,
+    rationale: Callable[[MachineScoreImport], str],
+    **fields: Any,
+) -> MachineScoreImport:
+    """Write the import record (``fields``: sha256, format, mapping, counts, header), its
+    ``planned`` scores and its ``import`` log entry (``rationale(record)``), naming the version
+    and the record (``import_refs``); runs inside the import's transaction."""
+    record = MachineScoreImport(
+        version=version, filename=filename[:255], note=note.strip(), imported_by=user, **fields
+    )
+    record.full_clean()
+    record.save()
+    _write(record, planned)
+    deviation_append(
+        protocol=version.protocol,
+        kind=EntryKind.IMPORT,
+        rationale=rationale(record),
+        actor=user,
+        refs=import_refs(version, "machine_score_import", record),
+    )
+    return record
+
+
+def _rationale(record: MachineScoreImport, reader: _Reader) -> str:
     used = [reader.roster[code] for code in record.counts["by_scorer"]]
     scorers = "; ".join(
         f"{e.code} = {e.scorer.label} ({e.scorer.get_kind_display()} {e.scorer.name} "
@@ -750,13 +778,7 @@ def _log(version: ProtocolVersion, user, record: MachineScoreImport, reader: _Re
         for e in used
     )
     note = f" Note: {record.note}" if record.note else ""
-    deviation_append(
-        protocol=version.protocol,
-        kind=EntryKind.IMPORT,
-        rationale=(
-            f"Imported machine scores from {record.filename} ({record.format}, sha256 "
-            f"{record.sha256}): {_summary(record.counts)}. Scorers: {scorers}.{note}"
-        ),
-        actor=user,
-        refs=import_refs(version, "machine_score_import", record),
+    return (
+        f"Imported machine scores from {record.filename} ({record.format}, sha256 "
+        f"{record.sha256}): {_summary(record.counts)}. Scorers: {scorers}.{note}"
     )

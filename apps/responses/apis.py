@@ -9,7 +9,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.core.apis import JSONField
-from apps.protocols.import_frame import ImportRejected
 from apps.responses.access import (
     PI_ROLES,
     READ_ROLES,
@@ -20,13 +19,10 @@ from apps.responses.access import (
     require_evaluand_author,
     require_evaluand_writer,
 )
-from apps.responses.forms import upload_size_problem
 from apps.responses.import_answers import (
     FileImportInput,
-    dry_run_asked,
-    import_answer,
-    import_outcome_body,
-    refused_import_answer,
+    file_import_answer,
+    file_import_input,
 )
 from apps.responses.models import (
     IDENTITY_FIELDS,
@@ -309,29 +305,20 @@ class ResponsesImportApi(APIView):
         version = get_responses_version_for(
             user=request.user, code=code, label=label, roles=WRITE_ROLES
         )
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        upload = data.validated_data["file"]
-        if problem := upload_size_problem(upload):
-            raise serializers.ValidationError({"file": [problem]})
-        dry_run = dry_run_asked(request)
-        try:
-            outcome = responses_import(
+        upload, fields, dry_run = file_import_input(request, self.InputSerializer)
+        return file_import_answer(
+            lambda: responses_import(
                 version=version,
                 user=request.user,
                 data=upload,
                 filename=upload.name,
-                format=data.validated_data.get("format") or None,
-                mapping=data.validated_data.get("mapping"),
-                note=data.validated_data.get("note", ""),
+                format=fields.get("format") or None,
+                mapping=fields.get("mapping"),
+                note=fields.get("note", ""),
                 dry_run=dry_run,
-            )
-        except ImportRejected as rejected:
-            return refused_import_answer(rejected)
-        body = import_outcome_body(outcome)
-        if outcome.record is not None:
-            body["import"] = ImportSerializer(outcome.record).data
-        return import_answer(body)
+            ),
+            lambda record: {"import": ImportSerializer(record).data},
+        )
 
 
 class ImportListApi(APIView):
