@@ -35,7 +35,6 @@ from apps.items.models import Cell
 from apps.protocols.import_frame import (
     ImportOutcome,
     ImportProblem,
-    import_key,
     problems_refuse,
     version_lock,
 )
@@ -44,9 +43,8 @@ from apps.raters.fidelity import Card, FidelityInputError, judge_inconsistencies
 from apps.raters.machine_import import (
     ADMINISTRATION_TARGETS,
     _Planned,
-    machine_import_already,
+    machine_import_begin,
     machine_import_record,
-    version_require_scorable,
 )
 from apps.raters.models import (
     FieldKind,
@@ -256,12 +254,7 @@ def fidelity_judge_import(
     window, unreadable card, unknown dialogue or scorer, duplicate) and ValidationError when the
     version takes no scores; nothing is written then.
     """
-    version_require_scorable(version)
-    digest = import_key(data)
-
-    def already() -> ImportOutcome[MachineScoreImport] | None:
-        return machine_import_already(version, digest)
-
+    digest, already = machine_import_begin(version, data)
     if outcome := already():
         return outcome
     source = file_records(data, "jsonl")

@@ -665,13 +665,20 @@ def version_require_scorable(version: ProtocolVersion) -> None:
     )
 
 
-def machine_import_already(
-    version: ProtocolVersion, digest: str
-) -> ImportOutcome[MachineScoreImport] | None:
-    """The no-op outcome when the file keyed ``digest`` was already imported into ``version``
-    (as machine scores or a judge's verdicts), else None."""
+def machine_import_begin(
+    version: ProtocolVersion, data: bytes
+) -> tuple[str, Callable[[], ImportOutcome[MachineScoreImport] | None]]:
+    """Refuse a version that takes no scores; return the file's key and the check that it was
+    already imported into ``version`` (as machine scores or a judge's verdicts): the no-op
+    outcome, or None."""
+    version_require_scorable(version)
+    digest = import_key(data)
     imports = MachineScoreImport.objects.filter(version=version)
-    return already_imported(imports, digest, counted="scores", noun="machine scores")
+
+    def already() -> ImportOutcome[MachineScoreImport] | None:
+        return already_imported(imports, digest, counted="scores", noun="machine scores")
+
+    return digest, already
 
 
 def import_machine_scores(
@@ -686,12 +693,7 @@ def import_machine_scores(
     dry_run: bool,
 ) -> ImportOutcome[MachineScoreImport]:
     """See ``services.machine.machine_scores_import``; runs inside its transaction."""
-    version_require_scorable(version)
-    digest = import_key(data)
-
-    def already() -> ImportOutcome[MachineScoreImport] | None:
-        return machine_import_already(version, digest)
-
+    digest, already = machine_import_begin(version, data)
     if outcome := already():
         return outcome
     format = file_format(format, filename)
