@@ -35,10 +35,10 @@ import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from django.core.exceptions import ValidationError
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 
 from apps.protocols.models import ProtocolVersion, VersionState
 from apps.protocols.refs import version_ref
@@ -110,15 +110,27 @@ def import_key(data: bytes) -> str:
 class ImportRecord(Protocol):
     """What the frame reads of a stored import (``ResponseImport``, ``MachineScoreImport``)."""
 
-    pk: Any
-    sha256: str
-    filename: str
-    imported_at: Any
-    imported_by: Any
-    counts: dict[str, Any]
+    @property
+    def pk(self) -> Any: ...
+
+    @property
+    def sha256(self) -> str: ...
+
+    @property
+    def filename(self) -> str: ...
+
+    @property
+    def imported_at(self) -> Any: ...
+
+    @property
+    def imported_by(self) -> Any: ...
+
+    @property
+    def counts(self) -> dict[str, Any]: ...
 
 
-Record = TypeVar("Record", bound=ImportRecord)
+# A stored import: a model with the fields ``ImportRecord`` names.
+Record = TypeVar("Record", bound=Model)
 
 
 @dataclass
@@ -135,21 +147,22 @@ class ImportOutcome(Generic[Record]):
 
 
 def already_imported(
-    imports: "QuerySet[Record]", digest: str, *, counted: str, noun: str
+    imports: QuerySet[Record], digest: str, *, counted: str, noun: str
 ) -> ImportOutcome[Record] | None:
     """The no-op outcome when the file keyed ``digest`` is among ``imports`` (a version's), else
     None. Its message says when, by whom and what it held (``counts[counted]`` ``noun``)."""
     earlier = imports.filter(sha256=digest).select_related("imported_by").first()
     if earlier is None:
         return None
+    seen = cast(ImportRecord, earlier)
     return ImportOutcome(
         status="already_imported",
         message=(
             f"Nothing to do: this file (sha256 {digest[:16]}…) was already imported on "
-            f"{earlier.imported_at:%Y-%m-%d %H:%M} UTC by {earlier.imported_by}: "
-            f"{earlier.counts.get(counted, 0)} {noun}. Nothing was written."
+            f"{seen.imported_at:%Y-%m-%d %H:%M} UTC by {seen.imported_by}: "
+            f"{seen.counts.get(counted, 0)} {noun}. Nothing was written."
         ),
-        counts=earlier.counts,
+        counts=seen.counts,
         record=earlier,
     )
 

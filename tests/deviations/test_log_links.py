@@ -9,12 +9,15 @@ PI, or is of a type documented as plain text (``PLAIN_TEXT_TYPES``): a ref type 
 fails the test. Every kind of entry must appear.
 """
 
+import ast
 import json
+from pathlib import Path
 
 import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+import apps
 from apps.accounts.models import User
 from apps.demo.opb01 import V1_1_PARAMETERS, opb01_v1_0_draft
 from apps.demo.study import DEMO_CODE, demo_study_load, demo_version_prepare
@@ -175,3 +178,45 @@ def test_a_malformed_ref_is_plain_text_not_an_error():
     assert ref_url({"type": "attempt", "id": 1, "position": "x", "number": 1}, ("P", "1.0")) is None
     assert ref_url({"type": "nobody-registered", "id": 1}) is None
     assert ref_url({"type": "item", "id": 1, "label": "a-01"}, None) is None
+
+
+def _ref_types_in_the_source() -> dict[str, str]:
+    # A log ref is written as a dict literal with a constant "type" and an "id" (a JSON
+    # Schema's {"type": "array", ...} has no "id"), or through the import frame's
+    # import_refs(version, "<type>", record).
+    found = {}
+    for path in sorted(Path(apps.__file__).parent.rglob("*.py")):
+        if "migrations" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            kind = None
+            if isinstance(node, ast.Dict):
+                keys = {
+                    key.value: value
+                    for key, value in zip(node.keys, node.values, strict=True)
+                    if isinstance(key, ast.Constant)
+                }
+                if "id" in keys:
+                    kind = keys.get("type")
+            elif (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", None) == "import_refs"
+                and len(node.args) > 1
+            ):
+                kind = node.args[1]
+            if isinstance(kind, ast.Constant) and isinstance(kind.value, str):
+                found.setdefault(kind.value, f"{path.name}:{node.lineno}")
+    return found
+
+
+def test_every_ref_type_the_source_writes_is_registered_or_plain_text():
+    written = _ref_types_in_the_source()
+    assert {"version", "import", "machine_score_import", "oracle_run", "analysis_run"} <= set(
+        written
+    )
+    unknown = {
+        ref_type: where
+        for ref_type, where in written.items()
+        if ref_type not in registered_ref_types() | PLAIN_TEXT_TYPES
+    }
+    assert unknown == {}
