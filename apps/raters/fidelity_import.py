@@ -125,10 +125,7 @@ class _JudgeReader:
         checker = _Checker(schedule, self.mapping)
         self._load()
         for record in self.records:
-            before = len(checker.problems)
-            administration_id = checker.administration(record)
-            self.problems += checker.problems[before:]
-            del checker.problems[before:]
+            administration_id = checker.administration_into(record, self.problems)
             entry = self._scorer(record)
             if administration_id is None or entry is None:
                 continue

@@ -384,10 +384,7 @@ class _Reader:
         self._load(schedule)
         checker = _Checker(schedule, self.administration_mapping)
         for record in self.records:
-            before = len(checker.problems)
-            administration_id = checker.administration(record)
-            self.problems += checker.problems[before:]
-            del checker.problems[before:]
+            administration_id = checker.administration_into(record, self.problems)
             entry = self._row_scorer(record)
             response = (
                 None if administration_id is None else self._row_response(record, administration_id)

@@ -416,6 +416,17 @@ class _Checker:
             )
         return pk
 
+    def administration_into(
+        self, record: SourceRecord, problems: list[ImportProblem]
+    ) -> int | None:
+        """``administration(record)``, its problems moved to ``problems`` (an importer that
+        keeps its own list: the machine-score and judge imports)."""
+        before = len(self.problems)
+        administration_id = self.administration(record)
+        problems += self.problems[before:]
+        del self.problems[before:]
+        return administration_id
+
     def plan(self, record: SourceRecord) -> "_Planned | None":
         """Check ``record``: its plan, or None when it has a problem (added to ``problems``)."""
         before = len(self.problems)

@@ -54,6 +54,8 @@ COLUMNS = (
     "base_item",
 )
 REQUIRED_COLUMNS = ("family", "item", "level")
+# The columns read as plain text (``absent`` is a yes/no, ``key`` a list of units).
+TEXT_COLUMNS = tuple(name for name in COLUMNS if name not in ("absent", "key"))
 MAX_IMPORT_BYTES = 5 * 1024 * 1024
 MAX_IMPORT_ROWS = 20_000
 # The longest value a design CSV field may hold: the csv module's own default. Checked here, not
@@ -378,16 +380,7 @@ def _validate_row(
         issues.append(ImportProblem(number, name, message, unit=unit))
 
     values = {}
-    for name in (
-        "family",
-        "item",
-        "domain",
-        "condition",
-        "level",
-        "prompt",
-        "absent_reason",
-        "base_item",
-    ):
+    for name in TEXT_COLUMNS:
         try:
             values[name] = _text(raw, name)
         except ValueError as error:
