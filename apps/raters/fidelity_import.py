@@ -45,6 +45,7 @@ from apps.raters.machine_import import (
     _Planned,
     machine_import_begin,
     machine_import_record,
+    planned_score,
 )
 from apps.raters.models import (
     FieldKind,
@@ -220,16 +221,10 @@ class _JudgeReader:
         detail_full = {"document": document, "inconsistencies": [i.to_dict() for i in found]}
         for field in self.fields:
             detail = detail_full if field.derivation == "fidelity" else {}
+            value = _verdict_value(field, verdict.document)
             self.planned.append(
-                _Planned(
-                    row=record.row,
-                    response_id=response_id,
-                    scorer_id=entry.scorer_id,
-                    scorer_code=entry.code,
-                    field=field.name,
-                    value=_verdict_value(field, verdict.document),
-                    detail=detail,
-                    administration=str(administration_id),
+                planned_score(
+                    record, entry, response_id, field.name, value, detail, str(administration_id)
                 )
             )
 

@@ -107,6 +107,28 @@ class _Planned:
     administration: str
 
 
+def planned_score(
+    record: SourceRecord,
+    entry: ScorerRosterEntry,
+    response_id: int,
+    field: str,
+    value: Any,
+    detail: dict[str, Any],
+    administration: str,
+) -> _Planned:
+    """The score ``entry``'s scorer gives ``field`` of a response, as ``record`` says."""
+    return _Planned(
+        row=record.row,
+        response_id=response_id,
+        scorer_id=entry.scorer_id,
+        scorer_code=entry.code,
+        field=field,
+        value=value,
+        detail=detail,
+        administration=administration,
+    )
+
+
 def _describe(schedule: _Schedule, pk: int) -> str:
     position, item, level, evaluand_id, repetition = schedule.entries[pk]
     code = schedule.code_of.get(evaluand_id, f"evaluand {evaluand_id}")
@@ -540,16 +562,7 @@ class _Reader:
             else:
                 self.seen[key] = record.row
                 self.planned.append(
-                    _Planned(
-                        row=record.row,
-                        response_id=response_id,
-                        scorer_id=entry.scorer_id,
-                        scorer_code=entry.code,
-                        field=name,
-                        value=value,
-                        detail=detail,
-                        administration=where,
-                    )
+                    planned_score(record, entry, response_id, name, value, detail, where)
                 )
 
     def _detail(self, record: SourceRecord) -> dict[str, Any]:
