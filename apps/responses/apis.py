@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.core.apis import JSONField
+from apps.protocols.models import ProtocolVersion
 from apps.responses.access import (
     PI_ROLES,
     READ_ROLES,
@@ -53,6 +54,11 @@ from apps.responses.services import (
 )
 from apps.responses.sessions import SESSION_FIELDS
 from apps.responses.surfaces import session_guarantee_record
+
+
+def _version(request, code: str, label: str, roles) -> ProtocolVersion:
+    # The version the route names, for a user holding one of ``roles`` (404 otherwise).
+    return get_responses_version_for(user=request.user, code=code, label=label, roles=roles)
 
 
 class EvaluandOutputSerializer(serializers.Serializer):
@@ -196,9 +202,7 @@ class RosterEntrySerializer(serializers.Serializer):
 class RosterListApi(APIView):
     @extend_schema(responses=RosterEntrySerializer(many=True))
     def get(self, request, code: str, label: str):
-        version = get_responses_version_for(
-            user=request.user, code=code, label=label, roles=READ_ROLES
-        )
+        version = _version(request, code, label, READ_ROLES)
         return Response(RosterEntrySerializer(roster_of(version), many=True).data)
 
 
@@ -210,9 +214,7 @@ class RosterEnrollApi(APIView):
 
     @extend_schema(request=InputSerializer, responses=RosterEntrySerializer)
     def post(self, request, code: str, label: str):
-        version = get_responses_version_for(
-            user=request.user, code=code, label=label, roles=WRITE_ROLES
-        )
+        version = _version(request, code, label, WRITE_ROLES)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         evaluand = get_evaluand_for(user=request.user, pk=data.validated_data["evaluand"])
@@ -225,9 +227,7 @@ class RosterEnrollApi(APIView):
 class RosterRemoveApi(APIView):
     @extend_schema(request=None, responses={204: None})
     def post(self, request, code: str, label: str, entry: str):
-        version = get_responses_version_for(
-            user=request.user, code=code, label=label, roles=WRITE_ROLES
-        )
+        version = _version(request, code, label, WRITE_ROLES)
         found = RosterEntry.objects.filter(version=version, code=entry).first()
         if found is None:
             raise Http404("No such roster entry.")
@@ -240,9 +240,7 @@ class ResponsesSummaryApi(APIView):
 
     @extend_schema(responses=dict)
     def get(self, request, code: str, label: str):
-        version = get_responses_version_for(
-            user=request.user, code=code, label=label, roles=READ_ROLES
-        )
+        version = _version(request, code, label, READ_ROLES)
         summary = responses_summary(version)
         return Response(
             {
@@ -302,9 +300,7 @@ class ResponsesImportApi(APIView):
         responses=dict,
     )
     def post(self, request, code: str, label: str):
-        version = get_responses_version_for(
-            user=request.user, code=code, label=label, roles=WRITE_ROLES
-        )
+        version = _version(request, code, label, WRITE_ROLES)
         upload, fields, dry_run = file_import_input(request, self.InputSerializer)
         return file_import_answer(
             lambda: responses_import(
@@ -324,9 +320,7 @@ class ResponsesImportApi(APIView):
 class ImportListApi(APIView):
     @extend_schema(responses=ImportSerializer(many=True))
     def get(self, request, code: str, label: str):
-        version = get_responses_version_for(
-            user=request.user, code=code, label=label, roles=READ_ROLES
-        )
+        version = _version(request, code, label, READ_ROLES)
         return Response(ImportSerializer(imports_of(version), many=True).data)
 
 
@@ -378,9 +372,7 @@ class AttemptListApi(APIView):
         responses=dict,
     )
     def get(self, request, code: str, label: str):
-        version = get_responses_version_for(
-            user=request.user, code=code, label=label, roles=READ_ROLES
-        )
+        version = _version(request, code, label, READ_ROLES)
         try:
             limit = min(max(int(request.query_params.get("limit", 100)), 1), 1000)
             offset = max(int(request.query_params.get("offset", 0)), 0)
@@ -445,9 +437,7 @@ class ExclusionCreateApi(APIView):
 class ExclusionListApi(APIView):
     @extend_schema(responses=ExclusionSerializer(many=True))
     def get(self, request, code: str, label: str):
-        version = get_responses_version_for(
-            user=request.user, code=code, label=label, roles=READ_ROLES
-        )
+        version = _version(request, code, label, READ_ROLES)
         return Response(ExclusionSerializer(exclusions_of(version), many=True).data)
 
 
@@ -469,9 +459,7 @@ class ControlValidationListApi(APIView):
 
     @extend_schema(responses=ControlValidationSerializer(many=True))
     def get(self, request, code: str, label: str):
-        version = get_responses_version_for(
-            user=request.user, code=code, label=label, roles=READ_ROLES
-        )
+        version = _version(request, code, label, READ_ROLES)
         return Response(
             ControlValidationSerializer(control_validations_of(version), many=True).data
         )
@@ -489,9 +477,7 @@ class ControlValidationRecordApi(APIView):
 
     @extend_schema(request=InputSerializer, responses=ControlValidationSerializer)
     def post(self, request, code: str, label: str):
-        version = get_responses_version_for(
-            user=request.user, code=code, label=label, roles=PI_ROLES
-        )
+        version = _version(request, code, label, PI_ROLES)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         record = control_validation_record(
