@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -365,6 +366,25 @@ def _choices(mapping: dict[str, Any]) -> str:
     return ", ".join(sorted(mapping)) or "none yet"
 
 
+def _named(
+    values: dict[str, str],
+    column: str,
+    known: dict[str, Any],
+    where: str,
+    plural: str,
+    issue: Callable[[str, str], None],
+) -> Any:
+    """The design row ``known`` holds under the code ``values[column]`` (None for a blank one);
+    a code it does not hold is an issue of ``column`` that lists the codes there are."""
+    found = known.get(values[column])
+    if values[column] and found is None:
+        issue(
+            column,
+            f"there is no {column} {values[column]!r} {where} ({plural}: {_choices(known)})",
+        )
+    return found
+
+
 def _validate_row(
     number: int,
     raw: dict[str, Any],
@@ -403,32 +423,15 @@ def _validate_row(
     item_code = values["item"]
     if item_code and not CODE_PATTERN.match(item_code):
         issue("item", f"{item_code!r} is not a code: use {CODE_HELP}")
-    family = ctx.families.get(values["family"])
-    if values["family"] and family is None:
-        issue(
-            "family",
-            f"there is no family {values['family']!r} in this version "
-            f"(families: {_choices(ctx.families)})",
-        )
-    level = ctx.levels.get(values["level"])
-    if values["level"] and level is None:
-        issue(
-            "level",
-            f"there is no level {values['level']!r} on this version's scale "
-            f"(levels: {_choices(ctx.levels)})",
-        )
+    family = _named(values, "family", ctx.families, "in this version", "families", issue)
+    level = _named(values, "level", ctx.levels, "on this version's scale", "levels", issue)
     if values["base_item"] and family is not None and family.role != FamilyRole.DISCLOSURE:
         issue(
             "base_item",
             f"item {item_code} is in Family {family.code}, not a disclosure family: only C_SPXI "
             "and C₀ items name a base item (OPB-01 §5)",
         )
-    if values["condition"] and values["condition"] not in ctx.conditions:
-        issue(
-            "condition",
-            f"there is no condition {values['condition']!r} in this version "
-            f"(conditions: {_choices(ctx.conditions)})",
-        )
+    _named(values, "condition", ctx.conditions, "in this version", "conditions", issue)
 
     existing = ctx.items.get(item_code)
     if existing is not None and family is not None and existing.family_id != family.pk:
