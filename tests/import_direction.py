@@ -2,11 +2,14 @@
 
     python tests/import_direction.py      # prints each import against the direction; exit 1 if any
 
-An app may import an earlier app, never a later one, with one exception: every app writes to the
-deviation log, so ``apps.deviations.services`` (``deviation_append``), ``apps.deviations.models``
-(``EntryKind``, what the entries are) and ``apps.deviations.refs`` (registering its ref types in
-``ready()``) may be imported from anywhere. Imports inside functions count as much as the ones at
-the top. Migrations are left out (Django writes their dependencies).
+An app may import an earlier app, never a later one. The deviation log sits right after protocols,
+because that is all it imports (core, accounts, protocols); every later app imports it directly
+(the outcome seal is ``apps.deviations.selectors.outcomes_visible``). One exception remains:
+protocols writes to the log (a freeze, an amendment) and registers its ref types, so an app before
+the log may import ``apps.deviations.services`` (``deviation_append``), ``apps.deviations.models``
+(``EntryKind``) and ``apps.deviations.refs`` (``register_ref_type`` in ``ready()``). Imports inside
+functions count as much as the ones at the top. Migrations are left out (Django writes their
+dependencies).
 """
 
 from __future__ import annotations
@@ -15,21 +18,22 @@ import ast
 import sys
 from pathlib import Path
 
-# Earlier first. core is below everything; demo composes every app.
-LAYERS = (
+# Earlier first. core is below everything; demo composes every app. A list, so that a new layer
+# (a study-kind package between analysis and demo, say) is one inserted line.
+LAYERS = [
     "core",
     "accounts",
     "protocols",
+    "deviations",
     "items",
     "responses",
     "raters",
     "analysis",
     # The study kinds (apps/studies/<kind>/): they plug into the core apps above, never the reverse.
     "studies",
-    "deviations",
     "demo",
-)
-# The deviation-log writes every app makes (and the ref registry each app's ready() uses).
+]
+# The deviation-log writes an app before the log may make (and the ref registry its ready() uses).
 LOG_WRITES = ("apps.deviations.services", "apps.deviations.models", "apps.deviations.refs")
 
 ROOT = Path(__file__).resolve().parent.parent / "apps"

@@ -27,3 +27,23 @@ def test_an_app_missing_from_the_layers_is_an_error(tmp_path):
     (tmp_path / "newapp" / "models.py").write_text("")
     with pytest.raises(ValueError, match="newapp"):
         violations(tmp_path)
+
+
+def test_deviations_sits_right_after_protocols(tmp_path):
+    # Later apps read the log (the outcome seal) directly; protocols may only write to it.
+    (tmp_path / "responses").mkdir()
+    (tmp_path / "responses" / "services.py").write_text(
+        "from apps.deviations.selectors import protocol_outcomes_visible\n"
+    )
+    (tmp_path / "protocols").mkdir()
+    (tmp_path / "protocols" / "services.py").write_text(
+        "from apps.deviations.services import deviation_append\n"
+        "from apps.deviations.selectors import outcomes_visible\n"
+    )
+    (tmp_path / "deviations").mkdir()
+    (tmp_path / "deviations" / "views.py").write_text("from apps.items.models import Item\n")
+    assert violations(tmp_path) == [
+        "apps/deviations/views.py:1: apps.deviations imports apps.items.models.Item (a later app)",
+        "apps/protocols/services.py:2: apps.protocols imports "
+        "apps.deviations.selectors.outcomes_visible (a later app)",
+    ]

@@ -12,8 +12,8 @@ from django.db.models import QuerySet
 from apps.accounts.models import Membership, Role, User
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.pipelines import get_pipeline
+from apps.deviations.selectors import outcomes_visible
 from apps.protocols.models import ProtocolVersion
-from apps.protocols.seal import outcomes_visible
 
 
 def runs_of(*, version: ProtocolVersion) -> QuerySet[AnalysisRun]:

@@ -41,9 +41,9 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from apps.accounts.models import User
-from apps.analysis.models import AnalysisRun, RunState
+from apps.analysis.models import AnalysisRun
 from apps.analysis.selectors import result_document
-from apps.analysis.services import analysis_run_perform, analysis_run_request
+from apps.demo.runs import demo_run_analysed
 from apps.items.models import FamilyRole
 from apps.items.services import design_import, family_create, level_create
 from apps.protocols.models import Protocol, ProtocolVersion, VersionState
@@ -533,13 +533,7 @@ def _incident_and_control(version: ProtocolVersion, user: User) -> None:
 def crucible_analyse(*, version: ProtocolVersion, pi: User) -> AnalysisRun:
     """Request the analysis as the PI; where no worker ran it by commit, run it in-process
     through the worker's own claim (as ``apps.demo.xstest.xstest_analyse`` does)."""
-    with transaction.atomic():
-        run = analysis_run_request(version=version, user=pi)
-    run.refresh_from_db()
-    if run.state == RunState.QUEUED:
-        analysis_run_perform(run_id=run.pk)
-        run.refresh_from_db()
-    return run
+    return demo_run_analysed(version=version, pi=pi)
 
 
 def crucible_acceptance(run: AnalysisRun) -> list[dict]:

@@ -35,9 +35,9 @@ from django.db import transaction
 
 from apps.accounts.models import Role, User
 from apps.accounts.services import membership_grant
-from apps.analysis.models import AnalysisRun, RunState
+from apps.analysis.models import AnalysisRun
 from apps.analysis.selectors import result_document
-from apps.analysis.services import analysis_run_perform, analysis_run_request
+from apps.demo.runs import demo_run_analysed
 from apps.items.models import FamilyRole
 from apps.items.services import KeyUnitSpec, cell_save, family_create, item_create, level_create
 from apps.protocols.models import Protocol, ProtocolVersion, VersionState
@@ -386,12 +386,7 @@ def fidelity_demo(*, pi: User, reviewer: User) -> FidelityDemo:
             machine_scores_import(
                 version=version, user=pi, data=judge_jsonl(), filename="judge.jsonl"
             )
-    with transaction.atomic():
-        run = analysis_run_request(version=version, user=pi)
-    run.refresh_from_db()
-    if run.state == RunState.QUEUED:
-        analysis_run_perform(run_id=run.pk)
-        run.refresh_from_db()
+    run = demo_run_analysed(version=version, pi=pi)
     return FidelityDemo(version=version, created=created, judged=judged, run=run)
 
 

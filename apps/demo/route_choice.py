@@ -40,8 +40,7 @@ from apps.accounts.models import User
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.selectors import result_document
 from apps.analysis.services import analysis_run_perform, analysis_run_request
-from apps.deviations.models import OutcomeUnsealing
-from apps.deviations.services import outcome_unseal
+from apps.demo.runs import demo_outcomes_unseal
 from apps.items.models import FactorRole, FamilyRole
 from apps.items.services import (
     cell_save,
@@ -448,8 +447,7 @@ def route_choice_build(*, user: User) -> RouteDemo:
         if run.state == RunState.QUEUED:
             analysis_run_perform(run_id=run.pk)
             run.refresh_from_db()
-    if not OutcomeUnsealing.objects.filter(version=version).exists():
-        outcome_unseal(version=version, user=user, confirmation=PROTOCOL_CODE)
+    demo_outcomes_unseal(version=version, pi=user)
     return RouteDemo(version=version, run=run, sessions=len(records))
 
 

@@ -21,9 +21,8 @@ from apps.demo.opb01 import CODE as OPB01_CODE
 from apps.demo.opb01 import opb01_history_build
 from apps.demo.people import demo_people_ensure
 from apps.demo.responses import demo_responses_import, demo_roster_enroll
+from apps.demo.runs import demo_outcomes_unseal
 from apps.demo.scoring import demo_scores_submit
-from apps.deviations.selectors import outcomes_visible
-from apps.deviations.services import outcome_unseal
 from apps.items.services import harm_review_open
 from apps.protocols.models import Protocol, ProtocolVersion, VersionState
 from apps.protocols.services import protocol_create, protocol_member_add
@@ -118,8 +117,7 @@ def demo_study_run(*, version: ProtocolVersion, users: dict[str, User]) -> dict:
         run = analysis_run_request(
             version=version, user=pi, reason="The demo's run over the responses scored so far."
         )
-    if not outcomes_visible(version):
-        outcome_unseal(version=version, user=pi, confirmation=version.protocol.code)
+    demo_outcomes_unseal(version=version, pi=pi)
     return {
         "responses": Response.objects.filter(version=version).count(),
         "scores": Score.objects.filter(version=version).count(),

@@ -40,9 +40,9 @@ from django.conf import settings
 from django.db import transaction
 
 from apps.accounts.models import Role, User
-from apps.analysis.models import AnalysisRun, RunState
+from apps.analysis.models import AnalysisRun
 from apps.analysis.selectors import result_document
-from apps.analysis.services import analysis_run_perform, analysis_run_request
+from apps.demo.runs import demo_run_analysed
 from apps.items.models import FamilyRole
 from apps.items.services import design_import, family_create, level_create
 from apps.protocols.models import Protocol, ProtocolVersion, VersionState
@@ -330,13 +330,7 @@ def xstest_analyse(*, version: ProtocolVersion, pi: User) -> AnalysisRun:
     finished it by the time the request commits — a broker with no worker — this process
     performs it itself, through the same claim a worker uses.
     """
-    with transaction.atomic():
-        run = analysis_run_request(version=version, user=pi)
-    run.refresh_from_db()
-    if run.state == RunState.QUEUED:
-        analysis_run_perform(run_id=run.pk)
-        run.refresh_from_db()
-    return run
+    return demo_run_analysed(version=version, pi=pi)
 
 
 def xstest_headline(run: AnalysisRun) -> list[dict]:

@@ -92,14 +92,7 @@ class LogFeedApi(APIView):
         query = params.validated_data
         limit = query["limit"]
         following = "after" in query
-        entries = log_entries(
-            protocol_id=protocol.pk,
-            kind=query.get("kind"),
-            actor=query.get("actor"),
-            date_from=query.get("date_from"),
-            date_to=query.get("date_to"),
-            newest_first=not following,
-        )
+        entries = log_entries(protocol_id=protocol.pk, filters=query, newest_first=not following)
         if following:
             entries = entries.filter(seq__gt=query["after"])
         elif "before" in query:

@@ -19,6 +19,8 @@ writes every kind of entry and follows every link):
 - ``blob`` (analysis): the stored document, by hash — protocols;
 - ``item`` (harm review): the item's design page — items;
 - ``import`` (response import): the version's list of imports — responses;
+- ``machine_score_import`` (machine-score and judge-verdict imports) and ``oracle_run`` (an
+  oracle scorer's run): the version's scorers page, which lists both — raters;
 - ``attempt`` (exclusion): the attempt's page — responses;
 - ``analysis_run`` (analysis): the run's report — analysis;
 - plain text, by design (``PLAIN_TEXT_TYPES``): ``exclusion`` (the same entry's ``attempt``

@@ -2,7 +2,7 @@
 
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
@@ -85,18 +85,18 @@ def _day_start(day: date) -> datetime:
 
 
 def log_entries(
-    *,
-    protocol_id: int,
-    kind: str | None = None,
-    actor: str | None = None,
-    date_from: date | None = None,
-    date_to: date | None = None,
-    newest_first: bool = False,
+    *, protocol_id: int, filters: Mapping[str, Any] | None = None, newest_first: bool = False
 ) -> QuerySet[LogEntry]:
-    """A protocol's entries, filtered by kind, actor (username) and recorded day (UTC, inclusive).
+    """A protocol's entries, filtered by ``filters`` (each optional: ``kind``, ``actor`` (a
+    username), ``date_from`` and ``date_to`` (recorded day, UTC, inclusive; ``date``s), as the
+    log page's form and the API's query give them).
 
     Ordered by ``seq`` (or newest first); the actor's user row comes with each entry.
     """
+    filters = filters or {}
+    kind, actor = filters.get("kind"), filters.get("actor")
+    date_from: date | None = filters.get("date_from")
+    date_to: date | None = filters.get("date_to")
     entries = LogEntry.objects.filter(protocol_id=protocol_id).select_related("protocol")
     if kind:
         entries = entries.filter(kind=kind)

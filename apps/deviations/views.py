@@ -73,13 +73,7 @@ def protocol_log(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
     roles = roles_for(user=request.user, protocol_id=protocol.pk)
     form = LogFilterForm(request.GET or None, actors=log_actors(protocol_id=protocol.pk))
     filters = form.cleaned_data if form.is_valid() else {}
-    entries = log_entries(
-        protocol_id=protocol.pk,
-        kind=filters.get("kind"),
-        actor=filters.get("actor"),
-        date_from=filters.get("date_from"),
-        date_to=filters.get("date_to"),
-    )
+    entries = log_entries(protocol_id=protocol.pk, filters=filters)
     page = Paginator(entries, ENTRIES_PER_PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)

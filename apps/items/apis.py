@@ -35,7 +35,7 @@ from apps.items.access import (
     get_level_for,
 )
 from apps.items.component import design_document
-from apps.items.models import HarmVerdict
+from apps.items.models import HarmVerdict, Item, Level
 from apps.items.parts import CONDITION, FACTOR, FAMILY, ITEM, LEVEL, DesignPart, LevelSerializer
 from apps.items.selectors import (
     HARM_CRITERIA,
@@ -65,6 +65,15 @@ def _writer(
     return get_design_version_for(
         user=_user(request), protocol_code=protocol_code, label=label, roles=roles
     )
+
+
+def _cell_place(
+    request: Request, protocol_code: str, label: str, item_code: str, level_code: str
+) -> tuple[Item, Level]:
+    """The item and level a cell route names, on a version the user may write the design of."""
+    version = _writer(request, protocol_code, label)
+    item = get_item_for(version=version, code=item_code)
+    return item, get_level_for(version=version, code=level_code)
 
 
 def _valid(input_class: type[serializers.Serializer[Any]], request: Request) -> dict[str, Any]:
@@ -218,9 +227,7 @@ class CellSaveApi(APIView):
     def post(
         self, request: Request, protocol_code: str, label: str, item_code: str, level_code: str
     ) -> Response:
-        version = _writer(request, protocol_code, label)
-        item = get_item_for(version=version, code=item_code)
-        level = get_level_for(version=version, code=level_code)
+        item, level = _cell_place(request, protocol_code, label, item_code, level_code)
         values = _valid(self.InputSerializer, request)
         cell = services.cell_save(
             item=item,
@@ -252,9 +259,7 @@ class CellDeleteApi(APIView):
     def post(
         self, request: Request, protocol_code: str, label: str, item_code: str, level_code: str
     ) -> Response:
-        version = _writer(request, protocol_code, label)
-        item = get_item_for(version=version, code=item_code)
-        level = get_level_for(version=version, code=level_code)
+        item, level = _cell_place(request, protocol_code, label, item_code, level_code)
         cell = get_cell_for(item=item, level=level)
         if cell is None:
             raise Http404("This cell has not been written.")

@@ -506,20 +506,7 @@ def version_amend(*, version: ProtocolVersion, user: User) -> ProtocolVersion:
             version=new,
             **{
                 field: getattr(parameter, field)
-                for field in (
-                    "name",
-                    "label",
-                    "kind",
-                    "value",
-                    "unit",
-                    "required",
-                    "choices",
-                    "minimum",
-                    "maximum",
-                    "help_text",
-                    "position",
-                    "schema",
-                )
+                for field in sorted(_NEW_PARAMETER_FIELDS | {"position"})
             },
         )
         clone.full_clean()

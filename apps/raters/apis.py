@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from apps.accounts.authentication import CachedTokenAuthentication, request_token_key
 from apps.core.apis import JSONParser, PreboundSerializer
-from apps.protocols.seal import outcomes_visible
+from apps.deviations.selectors import outcomes_visible
 from apps.raters.access import get_rubric_version_for, get_scoring_version_for, get_task_for
 from apps.raters.final import machine_dashboard
 from apps.raters.models import AssignmentOutcome, RubricField

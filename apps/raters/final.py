@@ -19,8 +19,8 @@ from typing import Any
 
 from django.db.models import Count
 
+from apps.deviations.selectors import outcomes_visible
 from apps.protocols.models import ProtocolVersion
-from apps.protocols.seal import outcomes_visible
 from apps.raters.models import (
     AuditSample,
     FieldKind,

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from apps.protocols.import_frame import ImportOutcome
     from apps.protocols.models import ProtocolVersion
-    from apps.raters.machine_import import MachineImportOutcome
+    from apps.raters.models import MachineScoreImport
 
 
 class JudgedInputError(ValueError):
@@ -59,7 +60,7 @@ class JudgedSignals:
     axes: tuple[str, ...]
     synthetic: Callable[[Any, Callable[[], float]], dict[str, Any]]
     judged_by_scorer: Callable[[ProtocolVersion], bool]
-    judge_import: Callable[..., MachineImportOutcome]
+    judge_import: Callable[..., ImportOutcome[MachineScoreImport]]
 
 
 _registered: list[JudgedSignals] = []

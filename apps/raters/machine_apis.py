@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
@@ -17,13 +15,11 @@ from apps.raters.machine_import import with_scorer
 from apps.raters.models import Comparison, OracleRun, ScorerKind
 from apps.raters.services.machine import machine_scores_import, oracle_run_request
 from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
-from apps.responses.forms import upload_size_problem
 from apps.responses.import_answers import (
-    import_answer,
-    import_outcome_body,
-    refused_import_answer,
+    FileImportInput,
+    file_import_answer,
+    file_import_input,
 )
-from apps.responses.import_frame import ImportRejected
 
 
 class ScorerRosterApi(APIView):
@@ -87,24 +83,10 @@ class MachineScoresImportApi(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema_serializer(component_name="MachineScoresImport")
-    class InputSerializer(serializers.Serializer):
-        file = serializers.FileField()
+    class InputSerializer(FileImportInput):
         # Plain text (csv, jsonl or inspect): the importer names a wrong one as a problem.
         format = serializers.CharField(max_length=16, required=False, allow_blank=True)
         scorer = serializers.CharField(max_length=64, required=False, allow_blank=True)
-        mapping = serializers.CharField(required=False, allow_blank=True)
-        note = serializers.CharField(required=False, allow_blank=True, max_length=500)
-
-        def validate_mapping(self, value: str):
-            if not value:
-                return None
-            try:
-                mapping = json.loads(value)
-            except (ValueError, RecursionError) as error:
-                raise serializers.ValidationError("The mapping is not JSON.") from error
-            if not isinstance(mapping, dict):
-                raise serializers.ValidationError("The mapping is a JSON object.")
-            return mapping
 
     @extend_schema(
         request={"multipart/form-data": InputSerializer},
@@ -113,31 +95,20 @@ class MachineScoresImportApi(APIView):
     )
     def post(self, request, version_id: int):
         version = get_rubric_version_for(user=request.user, pk=version_id)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        upload = data.validated_data["file"]
-        if problem := upload_size_problem(upload):
-            raise serializers.ValidationError({"file": [problem]})
-        dry_run = request.query_params.get("dry_run", "").lower() in ("1", "true", "yes")
-        try:
-            outcome = machine_scores_import(
+        upload, fields, dry_run = file_import_input(request, self.InputSerializer)
+        return file_import_answer(
+            lambda: machine_scores_import(
                 version=version,
                 user=request.user,
                 data=upload.read(),
                 filename=upload.name,
-                format=data.validated_data.get("format") or None,
-                mapping=with_scorer(
-                    data.validated_data.get("mapping"), data.validated_data.get("scorer") or None
-                ),
-                note=data.validated_data.get("note", ""),
+                format=fields.get("format") or None,
+                mapping=with_scorer(fields.get("mapping"), fields.get("scorer") or None),
+                note=fields.get("note", ""),
                 dry_run=dry_run,
-            )
-        except ImportRejected as rejected:
-            return refused_import_answer(rejected)
-        body = import_outcome_body(outcome)
-        if outcome.record is not None:
-            body["sha256"] = outcome.record.sha256
-        return import_answer(body)
+            ),
+            lambda record: {"sha256": record.sha256},
+        )
 
 
 class OracleRunApi(APIView):

@@ -1,7 +1,7 @@
 """The import of one file of machine scores: read it, check every row, then write every score.
 
 Called by ``services.machine.machine_scores_import`` inside its transaction, in the frame every
-import shares (``apps.responses.import_frame``). The files are the response importer's
+import shares (``apps.protocols.import_frame``). The files are the response importer's
 (``apps.responses.formats``: CSV, JSON Lines, Inspect AI logs read with inspect_ai's own reader),
 and a row names its response as a response file names its attempt's administration
 (``apps.responses.mapping``: position, or item, level, evaluand, repetition). The steps:
@@ -40,17 +40,28 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import connection
 from django.utils import timezone
 
-from apps.core.canonical import sha256_hex
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import KeyUnit
+from apps.protocols.import_frame import (
+    ImportOutcome,
+    ImportProblem,
+    ImportRejected,
+    already_imported,
+    import_key,
+    import_refs,
+    problems_refuse,
+    version_lock,
+    version_require_open,
+)
 from apps.protocols.models import ProtocolVersion
 from apps.raters.models import (
     FieldKind,
@@ -60,15 +71,7 @@ from apps.raters.models import (
     ScorerRosterEntry,
 )
 from apps.raters.values import score_values_clean
-from apps.responses.formats import ImportProblem, SourceRecord
-from apps.responses.import_frame import (
-    ImportRejected,
-    file_format,
-    file_records,
-    problems_refuse,
-    version_lock,
-    version_require_open,
-)
+from apps.responses.formats import SourceRecord, file_format, file_records
 from apps.responses.importing import _Checker, _Schedule
 from apps.responses.mapping import (
     ADMINISTRATION_BY_KEY,
@@ -92,17 +95,6 @@ _SCORE_HELP = 'give a field, or {"field": …, "values": {…}}'
 _FALSE = {"0", "false", "no", "n"}
 
 
-@dataclass
-class MachineImportOutcome:
-    """What an import did: ``imported``, ``already_imported`` (a no-op) or ``dry_run``."""
-
-    status: str
-    message: str
-    counts: dict[str, Any] = field(default_factory=dict)
-    record: MachineScoreImport | None = None
-    preview: list[dict[str, Any]] = field(default_factory=list)
-
-
 @dataclass(slots=True)
 class _Planned:
     row: int
@@ -113,6 +105,28 @@ class _Planned:
     value: Any
     detail: dict[str, Any]
     administration: str
+
+
+def planned_score(
+    record: SourceRecord,
+    entry: ScorerRosterEntry,
+    response_id: int,
+    field: str,
+    value: Any,
+    detail: dict[str, Any],
+    administration: str,
+) -> _Planned:
+    """The score ``entry``'s scorer gives ``field`` of a response, as ``record`` says."""
+    return _Planned(
+        row=record.row,
+        response_id=response_id,
+        scorer_id=entry.scorer_id,
+        scorer_code=entry.code,
+        field=field,
+        value=value,
+        detail=detail,
+        administration=administration,
+    )
 
 
 def _describe(schedule: _Schedule, pk: int) -> str:
@@ -392,10 +406,7 @@ class _Reader:
         self._load(schedule)
         checker = _Checker(schedule, self.administration_mapping)
         for record in self.records:
-            before = len(checker.problems)
-            administration_id = checker.administration(record)
-            self.problems += checker.problems[before:]
-            del checker.problems[before:]
+            administration_id = checker.administration_into(record, self.problems)
             entry = self._row_scorer(record)
             response = (
                 None if administration_id is None else self._row_response(record, administration_id)
@@ -551,16 +562,7 @@ class _Reader:
             else:
                 self.seen[key] = record.row
                 self.planned.append(
-                    _Planned(
-                        row=record.row,
-                        response_id=response_id,
-                        scorer_id=entry.scorer_id,
-                        scorer_code=entry.code,
-                        field=name,
-                        value=value,
-                        detail=detail,
-                        administration=where,
-                    )
+                    planned_score(record, entry, response_id, name, value, detail, where)
                 )
 
     def _detail(self, record: SourceRecord) -> dict[str, Any]:
@@ -673,6 +675,22 @@ def version_require_scorable(version: ProtocolVersion) -> None:
     )
 
 
+def machine_import_begin(
+    version: ProtocolVersion, data: bytes
+) -> tuple[str, Callable[[], ImportOutcome[MachineScoreImport] | None]]:
+    """Refuse a version that takes no scores; return the file's key and the check that it was
+    already imported into ``version`` (as machine scores or a judge's verdicts): the no-op
+    outcome, or None."""
+    version_require_scorable(version)
+    digest = import_key(data)
+    imports = MachineScoreImport.objects.filter(version=version)
+
+    def already() -> ImportOutcome[MachineScoreImport] | None:
+        return already_imported(imports, digest, counted="scores", noun="machine scores")
+
+    return digest, already
+
+
 def import_machine_scores(
     *,
     version: ProtocolVersion,
@@ -683,30 +701,9 @@ def import_machine_scores(
     mapping: dict | None,
     note: str,
     dry_run: bool,
-) -> MachineImportOutcome:
+) -> ImportOutcome[MachineScoreImport]:
     """See ``services.machine.machine_scores_import``; runs inside its transaction."""
-    version_require_scorable(version)
-    digest = sha256_hex(data)
-
-    def already() -> MachineImportOutcome | None:
-        earlier = (
-            MachineScoreImport.objects.filter(version=version, sha256=digest)
-            .select_related("imported_by")
-            .first()
-        )
-        if earlier is None:
-            return None
-        return MachineImportOutcome(
-            status="already_imported",
-            message=(
-                f"Nothing to do: this file (sha256 {digest[:16]}…) was already imported on "
-                f"{earlier.imported_at:%Y-%m-%d %H:%M} UTC by {earlier.imported_by}: "
-                f"{earlier.counts.get('scores', 0)} machine scores. Nothing was written."
-            ),
-            counts=earlier.counts,
-            record=earlier,
-        )
-
+    digest, already = machine_import_begin(version, data)
     if outcome := already():
         return outcome
     format = file_format(format, filename)
@@ -728,28 +725,26 @@ def import_machine_scores(
     planned = reader.planned
     counts = _counts(planned, len(source.records))
     if dry_run:
-        return MachineImportOutcome(
+        return ImportOutcome(
             status="dry_run",
             message=f"Ready to import {filename}: {_summary(counts)}. Nothing was written.",
             counts=counts,
             preview=_preview(planned),
         )
-    record = MachineScoreImport(
+    record = machine_import_record(
         version=version,
+        user=user,
+        planned=planned,
         sha256=digest,
-        filename=filename[:255],
+        filename=filename,
         format=format,
         mapping=reader.normalised,
         header=source.header,
-        note=note.strip(),
+        note=note,
         counts=counts,
-        imported_by=user,
+        rationale=lambda record: _rationale(record, reader),
     )
-    record.full_clean()
-    record.save()
-    _write(record, planned)
-    _log(version, user, record, reader)
-    return MachineImportOutcome(
+    return ImportOutcome(
         status="imported",
         message=f"Imported {filename}: {_summary(counts)}.",
         counts=counts,
@@ -758,7 +753,36 @@ def import_machine_scores(
     )
 
 
-def _log(version: ProtocolVersion, user, record: MachineScoreImport, reader: _Reader) -> None:
+def machine_import_record(
+    *,
+    version: ProtocolVersion,
+    user,
+    planned: list[_Planned],
+    filename: str,
+    note: str,
+    rationale: Callable[[MachineScoreImport], str],
+    **fields: Any,
+) -> MachineScoreImport:
+    """Write the import record (``fields``: sha256, format, mapping, counts, header), its
+    ``planned`` scores and its ``import`` log entry (``rationale(record)``), naming the version
+    and the record (``import_refs``); runs inside the import's transaction."""
+    record = MachineScoreImport(
+        version=version, filename=filename[:255], note=note.strip(), imported_by=user, **fields
+    )
+    record.full_clean()
+    record.save()
+    _write(record, planned)
+    deviation_append(
+        protocol=version.protocol,
+        kind=EntryKind.IMPORT,
+        rationale=rationale(record),
+        actor=user,
+        refs=import_refs(version, "machine_score_import", record),
+    )
+    return record
+
+
+def _rationale(record: MachineScoreImport, reader: _Reader) -> str:
     used = [reader.roster[code] for code in record.counts["by_scorer"]]
     scorers = "; ".join(
         f"{e.code} = {e.scorer.label} ({e.scorer.get_kind_display()} {e.scorer.name} "
@@ -766,16 +790,7 @@ def _log(version: ProtocolVersion, user, record: MachineScoreImport, reader: _Re
         for e in used
     )
     note = f" Note: {record.note}" if record.note else ""
-    deviation_append(
-        protocol=version.protocol,
-        kind=EntryKind.IMPORT,
-        rationale=(
-            f"Imported machine scores from {record.filename} ({record.format}, sha256 "
-            f"{record.sha256}): {_summary(record.counts)}. Scorers: {scorers}.{note}"
-        ),
-        actor=user,
-        refs=[
-            {"type": "version", "id": version.pk, "label": str(version)},
-            {"type": "machine_score_import", "id": record.pk, "label": record.filename},
-        ],
+    return (
+        f"Imported machine scores from {record.filename} ({record.format}, sha256 "
+        f"{record.sha256}): {_summary(record.counts)}. Scorers: {scorers}.{note}"
     )

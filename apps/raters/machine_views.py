@@ -15,6 +15,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts.access import signed_in_user
+from apps.protocols.import_frame import ImportRejected
 from apps.raters.access import get_rubric_version_for
 from apps.raters.final import machine_dashboard
 from apps.raters.machine_import import with_scorer
@@ -23,7 +24,6 @@ from apps.raters.services.machine import machine_scores_import, oracle_run_reque
 from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
 from apps.responses.formats import guess_format
 from apps.responses.forms import FORMAT_CHOICES, upload_size_problem
-from apps.responses.import_frame import ImportRejected
 from apps.responses.staging import preview_discard, preview_load, preview_store
 
 

@@ -18,10 +18,10 @@ from rest_framework.authtoken.models import Token
 
 from apps.accounts.models import Membership, Role, User
 from apps.core.errors import NotFound
+from apps.deviations.selectors import outcomes_visible
 from apps.items.models import Cell, KeyUnit
 from apps.protocols.components import Problem
 from apps.protocols.models import ProtocolVersion, Withdrawal
-from apps.protocols.seal import outcomes_visible
 from apps.raters.frozen import frozen_rating, shown_field
 from apps.raters.judged import judged_signals, judged_signals_or_none
 from apps.raters.models import (

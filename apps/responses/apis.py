@@ -1,7 +1,5 @@
 """The API twin of the responses pages: one APIView per action."""
 
-import json
-
 from django.core.exceptions import ValidationError
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
@@ -11,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.core.apis import JSONField
+from apps.protocols.models import ProtocolVersion
 from apps.responses.access import (
     PI_ROLES,
     READ_ROLES,
@@ -21,13 +20,11 @@ from apps.responses.access import (
     require_evaluand_author,
     require_evaluand_writer,
 )
-from apps.responses.forms import upload_size_problem
 from apps.responses.import_answers import (
-    import_answer,
-    import_outcome_body,
-    refused_import_answer,
+    FileImportInput,
+    file_import_answer,
+    file_import_input,
 )
-from apps.responses.import_frame import ImportRejected
 from apps.responses.models import (
     IDENTITY_FIELDS,
     ControlResult,
@@ -57,6 +54,11 @@ from apps.responses.services import (
 )
 from apps.responses.sessions import SESSION_FIELDS
 from apps.responses.surfaces import session_guarantee_record
+
+
+def _version(request, code: str, label: str, roles) -> ProtocolVersion:
+    # The version the route names, for a user holding one of ``roles`` (404 otherwise).
+    return get_responses_version_for(user=request.user, code=code, label=label, roles=roles)
 
 
 class EvaluandOutputSerializer(serializers.Serializer):
@@ -200,9 +202,7 @@ class RosterEntrySerializer(serializers.Serializer):
 class RosterListApi(APIView):
     @extend_schema(responses=RosterEntrySerializer(many=True))
     def get(self, request, code: str, label: str):
-        version = get_responses_version_for(
-            user=request.user, code=code, label=label, roles=READ_ROLES
-        )
+        version = _version(request, code, label, READ_ROLES)
         return Response(RosterEntrySerializer(roster_of(version), many=True).data)
 
 
@@ -214,9 +214,7 @@ class RosterEnrollApi(APIView):
 
     @extend_schema(request=InputSerializer, responses=RosterEntrySerializer)
     def post(self, request, code: str, label: str):
-        version = get_responses_version_for(
-            user=request.user, code=code, label=label, roles=WRITE_ROLES
-        )
+        version = _version(request, code, label, WRITE_ROLES)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         evaluand = get_evaluand_for(user=request.user, pk=data.validated_data["evaluand"])
@@ -229,9 +227,7 @@ class RosterEnrollApi(APIView):
 class RosterRemoveApi(APIView):
     @extend_schema(request=None, responses={204: None})
     def post(self, request, code: str, label: str, entry: str):
-        version = get_responses_version_for(
-            user=request.user, code=code, label=label, roles=WRITE_ROLES
-        )
+        version = _version(request, code, label, WRITE_ROLES)
         found = RosterEntry.objects.filter(version=version, code=entry).first()
         if found is None:
             raise Http404("No such roster entry.")
@@ -244,9 +240,7 @@ class ResponsesSummaryApi(APIView):
 
     @extend_schema(responses=dict)
     def get(self, request, code: str, label: str):
-        version = get_responses_version_for(
-            user=request.user, code=code, label=label, roles=READ_ROLES
-        )
+        version = _version(request, code, label, READ_ROLES)
         summary = responses_summary(version)
         return Response(
             {
@@ -295,24 +289,10 @@ class ResponsesImportApi(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema_serializer(component_name="ResponsesImport")
-    class InputSerializer(serializers.Serializer):
-        file = serializers.FileField()
+    class InputSerializer(FileImportInput):
         format = serializers.ChoiceField(
             choices=["csv", "jsonl", "inspect"], required=False, allow_blank=True
         )
-        mapping = serializers.CharField(required=False, allow_blank=True)
-        note = serializers.CharField(required=False, allow_blank=True, max_length=500)
-
-        def validate_mapping(self, value):
-            if not value:
-                return None
-            try:
-                mapping = json.loads(value)
-            except (ValueError, RecursionError) as error:
-                raise serializers.ValidationError("The mapping is not JSON.") from error
-            if not isinstance(mapping, dict):
-                raise serializers.ValidationError("The mapping is a JSON object.")
-            return mapping
 
     @extend_schema(
         request={"multipart/form-data": InputSerializer},
@@ -320,40 +300,27 @@ class ResponsesImportApi(APIView):
         responses=dict,
     )
     def post(self, request, code: str, label: str):
-        version = get_responses_version_for(
-            user=request.user, code=code, label=label, roles=WRITE_ROLES
-        )
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        upload = data.validated_data["file"]
-        if problem := upload_size_problem(upload):
-            raise serializers.ValidationError({"file": [problem]})
-        dry_run = request.query_params.get("dry_run", "").lower() in ("1", "true", "yes")
-        try:
-            outcome = responses_import(
+        version = _version(request, code, label, WRITE_ROLES)
+        upload, fields, dry_run = file_import_input(request, self.InputSerializer)
+        return file_import_answer(
+            lambda: responses_import(
                 version=version,
                 user=request.user,
                 data=upload,
                 filename=upload.name,
-                format=data.validated_data.get("format") or None,
-                mapping=data.validated_data.get("mapping"),
-                note=data.validated_data.get("note", ""),
+                format=fields.get("format") or None,
+                mapping=fields.get("mapping"),
+                note=fields.get("note", ""),
                 dry_run=dry_run,
-            )
-        except ImportRejected as rejected:
-            return refused_import_answer(rejected)
-        body = import_outcome_body(outcome)
-        if outcome.response_import is not None:
-            body["import"] = ImportSerializer(outcome.response_import).data
-        return import_answer(body)
+            ),
+            lambda record: {"import": ImportSerializer(record).data},
+        )
 
 
 class ImportListApi(APIView):
     @extend_schema(responses=ImportSerializer(many=True))
     def get(self, request, code: str, label: str):
-        version = get_responses_version_for(
-            user=request.user, code=code, label=label, roles=READ_ROLES
-        )
+        version = _version(request, code, label, READ_ROLES)
         return Response(ImportSerializer(imports_of(version), many=True).data)
 
 
@@ -405,9 +372,7 @@ class AttemptListApi(APIView):
         responses=dict,
     )
     def get(self, request, code: str, label: str):
-        version = get_responses_version_for(
-            user=request.user, code=code, label=label, roles=READ_ROLES
-        )
+        version = _version(request, code, label, READ_ROLES)
         try:
             limit = min(max(int(request.query_params.get("limit", 100)), 1), 1000)
             offset = max(int(request.query_params.get("offset", 0)), 0)
@@ -472,9 +437,7 @@ class ExclusionCreateApi(APIView):
 class ExclusionListApi(APIView):
     @extend_schema(responses=ExclusionSerializer(many=True))
     def get(self, request, code: str, label: str):
-        version = get_responses_version_for(
-            user=request.user, code=code, label=label, roles=READ_ROLES
-        )
+        version = _version(request, code, label, READ_ROLES)
         return Response(ExclusionSerializer(exclusions_of(version), many=True).data)
 
 
@@ -496,9 +459,7 @@ class ControlValidationListApi(APIView):
 
     @extend_schema(responses=ControlValidationSerializer(many=True))
     def get(self, request, code: str, label: str):
-        version = get_responses_version_for(
-            user=request.user, code=code, label=label, roles=READ_ROLES
-        )
+        version = _version(request, code, label, READ_ROLES)
         return Response(
             ControlValidationSerializer(control_validations_of(version), many=True).data
         )
@@ -516,9 +477,7 @@ class ControlValidationRecordApi(APIView):
 
     @extend_schema(request=InputSerializer, responses=ControlValidationSerializer)
     def post(self, request, code: str, label: str):
-        version = get_responses_version_for(
-            user=request.user, code=code, label=label, roles=PI_ROLES
-        )
+        version = _version(request, code, label, PI_ROLES)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         record = control_validation_record(

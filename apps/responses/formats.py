@@ -12,8 +12,10 @@ is part of ``docs/import-formats.md``:
   the one an editor shows);
 - Inspect AI log: the sample's position in the log, 1-based, together with its id and epoch.
 
-No Django imports: the readers are plain functions over bytes, or over an ``Opener`` that
-reads a file from its start (``stream_file``: records one at a time, for large files).
+Rows are numbered by the frame every import shares (``apps.protocols.import_frame.numbered``),
+and a problem has its shape (``ImportProblem``). No ORM: the readers are plain functions over
+bytes, or over an ``Opener`` that reads a file from its start (``stream_file``: records one at
+a time, for large files).
 """
 
 import codecs
@@ -27,33 +29,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from apps.protocols.import_frame import NO_RECORDS, ImportProblem, ImportRejected, numbered
 from apps.responses.archives import archive_problems
 
 # A completion can be long; the csv module's default field limit (128 KiB) is not a limit on
 # what a model may answer.
 _CSV_FIELD_LIMIT = 16 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class ImportProblem:
-    """One thing wrong with a file: where (row, field) and what."""
-
-    row: int | None
-    field: str
-    message: str
-    # How the record names itself, when more than its row helps (an Inspect sample's id, epoch).
-    label: str = ""
-
-    def __str__(self) -> str:
-        where = f"row {self.row}" if self.row is not None else "file"
-        if self.label:
-            where = f"{where} ({self.label})"
-        if self.field:
-            return f"{where}, {self.field}: {self.message}"
-        return f"{where}: {self.message}"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"row": self.row, "field": self.field, "message": self.message, "label": self.label}
 
 
 class FileUnreadable(Exception):
@@ -190,7 +171,7 @@ def _csv_records(
 ) -> Iterator[SourceRecord]:
     row = 1  # the header
     try:
-        for row, values in enumerate(reader, start=2):
+        for row, values in numbered(reader, header=True):
             if not values:
                 continue
             if len(values) != len(columns):
@@ -268,7 +249,7 @@ def _refuse_constant(name: str):
 
 def _jsonl_records(opener: Opener, problems: list[ImportProblem]) -> Iterator[SourceRecord]:
     with opener() as stream:
-        lines = enumerate(_lines(stream, newline="\n"), start=1)
+        lines = numbered(_lines(stream, newline="\n"), header=False)
         line_number = 0
         while True:
             try:
@@ -379,7 +360,7 @@ def read_inspect(data: bytes) -> SourceFile:
         "packages": dict(log.eval.packages or {}),
     }
     records = []
-    for row, sample in enumerate(samples, start=1):
+    for row, sample in numbered(samples, header=False):
         raw = sample.model_dump(mode="json")
         fields = {
             **raw,
@@ -431,3 +412,25 @@ def read_file(data: bytes, format: str) -> SourceFile:
             [ImportProblem(None, "format", f"{format!r} is not one of csv, jsonl, inspect")]
         )
     return readers[format](data)
+
+
+def file_format(format: str | None, filename: str) -> str:
+    """``format`` when given, else the one ``filename`` names (csv, jsonl, inspect); raises
+    ``ImportRejected`` (field ``format``) when neither says."""
+    found = format or guess_format(filename)
+    if found is None:
+        message = f"say which format {filename!r} is: csv, jsonl or inspect"
+        raise ImportRejected([ImportProblem(None, "format", message)])
+    return found
+
+
+def file_records(data: bytes, format: str) -> SourceFile:
+    """The whole file read as ``format``; raises ``ImportRejected`` with every unreadable row, or
+    when the file holds no records."""
+    try:
+        source = read_file(data, format)
+    except FileUnreadable as error:
+        raise ImportRejected(error.problems) from error
+    if not source.records:
+        raise ImportRejected([NO_RECORDS])
+    return source

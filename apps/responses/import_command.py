@@ -3,7 +3,8 @@
 mapping read, the role checked, and a refusal printed row by row, as the pages and the API
 report it.
 
-A subclass names its import in ``doing`` and implements ``check_role`` and ``run_import``.
+A subclass names its import in ``doing`` and the roles that may run it in ``roles``, and
+implements ``run_import`` (``import_arguments`` gives what every import takes).
 """
 
 import json
@@ -15,8 +16,9 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.accounts.models import User
+from apps.protocols.import_frame import ImportRejected
 from apps.protocols.models import ProtocolVersion
-from apps.responses.import_frame import ImportRejected
+from apps.responses.access import require_version_role
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ class ImportCommand(BaseCommand):
     """
 
     doing = "import"
+    roles: tuple[str, ...] = ()
     mapping_help = "The mapping as JSON, or @path to a JSON file (docs/import-formats.md)."
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
@@ -58,8 +61,22 @@ class ImportCommand(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="Check and preview only.")
 
     def check_role(self, *, inputs: ImportInputs) -> None:
-        """Raise PermissionDenied unless ``inputs.user`` may run this import."""
-        raise NotImplementedError
+        """Raise PermissionDenied unless ``inputs.user`` holds one of ``roles`` on the version."""
+        require_version_role(
+            user=inputs.user, version=inputs.version, roles=self.roles, doing=self.doing
+        )
+
+    @staticmethod
+    def import_arguments(inputs: ImportInputs, options: dict[str, Any]) -> dict[str, Any]:
+        """The keyword arguments every import service takes but ``data`` and ``mapping``."""
+        return {
+            "version": inputs.version,
+            "user": inputs.user,
+            "filename": inputs.path.name,
+            "format": options["format"],
+            "note": options["note"],
+            "dry_run": options["dry_run"],
+        }
 
     def run_import(self, *, inputs: ImportInputs, options: dict[str, Any]) -> Any:
         """Run the import; return its outcome (with a ``message``)."""

@@ -1,7 +1,7 @@
 """The import of one file of attempts: read, check and write its records as they stream past.
 
 Called by ``services.responses_import`` inside its transaction, in the frame every import shares
-(``apps.responses.import_frame``: the version's refusal, idempotency, format, row numbers, the
+(``apps.protocols.import_frame``: the version's refusal, idempotency, format, row numbers, the
 lock, all-or-nothing). The steps:
 
 1. the version must be frozen (responses attach only to a frozen schedule);
@@ -26,7 +26,7 @@ from array import array
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -39,24 +39,26 @@ from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import Level
 from apps.protocols.components import registered_components
+from apps.protocols.import_frame import (
+    NO_RECORDS,
+    ImportOutcome,
+    ImportProblem,
+    ImportRejected,
+    already_imported,
+    import_refs,
+    version_lock,
+    version_require_open,
+)
 from apps.protocols.models import ProtocolVersion
-from apps.protocols.refs import version_ref
 from apps.responses.formats import (
     FileUnreadable,
-    ImportProblem,
     Opener,
     SourceRecord,
     SourceStream,
+    file_format,
     source_opener,
     source_sha256,
     stream_file,
-)
-from apps.responses.import_frame import (
-    NO_RECORDS,
-    ImportRejected,
-    file_format,
-    version_lock,
-    version_require_open,
 )
 from apps.responses.mapping import compile_source, effective_mapping, normalise_mapping
 from apps.responses.models import (
@@ -82,17 +84,6 @@ _BOOLEAN = _TRUE | _FALSE
 _OUTCOMES = {choice.value for choice in TerminalOutcome}
 # Outcomes that always carry a response text (possibly empty); platform losses never do.
 _TEXT_REQUIRED = {TerminalOutcome.COMPLETED, TerminalOutcome.REFUSED}
-
-
-@dataclass
-class ImportOutcome:
-    """What an import did: ``imported``, ``already_imported`` (a no-op) or ``dry_run``."""
-
-    status: str
-    message: str
-    counts: dict[str, Any] = field(default_factory=dict)
-    response_import: ResponseImport | None = None
-    preview: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -424,6 +415,17 @@ class _Checker:
                 f"at repetition {repetition}",
             )
         return pk
+
+    def administration_into(
+        self, record: SourceRecord, problems: list[ImportProblem]
+    ) -> int | None:
+        """``administration(record)``, its problems moved to ``problems`` (an importer that
+        keeps its own list: the machine-score and judge imports)."""
+        before = len(self.problems)
+        administration_id = self.administration(record)
+        problems += self.problems[before:]
+        del self.problems[before:]
+        return administration_id
 
     def plan(self, record: SourceRecord) -> "_Planned | None":
         """Check ``record``: its plan, or None when it has a problem (added to ``problems``)."""
@@ -873,7 +875,7 @@ def import_file(
     mapping: dict | None,
     note: str,
     dry_run: bool,
-) -> ImportOutcome:
+) -> ImportOutcome[ResponseImport]:
     """See ``services.responses_import``; runs inside its transaction.
 
     ``data`` is the file: ``bytes``, a path, or an uploaded file (one Django spooled to disk is
@@ -889,24 +891,9 @@ def import_file(
     opener = source_opener(data)
     digest = source_sha256(opener)
 
-    def already() -> ImportOutcome | None:
-        earlier = (
-            ResponseImport.objects.filter(version=version, sha256=digest)
-            .select_related("imported_by")
-            .first()
-        )
-        if earlier is None:
-            return None
-        return ImportOutcome(
-            status="already_imported",
-            message=(
-                f"Nothing to do: this file was already imported on "
-                f"{earlier.imported_at:%Y-%m-%d %H:%M} UTC by {earlier.imported_by}: "
-                f"{earlier.counts.get('attempts', 0)} attempts."
-            ),
-            counts=earlier.counts,
-            response_import=earlier,
-        )
+    def already() -> ImportOutcome[ResponseImport] | None:
+        imports = ResponseImport.objects.filter(version=version)
+        return already_imported(imports, digest, counted="attempts", noun="attempts")
 
     if outcome := already():
         return outcome
@@ -946,17 +933,14 @@ def import_file(
         status="imported",
         message=f"Imported {filename}: {_summary(counts)}.",
         counts=counts,
-        response_import=response_import,
+        record=response_import,
         preview=tally.preview(),
     )
 
 
 def _log(version, user, response_import, tally: _Tally, schedule) -> None:
     counts = response_import.counts
-    refs = [
-        version_ref(version),
-        {"type": "import", "id": response_import.pk, "label": response_import.filename},
-    ]
+    refs = import_refs(version, "import", response_import)
     note = f" Note: {response_import.note}" if response_import.note else ""
     deviation_append(
         protocol=version.protocol,

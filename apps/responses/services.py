@@ -19,19 +19,20 @@ from django.db import IntegrityError, transaction
 
 from apps.accounts.models import User
 from apps.deviations.models import EntryKind
+from apps.deviations.selectors import protocol_outcomes_visible
 from apps.deviations.services import deviation_append
+from apps.protocols.import_frame import ImportOutcome, collector_paused
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.refs import version_ref
-from apps.protocols.seal import protocol_outcomes_visible
 from apps.protocols.services import version_require_editable
-from apps.responses.import_frame import collector_paused
-from apps.responses.importing import ImportOutcome, import_file
+from apps.responses.importing import import_file
 from apps.responses.models import (
     IDENTITY_FIELDS,
     Attempt,
     ControlValidation,
     Evaluand,
     Exclusion,
+    ResponseImport,
     RosterEntry,
     SessionColumns,
     identity_sha256_of,
@@ -175,7 +176,7 @@ def responses_import(
     mapping: dict[str, Any] | None = None,
     note: str = "",
     dry_run: bool = False,
-) -> ImportOutcome:
+) -> ImportOutcome[ResponseImport]:
     """Import a file of attempts into the frozen ``version``: all of it, or nothing.
 
     ``data`` is the file's bytes, its path, or the upload (one spooled to disk is read from

@@ -16,6 +16,7 @@ from apps.accounts.access import AuthenticatedHttpRequest
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
 from apps.core.forms import add_service_errors
+from apps.protocols.import_frame import ImportRejected
 from apps.responses.access import (
     PI_ROLES,
     READ_ROLES,
@@ -36,7 +37,6 @@ from apps.responses.forms import (
     RosterEnrollForm,
     SessionGuaranteeForm,
 )
-from apps.responses.import_frame import ImportRejected
 from apps.responses.models import IDENTITY_FIELDS, RosterEntry, TerminalOutcome
 from apps.responses.selectors import (
     attempts_of,

@@ -2,16 +2,22 @@
 
 The demo study is loaded through the services, then the kinds of entry it does not write are
 written the way the product writes them (an exclusion, a score correction, the hand-recorded
-kinds, a harm-review exclusion of an item, a withdrawal, a first freeze). Every protocol's log
+kinds, a harm-review exclusion of an item, a withdrawal, a first freeze, a machine-score import
+and an oracle run). Every protocol's log
 page is rendered for its PI; every ref on it either links to a page that answers 200 to that
-PI, or is of a type documented as plain text (``PLAIN_TEXT_TYPES``). Every kind of entry must
-appear.
+PI, or is of a type documented as plain text (``PLAIN_TEXT_TYPES``): a ref type no app registered
+fails the test. Every kind of entry must appear.
 """
+
+import ast
+import json
+from pathlib import Path
 
 import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+import apps
 from apps.accounts.models import User
 from apps.demo.opb01 import V1_1_PARAMETERS, opb01_v1_0_draft
 from apps.demo.study import DEMO_CODE, demo_study_load, demo_version_prepare
@@ -32,7 +38,9 @@ from apps.raters.services import score_correct
 from apps.responses.models import Attempt
 from apps.responses.selectors import exclusion_reasons
 from apps.responses.services import control_validation_record, exclusion_record
-from tests.factories import UserFactory
+from tests.factories import MembershipFactory, ProtocolFactory, UserFactory
+from tests.raters.machine_study import JUDGE, jsonl, machine_study
+from tests.raters.test_oracle import EXPECTED, ORACLE, _with_fixtures
 
 pytestmark = pytest.mark.django_db
 
@@ -106,17 +114,45 @@ def _write_the_kinds_the_demo_does_not(pi: User) -> None:
     rubric_text_publish(version=first, user=pi)
 
 
+def _import_machine_scores_and_run_the_oracle(pi: User, on_commit) -> None:
+    from apps.raters.services.machine import machine_scores_import, oracle_run_request
+
+    protocol = ProtocolFactory()
+    MembershipFactory(protocol=protocol, user=pi, role="pi")
+    version = machine_study(
+        protocol=protocol,
+        pi=pi,
+        fields=[
+            {"name": "items_correct", "kind": "count", "scored_by": "scorer", "scorer_role": "o"},
+            {"name": "verdict", "kind": "binary", "scored_by": "scorer", "scorer_role": "judge"},
+        ],
+        scorers={"oracle": ("o", ORACLE), "judge": ("judge", JUDGE)},
+        items=["sort-1"],
+        evaluands=("alpha",),
+        answers={("sort-1", "alpha", 1): json.dumps(EXPECTED)},
+        before_freeze=_with_fixtures,
+    )
+    rows = [{"position": 1, "scorer": "judge", "verdict": True}]
+    machine_scores_import(version=version, user=pi, data=jsonl(rows), filename="judge.jsonl")
+    with on_commit(execute=True):
+        oracle_run_request(version=version, scorer_code="oracle", user=pi)
+
+
 # The demo's whole study through the services: a minute on a quiet machine, several under load.
 @pytest.mark.timeout(1200)
-def test_every_ref_on_every_log_page_links_to_a_page_that_opens(client):
+def test_every_ref_on_every_log_page_links_to_a_page_that_opens(
+    client, django_capture_on_commit_callbacks
+):
     demo_study_load()
     pi = User.objects.get(username="pi")
     _write_the_kinds_the_demo_does_not(pi)
+    _import_machine_scores_and_run_the_oracle(pi, django_capture_on_commit_callbacks)
     client.force_login(pi)
 
     entries = list(LogEntry.objects.select_related("protocol"))
     assert {entry.kind for entry in entries} == set(EntryKind.values)
     written_types = {ref["type"] for entry in entries for ref in entry.refs}
+    assert {"machine_score_import", "oracle_run"} <= written_types
     assert written_types <= registered_ref_types() | PLAIN_TEXT_TYPES
     assert not registered_ref_types() & PLAIN_TEXT_TYPES
 
@@ -142,3 +178,45 @@ def test_a_malformed_ref_is_plain_text_not_an_error():
     assert ref_url({"type": "attempt", "id": 1, "position": "x", "number": 1}, ("P", "1.0")) is None
     assert ref_url({"type": "nobody-registered", "id": 1}) is None
     assert ref_url({"type": "item", "id": 1, "label": "a-01"}, None) is None
+
+
+def _ref_types_in_the_source() -> dict[str, str]:
+    # A log ref is written as a dict literal with a constant "type" and an "id" (a JSON
+    # Schema's {"type": "array", ...} has no "id"), or through the import frame's
+    # import_refs(version, "<type>", record).
+    found = {}
+    for path in sorted(Path(apps.__file__).parent.rglob("*.py")):
+        if "migrations" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            kind = None
+            if isinstance(node, ast.Dict):
+                keys = {
+                    key.value: value
+                    for key, value in zip(node.keys, node.values, strict=True)
+                    if isinstance(key, ast.Constant)
+                }
+                if "id" in keys:
+                    kind = keys.get("type")
+            elif (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", None) == "import_refs"
+                and len(node.args) > 1
+            ):
+                kind = node.args[1]
+            if isinstance(kind, ast.Constant) and isinstance(kind.value, str):
+                found.setdefault(kind.value, f"{path.name}:{node.lineno}")
+    return found
+
+
+def test_every_ref_type_the_source_writes_is_registered_or_plain_text():
+    written = _ref_types_in_the_source()
+    assert {"version", "import", "machine_score_import", "oracle_run", "analysis_run"} <= set(
+        written
+    )
+    unknown = {
+        ref_type: where
+        for ref_type, where in written.items()
+        if ref_type not in registered_ref_types() | PLAIN_TEXT_TYPES
+    }
+    assert unknown == {}

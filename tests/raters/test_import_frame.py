@@ -1,15 +1,14 @@
-"""One import frame (``apps.responses.import_frame``) under the three importers: responses,
-machine scores and an LLM judge's loss1 verdicts refuse a file the same way, by the same words,
-and write nothing."""
+"""One import frame (``apps.protocols.import_frame``) under the importers: responses, machine
+scores, an LLM judge's loss1 verdicts and design files refuse a file the same way, by the same
+words, and write nothing."""
 
 import pytest
 from django.core.exceptions import ValidationError
 
+from apps.protocols.import_frame import MAX_LISTED_PROBLEMS, ImportProblem, ImportRejected
 from apps.raters.models import MachineScoreImport
 from apps.raters.rubric_templates import fidelity_fields
 from apps.raters.services.machine import machine_scores_import
-from apps.responses.formats import ImportProblem
-from apps.responses.import_frame import MAX_LISTED_PROBLEMS, ImportRejected
 from apps.responses.models import ResponseImport
 from apps.responses.services import responses_import
 from tests.raters.machine_study import JUDGE, JUDGE_FIELDS, jsonl, machine_study
@@ -72,7 +71,7 @@ def test_the_response_and_machine_importers_ask_for_the_format_in_the_same_words
         with pytest.raises(ImportRejected) as refused:
             run(scored, pi, b"a,b\n1,2\n", "scores.txt")
         assert refused.value.messages == [
-            "file, format: say which format 'scores.txt' is: csv, jsonl or inspect"
+            "the file, format: say which format 'scores.txt' is: csv, jsonl or inspect"
         ]
     assert _written() == 1  # the study's own responses
 
@@ -100,3 +99,39 @@ def test_a_refusal_lists_the_first_hundred_problems_and_counts_the_rest():
     assert refused.total == 250 and len(refused.problems) == MAX_LISTED_PROBLEMS
     assert refused.messages[0] == "row 2, field: bad"
     assert refused.messages[-1] == "… and 150 more problems"
+
+
+_FILES = {
+    "scored": [{"position": 1, "scorer": "judge", "fidelity": True, "loss1": 0.5}],
+    "judged": [{"position": p, "document": consistent()} for p in (1, 2, 3, 4)],
+}
+
+
+@pytest.mark.parametrize("study", ["scored", "judged"])
+def test_machine_score_and_judge_imports_name_the_version_with_its_hash(request, pi, study):
+    from apps.deviations.models import LogEntry
+
+    version = request.getfixturevalue(study)
+    machine_scores_import(version=version, user=pi, data=jsonl(_FILES[study]), filename="s.jsonl")
+    entry = LogEntry.objects.filter(protocol=version.protocol, kind="import").last()
+    assert entry.refs[0] == {
+        "type": "version",
+        "id": version.pk,
+        "label": f"{version.protocol.code} v{version.label}",
+        "sha256": version.sha256,
+    }
+    assert entry.refs[1]["type"] == "machine_score_import"
+
+
+def test_a_design_file_reports_problems_in_the_same_shape(protocol, pi):
+    from apps.items.services import design_import_plan
+
+    draft = build_draft(protocol=protocol, user=pi)
+    plan = design_import_plan(version=draft, content=b"", fmt="csv")
+    assert all(isinstance(problem, ImportProblem) for problem in plan.errors)
+    assert [p.as_dict() for p in plan.errors] == [
+        {"row": None, "field": "file", "message": "the file is empty", "label": ""}
+    ]
+    assert str(plan.errors[0]) == "the file, file: the file is empty"
+    entries = design_import_plan(version=draft, content=b'[{"item": "x"}, 3]', fmt="json")
+    assert str(entries.errors[-1]) == "entry 2, entry: is not an object"

@@ -99,7 +99,7 @@ def test_responses_cannot_attach_to_a_draft_version(protocol, pi):
 def test_an_import_writes_one_log_entry_with_counts_and_the_file_hash(frozen, pi):
     outcome = _import(frozen, pi, csv_bytes(answer_rows(frozen)))
     entry = LogEntry.objects.get(kind="import")
-    assert outcome.response_import.sha256 in entry.rationale
+    assert outcome.record.sha256 in entry.rationale
     assert "6 attempts" in entry.rationale
     assert entry.actor == pi
 

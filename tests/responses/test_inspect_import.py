@@ -52,7 +52,7 @@ def test_an_inspect_log_imports_each_sample_and_epoch_as_an_attempt(
     assert refusal.response.text == "I'm sorry, but I can't help with that."
     assert refusal.raw["id"] == "xs-2" and refusal.raw["epoch"] == 1
     assert refusal.started_at is not None and refusal.ended_at >= refusal.started_at
-    assert outcome.response_import.header["model"] == "mockllm/model"
+    assert outcome.record.header["model"] == "mockllm/model"
 
 
 @needs_inspect

@@ -57,7 +57,7 @@ def test_a_file_in_batches_imports_every_row_under_one_import_record(large, pi, 
     rows = answer_rows(large)
     outcome = responses_import(version=large, user=pi, data=csv_bytes(rows), filename="all.csv")
     record = ResponseImport.objects.get()
-    assert outcome.response_import == record
+    assert outcome.record == record
     assert record.counts["attempts"] == len(rows) == 600
     assert Attempt.objects.filter(source=record).count() == 600
     assert sorted(Attempt.objects.values_list("source_row", flat=True)) == list(range(2, 602))
@@ -81,7 +81,7 @@ def test_a_path_a_spooled_upload_and_bytes_are_one_file(large, pi, tmp_path):
     first = responses_import(version=large, user=pi, data=path, filename="a.csv")
     again = responses_import(version=large, user=pi, data=spooled, filename="a.csv")
     assert first.status == "imported" and again.status == "already_imported"
-    assert ResponseImport.objects.get().sha256 == first.response_import.sha256
+    assert ResponseImport.objects.get().sha256 == first.record.sha256
 
 
 def test_a_jsonl_file_is_refused_for_its_unreadable_lines_before_its_mapping(large, pi):

@@ -13,8 +13,8 @@ from apps.analysis.selectors import result_document
 from apps.analysis.services import analysis_run_request
 from apps.deviations.services import outcome_unseal
 from apps.protocols.documents import version_document
+from apps.protocols.import_frame import ImportRejected
 from apps.protocols.services import FreezeRefused
-from apps.responses.import_frame import ImportRejected
 from apps.responses.models import Attempt
 from apps.responses.services import evaluand_register, responses_import, roster_enroll
 from tests.builders import build_draft, freeze, set_parameters

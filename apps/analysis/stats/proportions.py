@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -153,30 +154,20 @@ def rate_interval(
     sizes = np.bincount(codes, minlength=len(uniques)).astype(float)
     required = max(min_clusters, RATE_MIN_CLUSTERS_FLOOR)
     k = len(uniques)
+    result = partial(RateInterval, n=int(x.size), n_clusters=k, confidence=confidence)
     if k < required:
         rate = float(np.mean(sums / sizes)) if aggregation == "cluster_mean" else x.mean()
-        return RateInterval(
+        return result(
             rate=float(rate),
             interval=None,
             effective_n=None,
             design_effect=None,
-            n=int(x.size),
-            n_clusters=k,
-            confidence=confidence,
             note=unavailable_note(k, required),
         )
     rate, bounds, n_eff, deff = korn_graubard_interval(
         sums, sizes, aggregation=aggregation, confidence=confidence
     )
-    return RateInterval(
-        rate=rate,
-        interval=bounds,
-        effective_n=n_eff,
-        design_effect=deff,
-        n=int(x.size),
-        n_clusters=k,
-        confidence=confidence,
-    )
+    return result(rate=rate, interval=bounds, effective_n=n_eff, design_effect=deff)
 
 
 @dataclass(frozen=True)

@@ -205,34 +205,25 @@ def op_ratio(
 
     rng = np.random.default_rng(seed)
     shared = data[data[level].isin(levels)]
-    slope_b, reps_b = _family_slope(
-        shared,
-        family_b,
-        value,
-        level,
-        item,
-        family,
-        levels,
-        aggregation,
-        replicates,
-        min_clusters,
-        rng,
-        confidence,
-    )
-    slope_a, reps_a = _family_slope(
-        shared,
-        family_a,
-        value,
-        level,
-        item,
-        family,
-        levels,
-        aggregation,
-        replicates,
-        min_clusters,
-        rng,
-        confidence,
-    )
+
+    # Family B first, then A: one generator, so the order fixes each family's resamples.
+    (slope_b, reps_b), (slope_a, reps_a) = [
+        _family_slope(
+            shared,
+            code,
+            value,
+            level,
+            item,
+            family,
+            levels,
+            aggregation,
+            replicates,
+            min_clusters,
+            rng,
+            confidence,
+        )
+        for code in (family_b, family_a)
+    ]
 
     reasons = []
     if abs(slope_b.estimate) < min_abs_beta_b:

@@ -5,21 +5,15 @@ so other apps' pages can include it without knowing the analysis app's access ru
 """
 
 from django import template
-from django.urls import reverse
-from django.utils.html import format_html
 
-from apps.accounts.selectors import roles_for
 from apps.analysis.access import READ_ROLES
+from apps.protocols.version_links import version_button
 
 register = template.Library()
 
 
 @register.simple_tag(takes_context=True)
 def analysis_link(context, version) -> str:
-    request = context.get("request")
-    if request is None or version.is_draft:
-        return ""
-    if not roles_for(user=request.user, protocol_id=version.protocol_id) & READ_ROLES:
-        return ""
-    url = reverse("analysis:runs", kwargs={"code": version.protocol.code, "label": version.label})
-    return format_html('<a class="button secondary" href="{}">Analysis</a>', url)
+    return version_button(
+        context, version, roles=READ_ROLES, url_name="analysis:runs", text="Analysis"
+    )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,6 @@ from django.db import transaction
 from django.db.models import F
 
 from apps.accounts.models import User
-from apps.core.canonical import sha256_hex
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import Cell, Condition, Family, FamilyRole, Item, KeyUnit, Level
@@ -36,6 +36,7 @@ from apps.items.services.design import (
     key_units_parse,
     stopping_rule_message,
 )
+from apps.protocols.import_frame import ImportProblem, import_key, numbered
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.refs import version_ref
 
@@ -54,6 +55,8 @@ COLUMNS = (
     "base_item",
 )
 REQUIRED_COLUMNS = ("family", "item", "level")
+# The columns read as plain text (``absent`` is a yes/no, ``key`` a list of units).
+TEXT_COLUMNS = tuple(name for name in COLUMNS if name not in ("absent", "key"))
 MAX_IMPORT_BYTES = 5 * 1024 * 1024
 MAX_IMPORT_ROWS = 20_000
 # The longest value a design CSV field may hold: the csv module's own default. Checked here, not
@@ -64,27 +67,6 @@ NUL_MESSAGE = "contains a NUL character, which cannot be stored"
 KEY_SEPARATOR = " | "
 _TRUE = {"yes", "y", "true", "1", "absent"}
 _FALSE = {"", "no", "n", "false", "0"}
-
-
-@dataclass(frozen=True)
-class ImportIssue:
-    """One error: where (``row`` as counted in the file's format; 0 for the file itself), which
-    field, and what is wrong."""
-
-    row: int
-    field: str
-    message: str
-    unit: str = "row"
-
-    @property
-    def where(self) -> str:
-        return "the file" if self.row == 0 else f"{self.unit} {self.row}"
-
-    def __str__(self) -> str:
-        return f"{self.where}, {self.field}: {self.message}"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"row": self.row, "field": self.field, "message": self.message}
 
 
 @dataclass
@@ -133,7 +115,7 @@ class ImportPlan:
     sha256: str
     filename: str = ""
     rows: list[ImportRow] = field(default_factory=list)
-    errors: list[ImportIssue] = field(default_factory=list)
+    errors: list[ImportProblem] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -192,10 +174,10 @@ def _read_csv(text: str, plan: ImportPlan) -> list[tuple[int, dict[str, Any]]]:
     try:
         header = next(reader)
     except StopIteration:
-        plan.errors.append(ImportIssue(0, "file", "the file is empty"))
+        plan.errors.append(ImportProblem(None, "file", "the file is empty"))
         return []
     except csv.Error as error:
-        plan.errors.append(ImportIssue(1, "header", f"not readable as CSV: {error}"))
+        plan.errors.append(ImportProblem(1, "header", f"not readable as CSV: {error}"))
         return []
     header = [h.strip().lower() for h in header]
     unknown = [h for h in header if h not in COLUMNS]
@@ -203,24 +185,25 @@ def _read_csv(text: str, plan: ImportPlan) -> list[tuple[int, dict[str, Any]]]:
     duplicated = sorted({h for h in header if header.count(h) > 1})
     for name in unknown:
         plan.errors.append(
-            ImportIssue(
+            ImportProblem(
                 1, name or "(blank)", f"unknown column; the columns are {', '.join(COLUMNS)}"
             )
         )
     for name in missing:
-        plan.errors.append(ImportIssue(1, name, "required column is missing"))
+        plan.errors.append(ImportProblem(1, name, "required column is missing"))
     for name in duplicated:
-        plan.errors.append(ImportIssue(1, name, "column appears twice"))
+        plan.errors.append(ImportProblem(1, name, "column appears twice"))
     if unknown or missing or duplicated:
         return []
     rows = []
+    number = 1  # the header
     try:
-        for number, values in enumerate(reader, start=2):
+        for number, values in numbered(reader, header=True):
             if not any(v.strip() for v in values):
                 continue
             if len(values) != len(header):
                 plan.errors.append(
-                    ImportIssue(
+                    ImportProblem(
                         number,
                         "row",
                         f"has {len(values)} fields; the header has {len(header)}",
@@ -230,15 +213,17 @@ def _read_csv(text: str, plan: ImportPlan) -> list[tuple[int, dict[str, Any]]]:
             too_long = [h for h, v in zip(header, values, strict=True) if len(v) > MAX_FIELD_CHARS]
             for name in too_long:
                 plan.errors.append(
-                    ImportIssue(number, name, f"field larger than field limit ({MAX_FIELD_CHARS})")
+                    ImportProblem(
+                        number, name, f"field larger than field limit ({MAX_FIELD_CHARS})"
+                    )
                 )
             nul = [h for h, v in zip(header, values, strict=True) if "\x00" in v]
             for name in nul:
-                plan.errors.append(ImportIssue(number, name, NUL_MESSAGE))
+                plan.errors.append(ImportProblem(number, name, NUL_MESSAGE))
             if not too_long and not nul:
                 rows.append((number, dict(zip(header, values, strict=True))))
     except csv.Error as error:
-        plan.errors.append(ImportIssue(reader.line_num, "row", f"not readable as CSV: {error}"))
+        plan.errors.append(ImportProblem(number + 1, "row", f"not readable as CSV: {error}"))
     return rows
 
 
@@ -249,28 +234,33 @@ def _read_json(text: str, plan: ImportPlan) -> list[tuple[int, dict[str, Any]]]:
         # ValueError: malformed, or a number longer than Python reads; RecursionError: nested
         # deeper than Python reads.
         reason = "nested too deeply" if isinstance(error, RecursionError) else error
-        plan.errors.append(ImportIssue(0, "file", f"not valid JSON: {reason}"))
+        plan.errors.append(ImportProblem(None, "file", f"not valid JSON: {reason}"))
         return []
     entries = data.get("cells") if isinstance(data, dict) else data
     if not isinstance(entries, list):
         plan.errors.append(
-            ImportIssue(0, "file", "expected a list of cells, or an object with a 'cells' list")
+            ImportProblem(
+                None, "file", "expected a list of cells, or an object with a 'cells' list"
+            )
         )
         return []
     rows = []
-    for number, entry in enumerate(entries, start=1):
+    for number, entry in numbered(entries, header=False):
         if not isinstance(entry, dict):
-            plan.errors.append(ImportIssue(number, "entry", "is not an object", "entry"))
+            plan.errors.append(ImportProblem(number, "entry", "is not an object", unit="entry"))
             continue
         unknown = [k for k in entry if k not in COLUMNS]
         for name in unknown:
             plan.errors.append(
-                ImportIssue(
-                    number, name, f"unknown field; the fields are {', '.join(COLUMNS)}", "entry"
+                ImportProblem(
+                    number,
+                    name,
+                    f"unknown field; the fields are {', '.join(COLUMNS)}",
+                    unit="entry",
                 )
             )
         if "\\u0000" in json.dumps(entry):
-            plan.errors.append(ImportIssue(number, "entry", NUL_MESSAGE, "entry"))
+            plan.errors.append(ImportProblem(number, "entry", NUL_MESSAGE, unit="entry"))
         elif not unknown:
             rows.append((number, entry))
     return rows
@@ -376,6 +366,25 @@ def _choices(mapping: dict[str, Any]) -> str:
     return ", ".join(sorted(mapping)) or "none yet"
 
 
+def _named(
+    values: dict[str, str],
+    column: str,
+    known: dict[str, Any],
+    where: str,
+    plural: str,
+    issue: Callable[[str, str], None],
+) -> Any:
+    """The design row ``known`` holds under the code ``values[column]`` (None for a blank one);
+    a code it does not hold is an issue of ``column`` that lists the codes there are."""
+    found = known.get(values[column])
+    if values[column] and found is None:
+        issue(
+            column,
+            f"there is no {column} {values[column]!r} {where} ({plural}: {_choices(known)})",
+        )
+    return found
+
+
 def _validate_row(
     number: int,
     raw: dict[str, Any],
@@ -385,22 +394,13 @@ def _validate_row(
     plan: ImportPlan,
 ) -> None:
     unit = plan.unit
-    issues: list[ImportIssue] = []
+    issues: list[ImportProblem] = []
 
     def issue(name: str, message: str) -> None:
-        issues.append(ImportIssue(number, name, message, unit))
+        issues.append(ImportProblem(number, name, message, unit=unit))
 
     values = {}
-    for name in (
-        "family",
-        "item",
-        "domain",
-        "condition",
-        "level",
-        "prompt",
-        "absent_reason",
-        "base_item",
-    ):
+    for name in TEXT_COLUMNS:
         try:
             values[name] = _text(raw, name)
         except ValueError as error:
@@ -423,32 +423,15 @@ def _validate_row(
     item_code = values["item"]
     if item_code and not CODE_PATTERN.match(item_code):
         issue("item", f"{item_code!r} is not a code: use {CODE_HELP}")
-    family = ctx.families.get(values["family"])
-    if values["family"] and family is None:
-        issue(
-            "family",
-            f"there is no family {values['family']!r} in this version "
-            f"(families: {_choices(ctx.families)})",
-        )
-    level = ctx.levels.get(values["level"])
-    if values["level"] and level is None:
-        issue(
-            "level",
-            f"there is no level {values['level']!r} on this version's scale "
-            f"(levels: {_choices(ctx.levels)})",
-        )
+    family = _named(values, "family", ctx.families, "in this version", "families", issue)
+    level = _named(values, "level", ctx.levels, "on this version's scale", "levels", issue)
     if values["base_item"] and family is not None and family.role != FamilyRole.DISCLOSURE:
         issue(
             "base_item",
             f"item {item_code} is in Family {family.code}, not a disclosure family: only C_SPXI "
             "and C₀ items name a base item (OPB-01 §5)",
         )
-    if values["condition"] and values["condition"] not in ctx.conditions:
-        issue(
-            "condition",
-            f"there is no condition {values['condition']!r} in this version "
-            f"(conditions: {_choices(ctx.conditions)})",
-        )
+    _named(values, "condition", ctx.conditions, "in this version", "conditions", issue)
 
     existing = ctx.items.get(item_code)
     if existing is not None and family is not None and existing.family_id != family.pk:
@@ -555,7 +538,7 @@ def _check_bases(ctx: _Context, seen: dict[str, dict[str, Any]], plan: ImportPla
             )
         else:
             continue
-        plan.errors.append(ImportIssue(row.row, "base_item", message, plan.unit))
+        plan.errors.append(ImportProblem(row.row, "base_item", message, unit=plan.unit))
 
 
 def design_import_plan(
@@ -563,37 +546,39 @@ def design_import_plan(
 ) -> ImportPlan:
     """The dry run: parse and validate every row against the version's design and return what
     would be written, or every error (row, field, message). Writes nothing."""
-    plan = ImportPlan(format=fmt, sha256=sha256_hex(content), filename=filename)
+    plan = ImportPlan(format=fmt, sha256=import_key(content), filename=filename)
     if fmt not in FORMATS:
-        plan.errors.append(ImportIssue(0, "format", f"{fmt!r} is not csv or json"))
+        plan.errors.append(ImportProblem(None, "format", f"{fmt!r} is not csv or json"))
         return plan
     if not version.is_draft:
         plan.errors.append(
-            ImportIssue(0, "version", f"{version} is {version.status}: its design cannot change")
+            ImportProblem(
+                None, "version", f"{version} is {version.status}: its design cannot change"
+            )
         )
         return plan
     if len(content) > MAX_IMPORT_BYTES:
         plan.errors.append(
-            ImportIssue(0, "file", f"is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MB")
+            ImportProblem(None, "file", f"is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MB")
         )
         return plan
     try:
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        plan.errors.append(ImportIssue(0, "file", f"is not UTF-8 text ({error.reason})"))
+        plan.errors.append(ImportProblem(None, "file", f"is not UTF-8 text ({error.reason})"))
         return plan
     raw_rows = _read_csv(text, plan) if fmt == "csv" else _read_json(text, plan)
     if len(raw_rows) > MAX_IMPORT_ROWS:
-        plan.errors.append(ImportIssue(0, "file", f"has more than {MAX_IMPORT_ROWS} rows"))
+        plan.errors.append(ImportProblem(None, "file", f"has more than {MAX_IMPORT_ROWS} rows"))
         return plan
     if not raw_rows and not plan.errors:
-        plan.errors.append(ImportIssue(0, "file", "has no cells"))
+        plan.errors.append(ImportProblem(None, "file", "has no cells"))
     ctx = _context(version)
     seen: dict[str, dict[str, Any]] = {}
     for number, raw in raw_rows:
         _validate_row(number, raw, fmt, ctx, seen, plan)
     _check_bases(ctx, seen, plan)
-    plan.errors.sort(key=lambda issue: issue.row)
+    plan.errors.sort(key=lambda issue: issue.row or 0)
     return plan
 
 
@@ -678,8 +663,8 @@ def _write_plan(version: ProtocolVersion, plan: ImportPlan) -> None:
     )
     if breach is not None:
         plan.errors.append(
-            ImportIssue(
-                0,
+            ImportProblem(
+                None,
                 "level",
                 stopping_rule_message(breach.item.family, breach.level.code, breach.item.code),
             )

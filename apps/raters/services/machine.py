@@ -17,11 +17,14 @@ from django.utils import timezone
 from apps.accounts.models import User
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
+from apps.protocols.import_frame import ImportOutcome, collector_paused
 from apps.protocols.models import ProtocolVersion, VersionState
+from apps.protocols.refs import version_ref
 from apps.raters.judged import judged_signals_or_none
-from apps.raters.machine_import import MachineImportOutcome, import_machine_scores
+from apps.raters.machine_import import import_machine_scores
 from apps.raters.models import (
     MachineScore,
+    MachineScoreImport,
     OracleRun,
     OracleRunState,
     RubricField,
@@ -29,8 +32,8 @@ from apps.raters.models import (
     ScorerRosterEntry,
 )
 from apps.raters.oracle import oracle_compare, oracle_value
+from apps.raters.refs import oracle_run_ref
 from apps.responses.formats import guess_format
-from apps.responses.import_frame import collector_paused
 from apps.responses.models import Exclusion, Response
 
 _ORACLE_CHUNK = 2000
@@ -47,7 +50,7 @@ def machine_scores_import(
     mapping: dict[str, Any] | None = None,
     note: str = "",
     dry_run: bool = False,
-) -> MachineImportOutcome:
+) -> ImportOutcome[MachineScoreImport]:
     """Import a file of machine scores onto the frozen ``version``'s responses: all or nothing.
 
     ``format`` is csv, jsonl or inspect (from the file name when None); ``mapping`` says how rows
@@ -242,10 +245,7 @@ def _oracle_compute_and_write(run: OracleRun) -> str:
             kind=EntryKind.IMPORT,
             rationale=message,
             actor=run.requested_by,
-            refs=[
-                {"type": "version", "id": version.pk, "label": str(version)},
-                {"type": "oracle_run", "id": run.pk, "label": f"oracle run {run.pk}"},
-            ],
+            refs=[version_ref(version), oracle_run_ref(run)],
         )
         OracleRun.objects.filter(pk=run.pk).update(
             state=OracleRunState.DONE,

@@ -15,6 +15,7 @@ from apps.accounts.models import User
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.protocols.models import ProtocolVersion, VersionState
+from apps.protocols.refs import version_ref
 from apps.protocols.services import blob_store, version_require_editable
 from apps.raters.models import RubricPublication, RubricText
 
@@ -67,6 +68,6 @@ def rubric_text_publish(*, version: ProtocolVersion, user: User) -> RubricPublic
         rationale=f"Published the rubric text of {version} (sha256 {text.sha256}): from now on "
         f"anyone may read it at /api/v1/blob/{text.sha256[:16]}.",
         actor=user,
-        refs=[{"type": "version", "id": version.pk, "label": str(version)}],
+        refs=[version_ref(version)],
     )
     return publication

@@ -5,10 +5,8 @@ versions, so other apps' pages can include it without knowing the raters app's a
 """
 
 from django import template
-from django.urls import reverse
-from django.utils.html import format_html
 
-from apps.accounts.selectors import roles_for
+from apps.protocols.version_links import version_button
 from apps.raters.access import SCORING_MANAGERS
 
 register = template.Library()
@@ -16,10 +14,6 @@ register = template.Library()
 
 @register.simple_tag(takes_context=True)
 def scoring_link(context, version) -> str:
-    request = context.get("request")
-    if request is None or version.is_draft:
-        return ""
-    if not roles_for(user=request.user, protocol_id=version.protocol_id) & set(SCORING_MANAGERS):
-        return ""
-    url = reverse("raters:scoring", args=[version.protocol.code, version.label])
-    return format_html('<a class="button secondary" href="{}">Scoring</a>', url)
+    return version_button(
+        context, version, roles=SCORING_MANAGERS, url_name="raters:scoring", text="Scoring"
+    )

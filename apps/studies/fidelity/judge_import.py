@@ -23,7 +23,7 @@ field a scorer scores (the ``fidelity`` template with a scorer role). Each row i
    and, by the ``fidelity`` pipeline, in the report.
 
 All or nothing, idempotent by file hash, one ``import`` log entry: as every machine-score import,
-in the frame every import shares (``apps.responses.import_frame``).
+in the frame every import shares (``apps.protocols.import_frame``).
 """
 
 from __future__ import annotations
@@ -32,17 +32,20 @@ import json
 from collections import Counter
 from typing import Any
 
-from apps.core.canonical import sha256_hex
-from apps.deviations.models import EntryKind
-from apps.deviations.services import deviation_append
 from apps.items.models import Cell
+from apps.protocols.import_frame import (
+    ImportOutcome,
+    ImportProblem,
+    problems_refuse,
+    version_lock,
+)
 from apps.protocols.models import ProtocolVersion
 from apps.raters.machine_import import (
     ADMINISTRATION_TARGETS,
-    MachineImportOutcome,
     _Planned,
-    _write,
-    version_require_scorable,
+    machine_import_begin,
+    machine_import_record,
+    planned_score,
 )
 from apps.raters.models import (
     FieldKind,
@@ -53,8 +56,7 @@ from apps.raters.models import (
 )
 from apps.raters.plan import rating_plan
 from apps.raters.values import FIDELITY_DERIVATIONS
-from apps.responses.formats import ImportProblem
-from apps.responses.import_frame import file_records, problems_refuse, version_lock
+from apps.responses.formats import file_records
 from apps.responses.importing import _Checker, _Schedule
 from apps.responses.mapping import default_mapping
 from apps.responses.models import Attempt
@@ -125,10 +127,7 @@ class _JudgeReader:
         checker = _Checker(schedule, self.mapping)
         self._load()
         for record in self.records:
-            before = len(checker.problems)
-            administration_id = checker.administration(record)
-            self.problems += checker.problems[before:]
-            del checker.problems[before:]
+            administration_id = checker.administration_into(record, self.problems)
             entry = self._scorer(record)
             if administration_id is None or entry is None:
                 continue
@@ -223,16 +222,10 @@ class _JudgeReader:
         detail_full = {"document": document, "inconsistencies": [i.to_dict() for i in found]}
         for field in self.fields:
             detail = detail_full if field.derivation == "fidelity" else {}
+            value = _verdict_value(field, verdict.document)
             self.planned.append(
-                _Planned(
-                    row=record.row,
-                    response_id=response_id,
-                    scorer_id=entry.scorer_id,
-                    scorer_code=entry.code,
-                    field=field.name,
-                    value=_verdict_value(field, verdict.document),
-                    detail=detail,
-                    administration=str(administration_id),
+                planned_score(
+                    record, entry, response_id, field.name, value, detail, str(administration_id)
                 )
             )
 
@@ -246,7 +239,7 @@ def fidelity_judge_import(
     scorer_code: str | None = None,
     note: str = "",
     dry_run: bool = False,
-) -> MachineImportOutcome:
+) -> ImportOutcome[MachineScoreImport]:
     """Import a judge's loss1 documents (JSON Lines) onto the frozen ``version``: see the module
     docstring. Runs inside the caller's transaction (``machine_scores_import``).
 
@@ -254,21 +247,7 @@ def fidelity_judge_import(
     window, unreadable card, unknown dialogue or scorer, duplicate) and ValidationError when the
     version takes no scores; nothing is written then.
     """
-    version_require_scorable(version)
-    digest = sha256_hex(data)
-
-    def already() -> MachineImportOutcome | None:
-        earlier = MachineScoreImport.objects.filter(version=version, sha256=digest).first()
-        if earlier is None:
-            return None
-        return MachineImportOutcome(
-            status="already_imported",
-            message=f"Nothing to do: this file (sha256 {digest[:16]}…) was already imported. "
-            "Nothing was written.",
-            counts=earlier.counts,
-            record=earlier,
-        )
-
+    digest, already = machine_import_begin(version, data)
     if outcome := already():
         return outcome
     source = file_records(data, "jsonl")
@@ -296,33 +275,24 @@ def fidelity_judge_import(
         f"their own observations ({sum(reader.inconsistencies.values())} flags)"
     )
     if dry_run:
-        return MachineImportOutcome(
+        return ImportOutcome(
             status="dry_run", message=f"Ready: {summary}. Nothing was written.", counts=counts
         )
-    record = MachineScoreImport(
+    record = machine_import_record(
         version=version,
+        user=user,
+        planned=reader.planned,
         sha256=digest,
-        filename=filename[:255],
+        filename=filename,
         format="jsonl",
         mapping={**reader.mapping, "document": "loss1.schema.json"},
-        note=note.strip(),
+        note=note,
         counts=counts,
-        imported_by=user,
+        rationale=lambda record: (
+            f"Imported an LLM judge's loss1 verdicts from {record.filename} "
+            f"(sha256 {digest}): {summary}.{' Note: ' + record.note if record.note else ''}"
+        ),
     )
-    record.full_clean()
-    record.save()
-    _write(record, reader.planned)
-    deviation_append(
-        protocol=version.protocol,
-        kind=EntryKind.IMPORT,
-        rationale=f"Imported an LLM judge's loss1 verdicts from {record.filename} (sha256 "
-        f"{digest}): {summary}.{' Note: ' + record.note if record.note else ''}",
-        actor=user,
-        refs=[
-            {"type": "version", "id": version.pk, "label": str(version)},
-            {"type": "machine_score_import", "id": record.pk, "label": record.filename},
-        ],
-    )
-    return MachineImportOutcome(
+    return ImportOutcome(
         status="imported", message=f"Imported {filename}: {summary}.", counts=counts, record=record
     )

@@ -1,7 +1,6 @@
 """``manage.py demo_crucible``: the synthetic CRUCIBLE study, from design to acceptance verdicts."""
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
 
 from apps.demo.crucible import (
     PROTOCOL_CODE,
@@ -10,8 +9,7 @@ from apps.demo.crucible import (
     crucible_build,
 )
 from apps.demo.people import demo_people_ensure
-from apps.deviations.models import OutcomeUnsealing
-from apps.deviations.services import outcome_unseal
+from apps.demo.runs import demo_outcomes_unseal
 
 
 class Command(BaseCommand):
@@ -33,9 +31,7 @@ class Command(BaseCommand):
         run = crucible_analyse(version=version, pi=pi)
         if run.state != "succeeded":
             raise CommandError(f"Analysis run {run.number} {run.state}: {run.error}")
-        if not OutcomeUnsealing.objects.filter(version=version).exists():
-            with transaction.atomic():
-                outcome_unseal(version=version, user=pi, confirmation=PROTOCOL_CODE)
+        if demo_outcomes_unseal(version=version, pi=pi):
             self.stdout.write("Outcomes unsealed by the PI (logged as outcome_unsealed).")
         self.stdout.write(f"\nAnalysis run {run.number}: maximum acceptable autonomy rung\n")
         header = f"{'policy':<14} {'evaluand':<9} {'maximum acceptable rung':<28} first failure"

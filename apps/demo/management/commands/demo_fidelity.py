@@ -2,18 +2,15 @@
 own cards and dialogues, to the fidelity table."""
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
 
 from apps.demo.fidelity import (
-    PROTOCOL_CODE,
     dialogue_count,
     fidelity_demo,
     fidelity_table,
     rubric_address,
 )
 from apps.demo.people import demo_people_ensure
-from apps.deviations.models import OutcomeUnsealing
-from apps.deviations.services import outcome_unseal
+from apps.demo.runs import demo_outcomes_unseal
 
 
 def _rate(part: dict | None) -> str:
@@ -48,9 +45,7 @@ class Command(BaseCommand):
         self.stdout.write(f"reviewer1 judged {demo.judged} dialogues through the queue.")
         if run.state != "succeeded":
             raise CommandError(f"Analysis run {run.number} {run.state}: {run.error}")
-        if not OutcomeUnsealing.objects.filter(version=version).exists():
-            with transaction.atomic():
-                outcome_unseal(version=version, user=pi, confirmation=PROTOCOL_CODE)
+        if demo_outcomes_unseal(version=version, pi=pi):
             self.stdout.write("Outcomes unsealed by the PI (logged as outcome_unsealed).")
         table = fidelity_table(run)
         self.stdout.write(f"\nAnalysis run {run.number} ({table['interval']['method']})\n")

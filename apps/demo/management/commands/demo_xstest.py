@@ -1,18 +1,15 @@
 """``manage.py demo_xstest``: the whole XSTest study, from the shared CSVs to the headline table."""
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
 
 from apps.demo.people import demo_people_ensure
+from apps.demo.runs import demo_outcomes_unseal
 from apps.demo.xstest import (
-    PROTOCOL_CODE,
     xstest_analyse,
     xstest_build,
     xstest_headline,
     xstest_score,
 )
-from apps.deviations.models import OutcomeUnsealing
-from apps.deviations.services import outcome_unseal
 
 
 def _percent(value: float | None) -> str:
@@ -49,9 +46,7 @@ class Command(BaseCommand):
         run = xstest_analyse(version=version, pi=pi)
         if run.state != "succeeded":
             raise CommandError(f"Analysis run {run.number} {run.state}: {run.error}")
-        if not OutcomeUnsealing.objects.filter(version=version).exists():
-            with transaction.atomic():
-                outcome_unseal(version=version, user=pi, confirmation=PROTOCOL_CODE)
+        if demo_outcomes_unseal(version=version, pi=pi):
             self.stdout.write("Outcomes unsealed by the PI (logged as outcome_unsealed).")
         self.stdout.write(
             f"\nAnalysis run {run.number}: refusal rates (%) and Krippendorff's α (nominal)\n"

@@ -7,7 +7,6 @@ from django.core.management.base import CommandParser
 from apps.raters.access import RUBRIC_EDITORS
 from apps.raters.machine_import import with_scorer
 from apps.raters.services.machine import machine_scores_import
-from apps.responses.access import require_version_role
 from apps.responses.import_command import ImportCommand, ImportInputs
 
 
@@ -17,24 +16,15 @@ class Command(ImportCommand):
         "frozen version's responses: all of it or nothing; the same file twice is a no-op."
     )
     doing = "import machine scores"
+    roles = RUBRIC_EDITORS
 
     def add_arguments(self, parser: CommandParser) -> None:
         super().add_arguments(parser)
         parser.add_argument("--scorer", help="The scorer's roster code, when rows do not say.")
 
-    def check_role(self, *, inputs: ImportInputs) -> None:
-        require_version_role(
-            user=inputs.user, version=inputs.version, roles=RUBRIC_EDITORS, doing=self.doing
-        )
-
     def run_import(self, *, inputs: ImportInputs, options: dict[str, Any]) -> Any:
         return machine_scores_import(
-            version=inputs.version,
-            user=inputs.user,
+            **self.import_arguments(inputs, options),
             data=inputs.path.read_bytes(),
-            filename=inputs.path.name,
-            format=options["format"],
             mapping=with_scorer(inputs.mapping, options["scorer"]),
-            note=options["note"],
-            dry_run=options["dry_run"],
         )

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from apps.responses.access import WRITE_ROLES, require_version_role
+from apps.responses.access import WRITE_ROLES
 from apps.responses.import_command import ImportCommand, ImportInputs
 from apps.responses.services import responses_import
 
@@ -13,21 +13,9 @@ class Command(ImportCommand):
         "all of it or nothing; the same file twice is a no-op."
     )
     doing = "import responses"
+    roles = WRITE_ROLES
     mapping_help = "The column mapping as JSON, or @path to a JSON file (docs/import-formats.md)."
 
-    def check_role(self, *, inputs: ImportInputs) -> None:
-        require_version_role(
-            user=inputs.user, version=inputs.version, roles=WRITE_ROLES, doing=self.doing
-        )
-
     def run_import(self, *, inputs: ImportInputs, options: dict[str, Any]) -> Any:
-        return responses_import(
-            version=inputs.version,
-            user=inputs.user,
-            data=inputs.path,
-            filename=inputs.path.name,
-            format=options["format"],
-            mapping=inputs.mapping,
-            note=options["note"],
-            dry_run=options["dry_run"],
-        )
+        arguments = self.import_arguments(inputs, options)
+        return responses_import(**arguments, data=inputs.path, mapping=inputs.mapping)
