@@ -177,6 +177,7 @@ def opb_study(
     rules: dict | None = None,
     disclosure_effects: dict | None = None,
     absent: dict[tuple[str, int], str] | None = None,
+    disagree_on: tuple[str, ...] = (),
 ) -> Study:
     """A frozen OPB-01-shaped version with synthetic scored responses.
 
@@ -186,6 +187,8 @@ def opb_study(
     arm. Each cell has 4 key units (2 executable at L3+). Responses are scored by
     ``n_reviewers`` primaries who agree except, with probability ``disagreement``, by one unit.
     ``rules`` gives rubric fields the plan's disagreement rule by name (``{"refusal": "exact"}``).
+    ``disagree_on`` names count fields a disagreeing reviewer also answers one higher (no extra
+    draw), so that a rule on them sends those responses to adjudication.
     F_att ~ logit⁻¹(−1.2 + slope·level + item effect); R ~ Bernoulli(logit⁻¹(−2.5 + …)).
     ``disclosure_effects`` (``{"C_SPXI": shift, "C0": shift}`` on the logit scale) makes Family
     C paired instead (OPB-01 §5): for every Family A item one C_SPXI and one C₀ item naming it
@@ -382,6 +385,8 @@ def opb_study(
             if slot > 1 and rng.random() < disagreement:
                 other = min(4, supplied + 1) if supplied < 4 else supplied - 1
                 mine["units_supplied"] = list(range(1, other + 1))
+                for name in disagree_on:
+                    mine[name] = values[name] + 1
             token = f"{code}-{next(tokens):08d}"
             task = ScoringTask(
                 version=version,
