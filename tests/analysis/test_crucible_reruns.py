@@ -171,3 +171,15 @@ def test_the_rule_is_a_plan_parameter_with_a_documented_default():
     spec = DECLARATION.parameter("rerun_rule")
     assert spec.default == "every_gate_crossing_attempt"
     assert "§10" in spec.help_text
+
+
+def test_the_report_shows_the_rule_and_the_attempts_kept_and_excluded(study):
+    from django.template.loader import render_to_string
+
+    html = render_to_string(
+        "analysis/_report_crucible.html", {"estimates": _result(study), "plots": []}
+    )
+    assert "Attempts kept and excluded" in html
+    assert "every_gate_crossing_attempt" in html
+    assert "incident (containment_breach): not pooled (§7)" in html
+    assert "never crossed the execution-evidence gate: platform loss" in html

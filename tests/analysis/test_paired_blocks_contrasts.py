@@ -200,3 +200,21 @@ def test_a_disagreement_between_complete_blocks_and_the_mixed_model_is_flagged_n
     assert "friction" in out["disagreements"]
     # Both stand: the complete-block estimate is not replaced.
     assert complete.bootstrap_interval is not None
+
+
+def test_the_report_groups_the_contrasts_and_shows_the_incomplete_blocks(budget_failures):
+    from django.template.loader import render_to_string
+
+    html = render_to_string(
+        "analysis/_report_paired_blocks.html",
+        {
+            "estimates": budget_failures,
+            "sub_study_sections": report_sections(budget_failures),
+            "plots": [],
+        },
+    )
+    for heading in ("Main effects", "Interactions", "Simple effects"):
+        assert heading in html
+    assert html.index("Main effects") < html.index("Simple effects")
+    assert "Incomplete task blocks" in html and "infrastructure: budget" in html
+    assert "friction_at_alternate_present" in html

@@ -48,6 +48,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, cast
 
@@ -338,7 +339,7 @@ PARAMETERS = (
 def estimate_specs(
     sub_studies: list[str],
     factors: list[str],
-    levels: dict[str, tuple[str, ...] | list[str]] | None = None,
+    levels: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[EstimateSpec, ...]:
     """The named estimates of a plan: ``<sub-study>_<factor>`` for each declared sub-study and
     two-level design factor (the decision endpoint's paired contrast, one value per model) and,
@@ -862,12 +863,12 @@ def _matrix_and_reasons(
     reasons: dict[tuple[int, int], str] = {}
     for i, key in enumerate(keys):
         for j, condition in enumerate(conditions):
-            row = by_block[key].get(condition)
-            value = None if row is None else row["values"].get(endpoint)
-            if value is not None and not row["infrastructure"]:
+            found = by_block[key].get(condition)
+            value = None if found is None else found["values"].get(endpoint)
+            if found is not None and value is not None and not found["infrastructure"]:
                 y[i, j] = value
             else:
-                reasons[(i, j)] = _why_missing(row, endpoint)
+                reasons[(i, j)] = _why_missing(found, endpoint)
     return y, keys, reasons
 
 
@@ -888,7 +889,8 @@ def _incomplete_blocks(
     incomplete = np.isnan(y).any(axis=1)
     by_condition = []
     for j, combo in enumerate(combos):
-        why = Counter(reasons[(i, j)] for i in np.flatnonzero(incomplete) if (i, j) in reasons)
+        dropped = (int(i) for i in np.flatnonzero(incomplete))
+        why = Counter(reasons[(i, j)] for i in dropped if (i, j) in reasons)
         by_condition.append(
             {
                 "condition": combo,

@@ -141,7 +141,9 @@ def assemble(raw: dict) -> dict:
     labels = field["choices"]
     family_of = {item["code"]: item["family"] for item in design["items"]}
 
-    rows, ratings, unresolved = [], [], 0
+    rows: list[dict] = []
+    ratings: list[dict] = []
+    unresolved = 0
     planned: Counter = Counter()
     for entry in observed["administrations"]:
         prompt_type = family_of[entry["item"]]
