@@ -26,6 +26,7 @@ from apps.items.models import Cell, Condition, Family, Item, KeyUnit, Level, Pan
 from apps.protocols.models import ProtocolVersion
 from apps.raters.final import agreement_inputs, final_values
 from apps.raters.models import RubricField
+from apps.raters.selectors import partial_primary_scores
 from apps.responses.models import (
     Administration,
     Attempt,
@@ -39,6 +40,7 @@ from apps.responses.models import (
 from apps.responses.sessions import SESSION_FIELDS
 
 AWAITING_ADJUDICATION = "awaiting_adjudication"
+PARTIALLY_SCORED = "partially_scored"
 
 
 def plan_parameters(version: ProtocolVersion) -> dict[str, str]:
@@ -212,11 +214,11 @@ def _attempt_terms(
     final = finals.get(attempt["response__pk"])
     waiting = pending.get(attempt["response__pk"])
     if waiting is not None:
-        terms.update(
-            status="unscored",
-            awaiting_adjudication=True,
-            scores=_rater_rows(waiting["originals"]),
+        state = (
+            "partially_scored" if waiting["status"] == PARTIALLY_SCORED else AWAITING_ADJUDICATION
         )
+        terms.update({"status": "unscored", state: True})
+        terms["scores"] = _rater_rows(waiting["originals"])
     elif final is None:
         terms["status"] = "unscored"
     else:
@@ -248,7 +250,9 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
     ``final`` (values), ``final_method`` and ``scores`` (the primary scores per rater). An
     unscored one whose k primaries disagree and await adjudication carries
     ``awaiting_adjudication: true`` and its ``scores`` (the pre-adjudication values reliability
-    is computed from), and ``counts["awaiting_adjudication"]`` counts them (present when > 0).
+    is computed from), and ``counts["awaiting_adjudication"]`` counts them (present when > 0);
+    one with at least two of its k > 2 primaries so far carries ``partially_scored: true`` and
+    its ``scores`` the same way.
 
     Reads with ``values()`` (a handful of queries, no model instances): a study has thousands
     of administrations and scores.
@@ -303,6 +307,9 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
             pending[row["response_id"]] = row
         else:
             finals[row["response_id"]] = row
+    # With k > 2, a response two or more of whose k primaries have scored is doubly scored too.
+    for row in partial_primary_scores(version):
+        pending.setdefault(row["response_id"], {**row, "status": PARTIALLY_SCORED})
 
     out = []
     superseded = 0

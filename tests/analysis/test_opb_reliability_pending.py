@@ -110,3 +110,22 @@ def test_agreement_among_agreeing_reviewers_with_nothing_pending_still_finds(run
     assert "awaiting_adjudication" not in estimates["counts"]
     decision = next(s for s in estimates["surfaces"][0]["stages"] if s["stage"] == "decision")
     assert decision["evaluated"] is True
+
+
+def test_with_k_above_two_a_response_two_primaries_have_scored_enters_alpha(run_now):
+    # k = 3 and the third reviewer has not yet scored every second response: those are unscored
+    # (no final value) but doubly scored, so their values are in α all the same.
+    study = opb_study(
+        code="PARTIAL",
+        evaluands=1,
+        n_reviewers=3,
+        disagreement=0.4,
+        last_reviewer_skips=2,
+        parameters={"scores_per_response": "3", "bootstrap_replicates": "200"},
+    )
+    estimates = json.loads(bytes(run_now(study.version, study.pi).result.content))["estimates"]
+    expected, n_units = _reference_alpha(study.version)
+    reliability = estimates["reliability"]
+    assert estimates["counts"]["unscored"] >= n_units // 2 - 1  # the partly scored half
+    assert reliability["n_pairable_units"] == n_units
+    assert reliability["alpha"] == pytest.approx(expected, abs=1e-9)

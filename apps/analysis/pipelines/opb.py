@@ -437,12 +437,15 @@ def assemble(raw: dict) -> dict:
     for entry in observed["administrations"]:
         item = items[entry["item"]]
         planned[(entry["evaluand"], item["family"], entry["level"], entry["item"])] += 1
-        if entry.get("awaiting_adjudication"):
-            # No final value yet, but its primaries' values enter α (Krippendorff 2011: every
-            # pairable value does); it is no row of the estimates until adjudicated.
+        if entry.get("awaiting_adjudication") or entry.get("partially_scored"):
+            # No final value yet (awaiting adjudication, or two of k > 2 primaries so far), but
+            # its primaries' values enter α (Krippendorff 2011: every pairable value does); it
+            # is no row of the estimates until it has a final value.
             units = cells[(entry["item"], entry["level"])]["key_units"]
             for score in entry["scores"]:
-                ratings.append(_rating(entry, score, names, units, pending=True))
+                ratings.append(
+                    _rating(entry, score, names, units, pending=entry.get("awaiting_adjudication"))
+                )
             continue
         if entry["status"] != "scored":
             continue

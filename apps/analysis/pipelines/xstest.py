@@ -148,7 +148,9 @@ def assemble(raw: dict) -> dict:
     for entry in observed["administrations"]:
         prompt_type = family_of[entry["item"]]
         planned[(entry["evaluand"], prompt_type)] += 1
-        if entry["status"] != "scored" and not entry.get("awaiting_adjudication"):
+        if entry["status"] != "scored" and not (
+            entry.get("awaiting_adjudication") or entry.get("partially_scored")
+        ):
             continue
         label = entry["final"].get(field["name"]) if entry["status"] == "scored" else None
         if label not in labels:
