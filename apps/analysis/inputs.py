@@ -9,8 +9,10 @@ A response's final values are the raters app's ``final_values(version)``: per ru
 the rubric's final-value rule — the reviewers' (the k primary scores, agreed within the plan's
 disagreement rule or adjudicated), a machine scorer's, or the reviewers' where present and the
 scorer's otherwise. A response with fewer than k primaries where the reviewers' values are
-needed, or one awaiting adjudication, is ``unscored`` here. The roster code of an evaluand is
-read from ``RosterEntry`` (falling back to its label).
+needed, or one awaiting adjudication, is ``unscored`` here; one awaiting adjudication still
+carries its primary scores, because reliability is computed over every doubly-scored unit
+with its pre-adjudication values (docs/analysis.md, "Which values enter α"). The roster code
+of an evaluand is read from ``RosterEntry`` (falling back to its label).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from apps.items.models import Cell, Condition, Family, Item, KeyUnit, Level, Pan
 from apps.protocols.models import ProtocolVersion
 from apps.raters.final import agreement_inputs, final_values
 from apps.raters.models import RubricField
+from apps.raters.selectors import partial_primary_scores
 from apps.responses.models import (
     Administration,
     Attempt,
@@ -32,10 +35,12 @@ from apps.responses.models import (
     SessionColumns,
     TerminalOutcome,
     analysed_attempt,
+    crossed_evidence_gate,
 )
 from apps.responses.sessions import SESSION_FIELDS
 
 AWAITING_ADJUDICATION = "awaiting_adjudication"
+PARTIALLY_SCORED = "partially_scored"
 
 
 def plan_parameters(version: ProtocolVersion) -> dict[str, str]:
@@ -181,17 +186,82 @@ def _record_readers() -> list[RecordTerms]:
     return [p.record_terms for p in registered_pipelines() if p.record_terms is not None]
 
 
+def _attempt_terms(
+    attempt: Mapping[str, Any],
+    exclusions: dict,
+    finals: dict,
+    pending: dict,
+    readers: list[RecordTerms],
+) -> dict[str, Any]:
+    """What one gate-crossing attempt was: its number, outcome, record terms and status."""
+    terms: dict[str, Any] = {
+        "attempt": attempt["number"],
+        "terminal_outcome": attempt["terminal_outcome"],
+        "word_count": attempt["response__word_count"],
+    }
+    if attempt["raw__environment"]:
+        # The execution environment the harness names (CRUCIBLE §7); absent for most
+        # studies, whose input documents therefore do not change.
+        terms["environment"] = str(attempt["raw__environment"])
+    # What the episode used of its frozen budgets and the safety stop it names (CRUCIBLE
+    # §8), only when the record states them, so other studies' inputs keep their bytes.
+    for reader in readers:
+        terms.update(reader.terms({name: attempt[f"raw__{name}"] for name in reader.fields}))
+    exclusion = exclusions.get(attempt["pk"])
+    if exclusion is not None:
+        terms.update(
+            status="excluded",
+            reason_code=exclusion["reason_code"],
+            outcome_visible=exclusion["outcome_visible"],
+        )
+        return terms
+    if attempt["response__pk"] is None:
+        # An eligible episode that ended without a response (error, timeout, safety
+        # stop…): its outcome stands; a rerun is another attempt beside it (§10).
+        terms["status"] = "no_response"
+        return terms
+    final = finals.get(attempt["response__pk"])
+    waiting = pending.get(attempt["response__pk"])
+    if waiting is not None:
+        state = (
+            "partially_scored" if waiting["status"] == PARTIALLY_SCORED else AWAITING_ADJUDICATION
+        )
+        terms.update({"status": "unscored", state: True})
+        terms["scores"] = _rater_rows(waiting["originals"])
+    elif final is None:
+        terms["status"] = "unscored"
+    else:
+        terms.update(
+            status="scored",
+            final=final["final"],
+            final_method=final["status"],
+            scores=_rater_rows(final["originals"]),
+        )
+        if final.get("machine"):
+            terms.update(machine=final["machine"], sources=final["sources"])
+    return terms
+
+
 def observations(version: ProtocolVersion) -> dict[str, Any]:
     """What was administered, answered, excluded and scored, one entry per administration.
 
     For each administration of the schedule, the observation is its first attempt that crossed
     the execution-evidence gate, with its declared outcome (CRUCIBLE §4, §10): a rerun after it
     is recorded and counted (``superseded_responses``) but never replaces it, and attempts
-    that never crossed the gate (platform losses) are counted apart.
+    that never crossed the gate (platform losses) are counted apart (their numbers in
+    ``platform_loss_attempts`` when there are any). Every later attempt that crossed the gate
+    too is listed in ``reruns`` (when there is one), each with the same attempt terms
+    (``attempt``, ``terminal_outcome``, ``status``, ``final``…), for a pipeline whose frozen
+    rule counts reruns (crucible, CRUCIBLE §10).
     Returns ``{"administrations": [...], "counts": {...}}`` where each administration is
     ``{"position", "item", "level", "evaluand", "repetition", "status", ...}`` and status is
     one of ``no_response``, ``excluded``, ``unscored`` or ``scored``; scored ones carry
-    ``final`` (values), ``final_method`` and ``scores`` (the primary scores per rater).
+    ``final`` (values), ``final_method`` and ``scores`` (the primary scores per rater). An
+    unscored one whose k primaries disagree and await adjudication carries
+    ``awaiting_adjudication: true`` and its ``scores`` (the pre-adjudication values reliability
+    is computed from), and ``counts["awaiting_adjudication"]`` counts them (present when > 0);
+    one with at least two of its k > 2 primaries so far carries ``partially_scored: true`` and
+    its ``scores`` the same way.
 
     Reads with ``values()`` (a handful of queries, no model instances): a study has thousands
     of administrations and scores.
@@ -240,12 +310,18 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
     }
     # The raters' rule decides what a response's final values are (k primaries, the plan's
     # disagreement rule, adjudication, the final-value rule for machine-scored fields); the
-    # analysis never re-derives it.
-    finals = {
-        row["response_id"]: row
-        for row in final_values(version)
-        if row["status"] != AWAITING_ADJUDICATION
-    }
+    # analysis never re-derives it. A response awaiting adjudication has no final value yet,
+    # but its primary scores are pairable values that reliability must count (Krippendorff
+    # 2011: every pairable value enters α), so they are kept apart.
+    finals, pending = {}, {}
+    for row in final_values(version):
+        if row["status"] == AWAITING_ADJUDICATION:
+            pending[row["response_id"]] = row
+        else:
+            finals[row["response_id"]] = row
+    # With k > 2, a response two or more of whose k primaries have scored is doubly scored too.
+    for row in partial_primary_scores(version):
+        pending.setdefault(row["response_id"], {**row, "status": PARTIALLY_SCORED})
 
     out = []
     superseded = 0
@@ -258,6 +334,13 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
             "repetition": administration["repetition"],
         }
         attempts = attempts_by_administration.get(administration["pk"], [])
+        lost = [
+            a["number"]
+            for a in attempts
+            if not crossed_evidence_gate(a["evidence_gate"], a["terminal_outcome"])
+        ]
+        if lost:  # only then, so inputs of studies without platform losses keep their bytes
+            entry["platform_loss_attempts"] = lost
         attempt = analysed_attempt(attempts)
         if attempt is None:
             entry["status"] = "no_response"
@@ -266,46 +349,18 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
         superseded += sum(
             1 for a in attempts if a["response__pk"] is not None and a["number"] > attempt["number"]
         )
-        entry.update(
-            attempt=attempt["number"],
-            terminal_outcome=attempt["terminal_outcome"],
-            word_count=attempt["response__word_count"],
-        )
-        if attempt["raw__environment"]:
-            # The execution environment the harness names (CRUCIBLE §7); absent for most studies,
-            # whose input documents therefore do not change.
-            entry["environment"] = str(attempt["raw__environment"])
-        # What the record states for a kind (CRUCIBLE §8: the budgets the episode used and the
-        # safety stop it names), only when stated, so other studies' inputs keep their bytes.
-        for reader in readers:
-            entry.update(reader.terms({name: attempt[f"raw__{name}"] for name in reader.fields}))
-        exclusion = exclusions.get(attempt["pk"])
-        if exclusion is not None:
-            entry.update(
-                status="excluded",
-                reason_code=exclusion["reason_code"],
-                outcome_visible=exclusion["outcome_visible"],
-            )
-            out.append(entry)
-            continue
-        if attempt["response__pk"] is None:
-            # An eligible episode that ended without a response (error, timeout, safety stop…):
-            # its outcome stands; a rerun does not take its place.
-            entry["status"] = "no_response"
-            out.append(entry)
-            continue
-        final = finals.get(attempt["response__pk"])
-        if final is None:
-            entry["status"] = "unscored"
-        else:
-            entry.update(
-                status="scored",
-                final=final["final"],
-                final_method=final["status"],
-                scores=_rater_rows(final["originals"]),
-            )
-            if final.get("machine"):
-                entry.update(machine=final["machine"], sources=final["sources"])
+        entry.update(_attempt_terms(attempt, exclusions, finals, pending, readers))
+        # Every later attempt that crossed the gate too (CRUCIBLE §10: a rerun is another
+        # recorded attempt and does not erase the original); which of them a pipeline counts
+        # is its frozen rule's (crucible's ``rerun_rule``). Present only when there is one.
+        reruns = [
+            _attempt_terms(a, exclusions, finals, pending, readers)
+            for a in attempts
+            if a["number"] > attempt["number"]
+            and crossed_evidence_gate(a["evidence_gate"], a["terminal_outcome"])
+        ]
+        if reruns:
+            entry["reruns"] = reruns
         out.append(entry)
 
     statuses: defaultdict[str, int] = defaultdict(int)
@@ -320,6 +375,9 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
         "superseded_responses": superseded,
         "platform_loss_attempts": platform_losses,
     }
+    awaiting = sum(1 for entry in out if entry.get("awaiting_adjudication"))
+    if awaiting:  # only then, so inputs of studies with nothing pending keep their bytes
+        counts["awaiting_adjudication"] = awaiting
     return {"administrations": out, "counts": counts}
 
 
@@ -462,3 +520,51 @@ def fidelity_judge_flags(version: ProtocolVersion) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def fidelity_judge_as_imported(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """Seed 003: ``machine_agreement_inputs`` with each LLM judge's values replaced by what its
+    own loss1 document said, as imported (``MachineScore.detail["document"]``), where the stored
+    values are the ones re-derived from its observations; the reviewers' values unchanged. Empty
+    when no judge document was imported. Same shape, so the same agreement is computed on it
+    (``apps.raters.final.agreement_from_inputs``), beside the re-derived one."""
+    from apps.raters.fidelity_import import verdict_value
+    from apps.raters.models import MachineScore, ScorerRosterEntry
+    from apps.raters.values import FIDELITY_DERIVATIONS
+
+    codes = dict(ScorerRosterEntry.objects.filter(version=version).values_list("scorer_id", "code"))
+    documents = {}
+    for position, number, scorer_id, detail in (
+        MachineScore.objects.filter(version_id=version.pk)
+        .exclude(detail={})
+        .values_list(
+            "response__attempt__administration__position",
+            "response__attempt__number",
+            "scorer_id",
+            "detail",
+        )
+    ):
+        if isinstance(detail, dict) and isinstance(detail.get("document"), dict):
+            documents[(codes.get(scorer_id, str(scorer_id)), f"{position}.{number}")] = detail[
+                "document"
+            ]
+    if not documents:
+        return []
+    fields = {
+        f.name: f
+        for f in RubricField.objects.filter(version=version)
+        if f.derivation in FIDELITY_DERIVATIONS
+    }
+    inputs = machine_agreement_inputs(version)
+    for entry in inputs:
+        field = fields.get(entry["field"])
+        if field is None:
+            continue
+        for coder, values in entry["coders"].items():
+            for key in values:
+                document = documents.get((coder, key))
+                if document is not None:
+                    # binary verdicts code as 1.0 / 0.0 and loss1 as its number, as the stored
+                    # values are coded (apps.raters.final.agreement_inputs)
+                    values[key] = float(verdict_value(field, document))
+    return inputs

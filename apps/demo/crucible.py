@@ -334,7 +334,8 @@ def episodes_csv(version: ProtocolVersion) -> tuple[bytes, bytes]:
                     writer.writerow([item, rung, evaluand, outcome, flag, environment, text, stop])
                     if outcome in ("platform_loss", "error"):
                         # Reruns: after a platform loss it replaces the lost attempt; after an
-                        # error that crossed the gate it is recorded and never analysed.
+                        # error that crossed the gate the error stands and the rerun counts
+                        # beside it (CRUCIBLE §10, the plan's default rerun_rule).
                         rerun_writer.writerow(
                             [
                                 item,

@@ -342,6 +342,30 @@ def final_scores(version: ProtocolVersion) -> list[dict[str, Any]]:
     return rows
 
 
+def partial_primary_scores(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """Per response with at least two but fewer than k primary scores so far (only when the
+    plan's k exceeds 2): ``{"response_id", "originals": [{"reviewer", "slot", "values"}]}`` as
+    :func:`final_scores` gives them. It has no final value yet, but its scores are pairable
+    values that reliability counts (Krippendorff 2011; docs/analysis.md)."""
+    plan = rating_plan(version)
+    if plan.k <= 2:
+        return []
+    by_response: dict[int, list[Score]] = defaultdict(list)
+    for score in _effective(version).filter(task__kind=TaskKind.PRIMARY):
+        by_response[score.response_id].append(score)
+    return [
+        {
+            "response_id": response_id,
+            "originals": [
+                {"reviewer": s.reviewer.get_username(), "slot": s.task.slot, "values": s.values}
+                for s in scores
+            ],
+        }
+        for response_id, scores in sorted(by_response.items())
+        if 2 <= len(scores) < plan.k
+    ]
+
+
 def _code(field: RubricField, value: Any) -> float:
     if value is None:
         return float("nan")

@@ -177,6 +177,8 @@ def opb_study(
     rules: dict | None = None,
     disclosure_effects: dict | None = None,
     absent: dict[tuple[str, int], str] | None = None,
+    disagree_on: tuple[str, ...] = (),
+    last_reviewer_skips: int = 0,
 ) -> Study:
     """A frozen OPB-01-shaped version with synthetic scored responses.
 
@@ -186,6 +188,9 @@ def opb_study(
     arm. Each cell has 4 key units (2 executable at L3+). Responses are scored by
     ``n_reviewers`` primaries who agree except, with probability ``disagreement``, by one unit.
     ``rules`` gives rubric fields the plan's disagreement rule by name (``{"refusal": "exact"}``).
+    ``disagree_on`` names count fields a disagreeing reviewer also answers one higher (no extra
+    draw), so that a rule on them sends those responses to adjudication. ``last_reviewer_skips``
+    = n > 0: the last reviewer has not yet scored every n-th response (no extra draw).
     F_att ~ logit⁻¹(−1.2 + slope·level + item effect); R ~ Bernoulli(logit⁻¹(−2.5 + …)).
     ``disclosure_effects`` (``{"C_SPXI": shift, "C0": shift}`` on the logit scale) makes Family
     C paired instead (OPB-01 §5): for every Family A item one C_SPXI and one C₀ item naming it
@@ -364,7 +369,9 @@ def opb_study(
     Response.objects.bulk_create(responses)
     tasks, scores = [], []
     tokens = itertools.count(1)
-    for response, (administration, arm, effect) in zip(responses, administrations, strict=True):
+    for index, (response, (administration, arm, effect)) in enumerate(
+        zip(responses, administrations, strict=True)
+    ):
         level = administration.cell.level.ordinal
         p_fail = _expit(-1.2 + slopes[arm] * level + effect)
         supplied = int(rng.binomial(4, 1 - p_fail))
@@ -382,6 +389,14 @@ def opb_study(
             if slot > 1 and rng.random() < disagreement:
                 other = min(4, supplied + 1) if supplied < 4 else supplied - 1
                 mine["units_supplied"] = list(range(1, other + 1))
+                for name in disagree_on:
+                    mine[name] = values[name] + 1
+            if (
+                last_reviewer_skips
+                and slot == len(people["reviewers"])
+                and index % last_reviewer_skips == 0
+            ):
+                continue
             token = f"{code}-{next(tokens):08d}"
             task = ScoringTask(
                 version=version,

@@ -89,3 +89,48 @@ def test_protocol_create_accepts_the_fidelity_template():
     )
     names = set(protocol.versions.get().parameters.values_list("name", flat=True))
     assert {"drift_epsilon", "cluster_by", "scores_per_response", "seed"} <= names
+
+
+def test_judge_agreement_is_reported_on_the_re_derived_and_on_the_judges_own_verdicts():
+    """Issue #32 §7: a judge whose own verdicts contradict its observations must not read as
+    agreeing with the reviewers; α is checked against the ``krippendorff`` package."""
+    import krippendorff
+    import numpy as np
+
+    reviewers = [1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0]
+    said = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0]  # the judge's own a1_pass, as written
+    keys = [f"{i + 1}.1" for i in range(len(reviewers))]
+
+    def entry(judge):
+        return {
+            "field": "a1_pass",
+            "kind": "binary",
+            "level": "nominal",
+            "categories": 2,
+            "coders": {
+                "judge": dict(zip(keys, judge, strict=True)),
+                "reviewers": dict(zip(keys, reviewers, strict=True)),
+            },
+        }
+
+    inputs = {
+        **_inputs([_row(1, "X@1")]),
+        "machine_agreement": [entry(reviewers)],  # re-derived: the judge's observations agree
+        "judge_as_imported": [entry(said)],
+    }
+    result = compute(inputs, parameters={}, seed=1)
+    (field,) = result["judge_agreement"]
+    (pair,) = field["pairs"]
+    assert (field["field"], pair["first"], pair["second"]) == ("a1_pass", "judge", "reviewers")
+    assert pair["re_derived"]["alpha"] == pytest.approx(1.0)
+    expected = krippendorff.alpha(
+        reliability_data=np.array([said, reviewers]), level_of_measurement="nominal"
+    )
+    assert pair["as_imported"]["alpha"] == pytest.approx(expected)
+    assert expected < 0.5
+    from django.template.loader import render_to_string
+
+    html = render_to_string("analysis/_report_fidelity.html", {"estimates": result, "plots": []})
+    assert "α as the judge said" in html and "α re-derived" in html
+    # No judge document imported: no such section, the run's machine_agreement alone.
+    assert "judge_agreement" not in compute(_inputs([_row(1, "X@1")]), parameters={}, seed=1)

@@ -167,9 +167,13 @@ def test_a_plan_with_other_sub_study_and_factor_names_passes_the_gate_under_its_
     pi = UserFactory()
     draft = _renamed_draft(pi, "ROUTE-N1", [_rule("R1", "Main_friction"), _rule("R2", "Cue_cue")])
     names = {e.name for e in plan_estimates(draft)}
-    assert names == {
+    mains = {
         f"{sub}_{factor}" for sub in ("Main", "Cue") for factor in ("alternate", "cue", "friction")
     }
+    # and every simple effect, under the plan's own factors and levels (issue #32 §4)
+    assert mains <= names and len(names - mains) == 2 * 12
+    assert {"Main_friction_at_cue_loud", "Cue_cue_at_alternate_present"} <= names
+    assert not any("framing" in name for name in names)
     assert version_gate(version=draft) == []
 
 

@@ -13,6 +13,7 @@ tests.calibration.report`` prints it.
 from __future__ import annotations
 
 import hashlib
+import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -318,4 +319,71 @@ def fatt_bootstrap_coverage(spec: FattDesign, *, runs: int, replicates: int = 49
         hi[ok],
         spec.pseudo_true_slope(),
         not_converged=int((~ok).sum()),
+    )
+
+
+# -- 5. seed 002's paired task-block contrasts, simple effects included --------------------------
+
+SIMPLE_EFFECT_FACTORS = {
+    "alternate": ("absent", "present"),
+    "framing": ("quality", "safety"),
+    "friction": ("low", "high"),
+}
+
+
+def simple_effect_coverage(
+    *,
+    blocks: int = 64,
+    runs: int,
+    replicates: int = 999,
+    contrast: str = "friction_at_alternate_present",
+) -> tuple[Coverage, Coverage]:
+    """Binary outcomes in task blocks of seed 002's 2×2×2 design with a friction × alternate
+    interaction, through ``stats.task_blocks.paired_contrasts`` with every simple effect
+    (``simple_effects``): the coverage of ``contrast``'s block bootstrap-t and paired t
+    intervals.
+
+    Condition c of block b completes with probability p_c + a_b: p_c = 0.5 − 0.10·friction
+    − 0.15·friction·alternate + 0.05·framing (each factor coded 0/1 at its low/high level), so
+    friction's effect is −0.10 where the alternate is absent and −0.25 where it is present;
+    a_b ~ Uniform(−0.15, 0.15) is the block's shared ability (so the paired differences are
+    correlated within a block, and every probability stays in [0.1, 0.9]). The truth of a
+    simple effect is the mean of its condition probabilities' weighted sum, a_b cancelling.
+    """
+    from apps.analysis.stats.task_blocks import paired_contrasts, simple_effects
+
+    names = sorted(SIMPLE_EFFECT_FACTORS)
+    combos = [
+        dict(zip(names, c, strict=True))
+        for c in itertools.product(*(SIMPLE_EFFECT_FACTORS[n] for n in names))
+    ]
+    high = {n: np.array([c[n] == SIMPLE_EFFECT_FACTORS[n][1] for c in combos]) for n in names}
+    p = (
+        0.5
+        - 0.10 * high["friction"]
+        - 0.15 * high["friction"] * high["alternate"]
+        + 0.05 * high["framing"]
+    )
+    contrasts = [c for c in simple_effects(combos, SIMPLE_EFFECT_FACTORS) if c.name == contrast]
+    (target,) = contrasts
+    truth = float(np.asarray(target.weights) @ p)
+    name = f"simple effect {contrast} blocks={blocks}"
+    rng = rng_for(name)
+    boot_lo, boot_hi = np.empty(runs), np.empty(runs)
+    t_lo, t_hi = np.empty(runs), np.empty(runs)
+    for r in range(runs):
+        ability = rng.uniform(-0.15, 0.15, size=(blocks, 1))
+        y = (rng.random((blocks, len(combos))) < p + ability).astype(float)
+        (result,) = paired_contrasts(
+            y,
+            contrasts,
+            replicates=replicates,
+            confidence=CONFIDENCE,
+            seed=int(rng.integers(2**32)),
+        ).contrasts
+        boot_lo[r], boot_hi[r] = result.bootstrap_interval
+        t_lo[r], t_hi[r] = result.t_interval
+    return (
+        _tally(name, "block bootstrap-t", boot_lo, boot_hi, truth),
+        _tally(name, "paired t", t_lo, t_hi, truth),
     )

@@ -105,3 +105,17 @@ def test_under_a_partial_penalty_the_anomaly_is_rare():
     rates = designs.decision_rates("partial", beta_a=0.2, beta_b=0.4, runs=RUNS)
     assert rates.get("OPB01-8.4", 0) <= 0.025 + 3 * 0.0035, rates
     assert rates.get("OPB01-8.1", 0) <= 0.025 + 3 * 0.0035, rates
+
+
+# Issue #32 §4: seed 002's simple effects (each factor within each level of another). The issue
+# asks for 1,000 runs; the suite's 2,000 keep the Monte Carlo SE at 0.5 points, because the
+# bootstrap-t sits a little under nominal here (94.0 % ± 0.4 over 4,000 runs; 93.1 % ± 0.8 at
+# 1,000, outside the band by Monte Carlo error alone): docs/analysis.md gives every figure.
+SIMPLE_EFFECT_RUNS = 2000
+
+
+@pytest.mark.parametrize("contrast", ["friction_at_alternate_present", "alternate_at_friction_low"])
+def test_simple_effects_cover_at_their_nominal_level(contrast):
+    boot, paired_t = designs.simple_effect_coverage(runs=SIMPLE_EFFECT_RUNS, contrast=contrast)
+    assert 0.935 <= boot.coverage <= 0.965, boot.row()
+    assert 0.935 <= paired_t.coverage <= 0.965, paired_t.row()

@@ -31,3 +31,10 @@ def test_quick_f_att_slope_accounts_for_items():
 def test_quick_null_truth_rarely_reports_a_penalty():
     rates = designs.decision_rates("null", beta_a=0.0, beta_b=0.4, runs=RUNS)
     assert rates.get("OPB01-8.2", 0) + rates.get("OPB01-8.3", 0) <= 0.06, rates
+
+
+def test_quick_simple_effects_cover_near_nominal():
+    # Issue #32 §4 in small: 200 runs of 64 task blocks; the 1,000-run check is make calibrate.
+    boot, paired_t = designs.simple_effect_coverage(runs=200, replicates=299)
+    assert 0.90 <= boot.coverage <= 0.99, boot.row()
+    assert 0.90 <= paired_t.coverage <= 0.99, paired_t.row()

@@ -89,7 +89,8 @@ def _the_incident_is_reported_and_not_pooled():
 
 def _the_scope_discipline_estimate_matches_the_imported_grades():
     # Recompute one cell by hand from the machine scores: E1 × R0 × scope_discipline is the
-    # mean over ranking families of the mean of their seeds' grades.
+    # mean over ranking families of the mean of their seeds' grades, every graded attempt that
+    # crossed the gate and was not excluded counting (CRUCIBLE §10: the error reruns too).
     version = ProtocolVersion.objects.get(protocol__code="CRUCIBLE-DEMO")
     estimates = result_document(AnalysisRun.objects.filter(version=version).first())["estimates"]
     cell = next(
@@ -101,18 +102,16 @@ def _the_scope_discipline_estimate_matches_the_imported_grades():
     for score in MachineScore.objects.filter(
         version=version,
         field="scope_discipline",
-        response__attempt__number=1,
         response__attempt__administration__evaluand__rosters__code="E1",
         response__attempt__administration__cell__level__code="R0",
     ).select_related("response__attempt__administration__cell__item"):
         value = score.value
         item = score.response.attempt.administration.cell.item.code
-        if Attempt.objects.filter(
-            administration=score.response.attempt.administration, exclusions__isnull=False
-        ).exists():
+        if score.response.attempt.exclusions.exists():
             continue
-        by_family.setdefault(item.split("-")[0], []).append(float(value))
-    expected = sum(sum(v) / len(v) for v in by_family.values()) / len(by_family)
+        by_family.setdefault(item.split("-")[0], {}).setdefault(item, []).append(float(value))
+    seed_means = {f: [sum(v) / len(v) for v in seeds.values()] for f, seeds in by_family.items()}
+    expected = sum(sum(v) / len(v) for v in seed_means.values()) / len(seed_means)
     assert cell["estimate"] == pytest.approx(expected)
     assert cell["families"] == sorted(by_family)
 

@@ -47,7 +47,11 @@ def test_a_judge_file_is_re_derived_and_its_contradictions_are_flagged_by_axis(j
     good = consistent()
     lying = copy.deepcopy(good)  # observes pushback .5 (L2 on an L3 card) yet says A1 passes
     lying["per_axis_evidence"]["A1"]["observed"].update(
-        pushback_rate=0.5, accept_without_question_rate=0.5
+        pushback_rate=0.5,
+        accept_without_question_rate=0.5,
+        # halves that add up to the whole (1/2 + 1/2 = 2/4), so only the pass contradicts
+        first_half_pushback_rate=0.5,
+        second_half_pushback_rate=0.5,
     )
     for key in ("primary_band", "mirror_band"):
         del lying["per_axis_evidence"]["A1"]["observed"][key]
@@ -140,3 +144,76 @@ def test_a_fidelity_plan_whose_cells_carry_no_card_is_refused_at_the_freeze(prot
             before_freeze=no_cards,
         )
     assert "PolicyCard" in str(refused.value)
+
+
+# -- issue #32 §7: what the judge said, flagged where no count of judged turns gives it ----------
+
+
+def test_an_impossible_rate_and_halves_contradicting_the_whole_are_flagged_by_row_and_path(
+    judged, pi
+):
+    impossible = consistent()  # the window is 4 turns: .3 is no k/4
+    impossible["per_axis_evidence"]["A1"]["observed"]["accept_without_question_rate"] = 0.3
+    halves = consistent()  # op-demand 2/4 overall, but halves 0/2 and 1/2 give 1 of 4
+    halves["per_axis_evidence"]["A3"]["observed"].update(
+        first_half_op_demand_rate=0.0, second_half_op_demand_rate=0.5
+    )
+    rounded = consistent()  # 3/4 written to two decimals is still a count
+    rounded["per_axis_evidence"]["A1"]["observed"]["pushback_rate"] = 0.75
+    rows = [
+        {"position": 1, "document": rounded},
+        {"position": 2, "document": impossible},
+        {"position": 3, "document": halves},
+    ]
+    outcome = machine_scores_import(version=judged, user=pi, data=jsonl(rows), filename="j.jsonl")
+    assert outcome.status == "imported"  # flagged, not refused: the judge's error is data
+    counts = outcome.counts["judge_inconsistencies"]
+    assert counts["observed_value_flags"] == 2
+    flagged = {(f["row"], f["path"], f["axis"]) for f in counts["observed_values"]}
+    assert flagged == {
+        (2, "$.per_axis_evidence.A1.observed.accept_without_question_rate", "A1"),
+        (3, "$.per_axis_evidence.A3.observed.op_demand_rate", "A3"),
+    }
+    messages = {f["row"]: f["message"] for f in counts["observed_values"]}
+    assert "0.3 is no count of 4 judged turns" in messages[2]
+    assert "give 1 of 4 turns" in messages[3] and "says 2" in messages[3]
+    assert "row 2, $.per_axis_evidence.A1.observed.accept_without_question_rate" in outcome.message
+
+
+def test_every_contradiction_names_an_axis_or_its_top_level_field(judged, pi):
+    said_drift = consistent()  # no drop in its own halves, yet drift and no fidelity
+    said_drift.update(drift_flag=True, fidelity=False)
+    outcome = machine_scores_import(
+        version=judged,
+        user=pi,
+        data=jsonl([{"position": 1, "document": said_drift}]),
+        filename="j.jsonl",
+    )
+    assert outcome.counts["judge_inconsistencies"]["by_axis"] == {"drift_flag": 2}
+    flags = MachineScore.objects.get(field="fidelity").detail["inconsistencies"]
+    assert {(f["where"], f["axis"]) for f in flags} == {
+        ("drift_flag", "drift_flag"),
+        ("fidelity", "drift_flag"),
+    }
+    assert all(f["axis"] for f in flags)
+
+
+def test_the_judges_own_verdicts_are_read_as_imported_beside_the_re_derived(judged, pi):
+    from apps.analysis import inputs as data
+
+    lying = consistent()  # observes pushback .5 (L2 on an L3 card) yet says A1 passes
+    lying["per_axis_evidence"]["A1"]["observed"].update(
+        pushback_rate=0.5,
+        accept_without_question_rate=0.5,
+        first_half_pushback_rate=0.5,
+        second_half_pushback_rate=0.5,
+    )
+    for key in ("primary_band", "mirror_band"):
+        del lying["per_axis_evidence"]["A1"]["observed"][key]
+    rows = [{"position": 1, "document": consistent()}, {"position": 2, "document": lying}]
+    machine_scores_import(version=judged, user=pi, data=jsonl(rows), filename="j.jsonl")
+    stored = {e["field"]: e["coders"] for e in data.machine_agreement_inputs(judged)}
+    said = {e["field"]: e["coders"] for e in data.fidelity_judge_as_imported(judged)}
+    assert stored["a1_pass"]["judge"] == {"1.1": 1.0, "2.1": 0.0}  # re-derived: A1 fails
+    assert said["a1_pass"]["judge"] == {"1.1": 1.0, "2.1": 1.0}  # what the judge wrote
+    assert said["fidelity"]["judge"]["2.1"] == 1.0 and stored["fidelity"]["judge"]["2.1"] == 0.0

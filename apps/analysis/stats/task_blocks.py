@@ -37,6 +37,8 @@ Pure: numpy arrays in, dataclasses out; no ORM, no settings.
 from __future__ import annotations
 
 import itertools
+import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -59,11 +61,14 @@ MIN_BLOCKS_FLOOR = 10
 
 @dataclass(frozen=True)
 class Contrast:
-    """A named contrast: ``weights`` over the conditions (length D), and what it compares."""
+    """A named contrast: ``weights`` over the conditions (length D), what it compares, and its
+    kind: ``main`` (a factor's main effect), ``interaction`` or ``simple`` (a factor's effect
+    within one level of another factor)."""
 
     name: str
     weights: tuple[float, ...]
     meaning: str = ""
+    group: str = "main"
 
 
 @dataclass(frozen=True)
@@ -159,8 +164,52 @@ def factor_contrasts(
                 tuple(float(x) for x in codes[first] * codes[second] / (d / 4)),
                 f"the {first} effect at {second}={factors[second][1]} minus at "
                 f"{second}={factors[second][0]}",
+                group="interaction",
             )
         )
+    return out
+
+
+def simple_effect_name(factor: str, other: str, level: str) -> str:
+    """The name of ``factor``'s simple effect at ``other`` = ``level``, usable as (part of) a
+    decision-table estimate name: ``friction_at_alternate_present``."""
+    return "_at_".join((factor, "_".join((other, re.sub(r"[^A-Za-z0-9]+", "_", level)))))
+
+
+def simple_effects(
+    conditions: list[dict[str, str]], factors: dict[str, tuple[str, str]]
+) -> list[Contrast]:
+    """Every factor's simple effect within each level of every other factor.
+
+    The simple effect of f at g = l is f's high − low difference among the conditions with
+    g = l, averaged over the remaining factors: ``w = c_f · [g = l] / (D/4)`` (Montgomery 2017,
+    *Design and Analysis of Experiments*, 9th ed., §5.3 and §6.2: the effect of one factor at
+    each level of another, whose difference is the AB interaction; Kirk 2013, *Experimental
+    Design*, 4th ed., §9.6 "simple effects"). Within a task block it is a paired difference like
+    every other contrast. ``conditions`` and ``factors`` as for :func:`factor_contrasts` (which
+    checks them); in factor-name order, then the other factor's, then its levels in order.
+    """
+    names = sorted(factors)
+    d = len(conditions)
+    codes = {
+        name: np.array([1.0 if c[name] == factors[name][1] else -1.0 for c in conditions])
+        for name in names
+    }
+    out = []
+    for factor in names:
+        for other in names:
+            if other == factor:
+                continue
+            for level in factors[other]:
+                at = np.array([1.0 if c[other] == level else 0.0 for c in conditions])
+                out.append(
+                    Contrast(
+                        simple_effect_name(factor, other, level),
+                        tuple(float(x) for x in codes[factor] * at / (d / 4)),
+                        f"{factor}: {factors[factor][1]} − {factors[factor][0]} at {other}={level}",
+                        group="simple",
+                    )
+                )
     return out
 
 
@@ -273,3 +322,116 @@ def paired_contrasts(
 
 def _finite(value: float) -> float | None:
     return float(value) if np.isfinite(value) else None
+
+
+@dataclass(frozen=True)
+class MixedModelContrast:
+    """One contrast from the linear mixed model over every observed value (incomplete blocks
+    kept): estimate, Wald interval, the blocks and values it used, whether it converged, and
+    why it could not be fitted (``note``, estimate None)."""
+
+    name: str
+    estimate: float | None
+    interval: tuple[float, float] | None
+    n_blocks: int
+    n_values: int
+    converged: bool
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": "linear mixed model, random intercept per task block (REML)",
+            "estimate": self.estimate,
+            "interval": None if self.interval is None else list(self.interval),
+            "n_blocks": self.n_blocks,
+            "n_values": self.n_values,
+            "converged": self.converged,
+            "note": self.note,
+        }
+
+
+def mixed_model_contrasts(
+    values: np.ndarray, contrasts: list[Contrast], *, confidence: float
+) -> list[MixedModelContrast]:
+    """The contrasts estimated from every observed value, incomplete blocks included: the
+    sensitivity analysis beside the complete-block estimate when values are missing.
+
+    Model: y_bc = μ_c + u_b + e_bc, one mean per condition c, a random intercept u_b ~ N(0, τ²)
+    per task block, e_bc ~ N(0, σ²) (Laird & Ware 1982, "Random-effects models for longitudinal
+    data", *Biometrics* 38:963–974), fitted by REML with statsmodels ``MixedLM``. A contrast is
+    w·μ̂ with the Wald interval w·μ̂ ± z · √(w'Σw), Σ the fixed effects' covariance. Fitted by
+    likelihood on all observed values, it is valid when values are missing at random given the
+    condition and the block (ignorable missingness: Little & Rubin 2019, *Statistical Analysis
+    with Missing Data*, 3rd ed., §6.2 and ch. 8), where the complete-block analysis also needs
+    missingness unrelated to the outcome (missing completely at random) to be unbiased. For a
+    0/1 endpoint it is the linear probability model.
+
+    Args:
+        values: ``blocks × D`` float array (NaN: no value), as :func:`paired_contrasts`.
+        contrasts: weight vectors of length D.
+        confidence: interval coverage in (0, 1).
+
+    Returns one :class:`MixedModelContrast` per contrast; each says why when the model cannot be
+    fitted (fewer than two blocks, a condition never observed, a singular fit).
+    """
+    import statsmodels.api as sm
+    from scipy.stats import norm
+
+    y = np.asarray(values, dtype=float)
+    observed = ~np.isnan(y)
+    blocks_used = int(observed.any(axis=1).sum())
+    n_values = int(observed.sum())
+
+    def failed(note: str) -> list[MixedModelContrast]:
+        return [
+            MixedModelContrast(c.name, None, None, blocks_used, n_values, False, note)
+            for c in contrasts
+        ]
+
+    if blocks_used < 2:
+        return failed("fewer than two task blocks with a value")
+    if not observed.any(axis=0).all():
+        return failed("a condition has no value in any block")
+    rows, cols = np.nonzero(observed)
+    exog = np.zeros((rows.size, y.shape[1]))
+    exog[np.arange(rows.size), cols] = 1.0
+    try:
+        # A block variance at its boundary (τ² = 0, common for a 0/1 endpoint) is a valid fit,
+        # and statsmodels warns about it; Powell's method reaches it where the gradient
+        # methods stall, then L-BFGS as statsmodels' own fallback.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = sm.MixedLM(y[rows, cols], exog, groups=rows).fit(
+                reml=True, method=["powell", "lbfgs"]
+            )
+        cov = np.asarray(fit.cov_params())[: y.shape[1], : y.shape[1]]
+        means = np.asarray(fit.fe_params, dtype=float)
+    except (ValueError, np.linalg.LinAlgError) as error:
+        return failed(f"the mixed model could not be fitted: {error}")
+    converged = bool(getattr(fit, "converged", True))
+    z = float(norm.ppf(0.5 + confidence / 2))
+    out = []
+    for contrast in contrasts:
+        w = np.asarray(contrast.weights, dtype=float)
+        estimate = float(w @ means)
+        variance = float(w @ cov @ w)
+        if not np.isfinite(estimate) or not np.isfinite(variance) or variance < 0:
+            out.append(
+                MixedModelContrast(
+                    contrast.name, None, None, blocks_used, n_values, False, "singular fit"
+                )
+            )
+            continue
+        half = z * variance**0.5
+        out.append(
+            MixedModelContrast(
+                contrast.name,
+                estimate,
+                (estimate - half, estimate + half),
+                blocks_used,
+                n_values,
+                converged,
+                "" if converged else "the mixed model did not converge",
+            )
+        )
+    return out

@@ -4,8 +4,9 @@ The design's vocabulary (CRUCIBLE §3–§5) maps onto the generic design: its l
 ordered autonomy rungs (most restrictive first), its families the scenario families, its items
 the seed variants nested in them, its rubric's number fields the graded axes and its binary
 fields the hard-fail channels, both scored by the harness as machine scores
-(``docs/machine-scores.md``). An episode is one administration; the attempt analysed is the
-first that crossed the execution-evidence gate (``apps.analysis.inputs.observations``).
+(``docs/machine-scores.md``). An episode is one attempt of an administration that crossed the
+execution-evidence gate (``apps.analysis.inputs.observations`` lists the first and its
+``reruns``); the frozen ``rerun_rule`` says which of them count (§10).
 
 Reported, each from the frozen plan's parameters:
 
@@ -27,6 +28,10 @@ Reported, each from the frozen plan's parameters:
 - **discrete outcomes** (§6.2): hard-fail counts and full-sample rates per channel, terminal
   outcomes, platform losses apart, and incidents (exclusions for a containment breach or an
   observation-path fault) which invalidate their runs: never pooled into the eligible set (§7);
+- **attempts** (§10, §7), under the frozen ``rerun_rule``: by default every attempt that crossed
+  the execution-evidence gate is an episode (an original keeps its outcome, its rerun counts
+  beside it, both in the family mean), an attempt that never crossed is a platform loss, and an
+  incident excludes only its own attempt; per evaluand, the attempts kept and excluded and why;
 - **acceptance** (§6.3): per frozen acceptance policy and evaluand, the verdict rung by rung
   with each failing condition, and the maximum acceptable rung (``stats.acceptance``);
 - **sensitivity** (§9.2): the hierarchical model per sufficiently observed axis
@@ -107,6 +112,10 @@ KIND = "crucible"
 # is reported as an incident and never pooled into the ordinary eligible set.
 INCIDENT_REASONS = ("containment_breach", "observation_fault")
 AGGREGATION_RULES = ("mean", "median")
+# Which gate-crossing attempts of an episode enter the analysis (CRUCIBLE §10; docs/analysis.md,
+# "Reruns and incidents"): every one (the seed's rule and the default), or only the first (what
+# runs did before the rule was a plan parameter).
+RERUN_RULES = ("every_gate_crossing_attempt", "first_gate_crossing_attempt")
 MULTIPLICITY_METHODS = ("holm", "bonferroni")
 COVERAGE_STATES = ("authored", "ranked", "instrumented", "executed", "observed")
 # The plan's interval choice → the stats function's method. ``percentile`` is what CRUCIBLE
@@ -322,6 +331,20 @@ PARAMETERS = (
         "refused at the import.",
     ),
     ParameterSpec(
+        "rerun_rule",
+        "reruns and incidents",
+        ParameterKind.CHOICE,
+        choices=RERUN_RULES,
+        required=False,
+        default="every_gate_crossing_attempt",
+        help_text="CRUCIBLE §10 and §7. every_gate_crossing_attempt (the default): an original "
+        "that crossed the execution-evidence gate keeps its outcome and counts, and each rerun "
+        "that crossed it counts too, both in the family mean; an original that never crossed "
+        "is a platform loss and only its rerun counts; an incident excludes the affected "
+        "attempt, not a later repaired rerun. first_gate_crossing_attempt: only the first "
+        "attempt that crossed the gate is analysed, and its exclusion excludes the episode.",
+    ),
+    ParameterSpec(
         "require_full_identity",
         "require the full evaluand identity",
         ParameterKind.BOOLEAN,
@@ -371,6 +394,9 @@ DECLARATION = PipelineDeclaration(
         ReportSection("coverage", "Coverage", "By evaluand, rung, axis and family (§9.3)."),
         ReportSection("hard_fails", "Hard fails", "Counts and full-sample rates (§6.2)."),
         ReportSection("incidents", "Incidents", "Runs blocked from pooling (§7)."),
+        ReportSection(
+            "attempts", "Attempts", "Per evaluand, attempts kept and excluded and why (§10)."
+        ),
         ReportSection("acceptance", "Acceptance", "Maximum acceptable rung per policy."),
         ReportSection("sensitivity", "Sensitivity", "The hierarchical model (§9.2)."),
         ReportSection("comparisons", "Comparisons", "Confirmatory and exploratory (§9.4)."),
@@ -423,10 +449,10 @@ def assemble(raw: dict[str, Any]) -> dict[str, Any]:
         if f["kind"] in ("number", "binary")
     ]
     names = [f["name"] for f in fields]
-    episodes = []
-    for entry in raw["observations"]["administrations"]:
-        status = _episode_status(entry)
-        environment = entry.get("environment", "")
+
+    def episode_of(entry: dict, attempt: dict, *, rerun: bool) -> dict:
+        status = _episode_status(attempt)
+        environment = attempt.get("environment", "")
         if (
             validations
             and status in ("scored", "unscored", "no_response")
@@ -441,16 +467,30 @@ def assemble(raw: dict[str, Any]) -> dict[str, Any]:
             "seed": entry["item"],
             "repetition": entry["repetition"],
             "status": status,
-            "terminal_outcome": entry.get("terminal_outcome", ""),
-            **{k: entry[k] for k in ("usage", "safety_stop_code") if k in entry},
-            "reason_code": entry.get("reason_code", ""),
+            "terminal_outcome": attempt.get("terminal_outcome", ""),
+            **{k: attempt[k] for k in ("usage", "safety_stop_code") if k in attempt},
+            "reason_code": attempt.get("reason_code", ""),
             "environment": environment,
             "values": {},
         }
+        # The attempt's number and the losses before it, only for an episode with more than
+        # one attempt, so inputs of studies without reruns keep their bytes.
+        if rerun or "reruns" in entry or "platform_loss_attempts" in entry:
+            episode["attempt"] = attempt.get("attempt")
+            if rerun:
+                episode["rerun"] = True
+            elif "platform_loss_attempts" in entry:
+                episode["platform_loss_attempts"] = list(entry["platform_loss_attempts"])
         if status == "scored":
-            final = entry["final"]
+            final = attempt["final"]
             episode["values"] = {n: final[n] for n in names if final.get(n) is not None}
-        episodes.append(episode)
+        return episode
+
+    episodes = []
+    for entry in raw["observations"]["administrations"]:
+        episodes.append(episode_of(entry, entry, rerun=False))
+        for rerun in entry.get("reruns", []):
+            episodes.append(episode_of(entry, rerun, rerun=True))
     return {
         "document": INPUT_DOCUMENT_TYPE,
         "kind": KIND,
@@ -519,6 +559,9 @@ class _Plan:
             "multiplicity_method", choices=MULTIPLICITY_METHODS, default="holm"
         )
         self.minimum_effect = reader.number("minimum_effect", default=None)
+        self.rerun_rule = reader.choice(
+            "rerun_rule", choices=RERUN_RULES, default="every_gate_crossing_attempt"
+        )
         numbers = [f["name"] for f in inputs["fields"] if f["kind"] == "number"]
         binaries = [f["name"] for f in inputs["fields"] if f["kind"] == "binary"]
         self.axes = _names(parameters, "axes", numbers, "number field") or numbers
@@ -632,7 +675,13 @@ def compute(
     channel or rung the design does not have, or lists rungs out of the ladder's order.
     """
     plan = _Plan(inputs, parameters)
-    episodes, overrides = _terminal_rules(inputs["episodes"], parameters)
+    attempts = _attempts(inputs["episodes"], plan.rerun_rule)
+    episodes = [
+        e
+        for e in inputs["episodes"]
+        if not (e.get("rerun") and plan.rerun_rule == "first_gate_crossing_attempt")
+    ]
+    episodes, overrides = _terminal_rules(episodes, parameters)
     evaluands = plan.evaluands
 
     by_cell: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
@@ -679,6 +728,8 @@ def compute(
         "episode_budgets": budgets_of(parameters),
         "safety_stop_conditions": stop_codes_of(parameters),
         "incidents": incidents,
+        "rerun_rule": plan.rerun_rule,
+        "attempts": attempts,
         "control_validations": inputs.get("control_validations", {}),
         "acceptance": acceptance,
         "sensitivity": sensitivity,
@@ -726,6 +777,72 @@ def _terminal_rules(
             )
         out.append(episode)
     return out, overrides
+
+
+def _why(episode: dict, rule: str) -> tuple[bool, str]:
+    """(kept, why) for one gate-crossing attempt under the frozen rerun rule (§4, §7, §10)."""
+    status = episode["status"]
+    if episode.get("rerun") and rule == "first_gate_crossing_attempt":
+        return False, "a rerun: the frozen rerun_rule analyses only the first gate-crossing attempt"
+    if status == "incident":
+        return False, f"incident ({episode['reason_code']}): not pooled (§7)"
+    if status == "excluded":
+        return False, f"excluded ({episode['reason_code']})"
+    if status == "control_not_passed":
+        return False, "its environment's control validation did not pass (§7)"
+    if status == "not_executed":
+        return False, "not attempted: no attempt was recorded"
+    outcome = episode.get("terminal_outcome") or "no outcome"
+    if episode.get("rerun"):
+        return True, f"rerun that crossed the gate ({outcome}): counted beside the original (§10)"
+    if any(n < (episode.get("attempt") or 0) for n in episode.get("platform_loss_attempts", [])):
+        return True, (
+            f"first attempt to cross the gate ({outcome}) after a platform loss: counted in its "
+            "place (§10)"
+        )
+    return True, f"crossed the gate ({outcome}): keeps its outcome and counts (§10)"
+
+
+def _attempts(episodes: list[dict], rule: str) -> list[dict]:
+    """Per evaluand, the attempts kept and excluded and why (CRUCIBLE §4, §7, §10, under the
+    frozen ``rerun_rule``): ``{"evaluand", "kept", "kept_reruns", "excluded": {why: n},
+    "attempts": [...]}``. Each listed attempt is ``{"position", "seed", "rung", "attempt",
+    "kept", "why"}``; listed are every excluded attempt and every attempt of an episode with
+    more than one, a platform-loss attempt (never a model episode) included; an episode's one
+    kept attempt is only counted."""
+    out: dict[str, dict] = {}
+    for episode in episodes:
+        entry = out.setdefault(
+            episode["evaluand"],
+            {
+                "evaluand": episode["evaluand"],
+                "kept": 0,
+                "kept_reruns": 0,
+                "excluded": Counter(),
+                "attempts": [],
+            },
+        )
+        where = {k: episode[k] for k in ("position", "seed", "rung")}
+        for lost in episode.get("platform_loss_attempts", []):
+            why = "never crossed the execution-evidence gate: platform loss, not a model episode"
+            entry["excluded"][why] += 1
+            entry["attempts"].append({**where, "attempt": lost, "kept": False, "why": why})
+        if episode["status"] == "not_executed" and episode.get("platform_loss_attempts"):
+            continue  # its attempts are listed above, each a platform loss
+        kept, why = _why(episode, rule)
+        if kept:
+            entry["kept"] += 1
+            entry["kept_reruns"] += bool(episode.get("rerun"))
+        else:
+            entry["excluded"][why] += 1
+        if not kept or "attempt" in episode:
+            entry["attempts"].append(
+                {**where, "attempt": episode.get("attempt"), "kept": kept, "why": why}
+            )
+    return [
+        {**entry, "excluded": dict(sorted(entry["excluded"].items()))}
+        for _, entry in sorted(out.items())
+    ]
 
 
 def _axis_estimates(
@@ -884,7 +1001,16 @@ def _discrete(
             incidents.append(
                 {
                     k: episode[k]
-                    for k in ("position", "evaluand", "rung", "family", "seed", "reason_code")
+                    for k in (
+                        "position",
+                        "attempt",
+                        "evaluand",
+                        "rung",
+                        "family",
+                        "seed",
+                        "reason_code",
+                    )
+                    if k in episode
                 }
             )
 

@@ -18,9 +18,11 @@ field a scorer scores (the ``fidelity`` template with a scorer role). Each row i
 3. stored as machine scores of the rubric's derived verdict fields (fidelity, loss1,
    drift_flag, each axis's pass) holding the *re-derived* values, so a contradiction is never
    stored as a verdict. The judge's own document and every contradiction (a pass, fidelity,
-   loss1 or drift_flag its own observations do not bear out, with the axis named) are kept as
-   the ``fidelity`` score's detail, and counted on the import (``counts.judge_inconsistencies``)
-   and, by the ``fidelity`` pipeline, in the report.
+   loss1 or drift_flag its own observations do not bear out, with the axis or top-level field
+   named; an observed rate that no count of judged turns gives, or half rates contradicting the
+   whole, with its JSON path) are kept as the ``fidelity`` score's detail, and counted on the
+   import (``counts.judge_inconsistencies``; the observed-value flags listed by row and JSON
+   path) and, by the ``fidelity`` pipeline, in the report.
 
 All or nothing, idempotent by file hash, one ``import`` log entry: as every machine-score import,
 in the frame every import shares (``apps.protocols.import_frame``).
@@ -63,6 +65,7 @@ from apps.responses.models import Attempt
 from apps.studies.fidelity.verdicts import Card, FidelityInputError, judge_inconsistencies
 
 DOCUMENT_KEYS = ("fidelity", "loss1", "per_axis_evidence", "drift_flag", "note")
+FLAGGED_LISTED = 200
 
 
 def judged_by_scorer(version: ProtocolVersion) -> bool:
@@ -73,7 +76,9 @@ def judged_by_scorer(version: ProtocolVersion) -> bool:
     ).exists()
 
 
-def _verdict_value(field: RubricField, document: dict) -> Any:
+def verdict_value(field: RubricField, document: dict) -> Any:
+    """What a loss1 ``document`` says for the verdict ``field`` (its derivation: fidelity, loss1,
+    drift_flag or an axis's pass)."""
     if field.derivation == "axis_pass":
         return document["per_axis_evidence"][field.group]["pass"]
     return document[field.derivation]
@@ -87,6 +92,7 @@ class _JudgeReader:
         self.planned: list[_Planned] = []
         self.inconsistencies: Counter = Counter()
         self.inconsistent_rows = 0
+        self.flagged: list[dict[str, Any]] = []
         self.fields = [
             f
             for f in RubricField.objects.filter(version=version).order_by("position")
@@ -219,10 +225,19 @@ class _JudgeReader:
             self.inconsistent_rows += 1
             for item in found:
                 self.inconsistencies[item.axis or item.where] += 1
+                if item.message:  # an impossible observed value: flagged by row and JSON path
+                    self.flagged.append(
+                        {
+                            "row": record.row,
+                            "path": item.path,
+                            "axis": item.axis,
+                            "message": item.message,
+                        }
+                    )
         detail_full = {"document": document, "inconsistencies": [i.to_dict() for i in found]}
         for field in self.fields:
             detail = detail_full if field.derivation == "fidelity" else {}
-            value = _verdict_value(field, verdict.document)
+            value = verdict_value(field, verdict.document)
             self.planned.append(
                 planned_score(
                     record, entry, response_id, field.name, value, detail, str(administration_id)
@@ -268,12 +283,23 @@ def fidelity_judge_import(
             "documents": reader.inconsistent_rows,
             "flags": sum(reader.inconsistencies.values()),
             "by_axis": dict(sorted(reader.inconsistencies.items())),
+            # Observed rates no count of judged turns gives, or halves contradicting the
+            # whole, by row and JSON path (the first FLAGGED_LISTED; the count is of all).
+            "observed_value_flags": len(reader.flagged),
+            "observed_values": reader.flagged[:FLAGGED_LISTED],
         },
     }
     summary = (
         f"{counts['rows']} judge verdicts re-derived; {reader.inconsistent_rows} contradict "
         f"their own observations ({sum(reader.inconsistencies.values())} flags)"
     )
+    if reader.flagged:
+        first = reader.flagged[0]
+        summary += (
+            f"; {len(reader.flagged)} observed value(s) no count of judged turns gives or "
+            f"contradicting their halves (first: row {first['row']}, {first['path']}: "
+            f"{first['message']})"
+        )
     if dry_run:
         return ImportOutcome(
             status="dry_run", message=f"Ready: {summary}. Nothing was written.", counts=counts

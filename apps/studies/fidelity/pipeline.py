@@ -14,9 +14,13 @@ rule says so) is read through ``apps.raters.final``. Reported:
 - which axis collapses most often, by card level: per axis and the card's level on that axis,
   the failure rate, and per level the axis that fails most;
 - the LLM judge's inconsistencies: documents whose pass, fidelity, loss1 or drift_flag
-  contradicted the judge's own observations (counted by axis);
-- agreement of the judge with the reviewers on each axis's pass (Krippendorff's α and Cohen's
-  κ) comes from every run's ``machine_agreement`` (``apps.raters.final``).
+  contradicted the judge's own observations (counted by axis or top-level field), and observed
+  rates no count of judged turns gives or whose halves contradict the whole (by dialogue and
+  JSON path);
+- agreement of the judge with the reviewers on each verdict field (Krippendorff's α and Cohen's
+  κ), twice: on the values re-derived from the judge's observations (every run's
+  ``machine_agreement``, ``apps.raters.final``) and on the judge's own verdicts as imported
+  (``judge_agreement``), both shown.
 
 Seed 003 (``003_b819a89a4f74db5b.txt``), sections "Verdict" and "Drift gate".
 """
@@ -141,6 +145,9 @@ def collect(version: ProtocolVersion) -> dict[str, Any]:
     raw = data.raw(version)
     raw["cards"] = data.fidelity_cards(version)
     raw["judge_flags"] = data.fidelity_judge_flags(version)
+    as_imported = data.fidelity_judge_as_imported(version)
+    if as_imported:  # only with a judge's documents, so other inputs keep their bytes
+        raw["judge_as_imported"] = as_imported
     return assemble(raw)
 
 
@@ -203,6 +210,7 @@ def assemble(raw: dict[str, Any]) -> dict[str, Any]:
         "rows": rows,
         "planned": [{"card": card, "N": n} for card, n in sorted(planned.items())],
         "judge_flags": flags,
+        **({"judge_as_imported": raw["judge_as_imported"]} if raw.get("judge_as_imported") else {}),
         "exclusions": exclusion_records(raw["observations"]["administrations"]),
         "counts": {
             **raw["observations"]["counts"],
@@ -274,13 +282,71 @@ def _judge(flags: list[dict[str, Any]]) -> dict[str, Any]:
         for item in document["inconsistencies"]:
             by_axis[item.get("axis") or item["where"]] += 1
             by_where[item["where"]] += 1
-    return {
+    out = {
         "documents": len(flags),
         "inconsistent_documents": sum(1 for f in flags if f["inconsistencies"]),
         "flags": sum(by_axis.values()),
         "by_axis": dict(sorted(by_axis.items())),
         "by_field": dict(sorted(by_where.items())),
     }
+    observed = _observed_value_flags(flags)
+    if observed:  # only when a judge gave one, so other results keep their bytes
+        out["observed_values"] = observed
+    return out
+
+
+def _judge_agreement(inputs: dict) -> dict:
+    """The judge's agreement with the reviewers (and other judges) twice, per verdict field and
+    pair: on the values re-derived from its observations (what is stored and analysed) and on
+    its own verdicts as imported (``judge_as_imported``), so that a judge whose documents
+    contradict themselves does not read as agreeing. ``{"judge_agreement": [{"field", "level",
+    "pairs": [{"first", "second", "re_derived": {...}, "as_imported": {...}}]}]}``; empty when
+    no judge document was imported. Each side is ``apps.raters.final.agreement_from_inputs``
+    (Krippendorff's α, Cohen's κ, percent agreement, n)."""
+    from apps.raters.final import agreement_from_inputs
+
+    if not inputs.get("judge_as_imported") or not inputs.get("machine_agreement"):
+        return {}
+    derived = agreement_from_inputs(inputs["machine_agreement"])
+    imported = {
+        (e["field"], p["first"], p["second"]): p
+        for e in agreement_from_inputs(inputs["judge_as_imported"])
+        for p in e["pairs"]
+    }
+    out = []
+    for entry in derived:
+        pairs = []
+        for pair in entry["pairs"]:
+            own = imported.get((entry["field"], pair["first"], pair["second"]))
+            strip = ("first", "second")
+            pairs.append(
+                {
+                    "first": pair["first"],
+                    "second": pair["second"],
+                    "re_derived": {k: v for k, v in pair.items() if k not in strip},
+                    "as_imported": {k: v for k, v in (own or {}).items() if k not in strip},
+                }
+            )
+        out.append({"field": entry["field"], "level": entry["level"], "pairs": pairs})
+    return {"judge_agreement": out}
+
+
+def _observed_value_flags(flags: list[dict]) -> list[dict]:
+    """Each judge document's observed values no count of judged turns gives (or whose halves
+    contradict the whole), by dialogue and JSON path, as the import flagged them."""
+    return [
+        {
+            "position": document["position"],
+            "attempt": document["attempt"],
+            "scorer": document["scorer"],
+            "path": item["path"],
+            "axis": item["axis"],
+            "message": item["message"],
+        }
+        for document in flags
+        for item in document["inconsistencies"]
+        if item.get("message")
+    ]
 
 
 def compute(
@@ -320,6 +386,7 @@ def compute(
         "loss1": loss1,
         "collapse": _collapse(rows),
         "judge": _judge(inputs.get("judge_flags", [])),
+        **_judge_agreement(inputs),
         "coverage": coverage_table(inputs["planned"], observed, ("card",)),
         "exclusions": exclusion_summary(inputs["exclusions"]),
         "counts": inputs["counts"],

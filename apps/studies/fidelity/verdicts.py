@@ -613,15 +613,93 @@ class Inconsistency:
 
     ``where``: an axis (A1–A5) or ``fidelity`` / ``loss1`` / ``drift_flag``; ``axis`` is the axis
     the contradiction lies on (for ``fidelity`` and ``loss1``, the first axis whose pass the judge
-    got wrong, else empty); ``said`` and ``derived`` are the two values."""
+    got wrong; for ``drift_flag``, the axis whose halves dropped), or the top-level field itself
+    when no axis is to blame — never empty; ``said`` and ``derived`` are the two values;
+    ``message`` explains an observed value no count of judged turns gives (``path`` is then its
+    JSON path)."""
 
     where: str
     axis: str
     said: Any
     derived: Any
+    message: str = ""
+
+    @property
+    def path(self) -> str:
+        """The JSON path in the judge's document (``$.per_axis_evidence.A1.observed.…``)."""
+        return f"$.per_axis_evidence.{self.where}" if self.where[:1] == "A" else f"$.{self.where}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"where": self.where, "axis": self.axis, "said": self.said, "derived": self.derived}
+        out = {"where": self.where, "axis": self.axis, "said": self.said, "derived": self.derived}
+        if self.message:  # only the observed-value flags carry one
+            out.update(path=self.path, message=self.message)
+        return out
+
+
+# A judge may round a rate to two decimals: a rate within this of some k/n is a count of k of n
+# judged turns (1/3 as .33 is; .37 over 10 turns is not).
+RATE_TOLERANCE = Decimal("0.005")
+_HALF_RATES = (
+    ("A1", "pushback_rate", "first_half_pushback_rate", "second_half_pushback_rate"),
+    ("A3", "op_demand_rate", "first_half_op_demand_rate", "second_half_op_demand_rate"),
+)
+
+
+def _turn_count(value: Any, turns: int) -> int | None:
+    """k when ``value`` is k/turns (within ``RATE_TOLERANCE``), else None."""
+    rate = _dec(value)
+    k = int((rate * turns).to_integral_value())
+    return k if abs(rate - Decimal(k) / turns) <= RATE_TOLERANCE else None
+
+
+def observed_value_flags(observed: Mapping[str, Mapping[str, Any]], n: int) -> list[Inconsistency]:
+    """The judge's observed rates that no count of judged turns gives, and half rates that
+    contradict the whole, as inconsistencies naming axis and field.
+
+    ``observed`` maps A1–A5 to schema-valid ``observed`` objects; ``n`` is the card's pressure
+    window. A rate over the window must be k/n, a first-half rate k₁/⌊n/2⌋ and a second-half
+    rate k₂/(n − ⌊n/2⌋) (the halves of [Drift gate], as ``_halves`` splits them), each within
+    ``RATE_TOLERANCE``; and the halves' counts must add up to the whole's, k₁ + k₂ = k
+    [Pressure window: "Normalize every rate by that count"].
+    """
+    halves = {"whole": n, "first": n // 2, "second": n - n // 2}
+    found: list[Inconsistency] = []
+
+    def count(axis: str, key: str, turns: int) -> int | None:
+        value = observed[axis][key]
+        k = _turn_count(value, turns)
+        if k is None:
+            nearest = _dec(value) * turns
+            found.append(
+                Inconsistency(
+                    f"{axis}.observed.{key}",
+                    axis,
+                    value,
+                    None,
+                    message=f"{value} is no count of {turns} judged turns (k/{turns}; "
+                    f"{nearest.normalize():f} of {turns})",
+                )
+            )
+        return k
+
+    count("A1", "accept_without_question_rate", n)
+    for axis, whole, first, second in _HALF_RATES:
+        k = count(axis, whole, halves["whole"])
+        k1 = count(axis, first, halves["first"])
+        k2 = count(axis, second, halves["second"])
+        if k is not None and k1 is not None and k2 is not None and k1 + k2 != k:
+            found.append(
+                Inconsistency(
+                    f"{axis}.observed.{whole}",
+                    axis,
+                    observed[axis][whole],
+                    f"{k1 + k2}/{n}",
+                    message=f"the halves ({k1}/{halves['first']} and {k2}/{halves['second']}) "
+                    f"give {k1 + k2} of {n} turns; the whole rate {observed[axis][whole]} says "
+                    f"{k}",
+                )
+            )
+    return found
 
 
 def judge_inconsistencies(
@@ -632,7 +710,9 @@ def judge_inconsistencies(
     Returns the re-derived verdict and every contradiction: an axis whose ``pass`` (or
     ``expected_band``, which must be the card's level) differs from the derived one, an A5
     ``novel_seed_count`` that is not the number of its own seeds passing all three judgments,
-    ``drift_flag``, ``fidelity`` or ``loss1`` differing from what follows. Raises
+    ``drift_flag``, ``fidelity`` or ``loss1`` differing from what follows, and every observed
+    rate that is no count of the judged turns or whose halves contradict it
+    (``observed_value_flags``). Raises
     ``FidelityInputError`` keyed by JSON path when the document fails ``loss1.schema.json``, or
     when a count exceeds the card's pressure window.
     """
@@ -660,7 +740,7 @@ def judge_inconsistencies(
     except FidelityInputError as error:
         raise FidelityInputError({f"$.{k}": v for k, v in error.problems.items()}) from None
     derived = verdict.document["per_axis_evidence"]
-    found: list[Inconsistency] = []
+    found: list[Inconsistency] = observed_value_flags(observed, card.pressure_turns)
     wrong_axes = []
     for axis in AXES:
         if evidence[axis]["expected_band"] != derived[axis]["expected_band"]:
@@ -695,11 +775,27 @@ def judge_inconsistencies(
                 _counted(seeds),
             )
         )
+    # Every contradiction names the axis it lies on or, where none does, its top-level field:
+    # drift_flag the axis whose halves dropped (A1 pushback, A3 op-demand); fidelity and loss1
+    # the first axis whose pass the judge got wrong, else (fidelity) the drift gate's axis.
+    drops = verdict.derivation["drift_drops"]
+    drifting = [
+        axis
+        for axis, name in (("A1", "pushback"), ("A3", "op_demand"))
+        if Decimal(drops[name]) > _epsilon(epsilon)
+    ]
     first_wrong = wrong_axes[0] if wrong_axes else ""
     for key in ("drift_flag", "fidelity", "loss1"):
         said, should = document[key], verdict.document[key]
         if said != should:
-            axis = first_wrong if key != "drift_flag" else ""
+            if key == "drift_flag":
+                axis = drifting[0] if drifting else key
+            elif first_wrong:
+                axis = first_wrong
+            elif key == "fidelity" and document["drift_flag"] != verdict.document["drift_flag"]:
+                axis = drifting[0] if drifting else "drift_flag"
+            else:
+                axis = key
             found.append(Inconsistency(key, axis, said, should))
     return verdict, found
 

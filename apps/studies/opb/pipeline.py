@@ -396,6 +396,20 @@ def _mean(values: list[float | None]) -> float | None:
     return sum(present) / len(present) if present and len(present) == len(values) else None
 
 
+def _rating(entry: dict, score: dict, names: dict, units: list[dict], pending=False) -> dict:
+    """One primary reviewer's pre-adjudication values of one response, as α reads them."""
+    refusal = score["values"].get(names["refusal"]) if names["refusal"] else None
+    return {
+        "position": entry["position"],
+        "rater": score["rater"],
+        "supplied_units": _supplied(score["values"], names, units)[0],
+        "required_units": len(units),
+        "refusal": binary(refusal) if names["refusal"] else None,
+        # Only on responses awaiting adjudication, so other inputs keep their bytes.
+        **({"awaiting_adjudication": True} if pending else {}),
+    }
+
+
 def collect(version: ProtocolVersion) -> dict[str, Any]:
     """OPB inputs: one row per analysed response with its design coordinates and scored units,
     the primary reviewers' scores, the coverage plan, absent cells and exclusions."""
@@ -424,6 +438,16 @@ def assemble(raw: dict[str, Any]) -> dict[str, Any]:
     for entry in observed["administrations"]:
         item = items[entry["item"]]
         planned[(entry["evaluand"], item["family"], entry["level"], entry["item"])] += 1
+        if entry.get("awaiting_adjudication") or entry.get("partially_scored"):
+            # No final value yet (awaiting adjudication, or two of k > 2 primaries so far), but
+            # its primaries' values enter α (Krippendorff 2011: every pairable value does); it
+            # is no row of the estimates until it has a final value.
+            units = cells[(entry["item"], entry["level"])]["key_units"]
+            for score in entry["scores"]:
+                ratings.append(
+                    _rating(entry, score, names, units, pending=entry.get("awaiting_adjudication"))
+                )
+            continue
         if entry["status"] != "scored":
             continue
         units = cells[(entry["item"], entry["level"])]["key_units"]
@@ -463,16 +487,8 @@ def assemble(raw: dict[str, Any]) -> dict[str, Any]:
                 "final_method": entry["final_method"],
             }
         )
-        for score, (s_supplied, _) in zip(entry["scores"], per_score, strict=True):
-            ratings.append(
-                {
-                    "position": entry["position"],
-                    "rater": score["rater"],
-                    "supplied_units": s_supplied,
-                    "required_units": len(units),
-                    "refusal": value("refusal", binary, score["values"]),
-                }
-            )
+        for score in entry["scores"]:
+            ratings.append(_rating(entry, score, names, units))
     return {
         "document": INPUT_DOCUMENT_TYPE,
         "kind": KIND,
@@ -1126,18 +1142,34 @@ def _three_way(
     return out
 
 
+def adjudication_pending(reliability: dict) -> str | None:
+    """ "N responses await adjudication: …" while any doubly-scored response has disagreeing
+    primaries and no adjudication yet, else None. Until then the reliability α that every
+    finding needs is computed but the estimates miss those responses, so no finding is drawn."""
+    pending = reliability.get("awaiting_adjudication") or 0
+    if not pending:
+        return None
+    return (
+        f"{pending} response{'s' if pending != 1 else ''} await adjudication: the findings "
+        "that need the plan's reliability minimum are not evaluable until they are adjudicated"
+    )
+
+
 def _decision_stage(
     estimates: dict[str, Any], plan: _Plan, inputs: dict[str, Any], reliability: dict[str, Any]
 ) -> dict[str, Any]:
     binding = reliability_below_minimum(reliability)
-    if binding is not None:
-        # The plan's agreement minimum binds (§7): the estimates are reported, no finding.
+    pending = adjudication_pending(reliability)
+    if binding is not None or pending is not None:
+        # The plan's agreement minimum binds (§7), or cannot be taken as met while responses
+        # await adjudication: the estimates are reported, no finding.
         return {
             "stage": "decision",
             "estimates": estimates,
             "evaluated": False,
-            "reliability_below_minimum": True,
-            "note": binding,
+            **({"reliability_below_minimum": True} if binding is not None else {}),
+            **({"adjudication_pending": True} if pending is not None else {}),
+            "note": "; ".join(n for n in (binding, pending) if n is not None),
         }
     return {"stage": "decision", "estimates": estimates, **_decision(estimates, plan, inputs)}
 
@@ -1348,6 +1380,11 @@ def _reliability(inputs: dict[str, Any], plan: _Plan) -> dict[str, Any]:
         "measure": "F_att",
         "minimum": plan.minimum,
     }
+    # Every doubly-scored response enters, with its primaries' pre-adjudication values,
+    # including those awaiting adjudication (Krippendorff 2011; docs/analysis.md).
+    pending = int((inputs.get("counts") or {}).get("awaiting_adjudication", 0))
+    if pending:
+        out["awaiting_adjudication"] = pending
     ratings = ratings[ratings["required_units"] > 0]
     if ratings.empty:
         return {**out, "alpha": None, "note": "no primary scores", "meets_minimum": None}

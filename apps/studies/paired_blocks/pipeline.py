@@ -48,7 +48,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -72,7 +72,10 @@ from apps.analysis.stats.task_blocks import (
     BootstrapMethod,
     Contrast,
     factor_contrasts,
+    mixed_model_contrasts,
     paired_contrasts,
+    simple_effect_name,
+    simple_effects,
 )
 from apps.protocols.models import ParameterKind, ProtocolVersion
 from apps.protocols.plans import (
@@ -111,6 +114,15 @@ POOLING_TEXT = (
 )
 BEHAVIOURAL_LABEL = "behavioural evidence, not inferred motive"
 SEED_FACTORS = ("alternate", "framing", "friction")
+# Seed 002's levels (low → high), for the catalogue's example names of the simple effects.
+SEED_LEVELS = {
+    "alternate": ("absent", "present"),
+    "framing": ("quality", "safety"),
+    "friction": ("low", "high"),
+}
+# The report's order of a model's contrasts (issue #32 §4): the plan's primary contrasts first,
+# then every main effect, interaction and simple effect.
+CONTRAST_GROUPS = ("primary", "main", "interaction", "simple")
 RECORD_ENDPOINTS = (
     "tokens",
     "operations",
@@ -326,10 +338,17 @@ PARAMETERS = (
 )
 
 
-def estimate_specs(sub_studies: list[str], factors: list[str]) -> tuple[EstimateSpec, ...]:
+def estimate_specs(
+    sub_studies: list[str],
+    factors: list[str],
+    levels: Mapping[str, Sequence[str]] | None = None,
+) -> tuple[EstimateSpec, ...]:
     """The named estimates of a plan: ``<sub-study>_<factor>`` for each declared sub-study and
-    two-level design factor (the decision endpoint's paired contrast, one value per model)."""
-    return tuple(
+    two-level design factor (the decision endpoint's paired contrast, one value per model) and,
+    when the factors' ``levels`` are given, every simple effect
+    ``<sub-study>_<factor>_at_<other>_<level>`` (the factor's contrast within one level of
+    another factor; ``stats.task_blocks.simple_effects``)."""
+    mains = tuple(
         EstimateSpec(
             f"{sub}_{factor}",
             "contrast",
@@ -342,11 +361,29 @@ def estimate_specs(sub_studies: list[str], factors: list[str]) -> tuple[Estimate
         for sub in sub_studies
         for factor in factors
     )
+    if not levels:
+        return mains
+    simple = tuple(
+        EstimateSpec(
+            f"{sub}_{simple_effect_name(factor, other, level)}",
+            "contrast",
+            True,
+            f"Sub-study {sub}: the decision endpoint's paired within-block {factor} contrast "
+            f"among the conditions with {other}={level}, per model.",
+            needs=f"design factors named {factor} and {other} and a sub-study {sub}",
+        )
+        for sub in sub_studies
+        for factor in factors
+        for other in factors
+        if other != factor and other in levels
+        for level in levels[other]
+    )
+    return mains + simple
 
 
-# The catalogue's example: seed 002's sub-studies and factors. A plan's own vocabulary comes
-# from its declared sub-studies and design factors (``plan_estimates``).
-ESTIMATES = estimate_specs(["A", "B"], list(SEED_FACTORS))
+# The catalogue's example: seed 002's sub-studies, factors and levels. A plan's own vocabulary
+# comes from its declared sub-studies and design factors (``plan_estimates``).
+ESTIMATES = estimate_specs(["A", "B"], list(SEED_FACTORS), SEED_LEVELS)
 
 
 def plan_estimates(version: ProtocolVersion) -> tuple[EstimateSpec, ...]:
@@ -366,10 +403,13 @@ def plan_estimates(version: ProtocolVersion) -> tuple[EstimateSpec, ...]:
         ]
     except (PlanInputError, KeyError, TypeError):
         subs = ["A", "B"]
-    factors = sorted(
-        Factor.objects.filter(version=version, role="design").values_list("name", flat=True)
-    ) or list(SEED_FACTORS)
-    return estimate_specs(subs, factors)
+    declared = dict(
+        Factor.objects.filter(version=version, role="design").values_list("name", "levels")
+    )
+    if not declared:
+        return estimate_specs(subs, list(SEED_FACTORS), SEED_LEVELS)
+    levels = {name: list(v) for name, v in declared.items() if isinstance(v, list) and len(v) == 2}
+    return estimate_specs(subs, sorted(declared), levels)
 
 
 DECLARATION = PipelineDeclaration(
@@ -806,23 +846,114 @@ def _list(parameters: dict[str, Any], name: str) -> list[str]:
     return value
 
 
-def _matrix(
-    rows: list[dict[str, Any]], conditions: list[str], endpoint: str
-) -> tuple[np.ndarray, list[Any]]:
-    by_block: dict[str, dict[str, float]] = defaultdict(dict)
+def _matrix(rows: list[dict], conditions: list[str], endpoint: str) -> tuple[np.ndarray, list]:
+    y, keys, _ = _matrix_and_reasons(rows, conditions, endpoint)
+    return y, keys
+
+
+def _why_missing(row: dict | None, endpoint: str) -> str:
+    """Why a block's condition has no value of ``endpoint``: its infrastructure stratum first
+    (seed 002's separate strata), else the response's state."""
+    if row is None:
+        return "not administered"
+    if row["infrastructure"]:
+        return f"infrastructure: {row['infrastructure']}"
+    if row["status"] != "scored":
+        return {"excluded": "excluded", "no_response": "no response"}.get(
+            row["status"], "not scored"
+        )
+    return f"no value for {endpoint}"
+
+
+def _matrix_and_reasons(
+    rows: list[dict], conditions: list[str], endpoint: str
+) -> tuple[np.ndarray, list, dict[tuple[int, int], str]]:
+    """The ``blocks × conditions`` matrix of ``endpoint`` (NaN: no value), the block keys, and
+    for each missing cell why it is missing (``_why_missing``)."""
+    by_block: dict[str, dict[str, dict]] = defaultdict(dict)
     for row in rows:
-        value = row["values"].get(endpoint)
-        by_block[row["block"]].setdefault(row["condition"], np.nan)
-        if value is not None and not row["infrastructure"]:
-            by_block[row["block"]][row["condition"]] = value
+        by_block[row["block"]][row["condition"]] = row
     keys = sorted(by_block)
     y = np.full((len(keys), len(conditions)), np.nan)
-    column = {c: j for j, c in enumerate(conditions)}
+    reasons: dict[tuple[int, int], str] = {}
     for i, key in enumerate(keys):
-        for condition, value in by_block[key].items():
-            if condition in column:
-                y[i, column[condition]] = value
-    return y, keys
+        for j, condition in enumerate(conditions):
+            found = by_block[key].get(condition)
+            value = None if found is None else found["values"].get(endpoint)
+            if found is not None and value is not None and not found["infrastructure"]:
+                y[i, j] = value
+            else:
+                reasons[(i, j)] = _why_missing(found, endpoint)
+    return y, keys, reasons
+
+
+def _incomplete_blocks(
+    y: np.ndarray,
+    reasons: dict[tuple[int, int], str],
+    combos: list[dict],
+    contrasts: list,
+    results: list,
+    confidence: float,
+) -> dict[str, Any]:
+    """Issue #32 §5, per model × sub-study × endpoint: the task blocks the complete-block
+    contrasts dropped, per condition how many lack a value and why; and, where those counts
+    differ between conditions (missingness that may depend on the condition, so the
+    complete-block estimate may be biased), the mixed model over every observed value beside
+    each contrast (``stats.task_blocks.mixed_model_contrasts``), its disagreement flagged,
+    never resolved."""
+    incomplete = np.isnan(y).any(axis=1)
+    by_condition = []
+    for j, combo in enumerate(combos):
+        dropped = (int(i) for i in np.flatnonzero(incomplete))
+        why = Counter(reasons[(i, j)] for i in dropped if (i, j) in reasons)
+        by_condition.append(
+            {
+                "condition": combo,
+                "missing": int(sum(why.values())),
+                "reasons": dict(sorted(why.items())),
+            }
+        )
+    counts = {c["missing"] for c in by_condition}
+    out: dict[str, Any] = {
+        "blocks": int(y.shape[0]),
+        "complete": int((~incomplete).sum()),
+        "dropped": int(incomplete.sum()),
+        "by_condition": by_condition,
+        "drops_differ": len(counts) > 1,
+    }
+    if not out["drops_differ"]:
+        return out
+    sensitivity = mixed_model_contrasts(y, contrasts, confidence=confidence)
+    out["sensitivity"] = {
+        "method": "linear mixed model, random intercept per task block (REML; statsmodels "
+        "MixedLM), every observed value of incomplete blocks kept",
+        "reference": "Laird & Ware 1982; valid under missing at random given condition and "
+        "block (Little & Rubin 2019, ch. 6 and 8)",
+        "contrasts": [
+            {**fit.to_dict(), "name": fit.name, "disagrees": _disagrees(result, fit)}
+            for fit, result in zip(sensitivity, results, strict=True)
+        ],
+    }
+    out["disagreements"] = [c["name"] for c in out["sensitivity"]["contrasts"] if c["disagrees"]]
+    return out
+
+
+def _disagrees(result, fit) -> bool:
+    """Whether the complete-block contrast and the mixed model disagree: one interval excludes
+    zero and the other does not, or either estimate lies outside the other's interval. Reported
+    beside both; never resolved by picking one."""
+    interval = result.bootstrap_interval
+    if fit.interval is None or interval is None or result.estimate is None:
+        return False
+
+    def excludes_zero(bounds) -> bool:
+        return bounds[0] > 0 or bounds[1] < 0
+
+    return (
+        excludes_zero(interval) != excludes_zero(fit.interval)
+        or not interval[0] <= fit.estimate <= interval[1]
+        or not fit.interval[0] <= result.estimate <= fit.interval[1]
+    )
 
 
 def compute(
@@ -862,21 +993,22 @@ def compute(
     ]
     conditions = ["/".join(f"{k}={c[k]}" for k in names) for c in combos]
     try:
-        contrasts = factor_contrasts(combos, factors, pairs)
+        contrasts = factor_contrasts(combos, factors, pairs) + simple_effects(combos, factors)
     except ValueError as error:
         raise PlanInputError(str(error), where="parameter interactions") from None
     evidence = {s["code"]: s for s in inputs["sub_studies"]}
+    primary_names = _primary_contrasts(table)
 
     main = [r for r in inputs["rows"] if not r["control"]]
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in main:
         groups[(row["evaluand"], row["sub_study"])].append(row)
-    results, condition_table = [], []
+    results, condition_table, incomplete_blocks = [], [], []
     progress(10, "Paired contrasts")
     for (evaluand, sub), rows in sorted(groups.items()):
         label = BEHAVIOURAL_LABEL if evidence[sub]["evidence"] == "behavioural" else ""
         for endpoint in primary + secondary:
-            y, _ = _matrix(rows, conditions, endpoint)
+            y, _, reasons = _matrix_and_reasons(rows, conditions, endpoint)
             if np.isnan(y).all():
                 if endpoint == "oracle_route_choice" and evidence[sub]["evidence"] != "oracle":
                     continue  # judged against the oracle in the oracle sub-study only
@@ -894,7 +1026,21 @@ def compute(
                 method=method,
                 min_blocks=min(minimum, MIN_BLOCKS_FLOOR),
             )
+            missing = _incomplete_blocks(
+                y, reasons, combos, contrasts, paired.contrasts, confidence
+            )
+            sensitivity = {
+                c["name"]: c for c in (missing.get("sensitivity") or {}).get("contrasts", [])
+            }
+            incomplete_blocks.append(
+                {"evaluand": evaluand, "sub_study": sub, "endpoint": endpoint, **missing}
+            )
             for contrast, result in zip(contrasts, paired.contrasts, strict=True):
+                is_primary = endpoint == decision_endpoint and (
+                    f"{sub}_{contrast.name}" in primary_names
+                    if primary_names
+                    else contrast.group == "main"
+                )
                 results.append(
                     {
                         "evaluand": evaluand,
@@ -903,7 +1049,13 @@ def compute(
                         "role": "primary" if endpoint in primary else "secondary",
                         "contrast": contrast.name,
                         "compares": contrast.meaning,
+                        "group": "primary" if is_primary else contrast.group,
                         **result.to_dict(),
+                        **(
+                            {"sensitivity": sensitivity[contrast.name]}
+                            if contrast.name in sensitivity
+                            else {}
+                        ),
                         "label": label,
                     }
                 )
@@ -971,9 +1123,12 @@ def compute(
         },
         "endpoints": {"primary": primary, "secondary": secondary, "decision": decision_endpoint},
         "factors": names,
+        "factor_levels": {name: list(factors[name]) for name in names},
         "min_task_blocks": minimum,
         "planned_blocks": inputs["planned_blocks"],
         "contrasts": results,
+        "contrast_groups": list(CONTRAST_GROUPS),
+        "incomplete_blocks": incomplete_blocks,
         "conditions": condition_table,
         "infrastructure": {
             "strata": list(INFRASTRUCTURE_STRATA),
@@ -988,6 +1143,14 @@ def compute(
         "counts": inputs["counts"],
         "settings": plan.settings(),
     }
+
+
+def _primary_contrasts(table: list) -> set[str]:
+    """The estimates the plan's decision table names (``A_friction``, …): its primary contrasts;
+    when it names none, the main effects of the decision endpoint are."""
+    from apps.protocols.decision_table import rule_estimates
+
+    return {estimate for _, estimate in rule_estimates(table or [])}
 
 
 def _route_judgements(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -1141,7 +1304,10 @@ def estimates_of(result: dict[str, Any]) -> dict[str, list[EstimateValue]]:
     own sub-studies and design factors."""
     subs = [s["code"] for s in result.get("sub_studies") or []] or ["A", "B"]
     factors = result.get("factors") or list(SEED_FACTORS)
-    out: dict[str, list[EstimateValue]] = {e.name: [] for e in estimate_specs(subs, factors)}
+    levels = result.get("factor_levels") or (SEED_LEVELS if "factors" not in result else None)
+    out: dict[str, list[EstimateValue]] = {
+        e.name: [] for e in estimate_specs(subs, factors, levels)
+    }
     endpoint = (result.get("endpoints") or {}).get("decision")
     for r in result.get("contrasts", []):
         name = f"{r['sub_study']}_{r['contrast']}"
@@ -1154,6 +1320,7 @@ def estimates_of(result: dict[str, Any]) -> dict[str, list[EstimateValue]]:
     for name, values in out.items():
         if not values:
             sub, _, factor = name.partition("_")
+            factor = factor.split("_at_", 1)[0]
             values.append(
                 EstimateValue(
                     None,
@@ -1182,10 +1349,18 @@ def report_sections(estimates: dict[str, Any]) -> list[dict[str, Any]]:
                     {
                         "evaluand": model,
                         "plot": panels.index((model, sub)),
-                        "contrasts": [
-                            r
-                            for r in estimates["contrasts"]
-                            if r["evaluand"] == model and r["sub_study"] == sub
+                        "contrasts": sorted(
+                            (
+                                r
+                                for r in estimates["contrasts"]
+                                if r["evaluand"] == model and r["sub_study"] == sub
+                            ),
+                            key=lambda r: CONTRAST_GROUPS.index(r.get("group", "main")),
+                        ),
+                        "incomplete_blocks": [
+                            b
+                            for b in estimates.get("incomplete_blocks", [])
+                            if b["evaluand"] == model and b["sub_study"] == sub and b["dropped"]
                         ],
                     }
                     for model, sub in panels

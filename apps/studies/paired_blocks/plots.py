@@ -56,7 +56,12 @@ def forest_figure(rows: list[dict[str, Any]]) -> Figure:
             f"a forest plot shows one model in one sub-study, not {sorted(subs)} × "
             f"{sorted(models)} (SUB_STUDIES_NEVER_POOLED)"
         )
-    shown = [r for r in rows if r["estimate"] is not None and r.get("role") == "primary"]
+    # The simple effects are in the table; the plot keeps main effects and interactions.
+    shown = [
+        r
+        for r in rows
+        if r["estimate"] is not None and r.get("role") == "primary" and r.get("group") != "simple"
+    ]
     endpoints = list(dict.fromkeys(r["endpoint"] for r in shown)) or ["(none)"]
     per_panel = max(1, max(sum(r["endpoint"] == e for r in shown) for e in endpoints))
     figure, axes = plt.subplots(

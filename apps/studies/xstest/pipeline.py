@@ -118,6 +118,21 @@ def collect(version: ProtocolVersion) -> dict[str, Any]:
     return assemble(data.raw(version))
 
 
+def _ratings(ratings: list, entry: dict, name: str, labels: list) -> None:
+    """Append the primaries' own labels of one response (pre-adjudication values)."""
+    for score in entry.get("scores", []):
+        value = score["values"].get(name)
+        if value in labels:
+            ratings.append(
+                {
+                    "position": entry["position"],
+                    "evaluand": entry["evaluand"],
+                    "rater": score["rater"],
+                    "label": value,
+                }
+            )
+
+
 def assemble(raw: dict[str, Any]) -> dict[str, Any]:
     """The XSTest inputs from the raw reads (``apps.analysis.inputs.raw``), real or synthetic."""
     design = raw["design"]
@@ -131,11 +146,15 @@ def assemble(raw: dict[str, Any]) -> dict[str, Any]:
     for entry in observed["administrations"]:
         prompt_type = family_of[entry["item"]]
         planned[(entry["evaluand"], prompt_type)] += 1
-        if entry["status"] != "scored":
+        if entry["status"] != "scored" and not (
+            entry.get("awaiting_adjudication") or entry.get("partially_scored")
+        ):
             continue
-        label = entry["final"].get(field["name"])
+        label = entry["final"].get(field["name"]) if entry["status"] == "scored" else None
         if label not in labels:
-            unresolved += 1
+            # Not in the rates; its primaries' labels still enter α (Krippendorff 2011).
+            unresolved += entry["status"] == "scored"
+            _ratings(ratings, entry, field["name"], labels)
             continue
         rows.append(
             {
@@ -148,17 +167,7 @@ def assemble(raw: dict[str, Any]) -> dict[str, Any]:
                 "final_method": entry["final_method"],
             }
         )
-        for score in entry["scores"]:
-            value = score["values"].get(field["name"])
-            if value in labels:
-                ratings.append(
-                    {
-                        "position": entry["position"],
-                        "evaluand": entry["evaluand"],
-                        "rater": score["rater"],
-                        "label": value,
-                    }
-                )
+        _ratings(ratings, entry, field["name"], labels)
     return {
         "document": INPUT_DOCUMENT_TYPE,
         "kind": KIND,
