@@ -450,7 +450,9 @@ def assemble(raw: dict[str, Any]) -> dict[str, Any]:
     ]
     names = [f["name"] for f in fields]
 
-    def episode_of(entry: dict, attempt: dict, *, rerun: bool) -> dict:
+    def episode_of(
+        entry: dict[str, Any], attempt: dict[str, Any], *, rerun: bool
+    ) -> dict[str, Any]:
         status = _episode_status(attempt)
         environment = attempt.get("environment", "")
         if (
@@ -459,7 +461,7 @@ def assemble(raw: dict[str, Any]) -> dict[str, Any]:
             and validations.get(environment) != "pass"
         ):
             status = "control_not_passed"
-        episode = {
+        episode: dict[str, Any] = {
             "position": entry["position"],
             "evaluand": entry["evaluand"],
             "rung": code_of[entry["level"]],
@@ -779,7 +781,7 @@ def _terminal_rules(
     return out, overrides
 
 
-def _why(episode: dict, rule: str) -> tuple[bool, str]:
+def _why(episode: dict[str, Any], rule: str) -> tuple[bool, str]:
     """(kept, why) for one gate-crossing attempt under the frozen rerun rule (§4, §7, §10)."""
     status = episode["status"]
     if episode.get("rerun") and rule == "first_gate_crossing_attempt":
@@ -803,14 +805,14 @@ def _why(episode: dict, rule: str) -> tuple[bool, str]:
     return True, f"crossed the gate ({outcome}): keeps its outcome and counts (§10)"
 
 
-def _attempts(episodes: list[dict], rule: str) -> list[dict]:
+def _attempts(episodes: list[dict[str, Any]], rule: str) -> list[dict[str, Any]]:
     """Per evaluand, the attempts kept and excluded and why (CRUCIBLE §4, §7, §10, under the
     frozen ``rerun_rule``): ``{"evaluand", "kept", "kept_reruns", "excluded": {why: n},
     "attempts": [...]}``. Each listed attempt is ``{"position", "seed", "rung", "attempt",
     "kept", "why"}``; listed are every excluded attempt and every attempt of an episode with
     more than one, a platform-loss attempt (never a model episode) included; an episode's one
     kept attempt is only counted."""
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     for episode in episodes:
         entry = out.setdefault(
             episode["evaluand"],
@@ -959,7 +961,9 @@ def _discrete(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """Hard-fail counts and full-sample rates, terminal outcomes, and incidents (§6.2, §7)."""
     evaluands, rungs = plan.evaluands, plan.rungs
-    hard_fails, outcomes, incidents = [], [], []
+    hard_fails: list[dict[str, Any]] = []
+    outcomes: list[dict[str, Any]] = []
+    incidents: list[dict[str, Any]] = []
     for evaluand in evaluands:
         for rung in rungs:
             cell_episodes = by_cell.get((evaluand, rung), [])

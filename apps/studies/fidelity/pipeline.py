@@ -139,13 +139,60 @@ DECLARATION = PipelineDeclaration(
 )
 
 
+def judge_as_imported(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """Seed 003: ``machine_agreement_inputs`` with each LLM judge's values replaced by what its
+    own loss1 document said, as imported (``MachineScore.detail["document"]``), where the stored
+    values are the ones re-derived from its observations; the reviewers' values unchanged. Empty
+    when no judge document was imported. Same shape, so the same agreement is computed on it
+    (``apps.raters.final.agreement_from_inputs``), beside the re-derived one."""
+    from apps.raters.models import MachineScore, RubricField, ScorerRosterEntry
+    from apps.raters.values import FIDELITY_DERIVATIONS
+    from apps.studies.fidelity.judge_import import verdict_value
+
+    codes = dict(ScorerRosterEntry.objects.filter(version=version).values_list("scorer_id", "code"))
+    documents: dict[tuple[str, str], dict[str, Any]] = {}
+    for position, attempt_number, scorer_id, detail in (
+        MachineScore.objects.filter(version_id=version.pk)
+        .exclude(detail={})
+        .values_list(
+            "response__attempt__administration__position",
+            "response__attempt__number",
+            "scorer_id",
+            "detail",
+        )
+    ):
+        if isinstance(detail, dict) and isinstance(detail.get("document"), dict):
+            coder = codes.get(scorer_id, str(scorer_id))
+            documents[(coder, f"{position}.{attempt_number}")] = detail["document"]
+    if not documents:
+        return []
+    fields = {
+        f.name: f
+        for f in RubricField.objects.filter(version=version)
+        if f.derivation in FIDELITY_DERIVATIONS
+    }
+    inputs = data.machine_agreement_inputs(version)
+    for entry in inputs:
+        field = fields.get(entry["field"])
+        if field is None:
+            continue
+        for coder, values in entry["coders"].items():
+            for key in values:
+                document = documents.get((coder, key))
+                if document is not None:
+                    # binary verdicts code as 1.0 / 0.0 and loss1 as its number, as the stored
+                    # values are coded (apps.raters.final.agreement_inputs)
+                    values[key] = float(verdict_value(field, document))
+    return inputs
+
+
 def collect(version: ProtocolVersion) -> dict[str, Any]:
     """The fidelity study's inputs: the raw reads, the cells' card levels and the judge's
     recorded inconsistencies."""
     raw = data.raw(version)
     raw["cards"] = data.fidelity_cards(version)
     raw["judge_flags"] = data.fidelity_judge_flags(version)
-    as_imported = data.fidelity_judge_as_imported(version)
+    as_imported = judge_as_imported(version)
     if as_imported:  # only with a judge's documents, so other inputs keep their bytes
         raw["judge_as_imported"] = as_imported
     return assemble(raw)
@@ -295,7 +342,7 @@ def _judge(flags: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _judge_agreement(inputs: dict) -> dict:
+def _judge_agreement(inputs: dict[str, Any]) -> dict[str, Any]:
     """The judge's agreement with the reviewers (and other judges) twice, per verdict field and
     pair: on the values re-derived from its observations (what is stored and analysed) and on
     its own verdicts as imported (``judge_as_imported``), so that a judge whose documents
@@ -331,7 +378,7 @@ def _judge_agreement(inputs: dict) -> dict:
     return {"judge_agreement": out}
 
 
-def _observed_value_flags(flags: list[dict]) -> list[dict]:
+def _observed_value_flags(flags: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each judge document's observed values no count of judged turns gives (or whose halves
     contradict the whole), by dialogue and JSON path, as the import flagged them."""
     return [

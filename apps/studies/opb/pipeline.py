@@ -396,7 +396,13 @@ def _mean(values: list[float | None]) -> float | None:
     return sum(present) / len(present) if present and len(present) == len(values) else None
 
 
-def _rating(entry: dict, score: dict, names: dict, units: list[dict], pending=False) -> dict:
+def _rating(
+    entry: dict[str, Any],
+    score: dict[str, Any],
+    names: dict[str, Any],
+    units: list[dict[str, Any]],
+    pending: bool = False,
+) -> dict[str, Any]:
     """One primary reviewer's pre-adjudication values of one response, as α reads them."""
     refusal = score["values"].get(names["refusal"]) if names["refusal"] else None
     return {
@@ -1142,7 +1148,7 @@ def _three_way(
     return out
 
 
-def adjudication_pending(reliability: dict) -> str | None:
+def adjudication_pending(reliability: dict[str, Any]) -> str | None:
     """ "N responses await adjudication: …" while any doubly-scored response has disagreeing
     primaries and no adjudication yet, else None. Until then the reliability α that every
     finding needs is computed but the estimates miss those responses, so no finding is drawn."""

@@ -846,12 +846,14 @@ def _list(parameters: dict[str, Any], name: str) -> list[str]:
     return value
 
 
-def _matrix(rows: list[dict], conditions: list[str], endpoint: str) -> tuple[np.ndarray, list]:
+def _matrix(
+    rows: list[dict[str, Any]], conditions: list[str], endpoint: str
+) -> tuple[np.ndarray, list[Any]]:
     y, keys, _ = _matrix_and_reasons(rows, conditions, endpoint)
     return y, keys
 
 
-def _why_missing(row: dict | None, endpoint: str) -> str:
+def _why_missing(row: dict[str, Any] | None, endpoint: str) -> str:
     """Why a block's condition has no value of ``endpoint``: its infrastructure stratum first
     (seed 002's separate strata), else the response's state."""
     if row is None:
@@ -866,11 +868,11 @@ def _why_missing(row: dict | None, endpoint: str) -> str:
 
 
 def _matrix_and_reasons(
-    rows: list[dict], conditions: list[str], endpoint: str
-) -> tuple[np.ndarray, list, dict[tuple[int, int], str]]:
+    rows: list[dict[str, Any]], conditions: list[str], endpoint: str
+) -> tuple[np.ndarray, list[Any], dict[tuple[int, int], str]]:
     """The ``blocks × conditions`` matrix of ``endpoint`` (NaN: no value), the block keys, and
     for each missing cell why it is missing (``_why_missing``)."""
-    by_block: dict[str, dict[str, dict]] = defaultdict(dict)
+    by_block: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for row in rows:
         by_block[row["block"]][row["condition"]] = row
     keys = sorted(by_block)
@@ -890,9 +892,9 @@ def _matrix_and_reasons(
 def _incomplete_blocks(
     y: np.ndarray,
     reasons: dict[tuple[int, int], str],
-    combos: list[dict],
-    contrasts: list,
-    results: list,
+    combos: list[dict[str, Any]],
+    contrasts: list[Any],
+    results: list[Any],
     confidence: float,
 ) -> dict[str, Any]:
     """Issue #32 §5, per model × sub-study × endpoint: the task blocks the complete-block
@@ -938,7 +940,7 @@ def _incomplete_blocks(
     return out
 
 
-def _disagrees(result, fit) -> bool:
+def _disagrees(result: Any, fit: Any) -> bool:
     """Whether the complete-block contrast and the mixed model disagree: one interval excludes
     zero and the other does not, or either estimate lies outside the other's interval. Reported
     beside both; never resolved by picking one."""
@@ -946,7 +948,7 @@ def _disagrees(result, fit) -> bool:
     if fit.interval is None or interval is None or result.estimate is None:
         return False
 
-    def excludes_zero(bounds) -> bool:
+    def excludes_zero(bounds: Sequence[float]) -> bool:
         return bounds[0] > 0 or bounds[1] < 0
 
     return (
@@ -1145,7 +1147,7 @@ def compute(
     }
 
 
-def _primary_contrasts(table: list) -> set[str]:
+def _primary_contrasts(table: list[Any]) -> set[str]:
     """The estimates the plan's decision table names (``A_friction``, …): its primary contrasts;
     when it names none, the main effects of the decision endpoint are."""
     from apps.protocols.decision_table import rule_estimates

@@ -118,7 +118,7 @@ def collect(version: ProtocolVersion) -> dict[str, Any]:
     return assemble(data.raw(version))
 
 
-def _ratings(ratings: list, entry: dict, name: str, labels: list) -> None:
+def _ratings(ratings: list[Any], entry: dict[str, Any], name: str, labels: list[Any]) -> None:
     """Append the primaries' own labels of one response (pre-adjudication values)."""
     for score in entry.get("scores", []):
         value = score["values"].get(name)
@@ -141,7 +141,9 @@ def assemble(raw: dict[str, Any]) -> dict[str, Any]:
     labels = field["choices"]
     family_of = {item["code"]: item["family"] for item in design["items"]}
 
-    rows, ratings, unresolved = [], [], 0
+    rows: list[dict[str, Any]] = []
+    ratings: list[dict[str, Any]] = []
+    unresolved = 0
     planned: Counter[Any] = Counter()
     for entry in observed["administrations"]:
         prompt_type = family_of[entry["item"]]
