@@ -19,12 +19,12 @@ from django.core.cache import cache
 from django.db import transaction
 
 from apps.analysis import inputs as data
-from apps.analysis.pipelines.crucible import DECLARATION, assemble, compute
 from apps.demo.crucible import ALLOCATION, AXES, HARD_FAIL_CHANNELS, crucible_draft
 from apps.protocols.services import version_freeze
 from apps.raters.services.machine import machine_scores_import
 from apps.responses.models import Attempt
 from apps.responses.services import exclusion_record, responses_import
+from apps.studies.crucible.pipeline import DECLARATION, assemble, compute
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -177,7 +177,7 @@ def test_the_report_shows_the_rule_and_the_attempts_kept_and_excluded(study):
     from django.template.loader import render_to_string
 
     html = render_to_string(
-        "analysis/_report_crucible.html", {"estimates": _result(study), "plots": []}
+        "studies/crucible/report.html", {"estimates": _result(study), "plots": []}
     )
     assert "Attempts kept and excluded" in html
     assert "every_gate_crossing_attempt" in html

@@ -130,7 +130,7 @@ def test_judge_agreement_is_reported_on_the_re_derived_and_on_the_judges_own_ver
     assert expected < 0.5
     from django.template.loader import render_to_string
 
-    html = render_to_string("analysis/_report_fidelity.html", {"estimates": result, "plots": []})
+    html = render_to_string("studies/fidelity/report.html", {"estimates": result, "plots": []})
     assert "α as the judge said" in html and "α re-derived" in html
     # No judge document imported: no such section, the run's machine_agreement alone.
     assert "judge_agreement" not in compute(_inputs([_row(1, "X@1")]), parameters={}, seed=1)

@@ -9,17 +9,17 @@ import numpy as np
 import pytest
 
 from apps.analysis.pipelines import get_pipeline
-from apps.analysis.pipelines.paired_blocks import (
-    CONTRAST_GROUPS,
-    DECLARATION,
-    _incomplete_blocks,
-    report_sections,
-)
 from apps.analysis.stats.task_blocks import (
     factor_contrasts,
     mixed_model_contrasts,
     paired_contrasts,
     simple_effects,
+)
+from apps.studies.paired_blocks.pipeline import (
+    CONTRAST_GROUPS,
+    DECLARATION,
+    _incomplete_blocks,
+    report_sections,
 )
 from tests.analysis.route_builders import route_raw
 
@@ -206,7 +206,7 @@ def test_the_report_groups_the_contrasts_and_shows_the_incomplete_blocks(budget_
     from django.template.loader import render_to_string
 
     html = render_to_string(
-        "analysis/_report_paired_blocks.html",
+        "studies/paired_blocks/report.html",
         {
             "estimates": budget_failures,
             "sub_study_sections": report_sections(budget_failures),

@@ -10,6 +10,7 @@ from apps.raters.models import MachineScore, MachineScoreImport
 from apps.raters.rubric_templates import fidelity_fields
 from apps.raters.services.machine import machine_scores_import
 from apps.responses.importing import ImportRejected
+from apps.studies.fidelity.pipeline import judge_as_imported
 from apps.studies.fidelity.verdicts import Card, derive_verdict
 from tests.factories import AnalysisParameterFactory
 from tests.raters.fidelity_study import CARD, faithful_signals
@@ -213,7 +214,7 @@ def test_the_judges_own_verdicts_are_read_as_imported_beside_the_re_derived(judg
     rows = [{"position": 1, "document": consistent()}, {"position": 2, "document": lying}]
     machine_scores_import(version=judged, user=pi, data=jsonl(rows), filename="j.jsonl")
     stored = {e["field"]: e["coders"] for e in data.machine_agreement_inputs(judged)}
-    said = {e["field"]: e["coders"] for e in data.fidelity_judge_as_imported(judged)}
+    said = {e["field"]: e["coders"] for e in judge_as_imported(judged)}
     assert stored["a1_pass"]["judge"] == {"1.1": 1.0, "2.1": 0.0}  # re-derived: A1 fails
     assert said["a1_pass"]["judge"] == {"1.1": 1.0, "2.1": 1.0}  # what the judge wrote
     assert said["fidelity"]["judge"]["2.1"] == 1.0 and stored["fidelity"]["judge"]["2.1"] == 0.0
