@@ -47,6 +47,14 @@ from django.core.cache import cache
 from django.core.exceptions import ValidationError
 
 from apps.analysis import inputs as data
+from apps.analysis.gate_sample import (
+    SAMPLE_ADMINISTRATIONS,
+    Structure,
+    block_size,
+    cluster_floor,
+    named_items,
+    structural_sample,
+)
 from apps.analysis.pipelines import get_pipeline
 from apps.analysis.pipelines.base import PlanInputError, no_progress, seed_from
 from apps.core.canonical import canonical_json
@@ -59,7 +67,6 @@ logger = logging.getLogger(__name__)
 
 GATE_VERSION = "computability/2"  # /2: verdicts carry warnings
 SYNTHETIC_SEED = 12  # fixed: the same draft always gets the same synthetic data
-MAX_ADMINISTRATIONS = 1000
 GATE_REPLICATES = 50
 SYNTHETIC_RATERS = ("synthetic-reviewer-1", "synthetic-reviewer-2")
 CACHE_SECONDS = 7 * 24 * 3600
@@ -159,8 +166,9 @@ def synthetic_raw(version: ProtocolVersion) -> _Synthetic:
     levels = {lv["code"]: lv["ordinal"] for lv in design["levels"]}
     cells = {(c["item"], c["level"]): c for c in design["cells"]}
 
+    schedule = design_schedule_inputs(version)
     keys = []
-    for item_code, level_code in design_schedule_inputs(version).cells:
+    for item_code, level_code in schedule.cells:
         ordinal = levels[level_code]
         cell = cells.get((item_code, ordinal))
         family = families[items[item_code]["family"]]
@@ -176,18 +184,23 @@ def synthetic_raw(version: ProtocolVersion) -> _Synthetic:
     ) or ["synthetic-evaluand"]
     repetitions = max(1, _plan_int(parameters, "repetitions", 1))
     planned = len(keys) * len(evaluands) * repetitions
-
-    note = ""
-    if planned > MAX_ADMINISTRATIONS and keys:
-        kept_reps = max(1, MAX_ADMINISTRATIONS // (len(keys) * len(evaluands)))
-        if kept_reps < repetitions:
-            note = f"repetitions 1–{kept_reps} of {repetitions}"
-            repetitions = kept_reps
-        if len(keys) * len(evaluands) * repetitions > MAX_ADMINISTRATIONS:
-            kept = max(1, MAX_ADMINISTRATIONS // len(keys))
-            if kept < len(evaluands):
-                note = ", ".join(filter(None, [note, f"{kept} of {len(evaluands)} evaluands"]))
-                evaluands = evaluands[:kept]
+    structure = Structure(
+        cells=keys,
+        family_of={code: item["family"] for code, item in items.items()},
+        linked={code: item["base_item"] for code, item in items.items() if "base_item" in item},
+        evaluands=evaluands,
+        repetitions=repetitions,
+        block=block_size(schedule.factors),
+        floor=cluster_floor(pipeline_declaration(version_pipeline(version) or ""), parameters),
+        named=named_items(parameters, set(items)),
+    )
+    sample = structural_sample(structure, budget=SAMPLE_ADMINISTRATIONS)
+    keys, evaluands, repetitions, note = (
+        sample.cells,
+        sample.evaluands,
+        sample.repetitions,
+        sample.note,
+    )
 
     fields = list(RubricField.objects.filter(version=version).order_by("position"))
     typed = [f for f in fields if not f.derivation]
@@ -405,7 +418,8 @@ def computability_notes(version: ProtocolVersion) -> list[str]:
     if verdict.sampled:
         notes.append(
             f"The computability gate ran the plan on a sample of {verdict.administrations} of "
-            f"{verdict.planned} administrations ({verdict.note}); every cell was in it."
+            f"{verdict.planned} administrations, taken by the design's structure ("
+            f"{verdict.note}): every family whole, task blocks and items whole."
         )
     notes += [f"On the computability gate's synthetic data, {w}" for w in verdict.warnings]
     return notes

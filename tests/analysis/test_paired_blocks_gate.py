@@ -181,3 +181,24 @@ def test_an_unknown_estimate_name_is_still_refused_naming_the_names_that_exist()
     assert "rule R1 names the estimate 'A_framing'" in message
     assert "Main_friction" in message and "Cue_cue" in message
     assert "A_friction" not in message  # the seed's names are not this plan's
+
+
+def test_seed_002s_natural_layout_64_fixtures_per_sub_study_one_block_each_freezes(monkeypatch):
+    """Issue #32 §2: 64 distinct task fixtures per sub-study, one task block each (8
+    repetitions, one round), 2 models: 2,096 administrations. The gate's sample keeps whole
+    task blocks (the first 1,000 administrations held repetitions 1–3 of 8 and no block)."""
+    from apps.analysis.computability import synthetic_raw, version_computability
+    from apps.demo import route_choice
+    from apps.protocols.services import version_freeze
+
+    monkeypatch.setattr(route_choice, "TASKS_PER_SUB_STUDY", 64)
+    pi = UserFactory()
+    draft = route_choice_draft(user=pi, code="ROUTE-64", parameters={"repetitions": "8"})
+    synthetic = synthetic_raw(draft)
+    repetitions = {a["repetition"] for a in synthetic.raw["observations"]["administrations"]}
+    assert repetitions == set(range(1, 9))  # the whole block
+    items = {a["item"] for a in synthetic.raw["observations"]["administrations"]}
+    assert len([i for i in items if "CTRL" not in i]) == 128  # every fixture: 64 per sub-study
+    verdict = version_computability(version=draft)
+    assert verdict.problems == []
+    assert version_freeze(version=draft, user=pi).state == "frozen"
