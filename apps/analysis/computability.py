@@ -43,6 +43,7 @@ from itertools import product
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
 
@@ -56,7 +57,7 @@ from apps.analysis.gate_sample import (
     structural_sample,
 )
 from apps.analysis.pipelines import get_pipeline
-from apps.analysis.pipelines.base import PlanInputError, no_progress, seed_from
+from apps.analysis.pipelines.base import PlanInputError, Progress, no_progress, seed_from
 from apps.core.canonical import canonical_json
 from apps.protocols.components import Problem
 from apps.protocols.documents import version_document_bytes
@@ -70,6 +71,10 @@ SYNTHETIC_SEED = 12  # fixed: the same draft always gets the same synthetic data
 GATE_REPLICATES = 50
 SYNTHETIC_RATERS = ("synthetic-reviewer-1", "synthetic-reviewer-2")
 CACHE_SECONDS = 7 * 24 * 3600
+# Above this many planned administrations the gate runs as a Celery task with progress (issue
+# #32 §2): the draft page polls it, and the freeze waits for its verdict.
+ASYNC_ABOVE = 2_000
+PENDING_SECONDS = 15 * 60  # a task not heard of for this long is queued again
 
 
 @dataclass
@@ -293,7 +298,7 @@ def _needed(version: ProtocolVersion, declaration: Any) -> list[tuple[str, str]]
     return out
 
 
-def _run(version: ProtocolVersion) -> Verdict:
+def _run(version: ProtocolVersion, progress: Progress = no_progress) -> Verdict:
     kind = version_pipeline(version)
     declaration = pipeline_declaration(kind or "")
     if declaration is None:
@@ -302,6 +307,7 @@ def _run(version: ProtocolVersion) -> Verdict:
     if pipeline.assemble is None or pipeline.estimates_of is None:
         return Verdict(note=f"the {kind} pipeline cannot be run on synthetic data")
     try:
+        progress(2, "Synthetic data shaped like the design")
         synthetic = synthetic_raw(version)
         if pipeline.synthetic is not None:
             synthetic.raw = pipeline.synthetic(version, synthetic.raw)
@@ -330,7 +336,12 @@ def _run(version: ProtocolVersion) -> Verdict:
     try:
         seed, _ = seed_from(parameters, "0" * 64)
         inputs = json.loads(canonical_json(pipeline.assemble(synthetic.raw)))
-        result = pipeline.compute(inputs, parameters=parameters, seed=seed, progress=no_progress)
+        progress(10, "The plan's pipeline on the synthetic data")
+
+        def scaled(percent: int, message: str) -> None:  # the pipeline's 0–100 in 10–95
+            progress(10 + int(percent * 0.85), message)
+
+        result = pipeline.compute(inputs, parameters=parameters, seed=seed, progress=scaled)
         canonical_json(result)
     except PlanInputError as error:
         verdict.problems.append(
@@ -371,19 +382,17 @@ def _run(version: ProtocolVersion) -> Verdict:
     return verdict
 
 
-def version_computability(*, version: ProtocolVersion) -> Verdict:
-    """The computability gate's verdict on ``version`` (see the module docstring); cached by
-    the SHA-256 of the draft's canonical document and the pipeline."""
+def _verdict_key(version: ProtocolVersion) -> str:
     _, digest = version_document_bytes(version=version)
     key = hashlib.sha256(
         f"{GATE_VERSION}:{version_pipeline(version)}:{digest}".encode()
     ).hexdigest()
-    cached = cache.get(f"computability:{key}")
-    if cached is not None:
-        return Verdict(**cached)
-    verdict = _run(version)
+    return f"computability:{key}"
+
+
+def _store(key: str, verdict: Verdict) -> None:
     cache.set(
-        f"computability:{key}",
+        key,
         {
             "problems": verdict.problems,
             "warnings": verdict.warnings,
@@ -393,14 +402,118 @@ def version_computability(*, version: ProtocolVersion) -> Verdict:
         },
         CACHE_SECONDS,
     )
+
+
+def _planned(version: ProtocolVersion) -> int:
+    """Administrations the schedule would hold (present cells × roster × repetitions), read
+    cheaply: whether the gate runs in the request or in a worker."""
+    from apps.items.selectors import design_schedule_inputs
+    from apps.responses.models import RosterEntry
+
+    cells = len(design_schedule_inputs(version).cells)
+    evaluands = RosterEntry.objects.filter(version=version).count() or 1
+    repetitions = max(1, _plan_int(data.plan_parameters(version), "repetitions", 1))
+    return cells * evaluands * repetitions
+
+
+def _runs_apart(version: ProtocolVersion) -> bool:
+    """Whether the gate runs as a Celery task: a design above ``ASYNC_ABOVE`` administrations,
+    where a worker's verdict reaches the web process (a shared cache, or eager tasks)."""
+    if _planned(version) <= ASYNC_ABOVE:
+        return False
+    shared = "locmem" not in settings.CACHES["default"]["BACKEND"].lower()
+    return shared or bool(getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False))
+
+
+def version_computability(*, version: ProtocolVersion) -> Verdict:
+    """The computability gate's verdict on ``version`` (see the module docstring), computed
+    here, in this process; cached by the SHA-256 of the draft's canonical document and the
+    pipeline."""
+    key = _verdict_key(version)
+    cached = cache.get(key)
+    if cached is not None:
+        return Verdict(**cached)
+    verdict = _run(version)
+    _store(key, verdict)
     return verdict
+
+
+@dataclass(frozen=True)
+class Pending:
+    """The gate is running in a worker: how far it is (0–100) and at what."""
+
+    percent: int
+    message: str
+
+
+def computability_verdict(*, version: ProtocolVersion) -> Verdict | Pending:
+    """The verdict on ``version`` when it is known (cached) or quick to compute; for a design
+    above ``ASYNC_ABOVE`` administrations, a Celery task computes it (queued once per document
+    hash) and this answers ``Pending`` with the task's progress until its verdict is cached.
+    The freeze gate asks this: a freeze waits for the verdict of the document it freezes."""
+    key = _verdict_key(version)
+    cached = cache.get(key)
+    if cached is not None:
+        return Verdict(**cached)
+    if not _runs_apart(version):
+        return version_computability(version=version)
+    if cache.add(f"{key}:queued", True, PENDING_SECONDS):
+        cache.set(f"{key}:progress", {"percent": 0, "message": "queued"}, PENDING_SECONDS)
+        from apps.analysis.tasks import computability_check
+
+        # Not on commit: a freeze refused for want of the verdict rolls its transaction back,
+        # which would drop the task. The worker hashes what it reads; see computability_perform.
+        computability_check.delay(version.pk, key)
+        cached = cache.get(key)  # an eager task has already answered
+        if cached is not None:
+            return Verdict(**cached)
+    state = cache.get(f"{key}:progress") or {"percent": 0, "message": "queued"}
+    return Pending(int(state["percent"]), str(state["message"]))
+
+
+def computability_perform(*, version_id: int, key: str) -> str:
+    """The Celery task's work: compute and cache the verdict on version ``version_id``,
+    reporting progress under ``key`` (the document hash the requester saw). When the version
+    changed since (another hash), the requester's queue mark is cleared so that its next look
+    queues the gate again."""
+    version = ProtocolVersion.objects.select_related("protocol").filter(pk=version_id).first()
+    if version is None:
+        cache.delete(f"{key}:queued")
+        return "gone"
+    own = _verdict_key(version)
+    if own != key:
+        cache.delete(f"{key}:queued")
+    if cache.get(own) is not None:
+        return "cached"
+    last = [-1]
+
+    def progress(percent: int, message: str) -> None:
+        if percent != last[0]:
+            last[0] = percent
+            cache.set(f"{own}:progress", {"percent": percent, "message": message}, PENDING_SECONDS)
+
+    verdict = _run(version, progress)
+    _store(own, verdict)
+    cache.delete(f"{own}:progress")
+    return "refused" if verdict.problems else "computable"
 
 
 def computability_checks(version: ProtocolVersion) -> list[Problem]:
     """The computability gate as freeze-gate problems (asked only once nothing else blocks)."""
     from apps.protocols.gate import edit_url
 
-    verdict = version_computability(version=version)
+    verdict = computability_verdict(version=version)
+    if isinstance(verdict, Pending):
+        return [
+            Problem(
+                "computability_pending",
+                f"the computability gate is running the plan on synthetic data of this design "
+                f"in the background ({verdict.percent} %: {verdict.message}); the freeze waits "
+                "for its verdict",
+                edit_url(version, "freeze-checklist"),
+                progress=verdict.percent,
+            )
+        ]
     return [
         Problem(p["code"], p["message"], edit_url(version, "plan-catalogue"))
         for p in verdict.problems
@@ -411,8 +524,8 @@ def computability_notes(version: ProtocolVersion) -> list[str]:
     """The gate's word on a passing plan: that it was checked on a sample (issue #12 §5), and
     its warnings (issue #19), e.g. "On the computability gate's synthetic data, evaluand M1:
     contradictory: rules OPB01-8.1 and OPB01-8.3 both hold"."""
-    verdict = version_computability(version=version)
-    if verdict.problems:
+    verdict = computability_verdict(version=version)
+    if isinstance(verdict, Pending) or verdict.problems:
         return []
     notes = []
     if verdict.sampled:

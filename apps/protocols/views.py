@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.accounts.access import AuthenticatedHttpRequest
 from apps.accounts.models import Membership, Role
@@ -323,6 +323,7 @@ def _edit_context(
         "table_field": form[TABLE_FIELD],
         "problems": (problems := version_gate(version=version)),
         "gate_notes": version_gate_notes(version=version, problems=problems),
+        "gate_pending": any(p.progress is not None for p in problems),
         "is_pi": Role.PI in roles,
     }
 
@@ -445,6 +446,27 @@ def version_parameter_add(request: AuthenticatedHttpRequest, code: str, label: s
 
 
 @login_required
+@require_GET
+def version_checklist(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
+    """The draft's freeze checklist alone: what the draft page polls (htmx) while a check runs
+    in a worker (the computability gate of a large design), as the run page polls a run."""
+    version = get_version_by_label_for(user=request.user, code=code, label=label, roles=EDIT_ROLES)
+    roles = roles_for(user=request.user, protocol_id=version.protocol_id)
+    problems = version_gate(version=version)
+    return render(
+        request,
+        "protocols/_checklist.html",
+        {
+            "version": version,
+            "problems": problems,
+            "gate_notes": version_gate_notes(version=version, problems=problems),
+            "gate_pending": any(p.progress is not None for p in problems),
+            "is_pi": Role.PI in roles,
+        },
+    )
+
+
+@login_required
 @require_POST
 def version_autosave(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
     """Save the posted field(s) of a draft and answer with the save status, plus out-of-band
@@ -490,6 +512,7 @@ def version_autosave(request: AuthenticatedHttpRequest, code: str, label: str) -
             "previews": previews,
             "problems": (problems := version_gate(version=version)),
             "gate_notes": version_gate_notes(version=version, problems=problems),
+            "gate_pending": any(p.progress is not None for p in problems),
             "is_pi": Role.PI in roles,
         },
     )
