@@ -51,6 +51,7 @@ from apps.protocols.plans import (
     SECTION_TITLES,
     pipeline_declaration,
     plan_template,
+    unset_parameters,
     version_pipeline,
 )
 from apps.protocols.selectors import (
@@ -316,7 +317,11 @@ def _edit_context(
         ],
         "parameter_fields": [form[parameter_field_name(p.name)] for p in version.parameters.all()],
         "pipeline_field": form[PIPELINE_FIELD],
-        "catalogue": pipeline_declaration(version_pipeline(version) or ""),
+        "catalogue": (catalogue := pipeline_declaration(version_pipeline(version) or "")),
+        # The estimates this plan will produce (seed 002's names follow the plan's own
+        # sub-studies and factors), and what each parameter left unset defaults to.
+        "catalogue_estimates": catalogue.version_estimates(version) if catalogue else (),
+        "defaults": {u.name: u.text for u in unset_parameters(version)},
         "held": {p.name for p in version.parameters.all()},
         "add_form": add_form or ParameterAddForm(prefix="add"),
         "rationale_field": form[RATIONALE_FIELD] if RATIONALE_FIELD in form.fields else None,
