@@ -21,9 +21,16 @@ pipeline's own words.
 Nothing from the synthetic run is stored except the verdict, cached under the SHA-256 of the
 draft's canonical document (so the draft page's live checklist does not rerun an unchanged
 plan). Bootstrap intervals are drawn with ``GATE_REPLICATES`` replicates at most: the gate asks
-whether an interval can be computed, not what it is. A design with more than
-``MAX_ADMINISTRATIONS`` administrations is checked on a sample — fewer repetitions, then fewer
-evaluands, every cell kept — and the gate's messages say so.
+whether an interval can be computed, not what it is. A design of more than
+``SAMPLE_ADMINISTRATIONS`` administrations is checked on a sample taken by its own structure —
+every family, whole task blocks, whole items, never below the plan's cluster floors
+(``apps.analysis.gate_sample``) — and the gate's messages say so. Above ``ASYNC_ABOVE`` planned
+administrations the gate runs as a Celery task with progress (``computability_verdict``): the
+draft's checklist polls it and the freeze waits for its verdict (issue #32 §2).
+
+The synthetic data have the shape of a real import (issue #32 §3): the rubric's scores, and for
+a pipeline that reads sessions only the documented record fields (``apps.analysis.
+import_shapes``, through the pipeline's ``synthetic`` hook).
 
 A plan that passes may still carry warnings: what the pipeline's ``warnings_of`` reads in the
 synthetic result (for OPB, exclusive decision-table rules that match together there, issue #19).

@@ -6,11 +6,13 @@ Problems of this app's own content come first, in page order (amendment rational
 parameters, decision table), then those of every registered ``VersionComponent``.
 
 Codes: ``not_draft``, ``set_aside``, ``rationale_missing``, ``section_empty``, ``param_missing``,
-``param_invalid``, ``param_kind_mismatch``, ``pipeline_missing``, ``pipeline_unknown``,
+``param_invalid``, ``param_kind_mismatch``, ``param_seed_default`` (a seed's default outside
+its template), ``pipeline_missing``, ``pipeline_unknown``,
 ``decision_table_invalid``, ``rule_unknown_estimate``, and whatever the components use.
 Components' ``final_checks`` (the analysis app's computability gate, which runs the plan) are
 asked only when nothing else blocks the freeze: running a plan that is not yet complete tells
-the PI nothing new.
+the PI nothing new. The computability gate of a large design answers ``computability_pending``
+(a problem with ``progress``) while its Celery task runs; the draft page polls it.
 """
 
 from typing import Any
