@@ -3,7 +3,8 @@ if the pipeline computes on synthetic data shaped like an import.
 
 The gate checks a sample of a large design (``apps.analysis.gate_sample``); the property is that
 sampling never changes the answer. Each example is a small draft built through the services; its
-gate verdict is taken with a sample budget so small that every example is sampled, and compared
+gate verdict is taken with a sample budget of 40 administrations and a floor of 4 clusters
+(the plan's own floors still hold), and compared
 with the pipeline run on the whole design's synthetic data (import-shaped: the documented
 session fields, the rubric's scores), the budget then large enough that nothing is left out.
 Few examples, small designs, ``deadline=None``: each example builds a draft.
@@ -13,7 +14,7 @@ import itertools
 
 import pytest
 from django.core.cache import cache
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from apps.analysis import computability, gate_sample
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.django_db
 
 _codes = itertools.count(1)
 PROPERTY = settings(
-    max_examples=6,
+    max_examples=4,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     derandomize=True,
@@ -34,19 +35,22 @@ def _verdicts(draft, monkeypatch) -> tuple[bool, bool, computability.Verdict]:
     """(the gate passes on a sample, the pipeline computes on the whole design, the gate's
     verdict)."""
     monkeypatch.setattr(computability, "SAMPLE_ADMINISTRATIONS", 40)
+    monkeypatch.setattr(gate_sample, "MIN_SAMPLE_CLUSTERS", 4)  # let the sample cut deep
     cache.clear()
     gate = computability.version_computability(version=draft)
     monkeypatch.setattr(computability, "SAMPLE_ADMINISTRATIONS", 10**9)
     cache.clear()
     whole = computability.version_computability(version=draft)
     assert whole.administrations == whole.planned  # nothing left out
+    # Both outcomes and sampled verdicts should occur (pytest --hypothesis-show-statistics).
+    event(f"computes={not whole.problems}, sampled={gate.sampled}")
     return not gate.problems, not whole.problems, gate
 
 
 @given(
-    tasks=st.integers(min_value=2, max_value=12),
-    rounds=st.integers(min_value=1, max_value=3),
-    minimum=st.sampled_from([8, 10, 16, 24]),
+    tasks=st.integers(min_value=2, max_value=10),
+    rounds=st.integers(min_value=1, max_value=2),
+    minimum=st.sampled_from([10, 16, 24]),
     models=st.integers(min_value=1, max_value=2),
 )
 @PROPERTY
@@ -64,11 +68,10 @@ def test_paired_blocks_the_gate_passes_iff_the_whole_design_computes(
     )
     passes, computes, gate = _verdicts(draft, monkeypatch)
     assert passes == computes, gate.problems
-    assert gate.sampled or gate.problems  # the budget of 40 samples every design here
 
 
 @given(
-    prompts=st.integers(min_value=2, max_value=40),
+    prompts=st.integers(min_value=2, max_value=30),
     evaluands=st.integers(min_value=1, max_value=3),
     min_clusters=st.sampled_from([6, 10, 25]),
 )
@@ -78,7 +81,6 @@ def test_xstest_the_gate_passes_iff_the_whole_design_computes(
 ):
     from tests.analysis.gate_builders import xstest_shaped_draft
 
-    monkeypatch.setattr(gate_sample, "MIN_SAMPLE_CLUSTERS", 4)  # let the sample cut deep
     draft = xstest_shaped_draft(prompts, code=f"PROP-XS-{next(_codes)}", evaluands=evaluands)
     from apps.protocols.services import version_update
 

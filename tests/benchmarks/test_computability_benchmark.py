@@ -76,13 +76,12 @@ def test_the_gate_checks_the_crucible_design_within_ten_seconds():
 def test_the_gate_checks_seed_002s_natural_layout_within_ten_seconds(monkeypatch):
     from apps.demo import route_choice
 
-    monkeypatch.setattr(route_choice, "TASKS_PER_SUB_STUDY", 64 if not TINY else 8)
+    tiny = {"min_task_blocks": "16", "repetitions": "16"}  # 8 tasks, 2 blocks each
+    monkeypatch.setattr(route_choice, "TASKS_PER_SUB_STUDY", 8 if TINY else 64)
     draft = route_choice.route_choice_draft(
         user=UserFactory(),
         code="ROUTE-BENCH",
-        parameters={"repetitions": "8"}
-        if not TINY
-        else {"min_task_blocks": "8", "repetitions": "8"},
+        parameters=tiny if TINY else {"repetitions": "8"},
     )
     _measure("seed 002, 64 fixtures per sub-study, one block each", draft)
 
