@@ -470,7 +470,12 @@ def computability_verdict(*, version: ProtocolVersion) -> Verdict | Pending:
 
         # Not on commit: a freeze refused for want of the verdict rolls its transaction back,
         # which would drop the task. The worker hashes what it reads; see computability_perform.
-        computability_check.delay(version.pk, key)
+        try:
+            computability_check.delay(version.pk, key)
+        except Exception:  # no broker: the gate answers in the request, as for a small design
+            logger.exception("computability gate: the task could not be queued")
+            cache.delete(f"{key}:queued")
+            return version_computability(version=version)
         cached = cache.get(key)  # an eager task has already answered
         if cached is not None:
             return Verdict(**cached)

@@ -105,3 +105,15 @@ def test_a_small_design_is_checked_in_the_request():
     finally:
         computability_check.delay = original
     assert calls == []
+
+
+def test_a_broker_that_cannot_be_reached_leaves_the_gate_in_the_request(monkeypatch):
+    from apps.analysis import tasks
+
+    def down(*args):
+        raise ConnectionError("broker down")
+
+    monkeypatch.setattr(tasks.computability_check, "delay", down)
+    pi = UserFactory()
+    draft = route_choice_draft(user=pi, code="ROUTE-D")
+    assert version_gate(version=draft) == []  # answered here, never a 500
