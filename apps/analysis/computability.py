@@ -412,12 +412,13 @@ def _store(key: str, verdict: Verdict) -> None:
 
 
 def _planned(version: ProtocolVersion) -> int:
-    """Administrations the schedule would hold (present cells × roster × repetitions), read
-    cheaply: whether the gate runs in the request or in a worker."""
-    from apps.items.selectors import design_schedule_inputs
+    """Administrations the schedule would hold at most (present cells × roster × repetitions;
+    items the harm-constancy review excludes are counted too), read with three counts: whether
+    the gate runs in the request or in a worker."""
+    from apps.items.models import Cell
     from apps.responses.models import RosterEntry
 
-    cells = len(design_schedule_inputs(version).cells)
+    cells = Cell.objects.filter(version=version, absent=False).count()
     evaluands = RosterEntry.objects.filter(version=version).count() or 1
     repetitions = max(1, _plan_int(data.plan_parameters(version), "repetitions", 1))
     return cells * evaluands * repetitions
