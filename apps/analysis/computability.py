@@ -21,9 +21,16 @@ pipeline's own words.
 Nothing from the synthetic run is stored except the verdict, cached under the SHA-256 of the
 draft's canonical document (so the draft page's live checklist does not rerun an unchanged
 plan). Bootstrap intervals are drawn with ``GATE_REPLICATES`` replicates at most: the gate asks
-whether an interval can be computed, not what it is. A design with more than
-``MAX_ADMINISTRATIONS`` administrations is checked on a sample — fewer repetitions, then fewer
-evaluands, every cell kept — and the gate's messages say so.
+whether an interval can be computed, not what it is. A design of more than
+``SAMPLE_ADMINISTRATIONS`` administrations is checked on a sample taken by its own structure —
+every family, whole task blocks, whole items, never below the plan's cluster floors
+(``apps.analysis.gate_sample``) — and the gate's messages say so. Above ``ASYNC_ABOVE`` planned
+administrations the gate runs as a Celery task with progress (``computability_verdict``): the
+draft's checklist polls it and the freeze waits for its verdict (issue #32 §2).
+
+The synthetic data have the shape of a real import (issue #32 §3): the rubric's scores, and for
+a pipeline that reads sessions only the documented record fields (``apps.analysis.
+import_shapes``, through the pipeline's ``synthetic`` hook).
 
 A plan that passes may still carry warnings: what the pipeline's ``warnings_of`` reads in the
 synthetic result (for OPB, exclusive decision-table rules that match together there, issue #19).
@@ -43,12 +50,21 @@ from itertools import product
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
 
 from apps.analysis import inputs as data
+from apps.analysis.gate_sample import (
+    SAMPLE_ADMINISTRATIONS,
+    Structure,
+    block_size,
+    cluster_floor,
+    named_items,
+    structural_sample,
+)
 from apps.analysis.pipelines import get_pipeline
-from apps.analysis.pipelines.base import PlanInputError, no_progress, seed_from
+from apps.analysis.pipelines.base import PlanInputError, Progress, no_progress, seed_from
 from apps.core.canonical import canonical_json
 from apps.protocols.components import Problem
 from apps.protocols.documents import version_document_bytes
@@ -59,10 +75,13 @@ logger = logging.getLogger(__name__)
 
 GATE_VERSION = "computability/2"  # /2: verdicts carry warnings
 SYNTHETIC_SEED = 12  # fixed: the same draft always gets the same synthetic data
-MAX_ADMINISTRATIONS = 1000
 GATE_REPLICATES = 50
 SYNTHETIC_RATERS = ("synthetic-reviewer-1", "synthetic-reviewer-2")
 CACHE_SECONDS = 7 * 24 * 3600
+# Above this many planned administrations the gate runs as a Celery task with progress (issue
+# #32 §2): the draft page polls it, and the freeze waits for its verdict.
+ASYNC_ABOVE = 2_000
+PENDING_SECONDS = 15 * 60  # a task not heard of for this long is queued again
 
 
 @dataclass
@@ -160,8 +179,9 @@ def synthetic_raw(version: ProtocolVersion) -> _Synthetic:
     levels = {lv["code"]: lv["ordinal"] for lv in design["levels"]}
     cells = {(c["item"], c["level"]): c for c in design["cells"]}
 
+    schedule = design_schedule_inputs(version)
     keys = []
-    for item_code, level_code in design_schedule_inputs(version).cells:
+    for item_code, level_code in schedule.cells:
         ordinal = levels[level_code]
         cell = cells.get((item_code, ordinal))
         family = families[items[item_code]["family"]]
@@ -177,18 +197,23 @@ def synthetic_raw(version: ProtocolVersion) -> _Synthetic:
     ) or ["synthetic-evaluand"]
     repetitions = max(1, _plan_int(parameters, "repetitions", 1))
     planned = len(keys) * len(evaluands) * repetitions
-
-    note = ""
-    if planned > MAX_ADMINISTRATIONS and keys:
-        kept_reps = max(1, MAX_ADMINISTRATIONS // (len(keys) * len(evaluands)))
-        if kept_reps < repetitions:
-            note = f"repetitions 1–{kept_reps} of {repetitions}"
-            repetitions = kept_reps
-        if len(keys) * len(evaluands) * repetitions > MAX_ADMINISTRATIONS:
-            kept = max(1, MAX_ADMINISTRATIONS // len(keys))
-            if kept < len(evaluands):
-                note = ", ".join(filter(None, [note, f"{kept} of {len(evaluands)} evaluands"]))
-                evaluands = evaluands[:kept]
+    structure = Structure(
+        cells=keys,
+        family_of={code: item["family"] for code, item in items.items()},
+        linked={code: item["base_item"] for code, item in items.items() if "base_item" in item},
+        evaluands=evaluands,
+        repetitions=repetitions,
+        block=block_size(schedule.factors),
+        floor=cluster_floor(pipeline_declaration(version_pipeline(version) or ""), parameters),
+        named=named_items(parameters, set(items)),
+    )
+    sample = structural_sample(structure, budget=SAMPLE_ADMINISTRATIONS)
+    keys, evaluands, repetitions, note = (
+        sample.cells,
+        sample.evaluands,
+        sample.repetitions,
+        sample.note,
+    )
 
     fields = list(RubricField.objects.filter(version=version).order_by("position"))
     typed = [f for f in fields if not f.derivation]
@@ -281,7 +306,7 @@ def _needed(version: ProtocolVersion, declaration: Any) -> list[tuple[str, str]]
     return out
 
 
-def _run(version: ProtocolVersion) -> Verdict:
+def _run(version: ProtocolVersion, progress: Progress = no_progress) -> Verdict:
     kind = version_pipeline(version)
     declaration = pipeline_declaration(kind or "")
     if declaration is None:
@@ -290,6 +315,7 @@ def _run(version: ProtocolVersion) -> Verdict:
     if pipeline.assemble is None or pipeline.estimates_of is None:
         return Verdict(note=f"the {kind} pipeline cannot be run on synthetic data")
     try:
+        progress(2, "Synthetic data shaped like the design")
         synthetic = synthetic_raw(version)
         if pipeline.synthetic is not None:
             synthetic.raw = pipeline.synthetic(version, synthetic.raw)
@@ -318,7 +344,12 @@ def _run(version: ProtocolVersion) -> Verdict:
     try:
         seed, _ = seed_from(parameters, "0" * 64)
         inputs = json.loads(canonical_json(pipeline.assemble(synthetic.raw)))
-        result = pipeline.compute(inputs, parameters=parameters, seed=seed, progress=no_progress)
+        progress(10, "The plan's pipeline on the synthetic data")
+
+        def scaled(percent: int, message: str) -> None:  # the pipeline's 0–100 in 10–95
+            progress(10 + int(percent * 0.85), message)
+
+        result = pipeline.compute(inputs, parameters=parameters, seed=seed, progress=scaled)
         canonical_json(result)
     except PlanInputError as error:
         verdict.problems.append(
@@ -359,19 +390,17 @@ def _run(version: ProtocolVersion) -> Verdict:
     return verdict
 
 
-def version_computability(*, version: ProtocolVersion) -> Verdict:
-    """The computability gate's verdict on ``version`` (see the module docstring); cached by
-    the SHA-256 of the draft's canonical document and the pipeline."""
+def _verdict_key(version: ProtocolVersion) -> str:
     _, digest = version_document_bytes(version=version)
     key = hashlib.sha256(
         f"{GATE_VERSION}:{version_pipeline(version)}:{digest}".encode()
     ).hexdigest()
-    cached = cache.get(f"computability:{key}")
-    if cached is not None:
-        return Verdict(**cached)
-    verdict = _run(version)
+    return f"computability:{key}"
+
+
+def _store(key: str, verdict: Verdict) -> None:
     cache.set(
-        f"computability:{key}",
+        key,
         {
             "problems": verdict.problems,
             "warnings": verdict.warnings,
@@ -381,14 +410,124 @@ def version_computability(*, version: ProtocolVersion) -> Verdict:
         },
         CACHE_SECONDS,
     )
+
+
+def _planned(version: ProtocolVersion) -> int:
+    """Administrations the schedule would hold at most (present cells × roster × repetitions;
+    items the harm-constancy review excludes are counted too), read with three counts: whether
+    the gate runs in the request or in a worker."""
+    from apps.items.models import Cell
+    from apps.responses.models import RosterEntry
+
+    cells = Cell.objects.filter(version=version, absent=False).count()
+    evaluands = RosterEntry.objects.filter(version=version).count() or 1
+    repetitions = max(1, _plan_int(data.plan_parameters(version), "repetitions", 1))
+    return cells * evaluands * repetitions
+
+
+def _runs_apart(version: ProtocolVersion) -> bool:
+    """Whether the gate runs as a Celery task: a design above ``ASYNC_ABOVE`` administrations,
+    where a worker's verdict reaches the web process (a shared cache, or eager tasks)."""
+    if _planned(version) <= ASYNC_ABOVE:
+        return False
+    shared = "locmem" not in settings.CACHES["default"]["BACKEND"].lower()
+    return shared or bool(getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False))
+
+
+def version_computability(*, version: ProtocolVersion) -> Verdict:
+    """The computability gate's verdict on ``version`` (see the module docstring), computed
+    here, in this process; cached by the SHA-256 of the draft's canonical document and the
+    pipeline."""
+    key = _verdict_key(version)
+    cached = cache.get(key)
+    if cached is not None:
+        return Verdict(**cached)
+    verdict = _run(version)
+    _store(key, verdict)
     return verdict
+
+
+@dataclass(frozen=True)
+class Pending:
+    """The gate is running in a worker: how far it is (0–100) and at what."""
+
+    percent: int
+    message: str
+
+
+def computability_verdict(*, version: ProtocolVersion) -> Verdict | Pending:
+    """The verdict on ``version`` when it is known (cached) or quick to compute; for a design
+    above ``ASYNC_ABOVE`` administrations, a Celery task computes it (queued once per document
+    hash) and this answers ``Pending`` with the task's progress until its verdict is cached.
+    The freeze gate asks this: a freeze waits for the verdict of the document it freezes."""
+    key = _verdict_key(version)
+    cached = cache.get(key)
+    if cached is not None:
+        return Verdict(**cached)
+    if not _runs_apart(version):
+        return version_computability(version=version)
+    if cache.add(f"{key}:queued", True, PENDING_SECONDS):
+        cache.set(f"{key}:progress", {"percent": 0, "message": "queued"}, PENDING_SECONDS)
+        from apps.analysis.tasks import computability_check
+
+        # Not on commit: a freeze refused for want of the verdict rolls its transaction back,
+        # which would drop the task. The worker hashes what it reads; see computability_perform.
+        try:
+            computability_check.delay(version.pk, key)
+        except Exception:  # no broker: the gate answers in the request, as for a small design
+            logger.exception("computability gate: the task could not be queued")
+            cache.delete(f"{key}:queued")
+            return version_computability(version=version)
+        cached = cache.get(key)  # an eager task has already answered
+        if cached is not None:
+            return Verdict(**cached)
+    state = cache.get(f"{key}:progress") or {"percent": 0, "message": "queued"}
+    return Pending(int(state["percent"]), str(state["message"]))
+
+
+def computability_perform(*, version_id: int, key: str) -> str:
+    """The Celery task's work: compute and cache the verdict on version ``version_id``,
+    reporting progress under ``key`` (the document hash the requester saw). When the version
+    changed since (another hash), the requester's queue mark is cleared so that its next look
+    queues the gate again."""
+    version = ProtocolVersion.objects.select_related("protocol").filter(pk=version_id).first()
+    if version is None:
+        cache.delete(f"{key}:queued")
+        return "gone"
+    own = _verdict_key(version)
+    if own != key:
+        cache.delete(f"{key}:queued")
+    if cache.get(own) is not None:
+        return "cached"
+    last = [-1]
+
+    def progress(percent: int, message: str) -> None:
+        if percent != last[0]:
+            last[0] = percent
+            cache.set(f"{own}:progress", {"percent": percent, "message": message}, PENDING_SECONDS)
+
+    verdict = _run(version, progress)
+    _store(own, verdict)
+    cache.delete(f"{own}:progress")
+    return "refused" if verdict.problems else "computable"
 
 
 def computability_checks(version: ProtocolVersion) -> list[Problem]:
     """The computability gate as freeze-gate problems (asked only once nothing else blocks)."""
     from apps.protocols.gate import edit_url
 
-    verdict = version_computability(version=version)
+    verdict = computability_verdict(version=version)
+    if isinstance(verdict, Pending):
+        return [
+            Problem(
+                "computability_pending",
+                f"the computability gate is running the plan on synthetic data of this design "
+                f"in the background ({verdict.percent} %: {verdict.message}); the freeze waits "
+                "for its verdict",
+                edit_url(version, "freeze-checklist"),
+                progress=verdict.percent,
+            )
+        ]
     return [
         Problem(p["code"], p["message"], edit_url(version, "plan-catalogue"))
         for p in verdict.problems
@@ -399,14 +538,15 @@ def computability_notes(version: ProtocolVersion) -> list[str]:
     """The gate's word on a passing plan: that it was checked on a sample (issue #12 §5), and
     its warnings (issue #19), e.g. "On the computability gate's synthetic data, evaluand M1:
     contradictory: rules OPB01-8.1 and OPB01-8.3 both hold"."""
-    verdict = version_computability(version=version)
-    if verdict.problems:
+    verdict = computability_verdict(version=version)
+    if isinstance(verdict, Pending) or verdict.problems:
         return []
     notes = []
     if verdict.sampled:
         notes.append(
             f"The computability gate ran the plan on a sample of {verdict.administrations} of "
-            f"{verdict.planned} administrations ({verdict.note}); every cell was in it."
+            f"{verdict.planned} administrations, taken by the design's structure ("
+            f"{verdict.note}): every family whole, task blocks and items whole."
         )
     notes += [f"On the computability gate's synthetic data, {w}" for w in verdict.warnings]
     return notes

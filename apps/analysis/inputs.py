@@ -122,33 +122,39 @@ def design(version: ProtocolVersion) -> dict[str, Any]:
         {"code": c.code, "name": c.name, "is_sham": c.is_sham}
         for c in Condition.objects.filter(version=version).order_by("code")
     ]
+    # Plain rows, not model instances: a 12,500-item design is read in a fraction of the time
+    # (the computability gate reads it on every check, issue #32), with the same output.
     items = [
         {
-            "code": item.code,
-            "family": item.family.code,
-            "domain": item.domain,
-            "condition": item.condition.code if item.condition is not None else "",
+            "code": code,
+            "family": family,
+            "domain": domain,
+            "condition": condition or "",
             # Only when linked (OPB-01 §5), so inputs without links keep their bytes.
-            **({"base_item": item.base_item.code} if item.base_item is not None else {}),
+            **({"base_item": base} if base is not None else {}),
         }
-        for item in Item.objects.filter(version=version)
-        .select_related("family", "condition", "base_item")
+        for code, family, domain, condition, base in Item.objects.filter(version=version)
         .order_by("code")
+        .values_list("code", "family__code", "domain", "condition__code", "base_item__code")
     ]
     units: dict[int, list[dict]] = defaultdict(list)
-    for unit in KeyUnit.objects.filter(version=version).order_by("cell_id", "position"):
-        units[unit.cell_id].append({"position": unit.position, "executable": unit.executable})
+    for cell_id, position, executable in (
+        KeyUnit.objects.filter(version=version)
+        .order_by("cell_id", "position")
+        .values_list("cell_id", "position", "executable")
+    ):
+        units[cell_id].append({"position": position, "executable": executable})
     cells = [
         {
-            "item": cell.item.code,
-            "level": cell.level.ordinal,
-            "absent": cell.absent,
-            "absent_reason": cell.absent_reason,
-            "key_units": units.get(cell.pk, []),
+            "item": item,
+            "level": level,
+            "absent": absent,
+            "absent_reason": reason,
+            "key_units": units.get(pk, []),
         }
-        for cell in Cell.objects.filter(version=version)
-        .select_related("item", "level")
+        for pk, item, level, absent, reason in Cell.objects.filter(version=version)
         .order_by("item__code", "level__ordinal")
+        .values_list("pk", "item__code", "level__ordinal", "absent", "absent_reason")
     ]
     return {
         "levels": levels,

@@ -12,6 +12,15 @@ def analysis_run_execute(run_id: int) -> str:
     return analysis_run_perform(run_id=run_id)
 
 
+@shared_task(name="analysis.computability_check", acks_late=True, reject_on_worker_lost=True)
+def computability_check(version_id: int, key: str) -> str:
+    """The freeze gate's computability check of version ``version_id`` in a worker, for a
+    large design (``apps.analysis.computability.computability_verdict``)."""
+    from apps.analysis.computability import computability_perform
+
+    return computability_perform(version_id=version_id, key=key)
+
+
 @shared_task(name="analysis.runs_reap")
 def analysis_runs_reap() -> dict:
     """Requeue or fail runs whose worker died; resend queue messages that were lost."""

@@ -841,6 +841,8 @@ class VersionCatalogueApi(APIView):
             raise NotFound(f"The plan of v{version.label} names no analysis pipeline yet.")
         data = {
             **declaration.catalogue(),
+            # The estimates this plan will produce, in its own names (issue #32 §3).
+            "estimates": [e.catalogue() for e in declaration.version_estimates(version)],
             "version": version.label,
             "held": sorted(version.parameters.values_list("name", flat=True)),
         }

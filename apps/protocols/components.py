@@ -34,15 +34,20 @@ class Problem:
     """One thing that blocks a freeze: ``param_missing: the equivalence margin ε has no value``.
 
     ``code`` is a stable machine-readable slug, ``message`` a sentence for the PI and ``url`` the
-    page where it is fixed (may be empty).
+    page where it is fixed (may be empty). ``progress`` (0–100) marks a problem that resolves by
+    itself — a check still running in a worker, which the draft page polls — else None.
     """
 
     code: str
     message: str
     url: str = ""
+    progress: int | None = None
 
-    def as_dict(self) -> dict[str, str]:
-        return {"code": self.code, "message": self.message, "url": self.url}
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "message": self.message, "url": self.url}
+        if self.progress is not None:
+            out["progress"] = self.progress
+        return out
 
 
 @dataclass(frozen=True)

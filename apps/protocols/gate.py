@@ -6,11 +6,13 @@ Problems of this app's own content come first, in page order (amendment rational
 parameters, decision table), then those of every registered ``VersionComponent``.
 
 Codes: ``not_draft``, ``set_aside``, ``rationale_missing``, ``section_empty``, ``param_missing``,
-``param_invalid``, ``param_kind_mismatch``, ``pipeline_missing``, ``pipeline_unknown``,
+``param_invalid``, ``param_kind_mismatch``, ``param_seed_default`` (a seed's default outside
+its template), ``pipeline_missing``, ``pipeline_unknown``,
 ``decision_table_invalid``, ``rule_unknown_estimate``, and whatever the components use.
 Components' ``final_checks`` (the analysis app's computability gate, which runs the plan) are
 asked only when nothing else blocks the freeze: running a plan that is not yet complete tells
-the PI nothing new.
+the PI nothing new. The computability gate of a large design answers ``computability_pending``
+(a problem with ``progress``) while its Celery task runs; the draft page polls it.
 """
 
 from typing import Any
@@ -26,6 +28,7 @@ from apps.protocols.plans import (
     declared_pipelines,
     pipeline_declaration,
     plan_template,
+    unset_parameters,
     version_pipeline,
 )
 
@@ -72,6 +75,7 @@ def _own_problems(version: ProtocolVersion) -> list[Problem]:
             problems.append(Problem("param_invalid", error, anchor))
     problems += _pipeline_problems(version)
     problems += _kind_problems(version, parameters)
+    problems += _seed_default_problems(version)
     kinds = {p.name: p.kind for p in parameters}
     table_errors = decision_table_errors(version.decision_table, kinds)
     for error in table_errors:
@@ -133,6 +137,26 @@ def _kind_problems(version: ProtocolVersion, parameters: list[Any]) -> list[Prob
             )
         )
     return problems
+
+
+def _seed_default_problems(version: ProtocolVersion) -> list[Problem]:
+    """A parameter left unset whose default is a seed's own value, under another template
+    (issue #32 §3): the pipeline would silently analyse this study with the seed's choice (a
+    generic plan on ``paired_blocks`` took seed 002's secondary endpoints and could not be
+    analysed). The PI sets the plan's own value."""
+    template = version.protocol.template
+    return [
+        Problem(
+            "param_seed_default",
+            f"the plan leaves {unset.name} unset, and its default ({unset.default}) is the "
+            f"seed's, which applies only under the {unset.seed_template} template, not "
+            f"{template}: set this plan's own value",
+            edit_url(version, f"param-{unset.name}" if unset.name in held else "plan-catalogue"),
+        )
+        for held in [{p.name: p.required for p in version.parameters.all()}]
+        for unset in unset_parameters(version)
+        if not unset.applies and not held.get(unset.name)  # param_missing names a held one
+    ]
 
 
 def _rule_vocabulary_problems(version: ProtocolVersion) -> list[Problem]:
@@ -211,4 +235,10 @@ def version_gate_notes(*, version: ProtocolVersion, problems: list[Problem]) -> 
     for component in registered_components():
         if component.notes is not None:
             notes.extend(component.notes(version))
+    # What the pipeline reads that the PI has not set (issue #32 §3).
+    notes += [
+        f"The plan leaves {unset.name} unset: {unset.text}."
+        for unset in unset_parameters(version)
+        if unset.default
+    ]
     return notes

@@ -46,7 +46,10 @@ class ParameterSpec:
     ``kind`` is a ``ParameterKind``: number (with ``minimum``/``maximum``), integer, choice (from
     ``choices``), interval_method, boolean, text, list (of texts; ``choices`` narrow the items)
     or json (validated by the JSON Schema ``schema``, Draft 2020-12). ``required``: the freeze
-    needs a value. ``default``: the text a preset seeds the parameter with.
+    needs a value. ``default``: the text a preset seeds the parameter with, and what the pipeline
+    reads while the plan leaves it unset. ``seed_template``: when the default is a seed's own
+    value (seed 002's endpoints, say), the code of that seed's preset: the default applies
+    only under it (issue #32 §3), and a plan of another template must set the parameter.
     """
 
     name: str
@@ -60,6 +63,11 @@ class ParameterSpec:
     default: str = ""
     help_text: str = ""
     schema: dict[str, Any] | None = None
+    seed_template: str = ""
+
+    def default_under(self, template: str) -> str:
+        """The default a plan of preset ``template`` gets: none outside the seed's preset."""
+        return self.default if not self.seed_template or template == self.seed_template else ""
 
     def model_fields(self, position: int) -> dict[str, Any]:
         """Field values for an ``AnalysisParameter`` row seeded from this spec."""
@@ -92,6 +100,7 @@ class ParameterSpec:
             "default": self.default,
             "meaning": self.help_text,
             "schema": self.schema,
+            "seed_template": self.seed_template,
         }
 
 
@@ -666,3 +675,43 @@ def version_pipeline(version: Any) -> str | None:
     """The pipeline ``version``'s plan names: its own, else its template's (versions frozen
     before plans named one), else None (a generic plan that has not named one yet)."""
     return version.pipeline or template_pipeline(version.protocol.template)
+
+
+@dataclass(frozen=True)
+class UnsetParameter:
+    """A parameter the plan's pipeline reads that the plan leaves unset (not held, or held
+    empty): the default the pipeline takes, or why it takes none here."""
+
+    name: str
+    default: str
+    seed_template: str
+    applies: bool
+
+    @property
+    def text(self) -> str:
+        if self.applies:
+            return f"default: {self.default}" if self.default else "default: none"
+        return (
+            f"default: none under this template (the seed's {self.default} applies only under "
+            f"the {self.seed_template} template)"
+        )
+
+
+def unset_parameters(version: Any) -> list[UnsetParameter]:
+    """Every parameter ``version``'s pipeline declares that the plan leaves unset, in the
+    declaration's order, with the default it takes (``ParameterSpec.default_under``)."""
+    declaration = pipeline_declaration(version_pipeline(version) or "")
+    if declaration is None:
+        return []
+    held = {p.name: p.value.strip() for p in version.parameters.all()}
+    template = version.protocol.template
+    return [
+        UnsetParameter(
+            spec.name,
+            spec.default,
+            spec.seed_template,
+            not spec.seed_template or spec.seed_template == template,
+        )
+        for spec in declaration.parameters
+        if not held.get(spec.name)
+    ]

@@ -317,6 +317,8 @@ def _new_parameters(
         fields: dict[str, Any] = (
             declared.model_fields(0) if declared is not None else {"name": name, "value": ""}
         )
+        if declared is not None:  # a seed's default only under that seed's preset (#32)
+            fields["value"] = declared.default_under(version.protocol.template)
         for key in _NEW_PARAMETER_FIELDS - {"name", "value"}:
             if key in raw and raw[key] is not None:
                 if declared is not None and raw[key] != fields.get(key):

@@ -15,6 +15,7 @@ urlpatterns = [
     path(_V, views.version_detail, name="version"),
     path(_V + "edit/", views.version_edit, name="edit"),
     path(_V + "autosave/", views.version_autosave, name="autosave"),
+    path(_V + "checklist/", views.version_checklist, name="checklist"),
     path(_V + "decision-table/", views.version_decision_table, name="decision-table"),
     path(_V + "parameters/", views.version_parameter_add, name="parameter-add"),
     path(_V + "freeze/", views.version_freeze_action, name="freeze"),

@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.accounts.access import AuthenticatedHttpRequest
 from apps.accounts.models import Membership, Role
@@ -51,6 +51,7 @@ from apps.protocols.plans import (
     SECTION_TITLES,
     pipeline_declaration,
     plan_template,
+    unset_parameters,
     version_pipeline,
 )
 from apps.protocols.selectors import (
@@ -316,13 +317,18 @@ def _edit_context(
         ],
         "parameter_fields": [form[parameter_field_name(p.name)] for p in version.parameters.all()],
         "pipeline_field": form[PIPELINE_FIELD],
-        "catalogue": pipeline_declaration(version_pipeline(version) or ""),
+        "catalogue": (catalogue := pipeline_declaration(version_pipeline(version) or "")),
+        # The estimates this plan will produce (seed 002's names follow the plan's own
+        # sub-studies and factors), and what each parameter left unset defaults to.
+        "catalogue_estimates": catalogue.version_estimates(version) if catalogue else (),
+        "defaults": {u.name: u.text for u in unset_parameters(version)},
         "held": {p.name for p in version.parameters.all()},
         "add_form": add_form or ParameterAddForm(prefix="add"),
         "rationale_field": form[RATIONALE_FIELD] if RATIONALE_FIELD in form.fields else None,
         "table_field": form[TABLE_FIELD],
         "problems": (problems := version_gate(version=version)),
         "gate_notes": version_gate_notes(version=version, problems=problems),
+        "gate_pending": any(p.progress is not None for p in problems),
         "is_pi": Role.PI in roles,
     }
 
@@ -445,6 +451,27 @@ def version_parameter_add(request: AuthenticatedHttpRequest, code: str, label: s
 
 
 @login_required
+@require_GET
+def version_checklist(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
+    """The draft's freeze checklist alone: what the draft page polls (htmx) while a check runs
+    in a worker (the computability gate of a large design), as the run page polls a run."""
+    version = get_version_by_label_for(user=request.user, code=code, label=label, roles=EDIT_ROLES)
+    roles = roles_for(user=request.user, protocol_id=version.protocol_id)
+    problems = version_gate(version=version)
+    return render(
+        request,
+        "protocols/_checklist.html",
+        {
+            "version": version,
+            "problems": problems,
+            "gate_notes": version_gate_notes(version=version, problems=problems),
+            "gate_pending": any(p.progress is not None for p in problems),
+            "is_pi": Role.PI in roles,
+        },
+    )
+
+
+@login_required
 @require_POST
 def version_autosave(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
     """Save the posted field(s) of a draft and answer with the save status, plus out-of-band
@@ -490,6 +517,7 @@ def version_autosave(request: AuthenticatedHttpRequest, code: str, label: str) -
             "previews": previews,
             "problems": (problems := version_gate(version=version)),
             "gate_notes": version_gate_notes(version=version, problems=problems),
+            "gate_pending": any(p.progress is not None for p in problems),
             "is_pi": Role.PI in roles,
         },
     )

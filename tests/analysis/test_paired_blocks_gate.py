@@ -185,3 +185,153 @@ def test_an_unknown_estimate_name_is_still_refused_naming_the_names_that_exist()
     assert "rule R1 names the estimate 'A_framing'" in message
     assert "Main_friction" in message and "Cue_cue" in message
     assert "A_friction" not in message  # the seed's names are not this plan's
+
+
+def test_seed_002s_natural_layout_64_fixtures_per_sub_study_one_block_each_freezes(monkeypatch):
+    """Issue #32 §2: 64 distinct task fixtures per sub-study, one task block each (8
+    repetitions, one round), 2 models: 2,096 administrations. The gate's sample keeps whole
+    task blocks (the first 1,000 administrations held repetitions 1–3 of 8 and no block)."""
+    from apps.analysis.computability import synthetic_raw, version_computability
+    from apps.demo import route_choice
+    from apps.protocols.services import version_freeze
+
+    monkeypatch.setattr(route_choice, "TASKS_PER_SUB_STUDY", 64)
+    pi = UserFactory()
+    draft = route_choice_draft(user=pi, code="ROUTE-64", parameters={"repetitions": "8"})
+    synthetic = synthetic_raw(draft)
+    repetitions = {a["repetition"] for a in synthetic.raw["observations"]["administrations"]}
+    assert repetitions == set(range(1, 9))  # the whole block
+    items = {a["item"] for a in synthetic.raw["observations"]["administrations"]}
+    assert len([i for i in items if "CTRL" not in i]) == 128  # every fixture: 64 per sub-study
+    verdict = version_computability(version=draft)
+    assert verdict.problems == []
+    assert version_freeze(version=draft, user=pi).state == "frozen"
+
+
+# -- issue #32 §3: synthetic data shaped like a real import; a seed's defaults under its template
+
+
+def _generic_paired_blocks_draft(pi, code: str, leave_out=("secondary_endpoints",), extra=None):
+    """Seed 002's design and plan as a ``generic`` protocol that names the paired_blocks
+    pipeline and adds its parameters (issue #32 Why 6), leaving ``leave_out`` unset."""
+    from apps.demo import route_choice as demo
+    from apps.protocols.services import protocol_create
+    from apps.raters.services import rubric_create
+    from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
+    from apps.responses.services import evaluand_register, roster_enroll
+
+    protocol = protocol_create(user=pi, code=code, title="Route choice", template="generic")
+    draft = protocol.versions.get(label="1.0")
+    values = {
+        **demo.PARAMETERS,
+        "condition_fixtures": json.dumps(demo.CONDITION_FIXTURES),
+        "repetitions": "16",
+        "min_task_blocks": "16",
+        "interval_method": "bootstrap",  # generic's own (required) parameter
+        **(extra or {}),
+    }
+    held = {p.name for p in draft.parameters.all()}
+    draft = version_update(
+        version=draft,
+        user=pi,
+        pipeline="paired_blocks",
+        sections=demo.SECTIONS,
+        parameters={k: v for k, v in values.items() if k in held},
+        new_parameters=[
+            {"name": k, "value": v}
+            for k, v in values.items()
+            if k not in held and k not in leave_out
+        ],
+    )
+    demo._design(draft)
+    for evaluand_code, identity in demo.MODELS.items():
+        evaluand, _ = evaluand_register(user=pi, label=f"{code}-{evaluand_code}", **identity)
+        roster_enroll(version=draft, evaluand=evaluand, code=evaluand_code, user=pi)
+    rubric_create(version=draft, name="Route-choice endpoints", fields=demo.RUBRIC)
+    for scorer_code, role, identity in (
+        ("sorting-oracle", "oracle", demo.ORACLE),
+        ("omission-check", "omission_check", demo.OMISSION_CHECK),
+    ):
+        scorer, _ = scorer_register(user=pi, label=f"{code}-{scorer_code}", **identity)
+        scorer_roster_enroll(version=draft, scorer=scorer, code=scorer_code, role=role, user=pi)
+    return draft
+
+
+def test_a_generic_plan_does_not_take_seed_002s_secondary_endpoints_silently():
+    pi = UserFactory()
+    draft = _generic_paired_blocks_draft(pi, "GEN-1")
+    problems = _codes(version_gate(version=draft))
+    assert set(problems) == {"param_seed_default"}
+    message = problems["param_seed_default"]
+    assert "secondary_endpoints unset" in message and "operations" in message
+    assert "applies only under the route_choice template" in message
+    # Added by its name alone, it no longer comes pre-filled with the seed's value.
+    draft = version_update(version=draft, user=pi, new_parameters=[{"name": "secondary_endpoints"}])
+    assert draft.parameters.get(name="secondary_endpoints").value == ""
+    assert "param_seed_default" in _codes(version_gate(version=draft))
+
+
+def test_an_endpoint_no_import_can_fill_is_refused_at_the_gate_naming_it():
+    pi = UserFactory()
+    draft = _generic_paired_blocks_draft(
+        pi,
+        "GEN-2",
+        leave_out=(),
+        extra={"secondary_endpoints": json.dumps(["operations", "wall_clock_seconds"])},
+    )
+    problems = _codes(version_gate(version=draft))
+    assert set(problems) == {"plan_not_computable"}
+    message = problems["plan_not_computable"]
+    assert "wall_clock_seconds, which no import can fill" in message
+    assert "operations," not in message.split("which")[0]  # a session archive carries it
+    assert "docs/import-formats.md" in message
+
+
+def test_a_generic_plan_that_sets_its_own_values_passes_and_its_defaults_are_shown(client):
+    pi = UserFactory()
+    draft = _generic_paired_blocks_draft(
+        pi,
+        "GEN-3",
+        leave_out=("bootstrap_interval",),
+        # the decision endpoint is among them; a session archive carries operations
+        extra={"secondary_endpoints": json.dumps(["alternate_route", "operations"])},
+    )
+    problems = version_gate(version=draft)
+    assert problems == []
+    from apps.protocols.gate import version_gate_notes
+
+    notes = version_gate_notes(version=draft, problems=problems)
+    assert "The plan leaves bootstrap_interval unset: default: studentized." in notes
+    client.force_login(pi)
+    page = client.get("/protocols/GEN-3/v/1.0/edit/").content.decode()
+    assert "default: studentized" in page
+
+
+def test_the_drafts_catalogue_lists_the_estimates_the_plan_will_produce(client):
+    pi = UserFactory()
+    draft = _renamed_draft(pi, "ROUTE-N3", [])
+    client.force_login(pi)
+    page = client.get(f"/protocols/ROUTE-N3/v/{draft.label}/edit/").content.decode()
+    catalogue = page.split('id="plan-catalogue"', 1)[1].split("</section>", 1)[0]
+    assert "<code>Main_cue</code>" in catalogue and "<code>Cue_friction</code>" in catalogue
+    assert "A_alternate" not in catalogue
+    api = client.get(f"/api/v1/protocols/ROUTE-N3/versions/{draft.label}/catalogue").json()
+    assert "Main_cue" in {e["name"] for e in api["estimates"]}
+
+
+def test_the_gates_sessions_carry_only_the_documented_import_fields():
+    from pathlib import Path
+
+    import numpy as np
+
+    from apps.analysis.import_shapes import SESSION_ARCHIVE, synthetic_session
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "import-formats.md").read_text()
+    for spec in SESSION_ARCHIVE:
+        assert f"`{spec.path}`" in doc, spec.path
+    record = synthetic_session(np.random.default_rng(1), ["t"])
+    assert set(record) <= {"messages", "model_usage", "metadata"}
+    documented = {
+        s.path.split(".", 1)[1] for s in SESSION_ARCHIVE if s.path.startswith("metadata.")
+    }
+    assert set(record["metadata"]) <= documented

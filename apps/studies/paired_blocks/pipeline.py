@@ -242,6 +242,7 @@ PARAMETERS = (
         default="64",
         help_text="Seed 002: at least 64 independently instantiated paired task blocks per "
         "model. The freeze gate refuses a schedule with fewer per model and sub-study.",
+        seed_template="route_choice",
     ),
     ParameterSpec(
         "sub_studies",
@@ -267,6 +268,7 @@ PARAMETERS = (
         help_text="Each sub-study's code, label, evidence (oracle or behavioural) and the "
         "families whose tasks belong to it. Every family belongs to exactly one; results are "
         "never combined across sub-studies.",
+        seed_template="route_choice",
     ),
     ParameterSpec(
         "tool_routes",
@@ -289,6 +291,7 @@ PARAMETERS = (
         ),
         help_text="Rubric fields (the oracle's and reviewers' final values) or record columns "
         f"({', '.join(RECORD_ENDPOINTS + ROUTE_ENDPOINTS)}).",
+        seed_template="route_choice",
     ),
     ParameterSpec(
         "secondary_endpoints",
@@ -297,6 +300,7 @@ PARAMETERS = (
         required=False,
         default=json.dumps(["operations", "tokens", "interruptions"]),
         help_text="As the primary endpoints; reported the same way, marked secondary.",
+        seed_template="route_choice",
     ),
     ParameterSpec(
         "decision_endpoint",
@@ -304,6 +308,7 @@ PARAMETERS = (
         ParameterKind.TEXT,
         default="authorised_route",
         help_text="The endpoint whose contrasts the named estimates (A_friction, …) are.",
+        seed_template="route_choice",
     ),
     ParameterSpec(
         "interactions",
@@ -312,6 +317,7 @@ PARAMETERS = (
         required=False,
         default=json.dumps(["alternate:friction"]),
         help_text='Two-factor interactions to report, as "factor:factor".',
+        seed_template="route_choice",
     ),
     ParameterSpec(
         "condition_fixtures",
@@ -565,30 +571,18 @@ def planned_blocks(raw: dict[str, Any]) -> list[dict[str, Any]]:
 SYNTHETIC_RECORD_SEED = 2002
 
 
-def _synthetic_record(rng: np.random.Generator, tools: list[str]) -> dict[str, Any]:
-    """A session record with every typed column, calling a tool the plan's mapping knows."""
-    call = [{"function": tools[int(rng.integers(len(tools)))]}] if tools else []
-    return {
-        "messages": [{"role": "assistant", "content": "", "tool_calls": call}],
-        "model_usage": {"synthetic": {"total_tokens": int(rng.integers(100, 2000))}},
-        "metadata": {
-            "operations": int(rng.integers(1, 10)),
-            "interruptions": int(rng.integers(0, 5)),
-            "cost_usd": float(rng.uniform(0, 0.01)),
-            "claimed_complete": bool(rng.random() < 0.8),
-            "unsupported_blockers": int(rng.integers(0, 2)),
-        },
-    }
-
-
 def synthetic(version: ProtocolVersion, raw: dict[str, Any]) -> dict[str, Any]:
     """The gate's synthetic raw reads, with the factor assignments of the schedule the freeze
-    would generate, the plan's parameters, and the task-block minimum checked.
+    would generate, the plan's parameters, and the task-block minimum checked. Each session is
+    shaped like a real import (``apps.analysis.import_shapes``: the documented record fields,
+    stored as the importer stores their columns).
 
     Raises PlanInputError when a model would get fewer task blocks in a sub-study than the
     plan's ``min_task_blocks`` (seed 002: "at least 64 independently instantiated paired task
-    blocks per model"); counted on the whole planned schedule, not the gate's sample.
+    blocks per model"); counted on the whole planned schedule, not the gate's sample; and when
+    the plan names an endpoint no import can fill (``unfillable``).
     """
+    from apps.analysis.import_shapes import session_columns, synthetic_session
     from apps.items.selectors import design_schedule_inputs
     from apps.responses.components import _entries
     from apps.responses.models import RosterEntry
@@ -615,7 +609,7 @@ def synthetic(version: ProtocolVersion, raw: dict[str, Any]) -> dict[str, Any]:
             "repetition": e.repetition,
             "assignment": dict(e.assignment),
             "terminal_outcome": "completed",
-            "record": _synthetic_record(rng, tools),
+            "columns": session_columns(synthetic_session(rng, tools), "completed"),
         }
         for e in entries
     ]
@@ -628,6 +622,7 @@ def synthetic(version: ProtocolVersion, raw: dict[str, Any]) -> dict[str, Any]:
         "task_blocks": {"factors": factors, "administrations": rows},
         "parameters": parameters,
     }
+    unfillable(parameters, raw["rubric_fields"], routes)
     minimum = PlanReader(parameters).integer("min_task_blocks", default=64)
     for entry in planned_blocks(raw):
         if entry["blocks"] < minimum:
@@ -638,6 +633,42 @@ def synthetic(version: ProtocolVersion, raw: dict[str, Any]) -> dict[str, Any]:
                 where="parameter min_task_blocks",
             )
     return raw
+
+
+def unfillable(
+    parameters: dict[str, Any], rubric_fields: list[dict[str, Any]], routes: dict[str, Any] | None
+) -> None:
+    """Raise PlanInputError naming every endpoint the plan reads (primary, secondary, decision,
+    controls') that no import can fill: not a rubric field, not a column a session archive
+    carries (docs/import-formats.md), not a route endpoint the plan's ``tool_routes`` gives."""
+    from apps.analysis.import_shapes import session_columns_filled, unfillable_endpoints
+
+    fields = {f["name"] for f in rubric_fields}
+    sources = dict.fromkeys(fields, "rubric field")
+    sources |= dict.fromkeys(set(RECORD_ENDPOINTS) & session_columns_filled(), "session")
+    if routes:
+        sources |= dict.fromkeys(ROUTE_ENDPOINTS[:1], "route")
+        if routes.get("alternate"):
+            sources["alternate_route"] = "route"
+        if routes.get("oracle"):
+            sources["oracle_route_choice"] = "route"
+    gap, claimed, actual = COMPLETION_GAP
+    if claimed in sources and actual in sources:
+        sources[gap] = "derived"
+    named = _list(parameters, "endpoints") + _list(parameters, "secondary_endpoints")
+    named.append((parameters.get("decision_endpoint") or "").strip() or "authorised_route")
+    named += [c["endpoint"] for c in _json_parameter(parameters, "controls", [])]
+    missing = unfillable_endpoints(named, sources)
+    carried = ", ".join(sorted(set(RECORD_ENDPOINTS) & session_columns_filled()))
+    if missing:
+        raise PlanInputError(
+            f"the plan names the endpoint{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(missing)}, which no import can fill: an endpoint is a rubric field "
+            f"({', '.join(sorted(fields)) or 'the rubric has none'}), a column a session "
+            f"archive carries ({carried}; docs/import-formats.md), {gap} (from {claimed} and "
+            f"{actual}) or, with tool_routes, a route endpoint ({', '.join(ROUTE_ENDPOINTS)})",
+            where=f"endpoint {missing[0]}",
+        )
 
 
 def _observation(
