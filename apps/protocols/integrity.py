@@ -4,8 +4,10 @@ A frozen version's rows are guarded by triggers, but whoever can switch a trigge
 superuser, the tables' owner) can change them, and the stored SHA-256 would still be read as the
 version's identity. So before every analysis run, and whenever a frozen version is shown or
 exported, its canonical document is rebuilt from the rows (``documents.version_document_bytes``,
-the very function the freeze hashed) and its SHA-256 compared with the stored one, and with the
-hash of the stored blob. On a mismatch the analysis refuses to run, the version's pages show an
+the very function the freeze hashed) and its SHA-256 compared with the stored one, with the
+hash of the stored blob, and with the hash the version's freeze entry wrote into the deviation
+log, whose chain must verify (issue #33: a consistent rewrite of rows, blob and ``sha256``
+agrees with itself, never with the log). On a mismatch the analysis refuses to run, the version's pages show an
 integrity alarm, and one ``integrity_alarm`` entry is written to the deviation log (once per
 recomputed hash, not on every page view).
 
@@ -104,12 +106,26 @@ def _fingerprint(version: ProtocolVersion) -> str | None:
             "SELECT -2, count(*), max(xmin::text::bigint) FROM protocols_protocol "
             "WHERE id = %(protocol)s"
         )
+        # The log that vouches for the hash, its stored checkpoints, and the blob itself.
+        parts.append(
+            "SELECT -3, count(*), max(xmin::text::bigint) FROM deviations_logentry "
+            "WHERE protocol_id = %(protocol)s"
+        )
+        parts.append(
+            "SELECT -4, count(*), max(xmin::text::bigint) FROM deviations_logcheckpoint "
+            "WHERE protocol_id = %(protocol)s"
+        )
+        parts.append(
+            "SELECT -5, count(*), max(xmin::text::bigint) FROM protocols_blob "
+            "WHERE sha256 = %(sha256)s"
+        )
         cursor.execute(
             " UNION ALL ".join(parts) + " ORDER BY 1",
             {
                 "version": version.pk,
                 "predecessor": version.supersedes_id or version.pk,
                 "protocol": version.protocol_id,
+                "sha256": version.sha256,
             },
         )
         rows = cursor.fetchall()
@@ -153,7 +169,62 @@ def _verify(version: ProtocolVersion) -> IntegrityVerdict:
             ok=False,
             reason=f"the stored blob {stored} no longer hashes to its name",
         )
+    problem = _log_problem(version)
+    if problem:
+        return IntegrityVerdict(version.pk, stored, recomputed, ok=False, reason=problem)
     return IntegrityVerdict(version.pk, stored, recomputed, ok=True)
+
+
+def _log_report(protocol):
+    """The protocol's chain, verified against the checkpoints the server keeps (one place, so
+    that a stronger anchor, a verified checkpoint or a witness's, replaces it here alone)."""
+    from apps.deviations.checkpoints import stored_checkpoints
+    from apps.deviations.selectors import chain_verify
+
+    return chain_verify(protocol=protocol, checkpoints=stored_checkpoints(protocol))
+
+
+def _log_problem(version: ProtocolVersion) -> str:
+    """Why the deviation log does not vouch for ``version.sha256`` ('' when it does).
+
+    The rows, the blob and the version's ``sha256`` agreeing proves nothing by itself: whoever
+    rewrites a frozen row can store the rewritten document's blob and point ``sha256`` at it
+    (issue #33). The hash the freeze wrote into the log (its ``freeze`` or ``amendment`` entry's
+    version reference) is the one that counts, and the log's chain must hold for it to count.
+    """
+    from apps.deviations.models import EntryKind, LogEntry
+
+    entries = LogEntry.objects.filter(
+        protocol_id=version.protocol_id, kind__in=(EntryKind.FREEZE, EntryKind.AMENDMENT)
+    ).order_by("seq")
+    freeze = next(
+        (
+            entry
+            for entry in entries.only("seq", "refs")
+            if entry.refs
+            and isinstance(entry.refs[0], dict)
+            and entry.refs[0].get("type") == "version"
+            and entry.refs[0].get("id") == version.pk
+        ),
+        None,
+    )
+    name = f"{version.protocol.code} v{version.label}"
+    if freeze is None:
+        return f"the deviation log has no freeze entry for {name}, so nothing vouches for its hash"
+    logged = freeze.refs[0].get("sha256")
+    if logged != version.sha256:
+        return (
+            f"the freeze entry #{freeze.seq} of {name} in the deviation log names the document "
+            f"hash {logged}, but the version now claims {version.sha256}: the version's hash was "
+            "repointed"
+        )
+    report = _log_report(version.protocol)
+    if not report.ok:
+        return (
+            f"the deviation log's chain is broken at entry {report.broken_at} ({report.reason}), "
+            f"so its freeze entry #{freeze.seq} of {name} cannot vouch for the hash"
+        )
+    return ""
 
 
 def _record_alarm(version: ProtocolVersion, verdict: IntegrityVerdict) -> None:

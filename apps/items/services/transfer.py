@@ -36,6 +36,7 @@ from apps.items.services.design import (
     key_units_parse,
     stopping_rule_message,
 )
+from apps.protocols.integrity import IntegrityAlarm, version_integrity_verify
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.refs import version_ref
 
@@ -769,9 +770,22 @@ def _csv_key(units: list[KeyUnitSpec]) -> str:
     return key_units_format(units, separator=KEY_SEPARATOR)
 
 
+def version_integrity_verify_for_export(version: ProtocolVersion) -> None:
+    # Pages' cache is fine here: it is never older than the rows (apps/protocols/integrity.py).
+    verdict = version_integrity_verify(version=version, use_cache=True)
+    if not verdict.ok:
+        raise IntegrityAlarm({"version": f"Integrity alarm: {verdict.reason}. Not exported."})
+
+
 def design_export(*, version: ProtocolVersion, fmt: str) -> str:
     """The version's cells (items, cells, keys) as CSV or JSON text that ``design_import``
-    reads back unchanged. Items without any cell have no row."""
+    reads back unchanged. Items without any cell have no row.
+
+    A frozen version's rows are checked against its hash and its freeze entry first
+    (``version_integrity_require``): raises ``IntegrityAlarm`` (a ValidationError) rather than
+    export rows that are no longer what was frozen.
+    """
+    version_integrity_verify_for_export(version)
     rows = _export_rows(version)
     if fmt == "csv":
         buffer = io.StringIO()
