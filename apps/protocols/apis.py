@@ -15,14 +15,14 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException, NotFound
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.models import Membership, Role
 from apps.accounts.selectors import memberships_of
-from apps.core.apis import JSONField
+from apps.core.apis import JSONField, JSONParser
 from apps.protocols.access import (
     EDIT_ROLES,
     PI_ROLES,

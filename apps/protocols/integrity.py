@@ -7,9 +7,9 @@ exported, its canonical document is rebuilt from the rows (``documents.version_d
 the very function the freeze hashed) and its SHA-256 compared with the stored one, with the
 hash of the stored blob, and with the hash the version's freeze entry wrote into the deviation
 log, whose chain must verify (issue #33: a consistent rewrite of rows, blob and ``sha256``
-agrees with itself, never with the log). On a mismatch the analysis refuses to run, the version's pages show an
-integrity alarm, and one ``integrity_alarm`` entry is written to the deviation log (once per
-recomputed hash, not on every page view).
+agrees with itself, never with the log). On a mismatch the analysis refuses to run, the
+version's pages show an integrity alarm, and one ``integrity_alarm`` entry is written to the
+deviation log (once per recomputed hash, not on every page view).
 
 Rebuilding costs what a freeze costs, so pages may reuse a verdict: on PostgreSQL it is cached
 under a fingerprint of the rows (count and newest ``xmin`` of every table the frozen-version guard

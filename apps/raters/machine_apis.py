@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
@@ -11,6 +9,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.core.inputs import json_loads
 from apps.raters.access import get_rubric_version_for
 from apps.raters.final import machine_dashboard, scorer_roster
 from apps.raters.machine_import import with_scorer
@@ -99,7 +98,7 @@ class MachineScoresImportApi(APIView):
             if not value:
                 return None
             try:
-                mapping = json.loads(value)
+                mapping = json_loads(value)
             except (ValueError, RecursionError) as error:
                 raise serializers.ValidationError("The mapping is not JSON.") from error
             if not isinstance(mapping, dict):

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from apps.core.inputs import csv_width_problem, json_problem
 from apps.responses.archives import archive_problems
 
 # A completion can be long; the csv module's default field limit (128 KiB) is not a limit on
@@ -228,6 +229,9 @@ def stream_csv(opener: Opener) -> SourceStream:
     except UnicodeDecodeError as error:
         stream.close()
         raise _not_utf8(opener) from error
+    if problem := csv_width_problem(columns):
+        stream.close()
+        raise FileUnreadable([ImportProblem(None, "header", problem)])
     problems = []
     seen = set()
     for position, name in enumerate(columns, start=1):
@@ -296,6 +300,10 @@ def _jsonl_records(opener: Opener, problems: list[ImportProblem]) -> Iterator[So
                 continue
             if not isinstance(value, dict):
                 problems.append(ImportProblem(line_number, "", "is not a JSON object"))
+                continue
+            # A lone surrogate (a key or a value) or a deep value cannot be stored or hashed.
+            if found := json_problem(value):
+                problems.append(ImportProblem(line_number, found[0], found[1]))
                 continue
             yield SourceRecord(row=line_number, fields=value, raw=value)
 

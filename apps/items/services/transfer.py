@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,7 @@ from django.db.models import F
 
 from apps.accounts.models import User
 from apps.core.canonical import sha256_hex
+from apps.core.inputs import csv_width_problem, json_loads
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import Cell, Condition, Family, FamilyRole, Item, KeyUnit, Level
@@ -198,10 +200,13 @@ def _read_csv(text: str, plan: ImportPlan) -> list[tuple[int, dict[str, Any]]]:
     except csv.Error as error:
         plan.errors.append(ImportIssue(1, "header", f"not readable as CSV: {error}"))
         return []
+    if problem := csv_width_problem(header):
+        plan.errors.append(ImportIssue(1, "header", problem))
+        return []
     header = [h.strip().lower() for h in header]
     unknown = [h for h in header if h not in COLUMNS]
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
-    duplicated = sorted({h for h in header if header.count(h) > 1})
+    duplicated = sorted(name for name, count in Counter(header).items() if count > 1)
     for name in unknown:
         plan.errors.append(
             ImportIssue(
@@ -245,7 +250,7 @@ def _read_csv(text: str, plan: ImportPlan) -> list[tuple[int, dict[str, Any]]]:
 
 def _read_json(text: str, plan: ImportPlan) -> list[tuple[int, dict[str, Any]]]:
     try:
-        data = json.loads(text)
+        data = json_loads(text)
     except (ValueError, RecursionError) as error:
         # ValueError: malformed, or a number longer than Python reads; RecursionError: nested
         # deeper than Python reads.
