@@ -37,6 +37,10 @@ RESPONSE_UPLOAD_MAX_MB = env.int("PREREGISTRY_UPLOAD_MAX_MB", default=50)
 ARCHIVE_MAX_UNCOMPRESSED_MB = env.int("PREREGISTRY_ARCHIVE_MAX_UNCOMPRESSED_MB", default=512)
 ARCHIVE_MAX_ENTRIES = env.int("PREREGISTRY_ARCHIVE_MAX_ENTRIES", default=10_000)
 ARCHIVE_MAX_RATIO = env.int("PREREGISTRY_ARCHIVE_MAX_RATIO", default=100)
+# An Inspect .eval log is read one sample at a time: the largest sample bounds the memory
+# (a sample's objects take several times its JSON). A .json log is read whole.
+INSPECT_SAMPLE_MAX_MB = env.int("PREREGISTRY_INSPECT_SAMPLE_MAX_MB", default=8)
+INSPECT_JSON_MAX_MB = env.int("PREREGISTRY_INSPECT_JSON_MAX_MB", default=16)
 # Where an uploaded response file waits between its preview and its confirmation (by SHA-256).
 RESPONSE_IMPORT_STAGING_DIR = Path(
     env("PREREGISTRY_IMPORT_STAGING", default=str(BASE_DIR / "var" / "imports"))
