@@ -30,7 +30,11 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 
 from apps.core.canonical import sha256_hex
-from apps.protocols.documents import version_document_bytes
+from apps.protocols.documents import (
+    CURRENT_REVISION,
+    document_revision,
+    version_document_bytes,
+)
 from apps.protocols.models import Blob, ProtocolVersion, VersionState
 
 logger = logging.getLogger(__name__)
@@ -134,8 +138,14 @@ def _fingerprint(version: ProtocolVersion) -> str | None:
 
 def _verify(version: ProtocolVersion) -> IntegrityVerdict:
     stored = version.sha256
+    blob = Blob.objects.filter(sha256=stored).only("content").first()
+    content = bytes(blob.content) if blob is not None else b""
+    # Rebuilt in the revision the stored document names, so a version frozen as revision 1
+    # keeps its hash; a missing or unreadable blob is rebuilt in the current one (and fails
+    # below all the same).
+    revision = document_revision(content) or CURRENT_REVISION
     try:
-        _content, recomputed = version_document_bytes(version=version)
+        _content, recomputed = version_document_bytes(version=version, revision=revision)
     except (LookupError, TypeError, ValueError, AttributeError) as error:
         # Rows that no longer build a document at all (a schedule entry whose evaluand left the
         # roster, say) are the strongest mismatch there is: an alarm, never a server error.
@@ -156,12 +166,11 @@ def _verify(version: ProtocolVersion) -> IntegrityVerdict:
             reason=f"the rows of {version.protocol.code} v{version.label} give the document "
             f"hash {recomputed}, not the frozen {stored}: a frozen row was changed",
         )
-    blob = Blob.objects.filter(sha256=stored).only("content").first()
     if blob is None:
         return IntegrityVerdict(
             version.pk, stored, recomputed, ok=False, reason=f"the blob {stored} is missing"
         )
-    if sha256_hex(bytes(blob.content)) != stored:
+    if sha256_hex(content) != stored:
         return IntegrityVerdict(
             version.pk,
             stored,
@@ -184,20 +193,15 @@ def _log_report(protocol):
     return chain_verify(protocol=protocol, checkpoints=stored_checkpoints(protocol))
 
 
-def _log_problem(version: ProtocolVersion) -> str:
-    """Why the deviation log does not vouch for ``version.sha256`` ('' when it does).
-
-    The rows, the blob and the version's ``sha256`` agreeing proves nothing by itself: whoever
-    rewrites a frozen row can store the rewritten document's blob and point ``sha256`` at it
-    (issue #33). The hash the freeze wrote into the log (its ``freeze`` or ``amendment`` entry's
-    version reference) is the one that counts, and the log's chain must hold for it to count.
-    """
+def _freeze_entry(version: ProtocolVersion):
+    """The ``freeze`` or ``amendment`` entry of the deviation log that names ``version`` first
+    (its version reference carries the hash the freeze computed), or None."""
     from apps.deviations.models import EntryKind, LogEntry
 
     entries = LogEntry.objects.filter(
         protocol_id=version.protocol_id, kind__in=(EntryKind.FREEZE, EntryKind.AMENDMENT)
     ).order_by("seq")
-    freeze = next(
+    return next(
         (
             entry
             for entry in entries.only("seq", "refs")
@@ -208,6 +212,17 @@ def _log_problem(version: ProtocolVersion) -> str:
         ),
         None,
     )
+
+
+def _log_problem(version: ProtocolVersion) -> str:
+    """Why the deviation log does not vouch for ``version.sha256`` ('' when it does).
+
+    The rows, the blob and the version's ``sha256`` agreeing proves nothing by itself: whoever
+    rewrites a frozen row can store the rewritten document's blob and point ``sha256`` at it
+    (issue #33). The hash the freeze wrote into the log (its ``freeze`` or ``amendment`` entry's
+    version reference) is the one that counts, and the log's chain must hold for it to count.
+    """
+    freeze = _freeze_entry(version)
     name = f"{version.protocol.code} v{version.label}"
     if freeze is None:
         return f"the deviation log has no freeze entry for {name}, so nothing vouches for its hash"
@@ -267,7 +282,24 @@ def version_integrity_verify(
     see ``version_integrity_require``.
     """
     if version.state == VersionState.DRAFT or not version.sha256:
-        return IntegrityVerdict(version.pk, "", "", ok=True, checked=False)
+        # A draft has no hash to keep, unless the log says it was frozen: then its row was
+        # turned back into a draft (issue #33), which switched this check off.
+        freeze = _freeze_entry(version) if version.state == VersionState.DRAFT else None
+        if freeze is None:
+            return IntegrityVerdict(version.pk, "", "", ok=True, checked=False)
+        logged = freeze.refs[0].get("sha256") or ""
+        verdict = IntegrityVerdict(
+            version.pk,
+            logged,
+            "draft",
+            ok=False,
+            reason=f"the freeze entry #{freeze.seq} of the deviation log says "
+            f"{version.protocol.code} v{version.label} was frozen with the document hash "
+            f"{logged}, but its row says it is a draft",
+        )
+        logger.error("integrity alarm: %s", verdict.reason)
+        _record_alarm(version, verdict)
+        return verdict
     fingerprint = _fingerprint(version)
     key = f"preregistry:integrity:{version.pk}:{version.sha256}:{fingerprint or 'ttl'}"
     if use_cache and (cached := cache.get(key)) is not None:

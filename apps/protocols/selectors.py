@@ -115,5 +115,3 @@ def version_history(*, version: ProtocolVersion, limit: int = 200) -> list[Histo
         )
     rows.sort(key=lambda row: row.when, reverse=True)
     return rows[:limit]
-
-

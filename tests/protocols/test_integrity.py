@@ -230,3 +230,22 @@ def test_the_runtime_role_cannot_make_the_consistent_rewrite():
     assert_sql_refused(REWRITE_EPSILON, [version.pk])
     assert_sql_refused(REPOINT, ["b" * 64, version.pk])
     assert version_integrity_verify(version=version).ok
+
+
+@pytest.mark.django_db
+def test_a_frozen_version_turned_back_into_a_draft_raises_the_alarm():
+    """Issue #33: flipping a frozen version back to draft switched the check off. The row now
+    refuses it on PostgreSQL (tests/core/test_guard_shadowing.py); whoever gets past that still
+    meets the freeze entry in the log."""
+    if connection.vendor == "postgresql":
+        pytest.skip("the state trigger refuses it on PostgreSQL")
+    version = opb_study(evaluands=1).version
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE protocols_protocolversion SET state = 'draft' WHERE id = %s", [version.pk]
+        )
+    version.refresh_from_db()
+    verdict = version_integrity_verify(version=version)
+    assert verdict.checked and not verdict.ok and "says it is a draft" in verdict.reason
+    (alarm,) = _alarms(version)
+    assert version.sha256 in alarm.rationale
