@@ -674,7 +674,9 @@ def rubric_document(version: ProtocolVersion) -> dict[str, Any] | None:
     return document
 
 
-def rubric_document_revise(version: ProtocolVersion, document: dict[str, Any] | None):
+def rubric_document_revise(
+    version: ProtocolVersion, document: dict[str, Any] | None
+) -> dict[str, Any] | None:
     """Revision 2 of the rubric's part (apps/protocols/documents.py): the rubric text's media
     type beside its hash."""
     if document is not None and "text_sha256" in document:

@@ -34,6 +34,7 @@ def archive_problems(data: bytes | BinaryIO) -> list[str]:
     uncompressed size, MiB), ``ARCHIVE_MAX_ENTRIES`` and ``ARCHIVE_MAX_RATIO`` (uncompressed to
     compressed size, for the whole archive and for each entry over 1 MiB).
     """
+    archive: BinaryIO
     if isinstance(data, bytes | bytearray):
         magic, archive = bytes(data[:4]), io.BytesIO(data)
     else:  # a seekable file, read from its directory only

@@ -150,3 +150,17 @@ def test_a_design_csv_wider_than_the_limit_is_a_400_naming_the_limit(client, pi,
     )
     assert response.status_code == 400, response.content[:300]
     assert f"{CSV_MAX_COLUMNS:,}" in json.dumps(response.json())
+
+
+def test_a_staged_preview_is_named_by_a_sha256_only(tmp_path, settings):
+    """The sibling of the docs slug: the confirm form's digest names a file; anything but a
+    SHA-256 names none, before any file-system call."""
+    from types import SimpleNamespace
+
+    from apps.responses.staging import preview_discard, preview_load
+
+    settings.RESPONSE_IMPORT_STAGING_DIR = tmp_path
+    version = SimpleNamespace(pk=1, protocol_id=1)
+    for digest in ("a" * 300, "../../etc/passwd", "A" * 64, ""):
+        assert preview_load(user_id=1, version=version, digest=digest) is None
+        preview_discard(user_id=1, version=version, digest=digest)
