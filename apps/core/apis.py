@@ -14,6 +14,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from apps.core.dbguards import is_guard_refusal
 from apps.core.errors import NotFound
+from apps.core.inputs import JSON_MAX_DEPTH, json_problem
 
 
 def validation_error_detail(error: DjangoValidationError) -> dict | list:
@@ -36,56 +37,22 @@ def exception_handler(exc, context):
     return drf_exception_handler(exc, context)
 
 
-def _text_problem(text: str) -> str | None:
-    """What makes a string unstorable, or None: a NUL character (PostgreSQL cannot store it) or
-    a lone surrogate such as ``\\ud800`` (valid JSON escape, but no character: not UTF-8)."""
-    if "\x00" in text:
-        return "text may not contain a NUL character (U+0000)"
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as error:
-            return (
-                f"text may not contain a lone surrogate (U+{ord(text[error.start]):04X}): "
-                "send a whole character"
-            )
-    return None
-
-
-def _bad_text(value, path: str = "") -> tuple[str, str] | None:
-    """``(path, problem)`` of the first string (key or value) in parsed JSON that cannot be
-    stored (``_text_problem``), or None."""
-    if isinstance(value, str):
-        problem = _text_problem(value)
-        return None if problem is None else (path or "body", problem)
-    if isinstance(value, dict):
-        for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
-            if (problem := _text_problem(str(key))) is not None:
-                return where.encode("utf-8", "backslashreplace").decode(), problem
-            if found := _bad_text(item, where):
-                return found
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            if found := _bad_text(item, f"{path}[{index}]"):
-                return found
-    return None
-
-
 class JSONParser(parsers.JSONParser):
-    """DRF's JSON parser, also answering 400 (not 500) to JSON nested deeper than Python reads
-    and to text that cannot be stored: a NUL character (U+0000), which PostgreSQL refuses, or a
-    lone surrogate escape (``"\\ud800"``), which is not a character."""
+    """DRF's JSON parser, also answering 400 (not 500) to JSON nested deeper or holding more
+    values than ``apps.core.inputs`` allows (Python's reader raises RecursionError far below a
+    100,000-deep body), and to text that cannot be stored: a NUL character (U+0000), which
+    PostgreSQL refuses, or a lone surrogate escape (``"\\ud800"``), which is not a character. The
+    one JSON parser of every API view (settings ``DEFAULT_PARSER_CLASSES``; a view that names its
+    own parsers names this one)."""
 
     def parse(self, stream, media_type=None, parser_context=None):
         try:
             data = super().parse(stream, media_type, parser_context)
         except RecursionError:
-            raise exceptions.ParseError("JSON parse error - nested too deeply") from None
-        try:
-            found = _bad_text(data)
-        except RecursionError:
-            raise exceptions.ParseError("JSON parse error - nested too deeply") from None
+            raise exceptions.ParseError(
+                f"JSON parse error - nested deeper than {JSON_MAX_DEPTH} levels"
+            ) from None
+        found = json_problem(data)
         if found is not None:
             where, problem = found
             raise exceptions.ParseError(f"{where}: {problem}")
@@ -93,14 +60,20 @@ class JSONParser(parsers.JSONParser):
 
 
 class JSONField(serializers.JSONField):
-    """DRF's JSONField, also refusing (not crashing on) a form value holding JSON nested deeper
-    than Python reads."""
+    """DRF's JSONField, also refusing (not crashing on) a value nested deeper or larger than
+    ``apps.core.inputs`` allows, or holding text that cannot be stored; the error names the
+    path inside the field."""
 
     def to_internal_value(self, data):
         try:
-            return super().to_internal_value(data)
+            value = super().to_internal_value(data)
         except RecursionError:
             self.fail("invalid")
+        found = json_problem(value)
+        if found is not None:
+            where, problem = found
+            raise serializers.ValidationError(f"{where}: {problem}" if where else problem)
+        return value
 
 
 class PreboundSerializer(serializers.Serializer):

@@ -11,9 +11,19 @@ handler turns into a 409 response.
 
 from django.db import migrations
 
-_FUNCTIONS = r"""
-CREATE OR REPLACE FUNCTION preregistry_refuse_change() RETURNS trigger
-LANGUAGE plpgsql AS $$
+# Every guard function runs with this search path, fixed at creation (``SET search_path``), and
+# names every relation with its schema. A trigger function otherwise resolves its names through
+# the *caller's* search path, where the caller's temporary schema comes first: a role that may
+# create a TEMP table called ``protocols_protocolversion`` would shadow the real one and switch
+# the frozen-version guard off (issue #33). ``pg_temp`` is named last because PostgreSQL searches
+# it first whenever the path leaves it out (PostgreSQL docs, "Writing SECURITY DEFINER Functions
+# Safely"). The runtime role holds no TEMPORARY privilege either (``apps.core.dbroles``), and
+# ``check_db_role`` fails when either safeguard is missing.
+SEARCH_PATH = "pg_catalog, public, pg_temp"
+
+_FUNCTIONS = rf"""
+CREATE OR REPLACE FUNCTION public.preregistry_refuse_change() RETURNS trigger
+LANGUAGE plpgsql SET search_path = {SEARCH_PATH} AS $$
 BEGIN
     RAISE EXCEPTION 'preregistry: % on % is refused: rows of this table are append-only',
         TG_OP, TG_TABLE_NAME;
@@ -23,19 +33,19 @@ $$;
 -- Refuses INSERT, UPDATE and DELETE of a row that belongs to a version that is no longer a
 -- draft. TG_ARGV[0] names the column holding the version id (read through to_jsonb so that one
 -- function serves every table).
-CREATE OR REPLACE FUNCTION preregistry_guard_frozen() RETURNS trigger
-LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION public.preregistry_guard_frozen() RETURNS trigger
+LANGUAGE plpgsql SET search_path = {SEARCH_PATH} AS $$
 DECLARE
     version_ids bigint[] := ARRAY[]::bigint[];
 BEGIN
     IF TG_OP IN ('UPDATE', 'DELETE') THEN
-        version_ids := version_ids || (to_jsonb(OLD) ->> TG_ARGV[0])::bigint;
+        version_ids := version_ids || (pg_catalog.to_jsonb(OLD) ->> TG_ARGV[0])::bigint;
     END IF;
     IF TG_OP IN ('INSERT', 'UPDATE') THEN
-        version_ids := version_ids || (to_jsonb(NEW) ->> TG_ARGV[0])::bigint;
+        version_ids := version_ids || (pg_catalog.to_jsonb(NEW) ->> TG_ARGV[0])::bigint;
     END IF;
     IF EXISTS (
-        SELECT 1 FROM protocols_protocolversion
+        SELECT 1 FROM public.protocols_protocolversion
         WHERE id = ANY(version_ids) AND state <> 'draft'
     ) THEN
         RAISE EXCEPTION 'preregistry: % on % is refused: the protocol version is frozen',
@@ -52,7 +62,7 @@ $$;
 
 def _on_postgresql(sql: str):
     def forward(apps, schema_editor):
-        if schema_editor.connection.vendor == "postgresql":
+        if sql.strip() and schema_editor.connection.vendor == "postgresql":
             schema_editor.execute(sql, params=None)
 
     return forward
@@ -62,8 +72,14 @@ def _operation(forward_sql: str, reverse_sql: str) -> migrations.RunPython:
     return migrations.RunPython(_on_postgresql(forward_sql), _on_postgresql(reverse_sql))
 
 
-def install_guard_functions() -> migrations.RunPython:
-    """Create (or replace) the trigger functions the guards below call."""
+def install_guard_functions(*, reversible_drop: bool = True) -> migrations.RunPython:
+    """Create (or replace) the trigger functions the guards below call.
+
+    ``reversible_drop`` False: reversing leaves them in place (a later migration that only
+    replaces their text).
+    """
+    if not reversible_drop:
+        return _operation(_FUNCTIONS, "")
     return _operation(
         _FUNCTIONS,
         "DROP FUNCTION IF EXISTS preregistry_guard_frozen(); "
@@ -125,3 +141,13 @@ def is_guard_refusal(error: BaseException) -> bool:
         return True
     cause = error.__cause__ or error.__context__
     return getattr(cause, "sqlstate", None) == "42501"
+
+
+def guarded_function_sql(name: str, body: str) -> str:
+    """``CREATE OR REPLACE FUNCTION public.<name>() RETURNS trigger`` in PL/pgSQL with the fixed
+    search path (``SEARCH_PATH``); ``body`` is everything from ``DECLARE`` or ``BEGIN`` to
+    ``END``. Every relation ``body`` names must carry its schema (``public.…``)."""
+    return (
+        f"CREATE OR REPLACE FUNCTION public.{name}() RETURNS trigger\n"
+        f"LANGUAGE plpgsql SET search_path = {SEARCH_PATH} AS $$\n{body.strip()}\n$$;\n"
+    )

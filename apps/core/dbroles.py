@@ -22,6 +22,8 @@ from typing import Any
 from django.conf import settings
 from django.db.backends.base.base import BaseDatabaseWrapper
 
+from apps.core.dbguards import SEARCH_PATH
+
 _CREDENTIALS = ("USER", "PASSWORD", "HOST", "PORT")
 
 # Trigger functions whose row trigger refuses UPDATE (append-only) or DELETE; the runtime role is
@@ -141,6 +143,11 @@ def runtime_grant(connection: BaseDatabaseWrapper, *, role: str | None = None) -
         f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {grantee}",
         f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {grantee}",
     ]
+    database = _quote(connection, connection.settings_dict["NAME"])
+    statements += [
+        f"REVOKE TEMPORARY ON DATABASE {database} FROM PUBLIC",
+        f"REVOKE TEMPORARY ON DATABASE {database} FROM {grantee}",
+    ]
     with connection.cursor() as cursor:
         for table in _READ_ONLY_TABLES:
             statements.append(
@@ -163,17 +170,28 @@ _ROLE_SQL = """
            (SELECT rolsuper FROM pg_roles WHERE rolname = current_user),
            (SELECT rolsuper FROM pg_roles WHERE rolname = session_user),
            (SELECT rolcreaterole FROM pg_roles WHERE rolname = current_user),
-           has_parameter_privilege('session_replication_role', 'SET')
+           has_parameter_privilege('session_replication_role', 'SET'),
+           has_database_privilege(current_database(), 'TEMPORARY')
+"""
+
+# Our trigger functions whose search path is not the fixed one (apps.core.dbguards.SEARCH_PATH).
+_UNPINNED_FUNCTIONS_SQL = """
+    SELECT p.proname FROM pg_proc p
+    WHERE p.proname LIKE 'preregistry\\_%%'
+      AND NOT coalesce(p.proconfig, '{}') @> ARRAY[%(setting)s]
+    ORDER BY p.proname
 """
 
 
 def role_problems(connection: BaseDatabaseWrapper) -> list[str]:
     """Why the connection's role could switch the guards off or rewrite guarded rows ([] if not).
 
-    Checks: superuser (current or session user); CREATEROLE (it can grant itself the owner's
-    membership); the right to SET ``session_replication_role``; owning, or being a member of the
-    role that owns, a protected table (``ALTER TABLE … DISABLE TRIGGER``); TRUNCATE or TRIGGER on
-    a protected table; UPDATE on an append-only table; DELETE on a table whose rows are never
+    Checks: TEMPORARY on the database, or a guard function without the fixed ``search_path``
+    (either lets a temporary table shadow what a guard reads); superuser (current or session
+    user); CREATEROLE (it can grant itself the owner's membership); the right to SET
+    ``session_replication_role``; owning, or being a member of the role that owns, a protected
+    table (``ALTER TABLE … DISABLE TRIGGER``); TRUNCATE or TRIGGER on a protected table; UPDATE
+    on an append-only table; DELETE on a table whose rows are never
     deleted. Empty on SQLite (no roles; the guards there are the application's own).
     """
     if connection.vendor != "postgresql":
@@ -181,7 +199,9 @@ def role_problems(connection: BaseDatabaseWrapper) -> list[str]:
     problems: list[str] = []
     with connection.cursor() as cursor:
         cursor.execute(_ROLE_SQL)
-        user, session, superuser, session_super, createrole, replication = cursor.fetchone()
+        (user, session, superuser, session_super, createrole, replication, temporary) = (
+            cursor.fetchone()
+        )
         if superuser or session_super:
             who = user if superuser else session
             problems.append(
@@ -196,6 +216,7 @@ def role_problems(connection: BaseDatabaseWrapper) -> list[str]:
             problems.append(
                 f"the role {user} has CREATEROLE: it can make itself a member of the owner role"
             )
+        problems += _shadowing_problems(cursor, user, temporary)
         tables = protected_tables(cursor)
         if not tables:
             problems.append("no guarded table found: has `migrate` run on this database?")
@@ -243,6 +264,25 @@ def role_problems(connection: BaseDatabaseWrapper) -> list[str]:
     return problems
 
 
+def _shadowing_problems(cursor: Any, user: str, temporary: bool) -> list[str]:
+    """The TEMPORARY privilege, and guard functions without the fixed search path: either lets a
+    temporary table shadow a table a guard reads (issue #33)."""
+    problems = []
+    if temporary:
+        problems.append(
+            f"the role {user} may create TEMPORARY tables, which can shadow a guarded table "
+            "(REVOKE TEMPORARY ON DATABASE … FROM PUBLIC, or run migrate again)"
+        )
+    cursor.execute(_UNPINNED_FUNCTIONS_SQL, {"setting": f"search_path={SEARCH_PATH}"})
+    unpinned = [name for (name,) in cursor.fetchall()]
+    if unpinned:
+        problems.append(
+            f"the guard functions {_some(unpinned)} have no fixed search_path, so a "
+            "temporary table can shadow what they read (run migrate)"
+        )
+    return problems
+
+
 def _some(names: list[str], shown: int = 3) -> str:
     more = len(names) - shown
     return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
@@ -267,7 +307,8 @@ def provision(  # noqa: PLR0913 (keyword-only role settings)
     database is created owned by ``owner`` (or handed to it); ``adopt`` also hands it every
     table, sequence, view and function of the public schema that another role owns (an existing
     single-role deployment). With ``createdb`` a left-over ``test_<database>`` is handed to the
-    owner too, so that it may drop it. CREATE on the public schema is revoked from PUBLIC.
+    owner too, so that it may drop it. CREATE on the public schema and TEMPORARY on the database
+    are revoked from PUBLIC.
     ``create_database`` False leaves ``database`` itself alone (the test suite's own set-up).
     Returns what it did, one line each. Raises ``psycopg.Error`` when the server refuses.
     """
@@ -322,6 +363,15 @@ def provision(  # noqa: PLR0913 (keyword-only role settings)
         return done
     with psycopg.connect(admin, dbname=database, autocommit=True) as conn:
         conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+        # A temporary table would shadow a table of the same name (apps.core.dbguards).
+        conn.execute(
+            sql.SQL("REVOKE TEMPORARY ON DATABASE {} FROM PUBLIC").format(sql.Identifier(database))
+        )
+        conn.execute(
+            sql.SQL("REVOKE TEMPORARY ON DATABASE {} FROM {}").format(
+                sql.Identifier(database), sql.Identifier(runtime)
+            )
+        )
         conn.execute(
             sql.SQL("GRANT USAGE, CREATE ON SCHEMA public TO {}").format(sql.Identifier(owner))
         )

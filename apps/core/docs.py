@@ -16,8 +16,10 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-_IMAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.png$")
+# Names are checked before any file-system call, and are short: a name longer than the file
+# system allows (255 bytes) made ``is_file`` raise ENAMETOOLONG, a 500 (issue #33).
+_SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,99}")
+_IMAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.png")
 _TAGS = set(nh3.ALLOWED_TAGS) | {"img"}
 
 
@@ -40,10 +42,20 @@ def _rewrite(html: str) -> str:
     )
 
 
+def _existing(folder: Path, name: str, pattern: re.Pattern[str], suffix: str = "") -> Path | None:
+    if not pattern.fullmatch(name):
+        return None
+    path = folder / f"{name}{suffix}"
+    try:
+        return path if path.is_file() else None
+    except OSError:  # whatever else the file system refuses to look up is not a page either
+        return None
+
+
 def docs_page(request: HttpRequest, slug: str) -> HttpResponse:
     """``docs/<slug>.md`` as a page; 404 for anything else."""
-    path = docs_dir() / f"{slug}.md"
-    if not _SLUG.match(slug) or not path.is_file():
+    path = _existing(docs_dir(), slug, _SLUG, ".md")
+    if path is None:
         raise Http404("No such documentation page.")
     text = path.read_text(encoding="utf-8")
     html = _markdown.markdown(text, extensions=["tables", "fenced_code", "sane_lists", "toc"])
@@ -59,7 +71,7 @@ def docs_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 def docs_image(request: HttpRequest, name: str) -> FileResponse:
     """A screenshot from ``docs/img/``."""
-    path = docs_dir() / "img" / name
-    if not _IMAGE.match(name) or not path.is_file():
+    path = _existing(docs_dir() / "img", name, _IMAGE)
+    if path is None:
         raise Http404("No such image.")
     return FileResponse(path.open("rb"), content_type="image/png")

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from django import forms
 from django.core.exceptions import ValidationError
 
+from apps.core.inputs import json_problem
+
 
 def add_service_errors(
     form: forms.BaseForm,
@@ -26,3 +28,22 @@ def add_service_errors(
     for key, messages in error.message_dict.items():
         name = field_name(key) if field_name else key
         form.add_error(name if name in form.fields else None, messages)
+
+
+class JSONField(forms.JSONField):
+    """Django's JSONField, refusing (never crashing on) JSON nested deeper or larger than
+    ``apps.core.inputs`` allows, or holding a NUL or a lone surrogate; the message names the
+    path inside the value."""
+
+    def to_python(self, value):
+        try:
+            parsed = super().to_python(value)
+        except RecursionError:
+            raise ValidationError("This is not JSON: it nests too deeply.", code="invalid") from (
+                None
+            )
+        found = json_problem(parsed)
+        if found is not None:
+            where, problem = found
+            raise ValidationError(f"{where}: {problem}" if where else problem, code="invalid")
+        return parsed

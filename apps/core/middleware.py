@@ -10,6 +10,8 @@ Request guards that hold for every URL, so no view has to repeat them.
 - answers 400 to a NUL character (U+0000) anywhere in the path, the query string or a form (names,
   values and uploaded file names). PostgreSQL cannot hold NUL in text, so without this every
   lookup by a path parameter would crash on it, and every view would need its own check;
+- answers 400 to a cookie (name or value, after unquoting) holding a NUL or a lone surrogate,
+  before the session middleware looks it up (``cookie_problem``);
 - answers 400 to a request whose client went away mid-body (``UnreadablePostError``), logged as
   information, not as a server error: the fault is the connection's, not ours;
 - answers 503 when the database cannot be reached or dropped the connection
@@ -39,6 +41,7 @@ from django.template import loader
 from django.urls import Resolver404, resolve
 
 from apps.core.errors import NotFound
+from apps.core.inputs import text_problem
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +79,21 @@ def nul_location(request: HttpRequest) -> str | None:
         for key, files in request.FILES.lists():
             if any(NUL in (f.name or "") for f in files):
                 return f"the name of the file in {key!r}"
+    return None
+
+
+def cookie_problem(request: HttpRequest) -> str | None:
+    """What is wrong with a cookie (``"the cookie 'sessionid' may not contain …"``), or None.
+
+    A quoted cookie value is unquoted with its octal escapes (``"\\000"`` is NUL), and the
+    session and CSRF middlewares look the value up, in the database for the session: a NUL there
+    was a 500 on every page, signed in or not (issue #33). Names and values are checked alike.
+    """
+    for key, value in request.COOKIES.items():
+        problem = text_problem(key) or text_problem(value)
+        if problem is not None:
+            name = key.encode("utf-8", "backslashreplace").decode()
+            return f"the cookie {name!r}: {problem}"
     return None
 
 
@@ -124,6 +142,9 @@ class RequestGuardMiddleware:
             return _client_went_away(request)
         if where is not None:
             return _bad_request(request, f"{where} may not contain a NUL character (U+0000).")
+        problem = cookie_problem(request)
+        if problem is not None:
+            return _bad_request(request, f"{problem}. Clear this site's cookies and try again.")
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:

@@ -136,6 +136,25 @@ def design_document(version: ProtocolVersion) -> dict:
     }
 
 
+def design_document_revise(version: ProtocolVersion, document: dict) -> dict:
+    """Revision 2 of the design's part (apps/protocols/documents.py): a cell's expected output
+    is in the document whenever it is stored, not only once it has a kind."""
+    loose = {
+        (cell.item.code, cell.level.code): (cell.expected_output, cell.expected_sha256)
+        for cell in Cell.objects.filter(
+            version=version, expected_kind="", expected_output__isnull=False
+        ).select_related("item", "level")
+    }
+    if not loose:
+        return document
+    for item in document["items"]:
+        for cell in item["cells"]:
+            found = loose.get((item["code"], cell["level"]))
+            if found is not None:
+                cell["expected_output"] = {"kind": "", "value": found[0], "sha256": found[1]}
+    return document
+
+
 def design_copy(source: ProtocolVersion, target: ProtocolVersion) -> None:
     """Copy the whole design of ``source`` into the new draft ``target`` (an amendment): new
     rows, foreign keys remapped by natural key. Harm reviews come along as completed history
@@ -229,6 +248,7 @@ DESIGN_COMPONENT = VersionComponent(
     checks=design_problems,
     on_freeze=None,
     document=design_document,
+    revise=design_document_revise,
     copy=design_copy,
     on_role_removed=harm_review_on_role_removed,
 )

@@ -1,11 +1,11 @@
 """Forms of the design pages. They only collect input; the services validate and write."""
 
-import json
 from typing import Any, cast
 
 from django import forms
 from django.http import QueryDict
 
+from apps.core.inputs import json_loads
 from apps.items import selectors
 from apps.items.models import Condition, FactorRole, Family, FamilyRole, HarmVerdict, Item
 from apps.items.selectors import HARM_CRITERIA
@@ -216,7 +216,7 @@ class CellForm(forms.Form):
         text = cleaned.get("expected_output") or ""
         if kind == "json":
             try:
-                cleaned["expected_value"] = json.loads(text)
+                cleaned["expected_value"] = json_loads(text)
             except (ValueError, RecursionError) as error:
                 self.add_error("expected_output", f"This is not JSON: {error}")
         elif kind == "text":

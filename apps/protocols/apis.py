@@ -15,14 +15,14 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException, NotFound
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.models import Membership, Role
 from apps.accounts.selectors import memberships_of
-from apps.core.apis import JSONField
+from apps.core.apis import JSONField, JSONParser
 from apps.protocols.access import (
     EDIT_ROLES,
     PI_ROLES,
@@ -31,7 +31,7 @@ from apps.protocols.access import (
     get_version_by_label_for,
 )
 from apps.protocols.addressing import version_links
-from apps.protocols.blobs import blob_readable_by
+from apps.protocols.blobs import AmbiguousBlobPrefix, blob_for
 from apps.protocols.diffs import version_diff
 from apps.protocols.forms import deposit_text_read
 from apps.protocols.gate import version_gate, version_gate_notes
@@ -46,7 +46,6 @@ from apps.protocols.plans import (
 )
 from apps.protocols.selectors import (
     BLOB_PREFIX_MIN,
-    blob_matching,
     protocol_versions,
     protocols_for,
     version_with_content,
@@ -769,13 +768,13 @@ class BlobApi(APIView):
             BLOB_PREFIX_MIN <= len(digest) <= 64 and all(c in "0123456789abcdef" for c in digest)
         ):
             raise NotFound("A blob is named by its SHA-256 or 16 or more of its first hex digits.")
-        matches = blob_matching(digest=digest)
-        if not matches:
-            raise NotFound("No such blob.")
-        if len(matches) > 1:
-            raise Conflict("This prefix matches more than one blob; give more of the hash.")
-        blob = matches[0]
-        if not blob_readable_by(user=request.user, sha256=blob.sha256):
+        try:
+            blob = blob_for(user=request.user, digest=digest)
+        except AmbiguousBlobPrefix:
+            raise Conflict(
+                "This prefix matches more than one blob; give more of the hash."
+            ) from None
+        if blob is None:  # unknown, or not this caller's to read: one answer, one cost
             raise NotFound("No such blob.")
         etag = f'"{blob.sha256}"'
         headers = {

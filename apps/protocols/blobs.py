@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from apps.accounts.models import Membership, User
 from apps.accounts.selectors import SIGHTED_ROLES
-from apps.protocols.models import Deposit, ProtocolVersion, VersionState
+from apps.protocols.models import Blob, Deposit, ProtocolVersion, VersionState
 
 BlobReader = Callable[[User, str], bool]
 PublicBlob = Callable[[str], bool]
@@ -64,3 +64,38 @@ def blob_readable_by(*, user: User, sha256: str) -> bool:
     if not user.is_authenticated:
         return False
     return any(reader(user, sha256) for reader in _readers.values())
+
+
+class AmbiguousBlobPrefix(LookupError):
+    """The prefix names more than one blob the user may read."""
+
+
+# The hash the rules are asked about when no blob matches, so that an unknown hash costs the
+# same queries as one the user may not read.
+_NO_BLOB = "0" * 64
+
+
+def blob_for(*, user: User, digest: str) -> Blob | None:
+    """The blob ``digest`` names (its SHA-256, or a prefix of 16 or more lowercase hex digits)
+    if ``user`` may read it, else None; raises ``AmbiguousBlobPrefix`` when the prefix names
+    more than one blob the user may read.
+
+    Existence is not observable, by the answer or by its time (issue #33): access is decided
+    from the hashes alone, before any content is loaded, and an unknown hash runs the same
+    rules (on a hash no blob has) as a known one the user may not read. Only a readable blob's
+    content is loaded.
+    """
+    rows = Blob.objects.order_by("sha256").values_list("sha256", flat=True)
+    candidates = list(
+        rows.filter(sha256=digest)
+        if len(digest) == 64
+        else rows.filter(sha256__startswith=digest)[:2]
+    )
+    readable = [sha256 for sha256 in candidates if blob_readable_by(user=user, sha256=sha256)]
+    if not candidates:
+        blob_readable_by(user=user, sha256=_NO_BLOB)
+    if len(readable) > 1:
+        raise AmbiguousBlobPrefix(digest)
+    if not readable:
+        return None
+    return Blob.objects.get(sha256=readable[0])

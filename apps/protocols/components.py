@@ -68,6 +68,10 @@ class VersionComponent:
     # ``add`` per planned attempt as the file streams, ``finish`` once), or None when the
     # version is not the component's concern.
     import_check: Callable[[ProtocolVersion], Any] | None = None
+    # The frozen document's revision 2 (apps/protocols/documents.py): ``revise(version, value)``
+    # returns the component's part with what revision 1 left out added; ``document`` itself
+    # stays revision 1's builder, so documents frozen as revision 1 rebuild byte for byte.
+    revise: Callable[[ProtocolVersion, Any], Any] | None = None
     # When ``document`` returns None, leave the component's key out of the frozen document (so
     # a component that concerns some plans only does not change every other document's bytes).
     omit_empty_document: bool = False

@@ -4,6 +4,7 @@ from typing import Any
 from django import forms
 
 from apps.accounts.models import Role
+from apps.core.inputs import json_loads
 from apps.protocols.models import SECTION_FIELDS, ParameterKind, ProtocolVersion
 from apps.protocols.parameters import allowed_choices
 from apps.protocols.plans import (
@@ -269,7 +270,7 @@ class DraftForm(forms.Form):
                 arguments["amendment_rationale"] = data[key]
             elif key == TABLE_FIELD:
                 try:
-                    arguments["decision_table"] = json.loads(data[key] or "[]")
+                    arguments["decision_table"] = json_loads(data[key] or "[]")
                 except (ValueError, RecursionError) as error:
                     reason = "nested too deeply" if isinstance(error, RecursionError) else error
                     raise ValueError(f"the decision table is not valid JSON: {reason}") from error
@@ -337,7 +338,7 @@ class ParameterAddForm(forms.Form):
             entry["choices"] = [c.strip() for c in data["choices"].split(",") if c.strip()]
         if data.get("schema"):
             try:
-                entry["schema"] = json.loads(data["schema"])
+                entry["schema"] = json_loads(data["schema"])
             except (ValueError, RecursionError) as error:
                 raise ValueError(f"the schema is not valid JSON: {error}") from error
         return entry

@@ -4,10 +4,12 @@ A frozen version's rows are guarded by triggers, but whoever can switch a trigge
 superuser, the tables' owner) can change them, and the stored SHA-256 would still be read as the
 version's identity. So before every analysis run, and whenever a frozen version is shown or
 exported, its canonical document is rebuilt from the rows (``documents.version_document_bytes``,
-the very function the freeze hashed) and its SHA-256 compared with the stored one, and with the
-hash of the stored blob. On a mismatch the analysis refuses to run, the version's pages show an
-integrity alarm, and one ``integrity_alarm`` entry is written to the deviation log (once per
-recomputed hash, not on every page view).
+the very function the freeze hashed) and its SHA-256 compared with the stored one, with the
+hash of the stored blob, and with the hash the version's freeze entry wrote into the deviation
+log, whose chain must verify (issue #33: a consistent rewrite of rows, blob and ``sha256``
+agrees with itself, never with the log). On a mismatch the analysis refuses to run, the
+version's pages show an integrity alarm, and one ``integrity_alarm`` entry is written to the
+deviation log (once per recomputed hash, not on every page view).
 
 Rebuilding costs what a freeze costs, so pages may reuse a verdict: on PostgreSQL it is cached
 under a fingerprint of the rows (count and newest ``xmin`` of every table the frozen-version guard
@@ -28,7 +30,11 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 
 from apps.core.canonical import sha256_hex
-from apps.protocols.documents import version_document_bytes
+from apps.protocols.documents import (
+    CURRENT_REVISION,
+    document_revision,
+    version_document_bytes,
+)
 from apps.protocols.models import Blob, ProtocolVersion, VersionState
 
 logger = logging.getLogger(__name__)
@@ -104,12 +110,26 @@ def _fingerprint(version: ProtocolVersion) -> str | None:
             "SELECT -2, count(*), max(xmin::text::bigint) FROM protocols_protocol "
             "WHERE id = %(protocol)s"
         )
+        # The log that vouches for the hash, its stored checkpoints, and the blob itself.
+        parts.append(
+            "SELECT -3, count(*), max(xmin::text::bigint) FROM deviations_logentry "
+            "WHERE protocol_id = %(protocol)s"
+        )
+        parts.append(
+            "SELECT -4, count(*), max(xmin::text::bigint) FROM deviations_logcheckpoint "
+            "WHERE protocol_id = %(protocol)s"
+        )
+        parts.append(
+            "SELECT -5, count(*), max(xmin::text::bigint) FROM protocols_blob "
+            "WHERE sha256 = %(sha256)s"
+        )
         cursor.execute(
             " UNION ALL ".join(parts) + " ORDER BY 1",
             {
                 "version": version.pk,
                 "predecessor": version.supersedes_id or version.pk,
                 "protocol": version.protocol_id,
+                "sha256": version.sha256,
             },
         )
         rows = cursor.fetchall()
@@ -118,8 +138,14 @@ def _fingerprint(version: ProtocolVersion) -> str | None:
 
 def _verify(version: ProtocolVersion) -> IntegrityVerdict:
     stored = version.sha256
+    blob = Blob.objects.filter(sha256=stored).only("content").first()
+    content = bytes(blob.content) if blob is not None else b""
+    # Rebuilt in the revision the stored document names, so a version frozen as revision 1
+    # keeps its hash; a missing or unreadable blob is rebuilt in the current one (and fails
+    # below all the same).
+    revision = document_revision(content) or CURRENT_REVISION
     try:
-        _content, recomputed = version_document_bytes(version=version)
+        _content, recomputed = version_document_bytes(version=version, revision=revision)
     except (LookupError, TypeError, ValueError, AttributeError) as error:
         # Rows that no longer build a document at all (a schedule entry whose evaluand left the
         # roster, say) are the strongest mismatch there is: an alarm, never a server error.
@@ -140,12 +166,11 @@ def _verify(version: ProtocolVersion) -> IntegrityVerdict:
             reason=f"the rows of {version.protocol.code} v{version.label} give the document "
             f"hash {recomputed}, not the frozen {stored}: a frozen row was changed",
         )
-    blob = Blob.objects.filter(sha256=stored).only("content").first()
     if blob is None:
         return IntegrityVerdict(
             version.pk, stored, recomputed, ok=False, reason=f"the blob {stored} is missing"
         )
-    if sha256_hex(bytes(blob.content)) != stored:
+    if sha256_hex(content) != stored:
         return IntegrityVerdict(
             version.pk,
             stored,
@@ -153,7 +178,68 @@ def _verify(version: ProtocolVersion) -> IntegrityVerdict:
             ok=False,
             reason=f"the stored blob {stored} no longer hashes to its name",
         )
+    problem = _log_problem(version)
+    if problem:
+        return IntegrityVerdict(version.pk, stored, recomputed, ok=False, reason=problem)
     return IntegrityVerdict(version.pk, stored, recomputed, ok=True)
+
+
+def _log_report(protocol):
+    """The protocol's chain, verified against the checkpoints the server keeps (one place, so
+    that a stronger anchor, a verified checkpoint or a witness's, replaces it here alone)."""
+    from apps.deviations.checkpoints import stored_checkpoints
+    from apps.deviations.selectors import chain_verify
+
+    return chain_verify(protocol=protocol, checkpoints=stored_checkpoints(protocol))
+
+
+def _freeze_entry(version: ProtocolVersion):
+    """The ``freeze`` or ``amendment`` entry of the deviation log that names ``version`` first
+    (its version reference carries the hash the freeze computed), or None."""
+    from apps.deviations.models import EntryKind, LogEntry
+
+    entries = LogEntry.objects.filter(
+        protocol_id=version.protocol_id, kind__in=(EntryKind.FREEZE, EntryKind.AMENDMENT)
+    ).order_by("seq")
+    return next(
+        (
+            entry
+            for entry in entries.only("seq", "refs")
+            if entry.refs
+            and isinstance(entry.refs[0], dict)
+            and entry.refs[0].get("type") == "version"
+            and entry.refs[0].get("id") == version.pk
+        ),
+        None,
+    )
+
+
+def _log_problem(version: ProtocolVersion) -> str:
+    """Why the deviation log does not vouch for ``version.sha256`` ('' when it does).
+
+    The rows, the blob and the version's ``sha256`` agreeing proves nothing by itself: whoever
+    rewrites a frozen row can store the rewritten document's blob and point ``sha256`` at it
+    (issue #33). The hash the freeze wrote into the log (its ``freeze`` or ``amendment`` entry's
+    version reference) is the one that counts, and the log's chain must hold for it to count.
+    """
+    freeze = _freeze_entry(version)
+    name = f"{version.protocol.code} v{version.label}"
+    if freeze is None:
+        return f"the deviation log has no freeze entry for {name}, so nothing vouches for its hash"
+    logged = freeze.refs[0].get("sha256")
+    if logged != version.sha256:
+        return (
+            f"the freeze entry #{freeze.seq} of {name} in the deviation log names the document "
+            f"hash {logged}, but the version now claims {version.sha256}: the version's hash was "
+            "repointed"
+        )
+    report = _log_report(version.protocol)
+    if not report.ok:
+        return (
+            f"the deviation log's chain is broken at entry {report.broken_at} ({report.reason}), "
+            f"so its freeze entry #{freeze.seq} of {name} cannot vouch for the hash"
+        )
+    return ""
 
 
 def _record_alarm(version: ProtocolVersion, verdict: IntegrityVerdict) -> None:
@@ -196,7 +282,24 @@ def version_integrity_verify(
     see ``version_integrity_require``.
     """
     if version.state == VersionState.DRAFT or not version.sha256:
-        return IntegrityVerdict(version.pk, "", "", ok=True, checked=False)
+        # A draft has no hash to keep, unless the log says it was frozen: then its row was
+        # turned back into a draft (issue #33), which switched this check off.
+        freeze = _freeze_entry(version) if version.state == VersionState.DRAFT else None
+        if freeze is None:
+            return IntegrityVerdict(version.pk, "", "", ok=True, checked=False)
+        logged = freeze.refs[0].get("sha256") or ""
+        verdict = IntegrityVerdict(
+            version.pk,
+            logged,
+            "draft",
+            ok=False,
+            reason=f"the freeze entry #{freeze.seq} of the deviation log says "
+            f"{version.protocol.code} v{version.label} was frozen with the document hash "
+            f"{logged}, but its row says it is a draft",
+        )
+        logger.error("integrity alarm: %s", verdict.reason)
+        _record_alarm(version, verdict)
+        return verdict
     fingerprint = _fingerprint(version)
     key = f"preregistry:integrity:{version.pk}:{version.sha256}:{fingerprint or 'ttl'}"
     if use_cache and (cached := cache.get(key)) is not None:

@@ -6,7 +6,6 @@ the stored text is already canonical and goes into the frozen document unchanged
 value is never re-formatted by a float round trip. Every error names the parameter by its label.
 """
 
-import json
 import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Protocol as TypingProtocol
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from apps.core.inputs import json_loads
 from apps.protocols.models import ParameterKind
 
 # The interval methods the analysis implements (apps/analysis reads these values): the percentile
@@ -100,7 +100,7 @@ def value_error(parameter: ParameterLike, value: str) -> str | None:
         return None
     if kind in (ParameterKind.LIST, ParameterKind.JSON):
         try:
-            data = json.loads(value)
+            data = json_loads(value)
         except ValueError as error:
             return f"the {label} must be JSON: {error}"
         if kind == ParameterKind.LIST:
@@ -170,5 +170,5 @@ def typed_value(parameter: ParameterLike, value: str) -> Any:
     if parameter.kind == ParameterKind.BOOLEAN:
         return value == "true"
     if parameter.kind in (ParameterKind.LIST, ParameterKind.JSON):
-        return json.loads(value)
+        return json_loads(value)
     return value

@@ -8,7 +8,7 @@ from django.db.models import Prefetch, QuerySet
 
 from apps.accounts.models import User
 from apps.accounts.selectors import SIGHTED_ROLES
-from apps.protocols.models import AnalysisParameter, Blob, Protocol, ProtocolVersion
+from apps.protocols.models import AnalysisParameter, Protocol, ProtocolVersion
 
 BLOB_PREFIX_MIN = 16
 
@@ -115,11 +115,3 @@ def version_history(*, version: ProtocolVersion, limit: int = 200) -> list[Histo
         )
     rows.sort(key=lambda row: row.when, reverse=True)
     return rows[:limit]
-
-
-def blob_matching(*, digest: str) -> list[Blob]:
-    """The blobs whose SHA-256 is ``digest`` or starts with it (at most two: enough to tell
-    a unique prefix from an ambiguous one). ``digest`` must be 16–64 lowercase hex characters."""
-    if len(digest) == 64:
-        return list(Blob.objects.filter(sha256=digest))
-    return list(Blob.objects.filter(sha256__startswith=digest).order_by("sha256")[:2])

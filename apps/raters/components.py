@@ -4,7 +4,12 @@ from django.urls import reverse
 
 from apps.protocols.components import Problem, VersionComponent, register_component
 from apps.raters.models import Rubric
-from apps.raters.selectors import rubric_document, scorer_checks, scorers_document
+from apps.raters.selectors import (
+    rubric_document,
+    rubric_document_revise,
+    scorer_checks,
+    scorers_document,
+)
 from apps.raters.services.revocation import on_role_removed, on_withdraw
 from apps.raters.services.rubric import rubric_copy, rubric_field_problems
 from apps.raters.services.scorers import scorers_copy
@@ -53,6 +58,7 @@ def register() -> None:
             name="rubric",
             checks=rubric_checks,
             document=rubric_document,
+            revise=rubric_document_revise,
             copy=rubric_copy,
             on_withdraw=on_withdraw,
             on_role_removed=on_role_removed,

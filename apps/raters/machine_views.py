@@ -15,6 +15,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts.access import signed_in_user
+from apps.core.forms import JSONField
+from apps.core.inputs import json_loads
 from apps.protocols.import_frame import ImportRejected
 from apps.raters.access import get_rubric_version_for
 from apps.raters.final import machine_dashboard
@@ -27,11 +29,11 @@ from apps.responses.forms import FORMAT_CHOICES, upload_size_problem
 from apps.responses.staging import preview_discard, preview_load, preview_store
 
 
-class _JSONField(forms.JSONField):
+class _JSONField(JSONField):
     def to_python(self, value):
         try:
             return super().to_python(value)
-        except (ValueError, RecursionError):
+        except ValueError:
             raise forms.ValidationError("This is not JSON.", code="invalid") from None
 
 
@@ -199,7 +201,7 @@ def machine_import_confirm(request: HttpRequest, version_id: int) -> HttpRespons
         messages.error(request, "The uploaded file is no longer here; upload it again.")
         return again
     try:
-        mapping = json.loads(form.cleaned_data["mapping"]) if form.cleaned_data["mapping"] else None
+        mapping = json_loads(form.cleaned_data["mapping"]) if form.cleaned_data["mapping"] else None
         outcome = machine_scores_import(
             version=version,
             user=signed_in_user(request),

@@ -699,6 +699,18 @@ def rubric_document(version: ProtocolVersion) -> dict[str, Any] | None:
     return document
 
 
+def rubric_document_revise(
+    version: ProtocolVersion, document: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """Revision 2 of the rubric's part (apps/protocols/documents.py): the rubric text's media
+    type beside its hash."""
+    if document is not None and "text_sha256" in document:
+        text = RubricText.objects.filter(version=version).first()
+        if text is not None:
+            document["text_media_type"] = text.media_type
+    return document
+
+
 def cell_card(cell_id: int) -> Any:
     """Seed 003's PolicyCard of a cell: its expected output (JSON), read as a ``Card``; None
     when the cell has none. Raises ValidationError naming the card's bad fields, never their

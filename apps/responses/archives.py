@@ -8,13 +8,25 @@ A 1 MB ``.eval`` holding 1 GiB of zeros is refused here by its ratio and its tot
 
 import io
 import zipfile
+from typing import BinaryIO
 
 from django.conf import settings
 
 ZIP_MAGIC = b"PK\x03\x04"
 
 
-def archive_problems(data: bytes) -> list[str]:
+def inspect_sample_max_mb() -> int:
+    """The largest sample (declared uncompressed size, MiB) an Inspect ``.eval`` log may hold:
+    a sample is read whole, and its objects take several times its JSON."""
+    return int(settings.INSPECT_SAMPLE_MAX_MB)
+
+
+def inspect_json_max_mb() -> int:
+    """The largest ``.json`` Inspect log (MiB): inspect_ai reads that format whole."""
+    return int(settings.INSPECT_JSON_MAX_MB)
+
+
+def archive_problems(data: bytes | BinaryIO) -> list[str]:
     """What makes the zip archive ``data`` too large to open, as sentences; empty when it is
     within the limits (or is not a zip at all: the reader then says what it is).
 
@@ -22,10 +34,16 @@ def archive_problems(data: bytes) -> list[str]:
     uncompressed size, MiB), ``ARCHIVE_MAX_ENTRIES`` and ``ARCHIVE_MAX_RATIO`` (uncompressed to
     compressed size, for the whole archive and for each entry over 1 MiB).
     """
-    if data[:4] != ZIP_MAGIC:
+    archive: BinaryIO
+    if isinstance(data, bytes | bytearray):
+        magic, archive = bytes(data[:4]), io.BytesIO(data)
+    else:  # a seekable file, read from its directory only
+        magic, archive = data.read(4), data
+        data.seek(0)
+    if magic != ZIP_MAGIC:
         return []
     try:
-        entries = zipfile.ZipFile(io.BytesIO(data)).infolist()
+        entries = zipfile.ZipFile(archive).infolist()
     except (zipfile.BadZipFile, ValueError, EOFError) as error:
         return [f"the archive cannot be read: {error}"]
     problems = []

@@ -19,18 +19,27 @@ a time, for large files).
 """
 
 import codecs
+import contextlib
 import csv
 import hashlib
 import io
 import json
 import os
+import shutil
 import tempfile
+import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from apps.core.inputs import csv_width_problem, json_problem
 from apps.protocols.import_frame import NO_RECORDS, ImportProblem, ImportRejected, numbered
-from apps.responses.archives import archive_problems
+from apps.responses.archives import (
+    ZIP_MAGIC,
+    archive_problems,
+    inspect_json_max_mb,
+    inspect_sample_max_mb,
+)
 
 # A completion can be long; the csv module's default field limit (128 KiB) is not a limit on
 # what a model may answer.
@@ -209,6 +218,9 @@ def stream_csv(opener: Opener) -> SourceStream:
     except UnicodeDecodeError as error:
         stream.close()
         raise _not_utf8(opener) from error
+    if problem := csv_width_problem(columns):
+        stream.close()
+        raise FileUnreadable([ImportProblem(None, "header", problem)])
     problems = []
     seen = set()
     for position, name in enumerate(columns, start=1):
@@ -278,6 +290,10 @@ def _jsonl_records(opener: Opener, problems: list[ImportProblem]) -> Iterator[So
             if not isinstance(value, dict):
                 problems.append(ImportProblem(line_number, "", "is not a JSON object"))
                 continue
+            # A lone surrogate (a key or a value) or a deep value cannot be stored or hashed.
+            if found := json_problem(value):
+                problems.append(ImportProblem(line_number, found[0], found[1]))
+                continue
             yield SourceRecord(row=line_number, fields=value, raw=value)
 
 
@@ -318,39 +334,21 @@ def inspect_terminal_outcome(sample) -> str:
     return "completed"
 
 
-def read_inspect(data: bytes) -> SourceFile:
-    """Read an Inspect AI log (``.eval`` or ``.json``) with inspect_ai's own reader.
+def _inspect_record(row: int, sample, model: str) -> SourceRecord:
+    raw = sample.model_dump(mode="json")
+    fields = {
+        **raw,
+        "model": model,
+        "completion": sample.output.completion if sample.output is not None else "",
+        "terminal_outcome": inspect_terminal_outcome(sample),
+    }
+    return SourceRecord(
+        row=row, fields=fields, raw=raw, label=f"sample {sample.id}, epoch {sample.epoch}"
+    )
 
-    Each sample × epoch becomes one record. Its fields are the sample as Inspect writes it, plus
-    ``model`` (the log's model), ``completion`` (the output's text) and ``terminal_outcome``
-    (derived by ``inspect_terminal_outcome``). Its raw record is the sample alone.
-    """
-    # Before any reader opens it: a compression bomb is refused from its directory alone.
-    too_large = archive_problems(data)
-    if too_large:
-        raise FileUnreadable([ImportProblem(None, "", problem) for problem in too_large])
-    try:
-        from inspect_ai.log import read_eval_log
-    except ImportError:
-        raise FileUnreadable([ImportProblem(None, "format", INSPECT_MISSING)]) from None
-    # An .eval log is a zip archive; anything else is read as the .json log format.
-    suffix = ".eval" if data[:4] == b"PK\x03\x04" else ".json"
-    with tempfile.NamedTemporaryFile(suffix=suffix) as handle:
-        handle.write(data)
-        handle.flush()
-        try:
-            log = read_eval_log(handle.name)
-        except Exception as error:  # inspect_ai raises many kinds; each means "not a log"
-            message = str(error).splitlines()[0] if str(error) else type(error).__name__
-            raise FileUnreadable(
-                [ImportProblem(None, "", f"not an Inspect AI log: {message}")]
-            ) from error
-    samples = log.samples or []
-    if not samples:
-        raise FileUnreadable(
-            [ImportProblem(None, "", "the log holds no samples (was it written with samples?)")]
-        )
-    header = {
+
+def _inspect_header(log) -> dict[str, Any]:
+    return {
         "eval_id": log.eval.eval_id,
         "run_id": log.eval.run_id,
         "task": log.eval.task,
@@ -359,24 +357,170 @@ def read_inspect(data: bytes) -> SourceFile:
         "status": log.status,
         "packages": dict(log.eval.packages or {}),
     }
-    records = []
-    for row, sample in numbered(samples, header=False):
-        raw = sample.model_dump(mode="json")
-        fields = {
-            **raw,
-            "model": log.eval.model,
-            "completion": sample.output.completion if sample.output is not None else "",
-            "terminal_outcome": inspect_terminal_outcome(sample),
+
+
+def _not_a_log(error: Exception) -> FileUnreadable:
+    message = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return FileUnreadable([ImportProblem(None, "", f"not an Inspect AI log: {message}")])
+
+
+def _sample_order(name: str) -> tuple[int, str]:
+    # samples/<id>_epoch_<n>.json, ordered as inspect_ai's own reader orders them (epoch, id).
+    stem = name[len("samples/") : -len(".json")]
+    sample_id, _, epoch = stem.rpartition("_epoch_")
+    return (
+        int(epoch) if epoch.isdigit() else 0,
+        sample_id.zfill(20) if sample_id.isdigit() else sample_id,
+    )
+
+
+def _eval_sample_entries(path: str) -> list[zipfile.ZipInfo]:
+    """The ``samples/*.json`` entries of an ``.eval`` archive (the last of a repeated name, as
+    inspect_ai reads them), in its order; raises ``FileUnreadable`` naming a sample larger than
+    ``INSPECT_SAMPLE_MAX_MB``, checked from the directory before any sample is inflated."""
+    limit = inspect_sample_max_mb() * 2**20
+    with zipfile.ZipFile(path) as archive:
+        entries = {
+            entry.filename: entry
+            for entry in archive.infolist()
+            if entry.filename.startswith("samples/") and entry.filename.endswith(".json")
         }
-        records.append(
-            SourceRecord(
-                row=row,
-                fields=fields,
-                raw=raw,
-                label=f"sample {sample.id}, epoch {sample.epoch}",
-            )
+    too_large = [
+        ImportProblem(
+            None,
+            "",
+            f"the log's {name!r} holds {entry.file_size / 2**20:.1f} MiB; a sample may hold at "
+            f"most {inspect_sample_max_mb()} MiB",
         )
-    return SourceFile(format="inspect", records=records, header=header)
+        for name, entry in entries.items()
+        if entry.file_size > limit
+    ]
+    if too_large:
+        raise FileUnreadable(too_large[:10])
+    return sorted(entries.values(), key=lambda entry: _sample_order(entry.filename))
+
+
+def _eval_records(
+    path: str, entries: list[zipfile.ZipInfo], model: str, cleanup
+) -> Iterator[SourceRecord]:
+    from inspect_ai._util.constants import get_deserializing_context
+    from inspect_ai.log import EvalSample
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for row, entry in enumerate(entries, start=1):
+                try:
+                    sample = EvalSample.model_validate(
+                        json.loads(archive.read(entry)), context=get_deserializing_context()
+                    )
+                except Exception as error:  # pydantic, zlib, JSON: each means "not a sample"
+                    raise _not_a_log(error) from error
+                record = _inspect_record(row, sample, model)
+                del sample  # one sample in memory at a time
+                if found := json_problem(record.raw):
+                    raise FileUnreadable([ImportProblem(row, found[0], found[1], record.label)])
+                yield record
+    finally:
+        cleanup()
+
+
+def stream_inspect(opener: Opener) -> SourceStream:
+    """Open an Inspect AI log (``.eval`` or ``.json``); an ``.eval`` log's samples are read one at
+    a time, so memory is bounded by the largest sample, never by the log.
+
+    Each sample × epoch becomes one record. Its fields are the sample as Inspect writes it, plus
+    ``model`` (the log's model), ``completion`` (the output's text) and ``terminal_outcome``
+    (derived by ``inspect_terminal_outcome``). Its raw record is the sample alone.
+
+    Limits (settings), checked before anything is inflated: the archive's (``archive_problems``:
+    total, entries, ratio); each sample's declared size (``INSPECT_SAMPLE_MAX_MB``); a ``.json``
+    log, which inspect_ai can only read whole, at most ``INSPECT_JSON_MAX_MB``. Raises
+    ``FileUnreadable`` for each, and for a file that is not a log.
+    """
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:
+        raise FileUnreadable([ImportProblem(None, "format", INSPECT_MISSING)]) from None
+    # inspect_ai reads from a path: the upload is copied to a temporary file block by block.
+    handle = tempfile.NamedTemporaryFile(suffix=".log", delete=False)  # noqa: SIM115 (closed in cleanup)
+    try:
+        with opener() as stream:
+            shutil.copyfileobj(stream, handle, 1 << 20)
+        handle.close()
+        size = os.path.getsize(handle.name)
+        with open(handle.name, "rb") as stream:
+            magic = stream.read(4)
+        if magic == ZIP_MAGIC:
+            with open(handle.name, "rb") as stream:
+                too_large = archive_problems(stream)
+            if too_large:
+                raise FileUnreadable([ImportProblem(None, "", problem) for problem in too_large])
+            path = f"{handle.name}.eval"
+            os.rename(handle.name, path)
+            handle.name = path  # type: ignore[misc]  # removed under this name in cleanup
+            try:
+                log = read_eval_log(path, header_only=True)
+                entries = _eval_sample_entries(path)
+            except FileUnreadable:
+                raise
+            except Exception as error:  # inspect_ai raises many kinds; each means "not a log"
+                raise _not_a_log(error) from error
+            if not entries:
+                raise FileUnreadable(
+                    [
+                        ImportProblem(
+                            None, "", "the log holds no samples (was it written with samples?)"
+                        )
+                    ]
+                )
+            records = _eval_records(path, entries, log.eval.model, lambda: _remove(path))
+            return SourceStream(
+                format="inspect", records=records, problems=[], header=_inspect_header(log)
+            )
+        if size > inspect_json_max_mb() * 2**20:
+            raise FileUnreadable(
+                [
+                    ImportProblem(
+                        None,
+                        "",
+                        f"a .json Inspect AI log is read whole and may be at most "
+                        f"{inspect_json_max_mb()} MiB; this one is {size / 2**20:.1f} MiB: "
+                        "import the .eval log instead",
+                    )
+                ]
+            )
+        path = f"{handle.name}.json"
+        os.rename(handle.name, path)
+        handle.name = path  # type: ignore[misc]
+        try:
+            log = read_eval_log(path)
+        except Exception as error:
+            raise _not_a_log(error) from error
+        samples = log.samples or []
+        if not samples:
+            raise FileUnreadable(
+                [ImportProblem(None, "", "the log holds no samples (was it written with samples?)")]
+            )
+        model = log.eval.model
+        whole = [_inspect_record(row, sample, model) for row, sample in enumerate(samples, start=1)]
+        _remove(path)
+        return SourceStream(
+            format="inspect", records=iter(whole), problems=[], header=_inspect_header(log)
+        )
+    except BaseException:
+        handle.close()
+        _remove(handle.name)
+        raise
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
+
+
+def read_inspect(data: bytes) -> SourceFile:
+    """Read a whole Inspect AI log (``.eval`` or ``.json``): ``stream_inspect``'s records, kept."""
+    return _materialise(stream_inspect(source_opener(data)))
 
 
 def stream_file(data: Any, format: str) -> SourceStream:
@@ -390,11 +534,7 @@ def stream_file(data: Any, format: str) -> SourceStream:
     if format == "jsonl":
         return stream_jsonl(opener)
     if format == "inspect":
-        with opener() as stream:
-            whole = read_inspect(stream.read())
-        return SourceStream(
-            format="inspect", records=iter(whole.records), problems=[], header=whole.header
-        )
+        return stream_inspect(opener)
     raise FileUnreadable(
         [ImportProblem(None, "format", f"{format!r} is not one of csv, jsonl, inspect")]
     )

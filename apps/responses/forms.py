@@ -1,9 +1,9 @@
-import json
 from typing import cast
 
 from django import forms
 from django.conf import settings
 
+from apps.core.inputs import json_loads
 from apps.responses.formats import guess_format
 from apps.responses.mapping import TARGETS
 from apps.responses.models import ControlResult, Evaluand, FreshSession
@@ -172,7 +172,7 @@ class ImportConfirmForm(forms.Form):
         if not text:
             return None
         try:
-            return json.loads(text)
+            return json_loads(text)
         except (ValueError, RecursionError) as error:
             raise forms.ValidationError("The mapping is not JSON.") from error
 

@@ -3,7 +3,6 @@ file, its mapping as JSON, a note, ``?dry_run``), one shape for a refused file a
 so a client reads every import the same way (docs/import-formats.md).
 """
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -11,6 +10,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.core.inputs import json_loads
 from apps.protocols.import_frame import ImportOutcome, ImportRejected
 from apps.responses.forms import upload_size_problem
 
@@ -26,7 +26,7 @@ class FileImportInput(serializers.Serializer):
         if not value:
             return None
         try:
-            mapping = json.loads(value)
+            mapping = json_loads(value)
         except (ValueError, RecursionError) as error:
             raise serializers.ValidationError("The mapping is not JSON.") from error
         if not isinstance(mapping, dict):

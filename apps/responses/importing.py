@@ -25,7 +25,6 @@ import json
 from array import array
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -736,21 +735,15 @@ def _summary(counts: dict) -> str:
 
 def _columns(opener: Opener, source: SourceStream) -> list[str]:
     """The keys of every record, for formats without a header: one streaming pass of its own
-    (JSON Lines), or over the records already in memory (Inspect AI). Raises ``ImportRejected``
-    for the file's reading problems, or when it holds no records."""
+    (JSON Lines and Inspect AI logs alike, so that memory holds one record at a time). Raises
+    ``ImportRejected`` for the file's reading problems, or when it holds no records."""
     keys: set[str] = set()
-    records: Iterable[SourceRecord]
-    if source.format == "inspect":
-        records = list(source.records)
-        source.records = iter(records)
-    else:
-        first = stream_file(opener, source.format)
-        records = first.records
+    first = stream_file(opener, source.format)
     seen = False
-    for record in records:
+    for record in first.records:
         keys.update(record.fields)
         seen = True
-    if source.format != "inspect" and first.problems:
+    if first.problems:
         raise ImportRejected(first.problems)
     if not seen:
         raise ImportRejected([NO_RECORDS])

@@ -9,6 +9,7 @@ are deleted by ``import_previews_sweep`` (Celery beat, hourly) once older than
 
 import hashlib
 import os
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -21,6 +22,9 @@ from apps.protocols.models import ProtocolVersion
 
 def _root() -> Path:
     return Path(settings.RESPONSE_IMPORT_STAGING_DIR)
+
+
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 def preview_path(*, user_id: int, version: ProtocolVersion, digest: str) -> Path:
@@ -75,10 +79,14 @@ def preview_staged(*, user_id: int, version: ProtocolVersion, digest: str) -> Pa
 def preview_load(*, user_id: int, version: ProtocolVersion, digest: str) -> bytes | None:
     """The user's staged preview of ``digest`` for ``version``; None when it is gone or its
     bytes no longer hash to ``digest``."""
+    # The digest comes from a form: anything but a SHA-256 names no file, before any file-system
+    # call (a long name was an ENAMETOOLONG 500 on the docs pages; issue #33).
+    if not _DIGEST.fullmatch(digest or ""):
+        return None
     path = preview_path(user_id=user_id, version=version, digest=digest)
     try:
         data = path.read_bytes()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     return data if sha256_hex(data) == digest else None
 
@@ -86,6 +94,8 @@ def preview_load(*, user_id: int, version: ProtocolVersion, digest: str) -> byte
 def preview_discard(*, user_id: int, version: ProtocolVersion, digest: str) -> None:
     """Delete the user's staged preview (after it was imported) and the folders it leaves
     empty."""
+    if not _DIGEST.fullmatch(digest or ""):
+        return
     path = preview_path(user_id=user_id, version=version, digest=digest)
     path.unlink(missing_ok=True)
     root = _root()

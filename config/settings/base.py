@@ -37,6 +37,10 @@ RESPONSE_UPLOAD_MAX_MB = env.int("PREREGISTRY_UPLOAD_MAX_MB", default=50)
 ARCHIVE_MAX_UNCOMPRESSED_MB = env.int("PREREGISTRY_ARCHIVE_MAX_UNCOMPRESSED_MB", default=512)
 ARCHIVE_MAX_ENTRIES = env.int("PREREGISTRY_ARCHIVE_MAX_ENTRIES", default=10_000)
 ARCHIVE_MAX_RATIO = env.int("PREREGISTRY_ARCHIVE_MAX_RATIO", default=100)
+# An Inspect .eval log is read one sample at a time: the largest sample bounds the memory
+# (a sample's objects take several times its JSON). A .json log is read whole.
+INSPECT_SAMPLE_MAX_MB = env.int("PREREGISTRY_INSPECT_SAMPLE_MAX_MB", default=8)
+INSPECT_JSON_MAX_MB = env.int("PREREGISTRY_INSPECT_JSON_MAX_MB", default=16)
 # Where an uploaded response file waits between its preview and its confirmation (by SHA-256).
 RESPONSE_IMPORT_STAGING_DIR = Path(
     env("PREREGISTRY_IMPORT_STAGING", default=str(BASE_DIR / "var" / "imports"))
@@ -246,7 +250,8 @@ CELERY_BEAT_SCHEDULE: dict = {
     # Expired reservations return to the pool even when no reviewer asks for a task.
     "raters-assignments-expire": {"task": "raters.assignments_expire", "schedule": 60.0},
     # Analysis runs whose worker died: requeue (or fail after 3 claims); resend lost messages.
-    "analysis-runs-reap": {"task": "analysis.runs_reap", "schedule": 60.0},
+    # Every 15 s, so a killed run is requeued within timeout + 15 s (45 s; docs/analysis.md).
+    "analysis-runs-reap": {"task": "analysis.runs_reap", "schedule": 15.0},
 }
 # Signed checkpoints of every log's head (apps/deviations/checkpoints.py, docs/deploy.md).
 CELERY_BEAT_SCHEDULE["deviations-checkpoints-write"] = {
@@ -265,8 +270,11 @@ LOG_SIGNING_PREVIOUS_PUBLIC_KEYS = env.list("LOG_SIGNING_PREVIOUS_PUBLIC_KEYS", 
 LOG_WITNESS_URL = env.str("LOG_WITNESS_URL", default="")
 LOG_WITNESS_DIR = env.str("LOG_WITNESS_DIR", default="")
 LOG_WITNESS_TIMEOUT_SECONDS = env.int("LOG_WITNESS_TIMEOUT_SECONDS", default=10)
-# A running analysis run with no heartbeat for this long counts as abandoned by its worker.
-ANALYSIS_HEARTBEAT_TIMEOUT_SECONDS = env.int("ANALYSIS_HEARTBEAT_TIMEOUT_SECONDS", default=300)
+# A running analysis run with no heartbeat for this long counts as abandoned by its worker. A
+# thread of the worker beats every ANALYSIS_HEARTBEAT_INTERVAL_SECONDS while the run computes
+# (0: only progress reports beat, as in the eager test settings), so a live run never goes stale.
+ANALYSIS_HEARTBEAT_TIMEOUT_SECONDS = env.int("ANALYSIS_HEARTBEAT_TIMEOUT_SECONDS", default=30)
+ANALYSIS_HEARTBEAT_INTERVAL_SECONDS = env.int("ANALYSIS_HEARTBEAT_INTERVAL_SECONDS", default=5)
 
 LOGGING = {
     "version": 1,

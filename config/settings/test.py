@@ -22,6 +22,9 @@ def _ephemeral_signing_key() -> str:
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CELERY_TASK_ALWAYS_EAGER = True
+# Eager runs compute inside the test's transaction: no heartbeat thread (its own connection
+# would not see the run); tests that need it turn it on.
+ANALYSIS_HEARTBEAT_INTERVAL_SECONDS = 0
 PREREGISTRY_TEST_FLUSH_BYPASSES_GUARDS = True
 # A fresh checkpoint signing key for each test session, never written anywhere.
 LOG_SIGNING_KEY = _ephemeral_signing_key()

@@ -360,12 +360,12 @@ def test_two_workers_claiming_at_the_same_moment_get_one_claim(monkeypatch):
         assert run.attempts == 1 and run.state == RunState.RUNNING
 
 
-def test_beat_runs_the_reaper_every_minute(settings):
+def test_beat_runs_the_reaper_every_15_seconds(settings):
     from config.celery import app
 
     app.loader.import_default_modules()
     entry = settings.CELERY_BEAT_SCHEDULE["analysis-runs-reap"]
-    assert entry["task"] in app.tasks and entry["schedule"] == 60.0
+    assert entry["task"] in app.tasks and entry["schedule"] == 15.0
     assert "analysis.run_execute" in app.tasks
 
 
@@ -386,3 +386,67 @@ def test_a_starting_worker_reaps_a_killed_run_without_beat(
         worker_ready.send(sender=None)
     killed.refresh_from_db()
     assert killed.state == RunState.QUEUED
+
+
+def test_a_killed_run_is_requeued_within_60_seconds_of_its_last_heartbeat(
+    study, settings, django_capture_on_commit_callbacks
+):
+    """Issue #33: a killed run waited 314 s. The worker's last beat is at most one interval
+    before the kill; the reaper, every 15 s, requeues it once the beat is older than the
+    timeout: kill + interval + timeout + period stays under a minute with the defaults."""
+    from config.settings import base
+
+    assert (
+        base.ANALYSIS_HEARTBEAT_INTERVAL_SECONDS
+        + base.ANALYSIS_HEARTBEAT_TIMEOUT_SECONDS
+        + base.CELERY_BEAT_SCHEDULE["analysis-runs-reap"]["schedule"]
+        < 60
+    )
+    settings.ANALYSIS_HEARTBEAT_TIMEOUT_SECONDS = base.ANALYSIS_HEARTBEAT_TIMEOUT_SECONDS
+    run = _queued(study)
+    analysis_run_claim(run_id=run.pk)  # a worker claims it, beats once, and is killed
+    beat = AnalysisRun.objects.get(pk=run.pk).heartbeat_at
+    with django_capture_on_commit_callbacks(execute=False):
+        alive = analysis_runs_reap(now=beat + timedelta(seconds=29))
+        dead = analysis_runs_reap(now=beat + timedelta(seconds=31))
+    assert alive["requeued"] == [] and dead["requeued"] == [run.pk]
+
+
+def _beating(recorded):
+    def compute(inputs, *, parameters, seed, progress):
+        import time
+
+        from django.db import connection
+
+        # Reads the run's heartbeat twice, a second apart, without reporting any progress.
+        for _ in range(2):
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT heartbeat_at FROM analysis_analysisrun")
+                recorded.append(cursor.fetchone()[0])
+            time.sleep(1)
+        return {}
+
+    return compute
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)  # the heartbeat thread's connection sees the run
+def test_the_worker_beats_while_a_long_computation_reports_no_progress(settings):
+    settings.ANALYSIS_HEARTBEAT_INTERVAL_SECONDS = 0.2
+    recorded: list = []
+    register_pipeline(
+        Pipeline(
+            kind="_beating",
+            title="beats",
+            collect=lambda version: {"rows": []},
+            compute=_beating(recorded),
+            tidy=lambda inputs: ([], []),
+            declaration=opb_declaration_as("_beating"),
+        )
+    )
+    try:
+        study = opb_study(code="BEAT", evaluands=1, items_per_family=5, pipeline="_beating")
+        _queued(study)  # performed at once (eager), inside this call
+    finally:
+        unregister_pipeline("_beating")
+    assert len(recorded) == 2 and recorded[1] - recorded[0] >= timedelta(seconds=0.5)

@@ -77,12 +77,20 @@ def test_an_upper_case_hash_is_the_same_blob(client, frozen, creator):
 
 
 def test_an_ambiguous_prefix_is_409_and_names_no_blob(client, frozen, creator):
+    from apps.protocols import blobs
+
     client.force_login(creator)
     twin = frozen.sha256[:16] + "f" * 48
     if twin == frozen.sha256:
         twin = frozen.sha256[:16] + "e" * 48
     Blob.objects.create(sha256=twin, content=b"{}", size=2)
-    response = client.get(_url(frozen.sha256[:16]))
+    # A twin the caller may not read is not theirs to know of: the prefix names their blob.
+    assert client.get(_url(frozen.sha256[:16])).status_code == 200
+    blobs.register_blob_reader("test.twin", lambda user, sha256: sha256 == twin)
+    try:
+        response = client.get(_url(frozen.sha256[:16]))
+    finally:
+        blobs._readers.pop("test.twin")
     assert response.status_code == 409
     body = response.content.decode()
     assert twin not in body and frozen.sha256 not in body
@@ -94,3 +102,24 @@ def test_a_draft_has_no_blob_to_read(client, ready_draft, creator):
     client.force_login(creator)
     Blob.objects.create(sha256="a" * 64, content=b"{}", size=2)  # belongs to no version
     assert client.get(_url("a" * 64)).status_code == 404
+
+
+def test_unknown_and_unreadable_blobs_cost_the_same_queries_and_load_no_content(
+    client, frozen, outsider
+):
+    """Issue #33: the blob was loaded before the access check, so an unreadable hash took
+    longer (+32 ms) than an unknown one. Now both run the same queries, none of them reading
+    a blob's content."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client.force_login(outsider)
+    answers = {}
+    for name, digest in (("unreadable", frozen.sha256), ("unknown", "f" * 64)):
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(_url(digest))
+        assert response.status_code == 404
+        answers[name] = [q["sql"] for q in queries.captured_queries]
+        assert not any('"content"' in sql for sql in answers[name]), name
+    shape = {name: [sql.split(" WHERE ")[0] for sql in sqls] for name, sqls in answers.items()}
+    assert shape["unreadable"] == shape["unknown"]

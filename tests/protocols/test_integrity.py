@@ -130,4 +130,122 @@ def test_pages_reuse_a_verdict_only_while_the_rows_are_unchanged():
     Protocol.objects.filter(pk=version.protocol_id).update(created_at=F("created_at"))
     with CaptureQueriesContext(connection) as rebuilt:
         assert version_integrity_verify(version=version, use_cache=True).ok
-    assert "protocols_blob" in rebuilt.captured_queries[-1]["sql"]  # rebuilt and compared
+    rebuilt_sql = [query["sql"] for query in rebuilt.captured_queries]
+    assert any("protocols_blob" in sql for sql in rebuilt_sql)  # rebuilt and compared
+    assert any("deviations_logentry" in sql for sql in rebuilt_sql)  # and the log checked
+
+
+# The consistent rewrite (issue #33, "Why" 1): ε rewritten, the rewritten document stored as a
+# blob and the version's sha256 pointed at it. Rows, blob and sha256 agree with each other; only
+# the freeze entry in the deviation log still names the frozen hash.
+
+REPOINT = "UPDATE protocols_protocolversion SET sha256 = %s WHERE id = %s"
+BLOB = (
+    "INSERT INTO protocols_blob (sha256, content, media_type, size, created_at) "
+    "VALUES (%s, %s, 'application/json', %s, now())"
+)
+REWRITE_EPSILON = (
+    "UPDATE protocols_analysisparameter SET value = '0.30' "
+    "WHERE version_id = %s AND name = 'epsilon'"
+)
+
+
+def _rewritten_document(version) -> tuple[bytes, str]:
+    from apps.protocols.documents import version_document_bytes
+
+    version = type(version).objects.get(pk=version.pk)
+    return version_document_bytes(version=version)
+
+
+def consistent_rewrite(version) -> str:
+    """As the owner on PostgreSQL (guards switched off for the two tables), plain SQL on SQLite.
+    Returns the hash the version now claims."""
+    if connection.vendor == "postgresql":
+        with owner_cursor() as cursor:
+            for table in ("protocols_analysisparameter", "protocols_protocolversion"):
+                cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
+            cursor.execute(REWRITE_EPSILON, [version.pk])
+        content, digest = _rewritten_document(version)
+        with owner_cursor() as cursor:
+            cursor.execute(BLOB, [digest, content, len(content)])
+            cursor.execute(REPOINT, [digest, version.pk])
+            for table in ("protocols_analysisparameter", "protocols_protocolversion"):
+                cursor.execute(f"ALTER TABLE {table} ENABLE TRIGGER USER")
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(REWRITE_EPSILON, [version.pk])
+        content, digest = _rewritten_document(version)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                BLOB.replace("now()", "CURRENT_TIMESTAMP"), [digest, content, len(content)]
+            )
+            cursor.execute(REPOINT, [digest, version.pk])
+    return digest
+
+
+def _consistent_rewrite_is_caught(client, study) -> None:
+    version = study.version
+    frozen = version.sha256
+    client.force_login(study.pi)
+    digest = consistent_rewrite(version)
+    version.refresh_from_db()
+    assert version.sha256 == digest != frozen
+    assert AnalysisParameter.objects.get(version=version, name="epsilon").value == "0.30"
+
+    # rows, blob and sha256 agree: only the log's freeze entry tells the rewrite
+    verdict = version_integrity_verify(version=version)
+    assert not verdict.ok and verdict.recomputed == verdict.stored == digest
+    assert frozen in verdict.reason and "repointed" in verdict.reason
+
+    with pytest.raises(IntegrityAlarm):
+        analysis_run_request(version=version, user=study.pi)
+    assert not AnalysisRun.objects.filter(version=version).exists()
+    page = _page(client, version)
+    assert "Integrity alarm" in page and "repointed" in page
+    export = client.get(f"/protocols/{version.protocol.code}/v/{version.label}/design/export.csv")
+    assert export.status_code == 409 and b"Integrity alarm" in export.content
+    (alarm,) = _alarms(version)
+    assert frozen in alarm.rationale and digest in alarm.rationale
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_consistent_rewrite_by_the_owner_is_caught_by_the_freeze_entry(client):
+    _consistent_rewrite_is_caught(client, opb_study(evaluands=1))
+
+
+@pytest.mark.django_db
+def test_a_consistent_rewrite_on_sqlite_is_caught_by_the_freeze_entry(client):
+    if connection.vendor == "postgresql":
+        pytest.skip("the PostgreSQL test rewrites as the owner")
+    _consistent_rewrite_is_caught(client, opb_study(evaluands=1))
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_the_runtime_role_cannot_make_the_consistent_rewrite():
+    from tests.dbroles import assert_sql_refused
+
+    version = opb_study(evaluands=1).version
+    assert_sql_refused(REWRITE_EPSILON, [version.pk])
+    assert_sql_refused(REPOINT, ["b" * 64, version.pk])
+    assert version_integrity_verify(version=version).ok
+
+
+@pytest.mark.django_db
+def test_a_frozen_version_turned_back_into_a_draft_raises_the_alarm():
+    """Issue #33: flipping a frozen version back to draft switched the check off. The row now
+    refuses it on PostgreSQL (tests/core/test_guard_shadowing.py); whoever gets past that still
+    meets the freeze entry in the log."""
+    if connection.vendor == "postgresql":
+        pytest.skip("the state trigger refuses it on PostgreSQL")
+    version = opb_study(evaluands=1).version
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE protocols_protocolversion SET state = 'draft' WHERE id = %s", [version.pk]
+        )
+    version.refresh_from_db()
+    verdict = version_integrity_verify(version=version)
+    assert verdict.checked and not verdict.ok and "says it is a draft" in verdict.reason
+    (alarm,) = _alarms(version)
+    assert version.sha256 in alarm.rationale

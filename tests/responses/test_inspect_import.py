@@ -92,3 +92,19 @@ def test_without_the_extra_an_inspect_log_is_refused_with_a_clear_message(
             filename="refusal_demo_mockllm.eval",
         )
     assert INSPECT_MISSING in str(rejected.value)
+
+
+@needs_inspect
+def test_a_sample_larger_than_the_limit_is_refused_before_it_is_read(shared_data, settings):
+    from apps.responses.formats import FileUnreadable, stream_file
+
+    log = shared_data / "inspect" / "refusal_demo_mockllm.eval"
+    assert sum(1 for _ in stream_file(log, "inspect").records) == 6
+    settings.INSPECT_SAMPLE_MAX_MB = 0
+    with pytest.raises(FileUnreadable) as refused:
+        stream_file(log, "inspect")
+    assert "a sample may hold at most 0 MiB" in str(refused.value)
+    settings.INSPECT_JSON_MAX_MB = 0
+    with pytest.raises(FileUnreadable) as whole:
+        stream_file(shared_data / "inspect" / "refusal_demo_mockllm.json", "inspect")
+    assert "import the .eval log instead" in str(whole.value)

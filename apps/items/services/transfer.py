@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ from django.db import transaction
 from django.db.models import F
 
 from apps.accounts.models import User
+from apps.core.inputs import csv_width_problem, json_loads
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import Cell, Condition, Family, FamilyRole, Item, KeyUnit, Level
@@ -37,6 +39,7 @@ from apps.items.services.design import (
     stopping_rule_message,
 )
 from apps.protocols.import_frame import ImportProblem, import_key, numbered
+from apps.protocols.integrity import IntegrityAlarm, version_integrity_verify
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.refs import version_ref
 
@@ -179,10 +182,13 @@ def _read_csv(text: str, plan: ImportPlan) -> list[tuple[int, dict[str, Any]]]:
     except csv.Error as error:
         plan.errors.append(ImportProblem(1, "header", f"not readable as CSV: {error}"))
         return []
+    if problem := csv_width_problem(header):
+        plan.errors.append(ImportProblem(1, "header", problem))
+        return []
     header = [h.strip().lower() for h in header]
     unknown = [h for h in header if h not in COLUMNS]
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
-    duplicated = sorted({h for h in header if header.count(h) > 1})
+    duplicated = sorted(name for name, count in Counter(header).items() if count > 1)
     for name in unknown:
         plan.errors.append(
             ImportProblem(
@@ -229,7 +235,7 @@ def _read_csv(text: str, plan: ImportPlan) -> list[tuple[int, dict[str, Any]]]:
 
 def _read_json(text: str, plan: ImportPlan) -> list[tuple[int, dict[str, Any]]]:
     try:
-        data = json.loads(text)
+        data = json_loads(text)
     except (ValueError, RecursionError) as error:
         # ValueError: malformed, or a number longer than Python reads; RecursionError: nested
         # deeper than Python reads.
@@ -754,9 +760,22 @@ def _csv_key(units: list[KeyUnitSpec]) -> str:
     return key_units_format(units, separator=KEY_SEPARATOR)
 
 
+def version_integrity_verify_for_export(version: ProtocolVersion) -> None:
+    # Pages' cache is fine here: it is never older than the rows (apps/protocols/integrity.py).
+    verdict = version_integrity_verify(version=version, use_cache=True)
+    if not verdict.ok:
+        raise IntegrityAlarm({"version": f"Integrity alarm: {verdict.reason}. Not exported."})
+
+
 def design_export(*, version: ProtocolVersion, fmt: str) -> str:
     """The version's cells (items, cells, keys) as CSV or JSON text that ``design_import``
-    reads back unchanged. Items without any cell have no row."""
+    reads back unchanged. Items without any cell have no row.
+
+    A frozen version's rows are checked against its hash and its freeze entry first
+    (``version_integrity_require``): raises ``IntegrityAlarm`` (a ValidationError) rather than
+    export rows that are no longer what was frozen.
+    """
+    version_integrity_verify_for_export(version)
     rows = _export_rows(version)
     if fmt == "csv":
         buffer = io.StringIO()

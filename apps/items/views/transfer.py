@@ -94,7 +94,12 @@ def design_export(request: HttpRequest, protocol_code: str, label: str, fmt: str
     version = design_version(request, protocol_code, label)
     if fmt not in FORMATS:
         raise Http404("Export as .csv or .json.")
-    text = services.design_export(version=version, fmt=fmt)
+    try:
+        text = services.design_export(version=version, fmt=fmt)
+    except ValidationError as error:  # an integrity alarm: the rows are not what was frozen
+        return HttpResponse(
+            " ".join(error.messages), status=409, content_type="text/plain; charset=utf-8"
+        )
     media = "text/csv" if fmt == "csv" else "application/json"
     response = HttpResponse(text, content_type=f"{media}; charset=utf-8")
     name = f"{version.protocol.code}-v{version.label}-design.{fmt}"

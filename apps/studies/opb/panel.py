@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from apps.accounts.models import User
+from apps.core.inputs import csv_width_problem
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import FamilyRole, Item, PanelFlag, PanelMember
@@ -176,6 +177,8 @@ def panel_flags_import(
     except UnicodeDecodeError as error:
         raise ValidationError(f"{filename}: not UTF-8 text ({error.reason})") from error
     reader = csv.DictReader(io.StringIO(text))
+    if problem := csv_width_problem(list(reader.fieldnames or [])):
+        raise ValidationError(f"{filename}: {problem}")
     missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or [])]
     if missing:
         raise ValidationError(f"{filename}: missing column(s) {', '.join(missing)}")

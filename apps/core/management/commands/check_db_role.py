@@ -1,6 +1,7 @@
 """``manage.py check_db_role``: refuse a runtime database role that could switch the guards off.
 
-Prints ``database role <name>: least privilege`` and exits 0, or one line per reason (superuser,
+Prints ``database role <name>: least privilege`` and exits 0, or one line per reason (TEMPORARY
+on the database, a guard function without a fixed search_path, superuser,
 CREATEROLE, may SET session_replication_role, owns a protected table, holds TRUNCATE, TRIGGER,
 UPDATE or DELETE where the guards refuse them) and exits 1. On SQLite it says there are no roles
 and exits 0. Checks the connection of ``DATABASE_URL`` (``--database`` for another alias).
