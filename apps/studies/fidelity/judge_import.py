@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
+from apps.accounts.models import User
 from apps.items.models import Cell
 from apps.protocols.import_frame import (
     ImportOutcome,
@@ -58,7 +60,7 @@ from apps.raters.models import (
 )
 from apps.raters.plan import rating_plan
 from apps.raters.values import FIDELITY_DERIVATIONS
-from apps.responses.formats import file_records
+from apps.responses.formats import SourceRecord, file_records
 from apps.responses.importing import _Checker, _Schedule
 from apps.responses.mapping import default_mapping
 from apps.responses.models import Attempt
@@ -76,7 +78,7 @@ def judged_by_scorer(version: ProtocolVersion) -> bool:
     ).exists()
 
 
-def verdict_value(field: RubricField, document: dict) -> Any:
+def verdict_value(field: RubricField, document: dict[str, Any]) -> Any:
     """What a loss1 ``document`` says for the verdict ``field`` (its derivation: fidelity, loss1,
     drift_flag or an axis's pass)."""
     if field.derivation == "axis_pass":
@@ -85,12 +87,14 @@ def verdict_value(field: RubricField, document: dict) -> Any:
 
 
 class _JudgeReader:
-    def __init__(self, version: ProtocolVersion, records, scorer_code: str | None):
+    def __init__(
+        self, version: ProtocolVersion, records: Iterable[SourceRecord], scorer_code: str | None
+    ) -> None:
         self.version = version
         self.records = records
         self.problems: list[ImportProblem] = []
         self.planned: list[_Planned] = []
-        self.inconsistencies: Counter = Counter()
+        self.inconsistencies: Counter[str] = Counter()
         self.inconsistent_rows = 0
         self.flagged: list[dict[str, Any]] = []
         self.fields = [
@@ -157,7 +161,7 @@ class _JudgeReader:
         )
         self.seen: dict[tuple[int, int], int] = {}
 
-    def _scorer(self, record) -> ScorerRosterEntry | None:
+    def _scorer(self, record: SourceRecord) -> ScorerRosterEntry | None:
         code = record.fields.get("scorer") or self.scorer_code
         if code is None and len(self.roster) == 1:
             code = next(iter(self.roster))
@@ -174,7 +178,7 @@ class _JudgeReader:
             )
         return entry
 
-    def _document(self, record) -> Any:
+    def _document(self, record: SourceRecord) -> Any:
         if "document" in record.fields:
             document = record.fields["document"]
             if isinstance(document, str):
@@ -185,7 +189,7 @@ class _JudgeReader:
             return document
         return {k: record.fields[k] for k in DOCUMENT_KEYS if k in record.fields}
 
-    def _row(self, record, administration_id: int, entry: ScorerRosterEntry) -> None:
+    def _row(self, record: SourceRecord, administration_id: int, entry: ScorerRosterEntry) -> None:
         answered = self.responses.get(administration_id)
         if not answered:
             self.problems.append(
@@ -248,7 +252,7 @@ class _JudgeReader:
 def fidelity_judge_import(
     *,
     version: ProtocolVersion,
-    user,
+    user: User,
     data: bytes,
     filename: str,
     scorer_code: str | None = None,
