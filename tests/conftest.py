@@ -41,6 +41,26 @@ def chromium_path() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+def pytest_collection_modifyitems(config, items):
+    """Order and group the run for pytest-xdist (``make test``: ``-n auto --dist loadgroup``).
+
+    - The tests that start a real Celery worker share one broker and its queue: they run on one
+      xdist worker (``xdist_group("redis")``), one after another, so no worker takes another's
+      task. (PostgreSQL needs nothing: pytest-django gives each xdist worker its own test
+      database, ``test_<name>_gw<n>``.)
+    - A module with a test marked ``slow`` runs whole on one xdist worker, so the state it builds
+      once (a module-scoped fixture) is built once, and such modules come first: the long tests
+      start while the short ones fill the other cores, instead of ending the run alone.
+    """
+    slow_modules = {item.path for item in items if item.get_closest_marker("slow")}
+    for item in items:
+        if item.get_closest_marker("redis"):
+            item.add_marker(pytest.mark.xdist_group("redis"))
+        elif item.path in slow_modules:
+            item.add_marker(pytest.mark.xdist_group(f"slow:{item.path.name}"))
+    items.sort(key=lambda item: item.path not in slow_modules)
+
+
 @pytest.fixture(autouse=True)
 def _require_marked_services(request):
     if request.node.get_closest_marker("postgres"):

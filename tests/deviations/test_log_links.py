@@ -107,6 +107,7 @@ def _write_the_kinds_the_demo_does_not(pi: User) -> None:
 
 
 # The demo's whole study through the services: a minute on a quiet machine, several under load.
+@pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_every_ref_on_every_log_page_links_to_a_page_that_opens(client):
     demo_study_load()
