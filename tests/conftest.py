@@ -41,6 +41,8 @@ def chromium_path() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+# Before pytest-django's (also tryfirst): its stable sort then puts transactional tests last.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Order and group the run for pytest-xdist (``make test``: ``-n auto --dist loadgroup``).
 
