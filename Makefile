@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # The development server's port: `make run PORT=8105`.
 PORT ?= 8000
 
-.PHONY: run test install lint typecheck format migrate worker beat demo-xstest demo-route-choice benchmarks benchmarks-tiny calibrate db-roles check-db-role
+.PHONY: run test test-quick install lint typecheck format migrate worker beat demo-xstest demo-route-choice benchmarks benchmarks-tiny calibrate db-roles check-db-role
 
 install: $(STAMP)
 
@@ -21,8 +21,16 @@ run: install
 	$(BIN)/python manage.py load_demo
 	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
+# The whole suite in parallel (pytest-xdist, one worker per core; `make test TEST_WORKERS=0` runs
+# it in one process). --dist loadgroup keeps each xdist_group on one worker (tests/conftest.py:
+# the real Celery worker's tests share the broker). docs/performance.md has the timings.
+TEST_WORKERS ?= auto
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
+
+# The same without the tests marked slow (the XSTest demo, the route sweeps): CI runs them all.
+test-quick: install
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not slow and not calibration"
 
 lint: install
 	$(BIN)/ruff check .
@@ -76,7 +84,8 @@ benchmarks: install
 benchmarks-tiny: install
 	BENCHMARK_SIZE=tiny $(BIN)/python -m pytest tests/benchmarks -p no:randomly -o addopts="" -q
 
-# The interval calibration suite (tests/calibration/, docs/analysis.md): about 15 minutes.
+# The interval calibration suite (tests/calibration/, docs/analysis.md): about 15 minutes, more
+# on a loaded machine, so without the suite's per-test timeout (pyproject.toml: timeout = 300).
 calibrate: install
-	$(BIN)/python -m pytest tests/calibration -m calibration -p no:randomly -o addopts="-ra --strict-markers"
+	$(BIN)/python -m pytest tests/calibration -m calibration -p no:randomly -o addopts="-ra --strict-markers" -o timeout=0
 	$(BIN)/python -m tests.calibration.report

@@ -44,6 +44,17 @@ def _admin_url(settings_dict: dict[str, Any]) -> str:
     )
 
 
+@contextmanager
+def _roles_lock(settings_dict: dict[str, Any], name: str) -> Iterator[None]:
+    """One session at a time creates the roles of ``name``: the xdist workers of one run
+    (``make test``) all start by provisioning the same two roles."""
+    import psycopg
+
+    with psycopg.connect(_admin_url(settings_dict), autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(hashtext(%s))", [f"preregistry-test-roles:{name}"])
+        yield
+
+
 def before_setup() -> None:
     """Log the default connection in as the owner, creating the roles first if need be."""
     database = settings.DATABASES["default"]
@@ -53,14 +64,15 @@ def before_setup() -> None:
         name = database["NAME"]
         owner, runtime = f"{name}_owner", f"{name}_app"
         _state["superuser"] = {key: database.get(key) for key in ("USER", "PASSWORD")}
-        dbroles.provision(
-            admin_url=_admin_url(database),
-            database=name,
-            owner=owner,
-            runtime=runtime,
-            createdb=True,
-            create_database=False,
-        )
+        with _roles_lock(database, name):
+            dbroles.provision(
+                admin_url=_admin_url(database),
+                database=name,
+                owner=owner,
+                runtime=runtime,
+                createdb=True,
+                create_database=False,
+            )
         settings.DATABASE_OWNER = {
             "USER": owner,
             "PASSWORD": "",

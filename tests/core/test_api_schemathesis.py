@@ -37,6 +37,7 @@ def connection_kept_open():
     request_finished.connect(close_old_connections)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_no_api_operation_answers_5xx_to_schemathesis(connection_kept_open):
     demo_study_load()

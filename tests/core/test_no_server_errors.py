@@ -24,6 +24,7 @@ from apps.raters.models import RubricField, ScoringTask
 from apps.responses.models import Attempt, RosterEntry
 from tests.analysis.builders import opb_study
 from tests.factories import UserFactory
+from tests.states import built_once
 
 pytestmark = pytest.mark.django_db
 
@@ -205,14 +206,12 @@ def _contexts(study):
     return out
 
 
-@pytest.fixture
-def state(django_capture_on_commit_callbacks):
+def _build_state():
     demo_study_load()
     study = opb_study(code="OPB-Z", evaluands=1, items_per_family=2, repetitions=1)
     from apps.analysis.services import analysis_run_request
 
-    with django_capture_on_commit_callbacks(execute=True):
-        analysis_run_request(version=study.version, user=study.pi)
+    analysis_run_request(version=study.version, user=study.pi)  # run on commit, at once
     people = {
         "anonymous": None,
         "outsider": UserFactory(),
@@ -226,6 +225,14 @@ def state(django_capture_on_commit_callbacks):
     for role in ("reviewer", "auditor", "editor", "pi"):
         Membership.objects.get_or_create(user=people[role], protocol=demo, role=role)
     return study, people
+
+
+@pytest.fixture(scope="module")
+def state(django_db_setup, django_db_blocker):
+    """Built once for the module's three tests (tests/states.py); each test's writes are
+    rolled back at its end."""
+    with built_once(django_db_blocker, _build_state) as built:
+        yield built
 
 
 def _written() -> dict[str, int]:
@@ -263,8 +270,10 @@ def _is_mutating(route):
     )
 
 
-# About two minutes of CPU; on a loaded machine its wall time can pass the default 300 s.
-@pytest.mark.timeout(900)
+# About two minutes of CPU, and the module's state (built in this test's set-up, which the
+# timeout counts) one more; on a loaded machine the wall time can pass 900 s (load 14: 900 s).
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
 def test_no_url_answers_500_for_any_role_or_input(state):
     study, people = state
     contexts = _contexts(study)

@@ -44,6 +44,7 @@ def _completions(folder):
     return rows
 
 
+@pytest.mark.slow
 def test_demo_xstest_scores_through_the_queue_and_prints_the_papers_rates(shared_data):
     out = io.StringIO()
     call_command("demo_xstest", stdout=out)

@@ -139,6 +139,7 @@ def _import_machine_scores_and_run_the_oracle(pi: User, on_commit) -> None:
 
 
 # The demo's whole study through the services: a minute on a quiet machine, several under load.
+@pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_every_ref_on_every_log_page_links_to_a_page_that_opens(
     client, django_capture_on_commit_callbacks

@@ -323,6 +323,7 @@ def _leaks(text: str) -> list[str]:
 
 
 # Up to 30 addresses for each of the project's routes: minutes, more on a loaded machine.
+@pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_no_page_api_error_or_redirect_a_reviewer_reaches_reveals_the_study(client):
     study = _marked_study()
