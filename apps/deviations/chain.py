@@ -507,15 +507,16 @@ def consistency_ranges(first: int, second: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def verify_inclusion(leaf: bytes, index: int, size: int, proof: list[bytes], root: bytes) -> bool:
-    """Whether ``proof`` shows leaf hash ``leaf`` at ``index`` in the tree of ``size`` leaves
-    whose root is ``root`` (RFC 9162 section 2.1.3.2). O(log size) hashes."""
+def root_from_inclusion(leaf: bytes, index: int, size: int, proof: list[bytes]) -> bytes | None:
+    """The root an inclusion proof leads to from leaf hash ``leaf`` at ``index`` in a tree of
+    ``size`` leaves, or None when the proof has the wrong length for that position (RFC 9162
+    section 2.1.3.2, steps 1-4)."""
     if not 0 <= index < size:
-        return False
+        return None
     fn, sn, r = index, size - 1, leaf
     for p in proof:
         if sn == 0:
-            return False
+            return None
         if fn & 1 or fn == sn:
             r = node_hash(p, r)
             if not fn & 1:
@@ -526,7 +527,13 @@ def verify_inclusion(leaf: bytes, index: int, size: int, proof: list[bytes], roo
             r = node_hash(r, p)
         fn >>= 1
         sn >>= 1
-    return sn == 0 and r == root
+    return r if sn == 0 else None
+
+
+def verify_inclusion(leaf: bytes, index: int, size: int, proof: list[bytes], root: bytes) -> bool:
+    """Whether ``proof`` shows leaf hash ``leaf`` at ``index`` in the tree of ``size`` leaves
+    whose root is ``root`` (RFC 9162 section 2.1.3.2). O(log size) hashes."""
+    return root_from_inclusion(leaf, index, size, proof) == root
 
 
 def verify_consistency(
@@ -799,6 +806,9 @@ def verify_chain(  # noqa: PLR0912, PLR0915 (one pass; split is debt)
     expect: Mapping[int, str] | None = None,
     checkpoints: Iterable[Mapping[str, Any]] = (),
     log_keys: Iterable[VerifierKey] | None = None,
+    after: tuple[int, str, CompactRange] | None = None,
+    nodes_out: list[tuple[int, int, bytes]] | None = None,
+    nodes_min_level: int = 1,
 ) -> ChainReport:
     """Recompute one protocol's chain from its entries (in ``seq`` order) and name the first break.
 
@@ -818,6 +828,12 @@ def verify_chain(  # noqa: PLR0912, PLR0915 (one pass; split is debt)
     its size, so a log whose first N entries do not give the root signed for N is broken there.
     With ``log_keys`` (the pinned log keys), each C2SP checkpoint's signature is checked as it
     is taken: one that is not signed by a pinned key, or forged, is a break.
+
+    ``after`` = (seq, hash, tree) continues a chain already verified through entry ``seq``
+    (whose hash is ``hash`` and whose Merkle tree's compact range is ``tree``, of ``seq``
+    leaves): ``entries`` then start at entry seq + 1 (what "verifying from the last
+    checkpoint" reads). ``nodes_out`` collects the perfect subtrees that the entries complete,
+    as (level, index, root), from ``nodes_min_level`` up.
 
     Entries are read once and not kept, so memory stays flat over millions of entries.
     """
@@ -875,12 +891,20 @@ def verify_chain(  # noqa: PLR0912, PLR0915 (one pass; split is debt)
     chain_protocol = protocol
     previous_hash = GENESIS_HASH
     expected_seq = 1
-    last_good = None  # the last intact entry; the report is filled from it once, at the end
+    last_good: Mapping[str, Any] | None = None  # the last intact entry, for the report
     sha256 = hashlib.sha256
     fromhex = bytes.fromhex
     # The Merkle tree's compact range (see CompactRange), kept inline for speed.
     stack: list[bytes] = []
     leaves = 0
+    if after is not None:
+        after_seq, previous_hash, start_tree = after
+        if start_tree.size != after_seq:
+            raise ValueError("the tree to continue has another size than the chain")
+        stack, leaves, expected_seq = list(start_tree.hashes), after_seq, after_seq + 1
+        if after_seq:
+            last_good = {"seq": after_seq, "recorded_at": None, "hash": previous_hash}
+    collect = nodes_out is not None
 
     def finish(broken_at: int | None = None, reason: str = "") -> ChainReport:
         report.protocol = chain_protocol
@@ -968,9 +992,18 @@ def verify_chain(  # noqa: PLR0912, PLR0915 (one pass; split is debt)
         except (TypeError, ValueError):
             return finish(seq, f"entry {seq} has a hash that is not 64 hex digits")
         width = leaves
-        while width & 1:
-            node = sha256(b"\x01" + stack.pop() + node).digest()
-            width >>= 1
+        if collect:
+            level = 0
+            while width & 1:
+                node = sha256(b"\x01" + stack.pop() + node).digest()
+                width >>= 1
+                level += 1
+                if level >= nodes_min_level:
+                    nodes_out.append((level, ((leaves + 1) >> level) - 1, node))  # type: ignore[union-attr]
+        else:
+            while width & 1:
+                node = sha256(b"\x01" + stack.pop() + node).digest()
+                width >>= 1
         stack.append(node)
         leaves += 1
         if roots and leaves in roots:
@@ -1133,7 +1166,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915 (a CLI
     if not args.export:
         parser.error("give the export to verify, or --inclusion FILE")
     try:
-        saved = [_read_checkpoint(path) for path in args.checkpoint]
+        saved = [read_checkpoint_file(path) for path in args.checkpoint]
         entries = iter(read_jsonl(args.export))
         first = next(entries, None)
         if isinstance(first, _BadLine):
@@ -1240,7 +1273,7 @@ def _main_inclusion(
     return 0
 
 
-def _read_checkpoint(path: str) -> dict[str, Any]:
+def read_checkpoint_file(path: str) -> dict[str, Any]:
     """A saved checkpoint: a C2SP signed note, or an older JSON checkpoint."""
     with open(path, "rb") as file:
         raw = file.read()
@@ -1268,7 +1301,7 @@ def _read_witness_dir(folder: str, code: str | None) -> list[dict[str, Any]]:
     for name in sorted(os.listdir(folder)):
         if not name.endswith(".note"):
             continue
-        checkpoint = _read_checkpoint(os.path.join(folder, name))
+        checkpoint = read_checkpoint_file(os.path.join(folder, name))
         origin = parse_note(checkpoint["note"]).checkpoint()[0]
         if code is None or origin.rsplit("/", 1)[-1] == code:
             found.append(checkpoint)
