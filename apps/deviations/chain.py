@@ -27,6 +27,7 @@ without its ``hash`` key, whose ``prev_hash`` is the hash of the entry before it
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import itertools
 import json
@@ -330,8 +331,6 @@ def checkpoint_signature(
     cannot be checked here (no `cryptography`). ``public_keys`` are the base64 raw keys the
     auditor trusts; None trusts the key the checkpoint names, which proves only that the
     checkpoint is intact, not who signed it."""
-    import base64
-    import binascii
 
     try:
         from cryptography.exceptions import InvalidSignature
@@ -601,7 +600,6 @@ def note_key_id(name: str, signature_type: int, public_raw: bytes) -> bytes:
 
 def checkpoint_body(origin: str, size: int, root: bytes) -> str:
     """The note text of a checkpoint: origin, tree size, base64 root, each line ended."""
-    import base64
 
     return f"{origin}\n{size}\n{base64.b64encode(root).decode()}\n"
 
@@ -615,8 +613,6 @@ class Note:
 
     def checkpoint(self) -> tuple[str, int, bytes]:
         """(origin, tree size, root hash) of a checkpoint note; ValueError for another note."""
-        import base64
-        import binascii
 
         lines = self.text.split("\n")
         if len(lines) < 4 or lines[-1] != "" or any(not line for line in lines[:-1]):
@@ -641,8 +637,6 @@ class Note:
 def parse_note(text: str) -> Note:
     """Split a signed note into its text and signature lines (c2sp.org/signed-note, "Format").
     ValueError when it is not a signed note."""
-    import base64
-    import binascii
 
     if any(ord(c) < 0x20 and c != "\n" for c in text):
         raise ValueError("a note holds no control characters other than newline")
@@ -669,7 +663,6 @@ def parse_note(text: str) -> Note:
 
 def signature_line(name: str, key_id: bytes, signature: bytes) -> str:
     """One note signature line: em dash, space, key name, space, base64(key id || signature)."""
-    import base64
 
     return f"{_DASH} {name} {base64.b64encode(key_id + signature).decode()}\n"
 
@@ -731,32 +724,31 @@ class VerifierKey:
 def parse_verifier_key(text: str, *, default_type: int = SIGNATURE_ED25519) -> VerifierKey:
     """A key from a vkey (``name+hex id+base64(type || key)``, c2sp.org/signed-note "Verifier
     keys"), or from base64 of the 32 raw Ed25519 bytes. ValueError when it is neither."""
-    import base64
-    import binascii
 
     text = text.strip()
     try:
-        if "+" in text:
-            name, key_id_hex, material = text.split("+")
-            raw = base64.b64decode(material, validate=True)
-            if len(raw) != 33 or raw[0] not in (SIGNATURE_ED25519, SIGNATURE_COSIGNATURE_V1):
-                raise ValueError("only Ed25519 (0x01) and cosignature (0x04) keys are known")
-            if note_key_id(name, raw[0], raw[1:]).hex() != key_id_hex.lower():
-                raise ValueError("the key id does not match the key")
-            return VerifierKey(raw[1:], name, raw[0])
         raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raw = b""
+    if len(raw) == 32:
+        return VerifierKey(raw, None, default_type)
+    try:
+        # A vkey: no "+" in the name, the id is 8 hex digits, the base64 may hold "+".
+        name, key_id_hex, material = text.split("+", 2)
+        raw = base64.b64decode(material, validate=True)
+        if len(raw) != 33 or raw[0] not in (SIGNATURE_ED25519, SIGNATURE_COSIGNATURE_V1):
+            raise ValueError("only Ed25519 (0x01) and cosignature (0x04) keys are known")
+        if note_key_id(name, raw[0], raw[1:]).hex() != key_id_hex.lower():
+            raise ValueError("the key id does not match the key")
     except (binascii.Error, ValueError) as error:
         raise ValueError(
             f"not a verifier key or base64 Ed25519 key: {text[:60]!r} ({error})"
         ) from error
-    if len(raw) != 32:
-        raise ValueError("an Ed25519 public key is 32 bytes")
-    return VerifierKey(raw, None, default_type)
+    return VerifierKey(raw[1:], name, raw[0])
 
 
 def vkey(name: str, signature_type: int, public_raw: bytes) -> str:
     """The vkey text of a key (c2sp.org/signed-note, "Verifier keys")."""
-    import base64
 
     key_id = note_key_id(name, signature_type, public_raw).hex()
     return f"{name}+{key_id}+{base64.b64encode(bytes([signature_type]) + public_raw).decode()}"
