@@ -372,8 +372,8 @@ def checkpoint_write(*, protocol, force: bool = False) -> LogCheckpoint | None:
                 {"log": f"{protocol.code}: {report.summary()}; no checkpoint is signed over it."}
             )
         tree.store_nodes(protocol_id=protocol.pk, nodes=verified.new_nodes)
-        proof = tree.consistency_proof(
-            protocol_id=protocol.pk, first=old_size, second=verified.size
+        proof = tree.consistency_proof_to(
+            protocol_id=protocol.pk, first=old_size, second=verified.size, second_root=verified.root
         )
         if not chain.verify_consistency(old_size, verified.size, proof, old_root, verified.root):
             reason = (
@@ -473,7 +473,10 @@ def _add_checkpoint(url: str, body: bytes) -> tuple[int, bytes]:
 def witness_request(*, protocol_id: int, note: str, old_size: int, size: int) -> bytes:
     """The body of a C2SP tlog-witness add-checkpoint request: ``old <size>``, the consistency
     proof lines from ``old_size`` to ``size``, a blank line, the checkpoint."""
-    proof = tree.consistency_proof(protocol_id=protocol_id, first=old_size, second=size)
+    root = chain.parse_note(note).checkpoint()[2]
+    proof = tree.consistency_proof_to(
+        protocol_id=protocol_id, first=old_size, second=size, second_root=root
+    )
     lines = [f"old {old_size}"] + [base64.b64encode(h).decode() for h in proof]
     return ("\n".join(lines) + "\n\n" + note).encode()
 

@@ -153,6 +153,21 @@ def consistency_proof(*, protocol_id: int, first: int, second: int) -> list[byte
     return TreeReader(protocol_id).hashes(chain.consistency_ranges(first, second))
 
 
+def consistency_proof_to(
+    *, protocol_id: int, first: int, second: int, second_root: bytes
+) -> list[bytes]:
+    """A consistency proof from ``first`` entries to the tree of ``second`` whose (signed) root
+    is ``second_root``: from the stored roots when the proof they give leads to that root, else
+    from the entries alone (a wrong stored root must not make a good log look forked)."""
+    ranges = chain.consistency_ranges(first, second)
+    reader = TreeReader(protocol_id)
+    proof = reader.hashes(ranges)
+    first_root = reader.hashes([(0, first)])[0]
+    if chain.verify_consistency(first, second, proof, first_root, second_root):
+        return proof
+    return TreeReader(protocol_id, use_stored=False).hashes(ranges)
+
+
 def store_nodes(*, protocol_id: int, nodes: Iterable[tuple[int, int, bytes]]) -> int:
     """Keep the perfect subtrees' roots from ``STORED_LEVEL`` up (existing ones are left as they
     are: the same position always has the same root in an append-only log). Returns how many
@@ -228,9 +243,16 @@ def verify_since(
         )
         if head is None:
             raise LogRewritten(f"entry {size}, the last one a checkpoint signed, is missing")
-        reader = TreeReader(protocol_id)
-        proof = reader.hashes(chain.inclusion_ranges(size - 1, size))
-        if not chain.verify_inclusion(chain.leaf_hash(head), size - 1, size, proof, root):
+        leaf = chain.leaf_hash(head)
+        ranges = chain.inclusion_ranges(size - 1, size)
+        # From the stored roots first; a wrong one there must not pass for a rewrite, so the
+        # proof is built again from the entries alone before anything is said.
+        if not any(
+            chain.verify_inclusion(
+                leaf, size - 1, size, TreeReader(protocol_id, use_stored=s).hashes(ranges), root
+            )
+            for s in (True, False)
+        ):
             raise LogRewritten(
                 f"entry {size} is not the entry the checkpoint of {size} entries signed: the "
                 "log was rewritten after the checkpoint"
