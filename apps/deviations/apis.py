@@ -217,9 +217,8 @@ class InclusionProofApi(APIView):
             else:
                 size = log_size(protocol_id=protocol.pk)
         else:
-            valid, _invalid = checkpoints_checked(protocol)
-            match = [c for c in valid if c.seq == size and "note" in c.document]
-            signed = match[-1].document["note"] if match else None
+            match = latest_checkpoint(protocol=protocol, size=size)
+            signed = match.document.get("note") if match else None
         if not seq <= size <= log_size(protocol_id=protocol.pk):
             raise DjangoValidationError(
                 {

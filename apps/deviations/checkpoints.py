@@ -305,10 +305,26 @@ def checkpoints_checked(protocol) -> tuple[list[LogCheckpoint], list[tuple[LogCh
     return valid, invalid
 
 
-def latest_checkpoint(*, protocol) -> LogCheckpoint | None:
-    """The protocol's most recent checkpoint that verifies (largest, then newest), or None."""
-    valid, _invalid = checkpoints_checked(protocol)
-    return max(valid, key=lambda c: (c.seq, c.pk), default=None)
+def latest_checkpoint(*, protocol, size: int | None = None) -> LogCheckpoint | None:
+    """The protocol's most recent checkpoint that verifies (largest, then newest; of ``size``
+    entries when given), or None. Checks signatures newest first and stops at the first that
+    verifies, logging the invalid ones it passes."""
+    rows = LogCheckpoint.objects.filter(protocol=protocol)
+    if size is not None:
+        rows = rows.filter(seq=size)
+    for checkpoint in rows.order_by("-seq", "-pk").iterator(chunk_size=20):
+        checkpoint.protocol = protocol
+        problem = checkpoint_problem(checkpoint)
+        if problem is None:
+            return checkpoint
+        logger.error(
+            "stored checkpoint %s of %s (size %s) skipped: %s",
+            checkpoint.pk,
+            protocol.code,
+            checkpoint.seq,
+            problem,
+        )
+    return None
 
 
 def stored_checkpoints(protocol) -> list[dict[str, Any]]:

@@ -104,6 +104,8 @@ def test_a_proof_in_an_earlier_tree_and_consistency_between_any_two_sizes(signed
         assert chain.verify_consistency(first, second, path, old, reference.get_root(second))
 
 
+# Committed rows: on PostgreSQL the owner edits them from its own connection, as an attacker.
+@pytest.mark.django_db(transaction=True)
 def test_a_tampered_stored_root_gives_proofs_that_fail_and_the_signer_recovers(signed, client):
     protocol, entries, _checkpoint, reference = signed
     sql = (
