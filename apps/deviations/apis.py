@@ -209,21 +209,22 @@ class InclusionProofApi(APIView):
         params.is_valid(raise_exception=True)
         seq = params.validated_data["seq"]
         size = params.validated_data.get("tree_size")
+        held = log_size(protocol_id=protocol.pk)
         signed = None
         if size is None:
             latest = latest_checkpoint(protocol=protocol)
-            if latest is not None and latest.seq >= seq:
+            if latest is not None and seq <= latest.seq <= held:
                 size, signed = latest.seq, latest.document.get("note")
             else:
-                size = log_size(protocol_id=protocol.pk)
-        else:
+                size = held
+        elif seq <= size <= held:
             match = latest_checkpoint(protocol=protocol, size=size)
             signed = match.document.get("note") if match else None
-        if not seq <= size <= log_size(protocol_id=protocol.pk):
+        if not seq <= size <= held:
             raise DjangoValidationError(
                 {
-                    "seq": f"Entry {seq} is not in a tree of {size} entries of this log "
-                    f"(it holds {log_size(protocol_id=protocol.pk)})."
+                    "seq": f"Entry {seq} is not in a tree of {size} entries of this log (it "
+                    f"holds {held})."
                 }
             )
         entry = LogEntry.objects.get(protocol=protocol, seq=seq)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import fcntl
+import functools
 import hashlib
 import json
 import logging
@@ -269,19 +270,32 @@ def checkpoint_problem(checkpoint: LogCheckpoint) -> str | None:
     if not isinstance(document, dict):
         return "its document is not a checkpoint"
     if document.get("type") == chain.NOTE_CHECKPOINT_TYPE:
-        try:
-            _note, (_origin, size, root) = chain.checkpoint_note_verify(
-                str(document.get("note")),
-                log_verifier_keys(),
-                origin=origin_for(checkpoint.protocol.code),
-            )
-        except ValueError as error:
-            return str(error)
-        if size != checkpoint.seq or root.hex() != checkpoint.head_hash:
-            return "its columns do not say what its signed note says"
-        return None
+        return _note_problem(
+            str(document.get("note")),
+            origin_for(checkpoint.protocol.code),
+            checkpoint.seq,
+            checkpoint.head_hash,
+            tuple(trusted_public_keys()),
+        )
     valid, why = chain.checkpoint_signature(document, trusted_public_keys())
     return None if valid else why
+
+
+@functools.lru_cache(maxsize=4096)
+def _note_problem(
+    note: str, origin: str, size: int, head_hash: str, keys: tuple[str, ...]
+) -> str | None:
+    """Why a stored C2SP checkpoint cannot be used, or None (remembered per exact note text,
+    columns and keys: the same bytes verify the same way, so a page does not re-check them)."""
+    try:
+        _note, (_origin, signed_size, root) = chain.checkpoint_note_verify(
+            note, [chain.VerifierKey(base64.b64decode(k)) for k in keys], origin=origin
+        )
+    except ValueError as error:
+        return str(error)
+    if signed_size != size or root.hex() != head_hash:
+        return "its columns do not say what its signed note says"
+    return None
 
 
 def checkpoints_checked(protocol) -> tuple[list[LogCheckpoint], list[tuple[LogCheckpoint, str]]]:

@@ -18,7 +18,7 @@ import base64
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.db.models import Q
+from django.db import connection
 
 from apps.deviations import chain
 from apps.deviations.models import LogEntry, LogTreeNode
@@ -61,24 +61,39 @@ class TreeReader:
             self.load_leaves(spans)
 
     def load_nodes(self, positions: Iterable[tuple[int, int]]) -> None:
-        query = Q()
-        for level, index in positions:
-            query |= Q(level=level, index=index)
-        for level, index, digest in LogTreeNode.objects.filter(
-            query, protocol_id=self.protocol_id
-        ).values_list("level", "index", "hash"):
-            self.nodes[(level, index)] = bytes.fromhex(digest)
+        """The stored roots at these (level, index) positions, in one query."""
+        pairs = sorted(set(positions))
+        if not pairs:
+            return
+        rows = ", ".join(["(%s, %s)"] * len(pairs))
+        sql = (
+            'SELECT level, "index", hash FROM deviations_logtreenode WHERE protocol_id = %s '
+            f'AND (level, "index") IN ({rows})'
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [self.protocol_id, *(n for pair in pairs for n in pair)])
+            for level, index, digest in cursor.fetchall():
+                self.nodes[(level, index)] = bytes.fromhex(digest)
 
     def load_leaves(self, spans: Iterable[tuple[int, int]]) -> None:
-        """The leaf hashes of entries in the leaf ranges [start, end) (seq start+1 .. end)."""
-        query = Q()
-        for start, end in spans:
-            query |= Q(seq__gt=start, seq__lte=end)
-        rows = LogEntry.objects.filter(query, protocol_id=self.protocol_id).values_list(
-            "seq", "hash"
-        )
-        for seq, digest in rows.iterator(chunk_size=10_000):
-            self.leaves[seq - 1] = chain.leaf_hash(digest)
+        """The leaf hashes of entries in the leaf ranges [start, end) (seq start+1 .. end), in
+        one query (touching ranges merged: a proof's fall in at most two 256-entry blocks)."""
+        merged: list[list[int]] = []
+        for start, end in sorted(spans):
+            if merged and start <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        if not merged:
+            return
+        where = " OR ".join(["(seq > %s AND seq <= %s)"] * len(merged))
+        sql = f"SELECT seq, hash FROM deviations_logentry WHERE protocol_id = %s AND ({where})"
+        leaf = chain.leaf_hash
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [self.protocol_id, *(n for span in merged for n in span)])
+            while rows := cursor.fetchmany(10_000):
+                for seq, digest in rows:
+                    self.leaves[seq - 1] = leaf(digest)
 
     # -- computing ---------------------------------------------------------------------
 
