@@ -327,6 +327,9 @@ def test_a_forged_checkpoint_row_is_reported_skipped_and_stops_nothing(
         {"id": forged.pk, "size": 9, "reason": "it is not signed by a pinned log key"}
     ]
     assert any("skipped" in record.getMessage() for record in caplog.records)
+    page = client.get(f"/protocols/{protocol.code}/log/").content.decode()
+    assert "1 stored checkpoint of this log does not verify" in page
+    assert "size 9 (it is not signed by a pinned log key)" in page
     export = b"".join(client.get(f"/protocols/{protocol.code}/log.jsonl").streaming_content)
     assert json.loads(export.splitlines()[0])["size"] == 3  # the real one, not the forgery
     listed = client.get(f"/api/v1/protocols/{protocol.code}/log/checkpoints").json()
