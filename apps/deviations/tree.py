@@ -65,10 +65,12 @@ class TreeReader:
         pairs = sorted(set(positions))
         if not pairs:
             return
-        rows = ", ".join(["(%s, %s)"] * len(pairs))
+        # OR-ed equalities, which PostgreSQL answers with one index probe each on the unique
+        # (protocol, level, index) index (a row-value IN list may scan the protocol's rows).
+        matches = " OR ".join(['(level = %s AND "index" = %s)'] * len(pairs))
         sql = (
             'SELECT level, "index", hash FROM deviations_logtreenode WHERE protocol_id = %s '
-            f'AND (level, "index") IN ({rows})'
+            f"AND ({matches})"
         )
         with connection.cursor() as cursor:
             cursor.execute(sql, [self.protocol_id, *(n for pair in pairs for n in pair)])

@@ -90,10 +90,13 @@ def build_log():
 @pytest.mark.django_db(transaction=True)
 def test_transparency_log_at_a_million_entries(settings, tmp_path):
     protocol, signed_size, root, state, note, auditor = build_log()
-    verify_from_checkpoint(protocol, signed_size, root)
+    verified_in = verify_from_checkpoint(protocol, signed_size, root)
     sign_from_checkpoint(protocol, signed_size, state, settings, tmp_path)
-    serve_inclusion_proofs(protocol, signed_size, auditor)
+    proof_p50 = serve_inclusion_proofs(protocol, signed_size, auditor)
     verify_everything(protocol, signed_size, note)
+    # The targets, checked once every figure is printed.
+    assert meets(verified_in, at_most=10.0), f"verification took {verified_in:.2f} s"
+    assert meets(proof_p50, at_most=5.0), f"an inclusion proof took {proof_p50:.2f} ms (p50)"
 
 
 def verify_from_checkpoint(protocol, signed_size, root):
@@ -110,7 +113,7 @@ def verify_from_checkpoint(protocol, signed_size, root):
         f"({ENTRIES - signed_size:,} new): best of 3 {best:.2f} s; load {load:.2f} on "
         f"{os.cpu_count()} CPUs"
     )
-    assert meets(best, at_most=10.0)
+    return best
 
 
 def sign_from_checkpoint(protocol, signed_size, state, settings, tmp_path):
@@ -149,7 +152,7 @@ def serve_inclusion_proofs(protocol, signed_size, auditor):
         f"{p95:.2f} ms over {PROOFS}; the proof alone (tree.inclusion_proof) p50 "
         f"{statistics.median(proof_times) * 1000:.2f} ms; load {os.getloadavg()[0]:.2f}"
     )
-    assert meets(p50, at_most=5.0)
+    return p50
 
 
 def verify_everything(protocol, signed_size, note):
