@@ -384,9 +384,10 @@ def checkpoint_write(*, protocol, force: bool = False) -> LogCheckpoint | None:
         state = signer_state(origin) or _state_from_witness(origin)
         old_size = int(state["size"]) if state else 0
         old_root = base64.b64decode(state["root"]) if state else chain.EMPTY_ROOT
-        size = tree.log_size(protocol_id=protocol.pk)
-        if size == 0 or (size == old_size and not force):
+        if tree.log_size(protocol_id=protocol.pk) == 0:
             return None
+        # Checked even when the log has not grown (O(log n) then): a rewrite that kept the
+        # size is refused and raises the alarm as soon as the signer runs, not when it grows.
         try:
             verified = tree.verify_since(protocol=protocol, size=old_size, root=old_root)
         except tree.LogRewritten as error:
@@ -396,6 +397,8 @@ def checkpoint_write(*, protocol, force: bool = False) -> LogCheckpoint | None:
                 {"log": f"{protocol.code}: {reason}; the log was rewritten, nothing is signed."}
             ) from error
         report = verified.report
+        if report.ok and verified.size == old_size and not force:
+            return None
         if not report.ok:
             logger.error("checkpoint of %s refused: %s", protocol.code, report.summary())
             raise CheckpointRefused(
