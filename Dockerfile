@@ -8,6 +8,6 @@ RUN pip install --no-cache-dir -r requirements/lock.txt
 COPY . .
 # collectstatic needs settings that import; the real secrets come from the environment at run time.
 RUN SECRET_KEY=build-only ALLOWED_HOSTS=build.invalid python manage.py collectstatic --noinput
-RUN useradd --system --uid 1000 preregistry && mkdir -p /app/var && chown preregistry /app/var
+RUN useradd --system --uid 1000 preregistry && mkdir -p /app/var/signer-state && chown -R preregistry /app/var
 USER preregistry
 EXPOSE 8000

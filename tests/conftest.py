@@ -249,3 +249,10 @@ def _fresh_process_caches(request):
     assert not verdicts.mismatches, "a kept gate verdict differs from a fresh one: " + "; ".join(
         verdicts.mismatches
     )
+
+
+@pytest.fixture(autouse=True)
+def _signer_state_per_test(settings, tmp_path_factory):
+    """The checkpoint signer's state (its last signed tree per log, kept outside the database)
+    is the test's own: the database is rolled back after each test, the signer's files not."""
+    settings.LOG_SIGNING_STATE_DIR = str(tmp_path_factory.mktemp("signer-state"))

@@ -1,5 +1,7 @@
 """The deviation log's API: the feed, verification, manual deviations and the outcome seal."""
 
+import base64
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.urls import reverse
 from django.utils import timezone
@@ -9,13 +11,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.models import Role
+from apps.deviations import chain
 from apps.deviations.checkpoints import (
     checkpoint_write,
+    checkpoints_checked,
     latest_checkpoint,
     signing_key,
-    stored_checkpoints,
 )
-from apps.deviations.models import MANUAL_KINDS, EntryKind, LogCheckpoint
+from apps.deviations.models import MANUAL_KINDS, EntryKind, LogEntry
 from apps.deviations.selectors import (
     DEVIATION_WRITER_ROLES,
     LOG_READER_ROLES,
@@ -29,6 +32,7 @@ from apps.deviations.services import (
     format_timestamp,
     outcome_unseal,
 )
+from apps.deviations.tree import consistency_proof, inclusion_proof, log_size
 from apps.protocols.access import get_protocol_for, get_version_for
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.refs import version_ref
@@ -132,13 +136,145 @@ class LogVerifyApi(APIView):
         broken_at = serializers.IntegerField(allow_null=True)
         reason = serializers.CharField(allow_blank=True)
         summary = serializers.CharField()
+        tree_size = serializers.IntegerField(help_text="Entries in the Merkle tree verified.")
+        root_hash = serializers.CharField(
+            allow_null=True, help_text="Its RFC 6962 root, base64 (as in a checkpoint)."
+        )
+        skipped_checkpoints = serializers.ListField(
+            child=serializers.DictField(),
+            help_text="Stored checkpoints that do not verify against the configured keys: "
+            "reported and not used.",
+        )
         checked_at = serializers.CharField()
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, code: str):
         protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
-        report = chain_verify(protocol=protocol, checkpoints=stored_checkpoints(protocol))
-        data = {**report.as_dict(), "checked_at": format_timestamp(timezone.now())}
+        valid, invalid = checkpoints_checked(protocol)
+        report = chain_verify(protocol=protocol, checkpoints=[c.document for c in valid])
+        data = {
+            **report.as_dict(),
+            "skipped_checkpoints": [
+                {"id": checkpoint.pk, "size": checkpoint.seq, "reason": why}
+                for checkpoint, why in invalid
+            ],
+            "checked_at": format_timestamp(timezone.now()),
+        }
+        return Response(self.OutputSerializer(data).data)
+
+
+def _b64(hashes) -> list[str]:
+    return [base64.b64encode(h).decode() for h in hashes]
+
+
+class InclusionProofApi(APIView):
+    """The RFC 9162 inclusion proof of one entry in the log's Merkle tree, with the signed
+    checkpoint it verifies against: everything the offline verifier needs (``--inclusion``)."""
+
+    @extend_schema_serializer(component_name="InclusionProofQuery")
+    class InputSerializer(serializers.Serializer):
+        seq = serializers.IntegerField(min_value=1, help_text="The entry.")
+        tree_size = serializers.IntegerField(
+            min_value=1,
+            required=False,
+            help_text="The tree to prove it in; default: the latest signed checkpoint's, or the "
+            "whole log when none is signed yet.",
+        )
+
+    @extend_schema_serializer(component_name="InclusionProof")
+    class OutputSerializer(serializers.Serializer):
+        protocol = serializers.CharField()
+        seq = serializers.IntegerField()
+        leaf_index = serializers.IntegerField(help_text="seq - 1")
+        tree_size = serializers.IntegerField()
+        entry = EntrySerializer()
+        leaf_hash = serializers.CharField(help_text="SHA-256(0x00 || entry hash bytes), base64")
+        inclusion_path = serializers.ListField(child=serializers.CharField())
+        root_hash = serializers.CharField(help_text="The root the path leads to, base64.")
+        checkpoint = serializers.CharField(
+            allow_null=True, help_text="The C2SP signed checkpoint of tree_size, when signed."
+        )
+
+    @extend_schema(parameters=[InputSerializer], responses=OutputSerializer)
+    def get(self, request, code: str):
+        protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
+        params = self.InputSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        seq = params.validated_data["seq"]
+        size = params.validated_data.get("tree_size")
+        held = log_size(protocol_id=protocol.pk)
+        signed = None
+        if size is None:
+            latest = latest_checkpoint(protocol=protocol)
+            if latest is not None and seq <= latest.seq <= held:
+                size, signed = latest.seq, latest.document.get("note")
+            else:
+                size = held
+        elif seq <= size <= held:
+            match = latest_checkpoint(protocol=protocol, size=size)
+            signed = match.document.get("note") if match else None
+        if not seq <= size <= held:
+            raise DjangoValidationError(
+                {
+                    "seq": f"Entry {seq} is not in a tree of {size} entries of this log (it "
+                    f"holds {held})."
+                }
+            )
+        entry = LogEntry.objects.get(protocol=protocol, seq=seq)
+        path = inclusion_proof(protocol_id=protocol.pk, seq=seq, tree_size=size)
+        leaf = chain.leaf_hash(entry.hash)
+        root = chain.root_from_inclusion(leaf, seq - 1, size, path) or chain.EMPTY_ROOT
+        data = {
+            "protocol": protocol.code,
+            "seq": seq,
+            "leaf_index": seq - 1,
+            "tree_size": size,
+            "entry": entry_dict(entry),
+            "leaf_hash": base64.b64encode(leaf).decode(),
+            "inclusion_path": _b64(path),
+            "root_hash": base64.b64encode(root).decode(),
+            "checkpoint": signed,
+        }
+        return Response(self.OutputSerializer(data).data)
+
+
+class ConsistencyProofApi(APIView):
+    """The RFC 9162 consistency proof between two sizes of the log's Merkle tree: that the tree
+    of ``first`` entries is a prefix of the tree of ``second`` (what a witness checks)."""
+
+    @extend_schema_serializer(component_name="ConsistencyProofQuery")
+    class InputSerializer(serializers.Serializer):
+        first = serializers.IntegerField(min_value=0)
+        second = serializers.IntegerField(min_value=0)
+
+        def validate(self, data):
+            if data["first"] > data["second"]:
+                raise serializers.ValidationError({"first": "first must not exceed second."})
+            return data
+
+    @extend_schema_serializer(component_name="ConsistencyProof")
+    class OutputSerializer(serializers.Serializer):
+        protocol = serializers.CharField()
+        first = serializers.IntegerField()
+        second = serializers.IntegerField()
+        consistency_path = serializers.ListField(child=serializers.CharField())
+
+    @extend_schema(parameters=[InputSerializer], responses=OutputSerializer)
+    def get(self, request, code: str):
+        protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
+        params = self.InputSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        first, second = params.validated_data["first"], params.validated_data["second"]
+        held = log_size(protocol_id=protocol.pk)
+        if second > held:
+            raise DjangoValidationError({"second": f"The log holds {held} entries, not {second}."})
+        path = consistency_proof(protocol_id=protocol.pk, first=first, second=second)
+        data = {
+            "protocol": protocol.code,
+            "first": first,
+            "second": second,
+            "consistency_path": _b64(path),
+        }
         return Response(self.OutputSerializer(data).data)
 
 
@@ -188,19 +324,21 @@ class DeviationCreateApi(APIView):
 
 
 class CheckpointListCreateApi(APIView):
-    """The protocol's signed checkpoints (GET, newest first); POST signs the head now."""
+    """The protocol's signed checkpoints that verify (GET, newest first; stored ones that do
+    not verify against the configured keys are left out); POST signs the log now."""
 
     @extend_schema_serializer(component_name="LogCheckpoint")
     class OutputSerializer(serializers.Serializer):
-        type = serializers.CharField()
+        type = serializers.CharField(help_text="c2sp/tlog-checkpoint")
         protocol = serializers.CharField()
-        seq = serializers.IntegerField()
-        hash = serializers.CharField()
-        recorded_at = serializers.CharField()
+        origin = serializers.CharField()
+        size = serializers.IntegerField(help_text="Entries in the signed tree.")
+        root_hash = serializers.CharField(help_text="RFC 6962 Merkle root, base64.")
         signed_at = serializers.CharField()
-        key_id = serializers.CharField()
-        public_key = serializers.CharField()
-        signature = serializers.CharField()
+        previous_size = serializers.IntegerField()
+        note = serializers.CharField(
+            help_text="The C2SP checkpoint, a signed note: what the signature covers."
+        )
 
         def to_representation(self, instance):
             return instance  # the signed document exactly: re-rendering could break the signature
@@ -208,13 +346,9 @@ class CheckpointListCreateApi(APIView):
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request, code: str):
         protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
-        documents = [
-            c.document
-            for c in LogCheckpoint.objects.filter(protocol=protocol).order_by("-seq", "-signed_at")[
-                :100
-            ]
-        ]
-        return Response(documents)
+        valid, _invalid = checkpoints_checked(protocol)
+        newest = sorted(valid, key=lambda c: (c.seq, c.pk), reverse=True)[:100]
+        return Response([c.document for c in newest])
 
     @extend_schema(
         request=None,

@@ -14,7 +14,7 @@ from django.db import models
 
 from apps.deviations.chain import GENESIS_HASH
 
-__all__ = ["GENESIS_HASH", "EntryKind", "LogEntry", "OutcomeUnsealing"]
+__all__ = ["GENESIS_HASH", "EntryKind", "LogEntry", "LogTreeNode", "OutcomeUnsealing"]
 
 
 class EntryKind(models.TextChoices):
@@ -170,3 +170,28 @@ class LogCheckpoint(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"{self.protocol_id} checkpoint at #{self.seq}"
+
+
+class LogTreeNode(AppendOnlyModel):
+    """A stored root of a perfect subtree of a protocol's Merkle tree (``apps/deviations/tree.py``).
+
+    Subtree ``index`` at ``level`` covers entries ``index * 2**level + 1`` to
+    ``(index + 1) * 2**level``; only levels from ``tree.STORED_LEVEL`` up are kept (below, the
+    entries' hashes are read instead). A cache that serves proofs in O(log n) reads: nothing
+    trusts it, every use is checked against a signed root or recomputed from the entries.
+    """
+
+    protocol = models.ForeignKey("protocols.Protocol", on_delete=models.PROTECT, related_name="+")
+    level = models.PositiveSmallIntegerField()
+    index = models.PositiveBigIntegerField()
+    hash = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["protocol", "level", "index"], name="logtreenode_unique_position"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.protocol_id} tree node {self.level}/{self.index}"

@@ -131,8 +131,11 @@ def _format_time(moment: datetime) -> str:
     )
 
 
-def entry_dicts(*, protocol: Protocol, chunk_size: int = 10_000) -> Iterator[dict[str, Any]]:
-    """The protocol's whole chain in ``seq`` order, as the dicts that are exported and verified.
+def entry_dicts(
+    *, protocol: Protocol, chunk_size: int = 10_000, after: int = 0, through: int | None = None
+) -> Iterator[dict[str, Any]]:
+    """The protocol's whole chain in ``seq`` order, as the dicts that are exported and verified
+    (or only the entries after entry ``after`` and through entry ``through``).
 
     Streams, so memory stays flat for long logs. The keys are ``chain.ENTRY_FIELDS``: ``actor``
     is the hashed username, times are formatted as hashed. On PostgreSQL the rows come through a
@@ -140,14 +143,12 @@ def entry_dicts(*, protocol: Protocol, chunk_size: int = 10_000) -> Iterator[dic
     faster than the ORM's per-row conversions (see docs/performance.md).
     """
     if connection.vendor == "postgresql":
-        yield from _entry_dicts_postgresql(protocol, chunk_size)
+        yield from _entry_dicts_postgresql(protocol, chunk_size, after, through)
         return
-    rows = (
-        LogEntry.objects.filter(protocol_id=protocol.pk)
-        .order_by("seq")
-        .values_list(*_EXPORT_COLUMNS)
-        .iterator(chunk_size=chunk_size)
-    )
+    entries = LogEntry.objects.filter(protocol_id=protocol.pk, seq__gt=after)
+    if through is not None:
+        entries = entries.filter(seq__lte=through)
+    rows = entries.order_by("seq").values_list(*_EXPORT_COLUMNS).iterator(chunk_size=chunk_size)
     for code, seq, recorded_at, occurred_on, *rest in rows:
         day = occurred_on.isoformat() if occurred_on is not None else None
         yield dict(
@@ -163,18 +164,20 @@ _ENTRY_SQL = """
            to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
            to_char(occurred_on, 'YYYY-MM-DD'),
            actor_name, kind, rationale, refs::text, outcome_visible, prev_hash, hash
-    FROM deviations_logentry WHERE protocol_id = %s ORDER BY seq
+    FROM deviations_logentry WHERE protocol_id = %s AND seq > %s AND seq <= %s ORDER BY seq
 """
 
 
-def _entry_dicts_postgresql(protocol: Protocol, chunk_size: int) -> Iterator[dict[str, Any]]:
+def _entry_dicts_postgresql(
+    protocol: Protocol, chunk_size: int, after: int, through: int | None
+) -> Iterator[dict[str, Any]]:
     decode = json.JSONDecoder().raw_decode  # refs::text is always one JSON array: skip loads()
     connection.ensure_connection()
     # A named (server-side) cursor needs a transaction; WITH HOLD lets it outlive one, so this
     # works in autocommit (a streamed export) and inside a caller's transaction alike.
     with connection.connection.cursor(name=f"log_{uuid.uuid4().hex}", withhold=True) as cursor:
         cursor.itersize = chunk_size
-        cursor.execute(_ENTRY_SQL, [protocol.pk])
+        cursor.execute(_ENTRY_SQL, [protocol.pk, after, 2**31 if through is None else through])
         while rows := cursor.fetchmany(chunk_size):
             for row in rows:
                 values = list(row)

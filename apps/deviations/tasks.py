@@ -20,7 +20,11 @@ def checkpoints_write_task() -> dict[str, list[str]]:
     max_retries=8,
 )
 def checkpoint_deliver_task(checkpoint_id: int) -> Any:
-    """Deliver one checkpoint to the external witness (retried while the witness is away)."""
-    from apps.deviations.checkpoints import checkpoint_deliver
+    """Deliver one checkpoint to the external witness (retried while the witness is away; a
+    refusal is not retried: it is logged as an alarm and returned)."""
+    from apps.deviations.checkpoints import WitnessRefused, checkpoint_deliver
 
-    return checkpoint_deliver(checkpoint_id=checkpoint_id)
+    try:
+        return checkpoint_deliver(checkpoint_id=checkpoint_id)
+    except WitnessRefused as refusal:
+        return {"refused": str(refusal)}

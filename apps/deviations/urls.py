@@ -31,6 +31,16 @@ api_urlpatterns = [
         apis.CheckpointListCreateApi.as_view(),
         name="log-checkpoints",
     ),
+    path(
+        "protocols/<str:code>/log/proof/inclusion",
+        apis.InclusionProofApi.as_view(),
+        name="log-inclusion-proof",
+    ),
+    path(
+        "protocols/<str:code>/log/proof/consistency",
+        apis.ConsistencyProofApi.as_view(),
+        name="log-consistency-proof",
+    ),
     path("protocols/<str:code>/deviations", apis.DeviationCreateApi.as_view(), name="deviations"),
     path(API_PREFIX + "seal", by_label(apis.SealApi.as_view(), kwarg="pk"), name="seal"),
     path(API_PREFIX + "unseal", by_label(apis.UnsealApi.as_view(), kwarg="pk"), name="unseal"),

@@ -28,9 +28,9 @@ from apps.core.forms import add_service_errors
 from apps.deviations import chain
 from apps.deviations.checkpoints import (
     checkpoint_bytes,
+    checkpoints_checked,
     latest_checkpoint,
     public_keys,
-    stored_checkpoints,
 )
 from apps.deviations.exports import csv_lines, jsonl_lines
 from apps.deviations.forms import DeviationForm, LogFilterForm, UnsealForm
@@ -75,6 +75,7 @@ def protocol_log(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
     filters = form.cleaned_data if form.is_valid() else {}
     entries = log_entries(protocol_id=protocol.pk, filters=filters)
     page = Paginator(entries, ENTRIES_PER_PAGE).get_page(request.GET.get("page"))
+    valid, invalid = checkpoints_checked(protocol)
     query = request.GET.copy()
     query.pop("page", None)
     return render(
@@ -82,8 +83,9 @@ def protocol_log(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
         "deviations/log.html",
         {
             "protocol": protocol,
-            "report": chain_verify(protocol=protocol, checkpoints=stored_checkpoints(protocol)),
-            "checkpoint": latest_checkpoint(protocol=protocol),
+            "report": chain_verify(protocol=protocol, checkpoints=[c.document for c in valid]),
+            "checkpoint": max(valid, key=lambda c: (c.seq, c.pk), default=None),
+            "skipped_checkpoints": invalid,
             "checked_at": timezone.now(),
             "form": form,
             "filtered": any(filters.values()),

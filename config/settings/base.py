@@ -265,8 +265,14 @@ LOG_SIGNING_KEY_FILE = env.str("LOG_SIGNING_KEY_FILE", default="")
 LOG_SIGNING_KEY_CREATE = False
 # Public keys (base64, raw) of earlier signing keys: their checkpoints still verify (rotation).
 LOG_SIGNING_PREVIOUS_PUBLIC_KEYS = env.list("LOG_SIGNING_PREVIOUS_PUBLIC_KEYS", default=[])
-# Where each checkpoint goes as it is signed, outside the database: a URL it is POSTed to as
-# JSON, and/or a folder it is written into (e.g. a mount another organisation controls).
+# Where the signer keeps, per protocol log, the last (size, root) it signed: outside the
+# database, beside its key. Unset: "<LOG_SIGNING_KEY_FILE>.state/" (required with LOG_SIGNING_KEY).
+LOG_SIGNING_STATE_DIR = env.str("LOG_SIGNING_STATE_DIR", default="")
+# Checkpoint origins (C2SP tlog-checkpoint) are "<LOG_ORIGIN>/<protocol code>", one log each.
+LOG_ORIGIN = env.str("LOG_ORIGIN", default="preregistry.local/log")
+# Where each checkpoint goes as it is signed, outside the database: a witness speaking C2SP
+# tlog-witness (its submission prefix; `manage.py log_witness` is one), and/or a folder the
+# signed notes are written into (e.g. a mount another organisation controls).
 LOG_WITNESS_URL = env.str("LOG_WITNESS_URL", default="")
 LOG_WITNESS_DIR = env.str("LOG_WITNESS_DIR", default="")
 LOG_WITNESS_TIMEOUT_SECONDS = env.int("LOG_WITNESS_TIMEOUT_SECONDS", default=10)

@@ -5,6 +5,7 @@ Redis themselves (they are marked ``redis``).
 """
 
 import base64
+import tempfile
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -28,6 +29,9 @@ ANALYSIS_HEARTBEAT_INTERVAL_SECONDS = 0
 PREREGISTRY_TEST_FLUSH_BYPASSES_GUARDS = True
 # A fresh checkpoint signing key for each test session, never written anywhere.
 LOG_SIGNING_KEY = _ephemeral_signing_key()
+# The signer's state (its last signed tree per log) outside the database; tests/conftest.py
+# gives each test its own folder.
+LOG_SIGNING_STATE_DIR = tempfile.mkdtemp(prefix="preregistry-signer-state-")
 # Static files come from the finders, not a collected STATIC_ROOT.
 WHITENOISE_AUTOREFRESH = True
 WHITENOISE_USE_FINDERS = True

@@ -13,9 +13,8 @@
 Sizes can be lowered for a quick run with DEVIATION_BENCH_ENTRIES / DEVIATION_BENCH_APPENDS.
 """
 
+import json
 import os
-import subprocess
-import sys
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -26,9 +25,11 @@ from django.db import connection, transaction
 
 from apps.deviations import chain
 from apps.deviations.chain import GENESIS_HASH, entry_hash, entry_line, verify_chain
+from apps.deviations.checkpoints import origin_for, sign_checkpoint, signing_key
 from apps.deviations.selectors import chain_verify
 from apps.deviations.services import deviation_append
 from tests.benchmarks.conftest import meets, sized
+from tests.deviations.offline import run_script
 from tests.factories import ProtocolFactory, UserFactory
 
 # Building, loading and verifying a million entries takes minutes on a small machine: no timeout.
@@ -96,21 +97,28 @@ def test_pure_verification_speed(million):
 
 
 def test_offline_script_over_a_jsonl_export(million, tmp_path):
+    """The offline verifier as an auditor runs it (``python -I -S`` with only `cryptography`),
+    on the export with its signed checkpoint (C2SP note) as first line and the key pinned: the
+    chain, the Merkle tree and the signature of the whole log."""
+    key = signing_key()
+    root = chain.merkle_root(chain.leaf_hash(entry["hash"]) for entry, _ in million)
+    note = sign_checkpoint(key, origin_for("BENCH-01"), ENTRIES, root)
     export = tmp_path / "bench.jsonl"
     with open(export, "w", encoding="ascii") as out:
+        head = {"type": chain.NOTE_CHECKPOINT_TYPE, "protocol": "BENCH-01", "note": note}
+        out.write(json.dumps(head, sort_keys=True) + "\n")
         for entry, _ in million:
             out.write(entry_line(entry) + "\n")
     print(f"\n[bench] export size: {export.stat().st_size / 1e6:.0f} MB")
+    script = tmp_path / "verify_log.py"
+    script.write_bytes(Path(chain.__file__).read_bytes())
     try:
         started = time.perf_counter()
-        result = subprocess.run(
-            [sys.executable, "-I", "-S", str(Path(chain.__file__)), str(export)],
-            capture_output=True,
-            text=True,
-            timeout=1800,
-        )
+        result = run_script(script, str(export), "--public-key", key.public_b64, timeout=1800)
         report(
-            "offline script (read + parse JSONL + verify)", ENTRIES, time.perf_counter() - started
+            "offline script (read + parse JSONL + verify chain, tree and signature)",
+            ENTRIES,
+            time.perf_counter() - started,
         )
         assert result.returncode == 0, result.stdout + result.stderr
     finally:

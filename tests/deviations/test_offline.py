@@ -1,10 +1,13 @@
-"""The offline verifier: a standard-library script that checks an exported JSONL log on its own.
+"""The offline verifier: a script (standard library, and `cryptography` for signatures) that
+checks an exported JSONL log on its own, against a pinned log key.
 
 It is run here as an auditor would: a copy of the downloaded file, outside the project, under
-``python -I -S`` (no site-packages, so no Django; no project on the path).
+``python -I -S`` (no site-packages, so no Django; no project on the path) with only
+`cryptography` added (``tests/deviations/offline.py``).
 """
 
 import ast
+import base64
 import json
 import shutil
 import subprocess
@@ -15,7 +18,9 @@ from pathlib import Path
 import pytest
 
 from apps.deviations import chain
+from apps.deviations.checkpoints import checkpoint_write, signing_key
 from apps.deviations.selectors import chain_verify
+from tests.deviations.offline import run_script
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +36,10 @@ def offline_script(tmp_path, client, auditor) -> Path:
     return script
 
 
-def export_jsonl(client, protocol, folder: Path) -> Path:
+def export_jsonl(client, protocol, folder: Path, *, sign: bool = True) -> Path:
+    """The JSONL export; ``sign``: after signing a checkpoint of the log (its first line)."""
+    if sign:
+        checkpoint_write(protocol=protocol)
     response = client.get(f"/protocols/{protocol.code}/log.jsonl")
     assert response.status_code == 200
     path = folder / f"{protocol.code}-deviation-log.jsonl"
@@ -39,27 +47,19 @@ def export_jsonl(client, protocol, folder: Path) -> Path:
     return path
 
 
-def run_offline(script: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-I", "-S", str(script), *args],
-        cwd=script.parent,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def run_offline(script: Path, *args: str, pinned: bool = True) -> subprocess.CompletedProcess:
+    key = ["--public-key", signing_key().public_b64] if pinned else []
+    return run_script(script, *args, *key)
 
 
-def test_the_offline_verifier_imports_only_the_standard_library():
-    """Apart from `cryptography`, imported only inside ``try: … except ImportError`` to check
-    checkpoint signatures when it is installed (the chain is checked without it)."""
+def test_the_offline_verifier_imports_only_the_standard_library_and_cryptography():
+    """`cryptography` (for the Ed25519 signatures) is imported only inside functions, so the
+    module itself, its hashing and its Merkle proofs load with the standard library alone."""
     tree = ast.parse(Path(chain.__file__).read_text(encoding="utf-8"))
     optional = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Try) and any(
-            isinstance(handler.type, ast.Name) and handler.type.id == "ImportError"
-            for handler in node.handlers
-        ):
-            optional |= {id(child) for child in ast.walk(node) if child not in node.handlers}
+        if isinstance(node, ast.FunctionDef):
+            optional |= {id(child) for child in ast.walk(node)}
     imported = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -69,7 +69,7 @@ def test_the_offline_verifier_imports_only_the_standard_library():
         else:
             continue
         if names == {"cryptography"}:
-            assert id(node) in optional, "cryptography must stay an optional import"
+            assert id(node) in optional, "cryptography is imported only where signatures are"
             continue
         imported |= names
     assert imported <= set(sys.stdlib_module_names) | {"__future__"}, imported
@@ -99,7 +99,47 @@ def test_the_offline_verifier_agrees_with_the_server_on_an_intact_log(
     server = chain_verify(protocol=protocol)
     assert server.ok and server.verified_through == 6
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == f"{protocol.code}: {server.summary()}"
+    first, *details = result.stdout.splitlines()
+    assert first == f"{protocol.code}: {server.summary()}"
+    assert f"Merkle tree of 6 entries, root {server.root_hash}" in details[0]
+    assert "checkpoint of 6 entries" in details[1] and "signed by the pinned log key" in details[1]
+
+
+def test_without_a_pinned_key_it_refuses_to_say_anything_and_exits_non_zero(
+    client, auditor, protocol, append, offline_script, tmp_path
+):
+    """Issue 33 Why 3: the key inside a checkpoint proves nothing about who signed it."""
+    append(protocol, 2)
+    export = export_jsonl(client, protocol, tmp_path)
+    result = run_offline(offline_script, str(export), pinned=False)
+    assert result.returncode == 2
+    assert "a pinned log key is required" in result.stderr and not result.stdout
+    without = run_script(offline_script, str(export), "--public-key", signing_key().public_b64,
+                         with_cryptography=False)  # fmt: skip
+    assert without.returncode == 2 and "needs the `cryptography` package" in without.stderr
+
+
+def test_a_log_signed_by_another_key_is_refused(
+    client, auditor, protocol, append, offline_script, tmp_path, settings
+):
+    """An export whose checkpoint an attacker signed with their own key: not verified."""
+    append(protocol, 3)
+    pinned = signing_key().public_b64
+    settings.LOG_SIGNING_KEY = base64.b64encode(bytes(range(32))).decode()
+    export = export_jsonl(client, protocol, tmp_path)
+    result = run_script(offline_script, str(export), "--public-key", pinned)
+    assert result.returncode == 1
+    assert "not signed by a pinned log key" in result.stdout
+
+
+def test_an_export_with_no_signed_checkpoint_is_not_called_verified(
+    client, auditor, protocol, append, offline_script, tmp_path
+):
+    append(protocol, 2)
+    export = export_jsonl(client, protocol, tmp_path, sign=False)
+    result = run_offline(offline_script, str(export))
+    assert result.returncode == 1
+    assert "no checkpoint signed by the pinned key covers this log" in result.stdout
 
 
 def test_offline_and_server_encoders_give_identical_hashes_on_the_same_export(
@@ -109,14 +149,16 @@ def test_offline_and_server_encoders_give_identical_hashes_on_the_same_export(
     export = export_jsonl(client, protocol, tmp_path)
     raw = export.read_bytes()
     assert raw.isascii()  # non-ASCII travels as \u escapes, so no reader can split a line
-    stored = [json.loads(line)["hash"] for line in raw.split(b"\n") if line]
+    lines = [json.loads(line) for line in raw.split(b"\n") if line]
+    stored = [line["hash"] for line in lines if "seq" in line]  # the first is the checkpoint
     # The server computed these with apps.core.canonical when appending; recompute them with the
     # script's own encoder in a process that cannot import the project or Django.
     recompute = (
         "import importlib.util, json, sys\n"
         "sys.path.insert(0, '.')  # the folder the script was downloaded to, nothing else\n"
         "import verify_log\n"
-        "hashes = [verify_log.entry_hash(json.loads(line)) for line in open(sys.argv[1], 'rb')]\n"
+        "lines = [json.loads(line) for line in open(sys.argv[1], 'rb')]\n"
+        "hashes = [verify_log.entry_hash(line) for line in lines if 'seq' in line]\n"
         "print(json.dumps({'hashes': hashes,\n"
         "                  'django': importlib.util.find_spec('django') is not None,\n"
         "                  'project': importlib.util.find_spec('apps') is not None}))\n"
@@ -138,7 +180,8 @@ def test_the_offline_verifier_names_a_changed_line_and_exits_non_zero(
     append(protocol, 8)
     export = export_jsonl(client, protocol, tmp_path)
     lines = export.read_text("utf-8").splitlines(keepends=True)
-    lines[4] = lines[4].replace("Entry 5", "Entry 6", 1)  # one byte of entry 5's rationale
+    assert '"seq":5' in lines[5]  # line 0 is the checkpoint
+    lines[5] = lines[5].replace("Entry 5", "Entry 6", 1)  # one byte of entry 5's rationale
     export.write_text("".join(lines), "utf-8")
     result = run_offline(offline_script, str(export))
     assert result.returncode == 1
@@ -156,20 +199,22 @@ def test_the_offline_verifier_names_an_unreadable_line(
     export.write_bytes(bytes(data))
     result = run_offline(offline_script, str(export))
     assert result.returncode == 1
-    assert "broken at entry 3: entry 3 cannot be read: line 3" in result.stdout
+    assert "broken at entry 3: entry 3 cannot be read: line 4" in result.stdout
 
 
 def test_the_offline_verifier_checks_anchors_seen_earlier(
     client, auditor, protocol, append, offline_script, tmp_path
 ):
-    entries = append(protocol, 5)
-    export = export_jsonl(client, protocol, tmp_path)
+    append(protocol, 3)
+    checkpoint_write(protocol=protocol)
+    entries = append(protocol, 2)
+    export = export_jsonl(client, protocol, tmp_path, sign=False)  # its checkpoint: 3 entries
     assert (
-        run_offline(offline_script, str(export), "--expect", f"5={entries[4].hash}").returncode == 0
+        run_offline(offline_script, str(export), "--expect", f"5={entries[1].hash}").returncode == 0
     )
     short = tmp_path / "short.jsonl"
-    short.write_text("".join(export.read_text("utf-8").splitlines(keepends=True)[:3]), "utf-8")
-    result = run_offline(offline_script, str(short), "--expect", f"5={entries[4].hash}")
+    short.write_text("".join(export.read_text("utf-8").splitlines(keepends=True)[:4]), "utf-8")
+    result = run_offline(offline_script, str(short), "--expect", f"5={entries[1].hash}")
     assert result.returncode == 1
     assert "entry 5 was seen before, but the log ends at entry 3" in result.stdout
 

@@ -13,9 +13,10 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import DatabaseError, connection
 
-from apps.deviations import chain
+from apps.deviations.checkpoints import checkpoint_write
 from apps.deviations.selectors import chain_verify
 from tests.dbroles import owner_cursor
+from tests.deviations.offline import offline
 
 # The entries are committed: the owner's connection, like an attacker's, sees only those.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
@@ -58,6 +59,7 @@ def tamper(protocol, assignment: str) -> None:
 def log(protocol, append):
     append(protocol, 10, occurred_on=date(2026, 11, 2))
     assert chain_verify(protocol=protocol).ok
+    checkpoint_write(protocol=protocol)  # signed before the tampering, as a deployment's are
     return protocol
 
 
@@ -100,17 +102,9 @@ def test_every_verifier_names_the_tampered_entry_and_agrees_on_why(log, client, 
     # the offline verifier, on a fresh export, outside the project
     export = tmp_path / "log.jsonl"
     export.write_bytes(b"".join(client.get(f"/protocols/{log.code}/log.jsonl").streaming_content))
-    script = tmp_path / "verify_log.py"
-    script.write_bytes(Path(chain.__file__).read_bytes())
-    offline = subprocess.run(
-        [sys.executable, "-I", "-S", str(script), str(export)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-    )
-    assert offline.returncode == 1
-    assert offline.stdout.strip() == f"{log.code}: {server.summary()}"
+    result = offline(tmp_path, str(export))
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[0] == f"{log.code}: {server.summary()}"
 
 
 def test_manage_py_verify_log_exits_non_zero_on_a_tampered_committed_log(protocol, append):

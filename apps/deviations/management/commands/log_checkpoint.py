@@ -40,7 +40,8 @@ class Command(BaseCommand):
                 self.stdout.write(f"{each.code}: unchanged (or no entries)")
             else:
                 self.stdout.write(
-                    f"{each.code}: checkpoint at entry {checkpoint.seq} ({checkpoint.head_hash}) "
+                    f"{each.code}: checkpoint of {checkpoint.seq} entries (root "
+                    f"{checkpoint.document['root_hash']}) "
                     f"signed with key {checkpoint.key_id}"
                 )
         if refused:

@@ -7,14 +7,16 @@ signatures are checked against the configured keys), which is what catches a log
 chain was recomputed after they were signed.
 """
 
-import json
 import re
-from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.deviations import chain
-from apps.deviations.checkpoints import stored_checkpoints, trusted_public_keys
+from apps.deviations.checkpoints import (
+    log_verifier_keys,
+    stored_checkpoints,
+    trusted_public_keys,
+)
 from apps.deviations.selectors import chain_verify
 from apps.protocols.models import Protocol
 
@@ -51,16 +53,7 @@ class Command(BaseCommand):
             anchors[int(match[1])] = match[2].lower()
         if anchors and not protocol:
             raise CommandError("--expect needs --protocol: anchors belong to one chain")
-        saved = []
-        for path in checkpoint:
-            try:
-                document = json.loads(Path(path).read_text(encoding="utf-8"))
-            except (OSError, ValueError) as error:
-                raise CommandError(f"{path}: not a readable checkpoint ({error})") from error
-            valid, why = chain.checkpoint_signature(document, trusted_public_keys())
-            if valid is not True:
-                raise CommandError(f"{path}: {why}", returncode=1)
-            saved.append(document)
+        saved = [_saved_checkpoint(path) for path in checkpoint]
         protocols = Protocol.objects.order_by("code")
         if protocol:
             protocols = protocols.filter(code=protocol)
@@ -82,3 +75,25 @@ class Command(BaseCommand):
                 self.stdout.write(self.style.ERROR(line))
         if broken:
             raise CommandError(f"{len(broken)} broken chain(s): {', '.join(broken)}", returncode=1)
+
+
+def _saved_checkpoint(path: str) -> dict:
+    """A checkpoint file given on the command line, its signature checked against the
+    configured keys (CommandError, exit status 1, when it does not verify)."""
+    try:
+        document = chain.read_checkpoint_file(path)
+    except (OSError, ValueError) as error:
+        raise CommandError(f"{path}: not a readable checkpoint ({error})") from error
+    if document.get("type") == chain.NOTE_CHECKPOINT_TYPE:
+        try:
+            _note, (origin, _size, _root) = chain.checkpoint_note_verify(
+                str(document.get("note")), log_verifier_keys()
+            )
+        except ValueError as error:
+            raise CommandError(f"{path}: {error}", returncode=1) from error
+        document.setdefault("protocol", origin.rsplit("/", 1)[-1])
+        return document
+    valid, why = chain.checkpoint_signature(document, trusted_public_keys())
+    if valid is not True:
+        raise CommandError(f"{path}: {why}", returncode=1)
+    return document

@@ -1,0 +1,195 @@
+"""Inclusion proofs for any entry and consistency proofs between any two sizes, served by the
+API from stored subtree roots (issue 33 deliverable 4), checked with the RFC 9162 verifiers and
+against roots computed by pymerkle; and the offline verifier's O(log n) inclusion check."""
+
+import base64
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db import connection
+from pymerkle import InmemoryTree
+
+from apps.deviations import chain, checkpoints
+from apps.deviations.checkpoints import checkpoint_write
+from apps.deviations.models import LogEntry, LogTreeNode
+from tests.dbroles import owner_cursor
+from tests.deviations.offline import offline
+
+pytestmark = pytest.mark.django_db
+
+SIZE = 600  # more than two stored 256-entry blocks, and a ragged end
+
+
+def bulk_log(protocol, n: int) -> list[dict]:
+    """``n`` chained entries inserted in bulk (appending 600 one by one would be slow)."""
+    previous, rows, dicts = chain.GENESIS_HASH, [], []
+    start = datetime(2026, 12, 1, tzinfo=UTC)
+    for seq in range(1, n + 1):
+        moment = start + timedelta(seconds=seq)
+        entry = {
+            "protocol": protocol.code,
+            "seq": seq,
+            "recorded_at": moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            "occurred_on": None,
+            "actor": "system",
+            "kind": "import",
+            "rationale": f"Response {seq} imported",
+            "refs": [{"type": "response", "id": seq, "label": f"Response {seq}"}],
+            "outcome_visible": False,
+            "prev_hash": previous,
+        }
+        entry["hash"] = previous = chain.entry_hash(entry)
+        dicts.append(entry)
+        rows.append(
+            LogEntry(
+                protocol=protocol, protocol_code=protocol.code, seq=seq, recorded_at=moment,
+                actor_name="system", kind="import", rationale=entry["rationale"],
+                refs=entry["refs"], outcome_visible=False, prev_hash=entry["prev_hash"],
+                hash=entry["hash"],
+            )
+        )  # fmt: skip
+    LogEntry.objects.bulk_create(rows)
+    return dicts
+
+
+@pytest.fixture
+def signed(protocol, auditor, client):
+    entries = bulk_log(protocol, SIZE)
+    checkpoint = checkpoint_write(protocol=protocol)
+    client.force_login(auditor)
+    reference = InmemoryTree(algorithm="sha256")
+    for entry in entries:
+        reference.append_entry(bytes.fromhex(entry["hash"]))
+    return protocol, entries, checkpoint, reference
+
+
+def api(client, protocol, path, **query):
+    return client.get(f"/api/v1/protocols/{protocol.code}/log/proof/{path}", query)
+
+
+def test_signing_stores_the_subtree_roots_that_proofs_read(signed):
+    protocol, _entries, checkpoint, reference = signed
+    stored = set(LogTreeNode.objects.filter(protocol=protocol).values_list("level", "index"))
+    assert stored == {(8, 0), (8, 1), (9, 0)}  # 600 entries: two blocks of 256 and their parent
+    assert checkpoint.head_hash == reference.get_root(SIZE).hex()
+
+
+def test_every_entrys_inclusion_proof_verifies_against_the_signed_root(signed, client):
+    protocol, entries, checkpoint, reference = signed
+    root = reference.get_root(SIZE)
+    for seq in (*range(1, 20), 255, 256, 257, 511, 512, 513, *range(590, SIZE + 1)):
+        proof = api(client, protocol, "inclusion", seq=seq).json()
+        assert proof["tree_size"] == SIZE and proof["checkpoint"] == checkpoint.document["note"]
+        assert proof["entry"] == entries[seq - 1]
+        path = [base64.b64decode(h) for h in proof["inclusion_path"]]
+        assert len(path) <= SIZE.bit_length()
+        leaf = chain.leaf_hash(entries[seq - 1]["hash"])
+        assert chain.verify_inclusion(leaf, seq - 1, SIZE, path, root), seq
+        assert not chain.verify_inclusion(leaf, seq % SIZE, SIZE, path, root)
+
+
+def test_a_proof_in_an_earlier_tree_and_consistency_between_any_two_sizes(signed, client):
+    protocol, entries, _checkpoint, reference = signed
+    proof = api(client, protocol, "inclusion", seq=100, tree_size=300).json()
+    path = [base64.b64decode(h) for h in proof["inclusion_path"]]
+    leaf = chain.leaf_hash(entries[99]["hash"])
+    assert chain.verify_inclusion(leaf, 99, 300, path, reference.get_root(300))
+    assert proof["checkpoint"] is None  # no checkpoint signs a tree of 300
+    for first, second in [(0, 5), (1, 600), (5, 5), (255, 256), (256, 512), (300, 599),
+                          (511, 600), (7, 13), (599, 600)]:  # fmt: skip
+        answer = api(client, protocol, "consistency", first=first, second=second).json()
+        path = [base64.b64decode(h) for h in answer["consistency_path"]]
+        old = reference.get_root(first) if first else chain.EMPTY_ROOT
+        assert chain.verify_consistency(first, second, path, old, reference.get_root(second))
+
+
+# Committed rows: on PostgreSQL the owner edits them from its own connection, as an attacker.
+@pytest.mark.django_db(transaction=True)
+def test_a_tampered_stored_root_gives_proofs_that_fail_and_the_signer_recovers(signed, client):
+    protocol, entries, _checkpoint, reference = signed
+    sql = (
+        "UPDATE deviations_logtreenode SET hash = %s WHERE protocol_id = %s AND level IN (8, 9) "
+        'AND "index" = 0'
+    )
+    if connection.vendor == "postgresql":  # as the owner, the guard off: an attacker's edit
+        with owner_cursor() as cursor:
+            cursor.execute("ALTER TABLE deviations_logtreenode DISABLE TRIGGER USER")
+            cursor.execute(sql, ["00" * 32, protocol.pk])
+            cursor.execute("ALTER TABLE deviations_logtreenode ENABLE TRIGGER USER")
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, ["00" * 32, protocol.pk])
+    proof = api(client, protocol, "inclusion", seq=400).json()
+    path = [base64.b64decode(h) for h in proof["inclusion_path"]]
+    leaf = chain.leaf_hash(entries[399]["hash"])
+    assert not chain.verify_inclusion(leaf, 399, SIZE, path, reference.get_root(SIZE))
+    # the signer does not trust the stored roots: it checks them against what it signed and
+    # falls back to the entries, so a bad cache row cannot stop it
+    bulk = bulk_log_more(protocol, entries, 10)
+    assert checkpoint_write(protocol=protocol).seq == SIZE + len(bulk)
+    more = [*entries, *({"hash": row.hash} for row in bulk)]
+    for entry in more[SIZE:]:
+        reference.append_entry(bytes.fromhex(entry["hash"]))
+    assert checkpoints.latest_checkpoint(protocol=protocol).head_hash == (
+        reference.get_root(SIZE + 10).hex()
+    )
+
+
+def bulk_log_more(protocol, entries, n):
+    previous = entries[-1]
+    rows = []
+    for seq in range(len(entries) + 1, len(entries) + n + 1):
+        entry = {**previous, "seq": seq, "prev_hash": previous["hash"],
+                 "rationale": f"Response {seq} imported"}  # fmt: skip
+        entry["hash"] = chain.entry_hash(entry)
+        rows.append(
+            LogEntry(
+                protocol=protocol, protocol_code=protocol.code, seq=seq,
+                recorded_at=datetime.strptime(entry["recorded_at"], "%Y-%m-%dT%H:%M:%S.%fZ")
+                .replace(tzinfo=UTC),
+                actor_name="system", kind="import", rationale=entry["rationale"],
+                refs=entry["refs"], outcome_visible=False, prev_hash=entry["prev_hash"],
+                hash=entry["hash"],
+            )
+        )  # fmt: skip
+        previous = entry
+    LogEntry.objects.bulk_create(rows)
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("path", "query", "field"),
+    [
+        ("inclusion", {"seq": 601}, "seq"),
+        ("inclusion", {"seq": 5, "tree_size": 4}, "seq"),
+        ("inclusion", {"seq": "x"}, "seq"),
+        ("inclusion", {}, "seq"),
+        ("consistency", {"first": 9, "second": 3}, "first"),
+        ("consistency", {"first": 1, "second": 601}, "second"),
+        ("consistency", {"first": -1, "second": 3}, "first"),
+    ],
+)
+def test_bad_proof_requests_get_a_400_naming_the_field(signed, client, path, query, field):
+    response = api(client, signed[0], path, **query)
+    assert response.status_code == 400
+    assert field in json.dumps(response.json())
+
+
+def test_a_reviewer_gets_no_proof(protocol, reviewer, client):
+    client.force_login(reviewer)
+    assert api(client, protocol, "inclusion", seq=1).status_code == 404
+
+
+def test_the_offline_verifier_checks_one_entrys_inclusion(signed, client, tmp_path):
+    protocol = signed[0]
+    (tmp_path / "proof.json").write_bytes(api(client, protocol, "inclusion", seq=321).content)
+    result = offline(tmp_path, "--inclusion", "proof.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "entry 321 (" in result.stdout and f"in the log of {SIZE} entries" in result.stdout
+    bundle = json.loads((tmp_path / "proof.json").read_text())
+    bundle["entry"]["rationale"] = "Response 321 never existed"
+    bundle["entry"]["hash"] = chain.entry_hash(bundle["entry"])  # rehashed, still not in the tree
+    (tmp_path / "forged.json").write_text(json.dumps(bundle))
+    result = offline(tmp_path, "--inclusion", "forged.json")
+    assert result.returncode == 1 and "is NOT in the log" in result.stdout
