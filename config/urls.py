@@ -12,7 +12,16 @@ from apps.core.views import healthz
 
 handler500 = "apps.core.views.server_error"
 
-APPS = ("accounts", "protocols", "items", "responses", "raters", "deviations", "analysis")
+APPS = (
+    "accounts",
+    "protocols",
+    "items",
+    "responses",
+    "raters",
+    "deviations",
+    "analysis",
+    "registry",
+)
 
 
 def _api(app: str):

@@ -25,6 +25,7 @@ LAYERS = (
     "raters",
     "analysis",
     "deviations",
+    "registry",
     "demo",
 )
 # The deviation-log writes every app makes (and the ref registry each app's ready() uses).
