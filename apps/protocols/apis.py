@@ -36,7 +36,7 @@ from apps.protocols.diffs import version_diff
 from apps.protocols.forms import deposit_text_read
 from apps.protocols.gate import version_gate, version_gate_notes
 from apps.protocols.integrity import version_integrity_verify
-from apps.protocols.models import SECTION_FIELDS, Deposit, Protocol, ProtocolVersion
+from apps.protocols.models import SECTION_FIELDS, Blob, Deposit, Protocol, ProtocolVersion
 from apps.protocols.parameters import decimal_text
 from apps.protocols.plans import (
     PLAN_TEMPLATES,
@@ -46,7 +46,7 @@ from apps.protocols.plans import (
 )
 from apps.protocols.selectors import (
     BLOB_PREFIX_MIN,
-    blob_matching,
+    blob_digests_matching,
     protocol_versions,
     protocols_for,
     version_with_content,
@@ -769,14 +769,19 @@ class BlobApi(APIView):
             BLOB_PREFIX_MIN <= len(digest) <= 64 and all(c in "0123456789abcdef" for c in digest)
         ):
             raise NotFound("A blob is named by its SHA-256 or 16 or more of its first hex digits.")
-        matches = blob_matching(digest=digest)
-        if not matches:
+        # Only the blobs this caller may read count, and none is loaded before that is known:
+        # an unreadable blob answers exactly as an unknown one, in its body, in whether a
+        # prefix is ambiguous, and in the work done before answering (BRIEF invariant 6).
+        readable = [
+            sha256
+            for sha256 in blob_digests_matching(digest=digest)
+            if blob_readable_by(user=request.user, sha256=sha256)
+        ]
+        if not readable:
             raise NotFound("No such blob.")
-        if len(matches) > 1:
+        if len(readable) > 1:
             raise Conflict("This prefix matches more than one blob; give more of the hash.")
-        blob = matches[0]
-        if not blob_readable_by(user=request.user, sha256=blob.sha256):
-            raise NotFound("No such blob.")
+        blob = Blob.objects.get(sha256=readable[0])
         etag = f'"{blob.sha256}"'
         headers = {
             "ETag": etag,

@@ -117,6 +117,15 @@ def version_history(*, version: ProtocolVersion, limit: int = 200) -> list[Histo
     return rows[:limit]
 
 
+def blob_digests_matching(*, digest: str, limit: int = 50) -> list[str]:
+    """The SHA-256s of the blobs whose hash is ``digest`` or starts with it (at most ``limit``),
+    without loading their content: whether one may be read is decided before it is loaded."""
+    if len(digest) == 64:
+        return list(Blob.objects.filter(sha256=digest).values_list("sha256", flat=True))
+    matching = Blob.objects.filter(sha256__startswith=digest).order_by("sha256")
+    return list(matching.values_list("sha256", flat=True)[:limit])
+
+
 def blob_matching(*, digest: str) -> list[Blob]:
     """The blobs whose SHA-256 is ``digest`` or starts with it (at most two: enough to tell
     a unique prefix from an ambiguous one). ``digest`` must be 16–64 lowercase hex characters."""

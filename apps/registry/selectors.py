@@ -133,11 +133,16 @@ def recent_publications(*, limit: int = 50) -> list[Publication]:
 
 
 def amendments(*, protocol: Protocol) -> list[LogEntry]:
-    """The protocol's amendment entries in log order: rationale, time and whether outcome data
-    had been seen (set by the system at the time)."""
-    return list(
-        LogEntry.objects.filter(protocol=protocol, kind=EntryKind.AMENDMENT).order_by("seq")
-    )
+    """The protocol's amendment entries of public versions, in log order: rationale, time and
+    whether outcome data had been seen (set by the system at the time). An amendment that
+    froze a version not (yet) public is left out, like the version itself."""
+    public = set(public_versions().filter(protocol=protocol).values_list("sha256", flat=True))
+    entries = LogEntry.objects.filter(protocol=protocol, kind=EntryKind.AMENDMENT).order_by("seq")
+    return [
+        entry
+        for entry in entries
+        if entry.refs and isinstance(entry.refs[0], dict) and entry.refs[0].get("sha256") in public
+    ]
 
 
 def blob_is_public(sha256: str) -> bool:
