@@ -104,6 +104,11 @@ def _write_the_kinds_the_demo_does_not(pi: User) -> None:
     rubric_text_set(version=first, text="# A rubric\n\nLog-link test.\n")
     version_freeze(version=first, user=pi)
     rubric_text_publish(version=first, user=pi)
+    # The public registry: a publication and a view-only link (apps/registry).
+    from apps.registry.services import version_publish, view_link_create
+
+    version_publish(version=first, user=pi)
+    view_link_create(version=first, user=pi)
 
 
 # The demo's whole study through the services: a minute on a quiet machine, several under load.
