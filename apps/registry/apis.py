@@ -22,6 +22,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
+from apps.accounts.access import signed_in_user
 from apps.analysis.selectors import result_document
 from apps.deviations.checkpoints import public_keys
 from apps.protocols.models import ProtocolVersion
@@ -85,7 +86,7 @@ def _version_data(request: Request, version: ProtocolVersion) -> dict[str, Any]:
 class PublicVersionSerializer(serializers.Serializer):
     code = serializers.CharField()
     title = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]
     status = serializers.ChoiceField(choices=["frozen", "superseded", "withdrawn"])
     sha256 = serializers.CharField()
     frozen_at = serializers.DateTimeField()
@@ -141,7 +142,7 @@ class PublicProtocolListApi(PublicApi):
                 "code": p.code,
                 "title": p.title,
                 "template": p.template,
-                "last_public_since": p.last_public_since,
+                "last_public_since": getattr(p, "last_public_since", None),
                 "url": request.build_absolute_uri(reverse("registry:protocol", args=[p.code])),
             }
             for p in page
@@ -217,8 +218,9 @@ class PublicRunApi(PublicApi):
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, code: str, label: str, number: int) -> Response:
         run = access.get_public_run(code=code, label=label, number=number)
-        if self.not_modified(request, run.result_id):
-            return self.cached(Response(status=304), etag=run.result_id, immutable=True)
+        result_sha256 = run.result_id or ""
+        if self.not_modified(request, result_sha256):
+            return self.cached(Response(status=304), etag=result_sha256, immutable=True)
         data = {
             "code": code,
             "label": label,
@@ -232,7 +234,7 @@ class PublicRunApi(PublicApi):
             "finished_at": run.finished_at,
             "result": result_document(run),
         }
-        return self.cached(Response(data), etag=run.result_id, immutable=True)
+        return self.cached(Response(data), etag=result_sha256, immutable=True)
 
 
 # -- the PI's writes --------------------------------------------------------------------------
@@ -259,12 +261,14 @@ class PublishApi(APIView):
 
     @extend_schema(request=InputSerializer, responses={201: PublicationSerializer})
     def post(self, request: Request, code: str, label: str) -> Response:
-        version = access.get_version_to_publish_for(user=request.user, code=code, label=label)
+        version = access.get_version_to_publish_for(
+            user=signed_in_user(request), code=code, label=label
+        )
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         publication = services.version_publish(
             version=version,
-            user=request.user,
+            user=signed_in_user(request),
             embargo_until=serializer.validated_data.get("embargo_until"),
             authors=serializer.validated_data.get("authors", ""),
         )
@@ -276,11 +280,13 @@ class EmbargoEndApi(APIView):
 
     @extend_schema(request=None, responses=PublicationSerializer)
     def post(self, request: Request, code: str, label: str) -> Response:
-        version = access.get_version_to_publish_for(user=request.user, code=code, label=label)
+        version = access.get_version_to_publish_for(
+            user=signed_in_user(request), code=code, label=label
+        )
         publication = Publication.objects.filter(version=version).first()
         if publication is None:
             raise NotFound("This version is not published.")
-        publication = services.embargo_end(publication=publication, user=request.user)
+        publication = services.embargo_end(publication=publication, user=signed_in_user(request))
         return Response(PublicationSerializer(publication).data)
 
 
@@ -312,16 +318,16 @@ class ViewLinkCreateApi(APIView):
 
     @extend_schema(request=InputSerializer, responses={201: ViewLinkSerializer})
     def post(self, request: Request, code: str) -> Response:
-        access.get_protocol_to_publish_for(user=request.user, code=code)
+        access.get_protocol_to_publish_for(user=signed_in_user(request), code=code)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         version = access.get_version_to_publish_for(
-            user=request.user, code=code, label=data["version"]
+            user=signed_in_user(request), code=code, label=data["version"]
         )
         link = services.view_link_create(
             version=version,
-            user=request.user,
+            user=signed_in_user(request),
             anonymised=data["anonymised"],
             note=data.get("note", ""),
         )
@@ -333,6 +339,6 @@ class ViewLinkRevokeApi(APIView):
 
     @extend_schema(request=None, responses=ViewLinkSerializer)
     def post(self, request: Request, code: str, pk: int) -> Response:
-        link = access.get_view_link_for(user=request.user, code=code, pk=pk)
-        link = services.view_link_revoke(link=link, user=request.user)
+        link = access.get_view_link_for(user=signed_in_user(request), code=code, pk=pk)
+        link = services.view_link_revoke(link=link, user=signed_in_user(request))
         return Response(ViewLinkSerializer(link, context={"request": request}).data)

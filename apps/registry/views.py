@@ -403,7 +403,7 @@ def _run_download(run, content: bytes | str, content_type: str, name: str) -> Ht
 def run_result(request: HttpRequest, code: str, label: str, number: int) -> HttpResponse:
     """The published run's result document, byte for byte."""
     run = access.get_public_run(code=code, label=label, number=number)
-    name = f"{code}-v{label}-analysis-{number}-{run.result_id[:16]}.json"
+    name = f"{code}-v{label}-analysis-{number}-{(run.result_id or '')[:16]}.json"
     return _run_download(run, result_bytes(run), "application/json", name)
 
 
