@@ -89,6 +89,9 @@ def _version_context(
         "protocol": protocol,
         "version": version,
         "publication": publication if public else None,
+        # The names on the page: none through an anonymised link; the PIs as they chose to be
+        # named once the version is published.
+        "authors": "" if anonymised or publication is None else publication.authors,
         "link": link,
         "anonymised": anonymised,
         "withdrawal": withdrawn,
