@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from typing import Any
 
-from django.db.models import Exists, Max, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Exists, Max, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from apps.analysis.models import AnalysisRun, RunState
@@ -237,13 +237,4 @@ def first_unsealing(*, protocol: Protocol) -> OutcomeUnsealing | None:
     """The protocol's first outcome unsealing, or None while no outcome has been seen."""
     return (
         OutcomeUnsealing.objects.filter(version__protocol=protocol).order_by("unsealed_at").first()
-    )
-
-
-def version_with_links(version: ProtocolVersion) -> ProtocolVersion:
-    """``version`` with its view-only links prefetched (the PI's publish page)."""
-    return (
-        ProtocolVersion.objects.prefetch_related(Prefetch("view_links"))
-        .select_related("publication")
-        .get(pk=version.pk)
     )

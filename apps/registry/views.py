@@ -20,7 +20,14 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.syndication.views import Feed
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    JsonResponse,
+    StreamingHttpResponse,
+)
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
@@ -295,14 +302,15 @@ def view_link_document(request: HttpRequest, token: str) -> HttpResponse:
 
 
 @require_GET
-def log_download(request: HttpRequest, code: str) -> HttpResponse:
+def log_download(request: HttpRequest, code: str) -> StreamingHttpResponse:
     """The protocol's whole log as JSONL (the offline verifiers' input), latest checkpoint
     first."""
     protocol = access.get_public_protocol(code=code)
     checkpoints = selectors.public_checkpoints(protocol=protocol)
     head = [chain.canonical_json(checkpoints[-1]).decode() + "\n"] if checkpoints else []
     lines = itertools.chain(head, jsonl_lines(selectors.public_log_lines(protocol=protocol)))
-    response = HttpResponse("".join(lines), content_type="application/x-ndjson; charset=utf-8")
+    # Streamed: memory stays flat however long the log is.
+    response = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{protocol.code}-log.jsonl"'
     return response
 

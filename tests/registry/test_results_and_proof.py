@@ -110,6 +110,10 @@ def test_an_unpublished_run_answers_as_an_unknown_one(client, record):
         a = client.get(f"/r/PUB-01/{label}/runs/{hidden}/{suffix}")
         b = client.get(f"/r/PUB-01/{label}/runs/999/{suffix}")
         assert a.status_code == b.status_code == 404
+    api = "/api/v1/registry/protocols/PUB-01/versions"
+    a = client.get(f"{api}/{label}/runs/{hidden}")
+    b = client.get(f"{api}/{label}/runs/999")
+    assert a.status_code == b.status_code == 404 and a.content == b.content
     # Its result blob is not a secret of its own: a rerun on the same inputs gives the same
     # bytes (BRIEF invariant 7), so it is the published run's result, public by that run.
     assert record["unpublished_run"].result_id == record["run"].result_id
