@@ -36,6 +36,7 @@ from django.views.decorators.http import require_GET, require_POST
 from apps.accounts.access import AuthenticatedHttpRequest
 from apps.analysis.access import get_run_for
 from apps.analysis.selectors import result_bytes, result_document, tidy_csv
+from apps.analysis.views import report_headline
 from apps.deviations import chain
 from apps.deviations.checkpoints import public_keys
 from apps.deviations.exports import jsonl_lines
@@ -360,10 +361,23 @@ def run_page(request: HttpRequest, code: str, label: str, number: int) -> HttpRe
     run = access.get_public_run(code=code, label=label, number=number)
     document = result_document(run)
     through = selectors.run_log_entry_seq(run=run)
+    estimates = document.get("estimates") or {}
+    sections = None
+    if document.get("kind") == "paired_blocks":
+        from apps.analysis.pipelines.paired_blocks import report_sections
+
+        sections = report_sections(estimates)
     return render(
         request,
         "registry/run.html",
         {
+            # The analysis app's own report sections, as its report page shows them (plots
+            # are left out: they are drawn by a signed-in route; the result JSON holds them).
+            "document": document,
+            "estimates": estimates,
+            "headline": report_headline(estimates),
+            "plots": [],
+            "sub_study_sections": sections,
             "run": run,
             "version": run.version,
             "protocol": run.version.protocol,

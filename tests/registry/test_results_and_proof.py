@@ -92,6 +92,7 @@ def test_a_published_run_shows_its_hashes_denominators_log_and_downloads(client,
     for shown in (run.protocol_sha256, run.inputs_id, run.result_id):
         assert shown in html
     assert 'id="denominators"' in html
+    assert "Exclusions and missing data" in html  # the analysis app's own OPB report sections
     assert "Analysis run" in html  # the log's analysis entry, up to the run
     result = client.get(reverse("registry:run-result", args=["PUB-01", label, run.number]))
     assert hashlib.sha256(result.content).hexdigest() == run.result_id
