@@ -102,3 +102,36 @@ def test_public_pages_make_the_same_number_of_queries_for_2_or_20_versions(
     large = _counts(client, code, ["1.0", "20.0"])
     assert large == small
     assert max(large.values()) <= 12, large
+
+
+def test_the_index_is_paged_and_searchable_by_the_api_too(client, study_pi):
+    from tests.factories import ProtocolFactory
+
+    now = timezone.now()
+    for n in range(27):
+        protocol = ProtocolFactory(code=f"IDX-{n:02d}", title=f"Indexed {n}", created_by=study_pi)
+        version = ProtocolVersion.objects.create(
+            protocol=protocol,
+            label="1.0",
+            state="frozen",
+            sha256=f"{n:064x}",
+            frozen_at=now,
+            created_by=study_pi,
+        )
+        Publication.objects.create(
+            version=version,
+            published_by=study_pi,
+            public_since=now + timedelta(minutes=n),
+            authors="A. Author",
+        )
+    first = client.get("/r/").content.decode()
+    assert "IDX-26" in first and "IDX-02" in first and "IDX-01" not in first  # newest first
+    assert "Page 1 of 2" in first
+    second = client.get("/r/", {"page": 2}).content.decode()
+    assert "IDX-01" in second and "IDX-00" in second and "IDX-26" not in second
+    api = client.get("/api/v1/registry/protocols", {"page": 2})
+    assert [row["code"] for row in api.json()] == ["IDX-01", "IDX-00"]
+    assert api["X-Total-Count"] == "27"
+    assert [
+        r["code"] for r in client.get("/api/v1/registry/protocols", {"q": "Indexed 13"}).json()
+    ] == ["IDX-13"]
