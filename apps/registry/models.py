@@ -51,7 +51,7 @@ class Publication(models.Model):
 class ViewLink(models.Model):
     """A view-only link to one version's pages, for peer review before publication.
 
-    ``token`` is the secret the URL carries (``/r/view/<token>/``). ``anonymised`` hides the PIs'
+    ``token`` is the secret the URL carries (``/r/_view/<token>/``). ``anonymised`` hides the PIs'
     and institutions' names on every page the link opens. Revoked links answer 404.
     """
 

@@ -8,13 +8,15 @@ _P = "r/<str:code>/"
 _V = "r/<str:code>/<str:label>/"
 _PI = "protocols/<str:code>/"
 
+# "_view" and "_tools" cannot be protocol codes (a code starts with a letter or digit), so
+# these addresses never shadow a protocol's pages.
 urlpatterns = [
     path("r/", views.index, name="index"),
     path("r/feed.atom", views.RegistryFeed(), name="feed"),
     path("r/signing-key.json", views.signing_key, name="signing-key"),
-    path("r/tools/<str:name>", views.verifier_file, name="verifier"),
-    path("r/view/<str:token>/", views.view_link_page, name="view-link"),
-    path("r/view/<str:token>/document.json", views.view_link_document, name="view-link-document"),
+    path("r/_tools/<str:name>", views.verifier_file, name="verifier"),
+    path("r/_view/<str:token>/", views.view_link_page, name="view-link"),
+    path("r/_view/<str:token>/document.json", views.view_link_document, name="view-link-document"),
     path(_P, views.protocol_page, name="protocol"),
     path(_P + "log.jsonl", views.log_download, name="log"),
     path(_P + "checkpoints.json", views.checkpoints_download, name="checkpoints"),

@@ -3,7 +3,7 @@
 Public pages: the index ``/r/`` (search, pages, Atom feed), a protocol ``/r/<code>/``, a version
 ``/r/<code>/<label>/`` (its frozen document, hash, freeze, seal, amendments, citation and "how to
 check this"), its published runs, the public log and the offline verifier's files. A view-only
-link ``/r/view/<token>/`` opens one version's page read-only. Everything unpublished answers
+link ``/r/_view/<token>/`` opens one version's page read-only. Everything unpublished answers
 404 exactly as unknown (``apps.registry.access``).
 """
 

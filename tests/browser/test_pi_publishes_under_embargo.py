@@ -47,7 +47,7 @@ def test_pi_publishes_under_embargo(journey):
     page.get_by_label("Who it is for (private note)").fill("Journal reviewers")
     journey.click_and_wait(page.get_by_role("button", name="Create a view-only link to v1.0"))
     link = page.locator("#new-link-url").input_value()
-    assert "/r/view/" in link
+    assert "/r/_view/" in link
     journey.snap("published-under-embargo")
     journey.tour("tour-9-publish")
 

@@ -79,4 +79,4 @@ def test_a_link_is_made_on_the_page_and_shown_once(client, frozen, study_pi):
     link = ViewLink.objects.get()
     assert link.anonymised
     page = client.get(reverse("registry:publish", args=[code])).content.decode()
-    assert f"/r/view/{link.token}/" in page
+    assert f"/r/_view/{link.token}/" in page

@@ -142,8 +142,8 @@ def _download(client, folder: Path, version) -> dict[str, Path]:
         "log": (f"/r/{code}/log.jsonl", f"{code}-log.jsonl"),
         "checkpoints": (f"/r/{code}/checkpoints.json", f"{code}-checkpoints.json"),
         "key": ("/r/signing-key.json", "signing-key.json"),
-        "verifier": ("/r/tools/verify_registration.py", "verify_registration.py"),
-        "log_verifier": ("/r/tools/verify_log.py", "verify_log.py"),
+        "verifier": ("/r/_tools/verify_registration.py", "verify_registration.py"),
+        "log_verifier": ("/r/_tools/verify_log.py", "verify_log.py"),
     }
     paths = {}
     for name, (url, filename) in files.items():

@@ -91,7 +91,7 @@ def test_the_api_creates_links_for_this_protocols_frozen_versions_only(client, f
         url, {"version": "1.0", "anonymised": True}, content_type="application/json"
     )
     assert created.status_code == 201
-    assert created.json()["url"].startswith("http://testserver/r/view/")
+    assert created.json()["url"].startswith("http://testserver/r/_view/")
     # Another protocol's version (known to the PI or not): 404, nothing written.
     other = ProtocolVersionFactory(label="7.0")
     before = ViewLink.objects.count()
