@@ -4,7 +4,7 @@ may read the protocol — and 404 to reviewers and strangers, as for a hash that
 import pytest
 from rest_framework.authtoken.models import Token
 
-from apps.protocols.models import Blob
+from apps.protocols.models import Blob, ProtocolVersion
 
 pytestmark = pytest.mark.django_db
 
@@ -76,18 +76,36 @@ def test_an_upper_case_hash_is_the_same_blob(client, frozen, creator):
     assert client.get(_url(frozen.sha256.upper())).status_code == 200
 
 
+def _twin(frozen) -> str:
+    twin = frozen.sha256[:16] + "f" * 48
+    return frozen.sha256[:16] + "e" * 48 if twin == frozen.sha256 else twin
+
+
 def test_an_ambiguous_prefix_is_409_and_names_no_blob(client, frozen, creator):
     client.force_login(creator)
-    twin = frozen.sha256[:16] + "f" * 48
-    if twin == frozen.sha256:
-        twin = frozen.sha256[:16] + "e" * 48
+    twin = _twin(frozen)
     Blob.objects.create(sha256=twin, content=b"{}", size=2)
+    # A second frozen version of the same protocol whose document is the twin: readable too.
+    # (A row written directly: only the shared prefix matters here, not how it was frozen.)
+    ProtocolVersion.objects.create(
+        protocol=frozen.protocol, label="9.0", state="frozen", sha256=twin, created_by=creator
+    )
     response = client.get(_url(frozen.sha256[:16]))
     assert response.status_code == 409
     body = response.content.decode()
     assert twin not in body and frozen.sha256 not in body
     # the full hash, or a longer prefix, still reaches it
     assert client.get(_url(frozen.sha256)).status_code == 200
+
+
+def test_a_blob_the_caller_may_not_read_does_not_make_a_prefix_ambiguous(client, frozen, creator):
+    """An unreadable blob answers as an unknown one, also here: were the prefix ambiguous, a
+    409 would tell that a blob nobody showed this caller exists (BRIEF invariant 6)."""
+    client.force_login(creator)
+    Blob.objects.create(sha256=_twin(frozen), content=b"{}", size=2)  # belongs to no version
+    response = client.get(_url(frozen.sha256[:16]))
+    assert response.status_code == 200
+    assert response.content == bytes(Blob.objects.get(sha256=frozen.sha256).content)
 
 
 def test_a_draft_has_no_blob_to_read(client, ready_draft, creator):
