@@ -21,6 +21,7 @@ APPS = (
     "deviations",
     "analysis",
     "studies",
+    "registry",
 )
 
 

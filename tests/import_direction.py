@@ -31,6 +31,8 @@ LAYERS = [
     "analysis",
     # The study kinds (apps/studies/<kind>/): they plug into the core apps above, never the reverse.
     "studies",
+    # The public registry reads the log's chain and checkpoints and the analysis' reports.
+    "registry",
     "demo",
 ]
 # The deviation-log writes an app before the log may make (and the ref registry its ready() uses).

@@ -29,7 +29,11 @@ _CREDENTIALS = ("USER", "PASSWORD", "HOST", "PORT")
 # Trigger functions whose row trigger refuses UPDATE (append-only) or DELETE; the runtime role is
 # not granted those privileges on the tables they guard, so the refusal happens twice.
 _REFUSES_UPDATE = ("preregistry_refuse_change",)
-_REFUSES_DELETE = ("preregistry_refuse_change", "preregistry_guard_analysis_run")
+_REFUSES_DELETE = (
+    "preregistry_refuse_change",
+    "preregistry_guard_analysis_run",
+    "preregistry_guard_publication",
+)
 
 # Tables the runtime role reads but never writes.
 _READ_ONLY_TABLES = ("django_migrations",)

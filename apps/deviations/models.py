@@ -43,6 +43,10 @@ class EntryKind(models.TextChoices):
     CONTROL_VALIDATION = "control_validation", "Control validation"
     # Seed 003: a PI makes a frozen rubric's text public at its content address.
     PUBLICATION = "publication", "Rubric published"
+    # The public registry (apps/registry): a version published (at once or under embargo), an
+    # embargo ended, an analysis run published; a view-only link created, revoked or first used.
+    REGISTRY = "registry", "Public registry"
+    VIEW_LINK = "view_link", "View-only link"
 
 
 # The kinds a PI or editor may record by hand (CRUCIBLE §8: a reorder is recorded as a deviation;

@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from django.core.cache import cache
-from django.core.exceptions import ValidationError
+from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.db import connection, transaction
 
 from apps.core.canonical import sha256_hex
@@ -184,13 +186,24 @@ def _verify(version: ProtocolVersion) -> IntegrityVerdict:
     return IntegrityVerdict(version.pk, stored, recomputed, ok=True)
 
 
+# The log's verifier lives in a later app (deviations sits after protocols: it imports them), so
+# it registers the one read the check needs from its ``ready()``: the protocol's chain verified
+# against the checkpoints the server keeps, each itself verified against the configured keys.
+_log_verifier: Callable[[Any], Any] | None = None
+
+
+def register_log_verifier(verifier: Callable[[Any], Any]) -> None:
+    """Register ``verifier(protocol) -> ChainReport`` (``apps.deviations`` does, once)."""
+    global _log_verifier
+    _log_verifier = verifier
+
+
 def _log_report(protocol):
     """The protocol's chain, verified against the checkpoints the server keeps (one place, so
     that a stronger anchor, a verified checkpoint or a witness's, replaces it here alone)."""
-    from apps.deviations.checkpoints import stored_checkpoints
-    from apps.deviations.selectors import chain_verify
-
-    return chain_verify(protocol=protocol, checkpoints=stored_checkpoints(protocol))
+    if _log_verifier is None:
+        raise ImproperlyConfigured("apps.deviations is not installed: no log verifier")
+    return _log_verifier(protocol)
 
 
 def _freeze_entry(version: ProtocolVersion):

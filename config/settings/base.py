@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "apps.analysis",
     # The study kinds (one package each), after the core apps they plug into.
     "apps.studies",
+    "apps.registry",
     "apps.demo",
 ]
 
@@ -257,6 +258,11 @@ CELERY_BEAT_SCHEDULE: dict = {
 CELERY_BEAT_SCHEDULE["deviations-checkpoints-write"] = {
     "task": "deviations.checkpoints_write",
     "schedule": float(env.int("LOG_CHECKPOINT_INTERVAL_SECONDS", default=60 * 60)),
+}
+# Embargoes of published versions end by themselves on their day (apps/registry/tasks.py).
+CELERY_BEAT_SCHEDULE["registry-embargoes-end"] = {
+    "task": "registry.embargoes_end",
+    "schedule": 600.0,
 }
 # The Ed25519 key that signs checkpoints: never in the database. PEM or base64 of the 32 raw
 # bytes, in LOG_SIGNING_KEY or in the file LOG_SIGNING_KEY_FILE; unset: no checkpoints.

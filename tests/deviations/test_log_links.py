@@ -112,6 +112,11 @@ def _write_the_kinds_the_demo_does_not(pi: User) -> None:
     rubric_text_set(version=first, text="# A rubric\n\nLog-link test.\n")
     version_freeze(version=first, user=pi)
     rubric_text_publish(version=first, user=pi)
+    # The public registry: a publication and a view-only link (apps/registry).
+    from apps.registry.services import version_publish, view_link_create
+
+    version_publish(version=first, user=pi)
+    view_link_create(version=first, user=pi)
 
 
 def _import_machine_scores_and_run_the_oracle(pi: User, on_commit) -> None:

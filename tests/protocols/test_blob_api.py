@@ -76,13 +76,16 @@ def test_an_upper_case_hash_is_the_same_blob(client, frozen, creator):
     assert client.get(_url(frozen.sha256.upper())).status_code == 200
 
 
+def _twin(frozen) -> str:
+    twin = frozen.sha256[:16] + "f" * 48
+    return frozen.sha256[:16] + "e" * 48 if twin == frozen.sha256 else twin
+
+
 def test_an_ambiguous_prefix_is_409_and_names_no_blob(client, frozen, creator):
     from apps.protocols import blobs
 
     client.force_login(creator)
-    twin = frozen.sha256[:16] + "f" * 48
-    if twin == frozen.sha256:
-        twin = frozen.sha256[:16] + "e" * 48
+    twin = _twin(frozen)
     Blob.objects.create(sha256=twin, content=b"{}", size=2)
     # A twin the caller may not read is not theirs to know of: the prefix names their blob.
     assert client.get(_url(frozen.sha256[:16])).status_code == 200
@@ -96,6 +99,16 @@ def test_an_ambiguous_prefix_is_409_and_names_no_blob(client, frozen, creator):
     assert twin not in body and frozen.sha256 not in body
     # the full hash, or a longer prefix, still reaches it
     assert client.get(_url(frozen.sha256)).status_code == 200
+
+
+def test_a_blob_the_caller_may_not_read_does_not_make_a_prefix_ambiguous(client, frozen, creator):
+    """An unreadable blob answers as an unknown one, also here: were the prefix ambiguous, a
+    409 would tell that a blob nobody showed this caller exists (BRIEF invariant 6)."""
+    client.force_login(creator)
+    Blob.objects.create(sha256=_twin(frozen), content=b"{}", size=2)  # belongs to no version
+    response = client.get(_url(frozen.sha256[:16]))
+    assert response.status_code == 200
+    assert response.content == bytes(Blob.objects.get(sha256=frozen.sha256).content)
 
 
 def test_a_draft_has_no_blob_to_read(client, ready_draft, creator):

@@ -1,0 +1,231 @@
+"""Public results and the public, verifiable record.
+
+One OPB study, built once for the module: frozen, published, analysed, unsealed, its run
+published and its log checkpointed. A reader downloads what the public pages serve into an empty
+folder and proves offline, with nothing else, that the document hashes to its address, that its
+freeze is in the chain under a signed checkpoint, and that the freeze came before the outcomes
+were first unsealed.
+"""
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.urls import reverse
+
+from apps.analysis.models import RunState
+from apps.analysis.services import analysis_run_request
+from apps.deviations.checkpoints import checkpoint_write
+from apps.deviations.services import outcome_unseal
+from apps.protocols.services import version_amend
+from apps.registry.services import run_publish, version_publish
+from tests.analysis.builders import opb_study
+from tests.builders import freeze
+
+pytestmark = pytest.mark.django_db
+
+
+def _run(version, user):
+    run = analysis_run_request(version=version, user=user)
+    # Tasks are eager in tests; the request enqueues on commit, which the module's transaction
+    # never reaches: run the task body directly.
+    from apps.analysis.tasks import analysis_run_execute
+
+    analysis_run_execute(run.pk)
+    run.refresh_from_db()
+    return run
+
+
+@pytest.fixture(scope="module")
+def record(django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock():
+        outer = transaction.atomic()
+        outer.__enter__()
+        try:
+            study = opb_study(code="PUB-01", evaluands=1)
+            version, pi = study.version, study.pi
+            version_publish(version=version, user=pi, authors="A. Researcher")
+            sealed_run = _run(version, pi)
+            checkpoint_write(protocol=version.protocol, force=True)
+            outcome_unseal(version=version, user=pi, confirmation=version.protocol.code)
+            unpublished_run = _run(version, pi)
+            run_publish(run=sealed_run, user=pi)
+            # An amendment frozen after the outcomes were seen: its freeze is not "before".
+            draft = version_amend(version=version, user=pi)
+            draft.amendment_rationale = "Changed after seeing outcomes."
+            draft.save()
+            late = freeze(draft, pi)
+            version_publish(version=late, user=pi, authors="A. Researcher")
+            checkpoint_write(protocol=version.protocol, force=True)
+            yield {
+                "version": version,
+                "pi": pi,
+                "run": sealed_run,
+                "unpublished_run": unpublished_run,
+                "late": late,
+            }
+        finally:
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
+
+
+def test_the_runs_are_done(record):
+    assert record["run"].state == RunState.SUCCEEDED, record["run"].error
+    assert record["unpublished_run"].state == RunState.SUCCEEDED
+
+
+# -- public results ---------------------------------------------------------------------------
+
+
+def test_a_published_run_shows_its_hashes_denominators_log_and_downloads(client, record):
+    run = record["run"]
+    label = record["version"].label
+    url = reverse("registry:run", args=["PUB-01", label, run.number])
+    page = client.get(url)
+    html = page.content.decode()
+    assert page.status_code == 200
+    for shown in (run.protocol_sha256, run.inputs_id, run.result_id):
+        assert shown in html
+    assert 'id="denominators"' in html
+    assert "Exclusions and missing data" in html  # the analysis app's own OPB report sections
+    assert "Analysis run" in html  # the log's analysis entry, up to the run
+    result = client.get(reverse("registry:run-result", args=["PUB-01", label, run.number]))
+    assert hashlib.sha256(result.content).hexdigest() == run.result_id
+    assert result["ETag"] == f'"{run.result_id}"'
+    tidy = client.get(reverse("registry:run-tidy", args=["PUB-01", label, run.number]))
+    assert tidy.status_code == 200 and tidy.content.count(b"\n") > 1
+    api = client.get(f"/api/v1/registry/protocols/PUB-01/versions/{label}/runs/{run.number}")
+    assert api.json()["input_sha256"] == run.inputs_id
+    assert "immutable" in api["Cache-Control"]
+
+
+def test_an_unpublished_run_answers_as_an_unknown_one(client, record):
+    hidden = record["unpublished_run"].number
+    label = record["version"].label
+    for suffix in ("", "result.json", "tidy.csv"):
+        a = client.get(f"/r/PUB-01/{label}/runs/{hidden}/{suffix}")
+        b = client.get(f"/r/PUB-01/{label}/runs/999/{suffix}")
+        assert a.status_code == b.status_code == 404
+    api = "/api/v1/registry/protocols/PUB-01/versions"
+    a = client.get(f"{api}/{label}/runs/{hidden}")
+    b = client.get(f"{api}/{label}/runs/999")
+    assert a.status_code == b.status_code == 404 and a.content == b.content
+    # Its result blob is not a secret of its own: a rerun on the same inputs gives the same
+    # bytes (BRIEF invariant 7), so it is the published run's result, public by that run.
+    assert record["unpublished_run"].result_id == record["run"].result_id
+
+
+def test_a_run_is_published_once_and_only_after_unsealing(record):
+    with pytest.raises(ValidationError, match="already published"):
+        run_publish(run=record["run"], user=record["pi"])
+
+
+def test_a_sealed_run_cannot_be_published(client, record):
+    late = record["late"]
+    run = analysis_run_request(version=late, user=record["pi"])
+    with pytest.raises(ValidationError):
+        run_publish(run=run, user=record["pi"])
+
+
+# -- the verifiable record, offline ------------------------------------------------------------
+
+
+def _download(client, folder: Path, version) -> dict[str, Path]:
+    code, label = version.protocol.code, version.label
+    files = {
+        "document": (f"/r/{code}/{label}/document.json", f"{code}-v{label}.json"),
+        "log": (f"/r/{code}/log.jsonl", f"{code}-log.jsonl"),
+        "checkpoints": (f"/r/{code}/checkpoints.json", f"{code}-checkpoints.json"),
+        "key": ("/r/signing-key.json", "signing-key.json"),
+        "verifier": ("/r/_tools/verify_registration.py", "verify_registration.py"),
+        "log_verifier": ("/r/_tools/verify_log.py", "verify_log.py"),
+    }
+    paths = {}
+    for name, (url, filename) in files.items():
+        answer = client.get(url)
+        assert answer.status_code == 200, url
+        body = b"".join(answer.streaming_content) if answer.streaming else answer.content
+        (folder / filename).write_bytes(body)
+        paths[name] = folder / filename
+    return paths
+
+
+def _verify(folder: Path, paths: dict[str, Path], address: str) -> subprocess.CompletedProcess:
+    # -I: no PYTHONPATH, no user site, not even the script's own folder added by Python; the
+    # verifier finds verify_log.py next to itself. cwd is the clean folder.
+    return subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            str(paths["verifier"]),
+            "--document",
+            paths["document"].name,
+            "--address",
+            address,
+            "--log",
+            paths["log"].name,
+            "--checkpoints",
+            paths["checkpoints"].name,
+            "--public-key",
+            paths["key"].name,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=folder,
+    )
+
+
+def test_a_reader_proves_the_registration_offline_from_the_downloaded_files(
+    client, record, tmp_path
+):
+    version = record["version"]
+    paths = _download(client, tmp_path, version)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths.values())
+    done = _verify(tmp_path, paths, version.sha256)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert f"the document hashes to its address {version.sha256}" in out
+    assert "covered by a checkpoint signed at entry" in out
+    assert "came before the first unsealing" in out
+    assert out.strip().endswith("VERIFIED")
+
+
+def test_the_offline_proof_fails_for_a_changed_document(client, record, tmp_path):
+    version = record["version"]
+    paths = _download(client, tmp_path, version)
+    document = json.loads(paths["document"].read_bytes())
+    document["sections"]["hypotheses"] += " (edited)"
+    paths["document"].write_text(json.dumps(document))
+    done = _verify(tmp_path, paths, version.sha256)
+    assert done.returncode == 1
+    assert "FAILED: the document hashes to" in done.stdout
+
+
+def test_the_offline_proof_fails_for_a_rewritten_log(client, record, tmp_path):
+    version = record["version"]
+    paths = _download(client, tmp_path, version)
+    lines = paths["log"].read_text().splitlines()
+    entry = json.loads(lines[2])
+    entry["rationale"] = "rewritten"
+    lines[2] = json.dumps(entry)
+    paths["log"].write_text("\n".join(lines) + "\n")
+    done = _verify(tmp_path, paths, version.sha256)
+    assert done.returncode == 1
+    assert "the log is broken at entry" in done.stdout
+
+
+def test_a_version_frozen_after_the_outcomes_were_seen_does_not_prove_before(
+    client, record, tmp_path
+):
+    late = record["late"]
+    paths = _download(client, tmp_path, late)
+    done = _verify(tmp_path, paths, late.sha256)
+    assert done.returncode == 1
+    assert "the document hashes to its address" in done.stdout
+    assert "FAILED: the freeze entry says outcome data had already been seen" in done.stdout
