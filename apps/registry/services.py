@@ -18,10 +18,10 @@ from apps.accounts.models import User
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.refs import run_ref
 from apps.deviations.models import EntryKind
+from apps.deviations.selectors import outcomes_visible
 from apps.deviations.services import deviation_append
 from apps.protocols.models import ProtocolVersion, VersionState
 from apps.protocols.refs import version_ref
-from apps.protocols.seal import outcomes_visible
 from apps.registry.models import Publication, RunPublication, ViewLink
 
 # OSF Registries' longest embargo (https://help.osf.io/article/138-embargo-a-registration).
