@@ -100,13 +100,20 @@ def _report_context(request: AuthenticatedHttpRequest, run: AnalysisRun) -> dict
         context["document"] = document
         context["estimates"] = document["estimates"]
         context["plots"] = plot_specs(document)
-        # The kind's own sections (Pipeline.report), with what each adds to the context.
-        sections = _report_of(document["kind"])
-        context["report_sections"] = [section.template for section in sections]
-        for section in sections:
-            if section.context is not None:
-                context.update(section.context(document))
+        context.update(report_sections_context(document))
         context["headline"] = report_headline(document["estimates"])
+    return context
+
+
+def report_sections_context(document: dict[str, Any]) -> dict[str, Any]:
+    """The kind's own report sections for a result ``document`` (``Pipeline.report``): the
+    context's ``report_sections`` (template names, included in order by the shared report page
+    and by the registry's public run page), with what each section adds to the context."""
+    sections = _report_of(document["kind"])
+    context: dict[str, Any] = {"report_sections": [section.template for section in sections]}
+    for section in sections:
+        if section.context is not None:
+            context.update(section.context(document))
     return context
 
 

@@ -69,6 +69,65 @@ def _names_document(entry: Mapping[str, Any], sha256: str) -> bool:
     )
 
 
+def _prove_log(
+    proof: Proof,
+    entries: Iterable[Any],
+    checkpoints: list[Mapping[str, Any]],
+    public_keys: list[str],
+) -> tuple[chain.ChainReport, int, list[Mapping[str, Any]]]:
+    """Proof 2's first half: the chain and its checkpoints. Returns the chain's report, the
+    number of entries a valid signed checkpoint covers, and the entries' fields proof 3 reads."""
+    kept: list[Mapping[str, Any]] = []
+
+    def remember(items: Iterable[Any]) -> Iterable[Any]:
+        for item in items:
+            if isinstance(item, Mapping) and item.get("type") != chain.CHECKPOINT_TYPE:
+                kept.append(
+                    {
+                        k: item.get(k)
+                        for k in ("seq", "kind", "refs", "outcome_visible", "recorded_at")
+                    }
+                )
+            yield item
+
+    # The pinned keys: a C2SP checkpoint (a signed note on the Merkle tree's root) not signed by
+    # one of them breaks the chain as it is read; an older JSON checkpoint is checked below.
+    log_keys = []
+    for key in public_keys:
+        try:
+            log_keys.append(chain.parse_verifier_key(key))
+        except ValueError:
+            proof.fails(f"the public key {key[:60]!r} is not an Ed25519 key")
+    report = chain.verify_chain(remember(entries), checkpoints=checkpoints, log_keys=log_keys)
+    signed_through = 0
+    all_checkpoints = report.checkpoints
+    if not report.ok:
+        proof.fails(f"the log is broken at entry {report.broken_at}: {report.reason}")
+    elif not all_checkpoints:
+        proof.fails("no signed checkpoint of the log was given")
+    else:
+        proof.holds(f"the log is an intact chain: {report.summary()}")
+        for checkpoint in all_checkpoints:
+            if checkpoint.get("type") == chain.NOTE_CHECKPOINT_TYPE:
+                # Its signature was checked against the pinned keys as the chain was read, and
+                # the first ``size`` entries give the tree root it signs.
+                size = int(checkpoint["size"])
+                signed_through = max(signed_through, size)
+                proof.holds(
+                    f"checkpoint of the first {size} entries ({checkpoint['origin']}): signed "
+                    "by a pinned key, and the log's Merkle root at that size is the one signed"
+                )
+                continue
+            valid, why = chain.checkpoint_signature(checkpoint, public_keys)
+            if valid:
+                signed_through = max(signed_through, int(checkpoint["seq"]))
+                proof.holds(f"checkpoint at entry {checkpoint['seq']}: {why}")
+            else:
+                proof.fails(f"checkpoint at entry {checkpoint['seq']}: {why}")
+
+    return report, signed_through, kept
+
+
 def verify_registration(
     *,
     document: bytes,
@@ -91,35 +150,7 @@ def verify_registration(
     else:
         proof.fails(f"the document hashes to {digest}, not to its address {address}")
 
-    kept: list[Mapping[str, Any]] = []
-
-    def remember(items: Iterable[Any]) -> Iterable[Any]:
-        for item in items:
-            if isinstance(item, Mapping) and item.get("type") != chain.CHECKPOINT_TYPE:
-                kept.append(
-                    {
-                        k: item.get(k)
-                        for k in ("seq", "kind", "refs", "outcome_visible", "recorded_at")
-                    }
-                )
-            yield item
-
-    report = chain.verify_chain(remember(entries), checkpoints=checkpoints)
-    signed_through = 0
-    all_checkpoints = report.checkpoints
-    if not report.ok:
-        proof.fails(f"the log is broken at entry {report.broken_at}: {report.reason}")
-    elif not all_checkpoints:
-        proof.fails("no signed checkpoint of the log was given")
-    else:
-        proof.holds(f"the log is an intact chain: {report.summary()}")
-        for checkpoint in all_checkpoints:
-            valid, why = chain.checkpoint_signature(checkpoint, public_keys)
-            if valid:
-                signed_through = max(signed_through, int(checkpoint["seq"]))
-                proof.holds(f"checkpoint at entry {checkpoint['seq']}: {why}")
-            else:
-                proof.fails(f"checkpoint at entry {checkpoint['seq']}: {why}")
+    report, signed_through, kept = _prove_log(proof, entries, checkpoints, public_keys)
 
     freeze = next(
         (e for e in kept if e["kind"] in FREEZE_KINDS and _names_document(e, address)), None

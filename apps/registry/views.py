@@ -36,7 +36,7 @@ from django.views.decorators.http import require_GET, require_POST
 from apps.accounts.access import AuthenticatedHttpRequest
 from apps.analysis.access import get_run_for
 from apps.analysis.selectors import result_bytes, result_document, tidy_csv
-from apps.analysis.views import report_headline
+from apps.analysis.views import report_headline, report_sections_context
 from apps.deviations import chain
 from apps.deviations.checkpoints import public_keys
 from apps.deviations.exports import jsonl_lines
@@ -362,11 +362,6 @@ def run_page(request: HttpRequest, code: str, label: str, number: int) -> HttpRe
     document = result_document(run)
     through = selectors.run_log_entry_seq(run=run)
     estimates = document.get("estimates") or {}
-    sections = None
-    if document.get("kind") == "paired_blocks":
-        from apps.studies.paired_blocks.pipeline import report_sections
-
-        sections = report_sections(estimates)
     return render(
         request,
         "registry/run.html",
@@ -377,7 +372,7 @@ def run_page(request: HttpRequest, code: str, label: str, number: int) -> HttpRe
             "estimates": estimates,
             "headline": report_headline(estimates),
             "plots": [],
-            "sub_study_sections": sections,
+            **report_sections_context(document),
             "run": run,
             "version": run.version,
             "protocol": run.version.protocol,
