@@ -50,12 +50,24 @@ pytestmark = pytest.mark.django_db
 # From 2 December the pins are of the figures (``figures_sha256``: floats to 9 significant
 # digits), not of the exact bytes; the exact result hashes on that day were 88a8a583… (OPB) and
 # 0aefcc54… (XSTest), on SQLite and PostgreSQL alike.
-OPB_RESULT_SHA256 = "8ecd8ddfc27fa48641a964d448ba4e054f5d4fc88d0b9533972f906c9ed4423e"
+# Both re-pinned on branch pins (from integ at b8bf597; main was fc91b0e), when new freezes began
+# to write revision 2 of the frozen document (issue #33 §3, branch guards: a parameter's
+# help_text, the rubric text's media type, a cell's expected output without a kind). Compared key
+# by key with main's documents (all floats equal to the last bit, not only to 9 digits), only
+# "protocol.sha256" differs, in each document: the versions' documents gain each parameter's
+# help_text ("") and the revision-2 type name, and the same versions rebuilt as revision 1 hash
+# to main's values exactly. "input_sha256" is unchanged (the inputs hold no frozen document).
+# Reliability before adjudication (issue #32 §1, branch seeds) changes no figure here: every
+# response of both studies is scored, none awaits adjudication or is partly scored, and
+# main's α was already computed over the primaries' pre-adjudication values of scored ones.
+# OPB: 8ecd8ddf… on main, now 6b4ae3be…; XSTest: 406880a9… on main, now d620a932….
+OPB_RESULT_SHA256 = "6b4ae3be3861aafb336578ab9c583168fc667cc3718ba8faec5bb26923f56087"
 # XSTest re-pinned on branch abuild (issue #22), when xstest_study began to freeze through the
 # real gate (section text, key units and typed parameters enter the frozen document): compared
 # key by key with the document of 1c45378e…, only "protocol.sha256" and "input_sha256" differ;
-# every figure is equal.
-XSTEST_RESULT_SHA256 = "406880a962aa7f160c25548277444f758881d9ba5229ff7a007883df5766eaef"
+# every figure is equal. Re-pinned on branch pins for revision 2 of the frozen document (above):
+# only "protocol.sha256" differs from main's document (406880a9…, now d620a932…).
+XSTEST_RESULT_SHA256 = "d620a932924f8c4a60f9f0a884e6ce7f43cf55b7a98b58c0a0292f2befb80a3e"
 
 
 def _rounded(value):
