@@ -54,6 +54,8 @@ PAYLOAD_FIELDS = (
     "seq",
 )
 ENTRY_FIELDS = (*PAYLOAD_FIELDS, "hash")
+# What a withheld entry keeps (``verify_chain(allow_withheld=True)``): its place, not its content.
+WITHHELD_FIELDS = ("protocol", "seq", "prev_hash", "hash", "withheld")
 
 
 # -- canonical JSON (the same rules as apps.core.canonical) -----------------------------------
@@ -196,8 +198,9 @@ def entry_line(entry: Mapping[str, Any]) -> str:
     pure ASCII lines cannot be split or mangled by a reader that treats U+2028 or U+0085 as a
     line break or guesses the wrong encoding. The values, and so the hashes, are the same.
     """
+    fields = WITHHELD_FIELDS if entry.get("withheld") is True else ENTRY_FIELDS
     return json.dumps(
-        {name: entry[name] for name in ENTRY_FIELDS},
+        {name: entry[name] for name in fields},
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=True,
@@ -228,6 +231,9 @@ class ChainReport:
     # The Merkle tree over entries 1..verified_through (RFC 6962): its size and base64 root.
     tree_size: int = 0
     root_hash: str | None = None
+    # Entries served withheld (``verify_chain(allow_withheld=True)``): linked and in the tree,
+    # their content unseen.
+    withheld: int = 0
 
     @property
     def ok(self) -> bool:
@@ -791,7 +797,7 @@ def cosigners(note: Note, witness_keys: Iterable[VerifierKey]) -> list[str]:
     )
 
 
-def verify_chain(  # noqa: PLR0912, PLR0915 (one pass; split is debt)
+def verify_chain(  # noqa: PLR0912, PLR0913, PLR0915 (one pass, keyword-only options; split is debt)
     entries: Iterable[Mapping[str, Any]],
     *,
     protocol: str | None = None,
@@ -801,6 +807,7 @@ def verify_chain(  # noqa: PLR0912, PLR0915 (one pass; split is debt)
     after: tuple[int, str, CompactRange] | None = None,
     nodes_out: list[tuple[int, int, bytes]] | None = None,
     nodes_min_level: int = 1,
+    allow_withheld: bool = False,
 ) -> ChainReport:
     """Recompute one protocol's chain from its entries (in ``seq`` order) and name the first break.
 
@@ -826,6 +833,12 @@ def verify_chain(  # noqa: PLR0912, PLR0915 (one pass; split is debt)
     leaves): ``entries`` then start at entry seq + 1 (what "verifying from the last
     checkpoint" reads). ``nodes_out`` collects the perfect subtrees that the entries complete,
     as (level, index, root), from ``nodes_min_level`` up.
+
+    With ``allow_withheld`` an entry may be *withheld* (``{"withheld": true, "protocol", "seq",
+    "prev_hash", "hash"}``: a public registry serves the entries that concern no public version
+    this way): its content cannot be checked, but its place in the chain and in the Merkle tree
+    can, so a signed checkpoint still binds it, and every entry served whole is still proven
+    included. ``report.withheld`` counts them. Without it a withheld entry is a break.
 
     Entries are read once and not kept, so memory stays flat over millions of entries.
     """
@@ -902,7 +915,7 @@ def verify_chain(  # noqa: PLR0912, PLR0915 (one pass; split is debt)
         report.protocol = chain_protocol
         if last_good is not None:
             report.entries = report.verified_through = last_good["seq"]
-            report.verified_through_at = last_good["recorded_at"]
+            report.verified_through_at = last_good.get("recorded_at")
             report.head_hash = last_good["hash"]
         report.tree_size = leaves
         report.root_hash = base64.b64encode(
@@ -955,8 +968,16 @@ def verify_chain(  # noqa: PLR0912, PLR0915 (one pass; split is debt)
             return finish(
                 seq, f"prev_hash does not match the hash of entry {seq - 1} ({previous_hash})"
             )
+        if entry.get("withheld") is True:
+            if not allow_withheld:
+                return finish(seq, f"entry {seq} is withheld: its content cannot be checked")
+            report.withheld += 1
+            recomputed = stored_hash
+        else:
+            recomputed = None
         try:
-            recomputed = sha256(entry_payload(entry)).hexdigest()
+            if recomputed is None:
+                recomputed = sha256(entry_payload(entry)).hexdigest()
         except KeyError:
             return finish(seq, f"entry {seq} {_shape_problem(entry)}")
         except (TypeError, ValueError) as error:  # UnicodeEncodeError is a ValueError

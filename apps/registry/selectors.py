@@ -219,9 +219,93 @@ def log_entries_through(*, protocol: Protocol, seq: int | None, limit: int = 500
     return list(reversed(entries.order_by("-seq")[:limit]))
 
 
+# The kinds of entry a reader of a published version may read whole: what was frozen, amended,
+# withdrawn, published, unsealed, excluded, rerun, reordered, lost or analysed. Everything else
+# (imports, score corrections, roles, view-only links, alarms, control validations, rubric
+# publications) is internal to the study and served withheld.
+PUBLIC_ENTRY_KINDS = frozenset(
+    {
+        EntryKind.FREEZE,
+        EntryKind.AMENDMENT,
+        EntryKind.WITHDRAWAL,
+        EntryKind.REGISTRY,
+        EntryKind.OUTCOME_UNSEALED,
+        EntryKind.EXCLUSION,
+        EntryKind.DEVIATION,
+        EntryKind.RERUN,
+        EntryKind.REORDER,
+        EntryKind.PLATFORM_LOSS,
+        EntryKind.ANALYSIS,
+    }
+)
+
+
+def _public_version_refs(protocol: Protocol) -> tuple[set[int], set[str]]:
+    public = public_versions().filter(protocol=protocol).values_list("pk", "sha256")
+    return {pk for pk, _ in public}, {sha for _, sha in public if sha}
+
+
+def entry_is_public(*, kind: str, refs: Any, public_ids: set[int], public_hashes: set[str]) -> bool:
+    """Whether a log entry may be read whole by the public: its kind is one a reader of the
+    registration needs (``PUBLIC_ENTRY_KINDS``), it names at least one version, and every
+    version it names is public. Anything else about an unpublished version (a label, a hash, a
+    rationale) stays unobservable (BRIEF invariant 6)."""
+    if kind not in PUBLIC_ENTRY_KINDS or not isinstance(refs, list):
+        return False
+    versions = [r for r in refs if isinstance(r, dict) and r.get("type") == "version"]
+    return bool(versions) and all(
+        r.get("id") in public_ids or (r.get("sha256") or "") in public_hashes for r in versions
+    )
+
+
+def withheld(entry: dict[str, Any]) -> dict[str, Any]:
+    """An entry as the public log serves what it withholds: its place in the chain and the tree
+    (protocol, seq, prev_hash, hash) and no content (``chain.verify_chain(allow_withheld=True)``
+    checks it so)."""
+    return {
+        "protocol": entry["protocol"],
+        "seq": entry["seq"],
+        "prev_hash": entry["prev_hash"],
+        "hash": entry["hash"],
+        "withheld": True,
+    }
+
+
 def public_log_lines(*, protocol: Protocol) -> Iterator[dict[str, Any]]:
-    """The protocol's whole chain, as exported (``apps.deviations.selectors.entry_dicts``)."""
-    return entry_dicts(protocol=protocol)
+    """The protocol's whole chain as exported (``apps.deviations.selectors.entry_dicts``), each
+    entry that is not public (``entry_is_public``) withheld (``withheld``): the offline verifier
+    still proves every public entry's place in the signed tree."""
+    public_ids, public_hashes = _public_version_refs(protocol)
+    for entry in entry_dicts(protocol=protocol):
+        if entry_is_public(
+            kind=entry["kind"],
+            refs=entry["refs"],
+            public_ids=public_ids,
+            public_hashes=public_hashes,
+        ):
+            yield entry
+        else:
+            yield withheld(entry)
+
+
+def public_log_entries_through(
+    *, protocol: Protocol, seq: int | None, limit: int = 500
+) -> list[tuple[LogEntry, bool]]:
+    """``log_entries_through`` with, for each entry, whether the public may read it whole
+    (``entry_is_public``); a page shows the others as withheld."""
+    public_ids, public_hashes = _public_version_refs(protocol)
+    return [
+        (
+            entry,
+            entry_is_public(
+                kind=entry.kind,
+                refs=entry.refs,
+                public_ids=public_ids,
+                public_hashes=public_hashes,
+            ),
+        )
+        for entry in log_entries_through(protocol=protocol, seq=seq, limit=limit)
+    ]
 
 
 def public_checkpoints(*, protocol: Protocol) -> list[dict[str, Any]]:

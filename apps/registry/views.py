@@ -379,7 +379,9 @@ def run_page(request: HttpRequest, code: str, label: str, number: int) -> HttpRe
             "result": document,
             "result_text": json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False),
             "denominators": _denominators(document),
-            "entries": selectors.log_entries_through(protocol=run.version.protocol, seq=through),
+            "entries": selectors.public_log_entries_through(
+                protocol=run.version.protocol, seq=through
+            ),
             "through": through,
         },
     )

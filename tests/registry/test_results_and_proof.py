@@ -61,6 +61,11 @@ def record(django_db_setup, django_db_blocker):
             draft.save()
             late = freeze(draft, pi)
             version_publish(version=late, user=pi, authors="A. Researcher")
+            # A later amendment frozen but never published: nothing of it may be public.
+            hidden_draft = version_amend(version=late, user=pi)
+            hidden_draft.amendment_rationale = "A private rationale nobody outside may read."
+            hidden_draft.save()
+            hidden = freeze(hidden_draft, pi)
             checkpoint_write(protocol=version.protocol, force=True)
             yield {
                 "version": version,
@@ -68,6 +73,7 @@ def record(django_db_setup, django_db_blocker):
                 "run": sealed_run,
                 "unpublished_run": unpublished_run,
                 "late": late,
+                "hidden": hidden,
             }
         finally:
             transaction.set_rollback(True)
@@ -229,3 +235,53 @@ def test_a_version_frozen_after_the_outcomes_were_seen_does_not_prove_before(
     assert done.returncode == 1
     assert "the document hashes to its address" in done.stdout
     assert "FAILED: the freeze entry says outcome data had already been seen" in done.stdout
+
+
+def test_the_public_log_withholds_what_concerns_an_unpublished_version(client, record, tmp_path):
+    hidden, version = record["hidden"], record["version"]
+    paths = _download(client, tmp_path, version)
+    text = paths["log"].read_text()
+    assert hidden.sha256 not in text and hidden.sha256[:16] not in text
+    assert "A private rationale" not in text and f'"{hidden.label}"' not in text
+    lines = [json.loads(line) for line in text.splitlines()]
+    entries = [e for e in lines if "seq" in e]
+    assert [e["seq"] for e in entries] == list(range(1, len(entries) + 1))
+    withheld = [e for e in entries if e.get("withheld")]
+    assert withheld and all(
+        set(e) == {"protocol", "seq", "prev_hash", "hash", "withheld"} for e in withheld
+    )
+    # Imports, roles and the like are internal: only the registration's own acts are whole.
+    assert {e["kind"] for e in entries if not e.get("withheld")} <= {
+        "freeze",
+        "amendment",
+        "withdrawal",
+        "registry",
+        "outcome_unsealed",
+        "exclusion",
+        "deviation",
+        "rerun",
+        "reorder",
+        "platform_loss",
+        "analysis",
+    }
+    done = _verify(tmp_path, paths, version.sha256)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{len(withheld)} entries withheld" in done.stdout
+
+
+def test_a_withheld_entry_is_still_bound_by_the_signed_tree(client, record, tmp_path):
+    from apps.deviations import chain
+
+    version = record["version"]
+    paths = _download(client, tmp_path, version)
+    lines = [json.loads(line) for line in paths["log"].read_text().splitlines()]
+    at = next(i for i, e in enumerate(lines) if e.get("withheld"))
+    lines[at]["hash"] = "0" * 64
+    paths["log"].write_text("\n".join(json.dumps(e) for e in lines) + "\n")
+    done = _verify(tmp_path, paths, version.sha256)
+    assert done.returncode == 1
+    assert "the log is broken at entry" in done.stdout
+    # An auditor's full export never accepts a withheld entry: only the registry's proof does.
+    entries = [e for e in json.loads("[" + ",".join(json.dumps(x) for x in lines) + "]")]
+    report = chain.verify_chain(e for e in entries if "seq" in e)
+    assert not report.ok and "withheld" in report.reason
