@@ -221,6 +221,10 @@ SPECTACULAR_SETTINGS = {
         "FamilyRoleEnum": "apps.items.models.FamilyRole",
         "FactorRoleEnum": "apps.items.models.FactorRole",
         "MemberRoleEnum": "apps.accounts.models.Role",
+        # A version's status as members see it, and as the public registry shows it (a draft is
+        # never public).
+        "VersionStatusEnum": ["draft", "frozen", "superseded", "withdrawn"],
+        "PublicVersionStatusEnum": ["frozen", "superseded", "withdrawn"],
     },
     # The schema UI's assets come from drf-spectacular-sidecar (pinned in requirements/lock.txt)
     # and are served by this site, never by a CDN: /api/schema/ui/ works offline.

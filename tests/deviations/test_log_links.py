@@ -202,7 +202,9 @@ def _ref_types_in_the_source() -> dict[str, str]:
                     for key, value in zip(node.keys, node.values, strict=True)
                     if isinstance(key, ast.Constant)
                 }
-                if "id" in keys:
+                # A CSL-JSON citation item (apps/registry/citation.py) has an "id" and a
+                # "type" too, and a title: it is no log ref.
+                if "id" in keys and "title" not in keys:
                     kind = keys.get("type")
             elif (
                 isinstance(node, ast.Call)

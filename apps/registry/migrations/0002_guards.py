@@ -7,11 +7,14 @@ become public (``public_since`` set, nothing else touched). Published runs are a
 
 from django.db import migrations
 
-from apps.core.dbguards import append_only, custom_guard
+from apps.core.dbguards import append_only, custom_guard, guarded_function_sql
 
-_GUARD = r"""
-CREATE OR REPLACE FUNCTION preregistry_guard_publication() RETURNS trigger
-LANGUAGE plpgsql AS $$
+# With the fixed search path every guard function has (apps.core.dbguards.SEARCH_PATH), so no
+# temporary object can shadow what it names (issue 33).
+_GUARD = (
+    guarded_function_sql(
+        "preregistry_guard_publication",
+        r"""
 BEGIN
     IF TG_OP = 'DELETE' THEN
         RAISE EXCEPTION 'preregistry: DELETE on % is refused: a publication is never undone',
@@ -32,12 +35,15 @@ BEGIN
     END IF;
     RETURN NEW;
 END
-$$;
-CREATE TRIGGER registry_publication_guard BEFORE UPDATE OR DELETE ON registry_publication
-    FOR EACH ROW EXECUTE FUNCTION preregistry_guard_publication();
-CREATE TRIGGER registry_publication_no_truncate BEFORE TRUNCATE ON registry_publication
-    FOR EACH STATEMENT EXECUTE FUNCTION preregistry_refuse_change();
+""",
+    )
+    + """
+CREATE TRIGGER registry_publication_guard BEFORE UPDATE OR DELETE ON public.registry_publication
+    FOR EACH ROW EXECUTE FUNCTION public.preregistry_guard_publication();
+CREATE TRIGGER registry_publication_no_truncate BEFORE TRUNCATE ON public.registry_publication
+    FOR EACH STATEMENT EXECUTE FUNCTION public.preregistry_refuse_change();
 """
+)
 
 _UNGUARD = r"""
 DROP TRIGGER IF EXISTS registry_publication_guard ON registry_publication;
