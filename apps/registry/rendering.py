@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from apps.core.markdown import render_markdown
+from apps.protocols.components import RESERVED_NAMES
 from apps.protocols.plans import SECTION_TITLES
 
 # What the public pages do not show, and why (seed 001 §11: withheld artifacts are disclosed).
@@ -86,20 +87,9 @@ def document_for_reading(content: bytes) -> dict[str, Any]:
         ),
     )
     rubric = document.get("rubric")
-    known = {
-        "document",
-        "protocol",
-        "version",
-        "sections",
-        "parameters",
-        "decision_table",
-        "supersedes",
-        "amendment_rationale",
-        "pipeline",
-        "design",
-        "rubric",
-        "responses",
-    }
+    # The document's own keys and the built-in components' parts: anything else is shown as
+    # another study kind's part.
+    known = RESERVED_NAMES | {"design", "rubric", "responses"}
     return {
         "sections": [
             {
