@@ -1157,7 +1157,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915 (a CLI
         )
         return 2
     try:
-        trusted = _public_keys(args.public_key)
+        trusted = read_public_keys(args.public_key)
         log_keys = [parse_verifier_key(key) for key in trusted]
         witness_keys = [
             parse_verifier_key(key, default_type=SIGNATURE_COSIGNATURE_V1)
@@ -1329,7 +1329,9 @@ def _read_json(path: str) -> Any:
             raise ValueError(f"{path} is not a JSON checkpoint ({error})") from error
 
 
-def _public_keys(values: list[str]) -> list[str]:
+def read_public_keys(values: list[str]) -> list[str]:
+    """The base64 Ed25519 keys given as values or files: a key itself, or the JSON of
+    ``/logs/signing-key`` (its ``public_key`` and ``previous_public_keys``)."""
     keys = []
     for value in values:
         try:

@@ -135,13 +135,16 @@ def recent_publications(*, limit: int = 50) -> list[Publication]:
 def amendments(*, protocol: Protocol) -> list[LogEntry]:
     """The protocol's amendment entries of public versions, in log order: rationale, time and
     whether outcome data had been seen (set by the system at the time). An amendment that
-    froze a version not (yet) public is left out, like the version itself."""
-    public = set(public_versions().filter(protocol=protocol).values_list("sha256", flat=True))
+    froze a version not (yet) public is left out, like the version itself (``entry_is_public``,
+    the rule the public log follows)."""
+    public_ids, public_hashes = _public_version_refs(protocol)
     entries = LogEntry.objects.filter(protocol=protocol, kind=EntryKind.AMENDMENT).order_by("seq")
     return [
         entry
         for entry in entries
-        if entry.refs and isinstance(entry.refs[0], dict) and entry.refs[0].get("sha256") in public
+        if entry_is_public(
+            kind=entry.kind, refs=entry.refs, public_ids=public_ids, public_hashes=public_hashes
+        )
     ]
 
 

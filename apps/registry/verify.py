@@ -209,17 +209,6 @@ def _read_checkpoints(path: str) -> list[Mapping[str, Any]]:
     return list(value) if isinstance(value, list) else [value]
 
 
-def _read_keys(path_or_key: str) -> list[str]:
-    path = Path(path_or_key)
-    text = path.read_text(encoding="utf-8").strip() if path.is_file() else path_or_key.strip()
-    if text.startswith("{"):
-        document = json.loads(text)
-        return [
-            k for k in [document.get("public_key"), *document.get("previous_public_keys", [])] if k
-        ]
-    return [text]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--document", required=True, help="the frozen document (JSON) as served")
@@ -233,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         document = Path(args.document).read_bytes()
         checkpoints = _read_checkpoints(args.checkpoints)
-        keys = _read_keys(args.public_key)
+        keys = chain.read_public_keys([args.public_key])
         entries = list(chain.read_jsonl(args.log))
     except (OSError, ValueError) as error:
         print(f"cannot be read: {error}", file=sys.stderr)
