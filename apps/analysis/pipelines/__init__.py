@@ -14,6 +14,7 @@ from apps.analysis.pipelines.base import (
     kind_for_template,
     pipeline_kinds,
     register_pipeline,
+    register_study_kind,
     registered_pipelines,
     unregister_pipeline,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "kind_for_template",
     "pipeline_kinds",
     "register_pipeline",
+    "register_study_kind",
     "registered_pipelines",
     "unregister_pipeline",
 ]

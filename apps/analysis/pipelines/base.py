@@ -191,6 +191,65 @@ def register_pipeline(pipeline: Pipeline) -> Pipeline:
     return pipeline
 
 
+class KindModule(Protocol):
+    """What a study kind's ``pipeline`` module defines (docs/architecture.md, "Add a study
+    kind", step 1); a module matches it by its names alone."""
+
+    @property
+    def __name__(self) -> str: ...
+    @property
+    def KIND(self) -> str: ...
+    @property
+    def DECLARATION(self) -> PipelineDeclaration: ...
+    @property
+    def collect(self) -> Callable[[Any], dict[str, Any]]: ...
+    @property
+    def compute(self) -> Callable[..., dict[str, Any]]: ...
+    @property
+    def tidy(self) -> Callable[[dict[str, Any]], tuple[list[str], list[list[Any]]]]: ...
+    @property
+    def assemble(self) -> Callable[[dict[str, Any]], dict[str, Any]]: ...
+    @property
+    def estimates_of(self) -> Callable[[dict[str, Any]], dict[str, list[EstimateValue]]]: ...
+
+
+def register_study_kind(
+    module: KindModule,
+    *,
+    template: str,
+    report_context: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    **options: Any,
+) -> Pipeline:
+    """Register the built-in study kind whose pipeline is ``module``
+    (``apps.studies.<package>.pipeline``) and return its ``Pipeline``.
+
+    The module gives the kind's name, declaration (and its title), ``collect``, ``compute``,
+    ``tidy``, ``assemble`` and ``estimates_of``; ``template`` is the plan template it runs; its
+    report is the one section template ``studies/<package>/report.html``, with
+    ``report_context(document)`` added to the page's context when given. ``options`` are the
+    rest of the ``Pipeline``'s fields (``plots``, ``components``, ``demo``, …).
+
+    Raises TypeError for an option ``Pipeline`` does not have; ValueError as
+    ``register_pipeline`` does.
+    """
+    package = module.__name__.rsplit(".", 2)[-2]
+    return register_pipeline(
+        Pipeline(
+            kind=module.KIND,
+            title=module.DECLARATION.title,
+            collect=module.collect,
+            compute=module.compute,
+            tidy=module.tidy,
+            templates=(template,),
+            declaration=module.DECLARATION,
+            assemble=module.assemble,
+            estimates_of=module.estimates_of,
+            report=(ReportTemplate(f"studies/{package}/report.html", report_context),),
+            **options,
+        )
+    )
+
+
 def unregister_pipeline(kind: str) -> None:
     """Remove a pipeline and its components (tests register throwaway kinds)."""
     pipeline = _pipelines.pop(kind, None)

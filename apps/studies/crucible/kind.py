@@ -1,7 +1,7 @@
 """CRUCIBLE (seed 001), declared once: its pipeline, report, plots, battery manifest, episode
 checks and demo."""
 
-from apps.analysis.pipelines import Pipeline, RecordTerms, ReportTemplate, register_pipeline
+from apps.analysis.pipelines import RecordTerms, register_study_kind
 from apps.protocols.blobs import register_blob_reader
 from apps.protocols.components import VersionComponent
 from apps.studies.crucible import pipeline
@@ -9,28 +9,18 @@ from apps.studies.crucible.episodes import RECORD_FIELDS, import_check, record_t
 from apps.studies.crucible.manifest import manifest_blob_readable, manifest_on_freeze
 from apps.studies.crucible.plots import PLOTS
 
-KIND = register_pipeline(
-    Pipeline(
-        kind=pipeline.KIND,
-        title=pipeline.DECLARATION.title,
-        collect=pipeline.collect,
-        compute=pipeline.compute,
-        tidy=pipeline.tidy,
-        templates=("crucible",),
-        declaration=pipeline.DECLARATION,
-        assemble=pipeline.assemble,
-        estimates_of=pipeline.estimates_of,
-        report=(ReportTemplate("studies/crucible/report.html"),),
-        plots=PLOTS,
-        components=(
-            # The battery manifest: stored as a blob at the freeze, read as the version is.
-            VersionComponent(name="crucible_manifest", on_freeze=manifest_on_freeze),
-            # Episode records against the frozen safety-stop conditions and budgets (§8).
-            VersionComponent(name="crucible_episodes", import_check=import_check),
-        ),
-        # What an episode used of its budgets and the safety stop it names (§8).
-        record_terms=RecordTerms(fields=RECORD_FIELDS, terms=record_terms),
-        demo="demo_crucible",
-    )
+KIND = register_study_kind(
+    pipeline,
+    template="crucible",
+    plots=PLOTS,
+    components=(
+        # The battery manifest: stored as a blob at the freeze, read as the version is.
+        VersionComponent(name="crucible_manifest", on_freeze=manifest_on_freeze),
+        # Episode records against the frozen safety-stop conditions and budgets (§8).
+        VersionComponent(name="crucible_episodes", import_check=import_check),
+    ),
+    # What an episode used of its budgets and the safety stop it names (§8).
+    record_terms=RecordTerms(fields=RECORD_FIELDS, terms=record_terms),
+    demo="demo_crucible",
 )
 register_blob_reader("analysis.crucible_manifest", manifest_blob_readable)

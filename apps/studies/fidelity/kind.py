@@ -1,28 +1,13 @@
 """Injection fidelity (seed 003), declared once: its pipeline, report, plot, the rules of its
 judged signals (the raters' ``signals`` fields), its judge import and demo."""
 
-from apps.analysis.pipelines import Pipeline, ReportTemplate, register_pipeline
+from apps.analysis.pipelines import register_study_kind
 from apps.raters.judged import JudgedSignals, register_judged_signals
 from apps.studies.fidelity import pipeline, verdicts
 from apps.studies.fidelity.judge_import import fidelity_judge_import, judged_by_scorer
 from apps.studies.fidelity.plots import PLOTS
 
-KIND = register_pipeline(
-    Pipeline(
-        kind=pipeline.KIND,
-        title="Injection fidelity (seed 003)",
-        collect=pipeline.collect,
-        compute=pipeline.compute,
-        tidy=pipeline.tidy,
-        templates=("fidelity",),
-        declaration=pipeline.DECLARATION,
-        assemble=pipeline.assemble,
-        estimates_of=pipeline.estimates_of,
-        report=(ReportTemplate("studies/fidelity/report.html"),),
-        plots=PLOTS,
-        demo="demo_fidelity",
-    )
-)
+KIND = register_study_kind(pipeline, template="fidelity", plots=PLOTS, demo="demo_fidelity")
 register_judged_signals(
     JudgedSignals(
         card=verdicts.Card.from_dict,

@@ -3,7 +3,7 @@ import checks, fixtures in the frozen document, and demo."""
 
 from typing import Any
 
-from apps.analysis.pipelines import Pipeline, ReportTemplate, register_pipeline
+from apps.analysis.pipelines import register_study_kind
 from apps.protocols.components import VersionComponent
 from apps.studies.paired_blocks import pipeline
 from apps.studies.paired_blocks.plots import PLOTS
@@ -13,34 +13,25 @@ def _sub_study_sections(document: dict[str, Any]) -> dict[str, Any]:
     return {"sub_study_sections": pipeline.report_sections(document["estimates"])}
 
 
-KIND = register_pipeline(
-    Pipeline(
-        kind=pipeline.KIND,
-        title="Paired task-block contrasts (route choice)",
-        collect=pipeline.collect,
-        compute=pipeline.compute,
-        tidy=pipeline.tidy,
-        templates=("route_choice",),
-        declaration=pipeline.DECLARATION,
-        assemble=pipeline.assemble,
-        estimates_of=pipeline.estimates_of,
-        synthetic=pipeline.synthetic,
-        report=(ReportTemplate("studies/paired_blocks/report.html", _sub_study_sections),),
-        plots=PLOTS,
-        components=(
-            # The sub-study rules the gate can check without a run, and each import's records.
-            VersionComponent(
-                name="paired_blocks",
-                checks=pipeline.gate_checks,
-                import_check=pipeline.import_checks,
-            ),
-            # The fixtures' hashes in the frozen document: a key only paired_blocks plans have.
-            VersionComponent(
-                name="route_fixtures",
-                document=pipeline.fixtures_document,
-                omit_empty_document=True,
-            ),
+KIND = register_study_kind(
+    pipeline,
+    template="route_choice",
+    report_context=_sub_study_sections,
+    synthetic=pipeline.synthetic,
+    plots=PLOTS,
+    components=(
+        # The sub-study rules the gate can check without a run, and each import's records.
+        VersionComponent(
+            name="paired_blocks",
+            checks=pipeline.gate_checks,
+            import_check=pipeline.import_checks,
         ),
-        demo="demo_route_choice",
-    )
+        # The fixtures' hashes in the frozen document: a key only paired_blocks plans have.
+        VersionComponent(
+            name="route_fixtures",
+            document=pipeline.fixtures_document,
+            omit_empty_document=True,
+        ),
+    ),
+    demo="demo_route_choice",
 )
