@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import platform
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from importlib.metadata import PackageNotFoundError, version
@@ -126,6 +126,35 @@ class KindPlots:
     figure: Callable[[dict[str, Any], int], Any]
 
 
+_Panel = TypeVar("_Panel")
+
+
+def panel_plots(
+    panels: Callable[[dict[str, Any]], Sequence[_Panel]],
+    *,
+    title: Callable[[_Panel], str],
+    alt: Callable[[_Panel], str],
+    draw: Callable[[dict[str, Any], _Panel], Any],
+) -> KindPlots:
+    """A kind's plots drawn one per panel of a result's estimates.
+
+    ``panels(estimates)`` lists the panels in order (an evaluand, a model × sub-study pair, the
+    whole result); plot ``i`` shows panel ``i``, titled ``title(panel)``, described by
+    ``alt(panel)`` and drawn by ``draw(estimates, panel)`` as a matplotlib ``Figure``. Raises
+    IndexError for a plot number beyond the panels.
+    """
+
+    def specs(document: dict[str, Any]) -> list[PlotSpec]:
+        shown = panels(document["estimates"])
+        return [PlotSpec(i, title(panel), alt(panel)) for i, panel in enumerate(shown)]
+
+    def figure(document: dict[str, Any], index: int) -> Any:
+        estimates = document["estimates"]
+        return draw(estimates, panels(estimates)[index])
+
+    return KindPlots(specs=specs, figure=figure)
+
+
 @dataclass(frozen=True)
 class RecordTerms:
     """What a kind reads out of every attempt's raw record (``Attempt.raw``) into the analysed
@@ -195,22 +224,17 @@ class KindModule(Protocol):
     """What a study kind's ``pipeline`` module defines (docs/architecture.md, "Add a study
     kind", step 1); a module matches it by its names alone."""
 
-    @property
-    def __name__(self) -> str: ...
-    @property
-    def KIND(self) -> str: ...
-    @property
-    def DECLARATION(self) -> PipelineDeclaration: ...
-    @property
-    def collect(self) -> Callable[[Any], dict[str, Any]]: ...
-    @property
-    def compute(self) -> Callable[..., dict[str, Any]]: ...
-    @property
-    def tidy(self) -> Callable[[dict[str, Any]], tuple[list[str], list[list[Any]]]]: ...
-    @property
-    def assemble(self) -> Callable[[dict[str, Any]], dict[str, Any]]: ...
-    @property
-    def estimates_of(self) -> Callable[[dict[str, Any]], dict[str, list[EstimateValue]]]: ...
+    __name__: str
+    KIND: str
+    DECLARATION: PipelineDeclaration
+
+    def collect(self, version: Any) -> dict[str, Any]: ...
+    def compute(
+        self, inputs: dict[str, Any], *, parameters: dict[str, Any], seed: int, progress: Progress
+    ) -> dict[str, Any]: ...
+    def tidy(self, inputs: dict[str, Any]) -> tuple[list[str], list[list[Any]]]: ...
+    def assemble(self, raw: dict[str, Any]) -> dict[str, Any]: ...
+    def estimates_of(self, result: dict[str, Any]) -> dict[str, list[EstimateValue]]: ...
 
 
 def register_study_kind(

@@ -8,30 +8,19 @@ from typing import Any
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from apps.analysis.pipelines.base import KindPlots, PlotSpec
+from apps.analysis.pipelines.base import panel_plots
 from apps.analysis.plots import COLOURS as _COLOURS
 
 
-def plot_specs(document: dict[str, Any]) -> list[PlotSpec]:
-    estimates = document["estimates"]
-    return [
-        PlotSpec(
-            i,
-            f"Graded axes by autonomy rung — {evaluand}",
-            f"Evaluand {evaluand}: for each graded axis, the family-clustered estimate at "
-            "each autonomy rung with its 95 % interval; axes not observed at a rung are "
-            "left out, never imputed.",
-        )
-        for i, evaluand in enumerate(estimates["evaluands"])
-    ]
+def _alt(evaluand: str) -> str:
+    return (
+        f"Evaluand {evaluand}: for each graded axis, the family-clustered estimate at "
+        "each autonomy rung with its 95 % interval; axes not observed at a rung are "
+        "left out, never imputed."
+    )
 
 
-def figure(document: dict[str, Any], index: int) -> Figure:
-    return _crucible_figure(document["estimates"], index)
-
-
-def _crucible_figure(estimates: dict[str, Any], index: int) -> Figure:
-    evaluand = estimates["evaluands"][index]
+def _crucible_figure(estimates: dict[str, Any], evaluand: str) -> Figure:
     axes_names = estimates["axes_list"]
     rungs = [r["code"] for r in estimates["rungs"]]
     cells = {(c["rung"], c["axis"]): c for c in estimates["axes"] if c["evaluand"] == evaluand}
@@ -79,4 +68,9 @@ def _crucible_figure(estimates: dict[str, Any], index: int) -> Figure:
     return figure
 
 
-PLOTS = KindPlots(specs=plot_specs, figure=figure)
+PLOTS = panel_plots(
+    lambda estimates: estimates["evaluands"],
+    title=lambda evaluand: f"Graded axes by autonomy rung — {evaluand}",
+    alt=_alt,
+    draw=_crucible_figure,
+)

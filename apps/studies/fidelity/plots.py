@@ -8,25 +8,8 @@ from typing import Any
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from apps.analysis.pipelines.base import KindPlots, PlotSpec
+from apps.analysis.pipelines.base import panel_plots
 from apps.analysis.plots import COLOURS as _COLOURS
-
-
-def plot_specs(document: dict[str, Any]) -> list[PlotSpec]:
-    if not document["estimates"].get("fidelity"):
-        return []
-    return [
-        PlotSpec(
-            0,
-            "Fidelity, axis pass and drift rates",
-            "Horizontal bars: the fidelity rate, the pass rate of each axis A1 to A5 and the "
-            "drift rate, each with its clustered interval.",
-        )
-    ]
-
-
-def figure(document: dict[str, Any], index: int) -> Figure:
-    return _fidelity_figure(document["estimates"])
 
 
 def _fidelity_figure(estimates: dict[str, Any]) -> Figure:
@@ -48,4 +31,13 @@ def _fidelity_figure(estimates: dict[str, Any]) -> Figure:
     return figure
 
 
-PLOTS = KindPlots(specs=plot_specs, figure=figure)
+# One plot of the whole result, once it has a fidelity rate.
+PLOTS = panel_plots(
+    lambda estimates: [estimates] if estimates.get("fidelity") else [],
+    title=lambda _: "Fidelity, axis pass and drift rates",
+    alt=lambda _: (
+        "Horizontal bars: the fidelity rate, the pass rate of each axis A1 to A5 and the "
+        "drift rate, each with its clustered interval."
+    ),
+    draw=lambda estimates, _: _fidelity_figure(estimates),
+)

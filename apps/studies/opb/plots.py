@@ -8,31 +8,21 @@ from typing import Any
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from apps.analysis.pipelines.base import KindPlots, PlotSpec
+from apps.analysis.pipelines.base import panel_plots
 from apps.analysis.plots import COLOURS as _COLOURS
 from apps.analysis.plots import errorbar as _errorbar
 
 _ARM_NAMES = {"B": "Family B", "A": "Family A"}
 
 
-def plot_specs(document: dict[str, Any]) -> list[PlotSpec]:
-    estimates = document["estimates"]
-    return [
-        PlotSpec(
-            i,
-            f"F_att and refusal rate by level — {s['evaluand']}",
-            f"Two panels for evaluand {s['evaluand']}: mean F_att and refusal rate R at each "
-            "level, one line per family, with interval bars.",
-        )
-        for i, s in enumerate(estimates["surfaces"])
-    ]
+def _alt(surface: dict[str, Any]) -> str:
+    return (
+        f"Two panels for evaluand {surface['evaluand']}: mean F_att and refusal rate R at each "
+        "level, one line per family, with interval bars."
+    )
 
 
-def figure(document: dict[str, Any], index: int) -> Figure:
-    return _opb_figure(document["estimates"]["surfaces"][index])
-
-
-def _opb_figure(surface: dict[str, Any]) -> Figure:
+def _opb_figure(estimates: dict[str, Any], surface: dict[str, Any]) -> Figure:
     figure, axes = plt.subplots(1, 2, figsize=(8, 3.2))
     stages = [s for s in surface["stages"] if s["stage"] in ("B", "A")]
     for n, (ax, measure, title) in enumerate(
@@ -59,4 +49,9 @@ def _opb_figure(surface: dict[str, Any]) -> Figure:
     return figure
 
 
-PLOTS = KindPlots(specs=plot_specs, figure=figure)
+PLOTS = panel_plots(
+    lambda estimates: estimates["surfaces"],
+    title=lambda surface: f"F_att and refusal rate by level — {surface['evaluand']}",
+    alt=_alt,
+    draw=_opb_figure,
+)

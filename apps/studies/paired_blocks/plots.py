@@ -8,31 +8,22 @@ from typing import Any
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from apps.analysis.pipelines.base import KindPlots, PlotSpec
+from apps.analysis.pipelines.base import panel_plots
 from apps.analysis.plots import COLOURS as _COLOURS
 
 
-def plot_specs(document: dict[str, Any]) -> list[PlotSpec]:
-    estimates = document["estimates"]
-    return [
-        PlotSpec(
-            i,
-            f"Paired contrasts — {model}, sub-study {sub}",
-            f"Forest plot for model {model} in sub-study {sub} alone: each contrast's mean "
-            "within-block paired difference per endpoint, with its block-clustered bootstrap "
-            "interval and a line at zero.",
-        )
-        for i, (model, sub) in enumerate(_forest_panels(estimates))
-    ]
+def _alt(panel: tuple[str, str]) -> str:
+    model, sub = panel
+    return (
+        f"Forest plot for model {model} in sub-study {sub} alone: each contrast's mean "
+        "within-block paired difference per endpoint, with its block-clustered bootstrap "
+        "interval and a line at zero."
+    )
 
 
-def figure(document: dict[str, Any], index: int) -> Figure:
-    model, sub = _forest_panels(document["estimates"])[index]
-    rows = [
-        r
-        for r in document["estimates"]["contrasts"]
-        if r["evaluand"] == model and r["sub_study"] == sub
-    ]
+def _panel_figure(estimates: dict[str, Any], panel: tuple[str, str]) -> Figure:
+    model, sub = panel
+    rows = [r for r in estimates["contrasts"] if r["evaluand"] == model and r["sub_study"] == sub]
     return forest_figure(rows)
 
 
@@ -98,4 +89,9 @@ def forest_figure(rows: list[dict[str, Any]]) -> Figure:
     return figure
 
 
-PLOTS = KindPlots(specs=plot_specs, figure=figure)
+PLOTS = panel_plots(
+    _forest_panels,
+    title=lambda panel: f"Paired contrasts — {panel[0]}, sub-study {panel[1]}",
+    alt=_alt,
+    draw=_panel_figure,
+)

@@ -7,22 +7,8 @@ from typing import Any
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from apps.analysis.pipelines.base import KindPlots, PlotSpec
+from apps.analysis.pipelines.base import panel_plots
 from apps.analysis.plots import COLOURS as _COLOURS
-
-
-def plot_specs(document: dict[str, Any]) -> list[PlotSpec]:
-    return [
-        PlotSpec(
-            0,
-            "Label rates per model by prompt type",
-            "One panel per prompt type: each label's rate per model, with interval bars.",
-        )
-    ]
-
-
-def figure(document: dict[str, Any], index: int) -> Figure:
-    return _xstest_figure(document["estimates"])
 
 
 def _xstest_figure(estimates: dict[str, Any]) -> Figure:
@@ -63,4 +49,10 @@ def _xstest_figure(estimates: dict[str, Any]) -> Figure:
     return figure
 
 
-PLOTS = KindPlots(specs=plot_specs, figure=figure)
+# One plot of the whole result.
+PLOTS = panel_plots(
+    lambda estimates: [estimates],
+    title=lambda _: "Label rates per model by prompt type",
+    alt=lambda _: "One panel per prompt type: each label's rate per model, with interval bars.",
+    draw=lambda estimates, _: _xstest_figure(estimates),
+)
