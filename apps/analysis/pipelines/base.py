@@ -132,21 +132,20 @@ _Panel = TypeVar("_Panel")
 def panel_plots(
     panels: Callable[[dict[str, Any]], Sequence[_Panel]],
     *,
-    title: Callable[[_Panel], str],
-    alt: Callable[[_Panel], str],
+    describe: Callable[[_Panel], tuple[str, str]],
     draw: Callable[[dict[str, Any], _Panel], Any],
 ) -> KindPlots:
     """A kind's plots drawn one per panel of a result's estimates.
 
     ``panels(estimates)`` lists the panels in order (an evaluand, a model × sub-study pair, the
-    whole result); plot ``i`` shows panel ``i``, titled ``title(panel)``, described by
-    ``alt(panel)`` and drawn by ``draw(estimates, panel)`` as a matplotlib ``Figure``. Raises
-    IndexError for a plot number beyond the panels.
+    whole result); plot ``i`` shows panel ``i``, with the title and alt text
+    ``describe(panel)`` gives, drawn by ``draw(estimates, panel)`` as a matplotlib ``Figure``.
+    Raises IndexError for a plot number beyond the panels.
     """
 
     def specs(document: dict[str, Any]) -> list[PlotSpec]:
         shown = panels(document["estimates"])
-        return [PlotSpec(i, title(panel), alt(panel)) for i, panel in enumerate(shown)]
+        return [PlotSpec(i, *describe(panel)) for i, panel in enumerate(shown)]
 
     def figure(document: dict[str, Any], index: int) -> Any:
         estimates = document["estimates"]

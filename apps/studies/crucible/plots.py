@@ -12,11 +12,12 @@ from apps.analysis.pipelines.base import panel_plots
 from apps.analysis.plots import COLOURS as _COLOURS
 
 
-def _alt(evaluand: str) -> str:
+def _describe(evaluand: str) -> tuple[str, str]:
     return (
+        f"Graded axes by autonomy rung — {evaluand}",
         f"Evaluand {evaluand}: for each graded axis, the family-clustered estimate at "
         "each autonomy rung with its 95 % interval; axes not observed at a rung are "
-        "left out, never imputed."
+        "left out, never imputed.",
     )
 
 
@@ -70,7 +71,6 @@ def _crucible_figure(estimates: dict[str, Any], evaluand: str) -> Figure:
 
 PLOTS = panel_plots(
     lambda estimates: estimates["evaluands"],
-    title=lambda evaluand: f"Graded axes by autonomy rung — {evaluand}",
-    alt=_alt,
+    describe=_describe,
     draw=_crucible_figure,
 )

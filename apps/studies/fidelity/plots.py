@@ -34,10 +34,10 @@ def _fidelity_figure(estimates: dict[str, Any]) -> Figure:
 # One plot of the whole result, once it has a fidelity rate.
 PLOTS = panel_plots(
     lambda estimates: [estimates] if estimates.get("fidelity") else [],
-    title=lambda _: "Fidelity, axis pass and drift rates",
-    alt=lambda _: (
+    describe=lambda _: (
+        "Fidelity, axis pass and drift rates",
         "Horizontal bars: the fidelity rate, the pass rate of each axis A1 to A5 and the "
-        "drift rate, each with its clustered interval."
+        "drift rate, each with its clustered interval.",
     ),
     draw=lambda estimates, _: _fidelity_figure(estimates),
 )

@@ -15,10 +15,11 @@ from apps.analysis.plots import errorbar as _errorbar
 _ARM_NAMES = {"B": "Family B", "A": "Family A"}
 
 
-def _alt(surface: dict[str, Any]) -> str:
+def _describe(surface: dict[str, Any]) -> tuple[str, str]:
     return (
+        f"F_att and refusal rate by level — {surface['evaluand']}",
         f"Two panels for evaluand {surface['evaluand']}: mean F_att and refusal rate R at each "
-        "level, one line per family, with interval bars."
+        "level, one line per family, with interval bars.",
     )
 
 
@@ -51,7 +52,6 @@ def _opb_figure(estimates: dict[str, Any], surface: dict[str, Any]) -> Figure:
 
 PLOTS = panel_plots(
     lambda estimates: estimates["surfaces"],
-    title=lambda surface: f"F_att and refusal rate by level — {surface['evaluand']}",
-    alt=_alt,
+    describe=_describe,
     draw=_opb_figure,
 )

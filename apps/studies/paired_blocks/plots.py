@@ -12,12 +12,13 @@ from apps.analysis.pipelines.base import panel_plots
 from apps.analysis.plots import COLOURS as _COLOURS
 
 
-def _alt(panel: tuple[str, str]) -> str:
+def _describe(panel: tuple[str, str]) -> tuple[str, str]:
     model, sub = panel
     return (
+        f"Paired contrasts — {model}, sub-study {sub}",
         f"Forest plot for model {model} in sub-study {sub} alone: each contrast's mean "
         "within-block paired difference per endpoint, with its block-clustered bootstrap "
-        "interval and a line at zero."
+        "interval and a line at zero.",
     )
 
 
@@ -91,7 +92,6 @@ def forest_figure(rows: list[dict[str, Any]]) -> Figure:
 
 PLOTS = panel_plots(
     _forest_panels,
-    title=lambda panel: f"Paired contrasts — {panel[0]}, sub-study {panel[1]}",
-    alt=_alt,
+    describe=_describe,
     draw=_panel_figure,
 )

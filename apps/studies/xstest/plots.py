@@ -52,7 +52,9 @@ def _xstest_figure(estimates: dict[str, Any]) -> Figure:
 # One plot of the whole result.
 PLOTS = panel_plots(
     lambda estimates: [estimates],
-    title=lambda _: "Label rates per model by prompt type",
-    alt=lambda _: "One panel per prompt type: each label's rate per model, with interval bars.",
+    describe=lambda _: (
+        "Label rates per model by prompt type",
+        "One panel per prompt type: each label's rate per model, with interval bars.",
+    ),
     draw=lambda estimates, _: _xstest_figure(estimates),
 )
