@@ -43,11 +43,11 @@ from django.db import transaction
 from apps.accounts.models import User
 from apps.analysis.models import AnalysisRun
 from apps.analysis.selectors import result_document
-from apps.demo.runs import demo_run_analysed
+from apps.demo.runs import demo_draft_create, demo_run_analysed
 from apps.items.models import FamilyRole
 from apps.items.services import design_import, family_create, level_create
 from apps.protocols.models import Protocol, ProtocolVersion, VersionState
-from apps.protocols.services import protocol_create, version_freeze, version_update
+from apps.protocols.services import version_freeze
 from apps.raters.services import rubric_create
 from apps.raters.services.machine import machine_scores_import
 from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
@@ -404,16 +404,11 @@ def crucible_draft(
     bare model name). ``parameters`` override the plan's values (tests use it)."""
     from django.core.exceptions import ValidationError
 
-    protocol = protocol_create(
+    version = demo_draft_create(
         user=user,
         code=code,
         title="CRUCIBLE reference-harness study (synthetic demo)",
         template="crucible",
-    )
-    version = protocol.versions.get(label=VERSION_LABEL)
-    version = version_update(
-        version=version,
-        user=user,
         sections=SECTIONS,
         parameters={**PARAMETERS, **(parameters or {})},
     )

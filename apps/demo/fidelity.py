@@ -37,11 +37,11 @@ from apps.accounts.models import Role, User
 from apps.accounts.services import membership_grant
 from apps.analysis.models import AnalysisRun
 from apps.analysis.selectors import result_document
-from apps.demo.runs import demo_run_analysed
+from apps.demo.runs import demo_draft_create, demo_run_analysed
 from apps.items.models import FamilyRole
 from apps.items.services import KeyUnitSpec, cell_save, family_create, item_create, level_create
 from apps.protocols.models import Protocol, ProtocolVersion, VersionState
-from apps.protocols.services import protocol_create, version_freeze, version_update
+from apps.protocols.services import version_freeze
 from apps.raters.models import MachineScoreImport, RubricText, ScoringTask
 from apps.raters.rubric_templates import fidelity_fields
 from apps.raters.services import rubric_create, score_submit, scoring_open, task_next
@@ -242,14 +242,14 @@ JUDGE_IDENTITY = {
 
 @transaction.atomic
 def _build(user: User) -> ProtocolVersion:
-    protocol = protocol_create(
+    version = demo_draft_create(
         user=user,
         code=PROTOCOL_CODE,
         title="Injection fidelity of two user-simulators (demo)",
         template="fidelity",
+        sections=_SECTIONS,
+        parameters=_PARAMETERS,
     )
-    version = protocol.versions.get(label=VERSION_LABEL)
-    version_update(version=version, user=user, sections=_SECTIONS, parameters=_PARAMETERS)
     level = level_create(version=version, ordinal=0, code="L0", name="dialogue")
     family = family_create(
         version=version,

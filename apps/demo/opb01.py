@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from apps.accounts.models import User
+from apps.demo.runs import demo_draft_create
 from apps.protocols.components import Problem
 from apps.protocols.models import Protocol, ProtocolVersion
 from apps.protocols.services import (
     FreezeRefused,
-    protocol_create,
     version_amend,
     version_deposit,
     version_freeze,
@@ -281,10 +281,13 @@ class Opb01History:
 @transaction.atomic
 def opb01_v1_0_draft(*, pi: User, code: str = CODE) -> ProtocolVersion:
     """Protocol OPB-01 with draft v1.0 as it stood: seed text, ε and the threshold undefined."""
-    protocol = protocol_create(user=pi, code=code, title=TITLE, template="opb")
-    draft = protocol.versions.get(label="1.0")
-    return version_update(
-        version=draft, user=pi, sections=V1_0_SECTIONS, parameters=V1_0_PARAMETERS
+    return demo_draft_create(
+        user=pi,
+        code=code,
+        title=TITLE,
+        template="opb",
+        sections=V1_0_SECTIONS,
+        parameters=V1_0_PARAMETERS,
     )
 
 

@@ -40,7 +40,7 @@ from apps.accounts.models import User
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.selectors import result_document
 from apps.analysis.services import analysis_run_perform, analysis_run_request
-from apps.demo.runs import demo_outcomes_unseal
+from apps.demo.runs import demo_draft_create, demo_outcomes_unseal
 from apps.items.models import FactorRole, FamilyRole
 from apps.items.services import (
     cell_save,
@@ -51,7 +51,7 @@ from apps.items.services import (
 )
 from apps.items.services.design import KeyUnitSpec
 from apps.protocols.models import Protocol, ProtocolVersion, VersionState
-from apps.protocols.services import protocol_create, version_freeze, version_update
+from apps.protocols.services import version_freeze
 from apps.raters.models import OracleRun
 from apps.raters.services import rubric_create
 from apps.raters.services.machine import (
@@ -347,16 +347,14 @@ def route_choice_draft(
     *, user: User, code: str = PROTOCOL_CODE, parameters: dict | None = None
 ) -> ProtocolVersion:
     """The demo's draft v1.0, complete and ready to freeze (``parameters`` override the plan's)."""
-    protocol = protocol_create(
+    values = {**PARAMETERS, "condition_fixtures": json.dumps(CONDITION_FIXTURES)}
+    version = demo_draft_create(
         user=user,
         code=code,
         title="Route choice under administrative friction (seed 002, synthetic demo)",
         template="route_choice",
-    )
-    version = protocol.versions.get(label=VERSION_LABEL)
-    values = {**PARAMETERS, "condition_fixtures": json.dumps(CONDITION_FIXTURES)}
-    version = version_update(
-        version=version, user=user, sections=SECTIONS, parameters={**values, **(parameters or {})}
+        sections=SECTIONS,
+        parameters={**values, **(parameters or {})},
     )
     _design(version)
     for evaluand_code, identity in MODELS.items():

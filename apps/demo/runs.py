@@ -1,4 +1,5 @@
-"""The last steps every demo study takes: its analysis run and the unsealing of its outcomes."""
+"""The steps every demo study shares: its first draft, its analysis run and the unsealing of its
+outcomes."""
 
 from django.db import transaction
 
@@ -8,6 +9,25 @@ from apps.analysis.services import analysis_run_perform, analysis_run_request
 from apps.deviations.selectors import outcomes_visible
 from apps.deviations.services import outcome_unseal
 from apps.protocols.models import ProtocolVersion
+from apps.protocols.services import protocol_create, version_update
+
+
+def demo_draft_create(
+    *,
+    user: User,
+    code: str,
+    title: str,
+    template: str,
+    sections: dict[str, str],
+    parameters: dict[str, str],
+) -> ProtocolVersion:
+    """Create protocol ``code`` from plan ``template`` as the PI ``user`` and write its first
+    draft (v1.0): the demo's protocol ``sections`` and plan ``parameters`` (section or
+    parameter name → text). Raises ValidationError as ``protocol_create`` and
+    ``version_update`` do (a code already taken, a value out of range)."""
+    protocol = protocol_create(user=user, code=code, title=title, template=template)
+    draft = protocol.versions.get(label="1.0")
+    return version_update(version=draft, user=user, sections=sections, parameters=parameters)
 
 
 def demo_run_analysed(*, version: ProtocolVersion, pi: User) -> AnalysisRun:

@@ -42,15 +42,13 @@ from django.db import transaction
 from apps.accounts.models import Role, User
 from apps.analysis.models import AnalysisRun
 from apps.analysis.selectors import result_document
-from apps.demo.runs import demo_run_analysed
+from apps.demo.runs import demo_draft_create, demo_run_analysed
 from apps.items.models import FamilyRole
 from apps.items.services import design_import, family_create, level_create
 from apps.protocols.models import Protocol, ProtocolVersion, VersionState
 from apps.protocols.services import (
-    protocol_create,
     protocol_member_add,
     version_freeze,
-    version_update,
 )
 from apps.raters.models import ScoringTask
 from apps.raters.services import rubric_apply_template, score_submit, scoring_open, task_next
@@ -227,14 +225,14 @@ def xstest_build(*, user: User, folder: Path | None = None) -> XstestBuild:
     protocol = Protocol.objects.filter(code=PROTOCOL_CODE).first()
     created = protocol is None
     if created:
-        protocol = protocol_create(
+        version = demo_draft_create(
             user=user,
             code=PROTOCOL_CODE,
             title="XSTest: exaggerated safety in five model configurations",
             template="xstest",
+            sections=_SECTIONS,
+            parameters=XSTEST_PARAMETERS,
         )
-        version = protocol.versions.get(label=VERSION_LABEL)
-        version_update(version=version, user=user, sections=_SECTIONS, parameters=XSTEST_PARAMETERS)
         _design_create(version, user, prompts)
         for code, (label, identity) in XSTEST_EVALUANDS.items():
             evaluand, _ = evaluand_register(
