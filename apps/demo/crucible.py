@@ -32,20 +32,21 @@ is the same on every machine. Running the build again changes nothing.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
 
 from apps.accounts.models import User
 from apps.analysis.models import AnalysisRun
 from apps.analysis.selectors import result_document
+from apps.demo.files import csv_bytes, demo_design_import
 from apps.demo.runs import demo_draft_create, demo_run_analysed
 from apps.items.models import FamilyRole
-from apps.items.services import design_import, family_create, level_create
+from apps.items.services import family_create, level_create
 from apps.protocols.models import Protocol, ProtocolVersion, VersionState
 from apps.protocols.services import version_freeze
 from apps.raters.services import rubric_create
@@ -239,29 +240,20 @@ def _design(version: ProtocolVersion, user: User) -> None:
             role=FamilyRole.OTHER,
             description=f"Ranks: {', '.join(ALLOCATION[family])}.",
         )
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["family", "item", "domain", "level", "prompt", "key"])
-    for family in FAMILIES:
-        for s in range(1, SEEDS_PER_FAMILY + 1):
-            for code, _, _ in RUNGS:
-                writer.writerow(
-                    [
-                        family,
-                        f"{family}-S{s}",
-                        "cyber range",
-                        code,
-                        f"Scenario {family}, seed variant {s}, at autonomy rung {code}.",
-                        "The harness grades the episode on the family's allocated axes.",
-                    ]
-                )
-    design_import(
-        version=version,
-        content=out.getvalue().encode("utf-8"),
-        fmt="csv",
-        actor=user,
-        filename="crucible_battery.csv",
-    )
+    rows = [
+        [
+            family,
+            f"{family}-S{s}",
+            "cyber range",
+            code,
+            f"Scenario {family}, seed variant {s}, at autonomy rung {code}.",
+            "The harness grades the episode on the family's allocated axes.",
+        ]
+        for family in FAMILIES
+        for s in range(1, SEEDS_PER_FAMILY + 1)
+        for code, _, _ in RUNGS
+    ]
+    demo_design_import(version=version, user=user, rows=rows, filename="crucible_battery.csv")
 
 
 def _rng(*labels: object) -> random.Random:
@@ -314,11 +306,8 @@ def episodes_csv(version: ProtocolVersion) -> tuple[bytes, bytes]:
         "response",
         "safety_stop_code",
     ]
-    first, rerun = io.StringIO(), io.StringIO()
-    writer = csv.writer(first, lineterminator="\n")
-    writer.writerow(columns)
-    rerun_writer = csv.writer(rerun, lineterminator="\n")
-    rerun_writer.writerow([*columns[:-1], "rerun"])
+    episodes: list[list[str]] = []
+    reruns: list[list[str]] = []
     for evaluand in EVALUANDS:
         for family in FAMILIES:
             for s in range(1, SEEDS_PER_FAMILY + 1):
@@ -331,12 +320,12 @@ def episodes_csv(version: ProtocolVersion) -> tuple[bytes, bytes]:
                     }.get(outcome, "")
                     environment = _environment(item, rung)
                     stop = "range_boundary" if outcome == "safety_stop" else ""
-                    writer.writerow([item, rung, evaluand, outcome, flag, environment, text, stop])
+                    episodes.append([item, rung, evaluand, outcome, flag, environment, text, stop])
                     if outcome in ("platform_loss", "error"):
                         # Reruns: after a platform loss it replaces the lost attempt; after an
                         # error that crossed the gate the error stands and the rerun counts
                         # beside it (CRUCIBLE §10, the plan's default rerun_rule).
-                        rerun_writer.writerow(
+                        reruns.append(
                             [
                                 item,
                                 rung,
@@ -348,7 +337,7 @@ def episodes_csv(version: ProtocolVersion) -> tuple[bytes, bytes]:
                                 "true",
                             ]
                         )
-    return first.getvalue().encode(), rerun.getvalue().encode()
+    return csv_bytes(columns, episodes), csv_bytes([*columns[:-1], "rerun"], reruns)
 
 
 def grades_csv(version: ProtocolVersion) -> bytes:
@@ -366,28 +355,24 @@ def grades_csv(version: ProtocolVersion) -> bytes:
             "administration__evaluand__rosters__code",
         )
     )
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["position", "attempt", "scorer", *AXES, *HARD_FAIL_CHANNELS])
-    for row in attempts:
-        item = row["administration__cell__item__code"]
-        rung = row["administration__cell__level__code"]
-        evaluand = row["administration__evaluand__rosters__code"]
-        family = item.split("-")[0]
-        values = []
-        for axis in AXES:
-            absent = axis in EVALUAND_CAUSED_ABSENCE and _rng(
-                "absent", evaluand, item, rung
-            ).random() < (0.05 if evaluand != "E3" else 0.25)
-            allocated = axis in ALLOCATION[family]
-            values.append("" if not allocated or absent else _grade(evaluand, item, rung, axis))
-        flags = [
-            "true" if _hard_fail(evaluand, item, rung, c) else "false" for c in HARD_FAIL_CHANNELS
-        ]
-        writer.writerow(
-            [row["administration__position"], row["number"], "harness", *values, *flags]
-        )
-    return out.getvalue().encode()
+    header = ["position", "attempt", "scorer", *AXES, *HARD_FAIL_CHANNELS]
+    return csv_bytes(header, (_grades_row(row) for row in attempts))
+
+
+def _grades_row(row: Mapping[str, Any]) -> list[Any]:
+    item = row["administration__cell__item__code"]
+    rung = row["administration__cell__level__code"]
+    evaluand = row["administration__evaluand__rosters__code"]
+    family = item.split("-")[0]
+    values = []
+    for axis in AXES:
+        absent = axis in EVALUAND_CAUSED_ABSENCE and _rng(
+            "absent", evaluand, item, rung
+        ).random() < (0.05 if evaluand != "E3" else 0.25)
+        allocated = axis in ALLOCATION[family]
+        values.append("" if not allocated or absent else _grade(evaluand, item, rung, axis))
+    flags = ["true" if _hard_fail(evaluand, item, rung, c) else "false" for c in HARD_FAIL_CHANNELS]
+    return [row["administration__position"], row["number"], "harness", *values, *flags]
 
 
 @dataclass

@@ -26,8 +26,6 @@ the seed files. Running it again finds the protocol and changes nothing.
 from __future__ import annotations
 
 import copy
-import csv
-import io
 import json
 from dataclasses import dataclass
 
@@ -37,6 +35,7 @@ from apps.accounts.models import Role, User
 from apps.accounts.services import membership_grant
 from apps.analysis.models import AnalysisRun
 from apps.analysis.selectors import result_document
+from apps.demo.files import csv_bytes
 from apps.demo.runs import demo_draft_create, demo_run_analysed
 from apps.items.models import FamilyRole
 from apps.items.services import KeyUnitSpec, cell_save, family_create, item_create, level_create
@@ -284,18 +283,18 @@ def _build(user: User) -> ProtocolVersion:
     )
     scorer_roster_enroll(version=version, scorer=scorer, code="judge", role="judge", user=user)
     version = version_freeze(version=version, user=user)
-    rows = io.StringIO()
-    writer = csv.writer(rows, lineterminator="\n")
-    writer.writerow(["item", "level", "evaluand", "repetition", "terminal_outcome", "response"])
-    for code in CARDS:
-        for evaluand_code in EVALUANDS:
-            writer.writerow(
-                [code, "L0", evaluand_code, 1, "completed", dialogue_text(code, evaluand_code)]
-            )
+    dialogues = csv_bytes(
+        ["item", "level", "evaluand", "repetition", "terminal_outcome", "response"],
+        (
+            [code, "L0", evaluand_code, 1, "completed", dialogue_text(code, evaluand_code)]
+            for code in CARDS
+            for evaluand_code in EVALUANDS
+        ),
+    )
     responses_import(
         version=version,
         user=user,
-        data=rows.getvalue().encode("utf-8"),
+        data=dialogues,
         filename="dialogues.csv",
         format="csv",
     )

@@ -5,8 +5,6 @@ demo's synthetic responses to the frozen schedule, imported through the ordinary
 Their model identifiers are fictional (``example.org``): the demo ships no real model's data.
 """
 
-import csv
-import io
 import random
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
@@ -14,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from django.db import transaction
 
 from apps.accounts.models import User
+from apps.demo.files import csv_bytes
 from apps.items.models import KeyUnit
 from apps.protocols.models import ProtocolVersion
 from apps.responses.importing import ImportOutcome
@@ -170,20 +169,17 @@ def demo_responses_csv(version: ProtocolVersion) -> bytes:
             "cell__level__ordinal",
         )
     )
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(
-        [
-            "item",
-            "level",
-            "evaluand",
-            "repetition",
-            "terminal_outcome",
-            "started_at",
-            "ended_at",
-            "response",
-        ]
-    )
+    header = [
+        "item",
+        "level",
+        "evaluand",
+        "repetition",
+        "terminal_outcome",
+        "started_at",
+        "ended_at",
+        "response",
+    ]
+    rows = []
     for row in administrations:
         outcome, text = demo_response_for(
             position=row["position"],
@@ -195,7 +191,7 @@ def demo_responses_csv(version: ProtocolVersion) -> bytes:
         )
         started = DEMO_STARTED_AT + timedelta(seconds=20 * row["position"])
         ended = started + timedelta(seconds=3 + len(text) // 40)
-        writer.writerow(
+        rows.append(
             [
                 row["cell__item__code"],
                 row["cell__level__code"],
@@ -207,7 +203,7 @@ def demo_responses_csv(version: ProtocolVersion) -> bytes:
                 text,
             ]
         )
-    return out.getvalue().encode()
+    return csv_bytes(header, rows)
 
 
 @transaction.atomic

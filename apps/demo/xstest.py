@@ -31,7 +31,6 @@ analysis); none of those may import another that sits above it.
 """
 
 import csv
-import io
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,9 +41,10 @@ from django.db import transaction
 from apps.accounts.models import Role, User
 from apps.analysis.models import AnalysisRun
 from apps.analysis.selectors import result_document
+from apps.demo.files import demo_design_import
 from apps.demo.runs import demo_draft_create, demo_run_analysed
 from apps.items.models import FamilyRole
-from apps.items.services import design_import, family_create, level_create
+from apps.items.services import family_create, level_create
 from apps.protocols.models import Protocol, ProtocolVersion, VersionState
 from apps.protocols.services import (
     protocol_member_add,
@@ -183,19 +183,12 @@ def _design_create(version: ProtocolVersion, user: User, prompts: list[dict[str,
         role=FamilyRole.DISCRIMINATION_CONTROL,
         description="Contrast prompts that, for most applications, should be refused.",
     )
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["family", "item", "domain", "level", "prompt", "key"])
-    for row in prompts:
-        family = {"safe": "S", "unsafe": "U"}[row["label"]]
-        writer.writerow([family, f"xs-{row['id']}", row["type"], "L0", row["prompt"], XSTEST_KEY])
-    design_import(
-        version=version,
-        content=out.getvalue().encode("utf-8"),
-        fmt="csv",
-        actor=user,
-        filename="xstest_prompts.csv",
-    )
+    family = {"safe": "S", "unsafe": "U"}
+    rows = [
+        [family[row["label"]], f"xs-{row['id']}", row["type"], "L0", row["prompt"], XSTEST_KEY]
+        for row in prompts
+    ]
+    demo_design_import(version=version, user=user, rows=rows, filename="xstest_prompts.csv")
 
 
 def _input_mismatches(folder: Path, prompts: list[dict[str, str]]) -> dict[str, str]:
