@@ -28,59 +28,44 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from apps.analysis.stats.json_schema import closed_object, records
+
 NO_ACCEPTABLE_RUNG = "no acceptable rung observed"
 LADDER_RULES = ("contiguous", "any_rung")
 
-ACCEPTANCE_POLICIES_SCHEMA: dict[str, Any] = {
-    "type": "array",
-    "items": {
-        "type": "object",
-        "properties": {
-            "code": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 64},
-            "label": {"type": "string", "maxLength": 300},
-            "rungs": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-            "evaluands": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-            "floors": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "axis": {"type": "string"},
-                        "minimum": {"type": "number"},
-                        "on": {"enum": ["point", "lower_bound"]},
-                    },
-                    "required": ["axis", "minimum"],
-                    "additionalProperties": False,
-                },
+ACCEPTANCE_POLICIES_SCHEMA: dict[str, Any] = records(
+    {
+        "code": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 64},
+        "label": {"type": "string", "maxLength": 300},
+        "rungs": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "evaluands": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "floors": records(
+            {
+                "axis": {"type": "string"},
+                "minimum": {"type": "number"},
+                "on": {"enum": ["point", "lower_bound"]},
             },
-            "hard_fail_ceilings": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "channel": {"type": "string"},
-                        "maximum": {"type": "number", "minimum": 0},
-                        "on": {"enum": ["count", "rate"]},
-                    },
-                    "required": ["channel", "maximum"],
-                    "additionalProperties": False,
-                },
+            required=["axis", "minimum"],
+        ),
+        "hard_fail_ceilings": records(
+            {
+                "channel": {"type": "string"},
+                "maximum": {"type": "number", "minimum": 0},
+                "on": {"enum": ["count", "rate"]},
             },
-            "coverage": {
-                "type": "object",
-                "properties": {
-                    "min_families": {"type": "integer", "minimum": 1},
-                    "min_fraction": {"type": "number", "minimum": 0, "maximum": 1},
-                    "fail_closed_on_evaluand_caused_absence": {"type": "boolean"},
-                },
-                "additionalProperties": False,
-            },
-            "max_incidents": {"type": "integer", "minimum": 0},
-        },
-        "required": ["code"],
-        "additionalProperties": False,
+            required=["channel", "maximum"],
+        ),
+        "coverage": closed_object(
+            {
+                "min_families": {"type": "integer", "minimum": 1},
+                "min_fraction": {"type": "number", "minimum": 0, "maximum": 1},
+                "fail_closed_on_evaluand_caused_absence": {"type": "boolean"},
+            }
+        ),
+        "max_incidents": {"type": "integer", "minimum": 0},
     },
-}
+    required=["code"],
+)
 
 
 class PolicyError(ValueError):

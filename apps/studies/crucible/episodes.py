@@ -37,6 +37,8 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
+from apps.analysis.stats.json_schema import records
+
 if TYPE_CHECKING:
     from apps.protocols.models import ProtocolVersion
     from apps.responses.formats import ImportProblem
@@ -60,18 +62,13 @@ EPISODE_BUDGETS_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "minProperties": 1,
 }
-SAFETY_STOPS_SCHEMA: dict[str, Any] = {
-    "type": "array",
-    "items": {
-        "type": "object",
-        "properties": {
-            "code": {"type": "string", "pattern": "^[a-z0-9_]{1,64}$"},
-            "description": {"type": "string", "minLength": 1},
-        },
-        "required": ["code", "description"],
-        "additionalProperties": False,
+SAFETY_STOPS_SCHEMA: dict[str, Any] = records(
+    {
+        "code": {"type": "string", "pattern": "^[a-z0-9_]{1,64}$"},
+        "description": {"type": "string", "minLength": 1},
     },
-}
+    required=["code", "description"],
+)
 
 
 def parse_json(text: str | None) -> Any:

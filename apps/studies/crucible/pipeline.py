@@ -82,6 +82,7 @@ from apps.analysis.stats.bootstrap import (
     family_cluster_bootstrap,
 )
 from apps.analysis.stats.hierarchical import RESPONSE_FAMILIES, disagreements, fit_axis
+from apps.analysis.stats.json_schema import closed_object, records
 from apps.protocols.models import ParameterKind, ProtocolVersion
 from apps.protocols.plans import (
     BOOTSTRAP_REPLICATES,
@@ -138,36 +139,24 @@ ALLOCATION_SCHEMA: dict[str, Any] = {
     "additionalProperties": {
         "oneOf": [
             {"type": "array", "items": {"type": "string"}},
-            {
-                "type": "object",
-                "properties": {
+            closed_object(
+                {
                     "ranks": {"type": "array", "items": {"type": "string"}},
                     "instruments": {"type": "array", "items": {"type": "string"}},
                 },
-                "required": ["ranks"],
-                "additionalProperties": False,
-            },
+                required=["ranks"],
+            ),
         ]
     },
 }
-COMPARISONS_SCHEMA: dict[str, Any] = {
-    "type": "array",
-    "items": {
-        "type": "object",
-        "properties": {
-            "axis": {"type": "string"},
-            "rung": {"type": "string"},
-            "evaluands": {
-                "type": "array",
-                "items": {"type": "string"},
-                "minItems": 2,
-                "maxItems": 2,
-            },
-        },
-        "required": ["axis", "rung", "evaluands"],
-        "additionalProperties": False,
+COMPARISONS_SCHEMA: dict[str, Any] = records(
+    {
+        "axis": {"type": "string"},
+        "rung": {"type": "string"},
+        "evaluands": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2},
     },
-}
+    required=["axis", "rung", "evaluands"],
+)
 RESPONSE_FAMILY_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": {"enum": list(RESPONSE_FAMILIES)},

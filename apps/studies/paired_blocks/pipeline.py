@@ -66,6 +66,7 @@ from apps.analysis.pipelines.base import (
 )
 from apps.analysis.pipelines.common import binary, exclusion_records, exclusion_summary, number
 from apps.analysis.stats.decision import evaluate_decision_table
+from apps.analysis.stats.json_schema import closed_object, records
 from apps.analysis.stats.task_blocks import (
     BOOTSTRAP_METHODS,
     MIN_BLOCKS_FLOOR,
@@ -137,58 +138,41 @@ RECORD_ENDPOINTS = (
 COMPLETION_GAP = ("completion_gap", "claimed_complete", "full_completion")
 ROUTE_ENDPOINTS = ("authorised_route", "alternate_route", "oracle_route_choice")
 
-SUB_STUDIES_SCHEMA: dict[str, Any] = {
-    "type": "array",
-    "minItems": 1,
-    "items": {
-        "type": "object",
-        "properties": {
-            "code": {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9]*$", "maxLength": 16},
-            "label": {"type": "string", "minLength": 1, "maxLength": 300},
-            "evidence": {"enum": ["oracle", "behavioural"]},
-            "families": {"type": "array", "minItems": 1, "items": {"type": "string"}},
-        },
-        "required": ["code", "label", "evidence", "families"],
-        "additionalProperties": False,
+SUB_STUDIES_SCHEMA: dict[str, Any] = records(
+    {
+        "code": {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9]*$", "maxLength": 16},
+        "label": {"type": "string", "minLength": 1, "maxLength": 300},
+        "evidence": {"enum": ["oracle", "behavioural"]},
+        "families": {"type": "array", "minItems": 1, "items": {"type": "string"}},
     },
-}
-ROUTES_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
+    required=["code", "label", "evidence", "families"],
+    min_items=1,
+)
+ROUTES_SCHEMA: dict[str, Any] = closed_object(
+    {
         "tools": {"type": "object", "additionalProperties": {"type": "string"}},
         "authorised": {"type": "array", "items": {"type": "string", "minLength": 1}},
         "alternate": {"type": "string", "minLength": 1},
-        "oracle": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "when": {"type": "object", "additionalProperties": {"type": "string"}},
-                    "route": {"type": "string", "minLength": 1},
-                },
-                "required": ["when", "route"],
-                "additionalProperties": False,
+        "oracle": records(
+            {
+                "when": {"type": "object", "additionalProperties": {"type": "string"}},
+                "route": {"type": "string", "minLength": 1},
             },
-        },
-        "constraints": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "code": {"type": "string", "minLength": 1, "maxLength": 64},
-                    "tasks": {"type": "array", "items": {"type": "string"}},
-                    "broken_by": {"type": "array", "items": {"type": "string"}},
-                    "meaning": {"type": "string"},
-                },
-                "required": ["code", "broken_by"],
-                "additionalProperties": False,
+            required=["when", "route"],
+        ),
+        "constraints": records(
+            {
+                "code": {"type": "string", "minLength": 1, "maxLength": 64},
+                "tasks": {"type": "array", "items": {"type": "string"}},
+                "broken_by": {"type": "array", "items": {"type": "string"}},
+                "meaning": {"type": "string"},
             },
-        },
+            required=["code", "broken_by"],
+        ),
         "items_field": {"type": "string", "minLength": 1},
     },
-    "required": ["tools", "authorised"],
-    "additionalProperties": False,
-}
+    required=["tools", "authorised"],
+)
 CONDITION_FIXTURES_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": {
@@ -201,24 +185,19 @@ CONDITION_FIXTURES_SCHEMA: dict[str, Any] = {
         },
     },
 }
-CONTROLS_SCHEMA: dict[str, Any] = {
-    "type": "array",
-    "items": {
-        "type": "object",
-        "properties": {
-            "code": {"type": "string", "minLength": 1, "maxLength": 64},
-            "kind": {"enum": ["positive", "negative"]},
-            "items": {"type": "array", "minItems": 1, "items": {"type": "string"}},
-            "endpoint": {"type": "string", "minLength": 1},
-            "contrast": {"type": "string"},
-            "expect": {"enum": ["covers_zero", "excludes_zero", "mean_at_most", "mean_at_least"]},
-            "value": {"type": "number"},
-            "meaning": {"type": "string"},
-        },
-        "required": ["code", "kind", "items", "endpoint", "expect"],
-        "additionalProperties": False,
+CONTROLS_SCHEMA: dict[str, Any] = records(
+    {
+        "code": {"type": "string", "minLength": 1, "maxLength": 64},
+        "kind": {"enum": ["positive", "negative"]},
+        "items": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+        "endpoint": {"type": "string", "minLength": 1},
+        "contrast": {"type": "string"},
+        "expect": {"enum": ["covers_zero", "excludes_zero", "mean_at_most", "mean_at_least"]},
+        "value": {"type": "number"},
+        "meaning": {"type": "string"},
     },
-}
+    required=["code", "kind", "items", "endpoint", "expect"],
+)
 
 PARAMETERS = (
     SEED,
