@@ -36,6 +36,7 @@ and its ``demo`` (the management command that loads it). The built-in kinds live
 from __future__ import annotations
 
 import hashlib
+import json
 import platform
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -346,6 +347,26 @@ _Choice = TypeVar("_Choice", bound=str)
 _Value = TypeVar("_Value")
 
 
+def _finite_number(text: str) -> float:
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise ValueError("a number") from None
+    if not value.is_finite():
+        raise ValueError("a finite number")
+    return float(value)
+
+
+def _integer(text: str) -> int:
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise ValueError("an integer") from None
+    if value != value.to_integral_value():
+        raise ValueError("an integer")
+    return int(value)
+
+
 class PlanReader:
     """Typed reads of a run's parameter snapshot (name → text), with documented defaults.
 
@@ -374,51 +395,63 @@ class PlanReader:
     @overload
     def number(self, key: str, *names: str, default: None) -> float | None: ...
     def number(self, key: str, *names: str, default: float | None) -> float | None:
-        found = self._raw(names or (key,))
-        if found is None:
-            return self._record(key, default, "default", "")
-        name, text = found
-        try:
-            value = Decimal(text)
-        except InvalidOperation:
-            raise ValueError(f"plan parameter {name!r} = {text!r} is not a number") from None
-        if not value.is_finite():
-            raise ValueError(f"plan parameter {name!r} = {text!r} is not a finite number")
-        return self._record(key, float(value), "plan", text)
+        return self._read(key, names, default, _finite_number)
 
     @overload
     def integer(self, key: str, *names: str, default: int) -> int: ...
     @overload
     def integer(self, key: str, *names: str, default: None) -> int | None: ...
     def integer(self, key: str, *names: str, default: int | None) -> int | None:
-        found = self._raw(names or (key,))
-        if found is None:
-            return self._record(key, default, "default", "")
-        name, text = found
-        try:
-            value = Decimal(text)
-        except InvalidOperation:
-            raise ValueError(f"plan parameter {name!r} = {text!r} is not an integer") from None
-        if value != value.to_integral_value():
-            raise ValueError(f"plan parameter {name!r} = {text!r} is not an integer")
-        return self._record(key, int(value), "plan", text)
+        return self._read(key, names, default, _integer)
 
     # The value is one of ``choices``: a caller that reads into a Literal type gets that type.
     def choice(
         self, key: str, *names: str, choices: tuple[_Choice, ...], default: _Choice
     ) -> _Choice:
+        def one_of(text: str) -> _Choice:
+            if text not in choices:
+                raise ValueError(f"one of {', '.join(choices)}")
+            return choices[choices.index(text)]  # typed as a choice
+
+        return self._read(key, names, default, one_of)
+
+    def _read(
+        self, key: str, names: tuple[str, ...], default: _Value, parse: Callable[[str], _Value]
+    ) -> _Value:
+        """The first of ``names`` (or ``key``) the plan gives, read by ``parse``, else
+        ``default``; recorded under ``key``. ``parse`` raises ValueError saying what the text
+        should be, which becomes an error naming the parameter."""
         found = self._raw(names or (key,))
         if found is None:
             return self._record(key, default, "default", "")
         name, text = found
-        if text not in choices:
-            raise ValueError(
-                f"plan parameter {name!r} = {text!r} is not one of {', '.join(choices)}"
-            )
-        return self._record(key, choices[choices.index(text)], "plan", text)  # typed as a choice
+        try:
+            value = parse(text)
+        except ValueError as error:
+            raise ValueError(f"plan parameter {name!r} = {text!r} is not {error}") from None
+        return self._record(key, value, "plan", text)
 
     def settings(self) -> dict[str, dict[str, Any]]:
         return {key: setting.as_dict() for key, setting in sorted(self.used.items())}
+
+
+def json_parameter(parameters: Mapping[str, Any], name: str, default: Any) -> Any:
+    """The plan parameter ``name`` (JSON text, ``ParameterKind.JSON``) read as JSON, or
+    ``default`` when it is absent or blank.
+
+    Raises PlanInputError naming the parameter when its text is not JSON (the freeze validates
+    a JSON parameter against its schema, so a frozen plan meets this only through a snapshot
+    edited by hand).
+    """
+    text = (parameters.get(name) or "").strip()
+    if not text:
+        return default
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise PlanInputError(
+            f"plan parameter {name!r} is not JSON: {error}", where=f"parameter {name}"
+        ) from None
 
 
 def seed_from(parameters: Mapping[str, str], protocol_sha256: str) -> tuple[int, str]:

@@ -68,6 +68,14 @@ ACCEPTANCE_POLICIES_SCHEMA: dict[str, Any] = records(
 )
 
 
+# The parts of a policy whose entries name something of the plan: (the policy's key, an entry's
+# name in messages, the field it names, what that field must be).
+_NAMED_PARTS = (
+    ("floors", "floor", "axis", "graded axis"),
+    ("hard_fail_ceilings", "hard-fail ceiling", "channel", "hard-fail channel"),
+)
+
+
 class PolicyError(ValueError):
     """A policy that cannot be judged against this design: ``where`` names the policy and
     its part (``acceptance policy strict, floor 2``)."""
@@ -118,21 +126,15 @@ def check_policies(
                 f"{', '.join(rungs)}, most restrictive first, each rung once",
                 where=f"{name}, rungs",
             )
-        for index, floor in enumerate(policy.get("floors") or [], start=1):
-            if floor["axis"] not in axes:
-                raise PolicyError(
-                    f"{name}, floor {index} names the axis {floor['axis']!r}, which is not a "
-                    f"graded axis of this plan ({', '.join(axes) or 'none'})",
-                    where=f"{name}, floor {index}",
-                )
-        for index, ceiling in enumerate(policy.get("hard_fail_ceilings") or [], start=1):
-            if ceiling["channel"] not in channels:
-                raise PolicyError(
-                    f"{name}, hard-fail ceiling {index} names the channel "
-                    f"{ceiling['channel']!r}, which is not a hard-fail channel of this plan "
-                    f"({', '.join(channels) or 'none'})",
-                    where=f"{name}, hard-fail ceiling {index}",
-                )
+        for key, part, field, what in _NAMED_PARTS:
+            known = axes if field == "axis" else channels
+            for index, entry in enumerate(policy.get(key) or [], start=1):
+                if entry[field] not in known:
+                    raise PolicyError(
+                        f"{name}, {part} {index} names the {field} {entry[field]!r}, which is "
+                        f"not a {what} of this plan ({', '.join(known) or 'none'})",
+                        where=f"{name}, {part} {index}",
+                    )
         if evaluands is not None:
             for code in policy.get("evaluands") or []:
                 if code not in evaluands:

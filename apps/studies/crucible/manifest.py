@@ -17,10 +17,10 @@ every other study's hash); it is a second document derived from the same frozen 
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from apps.analysis import inputs as data
+from apps.analysis.pipelines.base import PlanInputError, json_parameter
 from apps.core.canonical import canonical_json, sha256_hex
 from apps.protocols.models import ProtocolVersion, VersionState
 from apps.protocols.plans import version_pipeline
@@ -34,13 +34,11 @@ COVERAGE_STATES = ("authored", "ranked", "instrumented", "executed", "observed")
 
 
 def _json(parameters: dict[str, str], name: str, default: Any) -> Any:
-    text = (parameters.get(name) or "").strip()
-    if not text:
-        return default
+    # The manifest records what the plan says, even text that is not JSON (the gate refuses it).
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
+        return json_parameter(parameters, name, default)
+    except PlanInputError:
+        return (parameters.get(name) or "").strip()
 
 
 def is_crucible(version: ProtocolVersion) -> bool:

@@ -44,7 +44,6 @@ Reported, each from the frozen plan's parameters:
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from dataclasses import replace
 from itertools import combinations
@@ -62,6 +61,7 @@ from apps.analysis.pipelines.base import (
     PlanInputError,
     PlanReader,
     Progress,
+    json_parameter,
     no_progress,
     sub_seed,
 )
@@ -498,20 +498,8 @@ def assemble(raw: dict[str, Any]) -> dict[str, Any]:
 # -- the analysis --------------------------------------------------------------------------
 
 
-def _json(parameters: dict[str, Any], name: str, default: Any) -> Any:
-    text = (parameters.get(name) or "").strip()
-    if not text:
-        return default
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise PlanInputError(
-            f"plan parameter {name!r} is not JSON: {error}", where=f"parameter {name}"
-        ) from None
-
-
 def _names(parameters: dict[str, Any], name: str, known: list[str], what: str) -> list[str] | None:
-    listed = _json(parameters, name, None)
+    listed = json_parameter(parameters, name, None)
     if not listed:
         return None
     unknown = [n for n in listed if n not in known]
@@ -566,7 +554,7 @@ class _Plan:
         families = [f["code"] for f in inputs["families"]]
         # family → the axes it ranks, or {"ranks": [...], "instruments": [...]} (ALLOCATION_SCHEMA,
         # which the plan's value is validated against before the freeze)
-        allocation: dict[str, list[str] | dict[str, list[str]]] | None = _json(
+        allocation: dict[str, list[str] | dict[str, list[str]]] | None = json_parameter(
             parameters, "family_axis_allocation", None
         )
         self.ranks: dict[str, set[str]] = {}
@@ -599,14 +587,14 @@ class _Plan:
                         f"is not a graded axis ({', '.join(self.axes)})",
                         where=where,
                     )
-        self.policies = _json(parameters, "acceptance_policies", [])
+        self.policies = json_parameter(parameters, "acceptance_policies", [])
         evaluands = sorted({e["evaluand"] for e in inputs["episodes"]})
         try:
             check_policies(self.policies, rungs=self.rungs, axes=self.axes, channels=self.channels)
         except PolicyError as error:
             raise PlanInputError(str(error), where=error.where) from None
         self.evaluands = evaluands
-        self.comparisons = _json(parameters, "confirmatory_comparisons", [])
+        self.comparisons = json_parameter(parameters, "confirmatory_comparisons", [])
         for index, comparison in enumerate(self.comparisons, start=1):
             where = f"confirmatory comparison {index}"
             if comparison["axis"] not in self.axes:
@@ -619,7 +607,7 @@ class _Plan:
                     f"{where} names the rung {comparison['rung']!r}, not an autonomy rung",
                     where=where,
                 )
-        self.families_of_response = _json(parameters, "response_families", {})
+        self.families_of_response = json_parameter(parameters, "response_families", {})
         for axis in self.families_of_response:
             if axis not in self.axes:
                 raise PlanInputError(

@@ -61,6 +61,7 @@ from apps.analysis.pipelines.base import (
     PlanInputError,
     PlanReader,
     Progress,
+    json_parameter,
     no_progress,
     sub_seed,
 )
@@ -382,7 +383,7 @@ def plan_estimates(version: ProtocolVersion) -> tuple[EstimateSpec, ...]:
     try:
         subs = [
             s["code"]
-            for s in _json_parameter(
+            for s in json_parameter(
                 data.plan_parameters(version), "sub_studies", _default("sub_studies")
             )
         ]
@@ -423,18 +424,6 @@ DECLARATION = PipelineDeclaration(
 def _default(name: str) -> Any:
     text = next(p.default for p in PARAMETERS if p.name == name)
     return json.loads(text) if text else None
-
-
-def _json_parameter(parameters: dict[str, Any], name: str, default: Any) -> Any:
-    text = (parameters.get(name) or "").strip()
-    if not text:
-        return default
-    try:
-        return json.loads(text)
-    except ValueError:
-        raise PlanInputError(
-            f"plan parameter {name} is not JSON", where=f"parameter {name}"
-        ) from None
 
 
 def sub_study_of_estimate(name: str) -> str | None:
@@ -529,10 +518,10 @@ def planned_blocks(raw: dict[str, Any]) -> list[dict[str, Any]]:
     (``task_blocks`` and ``parameters``)."""
     parameters = raw.get("parameters") or {}
     design = raw["design"]
-    sub_studies = _json_parameter(parameters, "sub_studies", _default("sub_studies"))
+    sub_studies = json_parameter(parameters, "sub_studies", _default("sub_studies"))
     family_sub = sub_study_map(sub_studies, [f["code"] for f in design["families"]])
     family_of = {i["code"]: i["family"] for i in design["items"]}
-    controls = {i for c in _json_parameter(parameters, "controls", []) for i in c["items"]}
+    controls = {i for c in json_parameter(parameters, "controls", []) for i in c["items"]}
     n_design = 2 ** sum(f["role"] == "design" for f in raw["task_blocks"]["factors"])
     blocks: dict[tuple[str, str], set[Any]] = defaultdict(set)
     for adm in raw["task_blocks"]["administrations"]:
@@ -577,7 +566,7 @@ def synthetic(version: ProtocolVersion, raw: dict[str, Any]) -> dict[str, Any]:
     except Exception as error:  # the schedule's own refusal, in the PI's words
         raise PlanInputError(f"the schedule cannot be generated: {error}") from error
     levels = {lv["code"]: lv["ordinal"] for lv in raw["design"]["levels"]}
-    routes = _json_parameter(parameters, "tool_routes", None) or {}
+    routes = json_parameter(parameters, "tool_routes", None) or {}
     tools = sorted(routes.get("tools") or {})
     rng = np.random.default_rng(SYNTHETIC_RECORD_SEED)
     rows = [
@@ -636,7 +625,7 @@ def unfillable(
         sources[gap] = "derived"
     named = _list(parameters, "endpoints") + _list(parameters, "secondary_endpoints")
     named.append((parameters.get("decision_endpoint") or "").strip() or "authorised_route")
-    named += [c["endpoint"] for c in _json_parameter(parameters, "controls", [])]
+    named += [c["endpoint"] for c in json_parameter(parameters, "controls", [])]
     missing = unfillable_endpoints(named, sources)
     carried = ", ".join(sorted(set(RECORD_ENDPOINTS) & session_columns_filled()))
     if missing:
@@ -781,12 +770,12 @@ def assemble(raw: dict[str, Any]) -> dict[str, Any]:
                 "need two-level factors",
                 where=f"factor {factor['name']}",
             )
-    sub_studies = _json_parameter(parameters, "sub_studies", _default("sub_studies"))
+    sub_studies = json_parameter(parameters, "sub_studies", _default("sub_studies"))
     families = [f["code"] for f in design["families"]]
     family_sub = sub_study_map(sub_studies, families)
-    routes = _json_parameter(parameters, "tool_routes", None)
+    routes = json_parameter(parameters, "tool_routes", None)
     _check_constraints(routes, {i["code"] for i in design["items"]})
-    controls = _json_parameter(parameters, "controls", [])
+    controls = json_parameter(parameters, "controls", [])
     control_of = {item: c["code"] for c in controls for item in c["items"]}
     family_of = {i["code"]: i["family"] for i in design["items"]}
     for item in control_of:
@@ -850,7 +839,7 @@ def assemble(raw: dict[str, Any]) -> dict[str, Any]:
 
 def _list(parameters: dict[str, Any], name: str) -> list[str]:
     default = next(p.default for p in PARAMETERS if p.name == name)
-    value = _json_parameter(parameters, name, json.loads(default) if default else [])
+    value = json_parameter(parameters, name, json.loads(default) if default else [])
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise PlanInputError(f"plan parameter {name} is not a list of names", where=name)
     return value
@@ -1458,8 +1447,8 @@ def import_checks(version: ProtocolVersion) -> _ImportCheck | None:
         return None
     parameters = data.plan_parameters(version)
     try:
-        routes = _json_parameter(parameters, "tool_routes", None)
-        sub_studies = _json_parameter(parameters, "sub_studies", _default("sub_studies"))
+        routes = json_parameter(parameters, "tool_routes", None)
+        sub_studies = json_parameter(parameters, "sub_studies", _default("sub_studies"))
     except PlanInputError:
         return None
     return _ImportCheck(version, routes, sub_studies)
@@ -1593,7 +1582,7 @@ def fixtures_document(version: ProtocolVersion) -> dict[str, Any] | None:
         .order_by("item__code", "level__ordinal")
     ]
     try:
-        fixtures = _json_parameter(data.plan_parameters(version), "condition_fixtures", {})
+        fixtures = json_parameter(data.plan_parameters(version), "condition_fixtures", {})
     except PlanInputError:
         fixtures = {}
     conditions = []
@@ -1681,7 +1670,7 @@ def gate_checks(version: ProtocolVersion) -> list[Any]:
     families = list(Family.objects.filter(version=version).values_list("code", flat=True))
     if families and (parameters.get("sub_studies") or "").strip():
         try:
-            sub_study_map(_json_parameter(parameters, "sub_studies", []), families)
+            sub_study_map(json_parameter(parameters, "sub_studies", []), families)
         except (PlanInputError, KeyError, TypeError) as error:
             problems.append(
                 Problem("sub_study_unassigned", str(error), edit_url(version, "param-sub_studies"))
