@@ -1121,6 +1121,15 @@ def _acceptance(
     return out
 
 
+def _unfit_reason(frame: pd.DataFrame, family: str, min_families: int) -> str | None:
+    # Why an axis' mixed model is not fitted (its entry says so), or None.
+    if frame.empty or frame["family"].nunique() < min_families:
+        return "not sufficiently observed: fewer families than the frozen minimum"
+    if family == "binomial" and not frame["value"].isin((0.0, 1.0)).all():
+        return "the frozen response family is binomial but the values are not all 0 or 1"
+    return None
+
+
 def _sensitivity(
     plan: _Plan,
     values: pd.DataFrame,
@@ -1132,23 +1141,12 @@ def _sensitivity(
         frame = values[values["axis"] == axis] if not values.empty else values
         family = plan.families_of_response.get(axis, "gaussian")
         entry: dict[str, Any] = {"axis": axis, "family": family}
-        if frame.empty or frame["family"].nunique() < plan.min_families:
-            entry.update(
-                fitted=False,
-                note="not sufficiently observed: fewer families than the frozen minimum",
-                disagreements=[],
-            )
+        unfit = _unfit_reason(frame, family, plan.min_families)
+        if unfit:
+            entry.update(fitted=False, note=unfit, disagreements=[])
             out.append(entry)
             continue
         model_frame = frame[["value", "evaluand", "rung", "family", "seed"]].reset_index(drop=True)
-        if family == "binomial" and not model_frame["value"].isin((0.0, 1.0)).all():
-            entry.update(
-                fitted=False,
-                note="the frozen response family is binomial but the values are not all 0 or 1",
-                disagreements=[],
-            )
-            out.append(entry)
-            continue
         fit = fit_axis(model_frame, family=family)
         entry.update(fit)
         boot = {(e, r): point.get((e, r, axis)) for e in plan.evaluands for r in plan.rungs}

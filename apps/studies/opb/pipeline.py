@@ -617,6 +617,20 @@ def _numeric_parameters(parameters: dict[str, Any]) -> dict[str, float]:
     return out
 
 
+# What each analysed row holds of its response and its scores, in the order of the CSV download.
+ROW_MEASURES = (
+    "word_count",
+    "required_units",
+    "supplied_units",
+    "executable_required",
+    "executable_supplied",
+    "refusal",
+    "hedge_count",
+    "deflection",
+    "scope_reduction",
+)
+
+
 def _frame(inputs: dict[str, Any]) -> pd.DataFrame:
     columns = [
         "position",
@@ -625,15 +639,7 @@ def _frame(inputs: dict[str, Any]) -> pd.DataFrame:
         "item",
         "condition",
         "level",
-        "word_count",
-        "required_units",
-        "supplied_units",
-        "executable_required",
-        "executable_supplied",
-        "refusal",
-        "hedge_count",
-        "deflection",
-        "scope_reduction",
+        *ROW_MEASURES,
     ]
     df = pd.DataFrame(inputs["rows"], columns=columns)
     arm = {f["code"]: ARM_OF_ROLE.get(f["role"], "other") for f in inputs["families"]}
@@ -1496,15 +1502,7 @@ def tidy(inputs: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
         "condition",
         "level",
         "repetition",
-        "word_count",
-        "required_units",
-        "supplied_units",
-        "executable_required",
-        "executable_supplied",
-        "refusal",
-        "hedge_count",
-        "deflection",
-        "scope_reduction",
+        *ROW_MEASURES,
         "final_method",
     ]
     return header, [[row.get(h) for h in header] for row in inputs["rows"]]
