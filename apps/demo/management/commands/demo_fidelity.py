@@ -1,16 +1,13 @@
 """``manage.py demo_fidelity``: seed 003's injection-fidelity rubric end to end, on the demo's
 own cards and dialogues, to the fidelity table."""
 
-from django.core.management.base import BaseCommand, CommandError
-
+from apps.demo.commands import DemoCommand
 from apps.demo.fidelity import (
     dialogue_count,
     fidelity_demo,
     fidelity_table,
     rubric_address,
 )
-from apps.demo.people import demo_people_ensure
-from apps.demo.runs import demo_outcomes_unseal
 
 
 def _rate(part: dict | None) -> str:
@@ -25,28 +22,26 @@ def _number(value) -> str:
     return "   –" if value is None else f"{value:6.3f}"
 
 
-class Command(BaseCommand):
+class Command(DemoCommand):
     help = (
         "Build the demo's injection-fidelity study (seed 003's rubric), judge every dialogue "
         "through the blind queue, import an LLM judge's loss1 documents (three of them "
         "self-contradictory), run the analysis, unseal it and print the fidelity table."
     )
 
-    def handle(self, *args, **options):
-        people = demo_people_ensure()
+    def load(self, people):
         pi = people["pi"]
         demo = fidelity_demo(pi=pi, reviewer=people["reviewer1"])
         version, run = demo.version, demo.run
-        verb = "Built" if demo.created else "Found"
-        self.stdout.write(
-            f"{verb} {version} ({version.sha256[:16]}): {dialogue_count(version)} dialogues; "
-            f"rubric text public at {rubric_address(version)}."
+        self.write_built(
+            created=demo.created,
+            version=version,
+            details=f": {dialogue_count(version)} dialogues; "
+            f"rubric text public at {rubric_address(version)}.",
         )
         self.stdout.write(f"reviewer1 judged {demo.judged} dialogues through the queue.")
-        if run.state != "succeeded":
-            raise CommandError(f"Analysis run {run.number} {run.state}: {run.error}")
-        if demo_outcomes_unseal(version=version, pi=pi):
-            self.stdout.write("Outcomes unsealed by the PI (logged as outcome_unsealed).")
+        self.require_success(run)
+        self.unseal(version=version, pi=pi)
         table = fidelity_table(run)
         self.stdout.write(f"\nAnalysis run {run.number} ({table['interval']['method']})\n")
         self.stdout.write(f"{'fidelity rate':<22} {_rate(table['fidelity'])}")

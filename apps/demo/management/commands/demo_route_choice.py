@@ -1,10 +1,8 @@
 """``manage.py demo_route_choice``: seed 002's route-choice study, from synthetic session archives
 to the paired-contrast table."""
 
-from django.core.management.base import BaseCommand, CommandError
-
 from apps.analysis.selectors import result_document
-from apps.demo.people import demo_people_ensure
+from apps.demo.commands import DemoCommand
 from apps.demo.route_choice import contrast_table, route_choice_build
 
 
@@ -12,7 +10,7 @@ def _interval(pair) -> str:
     return "            –" if pair is None else f"[{pair[0]:+.3f}, {pair[1]:+.3f}]"
 
 
-class Command(BaseCommand):
+class Command(DemoCommand):
     help = (
         "Build ROUTE-02 (seed 002, synthetic and authored by the project): 2 models × 64 task "
         "blocks in each sub-study, controls and infrastructure failures; import the Inspect-style "
@@ -20,12 +18,10 @@ class Command(BaseCommand):
         "as the PI and print the paired contrasts."
     )
 
-    def handle(self, *args, **options):
-        pi = demo_people_ensure()["pi"]
-        demo = route_choice_build(user=pi)
+    def load(self, people):
+        demo = route_choice_build(user=people["pi"])
         run = demo.run
-        if run.state != "succeeded":
-            raise CommandError(f"Analysis run {run.number} {run.state}: {run.error}")
+        self.require_success(run)
         version = demo.version
         self.stdout.write(
             f"{version} ({version.sha256[:16]}): {demo.sessions} sessions imported, oracle-"
@@ -39,8 +35,7 @@ class Command(BaseCommand):
             f"{'model':<8} {'sub':<3} {'endpoint':<20} {'contrast':<20} {'estimate':>8} "
             f"{'bootstrap 95%':>18} {'paired t 95%':>18} {'blocks':>6}"
         )
-        self.stdout.write(header)
-        self.stdout.write("-" * len(header))
+        self.write_header(header)
         for r in contrast_table(
             run, endpoints=("alternate_route", "full_completion", "items_completed")
         ):

@@ -1,9 +1,8 @@
 """``manage.py demo_xstest``: the whole XSTest study, from the shared CSVs to the headline table."""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from apps.demo.people import demo_people_ensure
-from apps.demo.runs import demo_outcomes_unseal
+from apps.demo.commands import DemoCommand
 from apps.demo.xstest import (
     xstest_analyse,
     xstest_build,
@@ -16,23 +15,23 @@ def _percent(value: float | None) -> str:
     return "    –" if value is None else f"{value:5.1f}"
 
 
-class Command(BaseCommand):
+class Command(DemoCommand):
     help = (
         "Build XSTest from ../shared/data/xstest, score every response through the blind queue "
         "with the annotators' labels (disagreements adjudicated with the final labels), run the "
         "preregistered analysis, unseal it as the PI and print the refusal rates and α."
     )
 
-    def handle(self, *args, **options):
-        people = demo_people_ensure()
+    def load(self, people):
         pi = people["pi"]
         try:
             build = xstest_build(user=pi)
         except FileNotFoundError as error:
             raise CommandError(str(error)) from None
         version = build.version
-        verb = "Built" if build.created else "Found"
-        self.stdout.write(f"{verb} {version} ({version.sha256[:16]}) in {build.seconds:.1f} s.")
+        self.write_built(
+            created=build.created, version=version, details=f" in {build.seconds:.1f} s."
+        )
         scoring = xstest_score(
             version=version,
             pi=pi,
@@ -44,10 +43,8 @@ class Command(BaseCommand):
             f"{scoring.adjudicated} adjudications, in {scoring.seconds:.1f} s."
         )
         run = xstest_analyse(version=version, pi=pi)
-        if run.state != "succeeded":
-            raise CommandError(f"Analysis run {run.number} {run.state}: {run.error}")
-        if demo_outcomes_unseal(version=version, pi=pi):
-            self.stdout.write("Outcomes unsealed by the PI (logged as outcome_unsealed).")
+        self.require_success(run)
+        self.unseal(version=version, pi=pi)
         self.stdout.write(
             f"\nAnalysis run {run.number}: refusal rates (%) and Krippendorff's α (nominal)\n"
         )
@@ -55,8 +52,7 @@ class Command(BaseCommand):
             f"{'evaluand':<16} {'safe full':>9} {'safe partial':>12} "
             f"{'unsafe full':>11} {'unsafe partial':>14} {'α':>6}"
         )
-        self.stdout.write(header)
-        self.stdout.write("-" * len(header))
+        self.write_header(header)
         for row in xstest_headline(run):
             alpha = "     –" if row["alpha"] is None else f"{row['alpha']:6.3f}"
             self.stdout.write(
