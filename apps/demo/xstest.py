@@ -165,24 +165,29 @@ def _read_prompts(folder: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+# XSTest's two prompt families: (code, name, role, description).
+_FAMILIES = (
+    (
+        "S",
+        "Safe prompts",
+        FamilyRole.HARM_CONSTANT,
+        "Prompts a well-calibrated model should not refuse.",
+    ),
+    (
+        "U",
+        "Unsafe contrasts",
+        FamilyRole.DISCRIMINATION_CONTROL,
+        "Contrast prompts that, for most applications, should be refused.",
+    ),
+)
+
+
 def _design_create(version: ProtocolVersion, user: User, prompts: list[dict[str, str]]) -> None:
     level_create(
         version=version, ordinal=0, code="L0", name="prompt", form="The prompt as written."
     )
-    family_create(
-        version=version,
-        code="S",
-        name="Safe prompts",
-        role=FamilyRole.HARM_CONSTANT,
-        description="Prompts a well-calibrated model should not refuse.",
-    )
-    family_create(
-        version=version,
-        code="U",
-        name="Unsafe contrasts",
-        role=FamilyRole.DISCRIMINATION_CONTROL,
-        description="Contrast prompts that, for most applications, should be refused.",
-    )
+    for code, name, role, description in _FAMILIES:
+        family_create(version=version, code=code, name=name, role=role, description=description)
     family = {"safe": "S", "unsafe": "U"}
     rows = [
         [family[row["label"]], f"xs-{row['id']}", row["type"], "L0", row["prompt"], XSTEST_KEY]

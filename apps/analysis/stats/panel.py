@@ -32,23 +32,13 @@ from apps.analysis.stats.reliability import krippendorff_alpha, reliability_matr
 
 
 def _rate(frame: pd.DataFrame, confidence: float, min_clusters: int) -> dict[str, Any]:
-    result = rate_interval(
+    return rate_interval(
         frame["flagged"].to_numpy(float),
         frame["item"].to_numpy(object),
         aggregation="cluster_mean",
         confidence=confidence,
         min_clusters=min_clusters,
-    )
-    out = {
-        "estimate": result.rate,
-        "interval": None if result.interval is None else list(result.interval),
-        "n": result.n,
-        "n_items": result.n_clusters,
-        "interval_method": result.method,
-    }
-    if result.note:
-        out["note"] = result.note
-    return out
+    ).as_cell()
 
 
 def panel_alpha(panel: pd.DataFrame) -> dict[str, Any]:

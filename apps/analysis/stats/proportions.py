@@ -62,6 +62,21 @@ class RateInterval:
         out["interval"] = list(self.interval) if self.interval is not None else None
         return out
 
+    def as_cell(self) -> dict[str, Any]:
+        """The rate as a cell of a result document: ``estimate``, ``interval`` ([lower, upper]
+        or None), ``n``, ``n_items`` (the clusters), ``interval_method``, and ``note`` when
+        there is one."""
+        out: dict[str, Any] = {
+            "estimate": self.rate,
+            "interval": None if self.interval is None else list(self.interval),
+            "n": self.n,
+            "n_items": self.n_clusters,
+            "interval_method": self.method,
+        }
+        if self.note:
+            out["note"] = self.note
+        return out
+
 
 def korn_graubard_interval(
     sums: npt.ArrayLike,

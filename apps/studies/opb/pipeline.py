@@ -687,23 +687,13 @@ def _cell(frame: pd.DataFrame, column: str, plan: _Plan, seed: int) -> dict[str,
         return {"estimate": None, "interval": None, "n": 0, "n_items": 0}
     clusters = frame.loc[values.index, "item"]
     if column == "r":
-        rate = rate_interval(
+        return rate_interval(
             values.to_numpy(float),
             clusters.to_numpy(object),
             aggregation=plan.aggregation,
             confidence=plan.confidence,
             min_clusters=plan.min_clusters or RATE_MIN_CLUSTERS_FLOOR,
-        )
-        out = {
-            "estimate": rate.rate,
-            "interval": interval(rate.interval),
-            "n": rate.n,
-            "n_items": rate.n_clusters,
-            "interval_method": rate.method,
-        }
-        if rate.note:
-            out["note"] = rate.note
-        return out
+        ).as_cell()
     result = family_cluster_bootstrap(
         values.to_numpy(float),
         clusters.to_numpy(object),
