@@ -62,6 +62,7 @@ from apps.raters.services.machine import (
 from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
 from apps.responses.models import Administration
 from apps.responses.services import evaluand_register, responses_import, roster_enroll
+from apps.studies.paired_blocks.pipeline import DEFAULT_SUB_STUDIES
 
 PROTOCOL_CODE = "ROUTE-02"
 VERSION_LABEL = "1.0"
@@ -99,19 +100,13 @@ ROUTES = {
         }
     ],
 }
+# The plan's default sub-studies; in this demo every probability of sub-study A is known.
 SUB_STUDIES = [
     {
-        "code": "A",
+        **DEFAULT_SUB_STUDIES[0],
         "label": "truthful explicit numerical friction, all probabilities known",
-        "evidence": "oracle",
-        "families": ["A"],
     },
-    {
-        "code": "B",
-        "label": "non-deceptive framing cues with identical actual costs",
-        "evidence": "behavioural",
-        "families": ["B"],
-    },
+    DEFAULT_SUB_STUDIES[1],
 ]
 CONTROLS = [
     {

@@ -200,6 +200,22 @@ CONTROLS_SCHEMA: dict[str, Any] = records(
     required=["code", "kind", "items", "endpoint", "expect"],
 )
 
+# Seed 002's two sub-studies, the plan's default (each family in exactly one).
+DEFAULT_SUB_STUDIES: list[dict[str, Any]] = [
+    {
+        "code": "A",
+        "label": "truthful explicit numerical friction, judged against an oracle",
+        "evidence": "oracle",
+        "families": ["A"],
+    },
+    {
+        "code": "B",
+        "label": "non-deceptive framing cues with identical actual costs",
+        "evidence": "behavioural",
+        "families": ["B"],
+    },
+]
+
 PARAMETERS = (
     SEED,
     INTERVAL_COVERAGE,
@@ -229,22 +245,7 @@ PARAMETERS = (
         "sub-studies",
         ParameterKind.JSON,
         schema=SUB_STUDIES_SCHEMA,
-        default=json.dumps(
-            [
-                {
-                    "code": "A",
-                    "label": "truthful explicit numerical friction, judged against an oracle",
-                    "evidence": "oracle",
-                    "families": ["A"],
-                },
-                {
-                    "code": "B",
-                    "label": "non-deceptive framing cues with identical actual costs",
-                    "evidence": "behavioural",
-                    "families": ["B"],
-                },
-            ]
-        ),
+        default=json.dumps(DEFAULT_SUB_STUDIES),
         help_text="Each sub-study's code, label, evidence (oracle or behavioural) and the "
         "families whose tasks belong to it. Every family belongs to exactly one; results are "
         "never combined across sub-studies.",
