@@ -87,9 +87,7 @@ def fit_beta_weighted(
     # μ, and with it every digamma and trigamma term, depends on an observation only through
     # its row of X; y enters the score only through sums. So observations are grouped by
     # distinct design row and each fit works on replicates × rows arrays, not replicates × n.
-    rows, row_of = np.unique(X, axis=0, return_inverse=True)
-    onehot = np.zeros((n, rows.shape[0]))
-    onehot[np.arange(n), row_of.reshape(-1)] = 1.0
+    rows, onehot = _design_rows(X)
     counts = W @ onehot  # B × R: weighted number of observations per design row
     sum_ystar = W @ (onehot * (np.log(y) - np.log1p(-y))[:, None])
     sum_log1m = W @ (onehot * np.log1p(-y)[:, None])
@@ -98,6 +96,14 @@ def fit_beta_weighted(
         theta, rows, counts, sum_ystar, sum_log1m, max_iterations, tolerance
     )
     return (params[0], converged[:1]) if single else (params, converged)
+
+
+def _design_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # The distinct rows of X (R × k) and the n × R one-hot map of each observation to its row.
+    rows, row_of = np.unique(X, axis=0, return_inverse=True)
+    onehot = np.zeros((X.shape[0], rows.shape[0]))
+    onehot[np.arange(X.shape[0]), row_of.reshape(-1)] = 1.0
+    return rows, onehot
 
 
 def _fit_sufficient(
@@ -157,9 +163,7 @@ def fit_beta_many(
     if not np.all(np.isfinite(Y)) or np.any((Y <= 0) | (Y >= 1)):
         raise ValueError("Y must lie strictly inside (0, 1); squeeze it first")
     theta = np.tile(np.asarray(start, dtype=float), (Y.shape[0], 1))
-    rows, row_of = np.unique(X, axis=0, return_inverse=True)
-    onehot = np.zeros((X.shape[0], rows.shape[0]))
-    onehot[np.arange(X.shape[0]), row_of.reshape(-1)] = 1.0
+    rows, onehot = _design_rows(X)
     counts = np.tile(onehot.sum(axis=0), (Y.shape[0], 1))
     return _fit_sufficient(
         theta,
