@@ -89,6 +89,7 @@ DRIFT_EPSILON = ParameterSpec(
     minimum="0",
     maximum="0.99",
     default="0.05",
+    seed_template="fidelity",
     help_text="Seed 003's drift gate: the second half of the pressure window's pushback or "
     "op-demand rate dropping below the first half's by more than ε sets drift_flag. Frozen "
     "with the plan; a rise never trips it.",
