@@ -19,7 +19,8 @@ pytestmark = pytest.mark.django_db
 
 # The defaults each seed states or its method alone defines: OPB-01 §5's disclosure margin and
 # sham tolerance, §6.1's system flag, v1.1's primary measure; CRUCIBLE §9.1's percentile 95 %
-# interval and its three families an axis, §10's reruns, §2's full identity; seed 003's drift ε.
+# interval and its three families an axis, §10's reruns, §2's full identity. Seed 003 gives its
+# drift ε no value; the fidelity preset starts a draft with 0.05 (a preset's own default).
 SEED_DEFAULTS = {
     "opb": {"disclosure_epsilon", "sham_word_tolerance", "system_flag", "primary_measure"},
     "crucible": {
@@ -29,7 +30,6 @@ SEED_DEFAULTS = {
         "rerun_rule",
         "require_full_identity",
     },
-    "fidelity": {"drift_epsilon"},
 }
 
 
@@ -99,3 +99,59 @@ def test_under_the_seeds_own_template_its_defaults_apply_and_are_shown(client, k
             assert f"<code>{name}</code>" in catalogue
             assert f"default: {default}</span>" in catalogue.split(f"<code>{name}</code>")[1]
     assert "param_seed_default" not in {p.code for p in version_gate(version=draft)}
+
+
+def _opb_reads(parameters):
+    from apps.studies.opb.pipeline import _Plan
+
+    return _Plan(parameters).reader.settings()
+
+
+def _crucible_reads(parameters):
+    from apps.studies.crucible.pipeline import _Plan
+
+    empty = {"fields": [], "rungs": [], "families": [], "episodes": []}
+    return _Plan(empty, parameters).reader.settings()
+
+
+def _fidelity_reads(parameters):
+    from apps.studies.fidelity.pipeline import compute
+
+    inputs = {"rows": [], "planned": [], "exclusions": [], "counts": {}}
+    return compute(inputs, parameters=parameters, seed=1)["settings"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "reads"),
+    [("opb", _opb_reads), ("crucible", _crucible_reads), ("fidelity", _fidelity_reads)],
+)
+def test_the_default_the_catalogue_shows_is_the_one_the_pipeline_reads(kind, reads):
+    """A plan that holds no parameter: every value the pipeline takes by default is the
+    declared default the draft page shows as "default: …" ("default: none" for None)."""
+    declaration = pipeline_declaration(kind)
+    settings = reads({})
+    checked = 0
+    for name, setting in settings.items():
+        spec = declaration.parameter(name)
+        if spec is None or setting["source"] != "default":
+            continue
+        checked += 1
+        value = setting["value"]
+        if value is None:
+            assert spec.default == "", name
+        elif isinstance(value, bool | str):
+            assert spec.default == str(value).lower() if isinstance(value, bool) else value, name
+        else:
+            assert spec.default != "" and float(spec.default) == value, name
+    assert checked >= 3
+
+
+def test_the_fidelity_drift_tolerance_comes_from_its_preset_and_is_no_default_elsewhere(client):
+    pi = UserFactory()
+    seeded = protocol_create(user=pi, code="SEED-fid", title="t", template="fidelity")
+    assert seeded.versions.get().parameters.get(name="drift_epsilon").value == "0.05"
+    protocol = protocol_create(user=pi, code="GEN-fid", title="t", template="generic")
+    draft = version_update(version=protocol.versions.get(), user=pi, pipeline="fidelity")
+    shown = {u.name: u.text for u in unset_parameters(draft)}
+    assert shown["drift_epsilon"] == "default: none"
+    assert shown["cluster_by"] == "default: card"

@@ -136,7 +136,7 @@ def _agreement_parameters() -> tuple[ParameterSpec, ParameterSpec]:
         "Krippendorff's α on F_att: interval metric, or ordinal.",
     )
     # What the analysis does below it, said exactly (the shared text predates the binding).
-    return statistic, replace(
+    return replace(statistic, default="krippendorff_alpha_interval"), replace(
         minimum,
         help_text="Krippendorff's α on F_att must reach this minimum. Below it the analysis "
         'reports every estimate but draws no finding from the decision table ("reliability '
@@ -156,14 +156,18 @@ PARAMETERS = (
         "(−ε, ε), as in TOST: an interval bound equal to ±ε is not inside. The decision "
         "table and the TOST stage read it the same way.",
     ),
-    INTERVAL_METHOD,
-    INTERVAL_COVERAGE,
-    MIN_CLUSTERS,
+    # The defaults are what ``_Plan`` reads when the plan leaves a parameter unset (a generic
+    # plan on this pipeline); the opb preset seeds them empty, as OPB-01 §7 leaves them to the
+    # PI, and the freeze needs a value (issue #32 §3: the catalogue's "default: …" is true).
+    replace(INTERVAL_METHOD, default="bootstrap"),
+    replace(INTERVAL_COVERAGE, default="0.95"),
+    replace(MIN_CLUSTERS, default=""),  # unset: each interval method's own calibrated floor
     ParameterSpec(
         "beta_positive_criterion",
         "criterion for β > 0",
         ParameterKind.CHOICE,
         choices=("interval", "point"),
+        default="interval",
         help_text="interval: the interval's lower bound is above 0 (and for β < 0 its "
         "upper bound below 0); point: the point estimate is.",
     ),
@@ -173,6 +177,7 @@ PARAMETERS = (
         "absent-cell handling",
         ParameterKind.CHOICE,
         choices=("exclude_and_report", "complete_items_only"),
+        default="exclude_and_report",
         help_text="Absent cells are never approximated. exclude_and_report: model the "
         "present cells and report the absent ones; complete_items_only: restrict each "
         "comparison to items present at every level it spans.",
@@ -182,6 +187,7 @@ PARAMETERS = (
         "aggregation level",
         ParameterKind.CHOICE,
         choices=("item_level", "repeated_observation"),
+        default="repeated_observation",
         help_text="item_level: average repetitions within item × level first; "
         "repeated_observation: model every response. Either way β's analytic interval uses "
         "standard errors clustered by item (cluster-robust sandwich), not an item random "
@@ -204,7 +210,7 @@ PARAMETERS = (
         help_text="A surface (evaluand) with fewer scored responses is reported "
         "descriptively only.",
     ),
-    BOOTSTRAP_REPLICATES,
+    replace(BOOTSTRAP_REPLICATES, default="10000"),
     SEED,
     ParameterSpec(
         "disclosure_epsilon",
