@@ -637,6 +637,11 @@ XSTEST = PlanTemplate(
         AUDIT_FRACTION,
         replace(REPETITIONS, default="1"),
     ),
+    # A new draft holds these empty, as before the pipeline declared what it reads unset.
+    defaults=dict.fromkeys(
+        ("interval_method", "interval_coverage", "bootstrap_replicates", "agreement_statistic"),
+        "",
+    ),
     outlines={
         "hypotheses": "### Refusal rates\n\n### Over-refusal on safe prompts\n",
         "design": "### Prompts (safe and unsafe contrasts)\n\n### Models\n\n### Labels\n",

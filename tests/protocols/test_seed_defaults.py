@@ -2,7 +2,8 @@
 pipeline's seed-specific defaults carry their seed's preset (``ParameterSpec.seed_template``):
 a plan of another template that leaves one unset is refused by the freeze gate naming it
 (``param_seed_default``) and does not get it by adding the parameter by name; the draft's
-catalogue says "default: …" as each template gets it. Seed 002's (``paired_blocks``) are in
+catalogue says "default: …" as each template gets it, and that default is the one each
+pipeline reads in a plan that leaves the parameter unset. Seed 002's (``paired_blocks``) are in
 tests/analysis/test_paired_blocks_gate.py.
 """
 
@@ -101,35 +102,38 @@ def test_under_the_seeds_own_template_its_defaults_apply_and_are_shown(client, k
     assert "param_seed_default" not in {p.code for p in version_gate(version=draft)}
 
 
-def _opb_reads(parameters):
-    from apps.studies.opb.pipeline import _Plan
+def _reads_by_default(kind, monkeypatch) -> dict:
+    """What the ``kind`` pipeline's plan reader records for a plan holding no parameter: its
+    ``compute`` is run on empty inputs, which it reads only after the plan's parameters."""
+    import contextlib
+    import sys
 
-    return _Plan(parameters).reader.settings()
+    from apps.analysis.pipelines import get_pipeline
+    from apps.analysis.pipelines.base import PlanReader
+
+    pipeline = get_pipeline(kind)
+    readers: list[PlanReader] = []
+
+    class Recording(PlanReader):
+        def __init__(self, parameters):
+            super().__init__(parameters)
+            readers.append(self)
+
+    monkeypatch.setattr(sys.modules[pipeline.compute.__module__], "PlanReader", Recording)
+    with contextlib.suppress(KeyError, TypeError):  # the empty inputs, once the plan is read
+        pipeline.compute({}, parameters={}, seed=1)
+    settings: dict = {}
+    for reader in readers:
+        settings.update(reader.settings())
+    return settings
 
 
-def _crucible_reads(parameters):
-    from apps.studies.crucible.pipeline import _Plan
-
-    empty = {"fields": [], "rungs": [], "families": [], "episodes": []}
-    return _Plan(empty, parameters).reader.settings()
-
-
-def _fidelity_reads(parameters):
-    from apps.studies.fidelity.pipeline import compute
-
-    inputs = {"rows": [], "planned": [], "exclusions": [], "counts": {}}
-    return compute(inputs, parameters=parameters, seed=1)["settings"]
-
-
-@pytest.mark.parametrize(
-    ("kind", "reads"),
-    [("opb", _opb_reads), ("crucible", _crucible_reads), ("fidelity", _fidelity_reads)],
-)
-def test_the_default_the_catalogue_shows_is_the_one_the_pipeline_reads(kind, reads):
+@pytest.mark.parametrize("kind", ["opb", "crucible", "fidelity", "xstest", "paired_blocks"])
+def test_the_default_the_catalogue_shows_is_the_one_the_pipeline_reads(kind, monkeypatch):
     """A plan that holds no parameter: every value the pipeline takes by default is the
     declared default the draft page shows as "default: …" ("default: none" for None)."""
     declaration = pipeline_declaration(kind)
-    settings = reads({})
+    settings = _reads_by_default(kind, monkeypatch)
     checked = 0
     for name, setting in settings.items():
         spec = declaration.parameter(name)

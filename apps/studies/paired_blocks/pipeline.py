@@ -222,8 +222,9 @@ CONTROLS_SCHEMA: dict[str, Any] = {
 
 PARAMETERS = (
     SEED,
-    INTERVAL_COVERAGE,
-    BOOTSTRAP_REPLICATES,
+    # What ``compute`` reads when the plan leaves them unset (the catalogue's "default: …").
+    replace(INTERVAL_COVERAGE, default="0.95"),
+    replace(BOOTSTRAP_REPLICATES, default="10000"),
     ParameterSpec(
         "bootstrap_interval",
         "bootstrap interval",
