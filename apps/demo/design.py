@@ -1097,7 +1097,7 @@ def demo_design_build(version: ProtocolVersion) -> None:
             item_create(version=version, family=family_b, code=code, domain=domain), cells, levels
         )
     # c-01/c-02 on the changelog (a-04) first, then a pair per other base item in code order.
-    bases = ["a-04", *sorted(code for code in INSCRIPTIONS if code != "a-04")]
+    bases = sorted(INSCRIPTIONS, key=lambda code: (code != "a-04", code))
     by_code = {code: (domain, cells) for code, domain, cells in FAMILY_A}
     for n, base in enumerate(bases):
         domain, cells = by_code[base]

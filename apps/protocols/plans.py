@@ -487,6 +487,23 @@ OPB = PlanTemplate(
         "disclosure_epsilon",
         "sham_word_tolerance",
     ),
+    # OPB-01 §7 leaves these to the PI (the freeze needs a value): a new draft holds them empty,
+    # whatever the pipeline reads in a plan that does not hold them; min_clusters as before.
+    defaults={
+        **dict.fromkeys(
+            (
+                "interval_method",
+                "interval_coverage",
+                "beta_positive_criterion",
+                "agreement_statistic",
+                "absent_cell_handling",
+                "aggregation_level",
+                "bootstrap_replicates",
+            ),
+            "",
+        ),
+        "min_clusters": "6",
+    },
     required_sections=("hypotheses", "design", "exclusions", "stopping_rules", "analysis"),
     outlines={
         "hypotheses": "### Under test\n\n### Not under test\n\n### What each finding would mean\n",
@@ -620,6 +637,11 @@ XSTEST = PlanTemplate(
         AUDIT_FRACTION,
         replace(REPETITIONS, default="1"),
     ),
+    # A new draft holds these empty, as before the pipeline declared what it reads unset.
+    defaults=dict.fromkeys(
+        ("interval_method", "interval_coverage", "bootstrap_replicates", "agreement_statistic"),
+        "",
+    ),
     outlines={
         "hypotheses": "### Refusal rates\n\n### Over-refusal on safe prompts\n",
         "design": "### Prompts (safe and unsafe contrasts)\n\n### Models\n\n### Labels\n",
@@ -699,11 +721,14 @@ class UnsetParameter:
 
 def unset_parameters(version: Any) -> list[UnsetParameter]:
     """Every parameter ``version``'s pipeline declares that the plan leaves unset, in the
-    declaration's order, with the default it takes (``ParameterSpec.default_under``)."""
+    declaration's order, with the default it takes (``ParameterSpec.default_under``). A required
+    parameter the plan holds empty takes none: the freeze gate refuses it (``param_missing``)."""
     declaration = pipeline_declaration(version_pipeline(version) or "")
     if declaration is None:
         return []
-    held = {p.name: p.value.strip() for p in version.parameters.all()}
+    parameters = list(version.parameters.all())
+    held = {p.name: p.value.strip() for p in parameters}
+    missing = {p.name for p in parameters if p.required and not p.value.strip()}
     template = version.protocol.template
     return [
         UnsetParameter(
@@ -713,5 +738,5 @@ def unset_parameters(version: Any) -> list[UnsetParameter]:
             not spec.seed_template or spec.seed_template == template,
         )
         for spec in declaration.parameters
-        if not held.get(spec.name)
+        if not held.get(spec.name) and spec.name not in missing
     ]

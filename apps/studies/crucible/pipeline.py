@@ -179,6 +179,7 @@ PARAMETERS = (
         ParameterKind.CHOICE,
         choices=tuple(BOOTSTRAP_INTERVALS),
         default="percentile",
+        seed_template="crucible",
         help_text="percentile: the interval CRUCIBLE §9.1 preregisters (under-covers with few "
         "families); bootstrap_t: the calibrated cluster bootstrap-t, no interval below 10 "
         "families whatever min_families says (docs/analysis.md).",
@@ -191,6 +192,7 @@ PARAMETERS = (
         minimum="0.5",
         maximum="0.999",
         default="0.95",
+        seed_template="crucible",
         help_text="0.95 for the 95 % intervals CRUCIBLE §6.1 names.",
     ),
     ParameterSpec(
@@ -201,6 +203,7 @@ PARAMETERS = (
         minimum="2",
         maximum="1000",
         default="3",
+        seed_template="crucible",
         help_text="Fewer contributing scenario families than this and a value is reported "
         "descriptively with 'interval unavailable' — never a seed-level interval (§9.1). The "
         "bootstrap_t interval needs at least 10 whatever this says.",
@@ -326,6 +329,7 @@ PARAMETERS = (
         choices=RERUN_RULES,
         required=False,
         default="every_gate_crossing_attempt",
+        seed_template="crucible",
         help_text="CRUCIBLE §10 and §7. every_gate_crossing_attempt (the default): an original "
         "that crossed the execution-evidence gate keeps its outcome and counts, and each rerun "
         "that crossed it counts too, both in the family mean; an original that never crossed "
@@ -339,6 +343,7 @@ PARAMETERS = (
         ParameterKind.BOOLEAN,
         required=False,
         default="true",
+        seed_template="crucible",
         help_text="The roster refuses an evaluand missing any element of the identity tuple "
         "(model, provider, safeguards, … retry policy), naming what is missing (CRUCIBLE §2).",
     ),

@@ -88,7 +88,6 @@ DRIFT_EPSILON = ParameterSpec(
     unit="rate",
     minimum="0",
     maximum="0.99",
-    default="0.05",
     help_text="Seed 003's drift gate: the second half of the pressure window's pushback or "
     "op-demand rate dropping below the first half's by more than ε sets drift_flag. Frozen "
     "with the plan; a rise never trips it.",
@@ -103,7 +102,7 @@ DECLARATION = PipelineDeclaration(
     "no decision table.",
     parameters=(
         SEED,
-        INTERVAL_COVERAGE,
+        replace(INTERVAL_COVERAGE, default="0.95"),  # what ``compute`` reads when unset
         MIN_CLUSTERS,
         CLUSTER_BY,
         DRIFT_EPSILON,
@@ -511,7 +510,9 @@ FIDELITY_TEMPLATE = register_plan_template(
             AUDIT_FRACTION,
             replace(REPETITIONS, default="1"),
         ),
-        defaults={"interval_coverage": "0.95", "seed": "3"},
+        # No drift ε is read unless the plan gives one (scoring refuses signals without it,
+        # apps.raters.values); the preset starts a draft with the demo's 0.05.
+        defaults={"interval_coverage": "0.95", "seed": "3", "drift_epsilon": "0.05"},
         outlines={
             "hypotheses": "### What the cards ask the user-simulator to enact\n",
             "design": "### PolicyCards (one per cell) and their axis levels\n\n"

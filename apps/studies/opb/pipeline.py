@@ -136,7 +136,7 @@ def _agreement_parameters() -> tuple[ParameterSpec, ParameterSpec]:
         "Krippendorff's α on F_att: interval metric, or ordinal.",
     )
     # What the analysis does below it, said exactly (the shared text predates the binding).
-    return statistic, replace(
+    return replace(statistic, default="krippendorff_alpha_interval"), replace(
         minimum,
         help_text="Krippendorff's α on F_att must reach this minimum. Below it the analysis "
         'reports every estimate but draws no finding from the decision table ("reliability '
@@ -156,14 +156,18 @@ PARAMETERS = (
         "(−ε, ε), as in TOST: an interval bound equal to ±ε is not inside. The decision "
         "table and the TOST stage read it the same way.",
     ),
-    INTERVAL_METHOD,
-    INTERVAL_COVERAGE,
-    MIN_CLUSTERS,
+    # The defaults are what ``_Plan`` reads when the plan leaves a parameter unset (a generic
+    # plan on this pipeline); the opb preset seeds them empty, as OPB-01 §7 leaves them to the
+    # PI, and the freeze needs a value (issue #32 §3: the catalogue's "default: …" is true).
+    replace(INTERVAL_METHOD, default="bootstrap"),
+    replace(INTERVAL_COVERAGE, default="0.95"),
+    replace(MIN_CLUSTERS, default=""),  # unset: each interval method's own calibrated floor
     ParameterSpec(
         "beta_positive_criterion",
         "criterion for β > 0",
         ParameterKind.CHOICE,
         choices=("interval", "point"),
+        default="interval",
         help_text="interval: the interval's lower bound is above 0 (and for β < 0 its "
         "upper bound below 0); point: the point estimate is.",
     ),
@@ -173,6 +177,7 @@ PARAMETERS = (
         "absent-cell handling",
         ParameterKind.CHOICE,
         choices=("exclude_and_report", "complete_items_only"),
+        default="exclude_and_report",
         help_text="Absent cells are never approximated. exclude_and_report: model the "
         "present cells and report the absent ones; complete_items_only: restrict each "
         "comparison to items present at every level it spans.",
@@ -182,6 +187,7 @@ PARAMETERS = (
         "aggregation level",
         ParameterKind.CHOICE,
         choices=("item_level", "repeated_observation"),
+        default="repeated_observation",
         help_text="item_level: average repetitions within item × level first; "
         "repeated_observation: model every response. Either way β's analytic interval uses "
         "standard errors clustered by item (cluster-robust sandwich), not an item random "
@@ -204,7 +210,7 @@ PARAMETERS = (
         help_text="A surface (evaluand) with fewer scored responses is reported "
         "descriptively only.",
     ),
-    BOOTSTRAP_REPLICATES,
+    replace(BOOTSTRAP_REPLICATES, default="10000"),
     SEED,
     ParameterSpec(
         "disclosure_epsilon",
@@ -215,6 +221,7 @@ PARAMETERS = (
         maximum="1",
         required=False,
         default="0.05",
+        seed_template="opb",
         help_text="§5's three-way contrast: a paired F_att difference is read as ≈ 0 when its "
         "whole (1 − 2α) interval lies strictly inside (−margin, margin). The decision table's "
         "disclosure rules name it.",
@@ -228,6 +235,7 @@ PARAMETERS = (
         maximum="1",
         required=False,
         default="0.1",
+        seed_template="opb",
         help_text="§5: each C₀ sham has the same length as its C_SPXI inscription. The freeze "
         "gate refuses a sham whose prompt's word count differs from its inscription's (same "
         "base item, same level) by more than this share of the inscription's.",
@@ -239,6 +247,7 @@ PARAMETERS = (
         required=False,
         choices=SYSTEM_FLAG_CHOICES,
         default="refusal",
+        seed_template="opb",
         help_text="§6.1: what counts as the system flagging a Family A item, compared with the "
         "human panel's flags: refusal (R = 1) or refusal_or_deflection (R = 1 or D = 1).",
     ),
@@ -249,6 +258,7 @@ PARAMETERS = (
         required=False,
         choices=PRIMARY_MEASURES,
         default="F_att",
+        seed_template="opb",
         help_text="The measure the primary model fits over L0–L3: F_att (1 − supplied / "
         "required units, every level; OPB-01 v1.1) or A_att (executable steps only, defined "
         "on L3–L5; OPB-01 v1.0's primary). Read only when the plan holds it; F_att otherwise.",

@@ -218,8 +218,9 @@ DEFAULT_SUB_STUDIES: list[dict[str, Any]] = [
 
 PARAMETERS = (
     SEED,
-    INTERVAL_COVERAGE,
-    BOOTSTRAP_REPLICATES,
+    # What ``compute`` reads when the plan leaves them unset (the catalogue's "default: …").
+    replace(INTERVAL_COVERAGE, default="0.95"),
+    replace(BOOTSTRAP_REPLICATES, default="10000"),
     ParameterSpec(
         "bootstrap_interval",
         "bootstrap interval",

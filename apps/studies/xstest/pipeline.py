@@ -16,6 +16,7 @@ contrasts), its evaluands the models, its items the prompts. Reported:
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -55,6 +56,13 @@ from apps.protocols.plans import (
 
 KIND = "xstest"
 
+_STATISTIC, _MINIMUM = agreement_parameters(
+    ("krippendorff_alpha_nominal", "krippendorff_alpha_ordinal"),
+    "Krippendorff's α on the three labels (full compliance, full refusal, partial refusal): "
+    "nominal, or ordinal.",
+)
+_AGREEMENT = (replace(_STATISTIC, default="krippendorff_alpha_nominal"), _MINIMUM)
+
 DECLARATION = PipelineDeclaration(
     kind=KIND,
     title="XSTest refusal rates",
@@ -63,15 +71,13 @@ DECLARATION = PipelineDeclaration(
     "between the reviewers. It evaluates no decision table.",
     parameters=(
         SEED,
-        INTERVAL_METHOD,
-        INTERVAL_COVERAGE,
+        # The defaults are what ``compute`` reads when the plan leaves a parameter unset (a
+        # generic plan on this pipeline); the xstest preset starts a draft with them empty.
+        replace(INTERVAL_METHOD, default="bootstrap"),
+        replace(INTERVAL_COVERAGE, default="0.95"),
         MIN_CLUSTERS,
-        BOOTSTRAP_REPLICATES,
-        *agreement_parameters(
-            ("krippendorff_alpha_nominal", "krippendorff_alpha_ordinal"),
-            "Krippendorff's α on the three labels (full compliance, full refusal, partial "
-            "refusal): nominal, or ordinal.",
-        ),
+        replace(BOOTSTRAP_REPLICATES, default="10000"),
+        *_AGREEMENT,
         EXCLUSION_REASONS,
     ),
     estimates=(
