@@ -387,3 +387,92 @@ def simple_effect_coverage(
         _tally(name, "block bootstrap-t", boot_lo, boot_hi, truth),
         _tally(name, "paired t", t_lo, t_hi, truth),
     )
+
+
+# -- 6. skewed and rare clustered means and rates (issue #36) ----------------------------------
+
+# Gauss–Hermite (probabilists') nodes for the moments of a logit-normal cluster probability.
+_GH_NODES, _GH_WEIGHTS = np.polynomial.hermite_e.hermegauss(80)
+_GH_WEIGHTS = _GH_WEIGHTS / _GH_WEIGHTS.sum()
+
+
+def logit_normal_for(rate: float, icc: float) -> tuple[float, float]:
+    """(μ, σ) of logit p ~ N(μ, σ²) with E[p] = ``rate`` and var(p) / [rate(1 − rate)] = ``icc``.
+
+    The ICC of the 0/1 outcomes of clusters with probability p is var(p) / [E p (1 − E p)];
+    the moments by Gauss–Hermite quadrature, μ and σ by nested root finding.
+    """
+    from scipy.optimize import brentq
+
+    def moments(mu: float, sigma: float) -> tuple[float, float]:
+        p = expit(mu + sigma * _GH_NODES)
+        mean = float(_GH_WEIGHTS @ p)
+        return mean, float(_GH_WEIGHTS @ (p - mean) ** 2)
+
+    def mu_for(sigma: float) -> float:
+        return brentq(lambda mu: moments(mu, sigma)[0] - rate, -40, 40)
+
+    def icc_gap(sigma: float) -> float:
+        mean, var = moments(mu_for(sigma), sigma)
+        return var / (mean * (1 - mean)) - icc
+
+    sigma = brentq(icc_gap, 1e-3, 8.0)
+    return mu_for(sigma), sigma
+
+
+def unequal_sizes(n_clusters: int, rng: np.random.Generator) -> np.ndarray:
+    """Very unequal cluster sizes, 1 to 60: a rounded log-normal, median 8, log-SD 1."""
+    return np.clip(np.round(np.exp(rng.normal(np.log(8), 1.0, n_clusters))), 1, 60)
+
+
+def skewed_clustered(
+    n_clusters: int,
+    icc: float,
+    rate: float,
+    *,
+    outcome: str = "binary",
+    aggregation: str = "observation",
+    method: str = "studentized",
+    runs: int,
+    replicates: int = 999,
+) -> Coverage:
+    """The independent simulation's designs: logit-normal clusters of very unequal size.
+
+    Cluster k has size nₖ (:func:`unequal_sizes`, 1–60) and probability pₖ, logit-normal with
+    E[p] = ``rate`` and the 0/1 outcomes' ICC ``icc`` (:func:`logit_normal_for`), so the truth
+    of both aggregations is ``rate``. ``outcome="binary"``: each observation is 0/1;
+    ``outcome="fatt"``: each is a discrete F_att, Binomial(4, pₖ)/4, so most are exactly 0
+    at a mean of 0.08. ``method``: ``"studentized"`` (the cluster bootstrap-t of means) or
+    ``"korn_graubard"`` (the product's rate interval).
+    """
+    name = f"skewed {outcome} K={n_clusters} ICC={icc} p={rate} {aggregation} sizes 1–60"
+    rng = rng_for(name)
+    mu, sigma = logit_normal_for(rate, icc)
+    steps = 4 if outcome == "fatt" else 1
+    lo, hi = np.empty(runs), np.empty(runs)
+    for r in range(runs):
+        sizes = unequal_sizes(n_clusters, rng)
+        p = expit(mu + sigma * rng.standard_normal(n_clusters))
+        trials = sizes.astype(int) * steps
+        sums = rng.binomial(trials, p) / steps
+        if method == "korn_graubard":
+            _, (lo[r], hi[r]), _, _ = korn_graubard_interval(
+                sums, sizes, aggregation=aggregation, confidence=CONFIDENCE
+            )
+            continue
+        if aggregation == "cluster_mean":
+            estimate = float(np.mean(sums / sizes))
+        else:
+            estimate = float(sums.sum() / sizes.sum())
+        weights = cluster_weights(n_clusters, replicates, rng)
+        try:
+            (lo[r], hi[r]), _, _ = studentized_interval(
+                weights, sums, sizes, estimate, aggregation, CONFIDENCE
+            )
+        except ValueError:  # every replicate without spread: the product reports no interval
+            lo[r] = hi[r] = np.nan
+            continue
+        lo[r], hi[r] = max(lo[r], 0.0), min(hi[r], 1.0)
+    label = "Korn–Graubard" if method == "korn_graubard" else "cluster bootstrap-t"
+    given = np.isfinite(lo)
+    return _tally(name, label, lo[given], hi[given], rate, unavailable=int((~given).sum()))

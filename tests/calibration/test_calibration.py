@@ -151,3 +151,46 @@ def test_simple_effects_cover_at_their_nominal_level(contrast, calibration_table
     calibration_table(paired_t)
     assert 0.935 <= boot.coverage <= 0.965, boot.row()
     assert 0.935 <= paired_t.coverage <= 0.965, paired_t.row()
+
+
+# Issue #36 §1, §2: the independent simulation's designs — logit-normal clusters of very unequal
+# size (1–60), skewed and rare rates, discrete F_att with many exact zeros. Measured with the
+# product's current methods, which miss here (docs/analysis.md); the screen of alternatives
+# (logit-scale bootstrap-t, CR2 with Bell–McCaffrey df on both scales, Korn–Graubard with the
+# Bell–McCaffrey df) found none that reaches the target either, so these are expected failures
+# until a method that does (or an "interval unavailable" rule that the data can trigger) is
+# chosen. Non-strict: a design that meets its target shows as XPASS.
+SKEWED_REASON = (
+    "issue #36: no screened method covers 93.5–96.5 % (rates: >= 94 %) on logit-normal clusters "
+    "of very unequal size; the figures are in docs/analysis.md"
+)
+
+
+@pytest.mark.xfail(reason=SKEWED_REASON, strict=False)
+@pytest.mark.parametrize("n_clusters", [10, 20, 40, 80])
+@pytest.mark.parametrize("icc", [0.2, 0.3])
+@pytest.mark.parametrize("rate", [0.05, 0.1])
+def test_skewed_clustered_means_cover(rate, icc, n_clusters, calibration_table):
+    result = designs.skewed_clustered(n_clusters, icc, rate, runs=RUNS)
+    calibration_table(result)
+    _check_mc_se(result)
+    assert 0.935 <= result.coverage <= 0.965, result.row()
+
+
+@pytest.mark.xfail(reason=SKEWED_REASON, strict=False)
+@pytest.mark.parametrize("n_clusters", [10, 20, 40, 80])
+def test_f_att_cells_with_many_exact_zeros_cover(n_clusters, calibration_table):
+    result = designs.skewed_clustered(n_clusters, 0.2, 0.08, outcome="fatt", runs=RUNS)
+    calibration_table(result)
+    _check_mc_se(result)
+    assert 0.935 <= result.coverage <= 0.965, result.row()
+
+
+@pytest.mark.xfail(reason=SKEWED_REASON, strict=False)
+@pytest.mark.parametrize("n_clusters", [10, 20, 40, 80])
+@pytest.mark.parametrize("rate", [0.005, 0.01, 0.02, 0.05, 0.1])
+def test_rare_clustered_rates_cover_at_icc_0_3(rate, n_clusters, calibration_table):
+    result = designs.skewed_clustered(n_clusters, 0.3, rate, method="korn_graubard", runs=RUNS)
+    calibration_table(result)
+    _check_mc_se(result)
+    assert result.coverage >= 0.94, result.row()
