@@ -26,6 +26,7 @@ from apps.analysis.stats.beta_bootstrap import (
     fit_beta_weighted,
 )
 from apps.analysis.stats.bootstrap import (
+    cluster_standard_error,
     cluster_weights,
     expanded_percentile_interval,
     percentile_interval,
@@ -465,6 +466,9 @@ def skewed_clustered(
         else:
             estimate = float(sums.sum() / sizes.sum())
         weights = cluster_weights(n_clusters, replicates, rng)
+        if cluster_standard_error(sums, sizes, estimate, aggregation) == 0.0:
+            lo[r] = hi[r] = np.nan  # no spread: family_cluster_bootstrap gives no interval
+            continue
         try:
             (lo[r], hi[r]), _, _ = studentized_interval(
                 weights, sums, sizes, estimate, aggregation, CONFIDENCE
@@ -475,4 +479,6 @@ def skewed_clustered(
         lo[r], hi[r] = max(lo[r], 0.0), min(hi[r], 1.0)
     label = "Korn–Graubard" if method == "korn_graubard" else "cluster bootstrap-t"
     given = np.isfinite(lo)
+    if not given.all():
+        label += f" (no interval in {100 * (1 - given.mean()):.1f} % of runs)"
     return _tally(name, label, lo[given], hi[given], rate, unavailable=int((~given).sum()))

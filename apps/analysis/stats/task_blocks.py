@@ -57,6 +57,10 @@ BOOTSTRAP_METHODS = ("studentized", "percentile")
 # Fewer contributing blocks than this and no interval is given: a paired t with one degree of
 # freedom and a bootstrap over two blocks say nothing. A plan's minimum may raise it.
 MIN_BLOCKS_FLOOR = 10
+NO_SPREAD = (
+    "interval unavailable: every complete task block has the same paired difference, so there is "
+    "no spread to form an interval from (a zero-width interval would claim certainty)"
+)
 
 
 @dataclass(frozen=True)
@@ -292,29 +296,32 @@ def paired_contrasts(
     boot_means = (draws.astype(float) @ diffs) / n if method == "percentile" else None
     for j, contrast in enumerate(contrasts):
         column = diffs[:, j]
-        note = ""
+        if not sds[j] > 0:
+            # Every block has the same paired difference (a 0/1 endpoint with no event in any
+            # block, say): both intervals would be the point itself (issue #36 §4).
+            out.append(
+                ContrastResult(
+                    contrast.name, float(means[j]), None, None, 0.0, n, incomplete, NO_SPREAD
+                )
+            )
+            continue
         if boot_means is None:  # method == "studentized" (checked above)
             boot, _, _ = studentized_interval(
                 draws, column, sizes, float(means[j]), "cluster_mean", confidence
             )
         else:
             boot = percentile_interval(boot_means[:, j], confidence)
-        if sds[j] > 0:
-            ci = scipy_stats.ttest_1samp(column, 0.0).confidence_interval(confidence)
-            t_interval = (float(ci.low), float(ci.high))
-        else:
-            t_interval = (float(means[j]), float(means[j]))
-            note = "every block has the same paired difference"
+        ci = scipy_stats.ttest_1samp(column, 0.0).confidence_interval(confidence)
         out.append(
             ContrastResult(
                 contrast.name,
                 float(means[j]),
                 (float(boot[0]), float(boot[1])),
-                t_interval,
+                (float(ci.low), float(ci.high)),
                 float(sds[j]),
                 n,
                 incomplete,
-                note,
+                "",
             )
         )
     return PairedResult(out)

@@ -111,3 +111,25 @@ def test_conditions_that_are_not_the_full_crossing_are_refused():
         paired_contrasts(
             np.zeros((12, 8)), [Contrast("x", (1.0, -1.0))], replicates=10, confidence=0.9, seed=1
         )
+
+
+def test_a_rare_zero_one_endpoint_with_no_event_gives_no_zero_width_interval():
+    # Issue #36 §4: a 0/1 endpoint at 0.5 % has no event in any of 20 blocks in most samples;
+    # the block bootstrap-t and the paired t both gave (0, 0) there. Now: no interval, and why.
+    contrasts = factor_contrasts(CONDITIONS, FACTORS, [])
+    y = np.zeros((20, len(CONDITIONS)))
+    y[3, 0] = y[3, 1] = 1.0  # one block with events that cancel in friction's contrast too
+    results = {
+        r.name: r
+        for r in paired_contrasts(y, contrasts, seed=2, replicates=200, confidence=0.95).contrasts
+    }
+    friction = results["friction"]
+    assert friction.estimate == 0.0
+    assert friction.bootstrap_interval is None and friction.t_interval is None
+    assert friction.note.startswith("interval unavailable: every complete task block")
+    # A contrast the event does move keeps both intervals, neither of zero width.
+    moved = [r for r in results.values() if r.sd and r.sd > 0]
+    assert moved
+    for r in moved:
+        assert r.bootstrap_interval[0] < r.bootstrap_interval[1]
+        assert r.t_interval[0] < r.t_interval[1]
