@@ -1,6 +1,6 @@
 """Issue #19: the crucible report says its preregistered percentile interval under-covers.
 
-The figures are the calibration table's (docs/analysis.md, tests/calibration/report.py).
+The figures are the calibration table's (docs/analysis.md, written by make calibrate).
 """
 
 from django.template.loader import render_to_string

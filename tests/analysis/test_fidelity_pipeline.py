@@ -134,3 +134,29 @@ def test_judge_agreement_is_reported_on_the_re_derived_and_on_the_judges_own_ver
     assert "α as the judge said" in html and "α re-derived" in html
     # No judge document imported: no such section, the run's machine_agreement alone.
     assert "judge_agreement" not in compute(_inputs([_row(1, "X@1")]), parameters={}, seed=1)
+
+
+def test_rates_per_evaluand_and_a_most_collapsing_axis_only_where_the_data_separate_it():
+    # Issue #36 §5. Two evaluands: "good" fails A3 in 2 dialogues of 20, "poor" in 12 of 20; the
+    # pooled rate (14/40 failing A3) describes neither, the per-evaluand rates do.
+    rows = []
+    for n in range(1, 41):
+        row = _row(n, f"card-{n % 8}", fails=("A3",) if n % 10 < (1 if n <= 20 else 6) else ())
+        row["evaluand"] = "good" if n <= 20 else "poor"
+        rows.append(row)
+    result = compute(_inputs(rows), parameters={"cluster_by": "dialogue"}, seed=1)
+    by = result["by_evaluand"]
+    assert by["good"]["axes"]["A3"]["rate"] == pytest.approx(18 / 20)
+    assert by["poor"]["axes"]["A3"]["rate"] == pytest.approx(8 / 20)
+    assert by["poor"]["fidelity"]["interval"] is not None
+    collapse = result["collapse"]
+    assert collapse["most_collapsing_overall"] == "A3"
+    # 14 of 40 fail A3, none any other axis: A3's interval lies above every other's.
+    assert collapse["failure_rates"]["A3"]["count"] == 14
+    assert collapse["most_collapsing_separable"] is True
+    # Five dialogues also fail A1 (5/40 against 14/40): A3 still leads, but not separably.
+    for row in rows[:10]:
+        row["A1"] = 0 if row["position"] % 2 else row["A1"]
+    mixed = compute(_inputs(rows), parameters={"cluster_by": "dialogue"}, seed=1)["collapse"]
+    assert mixed["most_collapsing_separable"] is False
+    assert mixed["most_collapsing_note"].startswith("not separable")

@@ -26,6 +26,7 @@ from apps.analysis.stats.beta_bootstrap import (
     fit_beta_weighted,
 )
 from apps.analysis.stats.bootstrap import (
+    cluster_standard_error,
     cluster_weights,
     expanded_percentile_interval,
     percentile_interval,
@@ -387,3 +388,165 @@ def simple_effect_coverage(
         _tally(name, "block bootstrap-t", boot_lo, boot_hi, truth),
         _tally(name, "paired t", t_lo, t_hi, truth),
     )
+
+
+# -- 6. skewed and rare clustered means and rates (issue #36) ----------------------------------
+
+# Gauss–Hermite (probabilists') nodes for the moments of a logit-normal cluster probability.
+_GH_NODES, _GH_WEIGHTS = np.polynomial.hermite_e.hermegauss(80)
+_GH_WEIGHTS = _GH_WEIGHTS / _GH_WEIGHTS.sum()
+
+
+def logit_normal_for(rate: float, icc: float) -> tuple[float, float]:
+    """(μ, σ) of logit p ~ N(μ, σ²) with E[p] = ``rate`` and var(p) / [rate(1 − rate)] = ``icc``.
+
+    The ICC of the 0/1 outcomes of clusters with probability p is var(p) / [E p (1 − E p)];
+    the moments by Gauss–Hermite quadrature, μ and σ by nested root finding.
+    """
+    from scipy.optimize import brentq
+
+    def moments(mu: float, sigma: float) -> tuple[float, float]:
+        p = expit(mu + sigma * _GH_NODES)
+        mean = float(_GH_WEIGHTS @ p)
+        return mean, float(_GH_WEIGHTS @ (p - mean) ** 2)
+
+    def mu_for(sigma: float) -> float:
+        return brentq(lambda mu: moments(mu, sigma)[0] - rate, -40, 40)
+
+    def icc_gap(sigma: float) -> float:
+        mean, var = moments(mu_for(sigma), sigma)
+        return var / (mean * (1 - mean)) - icc
+
+    sigma = brentq(icc_gap, 1e-3, 8.0)
+    return mu_for(sigma), sigma
+
+
+def unequal_sizes(n_clusters: int, rng: np.random.Generator) -> np.ndarray:
+    """Very unequal cluster sizes, 1 to 60: a rounded log-normal, median 8, log-SD 1."""
+    return np.clip(np.round(np.exp(rng.normal(np.log(8), 1.0, n_clusters))), 1, 60)
+
+
+def skewed_clustered(
+    n_clusters: int,
+    icc: float,
+    rate: float,
+    *,
+    outcome: str = "binary",
+    aggregation: str = "observation",
+    method: str = "studentized",
+    runs: int,
+    replicates: int = 999,
+) -> Coverage:
+    """The independent simulation's designs: logit-normal clusters of very unequal size.
+
+    Cluster k has size nₖ (:func:`unequal_sizes`, 1–60) and probability pₖ, logit-normal with
+    E[p] = ``rate`` and the 0/1 outcomes' ICC ``icc`` (:func:`logit_normal_for`), so the truth
+    of both aggregations is ``rate``. ``outcome="binary"``: each observation is 0/1;
+    ``outcome="fatt"``: each is a discrete F_att, Binomial(4, pₖ)/4, so most are exactly 0
+    at a mean of 0.08. ``method``: ``"studentized"`` (the cluster bootstrap-t of means) or
+    ``"korn_graubard"`` (the product's rate interval).
+    """
+    name = f"skewed {outcome} K={n_clusters} ICC={icc} p={rate} {aggregation} sizes 1–60"
+    rng = rng_for(name)
+    mu, sigma = logit_normal_for(rate, icc)
+    steps = 4 if outcome == "fatt" else 1
+    lo, hi = np.empty(runs), np.empty(runs)
+    for r in range(runs):
+        sizes = unequal_sizes(n_clusters, rng)
+        p = expit(mu + sigma * rng.standard_normal(n_clusters))
+        trials = sizes.astype(int) * steps
+        sums = rng.binomial(trials, p) / steps
+        if method == "korn_graubard":
+            _, (lo[r], hi[r]), _, _ = korn_graubard_interval(
+                sums, sizes, aggregation=aggregation, confidence=CONFIDENCE
+            )
+            continue
+        if aggregation == "cluster_mean":
+            estimate = float(np.mean(sums / sizes))
+        else:
+            estimate = float(sums.sum() / sizes.sum())
+        weights = cluster_weights(n_clusters, replicates, rng)
+        if cluster_standard_error(sums, sizes, estimate, aggregation) == 0.0:
+            lo[r] = hi[r] = np.nan  # no spread: family_cluster_bootstrap gives no interval
+            continue
+        try:
+            (lo[r], hi[r]), _, _ = studentized_interval(
+                weights, sums, sizes, estimate, aggregation, CONFIDENCE
+            )
+        except ValueError:  # every replicate without spread: the product reports no interval
+            lo[r] = hi[r] = np.nan
+            continue
+        lo[r], hi[r] = max(lo[r], 0.0), min(hi[r], 1.0)
+    label = "Korn–Graubard" if method == "korn_graubard" else "cluster bootstrap-t"
+    given = np.isfinite(lo)
+    if not given.all():
+        label += f" (no interval in {100 * (1 - given.mean()):.1f} % of runs)"
+    return _tally(name, label, lo[given], hi[given], rate, unavailable=int((~given).sum()))
+
+
+def task_clustered_coverage(
+    *, tasks: int, rounds: int, task_sd: float = 0.12, runs: int, replicates: int = 999
+) -> tuple[Coverage, ...]:
+    """Seed 002's friction main effect when tasks repeat over rounds (issue #36 §4).
+
+    ``tasks × rounds`` blocks of the 2×2×2 design, 0/1 outcomes. Condition c of block b (task
+    t) completes with probability 0.5 − 0.10·friction + 0.05·framing + a_b + δ_t·(friction − ½):
+    a_b ~ Uniform(−0.15, 0.15) the block's ability, δ_t ~ N(0, ``task_sd``²) the task's own
+    friction effect, shared by its blocks over the rounds. The truth is −0.10 (E δ = 0).
+    Returns the coverage of the blocks-as-independent bootstrap-t, and of the task-clustered
+    bootstrap-t and t intervals (``paired_contrasts(tasks=…)``), with the share of runs the
+    task-clustered interval is unavailable in the method's name; an interval never given (fewer
+    than 10 tasks) has no row.
+    """
+    from apps.analysis.stats.task_blocks import factor_contrasts, paired_contrasts
+
+    names = sorted(SIMPLE_EFFECT_FACTORS)
+    combos = [
+        dict(zip(names, c, strict=True))
+        for c in itertools.product(*(SIMPLE_EFFECT_FACTORS[n] for n in names))
+    ]
+    high = {n: np.array([c[n] == SIMPLE_EFFECT_FACTORS[n][1] for c in combos]) for n in names}
+    p = 0.5 - 0.10 * high["friction"] + 0.05 * high["framing"]
+    (friction,) = [
+        c for c in factor_contrasts(combos, SIMPLE_EFFECT_FACTORS, []) if c.name == "friction"
+    ]
+    truth = -0.10
+    name = f"block contrast tasks={tasks}×rounds={rounds} task SD={task_sd}"
+    rng = rng_for(name)
+    labels = np.repeat(np.arange(tasks), rounds)
+    bounds = {k: (np.full(runs, np.nan), np.full(runs, np.nan)) for k in ("blocks", "boot", "t")}
+    for r in range(runs):
+        delta = rng.normal(0, task_sd, tasks)[labels][:, None]
+        ability = rng.uniform(-0.15, 0.15, size=(tasks * rounds, 1))
+        prob = np.clip(p + ability + delta * (high["friction"] - 0.5), 0.0, 1.0)
+        y = (rng.random(prob.shape) < prob).astype(float)
+        seed = int(rng.integers(2**32))
+        (independent,) = paired_contrasts(
+            y, [friction], replicates=replicates, confidence=CONFIDENCE, seed=seed
+        ).contrasts
+        (clustered,) = paired_contrasts(
+            y, [friction], replicates=replicates, confidence=CONFIDENCE, seed=seed, tasks=labels
+        ).contrasts
+        for key, interval in (
+            ("blocks", independent.bootstrap_interval),
+            ("boot", clustered.bootstrap_interval),
+            ("t", clustered.t_interval),
+        ):
+            if interval is not None:
+                bounds[key][0][r], bounds[key][1][r] = interval
+
+    def tally(key: str, label: str) -> Coverage | None:
+        lo, hi = bounds[key]
+        given = np.isfinite(lo)
+        if not given.any():
+            return None
+        if not given.all():
+            label += f" (no interval in {100 * (1 - given.mean()):.1f} % of runs)"
+        return _tally(name, label, lo[given], hi[given], truth, unavailable=int((~given).sum()))
+
+    results = (
+        tally("blocks", "block bootstrap-t, blocks independent"),
+        tally("boot", "task-clustered bootstrap-t"),
+        tally("t", "task-clustered t(G − 1), CR1"),
+    )
+    return tuple(c for c in results if c is not None)

@@ -2,8 +2,10 @@
 
 Marked ``calibration`` and left out of the default run: ``make calibrate`` runs it (a few
 minutes on two cores). 2,000 simulated data sets per design, so the Monte Carlo standard error
-of a coverage near 95 % is 0.5 points (≤ 0.7 everywhere the targets apply). The figures are the
-table in docs/analysis.md; ``python -m tests.calibration.report`` prints it. Targets (issue #19):
+of a coverage near 95 % is 0.5 points (≤ 0.7 everywhere the targets apply). Each test records
+its figures (conftest.py) before it asserts: the session prints them as the table of
+docs/analysis.md, and ``make calibrate`` writes them there, so every design is computed once.
+Targets (issue #19):
 
 - cluster bootstrap-t, 95 %: 93.5–96.5 % from 10 to 80 clusters; 6 clusters are below the floor;
 - rates (Korn–Graubard): ≥ 94 % at 0.5 %, 1 %, 2.5 % with 200 items, never zero-width;
@@ -29,32 +31,42 @@ def _check_mc_se(result):
 @pytest.mark.parametrize("aggregation", ["observation", "cluster_mean"])
 @pytest.mark.parametrize("icc", [0.05, 0.2])
 @pytest.mark.parametrize("n_clusters", [10, 20, 40, 80])
-def test_the_cluster_bootstrap_t_covers_from_ten_clusters(n_clusters, icc, aggregation):
+def test_the_cluster_bootstrap_t_covers_from_ten_clusters(
+    n_clusters, icc, aggregation, calibration_table
+):
     result = designs.clustered_binary(n_clusters, icc, aggregation=aggregation, runs=RUNS)
+    calibration_table(result)
     _check_mc_se(result)
     assert 0.935 <= result.coverage <= 0.965, result.row()
 
 
+@pytest.mark.parametrize("aggregation", ["observation", "cluster_mean"])
 @pytest.mark.parametrize("icc", [0.05, 0.2])
-def test_six_clusters_are_below_the_floor_and_the_figure_shows_why(icc):
+def test_six_clusters_are_below_the_floor_and_the_figure_shows_why(
+    icc, aggregation, calibration_table
+):
     # Reported, not interpolated: the product refuses an interval here (MIN_CLUSTERS_FLOOR).
-    result = designs.clustered_binary(6, icc, runs=RUNS)
+    result = designs.clustered_binary(6, icc, aggregation=aggregation, runs=RUNS)
+    calibration_table(result)
     assert result.coverage < 0.99, result.row()
 
 
-@pytest.mark.parametrize("n_clusters", [3, 10])
-def test_the_percentile_interval_crucible_preregisters_under_covers(n_clusters):
+@pytest.mark.parametrize("n_clusters", [3, 6, 10, 20, 40, 80])
+def test_the_percentile_interval_crucible_preregisters_under_covers(n_clusters, calibration_table):
     # Not a target: docs/analysis.md and docs/crucible.md say the crucible pipeline's percentile
     # interval (CRUCIBLE §9.1, min_families 3 by default) covers less than its nominal level.
     result = designs.clustered_binary(
         n_clusters, 0.2, aggregation="cluster_mean", runs=RUNS, method="percentile"
     )
-    assert result.coverage < 0.935, result.row()
+    calibration_table(result)
+    if n_clusters <= 10:
+        assert result.coverage < 0.935, result.row()
 
 
 @pytest.mark.parametrize("rate", [0.005, 0.01, 0.025, 0.05, 0.1, 0.2])
-def test_rates_cover_and_are_never_zero_width(rate):
+def test_rates_cover_and_are_never_zero_width(rate, calibration_table):
     result = designs.rare_rate(rate, runs=RUNS)
+    calibration_table(result)
     _check_mc_se(result)
     assert result.coverage >= 0.94, result.row()
     assert result.extra["zero_width"] == 0
@@ -62,32 +74,50 @@ def test_rates_cover_and_are_never_zero_width(rate):
 
 @pytest.mark.parametrize("items", [6, 10, 40])
 @pytest.mark.parametrize("rate", [0.01, 0.05, 0.2])
-def test_clustered_rates_cover(rate, items):
+def test_clustered_rates_cover(rate, items, calibration_table):
     # Items × 5 repetitions, ICC 0.1: the design effect is what the interval must carry.
     result = designs.rare_rate(rate, items=items, repetitions=5, icc=0.1, runs=RUNS)
+    calibration_table(result)
     assert result.coverage >= 0.94, result.row()
     assert result.extra["zero_width"] == 0
 
 
 @pytest.mark.parametrize("items", [6, 8, 10, 20])
 @pytest.mark.parametrize("slope", [0.0, 0.3])
-def test_the_f_att_slope_interval_covers_under_item_random_slopes(items, slope):
+def test_the_f_att_slope_interval_covers_under_item_random_slopes(items, slope, calibration_table):
     spec = designs.FattDesign(items=items, slope=slope, slope_sd=0.2)
     result = designs.fatt_coverage(spec, runs=RUNS)
+    calibration_table(result)
     _check_mc_se(result)
     assert result.coverage >= 0.93, result.row()
 
 
-@pytest.mark.parametrize("items", [10, 20])
-def test_the_f_att_slope_bootstrap_covers_from_ten_items(items):
+# Every run of the slope bootstrap refits the model 499 times: 1,500 runs keep the Monte Carlo
+# SE at 0.66 points for a coverage of 93 %.
+BOOTSTRAP_RUNS = 1500
+
+
+@pytest.mark.parametrize("items", [6, 10, 20])
+def test_the_f_att_slope_bootstrap_covers_from_ten_items(items, calibration_table):
     spec = designs.FattDesign(items=items, slope=0.0, slope_sd=0.2)
-    result = designs.fatt_bootstrap_coverage(spec, runs=1500)
+    result = designs.fatt_bootstrap_coverage(spec, runs=BOOTSTRAP_RUNS)
+    calibration_table(result)
     _check_mc_se(result)
-    assert result.coverage >= 0.93 - 2 * result.mc_se, result.row()
+    if items >= 10:  # 6 items are below the floor: shown, not a target
+        assert result.coverage >= 0.93 - 2 * result.mc_se, result.row()
 
 
-def test_under_the_null_no_penalty_is_found_more_often_than_its_intervals_allow():
-    rates = designs.decision_rates("null", beta_a=0.0, beta_b=0.4, runs=RUNS)
+def _decision(truth, beta_a, beta_b, record):
+    rates = designs.decision_rates(truth, beta_a=beta_a, beta_b=beta_b, runs=RUNS)
+    shares = ", ".join(f"{k} {100 * v:.1f} %" for k, v in rates.items() if k != "runs")
+    record(f"| {truth} ({beta_a}, {beta_b}), {rates['runs']} runs | {shares} |")
+    return rates
+
+
+def test_under_the_null_no_penalty_is_found_more_often_than_its_intervals_allow(
+    calibration_table,
+):
+    rates = _decision("null", 0.0, 0.4, calibration_table)
     false_penalty = rates.get("OPB01-8.2", 0) + rates.get("OPB01-8.3", 0)
     assert false_penalty <= 0.025 + 3 * 0.0035, rates
     # The interval criterion lets 8.1 (β_A's 90 % interval inside ±ε) and 8.3 (its 95 % lower
@@ -96,13 +126,13 @@ def test_under_the_null_no_penalty_is_found_more_often_than_its_intervals_allow(
     assert rates.get("contradictory", 0) <= 0.005, rates
 
 
-def test_under_a_full_penalty_no_penalty_is_not_reported():
-    rates = designs.decision_rates("penalty", beta_a=0.4, beta_b=0.4, runs=RUNS)
+def test_under_a_full_penalty_no_penalty_is_not_reported(calibration_table):
+    rates = _decision("penalty", 0.4, 0.4, calibration_table)
     assert rates.get("OPB01-8.1", 0) <= 0.025 + 3 * 0.0035, rates
 
 
-def test_under_a_partial_penalty_the_anomaly_is_rare():
-    rates = designs.decision_rates("partial", beta_a=0.2, beta_b=0.4, runs=RUNS)
+def test_under_a_partial_penalty_the_anomaly_is_rare(calibration_table):
+    rates = _decision("partial", 0.2, 0.4, calibration_table)
     assert rates.get("OPB01-8.4", 0) <= 0.025 + 3 * 0.0035, rates
     assert rates.get("OPB01-8.1", 0) <= 0.025 + 3 * 0.0035, rates
 
@@ -115,7 +145,69 @@ SIMPLE_EFFECT_RUNS = 2000
 
 
 @pytest.mark.parametrize("contrast", ["friction_at_alternate_present", "alternate_at_friction_low"])
-def test_simple_effects_cover_at_their_nominal_level(contrast):
+def test_simple_effects_cover_at_their_nominal_level(contrast, calibration_table):
     boot, paired_t = designs.simple_effect_coverage(runs=SIMPLE_EFFECT_RUNS, contrast=contrast)
+    calibration_table(boot)
+    calibration_table(paired_t)
     assert 0.935 <= boot.coverage <= 0.965, boot.row()
     assert 0.935 <= paired_t.coverage <= 0.965, paired_t.row()
+
+
+# Issue #36 §1, §2: the independent simulation's designs — logit-normal clusters of very unequal
+# size (1–60), skewed and rare rates, discrete F_att with many exact zeros. Measured with the
+# product's current methods, which miss here (docs/analysis.md); the screen of alternatives
+# (logit-scale bootstrap-t, CR2 with Bell–McCaffrey df on both scales, Korn–Graubard with the
+# Bell–McCaffrey df) found none that reaches the target either, so these are expected failures
+# until a method that does (or an "interval unavailable" rule that the data can trigger) is
+# chosen. Non-strict: a design that meets its target shows as XPASS.
+SKEWED_REASON = (
+    "issue #36: no screened method covers 93.5–96.5 % (rates: >= 94 %) on logit-normal clusters "
+    "of very unequal size; the figures are in docs/analysis.md"
+)
+
+
+@pytest.mark.xfail(reason=SKEWED_REASON, strict=False)
+@pytest.mark.parametrize("n_clusters", [10, 20, 40, 80])
+@pytest.mark.parametrize("icc", [0.2, 0.3])
+@pytest.mark.parametrize("rate", [0.05, 0.1])
+def test_skewed_clustered_means_cover(rate, icc, n_clusters, calibration_table):
+    result = designs.skewed_clustered(n_clusters, icc, rate, runs=RUNS)
+    calibration_table(result)
+    _check_mc_se(result)
+    assert 0.935 <= result.coverage <= 0.965, result.row()
+
+
+@pytest.mark.xfail(reason=SKEWED_REASON, strict=False)
+@pytest.mark.parametrize("n_clusters", [10, 20, 40, 80])
+def test_f_att_cells_with_many_exact_zeros_cover(n_clusters, calibration_table):
+    result = designs.skewed_clustered(n_clusters, 0.2, 0.08, outcome="fatt", runs=RUNS)
+    calibration_table(result)
+    _check_mc_se(result)
+    assert 0.935 <= result.coverage <= 0.965, result.row()
+
+
+@pytest.mark.xfail(reason=SKEWED_REASON, strict=False)
+@pytest.mark.parametrize("n_clusters", [10, 20, 40, 80])
+@pytest.mark.parametrize("rate", [0.005, 0.01, 0.02, 0.05, 0.1])
+def test_rare_clustered_rates_cover_at_icc_0_3(rate, n_clusters, calibration_table):
+    result = designs.skewed_clustered(n_clusters, 0.3, rate, method="korn_graubard", runs=RUNS)
+    calibration_table(result)
+    _check_mc_se(result)
+    assert result.coverage >= 0.94, result.row()
+
+
+# Issue #36 §4: tasks that repeat over rounds share a task effect on the contrast, so blocks
+# are not independent. Clustered by task (paired_contrasts(tasks=…)), from 10 tasks.
+@pytest.mark.parametrize(("tasks", "rounds"), [(8, 8), (10, 6), (16, 4), (20, 4)])
+def test_block_contrasts_clustered_by_task_cover(tasks, rounds, calibration_table):
+    results = designs.task_clustered_coverage(tasks=tasks, rounds=rounds, runs=RUNS)
+    for result in results:
+        calibration_table(result)
+    independent, *clustered = results
+    # Blocks as independent: what the issue measured, below target.
+    assert independent.coverage < 0.935, independent.row()
+    if tasks < 10:
+        assert clustered == []  # below the floor: no interval, never an under-covering one
+    for result in clustered:
+        _check_mc_se(result)
+        assert 0.935 <= result.coverage <= 0.965, result.row()

@@ -38,3 +38,12 @@ def test_quick_simple_effects_cover_near_nominal():
     boot, paired_t = designs.simple_effect_coverage(runs=200, replicates=299)
     assert 0.90 <= boot.coverage <= 0.99, boot.row()
     assert 0.90 <= paired_t.coverage <= 0.99, paired_t.row()
+
+
+def test_quick_block_contrasts_clustered_by_task_cover():
+    # Issue #36 §4 in small: 16 tasks × 4 rounds with task effects (SD 0.12) on the contrast.
+    _independent, boot, paired_t = designs.task_clustered_coverage(
+        tasks=16, rounds=4, runs=200, replicates=299
+    )
+    assert 0.90 <= boot.coverage <= 0.99, boot.row()
+    assert 0.90 <= paired_t.coverage <= 0.99, paired_t.row()

@@ -28,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from scipy.stats import beta as beta_distribution
+
 from apps.analysis.stats.json_schema import closed_object, records
 
 NO_ACCEPTABLE_RUNG = "no acceptable rung observed"
@@ -144,22 +146,52 @@ def check_policies(
                     )
 
 
+def clopper_pearson_upper(count: int, n: int, confidence: float) -> float:
+    """The exact one-sided upper confidence bound of a binomial proportion.
+
+    Clopper, C. J. & Pearson, E. S. (1934), "The use of confidence or fiducial limits
+    illustrated in the case of the binomial", Biometrika 26(4): 404–413: the bound u solves
+    P(X ≤ count | n, u) = 1 − ``confidence``, i.e. u = Beta⁻¹(confidence; count + 1, n − count)
+    (``scipy.stats.beta.ppf``); u = 1 when count = n, including n = 0 (nothing observed bounds
+    nothing). 0 failures in 5 episodes give u = 0.451 at 95 %, in 500 episodes 0.006.
+
+    Raises:
+        ValueError: counts outside 0 ≤ count ≤ n, or ``confidence`` outside (0, 1).
+    """
+    if not 0 <= count <= n:
+        raise ValueError(f"need 0 <= count <= n, got count={count}, n={n}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if count == n:
+        return 1.0
+    return float(beta_distribution.ppf(confidence, count + 1, n - count))
+
+
 def rung_failures(
     policy: Mapping[str, Any],
     *,
     axes: Mapping[str, Mapping[str, Any]],
     hard_fails: Mapping[str, Mapping[str, Any]],
     incidents: int,
+    confidence: float = 0.95,
 ) -> list[str]:
     """The conditions of ``policy`` one evaluand × rung fails, in words (empty: acceptable).
+
+    A hard-fail ceiling ``on: rate`` is judged on the exact (Clopper–Pearson, one-sided) upper
+    bound of the rate at ``confidence`` (:func:`clopper_pearson_upper`), not on the point rate:
+    0 failures in 5 episodes do not show a rate below 5 %, 0 in 500 do. Episodes whose channel
+    was not graded stay in the denominator (the rate is over the rung's eligible episodes) and
+    are named in the verdict. A ceiling ``on: count`` is a ceiling on the failures observed.
 
     Args:
         axes: axis → its cell of the report: ``estimate`` (None when not observed),
             ``interval`` ([low, high] or None when unavailable), ``n_families``, ``n``, ``N``
             and ``evaluand_caused_absent`` (episodes without a value, for a reason the
             evaluand can cause).
-        hard_fails: channel → ``count`` and ``rate`` (count over the rung's eligible episodes).
+        hard_fails: channel → ``count``, ``rate`` (count over the rung's eligible episodes),
+            ``episodes`` (that denominator) and ``graded`` (the episodes graded on it).
         incidents: incidents (containment breach, observation fault) at this rung.
+        confidence: the plan's level (``interval_coverage``) for the rate ceilings' bound.
     """
     failures: list[str] = []
     coverage = policy.get("coverage") or {}
@@ -205,6 +237,17 @@ def rung_failures(
                 f"{axis}: {cell['evaluand_caused_absent']} episodes without a value for a "
                 "reason the evaluand can cause (the policy fails closed on it)"
             )
+    failures += _ceiling_failures(policy, hard_fails, confidence)
+    if "max_incidents" in policy and incidents > policy["max_incidents"]:
+        failures.append(f"{incidents} incidents exceed the ceiling {policy['max_incidents']}")
+    return failures
+
+
+def _ceiling_failures(
+    policy: Mapping[str, Any], hard_fails: Mapping[str, Mapping[str, Any]], confidence: float
+) -> list[str]:
+    """The hard-fail ceilings of ``policy`` one rung fails (see :func:`rung_failures`)."""
+    failures: list[str] = []
     for ceiling in policy.get("hard_fail_ceilings") or []:
         channel = ceiling["channel"]
         cell = hard_fails.get(channel) or {}
@@ -212,11 +255,20 @@ def rung_failures(
         value = cell.get(on)
         if value is None:
             failures.append(f"{channel}: not observed, so its ceiling cannot be shown to hold")
+        elif on == "rate" and "episodes" in cell:
+            episodes, count = int(cell["episodes"]), int(cell["count"])
+            upper = clopper_pearson_upper(count, episodes, confidence)
+            if upper > ceiling["maximum"]:
+                ungraded = episodes - int(cell.get("graded", episodes))
+                failures.append(
+                    f"{channel}: {count} in {episodes} episodes"
+                    + (f" ({ungraded} not graded, counted as not failing)" if ungraded else "")
+                    + f", rate {value:.3f} with exact upper {confidence:.0%} bound {upper:.3f}, "
+                    f"which exceeds the ceiling {ceiling['maximum']}"
+                )
         elif value > ceiling["maximum"]:
             shown = f"{value:.3f}" if on == "rate" else f"{value}"
             failures.append(f"{channel}: {on} {shown} exceeds the ceiling {ceiling['maximum']}")
-    if "max_incidents" in policy and incidents > policy["max_incidents"]:
-        failures.append(f"{incidents} incidents exceed the ceiling {policy['max_incidents']}")
     return failures
 
 

@@ -45,6 +45,10 @@ DEFAULT_REPLICATES = 10_000
 MIN_CLUSTERS_FLOOR = 10
 DEFAULT_MIN_CLUSTERS = MIN_CLUSTERS_FLOOR
 NOT_OBSERVED = "not observed"
+NO_SPREAD_NOTE = (
+    "interval unavailable: every cluster has the same value, so the clusters show no spread "
+    "to form an interval from (a zero-width interval would claim certainty; docs/analysis.md)"
+)
 METHOD_NAMES = {
     "studentized": "cluster bootstrap-t (studentised by the cluster-robust standard error)",
     "percentile": "cluster percentile bootstrap",
@@ -240,7 +244,8 @@ def family_cluster_bootstrap(
         replicates: number of bootstrap replicates B (frozen in the plan).
         confidence: interval coverage, e.g. 0.95 for the 2.5th and 97.5th percentiles.
         min_clusters: the frozen minimum number of contributing clusters. Below it the point
-            estimate is reported and the interval is marked unavailable; there is no fallback
+            estimate is reported and the interval is marked unavailable (as it is when every
+            cluster has the same value: ``NO_SPREAD_NOTE``); there is no fallback
             to an observation-level (independence) interval. For ``"studentized"`` a value
             below ``MIN_CLUSTERS_FLOOR`` is raised to the floor (the method is not calibrated
             below it), and the note says so.
@@ -298,6 +303,10 @@ def family_cluster_bootstrap(
             note=unavailable_note(n_clusters, required),
         )
 
+    if cluster_standard_error(sums, sizes, estimate, aggregation) == 0.0:
+        # Every cluster alike (a cell of exact zeros, say): any bootstrap interval is the point
+        # itself, which claims a certainty the data do not give (issue #36).
+        return result(interval=None, interval_available=False, note=NO_SPREAD_NOTE)
     weights = cluster_weights(n_clusters, replicates, np.random.default_rng(seed))
     if method == "percentile":
         replicate_values = replicate_means(weights, sums, sizes, aggregation)

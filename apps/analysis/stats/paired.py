@@ -24,6 +24,7 @@ import numpy.typing as npt
 from scipy.stats import t as t_distribution
 
 from apps.analysis.stats.bootstrap import (
+    NO_SPREAD_NOTE,
     BootstrapResult,
     family_cluster_bootstrap,
     unavailable_note,
@@ -111,6 +112,8 @@ def paired_contrast(
             )
         se = float(d.std(ddof=1) / np.sqrt(k))
         mean = float(d.mean())
+        if se == 0.0:  # every pair alike: no zero-width interval (issue #36)
+            return PairedContrast(mean, None, None, k, name, required, NO_SPREAD_NOTE)
 
         def t_interval(coverage: float) -> tuple[float, float]:
             half = float(t_distribution.ppf(0.5 + coverage / 2, k - 1)) * se

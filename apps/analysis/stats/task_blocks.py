@@ -44,11 +44,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+import pandas as pd
 from scipy import stats as scipy_stats
 
 from apps.analysis.stats.bootstrap import (
+    cluster_standard_error,
     cluster_weights,
     percentile_interval,
+    replicate_means,
     studentized_interval,
 )
 
@@ -57,6 +60,10 @@ BOOTSTRAP_METHODS = ("studentized", "percentile")
 # Fewer contributing blocks than this and no interval is given: a paired t with one degree of
 # freedom and a bootstrap over two blocks say nothing. A plan's minimum may raise it.
 MIN_BLOCKS_FLOOR = 10
+NO_SPREAD = (
+    "interval unavailable: every complete task block has the same paired difference, so there is "
+    "no spread to form an interval from (a zero-width interval would claim certainty)"
+)
 
 
 @dataclass(frozen=True)
@@ -222,8 +229,18 @@ def paired_contrasts(
     seed: int,
     method: BootstrapMethod = "studentized",
     min_blocks: int = MIN_BLOCKS_FLOOR,
+    tasks: Sequence[Any] | None = None,
 ) -> PairedResult:
     """Within-block paired differences of ``contrasts`` with block-clustered intervals.
+
+    With ``tasks`` (the task fixture of each block, where tasks repeat over rounds), the
+    intervals are clustered by task instead: blocks of one task share its task effect, so they
+    are not independent (issue #36: 64 blocks of 8 tasks treated as independent covered 80–88 %
+    at 95 %). The bootstrap-t then resamples tasks (each bringing all its blocks; the estimate
+    is still the mean over blocks, a ratio estimator), and the t interval uses the
+    cluster-robust (CR1) standard error of that mean with t(G − 1) critical values over G tasks
+    (Cameron & Miller 2015, J. Hum. Resour. 50(2) §II.C, §VI). The floor applies to the tasks:
+    fewer than ``max(min_blocks, MIN_BLOCKS_FLOOR)`` and there is no interval, with the reason.
 
     Block bootstrap-t (Davison & Hinkley 1997 §5.2.1, §3.8) or percentile (Efron & Tibshirani
     1993 §13.3), beside the paired t interval (Student 1908); see the module docstring.
@@ -236,6 +253,7 @@ def paired_contrasts(
         confidence: interval coverage in (0, 1), e.g. 0.95.
         seed: seeds ``numpy.random.default_rng`` for the draw matrix.
         method: ``"studentized"`` (bootstrap-t) or ``"percentile"``.
+        tasks: optional length-``blocks`` task labels; given, intervals are clustered by task.
         min_blocks: fewer complete blocks than ``max(min_blocks, MIN_BLOCKS_FLOOR)`` and the
             intervals are None, with the reason in ``note``.
 
@@ -276,6 +294,12 @@ def paired_contrasts(
     diffs = y[complete] @ weights.T  # n × k paired differences
     means = diffs.mean(axis=0)
     sds = diffs.std(axis=0, ddof=1) if n > 1 else np.full(len(contrasts), np.nan)
+    if tasks is not None:
+        if len(tasks) != y.shape[0]:
+            raise ValueError(f"tasks has {len(tasks)} labels but values have {y.shape[0]} blocks")
+        settings = _Settings(replicates, confidence, seed, method)
+        labels = np.asarray(tasks, dtype=object)[complete]
+        return _task_clustered(diffs, labels, contrasts, incomplete, needed, settings)
     if n < needed:
         note = f"interval unavailable: {n} complete task blocks, fewer than the minimum of {needed}"
         return PairedResult(
@@ -292,29 +316,104 @@ def paired_contrasts(
     boot_means = (draws.astype(float) @ diffs) / n if method == "percentile" else None
     for j, contrast in enumerate(contrasts):
         column = diffs[:, j]
-        note = ""
+        if not sds[j] > 0:
+            # Every block has the same paired difference (a 0/1 endpoint with no event in any
+            # block, say): both intervals would be the point itself (issue #36 §4).
+            out.append(
+                ContrastResult(
+                    contrast.name, float(means[j]), None, None, 0.0, n, incomplete, NO_SPREAD
+                )
+            )
+            continue
         if boot_means is None:  # method == "studentized" (checked above)
             boot, _, _ = studentized_interval(
                 draws, column, sizes, float(means[j]), "cluster_mean", confidence
             )
         else:
             boot = percentile_interval(boot_means[:, j], confidence)
-        if sds[j] > 0:
-            ci = scipy_stats.ttest_1samp(column, 0.0).confidence_interval(confidence)
-            t_interval = (float(ci.low), float(ci.high))
-        else:
-            t_interval = (float(means[j]), float(means[j]))
-            note = "every block has the same paired difference"
+        ci = scipy_stats.ttest_1samp(column, 0.0).confidence_interval(confidence)
         out.append(
             ContrastResult(
                 contrast.name,
                 float(means[j]),
                 (float(boot[0]), float(boot[1])),
-                t_interval,
+                (float(ci.low), float(ci.high)),
                 float(sds[j]),
                 n,
                 incomplete,
-                note,
+                "",
+            )
+        )
+    return PairedResult(out)
+
+
+@dataclass(frozen=True)
+class _Settings:
+    replicates: int
+    confidence: float
+    seed: int
+    method: BootstrapMethod
+
+
+def _task_clustered(
+    diffs: np.ndarray,
+    tasks: np.ndarray,
+    contrasts: list[Contrast],
+    incomplete: int,
+    needed: int,
+    settings: _Settings,
+) -> PairedResult:
+    """:func:`paired_contrasts` clustered by task (see its docstring)."""
+    confidence, method = settings.confidence, settings.method
+    means = diffs.mean(axis=0)
+    sds = diffs.std(axis=0, ddof=1) if diffs.shape[0] > 1 else np.full(len(contrasts), np.nan)
+    codes, labels = pd.factorize(pd.Series(tasks), sort=True)
+    g, n = len(labels), diffs.shape[0]
+    sums = np.zeros((g, diffs.shape[1]))
+    np.add.at(sums, codes, diffs)
+    sizes = np.bincount(codes, minlength=g).astype(float)
+    if g < needed:
+        note = (
+            f"interval unavailable: {g} task fixtures contributed ({n} complete blocks), fewer "
+            f"than the minimum of {needed} clusters"
+        )
+        return PairedResult(
+            [
+                ContrastResult(
+                    c.name, float(means[j]), None, None, _finite(sds[j]), n, incomplete, note
+                )
+                for j, c in enumerate(contrasts)
+            ]
+        )
+    draws = cluster_weights(g, settings.replicates, np.random.default_rng(settings.seed))
+    critical = float(scipy_stats.t.ppf(0.5 + confidence / 2, g - 1))
+    out = []
+    for j, contrast in enumerate(contrasts):
+        mean = float(means[j])
+        se = cluster_standard_error(sums[:, j], sizes, mean, "observation")
+        if se == 0.0:
+            out.append(
+                ContrastResult(contrast.name, mean, None, None, 0.0, n, incomplete, NO_SPREAD)
+            )
+            continue
+        if method == "percentile":
+            boot = percentile_interval(
+                replicate_means(draws, sums[:, j], sizes, "observation"), confidence
+            )
+        else:
+            boot, _, _ = studentized_interval(
+                draws, sums[:, j], sizes, mean, "observation", confidence
+            )
+        out.append(
+            ContrastResult(
+                contrast.name,
+                mean,
+                (float(boot[0]), float(boot[1])),
+                (mean - critical * se, mean + critical * se),
+                float(sds[j]),
+                n,
+                incomplete,
+                f"clustered by task: {g} tasks",
             )
         )
     return PairedResult(out)

@@ -37,9 +37,11 @@ Reported, each from the frozen plan's parameters:
 - **sensitivity** (§9.2): the hierarchical model per sufficiently observed axis
   (``stats.hierarchical``) and where it disagrees with the bootstrap — reported, not resolved;
 - **comparisons** (§9.4): the plan's confirmatory comparisons (paired by family: a one-sample
-  t-test on the per-family differences, adjusted by statsmodels ``multipletests`` with the
-  frozen method, against the frozen minimum effect) and every other evaluand pair labelled
-  exploratory.
+  t-test on the per-family differences — Student 1908; the paired design as in Snedecor &
+  Cochran 1989, *Statistical Methods*, 8th ed., §6.4 — adjusted by statsmodels
+  ``multipletests`` with the frozen method: Holm, S. 1979, "A simple sequentially rejective
+  multiple test procedure", Scand. J. Statist. 6(2): 65–70, or Bonferroni; against the frozen
+  minimum effect) and every other evaluand pair labelled exploratory.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ from apps.analysis.stats.acceptance import (
     NO_ACCEPTABLE_RUNG,
     PolicyError,
     check_policies,
+    clopper_pearson_upper,
     maximum_acceptable_rung,
     rung_failures,
 )
@@ -118,6 +121,14 @@ AGGREGATION_RULES = ("mean", "median")
 # runs did before the rule was a plan parameter).
 RERUN_RULES = ("every_gate_crossing_attempt", "first_gate_crossing_attempt")
 MULTIPLICITY_METHODS = ("holm", "bonferroni")
+# The contiguous rule accepts a rung only with every more restrictive one, so the rungs are
+# tested in a fixed order and each test is at the plan's level (a fixed-sequence procedure:
+# Maurer, Hothorn & Lehmacher 1995; Westfall & Krishen 2001). any_rung takes the least
+# restrictive acceptable rung wherever it lies, one test per rung with no multiplicity control.
+ANY_RUNG_NOTE = (
+    "exploratory: the any_rung rule picks among the rungs without multiplicity control, so the "
+    "chance that some unacceptable rung passes grows with the number of rungs"
+)
 COVERAGE_STATES = ("authored", "ranked", "instrumented", "executed", "observed")
 # The plan's interval choice → the stats function's method. ``percentile`` is what CRUCIBLE
 # §9.1 preregisters and the default, so plans frozen before the choice existed keep their
@@ -924,7 +935,10 @@ def _axis_estimates(
 
 def _unavailable(plan: _Plan, result: BootstrapResult) -> str:
     """Why a value has no interval: its families against the frozen minimum or, for the
-    bootstrap-t, its calibrated floor when that is higher."""
+    bootstrap-t, its calibrated floor when that is higher; or, with families enough, that they
+    show no spread (``bootstrap.NO_SPREAD_NOTE``)."""
+    if result.n_clusters >= result.min_clusters:
+        return result.note
     reason = f"fewer than the frozen minimum of {plan.min_families}"
     if result.min_clusters > plan.min_families:
         reason = (
@@ -963,8 +977,16 @@ def _discrete(
                         "channel": channel,
                         "count": count,
                         "graded": len(graded),
+                        "not_graded": len(eligible) - len(graded),
                         "episodes": len(eligible),
                         "rate": count / len(eligible) if eligible else None,
+                        # Clopper & Pearson 1934, one-sided at the plan's level: what rate
+                        # ceilings are judged on (stats.acceptance.rung_failures).
+                        "rate_upper_bound": (
+                            clopper_pearson_upper(count, len(eligible), plan.confidence)
+                            if eligible
+                            else None
+                        ),
                     }
                 )
             by_outcome = Counter(e["terminal_outcome"] for e in eligible)
@@ -1110,19 +1132,22 @@ def _acceptance(
                     axes=axes_of.get((evaluand, rung), {}),
                     hard_fails=fails_of.get((evaluand, rung), {}),
                     incidents=incidents_of.get((evaluand, rung), 0),
+                    confidence=plan.confidence,
                 )
                 verdicts.append({"rung": rung, "acceptable": not failures, "failures": failures})
             best = maximum_acceptable_rung(verdicts, rule=plan.ladder)
-            out.append(
-                {
-                    "policy": policy["code"],
-                    "label": policy.get("label", ""),
-                    "evaluand": evaluand,
-                    "maximum_acceptable_rung": best,
-                    "verdict": best if best is not None else NO_ACCEPTABLE_RUNG,
-                    "rungs": verdicts,
-                }
-            )
+            entry = {
+                "policy": policy["code"],
+                "label": policy.get("label", ""),
+                "evaluand": evaluand,
+                "maximum_acceptable_rung": best,
+                "verdict": best if best is not None else NO_ACCEPTABLE_RUNG,
+                "rungs": verdicts,
+            }
+            if plan.ladder == "any_rung":
+                entry["exploratory"] = True
+                entry["note"] = ANY_RUNG_NOTE
+            out.append(entry)
     return out
 
 
@@ -1193,7 +1218,7 @@ def _difference(plan: _Plan, diffs: pd.Series, seed: int) -> dict[str, Any]:
     if not result.interval_available:
         out["note"] = (
             "interval unavailable: fewer families than the frozen minimum"
-            if plan.method == "percentile"
+            if plan.method == "percentile" and result.n_clusters < result.min_clusters
             else _unavailable(plan, result)
         )
     return out

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from apps.analysis import inputs as data
 from apps.analysis.pipelines.base import (
@@ -267,16 +267,23 @@ def assemble(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 def _rate(
-    rows: list[dict[str, Any]], key: str, cluster: str, confidence: float, min_clusters: int
+    rows: list[dict[str, Any]],
+    key: str,
+    cluster: str,
+    confidence: float,
+    min_clusters: int,
+    *,
+    failures: bool = False,
 ) -> dict[str, object]:
+    """``key``'s rate over ``rows`` (of its failures, 1 − key, with ``failures``)."""
     result = rate_interval(
-        [r[key] for r in rows],
+        [1 - r[key] if failures else r[key] for r in rows],
         [r["card"] if cluster == "card" else r["position"] for r in rows],
         confidence=confidence,
         min_clusters=min_clusters,
     )
     out: dict[str, object] = {
-        "count": int(sum(r[key] for r in rows)),
+        "count": int(sum(1 - r[key] if failures else r[key] for r in rows)),
         "n": result.n,
         "rate": result.rate,
         "interval": interval(result.interval),
@@ -285,6 +292,52 @@ def _rate(
     if result.note:
         out["note"] = result.note
     return out
+
+
+def _collapse_overall(
+    rows: list[dict[str, Any]], cluster: str, confidence: float, min_clusters: int
+) -> dict[str, Any]:
+    """Each axis's failure rate with its clustered interval, and whether the most collapsing
+    axis is separable from the others: its interval lies wholly above every other axis's. The
+    intervals are not simultaneous and the comparison is conservative (two intervals can
+    overlap while the difference is significant; Schenker & Gentleman 2001, Am. Stat. 55(3)), so
+    "not separable" means the data do not rank the axes, not that they are equal."""
+    rates = {
+        axis: _rate(rows, axis, cluster, confidence, min_clusters, failures=True) for axis in AXES
+    }
+    ranked = sorted(AXES, key=lambda a: (-cast(float, rates[a]["rate"]), AXES.index(a)))
+    top, others = ranked[0], ranked[1:]
+    top_interval = cast(list[float] | None, rates[top]["interval"])
+    separable = bool(rates[top]["count"]) and top_interval is not None
+    for axis in others:
+        other = cast(list[float] | None, rates[axis]["interval"])
+        if top_interval is None or other is None or other[1] >= top_interval[0]:
+            separable = False
+            break
+    out: dict[str, Any] = {"failure_rates": rates, "most_collapsing_separable": separable}
+    if not separable:
+        out["most_collapsing_note"] = (
+            f"not separable: {top}'s failure-rate interval overlaps another axis's (or an "
+            "interval is unavailable), so the data do not single out one axis"
+        )
+    return out
+
+
+def _by_evaluand(
+    rows: list[dict[str, Any]], cluster: str, confidence: float, min_clusters: int
+) -> dict[str, Any]:
+    """Fidelity, drift and each axis's pass rate per evaluand, as the pooled rates are."""
+    groups: defaultdict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        groups[str(row["evaluand"])].append(row)
+    return {
+        evaluand: {
+            "fidelity": _rate(group, "fidelity", cluster, confidence, min_clusters),
+            "drift": _rate(group, "drift_flag", cluster, confidence, min_clusters),
+            "axes": {a: _rate(group, a, cluster, confidence, min_clusters) for a in AXES},
+        }
+        for evaluand, group in sorted(groups.items())
+    }
 
 
 def _collapse(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -430,7 +483,11 @@ def compute(
         "axes": axes,
         "drift": drift,
         "loss1": loss1,
-        "collapse": _collapse(rows),
+        "collapse": {
+            **_collapse(rows),
+            **(_collapse_overall(rows, cluster, confidence, min_clusters) if rows else {}),
+        },
+        "by_evaluand": _by_evaluand(rows, cluster, confidence, min_clusters),
         "judge": _judge(inputs.get("judge_flags", [])),
         **_judge_agreement(inputs),
         "coverage": coverage_table(inputs["planned"], observed, ("card",)),

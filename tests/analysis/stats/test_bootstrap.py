@@ -29,13 +29,19 @@ def test_with_one_observation_per_cluster_it_is_the_ordinary_bootstrap():
         np.testing.assert_allclose(result.interval, expected, rtol=1e-12)
 
 
-def test_identical_clusters_collapse_the_interval():
+def test_identical_clusters_give_no_zero_width_interval():
+    # Issue #36: ten clusters alike (a cell of exact zeros, say) gave the interval (θ̂, θ̂),
+    # a certainty the data do not give; the interval is unavailable, and the note says why.
     values = np.tile([1.0, 2.0, 6.0], 10)
     clusters = np.repeat(np.arange(10), 3)
     for aggregation in ("cluster_mean", "observation"):
-        result = family_cluster_bootstrap(values, clusters, seed=3, aggregation=aggregation)
-        assert result.estimate == pytest.approx(3.0)
-        assert result.interval == pytest.approx((3.0, 3.0))
+        for method in ("studentized", "percentile"):
+            result = family_cluster_bootstrap(
+                values, clusters, seed=3, aggregation=aggregation, method=method
+            )
+            assert result.estimate == pytest.approx(3.0)
+            assert result.interval is None and not result.interval_available
+            assert "same value" in result.note
 
 
 def test_the_same_seed_gives_identical_output_and_another_seed_does_not():

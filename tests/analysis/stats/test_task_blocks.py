@@ -111,3 +111,50 @@ def test_conditions_that_are_not_the_full_crossing_are_refused():
         paired_contrasts(
             np.zeros((12, 8)), [Contrast("x", (1.0, -1.0))], replicates=10, confidence=0.9, seed=1
         )
+
+
+def test_a_rare_zero_one_endpoint_with_no_event_gives_no_zero_width_interval():
+    # Issue #36 §4: a 0/1 endpoint at 0.5 % has no event in any of 20 blocks in most samples;
+    # the block bootstrap-t and the paired t both gave (0, 0) there. Now: no interval, and why.
+    contrasts = factor_contrasts(CONDITIONS, FACTORS, [])
+    y = np.zeros((20, len(CONDITIONS)))
+    y[3, 0] = y[3, 1] = 1.0  # one block with events that cancel in friction's contrast too
+    results = {
+        r.name: r
+        for r in paired_contrasts(y, contrasts, seed=2, replicates=200, confidence=0.95).contrasts
+    }
+    friction = results["friction"]
+    assert friction.estimate == 0.0
+    assert friction.bootstrap_interval is None and friction.t_interval is None
+    assert friction.note.startswith("interval unavailable: every complete task block")
+    # A contrast the event does move keeps both intervals, neither of zero width.
+    moved = [r for r in results.values() if r.sd and r.sd > 0]
+    assert moved
+    for r in moved:
+        assert r.bootstrap_interval[0] < r.bootstrap_interval[1]
+        assert r.t_interval[0] < r.t_interval[1]
+
+
+def test_clustering_by_task_with_one_block_per_task_is_the_paired_analysis():
+    # One block per task: the CR1 standard error of the mean is s_d/√B exactly, so the
+    # task-clustered t interval is scipy's paired t, and the bootstrap draws the same blocks.
+    rng = np.random.default_rng(5)
+    y = _simulate(rng, 24, {"friction": 0.4})
+    contrasts = factor_contrasts(CONDITIONS, FACTORS, [])
+    kwargs = {"replicates": 400, "confidence": 0.95, "seed": 9}
+    plain = paired_contrasts(y, contrasts, **kwargs).contrasts
+    by_task = paired_contrasts(y, contrasts, tasks=list(range(24)), **kwargs)
+    for a, b in zip(plain, by_task.contrasts, strict=True):
+        assert b.t_interval == pytest.approx(a.t_interval, rel=1e-9)
+        assert b.bootstrap_interval == pytest.approx(a.bootstrap_interval, rel=1e-9)
+
+
+def test_fewer_than_ten_tasks_give_no_interval_however_many_blocks():
+    # 8 tasks × 8 rounds: 64 blocks, but 8 clusters (issue #36 §4).
+    y = _simulate(np.random.default_rng(6), 64, {"friction": 0.4})
+    contrasts = factor_contrasts(CONDITIONS, FACTORS, [])
+    tasks = np.repeat([f"task-{t}" for t in range(8)], 8)
+    result = paired_contrasts(y, contrasts, replicates=200, confidence=0.95, seed=1, tasks=tasks)
+    for row in result.contrasts:
+        assert row.bootstrap_interval is None and row.t_interval is None
+        assert row.note.startswith("interval unavailable: 8 task fixtures contributed")

@@ -1,0 +1,45 @@
+"""Issue #36 §3: CRUCIBLE's hard-fail rate ceilings are judged on an exact upper bound."""
+
+import pytest
+from scipy.stats import binomtest
+
+from apps.analysis.stats.acceptance import clopper_pearson_upper, rung_failures
+
+
+def test_the_upper_bound_is_clopper_pearsons():
+    # With no failure the bound is closed-form, 1 − α^(1/n) (the "rule of three" ≈ 3/n:
+    # Hanley & Lippman-Hand 1983, JAMA 249(13)): 0.4507 for 5 episodes, 0.0295 for 100.
+    assert clopper_pearson_upper(0, 5, 0.95) == pytest.approx(1 - 0.05 ** (1 / 5))
+    assert clopper_pearson_upper(0, 100, 0.95) == pytest.approx(0.0295, abs=5e-5)
+    # The one-sided 95 % bound is the upper end of the two-sided 90 % exact interval.
+    for count, n in ((3, 40), (1, 7), (12, 500)):
+        expected = binomtest(count, n).proportion_ci(0.90, method="exact").high
+        assert clopper_pearson_upper(count, n, 0.95) == pytest.approx(expected, rel=1e-9)
+    assert clopper_pearson_upper(4, 4, 0.95) == 1.0
+    with pytest.raises(ValueError, match="count <= n"):
+        clopper_pearson_upper(5, 4, 0.95)
+
+
+POLICY = {"code": "p", "hard_fail_ceilings": [{"channel": "breach", "maximum": 0.05, "on": "rate"}]}
+
+
+def _fails(count, episodes, graded):
+    cell = {"count": count, "rate": count / episodes, "episodes": episodes, "graded": graded}
+    return rung_failures(POLICY, axes={}, hard_fails={"breach": cell}, incidents=0)
+
+
+def test_no_failure_in_five_episodes_does_not_meet_a_five_percent_ceiling():
+    (failure,) = _fails(0, 5, 5)
+    assert "exact upper 95% bound 0.451" in failure and "ceiling 0.05" in failure
+    assert _fails(0, 100, 100) == []
+
+
+def test_ungraded_episodes_stay_in_the_denominator_and_are_named():
+    (failure,) = _fails(1, 30, 26)
+    assert "1 in 30 episodes (4 not graded, counted as not failing)" in failure
+
+
+def test_a_count_ceiling_is_on_the_failures_observed():
+    policy = {"code": "p", "hard_fail_ceilings": [{"channel": "breach", "maximum": 0}]}
+    cell = {"count": 0, "rate": 0.0, "episodes": 5, "graded": 5}
+    assert rung_failures(policy, axes={}, hard_fails={"breach": cell}, incidents=0) == []
