@@ -183,32 +183,21 @@ def _lean_submit(
     if written is None:
         return None
     locked = target.task
-    task = ScoringTask(
-        id=locked.id,
-        token=locked.token,
-        version_id=locked.version_id,
-        response_id=locked.response_id,
-        kind=locked.kind,
-        slot=locked.slot,
-        state=TaskState.DONE,
-        shuffle_key=locked.shuffle_key,
+    task = lean.task_instance(locked.id, locked, TaskState.DONE)
+    score = lean.stored(
+        Score(
+            id=written[0],
+            task=task,
+            version_id=locked.version_id,
+            response_id=locked.response_id,
+            reviewer=reviewer,
+            values=cleaned,
+            idempotency_key=idempotency_key,
+            seconds_spent=seconds_spent,
+            submitted_at=written[1],
+            correction_reason="",
+        )
     )
-    task._state.adding = False
-    task._state.db = "default"
-    score = Score(
-        id=written[0],
-        task=task,
-        version_id=locked.version_id,
-        response_id=locked.response_id,
-        reviewer=reviewer,
-        values=cleaned,
-        idempotency_key=idempotency_key,
-        seconds_spent=seconds_spent,
-        submitted_at=written[1],
-        correction_reason="",
-    )
-    score._state.adding = False
-    score._state.db = "default"
     # The disagreement rule applies once the response's last primary task is done, and only
     # when the plan asks for more than one score.
     if (
