@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 
 from apps.accounts.models import User
 from apps.core.canonical import canonical_json, sha256_hex
+from apps.core.rows import row_copy
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.services import version_require_editable
 from apps.raters.models import (
@@ -169,14 +170,6 @@ def scorer_roster_remove(*, entry: ScorerRosterEntry, user: User) -> None:
 def scorers_copy(source: ProtocolVersion, target: ProtocolVersion) -> None:
     """An amendment's draft gets the same scorer roster."""
     ScorerRosterEntry.objects.bulk_create(
-        [
-            ScorerRosterEntry(
-                version=target,
-                scorer_id=entry.scorer_id,
-                code=entry.code,
-                role=entry.role,
-                position=entry.position,
-            )
-            for entry in ScorerRosterEntry.objects.filter(version=source)
-        ]
+        row_copy(entry, ("scorer_id", "code", "role", "position"), version=target)
+        for entry in ScorerRosterEntry.objects.filter(version=source)
     )
