@@ -54,11 +54,10 @@ from apps.analysis.pipelines.base import (
 from apps.analysis.refs import run_ref
 from apps.core.canonical import canonical_json, sha256_hex
 from apps.deviations.models import EntryKind
-from apps.deviations.services import deviation_append
+from apps.deviations.services import version_log_append
 from apps.protocols.integrity import version_integrity_require
 from apps.protocols.models import ProtocolVersion, VersionState
 from apps.protocols.plans import version_pipeline
-from apps.protocols.refs import version_ref
 from apps.protocols.services import blob_store
 from apps.raters.final import agreement_from_inputs
 
@@ -203,22 +202,22 @@ def _analysis_run_request(
     run.full_clean()
     run.save()
     if previous is None:
-        deviation_append(
-            protocol=version.protocol,
+        version_log_append(
+            version,
             kind=EntryKind.ANALYSIS,
             rationale=f"Analysis run {number} ({kind}) of {version} requested."
             + (f" {reason.strip()}" if reason.strip() else ""),
             actor=user,
-            refs=[version_ref(version), run_ref(run)],
+            refs=[run_ref(run)],
         )
     else:
-        deviation_append(
-            protocol=version.protocol,
+        version_log_append(
+            version,
             kind=EntryKind.RERUN,
             rationale=f"Analysis run {number} ({kind}) of {version} reruns run {previous.number}."
             + (f" Reason: {reason.strip()}" if reason.strip() else ""),
             actor=user,
-            refs=[version_ref(version), run_ref(run), run_ref(previous)],
+            refs=[run_ref(run), run_ref(previous)],
         )
     transaction.on_commit(lambda: _enqueue(run.pk))
     return run
@@ -296,23 +295,22 @@ def analysis_run_complete(
     run.result = blob_store(content=result)
     # The result's hash goes into the hash chain: an auditor can tell later that the result
     # on record is the one this run produced, sealed or not (a hash reveals no outcome).
-    deviation_append(
-        protocol=run.version.protocol,
+    version_log_append(
+        run.version,
         kind=EntryKind.ANALYSIS,
         rationale=f"Analysis run {run.number} ({run.kind}) of {run.version} succeeded: result "
         f"{run.result.sha256}, inputs {run.inputs.sha256}.",
         refs=[
-            version_ref(run.version),
             run_ref(run),
             {"type": "blob", "id": run.result.sha256, "label": "result document"},
         ],
     )
     for message in deviations:
-        deviation_append(
-            protocol=run.version.protocol,
+        version_log_append(
+            run.version,
             kind=EntryKind.DEVIATION,
             rationale=f"Analysis run {run.number} ({run.kind}) of {run.version}: {message}.",
-            refs=[version_ref(run.version), run_ref(run)],
+            refs=[run_ref(run)],
         )
     run.state = RunState.SUCCEEDED
     run.progress = 100
@@ -352,12 +350,12 @@ def analysis_run_fail(*, run_id: int, error: str, attempt: int | None = None) ->
     if failed:
         run = AnalysisRun.objects.select_related("version__protocol").get(pk=run_id)
         reason = (error.strip().splitlines() or ["no error text"])[-1][:500]
-        deviation_append(
-            protocol=run.version.protocol,
+        version_log_append(
+            run.version,
             kind=EntryKind.ANALYSIS,
             rationale=f"Analysis run {run.number} ({run.kind}) of {run.version} failed and "
             f"keeps no result: {reason}",
-            refs=[version_ref(run.version), run_ref(run)],
+            refs=[run_ref(run)],
         )
     return bool(failed)
 

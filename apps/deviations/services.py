@@ -233,6 +233,25 @@ def deviation_append(
     )
 
 
+def version_log_append(
+    version: ProtocolVersion,
+    *,
+    kind: str,
+    rationale: str,
+    actor: User | None = None,
+    refs: Iterable[Mapping[str, Any]] = (),
+) -> LogEntry:
+    """``deviation_append`` for an act on one version: the entry goes to the version's protocol's
+    log and names the version (``version_ref``) before ``refs``. Same errors and transaction."""
+    return deviation_append(
+        protocol=version.protocol,
+        kind=kind,
+        rationale=rationale,
+        actor=actor,
+        refs=[version_ref(version), *refs],
+    )
+
+
 @transaction.atomic
 def deviation_record(
     *,

@@ -20,7 +20,7 @@ from apps.accounts.models import Membership, Role, User
 from apps.accounts.services import membership_grant
 from apps.core.canonical import sha256_hex
 from apps.deviations.models import EntryKind
-from apps.deviations.services import deviation_append
+from apps.deviations.services import deviation_append, version_log_append
 from apps.protocols.components import Problem, registered_components
 from apps.protocols.decision_table import decision_table_errors
 from apps.protocols.documents import version_document_bytes
@@ -549,12 +549,11 @@ def version_withdraw(*, version: ProtocolVersion, user: User, reason: str) -> Wi
     for component in registered_components():
         if component.on_withdraw is not None:
             component.on_withdraw(version)
-    deviation_append(
-        protocol=version.protocol,
+    version_log_append(
+        version,
         kind=EntryKind.WITHDRAWAL,
         rationale=f"Withdrew {version}: {reason}",
         actor=user,
-        refs=[version_ref(version)],
     )
     given.refresh_from_db()
     return withdrawal
@@ -718,14 +717,14 @@ def version_deposit(
     )
     deposit.full_clean()
     deposit.save()
-    deviation_append(
-        protocol=version.protocol,
+    version_log_append(
+        version,
         kind=EntryKind.IMPORT,
         actor=user,
         rationale=f"{version} deposited as history: frozen at {deposit.frozen_where}"
         + (f" on {deposit.frozen_on.isoformat()}" if deposit.frozen_on else " (day not given)")
         + f", text SHA-256 {blob.sha256}. It never passes this registry's freeze gate and is "
         "never analysed.",
-        refs=[version_ref(version), {"type": "blob", "id": blob.sha256, "label": "deposited text"}],
+        refs=[{"type": "blob", "id": blob.sha256, "label": "deposited text"}],
     )
     return deposit

@@ -20,10 +20,9 @@ from django.db import IntegrityError, transaction
 from apps.accounts.models import User
 from apps.deviations.models import EntryKind
 from apps.deviations.selectors import protocol_outcomes_visible
-from apps.deviations.services import deviation_append
+from apps.deviations.services import version_log_append
 from apps.protocols.import_frame import ImportOutcome, collector_paused
 from apps.protocols.models import ProtocolVersion
-from apps.protocols.refs import version_ref
 from apps.protocols.services import version_require_editable
 from apps.responses.importing import import_file
 from apps.responses.models import (
@@ -243,8 +242,8 @@ def exclusion_record(
     exclusion.full_clean()
     exclusion.save()
     administration = attempt.administration
-    deviation_append(
-        protocol=version.protocol,
+    version_log_append(
+        version,
         kind=EntryKind.EXCLUSION,
         rationale=(
             f"Excluded attempt {attempt.number} of administration #{administration.position} "
@@ -252,7 +251,6 @@ def exclusion_record(
         ),
         actor=user,
         refs=[
-            version_ref(version),
             attempt_ref(attempt),
             {"type": "exclusion", "id": exclusion.pk, "label": reason_code},
         ],
@@ -280,13 +278,12 @@ def control_validation_record(
     )
     record.full_clean()
     record.save()
-    deviation_append(
-        protocol=version.protocol,
+    version_log_append(
+        version,
         kind=EntryKind.CONTROL_VALIDATION,
         rationale=f"Control validation of execution environment {record.environment}: "
         f"{record.result}. {record.rationale}",
         actor=user,
-        refs=[version_ref(version)],
     )
     return record
 

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from apps.accounts.models import Role, User
 from apps.deviations.models import EntryKind
-from apps.deviations.services import deviation_append
+from apps.deviations.services import version_log_append
 from apps.items.models import FamilyRole, HarmReview, HarmVerdict, Item
 from apps.items.refs import item_ref
 from apps.items.selectors import (
@@ -36,7 +36,6 @@ from apps.items.selectors import (
 )
 from apps.items.services.design import draft_locked
 from apps.protocols.models import ProtocolVersion
-from apps.protocols.refs import version_ref
 
 
 def _open_load(version: ProtocolVersion) -> Counter[int]:
@@ -338,15 +337,14 @@ def harm_review_submit(
         _assign_third(item, after)
     elif after.state == HarmState.EXCLUDED:
         verdicts = "; ".join(f"round {r.round}: {r.get_verdict_display()}" for r in after.reviews)
-        deviation_append(
-            protocol=version.protocol,
+        version_log_append(
+            version,
             kind=EntryKind.EXCLUSION,
             rationale=(
                 f"Item {item.code} is excluded from {version} by its harm-constancy review "
                 f"(cycle {after.cycle}; {verdicts}). Its cells are not administered."
             ),
             refs=[
-                version_ref(version),
                 item_ref(item),
             ],
         )

@@ -16,10 +16,9 @@ from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.deviations.models import EntryKind
-from apps.deviations.services import deviation_append
+from apps.deviations.services import version_log_append
 from apps.protocols.import_frame import ImportOutcome, collector_paused
 from apps.protocols.models import ProtocolVersion, VersionState
-from apps.protocols.refs import version_ref
 from apps.raters.judged import judged_signals_or_none
 from apps.raters.machine_import import import_machine_scores
 from apps.raters.models import (
@@ -240,12 +239,12 @@ def _oracle_compute_and_write(run: OracleRun) -> str:
             f"{correct_total} all correct); {counts['no_expected_output']} without an expected "
             f"output, {counts['excluded']} excluded, {counts['already_scored']} already scored."
         )
-        deviation_append(
-            protocol=version.protocol,
+        version_log_append(
+            version,
             kind=EntryKind.IMPORT,
             rationale=message,
             actor=run.requested_by,
-            refs=[version_ref(version), oracle_run_ref(run)],
+            refs=[oracle_run_ref(run)],
         )
         OracleRun.objects.filter(pk=run.pk).update(
             state=OracleRunState.DONE,

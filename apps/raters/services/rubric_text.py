@@ -13,9 +13,8 @@ from django.db import transaction
 
 from apps.accounts.models import User
 from apps.deviations.models import EntryKind
-from apps.deviations.services import deviation_append
+from apps.deviations.services import version_log_append
 from apps.protocols.models import ProtocolVersion, VersionState
-from apps.protocols.refs import version_ref
 from apps.protocols.services import blob_store, version_require_editable
 from apps.raters.models import RubricPublication, RubricText
 
@@ -62,12 +61,11 @@ def rubric_text_publish(*, version: ProtocolVersion, user: User) -> RubricPublic
     )
     publication.full_clean()
     publication.save()
-    deviation_append(
-        protocol=version.protocol,
+    version_log_append(
+        version,
         kind=EntryKind.PUBLICATION,
         rationale=f"Published the rubric text of {version} (sha256 {text.sha256}): from now on "
         f"anyone may read it at /api/v1/blob/{text.sha256[:16]}.",
         actor=user,
-        refs=[version_ref(version)],
     )
     return publication

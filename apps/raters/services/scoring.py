@@ -11,10 +11,9 @@ from django.utils import timezone
 from apps.accounts.models import Role, User
 from apps.core.errors import NotFound
 from apps.deviations.models import EntryKind
-from apps.deviations.services import deviation_append
+from apps.deviations.services import version_log_append
 from apps.items.models import KeyUnit
 from apps.protocols.models import ProtocolVersion
-from apps.protocols.refs import version_ref
 from apps.raters.frozen import frozen_rating
 from apps.raters.models import (
     Assignment,
@@ -394,13 +393,12 @@ def score_correct(*, score: Score, reviewer: User, values: dict[str, Any], reaso
     correction.full_clean(exclude=_FOREIGN_KEYS, validate_unique=False, validate_constraints=False)
     correction.save()
     version = task.version
-    deviation_append(
-        protocol=version.protocol,
+    version_log_append(
+        version,
         kind=EntryKind.SCORE_CORRECTION,
         rationale=reason,
         actor=reviewer,
         refs=[
-            version_ref(version),
             {"type": "score", "id": score.pk, "label": f"score {score.pk}"},
             {"type": "score", "id": correction.pk, "label": f"correction {correction.pk}"},
         ],
