@@ -201,24 +201,16 @@ def _analysis_run_request(
     )
     run.full_clean()
     run.save()
+    said = reason.strip()
     if previous is None:
-        version_log_append(
-            version,
-            kind=EntryKind.ANALYSIS,
-            rationale=f"Analysis run {number} ({kind}) of {version} requested."
-            + (f" {reason.strip()}" if reason.strip() else ""),
-            actor=user,
-            refs=[run_ref(run)],
-        )
+        entry_kind, refs = EntryKind.ANALYSIS, [run_ref(run)]
+        rationale = f"Analysis run {number} ({kind}) of {version} requested."
+        rationale += f" {said}" if said else ""
     else:
-        version_log_append(
-            version,
-            kind=EntryKind.RERUN,
-            rationale=f"Analysis run {number} ({kind}) of {version} reruns run {previous.number}."
-            + (f" Reason: {reason.strip()}" if reason.strip() else ""),
-            actor=user,
-            refs=[run_ref(run), run_ref(previous)],
-        )
+        entry_kind, refs = EntryKind.RERUN, [run_ref(run), run_ref(previous)]
+        rationale = f"Analysis run {number} ({kind}) of {version} reruns run {previous.number}."
+        rationale += f" Reason: {said}" if said else ""
+    version_log_append(version, kind=entry_kind, rationale=rationale, actor=user, refs=refs)
     transaction.on_commit(lambda: _enqueue(run.pk))
     return run
 

@@ -25,6 +25,7 @@ from apps.accounts.access import AuthenticatedHttpRequest
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
 from apps.core.forms import add_service_errors
+from apps.core.views import attachment
 from apps.deviations import chain
 from apps.deviations.checkpoints import (
     checkpoint_bytes,
@@ -150,11 +151,10 @@ def checkpoint_download(request: AuthenticatedHttpRequest, code: str) -> HttpRes
     latest = latest_checkpoint(protocol=protocol)
     if latest is None:
         raise Http404("No checkpoint of this log has been signed yet.")
-    response = HttpResponse(checkpoint_bytes(latest.document), content_type="application/json")
-    response["Content-Disposition"] = (
-        f'attachment; filename="{protocol.code}-checkpoint-{latest.seq}.json"'
+    name = f"{protocol.code}-checkpoint-{latest.seq}.json"
+    return attachment(
+        checkpoint_bytes(latest.document), content_type="application/json", filename=name
     )
-    return response
 
 
 @login_required

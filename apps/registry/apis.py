@@ -127,16 +127,9 @@ class PublicProtocolListApi(PublicApi):
         form = IndexSearchForm(request.query_params)
         if not form.is_valid():
             raise ValidationError(form.errors.get_json_data())
-        data = form.cleaned_data
-        query = selectors.IndexQuery(
-            text=data["q"].strip(),
-            template=data["template"],
-            published_from=data["published_from"],
-            published_to=data["published_to"],
-        )
-        page = Paginator(selectors.registry_index(query=query), selectors.INDEX_PAGE_SIZE).get_page(
-            request.query_params.get("page")
-        )
+        page = Paginator(
+            selectors.registry_index(query=form.query()), selectors.INDEX_PAGE_SIZE
+        ).get_page(request.query_params.get("page"))
         rows = [
             {
                 "code": p.code,

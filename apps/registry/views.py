@@ -37,6 +37,7 @@ from apps.accounts.access import AuthenticatedHttpRequest
 from apps.analysis.access import get_run_for
 from apps.analysis.selectors import result_bytes, result_document, tidy_csv
 from apps.analysis.views import report_headline, report_sections_context
+from apps.core.views import attachment
 from apps.deviations import chain
 from apps.deviations.checkpoints import public_keys
 from apps.deviations.exports import jsonl_lines
@@ -140,13 +141,7 @@ def index(request: HttpRequest) -> HttpResponse:
     query = selectors.IndexQuery()
     if form.is_bound:
         if form.is_valid():
-            data = form.cleaned_data
-            query = selectors.IndexQuery(
-                text=data["q"].strip(),
-                template=data["template"],
-                published_from=data["published_from"],
-                published_to=data["published_to"],
-            )
+            query = form.query()
         else:
             status = 400
     page = Paginator(selectors.registry_index(query=query), selectors.INDEX_PAGE_SIZE).get_page(
@@ -225,10 +220,8 @@ def _document_response(version: ProtocolVersion) -> HttpResponse:
     blob = Blob.objects.filter(sha256=version.sha256).first()
     if blob is None:
         raise Http404(access.NOT_FOUND)
-    response = HttpResponse(bytes(blob.content), content_type="application/json")
-    response["Content-Disposition"] = (
-        f'attachment; filename="{version.protocol.code}-v{version.label}.json"'
-    )
+    name = f"{version.protocol.code}-v{version.label}.json"
+    response = attachment(bytes(blob.content), content_type="application/json", filename=name)
     response["ETag"] = f'"{blob.sha256}"'
     response["Cache-Control"] = IMMUTABLE_CACHE
     return response
@@ -414,8 +407,7 @@ def _denominators(document: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 def _run_download(run, content: bytes | str, content_type: str, name: str) -> HttpResponse:
-    response = HttpResponse(content, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    response = attachment(content, content_type=content_type, filename=name)
     response["ETag"] = f'"{run.result_id}"'
     response["Cache-Control"] = IMMUTABLE_CACHE
     return response
