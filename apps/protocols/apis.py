@@ -23,6 +23,7 @@ from rest_framework.views import APIView
 from apps.accounts.models import Membership, Role
 from apps.accounts.selectors import memberships_of
 from apps.core.apis import JSONField, JSONParser
+from apps.protocols import services
 from apps.protocols.access import (
     EDIT_ROLES,
     PI_ROLES,
@@ -50,18 +51,6 @@ from apps.protocols.selectors import (
     protocols_for,
     version_with_content,
 )
-from apps.protocols.services import (
-    FreezeRefused,
-    VersionStateError,
-    protocol_create,
-    protocol_member_add,
-    protocol_member_remove,
-    version_amend,
-    version_deposit,
-    version_freeze,
-    version_update,
-    version_withdraw,
-)
 from apps.protocols.vocabulary import vocabulary
 
 BLOB_CACHE_CONTROL = "private, max-age=31536000, immutable"
@@ -76,7 +65,7 @@ class Conflict(APIException):
 def _in_state(service, **kwargs):
     try:
         return service(**kwargs)
-    except VersionStateError as error:
+    except services.VersionStateError as error:
         raise Conflict(" ".join(error.messages)) from error
 
 
@@ -276,7 +265,7 @@ class ProtocolListCreateApi(APIView):
     def post(self, request):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        protocol = protocol_create(user=request.user, **serializer.validated_data)
+        protocol = services.protocol_create(user=request.user, **serializer.validated_data)
         return Response(ProtocolSerializer(_protocol(protocol)).data, status=201)
 
 
@@ -330,7 +319,7 @@ class MemberListCreateApi(APIView):
         protocol = get_protocol_for(user=request.user, pk=code, roles=PI_ROLES)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        membership = protocol_member_add(
+        membership = services.protocol_member_add(
             protocol=protocol, actor=request.user, **serializer.validated_data
         )
         data = {"username": membership.user.get_username(), "role": membership.role}
@@ -360,7 +349,9 @@ class MemberRemoveApi(APIView):
         )
         if membership is None:
             raise Http404("No such member with that role.")
-        protocol_member_remove(membership=membership, actor=request.user, reason=data["reason"])
+        services.protocol_member_remove(
+            membership=membership, actor=request.user, reason=data["reason"]
+        )
         return Response(status=204)
 
 
@@ -424,7 +415,7 @@ class VersionDetailApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         version = _in_state(
-            version_update, version=version, user=request.user, **serializer.validated_data
+            services.version_update, version=version, user=request.user, **serializer.validated_data
         )
         return Response(VersionSerializer(_full(version)).data)
 
@@ -482,8 +473,8 @@ class VersionFreezeApi(APIView):
             user=request.user, code=code, label=label, roles=PI_ROLES
         )
         try:
-            version = _in_state(version_freeze, version=version, user=request.user)
-        except FreezeRefused as refusal:
+            version = _in_state(services.version_freeze, version=version, user=request.user)
+        except services.FreezeRefused as refusal:
             data = {
                 "detail": f"{len(refusal.problems)} problem(s) block the freeze.",
                 "problems": [p.as_dict() for p in refusal.problems],
@@ -504,7 +495,7 @@ class VersionAmendApi(APIView):
         version = get_version_by_label_for(
             user=request.user, code=code, label=label, roles=PI_ROLES
         )
-        new = _in_state(version_amend, version=version, user=request.user)
+        new = _in_state(services.version_amend, version=version, user=request.user)
         return Response(VersionSerializer(_full(new)).data, status=201)
 
 
@@ -525,7 +516,12 @@ class VersionWithdrawApi(APIView):
         )
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        _in_state(version_withdraw, version=version, user=request.user, **serializer.validated_data)
+        _in_state(
+            services.version_withdraw,
+            version=version,
+            user=request.user,
+            **serializer.validated_data,
+        )
         return Response(VersionSerializer(_full(version)).data)
 
 
@@ -605,7 +601,7 @@ class VersionDepositApi(APIView):
         data = serializer.validated_data
         content, media_type = deposit_text_read(pasted=data["text"], upload=data["file"])
         deposit = _in_state(
-            version_deposit,
+            services.version_deposit,
             version=version,
             user=request.user,
             text=content,

@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from apps.core.apis import JSONField
 from apps.protocols.models import ProtocolVersion
+from apps.responses import services
 from apps.responses.access import (
     PI_ROLES,
     READ_ROLES,
@@ -42,15 +43,6 @@ from apps.responses.selectors import (
     responses_summary,
     roster_code,
     roster_of,
-)
-from apps.responses.services import (
-    control_validation_record,
-    evaluand_register,
-    evaluand_revise,
-    exclusion_record,
-    responses_import,
-    roster_enroll,
-    roster_remove,
 )
 from apps.responses.sessions import SESSION_FIELDS
 from apps.responses.surfaces import session_guarantee_record
@@ -133,7 +125,7 @@ class EvaluandCreateApi(APIView):
         data = EvaluandInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        evaluand, created = evaluand_register(
+        evaluand, created = services.evaluand_register(
             user=request.user, label=values.pop("label"), **values
         )
         return Response(
@@ -163,7 +155,7 @@ class EvaluandReviseApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         changes = {k: v for k, v in data.validated_data.items() if k in IDENTITY_FIELDS}
-        revised = evaluand_revise(
+        revised = services.evaluand_revise(
             evaluand=evaluand,
             user=request.user,
             label=data.validated_data.get("label"),
@@ -218,7 +210,7 @@ class RosterEnrollApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         evaluand = get_evaluand_for(user=request.user, pk=data.validated_data["evaluand"])
-        entry = roster_enroll(
+        entry = services.roster_enroll(
             version=version, evaluand=evaluand, code=data.validated_data["code"], user=request.user
         )
         return Response(RosterEntrySerializer(entry).data, status=status.HTTP_201_CREATED)
@@ -231,7 +223,7 @@ class RosterRemoveApi(APIView):
         found = RosterEntry.objects.filter(version=version, code=entry).first()
         if found is None:
             raise Http404("No such roster entry.")
-        roster_remove(entry=found, user=request.user)
+        services.roster_remove(entry=found, user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -303,7 +295,7 @@ class ResponsesImportApi(APIView):
         version = _version(request, code, label, WRITE_ROLES)
         upload, fields, dry_run = file_import_input(request, self.InputSerializer)
         return file_import_answer(
-            lambda: responses_import(
+            lambda: services.responses_import(
                 version=version,
                 user=request.user,
                 data=upload,
@@ -430,7 +422,9 @@ class ExclusionCreateApi(APIView):
         )
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        exclusion = exclusion_record(attempt=attempt, user=request.user, **data.validated_data)
+        exclusion = services.exclusion_record(
+            attempt=attempt, user=request.user, **data.validated_data
+        )
         return Response(ExclusionSerializer(exclusion).data, status=status.HTTP_201_CREATED)
 
 
@@ -480,7 +474,7 @@ class ControlValidationRecordApi(APIView):
         version = _version(request, code, label, PI_ROLES)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        record = control_validation_record(
+        record = services.control_validation_record(
             version=version, user=request.user, **data.validated_data
         )
         latest = next(r for r in control_validations_of(version) if r.id == record.pk)
