@@ -10,17 +10,7 @@ from rest_framework.views import APIView
 
 from apps.core.apis import JSONField
 from apps.protocols.models import ProtocolVersion
-from apps.responses import services
-from apps.responses.access import (
-    PI_ROLES,
-    READ_ROLES,
-    WRITE_ROLES,
-    get_attempt_for,
-    get_evaluand_for,
-    get_responses_version_for,
-    require_evaluand_author,
-    require_evaluand_writer,
-)
+from apps.responses import access, selectors, services
 from apps.responses.import_answers import (
     FileImportInput,
     file_import_answer,
@@ -33,24 +23,13 @@ from apps.responses.models import (
     RosterEntry,
     SessionGuarantee,
 )
-from apps.responses.selectors import (
-    attempts_of,
-    control_validations_of,
-    evaluands_visible_to,
-    exclusions_of,
-    imports_of,
-    outcome_counts,
-    responses_summary,
-    roster_code,
-    roster_of,
-)
 from apps.responses.sessions import SESSION_FIELDS
 from apps.responses.surfaces import session_guarantee_record
 
 
 def _version(request, code: str, label: str, roles) -> ProtocolVersion:
     # The version the route names, for a user holding one of ``roles`` (404 otherwise).
-    return get_responses_version_for(user=request.user, code=code, label=label, roles=roles)
+    return access.get_responses_version_for(user=request.user, code=code, label=label, roles=roles)
 
 
 class EvaluandOutputSerializer(serializers.Serializer):
@@ -111,8 +90,8 @@ class EvaluandListApi(APIView):
 
     @extend_schema(responses=EvaluandOutputSerializer(many=True))
     def get(self, request):
-        require_evaluand_author(user=request.user)
-        evaluands = evaluands_visible_to(user=request.user)
+        access.require_evaluand_author(user=request.user)
+        evaluands = selectors.evaluands_visible_to(user=request.user)
         return Response(EvaluandOutputSerializer(evaluands, many=True).data)
 
 
@@ -121,7 +100,7 @@ class EvaluandCreateApi(APIView):
 
     @extend_schema(request=EvaluandInputSerializer, responses=EvaluandOutputSerializer)
     def post(self, request):
-        require_evaluand_writer(user=request.user)
+        access.require_evaluand_writer(user=request.user)
         data = EvaluandInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
@@ -137,7 +116,9 @@ class EvaluandCreateApi(APIView):
 class EvaluandDetailApi(APIView):
     @extend_schema(responses=EvaluandOutputSerializer)
     def get(self, request, pk: int):
-        return Response(EvaluandOutputSerializer(get_evaluand_for(user=request.user, pk=pk)).data)
+        return Response(
+            EvaluandOutputSerializer(access.get_evaluand_for(user=request.user, pk=pk)).data
+        )
 
 
 class EvaluandReviseApi(APIView):
@@ -150,8 +131,8 @@ class EvaluandReviseApi(APIView):
 
     @extend_schema(request=InputSerializer, responses=EvaluandOutputSerializer)
     def post(self, request, pk: int):
-        evaluand = get_evaluand_for(user=request.user, pk=pk)
-        require_evaluand_writer(user=request.user)
+        evaluand = access.get_evaluand_for(user=request.user, pk=pk)
+        access.require_evaluand_writer(user=request.user)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         changes = {k: v for k, v in data.validated_data.items() if k in IDENTITY_FIELDS}
@@ -176,12 +157,12 @@ class SessionGuaranteeRecordApi(APIView):
 
     @extend_schema(request=InputSerializer, responses={201: EvaluandOutputSerializer})
     def post(self, request, pk: int):
-        evaluand = get_evaluand_for(user=request.user, pk=pk)
-        require_evaluand_writer(user=request.user)
+        evaluand = access.get_evaluand_for(user=request.user, pk=pk)
+        access.require_evaluand_writer(user=request.user)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         session_guarantee_record(evaluand=evaluand, user=request.user, **data.validated_data)
-        evaluand = get_evaluand_for(user=request.user, pk=pk)
+        evaluand = access.get_evaluand_for(user=request.user, pk=pk)
         return Response(EvaluandOutputSerializer(evaluand).data, status=status.HTTP_201_CREATED)
 
 
@@ -194,8 +175,8 @@ class RosterEntrySerializer(serializers.Serializer):
 class RosterListApi(APIView):
     @extend_schema(responses=RosterEntrySerializer(many=True))
     def get(self, request, code: str, label: str):
-        version = _version(request, code, label, READ_ROLES)
-        return Response(RosterEntrySerializer(roster_of(version), many=True).data)
+        version = _version(request, code, label, access.READ_ROLES)
+        return Response(RosterEntrySerializer(selectors.roster_of(version), many=True).data)
 
 
 class RosterEnrollApi(APIView):
@@ -206,10 +187,10 @@ class RosterEnrollApi(APIView):
 
     @extend_schema(request=InputSerializer, responses=RosterEntrySerializer)
     def post(self, request, code: str, label: str):
-        version = _version(request, code, label, WRITE_ROLES)
+        version = _version(request, code, label, access.WRITE_ROLES)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        evaluand = get_evaluand_for(user=request.user, pk=data.validated_data["evaluand"])
+        evaluand = access.get_evaluand_for(user=request.user, pk=data.validated_data["evaluand"])
         entry = services.roster_enroll(
             version=version, evaluand=evaluand, code=data.validated_data["code"], user=request.user
         )
@@ -219,7 +200,7 @@ class RosterEnrollApi(APIView):
 class RosterRemoveApi(APIView):
     @extend_schema(request=None, responses={204: None})
     def post(self, request, code: str, label: str, entry: str):
-        version = _version(request, code, label, WRITE_ROLES)
+        version = _version(request, code, label, access.WRITE_ROLES)
         found = RosterEntry.objects.filter(version=version, code=entry).first()
         if found is None:
             raise Http404("No such roster entry.")
@@ -232,12 +213,12 @@ class ResponsesSummaryApi(APIView):
 
     @extend_schema(responses=dict)
     def get(self, request, code: str, label: str):
-        version = _version(request, code, label, READ_ROLES)
-        summary = responses_summary(version)
+        version = _version(request, code, label, access.READ_ROLES)
+        summary = selectors.responses_summary(version)
         return Response(
             {
                 "outcomes": summary.outcomes,
-                "totals": outcome_counts(version),
+                "totals": selectors.outcome_counts(version),
                 "by_evaluand": [
                     {
                         "code": row.code,
@@ -292,7 +273,7 @@ class ResponsesImportApi(APIView):
         responses=dict,
     )
     def post(self, request, code: str, label: str):
-        version = _version(request, code, label, WRITE_ROLES)
+        version = _version(request, code, label, access.WRITE_ROLES)
         upload, fields, dry_run = file_import_input(request, self.InputSerializer)
         return file_import_answer(
             lambda: services.responses_import(
@@ -312,8 +293,8 @@ class ResponsesImportApi(APIView):
 class ImportListApi(APIView):
     @extend_schema(responses=ImportSerializer(many=True))
     def get(self, request, code: str, label: str):
-        version = _version(request, code, label, READ_ROLES)
-        return Response(ImportSerializer(imports_of(version), many=True).data)
+        version = _version(request, code, label, access.READ_ROLES)
+        return Response(ImportSerializer(selectors.imports_of(version), many=True).data)
 
 
 def _attempt_data(attempt, codes: dict[int, str], *, raw: bool = False) -> dict:
@@ -364,14 +345,14 @@ class AttemptListApi(APIView):
         responses=dict,
     )
     def get(self, request, code: str, label: str):
-        version = _version(request, code, label, READ_ROLES)
+        version = _version(request, code, label, access.READ_ROLES)
         try:
             limit = min(max(int(request.query_params.get("limit", 100)), 1), 1000)
             offset = max(int(request.query_params.get("offset", 0)), 0)
         except ValueError as error:
             raise ValidationError("limit and offset are whole numbers.") from error
-        attempts = attempts_of(version)
-        codes = {entry.evaluand_id: entry.code for entry in roster_of(version)}
+        attempts = selectors.attempts_of(version)
+        codes = {entry.evaluand_id: entry.code for entry in selectors.roster_of(version)}
         return Response(
             {
                 "count": attempts.count(),
@@ -385,10 +366,10 @@ class AttemptDetailApi(APIView):
 
     @extend_schema(operation_id="v1_attempt_retrieve", responses=dict)
     def get(self, request, code: str, label: str, position: int, number: int):
-        attempt = get_attempt_for(
+        attempt = access.get_attempt_for(
             user=request.user, code=code, label=label, position=position, number=number
         )
-        codes = {attempt.administration.evaluand_id: roster_code(attempt.administration)}
+        codes = {attempt.administration.evaluand_id: selectors.roster_code(attempt.administration)}
         return Response(_attempt_data(attempt, codes, raw=True))
 
 
@@ -412,13 +393,13 @@ class ExclusionCreateApi(APIView):
 
     @extend_schema(request=InputSerializer, responses=ExclusionSerializer)
     def post(self, request, code: str, label: str, position: int, number: int):
-        attempt = get_attempt_for(
+        attempt = access.get_attempt_for(
             user=request.user,
             code=code,
             label=label,
             position=position,
             number=number,
-            roles=PI_ROLES,
+            roles=access.PI_ROLES,
         )
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -431,8 +412,8 @@ class ExclusionCreateApi(APIView):
 class ExclusionListApi(APIView):
     @extend_schema(responses=ExclusionSerializer(many=True))
     def get(self, request, code: str, label: str):
-        version = _version(request, code, label, READ_ROLES)
-        return Response(ExclusionSerializer(exclusions_of(version), many=True).data)
+        version = _version(request, code, label, access.READ_ROLES)
+        return Response(ExclusionSerializer(selectors.exclusions_of(version), many=True).data)
 
 
 class ControlValidationSerializer(serializers.Serializer):
@@ -453,9 +434,9 @@ class ControlValidationListApi(APIView):
 
     @extend_schema(responses=ControlValidationSerializer(many=True))
     def get(self, request, code: str, label: str):
-        version = _version(request, code, label, READ_ROLES)
+        version = _version(request, code, label, access.READ_ROLES)
         return Response(
-            ControlValidationSerializer(control_validations_of(version), many=True).data
+            ControlValidationSerializer(selectors.control_validations_of(version), many=True).data
         )
 
 
@@ -471,11 +452,11 @@ class ControlValidationRecordApi(APIView):
 
     @extend_schema(request=InputSerializer, responses=ControlValidationSerializer)
     def post(self, request, code: str, label: str):
-        version = _version(request, code, label, PI_ROLES)
+        version = _version(request, code, label, access.PI_ROLES)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         record = services.control_validation_record(
             version=version, user=request.user, **data.validated_data
         )
-        latest = next(r for r in control_validations_of(version) if r.id == record.pk)
+        latest = next(r for r in selectors.control_validations_of(version) if r.id == record.pk)
         return Response(ControlValidationSerializer(latest).data, status=status.HTTP_201_CREATED)
