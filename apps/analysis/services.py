@@ -53,6 +53,7 @@ from apps.analysis.pipelines.base import (
 )
 from apps.analysis.refs import run_ref
 from apps.core.canonical import canonical_json, sha256_hex
+from apps.core.rows import full_clean_save
 from apps.deviations.models import EntryKind
 from apps.deviations.services import version_log_append
 from apps.protocols.integrity import version_integrity_require
@@ -199,8 +200,7 @@ def _analysis_run_request(
         rerun_of=previous,
         progress_message="Waiting for a worker",
     )
-    run.full_clean()
-    run.save()
+    full_clean_save(run)
     said = reason.strip()
     if previous is None:
         entry_kind, refs = EntryKind.ANALYSIS, [run_ref(run)]

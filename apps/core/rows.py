@@ -1,4 +1,5 @@
-"""Copying a version's rows into an amendment's new draft (each app's ``VersionComponent.copy``)."""
+"""Writing rows as every service does: validated first (``full_clean_save``), and copied into an
+amendment's new draft (``row_copy``, ``rows_copy``: each app's ``VersionComponent.copy``)."""
 
 import copy
 from collections.abc import Iterable, Sequence
@@ -7,6 +8,13 @@ from typing import Any, TypeVar
 from django.db.models import Model
 
 M = TypeVar("M", bound=Model)
+
+
+def full_clean_save(row: M) -> M:
+    """``row`` validated (``full_clean``: ValidationError naming the field) and then saved."""
+    row.full_clean()
+    row.save()
+    return row
 
 
 def row_copy(row: M, fields: Sequence[str], **values: Any) -> M:

@@ -17,6 +17,7 @@ from django.utils import timezone
 from apps.accounts.models import User
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.refs import run_ref
+from apps.core.rows import full_clean_save
 from apps.deviations.models import EntryKind
 from apps.deviations.selectors import outcomes_visible
 from apps.deviations.services import version_log_append
@@ -106,8 +107,7 @@ def version_publish(
         public_since=None if embargo_until else timezone.now(),
         authors=(authors or "").strip() or _default_authors(user),
     )
-    publication.full_clean()
-    publication.save()
+    full_clean_save(publication)
     when = f"under embargo until {embargo_until} (UTC)" if embargo_until else "public at once"
     version_log_append(
         version,
@@ -183,8 +183,7 @@ def view_link_create(
         anonymised=anonymised,
         created_by=user,
     )
-    link.full_clean()
-    link.save()
+    full_clean_save(link)
     kind = "an anonymised" if anonymised else "a"
     version_log_append(
         version,
@@ -256,8 +255,7 @@ def run_publish(*, run: AnalysisRun, user: User) -> RunPublication:
     if RunPublication.objects.filter(run=run).exists():
         raise ValidationError({"run": f"{name} is already published."})
     publication = RunPublication(run=run, published_by=user)
-    publication.full_clean()
-    publication.save()
+    full_clean_save(publication)
     version_log_append(
         version,
         kind=EntryKind.REGISTRY,

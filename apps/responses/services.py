@@ -18,6 +18,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 
 from apps.accounts.models import User
+from apps.core.rows import full_clean_save
 from apps.deviations.models import EntryKind
 from apps.deviations.selectors import protocol_outcomes_visible
 from apps.deviations.services import version_log_append
@@ -117,9 +118,7 @@ def evaluand_revise(
         derived_from=evaluand,
         **values,
     )
-    revised.full_clean()
-    revised.save()
-    return revised
+    return full_clean_save(revised)
 
 
 @transaction.atomic
@@ -152,9 +151,7 @@ def roster_enroll(
     entry = RosterEntry(
         version=version, evaluand=evaluand, code=code, position=0 if last is None else last + 1
     )
-    entry.full_clean()
-    entry.save()
-    return entry
+    return full_clean_save(entry)
 
 
 @transaction.atomic
@@ -239,8 +236,7 @@ def exclusion_record(
         decided_by=user,
         outcome_visible=outcome_visible,
     )
-    exclusion.full_clean()
-    exclusion.save()
+    full_clean_save(exclusion)
     administration = attempt.administration
     version_log_append(
         version,
@@ -276,8 +272,7 @@ def control_validation_record(
         rationale=rationale.strip(),
         recorded_by=user,
     )
-    record.full_clean()
-    record.save()
+    full_clean_save(record)
     version_log_append(
         version,
         kind=EntryKind.CONTROL_VALIDATION,

@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Model
 
+from apps.core.rows import full_clean_save
 from apps.items.models import (
     Cell,
     Condition,
@@ -84,15 +84,6 @@ def _same_version(
         raise ValidationError({field: f"{obj} belongs to another protocol version."})
 
 
-M = TypeVar("M", bound=Model)
-
-
-def _save(obj: M) -> M:
-    obj.full_clean()
-    obj.save()
-    return obj
-
-
 def _level_code(version_id: int, ordinal: int) -> str:
     code = Level.objects.filter(version_id=version_id, ordinal=ordinal).values_list(
         "code", flat=True
@@ -115,7 +106,7 @@ def level_scale_default_create(*, version: ProtocolVersion) -> list[Level]:
             "This version already has a level scale; edit its levels instead of replacing it."
         )
     return [
-        _save(Level(version=version, ordinal=ordinal, code=code, name=name, form=form))
+        full_clean_save(Level(version=version, ordinal=ordinal, code=code, name=name, form=form))
         for ordinal, code, name, form in OPB_LEVEL_SCALE
     ]
 
@@ -131,7 +122,7 @@ def level_create(
         raise ValidationError({"ordinal": f"The scale already has a level at ordinal {ordinal}."})
     if Level.objects.filter(version=version, code=code).exists():
         raise ValidationError({"code": f"The scale already has a level {code}."})
-    return _save(
+    return full_clean_save(
         Level(version=version, ordinal=ordinal, code=code, name=name.strip(), form=form.strip())
     )
 
@@ -142,7 +133,7 @@ def level_update(*, level: Level, name: str, form: str = "") -> Level:
     level would move cells across a family's stopping rule and re-level the study."""
     draft_locked(level.version)
     level.name, level.form = name.strip(), form.strip()
-    return _save(level)
+    return full_clean_save(level)
 
 
 @transaction.atomic
@@ -237,7 +228,7 @@ def family_create(
         description=description.strip(),
     )
     _check_family(family)
-    return _save(family)
+    return full_clean_save(family)
 
 
 @transaction.atomic
@@ -271,7 +262,7 @@ def family_update(
                     "delete them before lowering its highest level."
                 }
             )
-    return _save(family)
+    return full_clean_save(family)
 
 
 @transaction.atomic
@@ -300,7 +291,7 @@ def condition_create(
     code = _check_code(code)
     if Condition.objects.filter(version=version, code=code).exists():
         raise ValidationError({"code": f"There is already a condition {code}."})
-    return _save(
+    return full_clean_save(
         Condition(
             version=version,
             code=code,
@@ -319,7 +310,7 @@ def condition_update(
     draft_locked(condition.version)
     condition.name, condition.description = name.strip(), description.strip()
     condition.is_sham = is_sham
-    return _save(condition)
+    return full_clean_save(condition)
 
 
 @transaction.atomic
@@ -354,7 +345,7 @@ def factor_create(
     name = (name or "").strip()
     if Factor.objects.filter(version=version, name=name).exists():
         raise ValidationError({"name": f"There is already a factor {name}."})
-    return _save(
+    return full_clean_save(
         Factor(
             version=version,
             name=name,
@@ -370,7 +361,7 @@ def factor_update(*, factor: Factor, label: str, levels: Sequence[str], role: st
     """Change a factor's label, levels or role (its name is fixed)."""
     draft_locked(factor.version)
     factor.label, factor.levels, factor.role = label.strip(), _factor_levels(levels), role
-    return _save(factor)
+    return full_clean_save(factor)
 
 
 @transaction.atomic
@@ -408,7 +399,7 @@ def item_create(
     if Item.objects.filter(version=version, code=code).exists():
         raise ValidationError({"code": f"There is already an item {code}."})
     _check_base_item(code, family, base_item)
-    return _save(
+    return full_clean_save(
         Item(
             version=version,
             family=family,
@@ -470,7 +461,7 @@ def item_base_set(*, item: Item, base_item: Item | None) -> Item:
     _same_version(version, base_item, "base_item")
     _check_base_item(item.code, item.family, base_item)
     item.base_item = base_item
-    return _save(item)
+    return full_clean_save(item)
 
 
 @transaction.atomic
@@ -511,7 +502,7 @@ def item_update(
                 raise ValidationError({"family": error.message_dict["level"]}) from error
     item.family, item.domain, item.condition = family, domain.strip(), condition
     item.notes = notes.strip()
-    return _save(item)
+    return full_clean_save(item)
 
 
 def _variant_codes(item: Item) -> str:

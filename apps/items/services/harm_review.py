@@ -23,6 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import Role, User
+from apps.core.rows import full_clean_save
 from apps.deviations.models import EntryKind
 from apps.deviations.services import version_log_append
 from apps.items.models import FamilyRole, HarmReview, HarmVerdict, Item
@@ -56,9 +57,7 @@ def _new_review(*, item: Item, reviewer: User, cycle: int, round_: int, forms: s
         token=secrets.token_hex(16),
         forms_sha256=forms,
     )
-    review.full_clean()
-    review.save()
-    return review
+    return full_clean_save(review)
 
 
 @transaction.atomic
@@ -329,8 +328,7 @@ def harm_review_submit(
     review.criteria = _check_verdict(verdict, criteria)
     review.verdict, review.note = verdict, note.strip()
     review.forms_sha256, review.submitted_at = forms_sha256, timezone.now()
-    review.full_clean()
-    review.save()
+    full_clean_save(review)
 
     after = item_harm_states(version)[item.pk]
     if after.state == HarmState.AWAITING_THIRD:

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
+from apps.core.rows import full_clean_save
 from apps.deviations.models import EntryKind
 from apps.deviations.services import version_log_append
 from apps.protocols.import_frame import ImportOutcome, collector_paused
@@ -115,8 +116,7 @@ def oracle_run_request(*, version: ProtocolVersion, scorer_code: str, user: User
             {"scorer": f"No rubric field is scored by the role {entry.role!r} of {scorer_code!r}."}
         )
     run = OracleRun(version=version, scorer=entry.scorer, requested_by=user)
-    run.full_clean()
-    run.save()
+    full_clean_save(run)
     transaction.on_commit(lambda: _enqueue(run.pk))
     return run
 

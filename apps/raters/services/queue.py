@@ -40,6 +40,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from apps.accounts.models import User
+from apps.core.rows import full_clean_save
 from apps.protocols.models import ProtocolVersion
 from apps.raters.frozen import frozen_rating
 from apps.raters.models import (
@@ -115,8 +116,7 @@ def scoring_open(*, version: ProtocolVersion, user: User) -> int:
         raise ValidationError("This version has no rubric: nothing says how to score.")
     if not ScoringOpening.objects.filter(version=version).exists():
         opening = ScoringOpening(version=version, opened_by=user)
-        opening.full_clean()
-        opening.save()
+        full_clean_save(opening)
     from apps.raters.services.study_queue import study_queue_ensure
 
     study_queue_ensure(protocol=version.protocol)

@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from apps.accounts.models import User
+from apps.core.rows import full_clean_save
 from apps.deviations.models import EntryKind
 from apps.deviations.services import version_log_append
 from apps.protocols.models import ProtocolVersion, VersionState
@@ -59,8 +60,7 @@ def rubric_text_publish(*, version: ProtocolVersion, user: User) -> RubricPublic
     publication = RubricPublication(
         sha256=text.sha256, protocol_id=version.protocol_id, published_by=user
     )
-    publication.full_clean()
-    publication.save()
+    full_clean_save(publication)
     version_log_append(
         version,
         kind=EntryKind.PUBLICATION,

@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 
 from apps.accounts.models import User
 from apps.core.canonical import canonical_json, sha256_hex
-from apps.core.rows import row_copy
+from apps.core.rows import full_clean_save, row_copy
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.services import version_require_editable
 from apps.raters.models import (
@@ -155,9 +155,7 @@ def scorer_roster_enroll(
         role=role,
         position=0 if last is None else last + 1,
     )
-    entry.full_clean()
-    entry.save()
-    return entry
+    return full_clean_save(entry)
 
 
 @transaction.atomic
