@@ -15,6 +15,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Manager
 
 from apps.core.rows import full_clean_save
 from apps.items.models import (
@@ -82,6 +83,19 @@ def _same_version(
 ) -> None:
     if obj is not None and obj.version_id != version.pk:
         raise ValidationError({field: f"{obj} belongs to another protocol version."})
+
+
+def _delete_unused(
+    part: Level | Family | Condition | Factor | Item | Cell,
+    users: Manager[Any] | None = None,
+    refusal: str = "",
+) -> None:
+    # Refused while the version is not a draft, or while ``users`` (the rows that name the
+    # part) exist, with ``refusal`` as the reason.
+    draft_locked(part.version)
+    if users is not None and users.exists():
+        raise ValidationError(refusal)
+    part.delete()
 
 
 def _level_code(version_id: int, ordinal: int) -> str:
@@ -268,10 +282,9 @@ def family_update(
 @transaction.atomic
 def family_delete(*, family: Family) -> None:
     """Remove a family that has no items."""
-    draft_locked(family.version)
-    if family.items.exists():
-        raise ValidationError(f"Family {family.code} has items; delete or move them first.")
-    family.delete()
+    _delete_unused(
+        family, family.items, f"Family {family.code} has items; delete or move them first."
+    )
 
 
 # Conditions and factors
@@ -316,10 +329,11 @@ def condition_update(
 @transaction.atomic
 def condition_delete(*, condition: Condition) -> None:
     """Remove a condition no item uses."""
-    draft_locked(condition.version)
-    if condition.items.exists():
-        raise ValidationError(f"Condition {condition.code} is used by items; change them first.")
-    condition.delete()
+    _delete_unused(
+        condition,
+        condition.items,
+        f"Condition {condition.code} is used by items; change them first.",
+    )
 
 
 def _factor_levels(levels: Sequence[str]) -> list[str]:
@@ -367,8 +381,7 @@ def factor_update(*, factor: Factor, label: str, levels: Sequence[str], role: st
 @transaction.atomic
 def factor_delete(*, factor: Factor) -> None:
     """Remove a factor."""
-    draft_locked(factor.version)
-    factor.delete()
+    _delete_unused(factor)
 
 
 # Items
@@ -687,8 +700,7 @@ def requires_tools_clean(value: Any, *, item_code: str, level_code: str) -> list
 @transaction.atomic
 def cell_delete(*, cell: Cell) -> None:
     """Remove a cell and its key (the grid shows the level as not written again)."""
-    draft_locked(cell.version)
-    cell.delete()
+    _delete_unused(cell)
 
 
 # The key's text form, shared by the cell form (one unit per line) and the CSV import (" | ").
