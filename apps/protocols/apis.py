@@ -4,7 +4,7 @@ amend, withdraw, diffs and blobs. One APIView per action; access through ``apps.
 """
 
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 
 from apps.accounts.models import Membership, Role
 from apps.accounts.selectors import memberships_of
+from apps.core.access import first_or_404
 from apps.core.apis import JSONField, JSONParser
 from apps.protocols import services
 from apps.protocols.access import (
@@ -340,15 +341,11 @@ class MemberRemoveApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        membership = (
-            Membership.objects.filter(
-                protocol=protocol, user__username=data["username"].strip(), role=data["role"]
-            )
-            .select_related("user", "protocol")
-            .first()
+        members = Membership.objects.select_related("user", "protocol").filter(protocol=protocol)
+        membership = first_or_404(
+            members.filter(user__username=data["username"].strip(), role=data["role"]),
+            "No such member with that role.",
         )
-        if membership is None:
-            raise Http404("No such member with that role.")
         services.protocol_member_remove(
             membership=membership, actor=request.user, reason=data["reason"]
         )

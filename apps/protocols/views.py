@@ -6,7 +6,7 @@ from typing import cast
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from apps.accounts.access import AuthenticatedHttpRequest
 from apps.accounts.models import Membership, Role
 from apps.accounts.selectors import memberships_of, roles_for
+from apps.core.access import first_or_404
 from apps.core.forms import add_service_errors
 from apps.core.markdown import render_markdown
 from apps.protocols.access import (
@@ -153,13 +154,10 @@ def protocol_members(request: AuthenticatedHttpRequest, code: str) -> HttpRespon
     form = MemberAddForm(request.POST if request.method == "POST" and not removing else None)
     remove_form = MemberRemoveForm(request.POST if removing else None)
     if removing and remove_form.is_valid():
-        membership = (
-            Membership.objects.filter(protocol=protocol, pk=remove_form.cleaned_data["remove"])
-            .select_related("user", "protocol")
-            .first()
+        members = Membership.objects.select_related("user", "protocol").filter(protocol=protocol)
+        membership = first_or_404(
+            members.filter(pk=remove_form.cleaned_data["remove"]), "No such membership."
         )
-        if membership is None:
-            raise Http404("No such membership.")
         try:
             protocol_member_remove(
                 membership=membership,

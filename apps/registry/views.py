@@ -37,6 +37,7 @@ from apps.accounts.access import AuthenticatedHttpRequest
 from apps.analysis.access import get_run_for
 from apps.analysis.selectors import result_bytes, result_document, tidy_csv
 from apps.analysis.views import report_headline, report_sections_context
+from apps.core.access import first_or_404
 from apps.core.views import attachment
 from apps.deviations import chain
 from apps.deviations.checkpoints import public_keys
@@ -217,9 +218,7 @@ def version_page(request: HttpRequest, code: str, label: str) -> HttpResponse:
 
 
 def _document_response(version: ProtocolVersion) -> HttpResponse:
-    blob = Blob.objects.filter(sha256=version.sha256).first()
-    if blob is None:
-        raise Http404(access.NOT_FOUND)
+    blob = first_or_404(Blob.objects.filter(sha256=version.sha256), access.NOT_FOUND)
     name = f"{version.protocol.code}-v{version.label}.json"
     response = attachment(bytes(blob.content), content_type="application/json", filename=name)
     response["ETag"] = f'"{blob.sha256}"'

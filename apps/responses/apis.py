@@ -1,13 +1,13 @@
 """The API twin of the responses pages: one APIView per action."""
 
 from django.core.exceptions import ValidationError
-from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.core.access import first_or_404
 from apps.core.apis import JSONField
 from apps.protocols.models import ProtocolVersion
 from apps.responses import access, selectors, services
@@ -201,9 +201,9 @@ class RosterRemoveApi(APIView):
     @extend_schema(request=None, responses={204: None})
     def post(self, request, code: str, label: str, entry: str):
         version = _version(request, code, label, access.WRITE_ROLES)
-        found = RosterEntry.objects.filter(version=version, code=entry).first()
-        if found is None:
-            raise Http404("No such roster entry.")
+        found = first_or_404(
+            RosterEntry.objects.filter(version=version, code=entry), "No such roster entry."
+        )
         services.roster_remove(entry=found, user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 

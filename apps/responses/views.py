@@ -8,13 +8,14 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts.access import AuthenticatedHttpRequest
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
+from apps.core.access import first_or_404
 from apps.core.forms import add_service_errors
 from apps.protocols.import_frame import ImportRejected
 from apps.responses.access import (
@@ -211,9 +212,9 @@ def roster_remove_view(
     version = get_responses_version_for(
         user=request.user, code=code, label=label, roles=WRITE_ROLES
     )
-    row = RosterEntry.objects.filter(version=version, code=entry).first()
-    if row is None:
-        raise Http404("No such roster entry.")
+    row = first_or_404(
+        RosterEntry.objects.filter(version=version, code=entry), "No such roster entry."
+    )
     try:
         roster_remove(entry=row, user=request.user)
     except ValidationError as error:
