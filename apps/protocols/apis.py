@@ -23,7 +23,7 @@ from rest_framework.views import APIView
 from apps.accounts.models import Membership, Role
 from apps.accounts.selectors import memberships_of
 from apps.core.access import first_or_404
-from apps.core.apis import JSONField, JSONParser
+from apps.core.apis import JSONField, JSONParser, validated
 from apps.protocols import services
 from apps.protocols.access import (
     EDIT_ROLES,
@@ -264,9 +264,8 @@ class ProtocolListCreateApi(APIView):
 
     @extend_schema(request=InputSerializer, responses={201: ProtocolSerializer})
     def post(self, request):
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        protocol = services.protocol_create(user=request.user, **serializer.validated_data)
+        data = validated(self.InputSerializer, request.data)
+        protocol = services.protocol_create(user=request.user, **data)
         return Response(ProtocolSerializer(_protocol(protocol)).data, status=201)
 
 
@@ -318,11 +317,8 @@ class MemberListCreateApi(APIView):
     @extend_schema(request=InputSerializer, responses={201: MemberSerializer})
     def post(self, request, code: str):
         protocol = get_protocol_for(user=request.user, pk=code, roles=PI_ROLES)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        membership = services.protocol_member_add(
-            protocol=protocol, actor=request.user, **serializer.validated_data
-        )
+        given = validated(self.InputSerializer, request.data)
+        membership = services.protocol_member_add(protocol=protocol, actor=request.user, **given)
         data = {"username": membership.user.get_username(), "role": membership.role}
         return Response(MemberSerializer(data).data, status=201)
 
@@ -338,9 +334,7 @@ class MemberRemoveApi(APIView):
     @extend_schema(request=InputSerializer, responses={204: None})
     def post(self, request, code: str):
         protocol = get_protocol_for(user=request.user, pk=code, roles=PI_ROLES)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validated(self.InputSerializer, request.data)
         members = Membership.objects.select_related("user", "protocol").filter(protocol=protocol)
         membership = first_or_404(
             members.filter(user__username=data["username"].strip(), role=data["role"]),
@@ -409,11 +403,8 @@ class VersionDetailApi(APIView):
         version = get_version_by_label_for(
             user=request.user, code=code, label=label, roles=EDIT_ROLES
         )
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        version = _in_state(
-            services.version_update, version=version, user=request.user, **serializer.validated_data
-        )
+        data = validated(self.InputSerializer, request.data)
+        version = _in_state(services.version_update, version=version, user=request.user, **data)
         return Response(VersionSerializer(_full(version)).data)
 
 
@@ -511,13 +502,12 @@ class VersionWithdrawApi(APIView):
         version = get_version_by_label_for(
             user=request.user, code=code, label=label, roles=PI_ROLES
         )
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        data = validated(self.InputSerializer, request.data)
         _in_state(
             services.version_withdraw,
             version=version,
             user=request.user,
-            **serializer.validated_data,
+            **data,
         )
         return Response(VersionSerializer(_full(version)).data)
 
@@ -593,9 +583,7 @@ class VersionDepositApi(APIView):
         version = get_version_by_label_for(
             user=request.user, code=code, label=label, roles=PI_ROLES
         )
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validated(self.InputSerializer, request.data)
         content, media_type = deposit_text_read(pasted=data["text"], upload=data["file"])
         deposit = _in_state(
             services.version_deposit,

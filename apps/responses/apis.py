@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.core.access import first_or_404
-from apps.core.apis import JSONField
+from apps.core.apis import JSONField, validated
 from apps.protocols.models import ProtocolVersion
 from apps.responses import access, selectors, services
 from apps.responses.import_answers import (
@@ -101,9 +101,8 @@ class EvaluandCreateApi(APIView):
     @extend_schema(request=EvaluandInputSerializer, responses=EvaluandOutputSerializer)
     def post(self, request):
         access.require_evaluand_writer(user=request.user)
-        data = EvaluandInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = dict(data.validated_data)
+        data = validated(EvaluandInputSerializer, request.data)
+        values = dict(data)
         evaluand, created = services.evaluand_register(
             user=request.user, label=values.pop("label"), **values
         )
@@ -133,13 +132,12 @@ class EvaluandReviseApi(APIView):
     def post(self, request, pk: int):
         evaluand = access.get_evaluand_for(user=request.user, pk=pk)
         access.require_evaluand_writer(user=request.user)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        changes = {k: v for k, v in data.validated_data.items() if k in IDENTITY_FIELDS}
+        data = validated(self.InputSerializer, request.data)
+        changes = {k: v for k, v in data.items() if k in IDENTITY_FIELDS}
         revised = services.evaluand_revise(
             evaluand=evaluand,
             user=request.user,
-            label=data.validated_data.get("label"),
+            label=data.get("label"),
             **changes,
         )
         return Response(EvaluandOutputSerializer(revised).data, status=status.HTTP_201_CREATED)
@@ -159,9 +157,8 @@ class SessionGuaranteeRecordApi(APIView):
     def post(self, request, pk: int):
         evaluand = access.get_evaluand_for(user=request.user, pk=pk)
         access.require_evaluand_writer(user=request.user)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        session_guarantee_record(evaluand=evaluand, user=request.user, **data.validated_data)
+        data = validated(self.InputSerializer, request.data)
+        session_guarantee_record(evaluand=evaluand, user=request.user, **data)
         evaluand = access.get_evaluand_for(user=request.user, pk=pk)
         return Response(EvaluandOutputSerializer(evaluand).data, status=status.HTTP_201_CREATED)
 
@@ -188,11 +185,10 @@ class RosterEnrollApi(APIView):
     @extend_schema(request=InputSerializer, responses=RosterEntrySerializer)
     def post(self, request, code: str, label: str):
         version = _version(request, code, label, access.WRITE_ROLES)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        evaluand = access.get_evaluand_for(user=request.user, pk=data.validated_data["evaluand"])
+        data = validated(self.InputSerializer, request.data)
+        evaluand = access.get_evaluand_for(user=request.user, pk=data["evaluand"])
         entry = services.roster_enroll(
-            version=version, evaluand=evaluand, code=data.validated_data["code"], user=request.user
+            version=version, evaluand=evaluand, code=data["code"], user=request.user
         )
         return Response(RosterEntrySerializer(entry).data, status=status.HTTP_201_CREATED)
 
@@ -401,11 +397,8 @@ class ExclusionCreateApi(APIView):
             number=number,
             roles=access.PI_ROLES,
         )
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        exclusion = services.exclusion_record(
-            attempt=attempt, user=request.user, **data.validated_data
-        )
+        data = validated(self.InputSerializer, request.data)
+        exclusion = services.exclusion_record(attempt=attempt, user=request.user, **data)
         return Response(ExclusionSerializer(exclusion).data, status=status.HTTP_201_CREATED)
 
 
@@ -453,10 +446,7 @@ class ControlValidationRecordApi(APIView):
     @extend_schema(request=InputSerializer, responses=ControlValidationSerializer)
     def post(self, request, code: str, label: str):
         version = _version(request, code, label, access.PI_ROLES)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        record = services.control_validation_record(
-            version=version, user=request.user, **data.validated_data
-        )
+        data = validated(self.InputSerializer, request.data)
+        record = services.control_validation_record(version=version, user=request.user, **data)
         latest = next(r for r in selectors.control_validations_of(version) if r.id == record.pk)
         return Response(ControlValidationSerializer(latest).data, status=status.HTTP_201_CREATED)
