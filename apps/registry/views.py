@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -485,6 +487,19 @@ def _back(code: str) -> HttpResponse:
     return redirect("registry:publish", code=code)
 
 
+def _acted(
+    request: AuthenticatedHttpRequest, protocol: Protocol, act: Callable[[], object], done: str
+) -> HttpResponse:
+    # The PI's actions on the publish page: a refusal shows the page again with its reasons
+    # (400); success says ``done`` and goes back to it.
+    try:
+        act()
+    except ValidationError as error:
+        return _refused(request, protocol, error)
+    messages.success(request, done)
+    return _back(protocol.code)
+
+
 @login_required
 @require_POST
 def publish_action(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
@@ -492,17 +507,17 @@ def publish_action(request: AuthenticatedHttpRequest, code: str, label: str) -> 
     form = PublishForm(request.POST)
     if not form.is_valid():
         return _refused(request, version.protocol, ValidationError(form.errors.as_text()))
-    try:
-        services.version_publish(
+    return _acted(
+        request,
+        version.protocol,
+        lambda: services.version_publish(
             version=version,
             user=request.user,
             embargo_until=form.cleaned_data["embargo_until"],
             authors=form.cleaned_data["authors"],
-        )
-    except ValidationError as error:
-        return _refused(request, version.protocol, error)
-    messages.success(request, f"Published v{version.label}.")
-    return _back(code)
+        ),
+        f"Published v{version.label}.",
+    )
 
 
 @login_required
@@ -514,12 +529,12 @@ def embargo_end_action(request: AuthenticatedHttpRequest, code: str, label: str)
         return _refused(
             request, version.protocol, ValidationError("This version is not published.")
         )
-    try:
-        services.embargo_end(publication=publication, user=request.user)
-    except ValidationError as error:
-        return _refused(request, version.protocol, error)
-    messages.success(request, f"v{version.label} is public from now on.")
-    return _back(code)
+    return _acted(
+        request,
+        version.protocol,
+        partial(services.embargo_end, publication=publication, user=request.user),
+        f"v{version.label} is public from now on.",
+    )
 
 
 @login_required
@@ -550,12 +565,12 @@ def view_link_create_action(
 @require_POST
 def view_link_revoke_action(request: AuthenticatedHttpRequest, code: str, pk: int) -> HttpResponse:
     link = access.get_view_link_for(user=request.user, code=code, pk=pk)
-    try:
-        services.view_link_revoke(link=link, user=request.user)
-    except ValidationError as error:
-        return _refused(request, link.version.protocol, error)
-    messages.success(request, f"View-only link no. {link.pk} revoked.")
-    return _back(code)
+    return _acted(
+        request,
+        link.version.protocol,
+        partial(services.view_link_revoke, link=link, user=request.user),
+        f"View-only link no. {link.pk} revoked.",
+    )
 
 
 @login_required
@@ -564,9 +579,9 @@ def run_publish_action(
     request: AuthenticatedHttpRequest, code: str, label: str, number: int
 ) -> HttpResponse:
     run = get_run_for(user=request.user, code=code, label=label, number=number, roles=PI_ROLES)
-    try:
-        services.run_publish(run=run, user=request.user)
-    except ValidationError as error:
-        return _refused(request, run.version.protocol, error)
-    messages.success(request, f"Analysis run {number} of v{label} published.")
-    return _back(code)
+    return _acted(
+        request,
+        run.version.protocol,
+        partial(services.run_publish, run=run, user=request.user),
+        f"Analysis run {number} of v{label} published.",
+    )
