@@ -44,6 +44,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.db import transaction
 
+from apps.core.rows import row_copy
 from apps.deviations import chain, tree
 from apps.deviations.models import LogCheckpoint
 
@@ -571,14 +572,9 @@ def checkpoint_deliver(*, checkpoint_id: int) -> list[str]:
         cosignatures = deliver_to_witness(url=url, checkpoint=checkpoint)
         if cosignatures:
             document["note"] = str(document["note"]) + "".join(cosignatures)
-            cosigned = LogCheckpoint(
-                protocol=checkpoint.protocol,
-                seq=checkpoint.seq,
-                head_hash=checkpoint.head_hash,
-                key_id=checkpoint.key_id,
-                signed_at=checkpoint.signed_at,
-                document=document,
-            )
+            # The same checkpoint again, its note now carrying the witness's cosignatures.
+            kept = ("protocol_id", "seq", "head_hash", "key_id", "signed_at")
+            cosigned = row_copy(checkpoint, kept, document=document)
             cosigned.full_clean(exclude=["protocol"])
             cosigned.save()
         delivered.append(url)
