@@ -17,7 +17,7 @@ from apps.accounts.access import AuthenticatedHttpRequest
 from apps.accounts.models import Membership, Role
 from apps.accounts.selectors import memberships_of, roles_for
 from apps.core.access import first_or_404
-from apps.core.forms import add_service_errors
+from apps.core.forms import add_service_errors, service_on_post
 from apps.core.markdown import render_markdown
 from apps.protocols.access import (
     EDIT_ROLES,
@@ -113,14 +113,12 @@ def protocol_list(request: AuthenticatedHttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def protocol_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = ProtocolCreateForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            protocol = protocol_create(user=request.user, **form.cleaned_data)
-        except ValidationError as error:
-            add_service_errors(form, error)
-        else:
-            messages.success(request, f"Protocol {protocol.code} created; you are its PI.")
-            return redirect("protocols:edit", protocol.code, "1.0")
+    protocol = service_on_post(
+        request, form, lambda: protocol_create(user=request.user, **form.cleaned_data)
+    )
+    if protocol is not None:
+        messages.success(request, f"Protocol {protocol.code} created; you are its PI.")
+        return redirect("protocols:edit", protocol.code, "1.0")
     return render(request, "protocols/protocol_new.html", {"form": form})
 
 
@@ -579,14 +577,14 @@ def version_withdraw_action(
 ) -> HttpResponse:
     version = get_version_by_label_for(user=request.user, code=code, label=label, roles=PI_ROLES)
     form = WithdrawForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            version_withdraw(version=version, user=request.user, **form.cleaned_data)
-        except ValidationError as error:
-            add_service_errors(form, error)
-        else:
-            messages.success(request, f"v{version.label} is withdrawn.")
-            return redirect(_version_url(version))
+    withdrawal = service_on_post(
+        request,
+        form,
+        lambda: version_withdraw(version=version, user=request.user, **form.cleaned_data),
+    )
+    if withdrawal is not None:
+        messages.success(request, f"v{version.label} is withdrawn.")
+        return redirect(_version_url(version))
     return render(
         request,
         "protocols/version_withdraw.html",
