@@ -3,6 +3,8 @@ amend, withdraw, diffs and blobs. One APIView per action; access through ``apps.
 (a reviewer or a stranger gets 404 everywhere here). A refusal caused by a version's state is 409.
 """
 
+from collections.abc import Callable
+
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.urls import reverse
@@ -622,7 +624,21 @@ class SectionChangeSerializer(TextChangeSerializer):
     title = serializers.CharField()
 
 
-class ParameterChangeSerializer(serializers.Serializer):
+# A change's two sides as ``from`` and ``to`` fields, each made by ``side``: they are Python
+# keywords, so no class body can declare them. (A comment, not a docstring: drf-spectacular
+# would give every subclass's schema component the base's docstring as its description.)
+class _FromAndTo(serializers.Serializer):
+    side: Callable[[], serializers.Field]
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["from"] = self.side()
+        fields["to"] = self.side()
+        return fields
+
+
+class ParameterChangeSerializer(_FromAndTo):
+    side = staticmethod(lambda: serializers.CharField(allow_null=True, allow_blank=True))
     name = serializers.CharField()
     # A declared field, not Field.label: DRF's metaclass moves it off the class.
     label = serializers.CharField()  # type: ignore[assignment]
@@ -635,23 +651,11 @@ class ParameterChangeSerializer(serializers.Serializer):
         help_text="Other attributes that changed: name → [old, new].",
     )
 
-    def get_fields(self):
-        fields = super().get_fields()
-        # "from" and "to" are Python keywords, so they are declared here.
-        fields["from"] = serializers.CharField(allow_null=True, allow_blank=True)
-        fields["to"] = serializers.CharField(allow_null=True, allow_blank=True)
-        return fields
 
-
-class RuleChangeSerializer(serializers.Serializer):
+class RuleChangeSerializer(_FromAndTo):
+    side = staticmethod(lambda: serializers.DictField(allow_null=True))
     id = serializers.CharField(allow_null=True)
     status = serializers.CharField(help_text="added, removed or changed")
-
-    def get_fields(self):
-        fields = super().get_fields()
-        fields["from"] = serializers.DictField(allow_null=True)
-        fields["to"] = serializers.DictField(allow_null=True)
-        return fields
 
 
 class TableChangeSerializer(serializers.Serializer):
@@ -672,17 +676,13 @@ class ComponentChangeSerializer(serializers.Serializer):
     unified = serializers.ListField(child=serializers.CharField(), required=False)
 
 
-class PipelineChangeSerializer(serializers.Serializer):
+class PipelineChangeSerializer(_FromAndTo):
+    side = staticmethod(lambda: serializers.CharField(allow_null=True))
     status = serializers.CharField(help_text="unchanged or changed")
 
-    def get_fields(self):
-        fields = super().get_fields()
-        fields["from"] = serializers.CharField(allow_null=True)
-        fields["to"] = serializers.CharField(allow_null=True)
-        return fields
 
-
-class DiffSerializer(serializers.Serializer):
+class DiffSerializer(_FromAndTo):
+    side = DiffSideSerializer
     protocol = serializers.CharField()
     sections = SectionChangeSerializer(many=True)
     parameters = ParameterChangeSerializer(many=True)
@@ -690,12 +690,6 @@ class DiffSerializer(serializers.Serializer):
     amendment_rationale = TextChangeSerializer()
     decision_table = TableChangeSerializer()
     components = ComponentChangeSerializer(many=True)
-
-    def get_fields(self):
-        fields = super().get_fields()
-        fields["from"] = DiffSideSerializer()
-        fields["to"] = DiffSideSerializer()
-        return fields
 
 
 class VersionDiffApi(APIView):
