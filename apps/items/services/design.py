@@ -85,6 +85,15 @@ def _same_version(
         raise ValidationError({field: f"{obj} belongs to another protocol version."})
 
 
+def _refuse_taken(
+    model: type[Family | Condition | Factor | Item], version: ProtocolVersion, what: str, **key: str
+) -> None:
+    # A part's natural key is unique in its version: the refusal names the key's field.
+    [(field, value)] = key.items()
+    if model.objects.filter(version=version, **key).exists():
+        raise ValidationError({field: f"There is already {what} {value}."})
+
+
 def _delete_unused(
     part: Level | Family | Condition | Factor | Item | Cell,
     users: Manager[Any] | None = None,
@@ -230,8 +239,7 @@ def family_create(
     stopping rule), or None for the whole scale; a limit needs the rule's text."""
     version = draft_locked(version)
     code = _check_code(code)
-    if Family.objects.filter(version=version, code=code).exists():
-        raise ValidationError({"code": f"There is already a family {code}."})
+    _refuse_taken(Family, version, code=code, what="a family")
     family = Family(
         version=version,
         code=code,
@@ -302,8 +310,7 @@ def condition_create(
     """Add a condition (an arm), e.g. coordinate inscription, or its sham placebo."""
     version = draft_locked(version)
     code = _check_code(code)
-    if Condition.objects.filter(version=version, code=code).exists():
-        raise ValidationError({"code": f"There is already a condition {code}."})
+    _refuse_taken(Condition, version, code=code, what="a condition")
     return full_clean_save(
         Condition(
             version=version,
@@ -357,8 +364,7 @@ def factor_create(
     """Add a factor: a randomised design factor or a counterbalanced nuisance factor."""
     version = draft_locked(version)
     name = (name or "").strip()
-    if Factor.objects.filter(version=version, name=name).exists():
-        raise ValidationError({"name": f"There is already a factor {name}."})
+    _refuse_taken(Factor, version, name=name, what="a factor")
     return full_clean_save(
         Factor(
             version=version,
@@ -409,8 +415,7 @@ def item_create(
     _same_version(version, family, "family")
     _same_version(version, condition, "condition")
     _same_version(version, base_item, "base_item")
-    if Item.objects.filter(version=version, code=code).exists():
-        raise ValidationError({"code": f"There is already an item {code}."})
+    _refuse_taken(Item, version, code=code, what="an item")
     _check_base_item(code, family, base_item)
     return full_clean_save(
         Item(
