@@ -488,7 +488,11 @@ def _back(code: str) -> HttpResponse:
 
 
 def _acted(
-    request: AuthenticatedHttpRequest, protocol: Protocol, act: Callable[[], object], done: str
+    request: AuthenticatedHttpRequest,
+    protocol: Protocol,
+    code: str,
+    act: Callable[[], object],
+    done: str,
 ) -> HttpResponse:
     # The PI's actions on the publish page: a refusal shows the page again with its reasons
     # (400); success says ``done`` and goes back to it.
@@ -497,7 +501,7 @@ def _acted(
     except ValidationError as error:
         return _refused(request, protocol, error)
     messages.success(request, done)
-    return _back(protocol.code)
+    return _back(code)
 
 
 @login_required
@@ -510,6 +514,7 @@ def publish_action(request: AuthenticatedHttpRequest, code: str, label: str) -> 
     return _acted(
         request,
         version.protocol,
+        code,
         lambda: services.version_publish(
             version=version,
             user=request.user,
@@ -532,6 +537,7 @@ def embargo_end_action(request: AuthenticatedHttpRequest, code: str, label: str)
     return _acted(
         request,
         version.protocol,
+        code,
         partial(services.embargo_end, publication=publication, user=request.user),
         f"v{version.label} is public from now on.",
     )
@@ -568,6 +574,7 @@ def view_link_revoke_action(request: AuthenticatedHttpRequest, code: str, pk: in
     return _acted(
         request,
         link.version.protocol,
+        code,
         partial(services.view_link_revoke, link=link, user=request.user),
         f"View-only link no. {link.pk} revoked.",
     )
@@ -582,6 +589,7 @@ def run_publish_action(
     return _acted(
         request,
         run.version.protocol,
+        code,
         partial(services.run_publish, run=run, user=request.user),
         f"Analysis run {number} of v{label} published.",
     )
