@@ -5,6 +5,7 @@ from django.db import transaction
 from rest_framework.authtoken.models import Token
 
 from apps.accounts.models import Membership, Role, User
+from apps.core.rows import full_clean_save
 
 
 @transaction.atomic
@@ -23,9 +24,7 @@ def membership_grant(*, user: User, protocol_id: int, role: str) -> Membership:
     if existing is not None:
         return existing
     membership = Membership(user=user, protocol_id=protocol_id, role=role)
-    membership.full_clean()
-    membership.save()
-    return membership
+    return full_clean_save(membership)
 
 
 @transaction.atomic

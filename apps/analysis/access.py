@@ -8,10 +8,9 @@ know the protocol learns nothing about them.
 
 from collections.abc import Iterable
 
-from django.http import Http404
-
 from apps.accounts.models import Role, User
 from apps.analysis.models import AnalysisRun
+from apps.core.access import first_or_404
 from apps.protocols.access import get_version_by_label_for
 from apps.protocols.models import ProtocolVersion
 
@@ -37,11 +36,6 @@ def get_run_for(
     Raises Http404 or PermissionDenied as ``get_analysis_version_for`` does.
     """
     version = get_analysis_version_for(user=user, code=code, label=label, roles=roles)
-    run = (
-        AnalysisRun.objects.select_related("version__protocol", "requested_by", "rerun_of")
-        .filter(version=version, number=number)
-        .first()
-    )
-    if run is None:
-        raise Http404("No such analysis run.")
+    runs = AnalysisRun.objects.select_related("version__protocol", "requested_by", "rerun_of")
+    run = first_or_404(runs.filter(version=version, number=number), "No such analysis run.")
     return run

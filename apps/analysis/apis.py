@@ -20,6 +20,7 @@ from apps.analysis.access import START_ROLES, get_analysis_version_for, get_run_
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.selectors import result_bytes, run_is_sealed
 from apps.analysis.services import analysis_run_request
+from apps.core.apis import validated
 
 
 class NoResult(APIException):
@@ -75,13 +76,12 @@ class AnalysisRunStartApi(APIView):
         version = get_analysis_version_for(
             user=request.user, code=code, label=label, roles=START_ROLES
         )
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(self.InputSerializer, request.data)
         run = analysis_run_request(
             version=version,
             user=request.user,
-            kind=data.validated_data.get("kind") or None,
-            reason=data.validated_data.get("reason", ""),
+            kind=data.get("kind") or None,
+            reason=data.get("reason", ""),
         )
         return Response(_output(run), status=status.HTTP_201_CREATED)
 

@@ -53,12 +53,12 @@ from apps.analysis.pipelines.base import (
 )
 from apps.analysis.refs import run_ref
 from apps.core.canonical import canonical_json, sha256_hex
+from apps.core.rows import full_clean_save
 from apps.deviations.models import EntryKind
-from apps.deviations.services import deviation_append
+from apps.deviations.services import version_log_append
 from apps.protocols.integrity import version_integrity_require
 from apps.protocols.models import ProtocolVersion, VersionState
 from apps.protocols.plans import version_pipeline
-from apps.protocols.refs import version_ref
 from apps.protocols.services import blob_store
 from apps.raters.final import agreement_from_inputs
 
@@ -200,26 +200,17 @@ def _analysis_run_request(
         rerun_of=previous,
         progress_message="Waiting for a worker",
     )
-    run.full_clean()
-    run.save()
+    full_clean_save(run)
+    said = reason.strip()
     if previous is None:
-        deviation_append(
-            protocol=version.protocol,
-            kind=EntryKind.ANALYSIS,
-            rationale=f"Analysis run {number} ({kind}) of {version} requested."
-            + (f" {reason.strip()}" if reason.strip() else ""),
-            actor=user,
-            refs=[version_ref(version), run_ref(run)],
-        )
+        entry_kind, refs = EntryKind.ANALYSIS, [run_ref(run)]
+        rationale = f"Analysis run {number} ({kind}) of {version} requested."
+        rationale += f" {said}" if said else ""
     else:
-        deviation_append(
-            protocol=version.protocol,
-            kind=EntryKind.RERUN,
-            rationale=f"Analysis run {number} ({kind}) of {version} reruns run {previous.number}."
-            + (f" Reason: {reason.strip()}" if reason.strip() else ""),
-            actor=user,
-            refs=[version_ref(version), run_ref(run), run_ref(previous)],
-        )
+        entry_kind, refs = EntryKind.RERUN, [run_ref(run), run_ref(previous)]
+        rationale = f"Analysis run {number} ({kind}) of {version} reruns run {previous.number}."
+        rationale += f" Reason: {said}" if said else ""
+    version_log_append(version, kind=entry_kind, rationale=rationale, actor=user, refs=refs)
     transaction.on_commit(lambda: _enqueue(run.pk))
     return run
 
@@ -296,23 +287,22 @@ def analysis_run_complete(
     run.result = blob_store(content=result)
     # The result's hash goes into the hash chain: an auditor can tell later that the result
     # on record is the one this run produced, sealed or not (a hash reveals no outcome).
-    deviation_append(
-        protocol=run.version.protocol,
+    version_log_append(
+        run.version,
         kind=EntryKind.ANALYSIS,
         rationale=f"Analysis run {run.number} ({run.kind}) of {run.version} succeeded: result "
         f"{run.result.sha256}, inputs {run.inputs.sha256}.",
         refs=[
-            version_ref(run.version),
             run_ref(run),
             {"type": "blob", "id": run.result.sha256, "label": "result document"},
         ],
     )
     for message in deviations:
-        deviation_append(
-            protocol=run.version.protocol,
+        version_log_append(
+            run.version,
             kind=EntryKind.DEVIATION,
             rationale=f"Analysis run {run.number} ({run.kind}) of {run.version}: {message}.",
-            refs=[version_ref(run.version), run_ref(run)],
+            refs=[run_ref(run)],
         )
     run.state = RunState.SUCCEEDED
     run.progress = 100
@@ -352,12 +342,12 @@ def analysis_run_fail(*, run_id: int, error: str, attempt: int | None = None) ->
     if failed:
         run = AnalysisRun.objects.select_related("version__protocol").get(pk=run_id)
         reason = (error.strip().splitlines() or ["no error text"])[-1][:500]
-        deviation_append(
-            protocol=run.version.protocol,
+        version_log_append(
+            run.version,
             kind=EntryKind.ANALYSIS,
             rationale=f"Analysis run {run.number} ({run.kind}) of {run.version} failed and "
             f"keeps no result: {reason}",
-            refs=[version_ref(run.version), run_ref(run)],
+            refs=[run_ref(run)],
         )
     return bool(failed)
 

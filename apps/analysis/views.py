@@ -33,6 +33,7 @@ from apps.analysis.selectors import (
     tidy_csv,
 )
 from apps.analysis.services import analysis_run_request
+from apps.core.views import attachment
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.plans import version_pipeline
 
@@ -198,10 +199,8 @@ def result_download(
 ) -> HttpResponse:
     """The result document: the blob's exact bytes."""
     run = _unsealed_result_run(request, code, label, number)
-    response = HttpResponse(result_bytes(run), content_type="application/json")
     name = f"{code}-v{label}-analysis-{run.number}-{run.result_sha256[:16]}.json"
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    return response
+    return attachment(result_bytes(run), content_type="application/json", filename=name)
 
 
 @login_required
@@ -211,11 +210,8 @@ def tidy_download(
 ) -> HttpResponse:
     """The tidy data (one row per analysed response) as CSV, from the run's stored inputs."""
     run = _unsealed_result_run(request, code, label, number)
-    response = HttpResponse(tidy_csv(run), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = (
-        f'attachment; filename="{code}-v{label}-analysis-{run.number}-tidy.csv"'
-    )
-    return response
+    name = f"{code}-v{label}-analysis-{run.number}-tidy.csv"
+    return attachment(tidy_csv(run), content_type="text/csv; charset=utf-8", filename=name)
 
 
 @login_required

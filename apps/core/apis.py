@@ -5,6 +5,8 @@ Services raise ``django.core.exceptions.ValidationError`` for bad input, ``apps.
 ``preregistry:`` errors for refused writes; all become clear 4xx answers, never a 500.
 """
 
+from typing import Any
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DatabaseError
 from rest_framework import exceptions, parsers, serializers, status
@@ -24,6 +26,14 @@ def validation_error_detail(error: DjangoValidationError) -> dict | list:
             field: [m for e in errs for m in e.messages] for field, errs in error.error_dict.items()
         }
     return {"detail": error.messages}
+
+
+def validated(serializer_class: type[serializers.Serializer], data: Any) -> Any:
+    """``data`` (a request's body or query) as ``serializer_class`` validates it; a
+    ValidationError (answered 400, naming each field) when it does not."""
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
 
 
 def exception_handler(exc, context):

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.http import HttpRequest
 
 from apps.core.inputs import json_problem
+
+T = TypeVar("T")
 
 
 def add_service_errors(
@@ -28,6 +32,18 @@ def add_service_errors(
     for key, messages in error.message_dict.items():
         name = field_name(key) if field_name else key
         form.add_error(name if name in form.fields else None, messages)
+
+
+def service_on_post(request: HttpRequest, form: forms.BaseForm, act: Callable[[], T]) -> T | None:
+    """What ``act()`` (a service call) returns, on a POST whose ``form`` is valid; None on a GET,
+    an invalid form, or a service refusal, which ``add_service_errors`` puts on the form."""
+    if request.method != "POST" or not form.is_valid():
+        return None
+    try:
+        return act()
+    except ValidationError as error:
+        add_service_errors(form, error)
+        return None
 
 
 class JSONField(forms.JSONField):

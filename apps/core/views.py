@@ -1,4 +1,5 @@
-"""Pages that belong to no single app: the health check and the home redirect."""
+"""Pages that belong to no single app (the health check and the home redirect), and the file
+download every app answers with (``attachment``)."""
 
 import sys
 
@@ -8,6 +9,14 @@ from django.http import HttpRequest, HttpResponse, HttpResponseServerError, Json
 from django.template import loader
 
 from apps.core.dbroles import role_problems
+
+
+def attachment(content: bytes | str, *, content_type: str, filename: str) -> HttpResponse:
+    """A download of ``content``: a 200 whose ``Content-Disposition`` is ``attachment`` with
+    ``filename`` (ASCII, quoted as it is given)."""
+    response = HttpResponse(content, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
 
 
 def _database_status() -> dict:

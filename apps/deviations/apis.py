@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.models import Role
+from apps.core.apis import validated
 from apps.deviations import chain
 from apps.deviations.checkpoints import (
     checkpoint_write,
@@ -91,9 +92,7 @@ class LogFeedApi(APIView):
     )
     def get(self, request, code: str):
         protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
-        params = self.InputSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        query = params.validated_data
+        query = validated(self.InputSerializer, request.query_params)
         limit = query["limit"]
         following = "after" in query
         entries = log_entries(protocol_id=protocol.pk, filters=query, newest_first=not following)
@@ -198,10 +197,9 @@ class InclusionProofApi(APIView):
     @extend_schema(parameters=[InputSerializer], responses=OutputSerializer)
     def get(self, request, code: str):
         protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
-        params = self.InputSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        seq = params.validated_data["seq"]
-        size = params.validated_data.get("tree_size")
+        params = validated(self.InputSerializer, request.query_params)
+        seq = params["seq"]
+        size = params.get("tree_size")
         held = log_size(protocol_id=protocol.pk)
         signed = None
         if size is None:
@@ -262,9 +260,8 @@ class ConsistencyProofApi(APIView):
     @extend_schema(parameters=[InputSerializer], responses=OutputSerializer)
     def get(self, request, code: str):
         protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
-        params = self.InputSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        first, second = params.validated_data["first"], params.validated_data["second"]
+        params = validated(self.InputSerializer, request.query_params)
+        first, second = params["first"], params["second"]
         held = log_size(protocol_id=protocol.pk)
         if second > held:
             raise DjangoValidationError({"second": f"The log holds {held} entries, not {second}."})
@@ -297,9 +294,7 @@ class DeviationCreateApi(APIView):
     @extend_schema(request=InputSerializer, responses={201: EntrySerializer})
     def post(self, request, code: str):
         protocol = get_protocol_for(user=request.user, pk=code, roles=DEVIATION_WRITER_ROLES)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validated(self.InputSerializer, request.data)
         refs = []
         if data.get("version") is not None:
             version = (
@@ -413,11 +408,10 @@ class UnsealApi(APIView):
     @extend_schema(request=InputSerializer, responses={201: SealOutputSerializer})
     def post(self, request, pk: int):
         version = get_version_for(user=request.user, pk=pk, roles={Role.PI})
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        data = validated(self.InputSerializer, request.data)
         outcome_unseal(
             version=version,
             user=request.user,
-            confirmation=serializer.validated_data["confirmation"],
+            confirmation=data["confirmation"],
         )
         return Response(SealOutputSerializer(_seal_data(version)).data, status=201)

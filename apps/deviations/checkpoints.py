@@ -44,6 +44,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.db import transaction
 
+from apps.core.rows import row_copy
 from apps.deviations import chain, tree
 from apps.deviations.models import LogCheckpoint
 
@@ -298,24 +299,31 @@ def _note_problem(
     return None
 
 
+def _stored_problem(checkpoint: LogCheckpoint, protocol) -> str | None:
+    """Why the stored ``checkpoint`` of ``protocol`` does not verify (logged), or None."""
+    checkpoint.protocol = protocol
+    problem = checkpoint_problem(checkpoint)
+    if problem is not None:
+        logger.error(
+            "stored checkpoint %s of %s (size %s) skipped: %s",
+            checkpoint.pk,
+            protocol.code,
+            checkpoint.seq,
+            problem,
+        )
+    return problem
+
+
 def checkpoints_checked(protocol) -> tuple[list[LogCheckpoint], list[tuple[LogCheckpoint, str]]]:
     """The protocol's stored checkpoints, oldest first, split into those that verify against
     the configured keys and those that do not (each with why). Invalid ones are logged."""
     valid, invalid = [], []
     for checkpoint in LogCheckpoint.objects.filter(protocol=protocol).order_by("seq", "pk"):
-        checkpoint.protocol = protocol
-        problem = checkpoint_problem(checkpoint)
+        problem = _stored_problem(checkpoint, protocol)
         if problem is None:
             valid.append(checkpoint)
         else:
             invalid.append((checkpoint, problem))
-            logger.error(
-                "stored checkpoint %s of %s (size %s) skipped: %s",
-                checkpoint.pk,
-                protocol.code,
-                checkpoint.seq,
-                problem,
-            )
     return valid, invalid
 
 
@@ -327,17 +335,8 @@ def latest_checkpoint(*, protocol, size: int | None = None) -> LogCheckpoint | N
     if size is not None:
         rows = rows.filter(seq=size)
     for checkpoint in rows.order_by("-seq", "-pk").iterator(chunk_size=20):
-        checkpoint.protocol = protocol
-        problem = checkpoint_problem(checkpoint)
-        if problem is None:
+        if _stored_problem(checkpoint, protocol) is None:
             return checkpoint
-        logger.error(
-            "stored checkpoint %s of %s (size %s) skipped: %s",
-            checkpoint.pk,
-            protocol.code,
-            checkpoint.seq,
-            problem,
-        )
     return None
 
 
@@ -573,14 +572,9 @@ def checkpoint_deliver(*, checkpoint_id: int) -> list[str]:
         cosignatures = deliver_to_witness(url=url, checkpoint=checkpoint)
         if cosignatures:
             document["note"] = str(document["note"]) + "".join(cosignatures)
-            cosigned = LogCheckpoint(
-                protocol=checkpoint.protocol,
-                seq=checkpoint.seq,
-                head_hash=checkpoint.head_hash,
-                key_id=checkpoint.key_id,
-                signed_at=checkpoint.signed_at,
-                document=document,
-            )
+            # The same checkpoint again, its note now carrying the witness's cosignatures.
+            kept = ("protocol_id", "seq", "head_hash", "key_id", "signed_at")
+            cosigned = row_copy(checkpoint, kept, document=document)
             cosigned.full_clean(exclude=["protocol"])
             cosigned.save()
         delivered.append(url)

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.core.canonical import canonical_json, sha256_hex
+from apps.core.rows import full_clean_save
 from apps.deviations.chain import GENESIS_HASH
 from apps.deviations.entries import PAYLOAD_FIELDS
 from apps.deviations.models import MANUAL_KINDS, EntryKind, LogEntry, OutcomeUnsealing
@@ -233,6 +234,25 @@ def deviation_append(
     )
 
 
+def version_log_append(
+    version: ProtocolVersion,
+    *,
+    kind: str,
+    rationale: str,
+    actor: User | None = None,
+    refs: Iterable[Mapping[str, Any]] = (),
+) -> LogEntry:
+    """``deviation_append`` for an act on one version: the entry goes to the version's protocol's
+    log and names the version (``version_ref``) before ``refs``. Same errors and transaction."""
+    return deviation_append(
+        protocol=version.protocol,
+        kind=kind,
+        rationale=rationale,
+        actor=actor,
+        refs=[version_ref(version), *refs],
+    )
+
+
 @transaction.atomic
 def deviation_record(
     *,
@@ -317,8 +337,7 @@ def outcome_unseal(*, version: ProtocolVersion, user: User, confirmation: str) -
             }
         )
     unsealing = OutcomeUnsealing(version=version, unsealed_by=user, confirmation=confirmation)
-    unsealing.full_clean()
-    unsealing.save()
+    full_clean_save(unsealing)
     _append(
         protocol=protocol,
         kind=EntryKind.OUTCOME_UNSEALED,

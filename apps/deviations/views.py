@@ -24,7 +24,8 @@ from django.views.decorators.http import require_GET, require_http_methods
 from apps.accounts.access import AuthenticatedHttpRequest
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
-from apps.core.forms import add_service_errors
+from apps.core.forms import add_service_errors, service_on_post
+from apps.core.views import attachment
 from apps.deviations import chain
 from apps.deviations.checkpoints import (
     checkpoint_bytes,
@@ -150,11 +151,10 @@ def checkpoint_download(request: AuthenticatedHttpRequest, code: str) -> HttpRes
     latest = latest_checkpoint(protocol=protocol)
     if latest is None:
         raise Http404("No checkpoint of this log has been signed yet.")
-    response = HttpResponse(checkpoint_bytes(latest.document), content_type="application/json")
-    response["Content-Disposition"] = (
-        f'attachment; filename="{protocol.code}-checkpoint-{latest.seq}.json"'
+    name = f"{protocol.code}-checkpoint-{latest.seq}.json"
+    return attachment(
+        checkpoint_bytes(latest.document), content_type="application/json", filename=name
     )
-    return response
 
 
 @login_required
@@ -215,20 +215,20 @@ def version_unseal(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     version = get_version_for(user=request.user, pk=pk, roles={Role.PI})
     protocol = version.protocol
     form = UnsealForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            outcome_unseal(
-                version=version,
-                user=request.user,
-                confirmation=form.cleaned_data["confirmation"],
-            )
-        except ValidationError as error:
-            add_service_errors(form, error)
-        else:
-            messages.success(
-                request, f"Outcomes of {protocol.code} v{version.label} are unsealed; it is logged."
-            )
-            return redirect("deviations:log", code=protocol.code)
+    unsealing = service_on_post(
+        request,
+        form,
+        lambda: outcome_unseal(
+            version=version,
+            user=request.user,
+            confirmation=form.cleaned_data["confirmation"],
+        ),
+    )
+    if unsealing is not None:
+        messages.success(
+            request, f"Outcomes of {protocol.code} v{version.label} are unsealed; it is logged."
+        )
+        return redirect("deviations:log", code=protocol.code)
     return render(
         request,
         "deviations/unseal.html",

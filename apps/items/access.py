@@ -15,6 +15,7 @@ from django.http import Http404
 
 from apps.accounts.models import Role, User
 from apps.accounts.selectors import roles_for
+from apps.core.access import first_or_404
 from apps.items.models import (
     Cell,
     Condition,
@@ -61,21 +62,14 @@ M = TypeVar("M", bound=Model)
 
 def _one_in_version(model: type[M], version: ProtocolVersion, missing: str, **lookup: str) -> M:
     """The row of ``model`` in ``version`` matching ``lookup``, or Http404 saying ``missing``."""
-    found = model._default_manager.filter(version=version, **lookup).first()
-    if found is None:
-        raise Http404(missing)
+    found = first_or_404(model._default_manager.filter(version=version, **lookup), missing)
     return found
 
 
 def get_item_for(*, version: ProtocolVersion, code: str) -> Item:
     """The version's item ``code``, or Http404."""
-    item = (
-        Item.objects.filter(version=version, code=code)
-        .select_related("family", "condition", "version__protocol")
-        .first()
-    )
-    if item is None:
-        raise Http404("No such item in this version.")
+    items = Item.objects.select_related("family", "condition", "version__protocol")
+    item = first_or_404(items.filter(version=version, code=code), "No such item in this version.")
     return item
 
 
@@ -112,13 +106,10 @@ def get_cell_for(*, item: Item, level: Level) -> Cell | None:
 def get_harm_review_for(*, user: User, token: str) -> HarmReview:
     """The harm-constancy review ``token`` if it is assigned to ``user``; Http404 otherwise,
     so a token reveals nothing to anyone else."""
-    review = (
-        HarmReview.objects.filter(token=token, reviewer_id=getattr(user, "pk", None))
-        .select_related("version", "item")
-        .first()
+    reviews = HarmReview.objects.select_related("version", "item")
+    review = first_or_404(
+        reviews.filter(token=token, reviewer_id=getattr(user, "pk", None)), "No such review task."
     )
-    if review is None:
-        raise Http404("No such review task.")
     return review
 
 

@@ -25,6 +25,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.models import Role, User
+from apps.core.apis import validated
 from apps.items import services
 from apps.items.access import (
     DESIGN_WRITERS,
@@ -77,9 +78,7 @@ def _cell_place(
 
 
 def _valid(input_class: type[serializers.Serializer[Any]], request: Request) -> dict[str, Any]:
-    data = input_class(data=request.data)
-    data.is_valid(raise_exception=True)
-    return dict(data.validated_data)
+    return dict(validated(input_class, request.data))
 
 
 class DesignProblemSerializer(serializers.Serializer[Any]):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 
+from apps.core.rows import row_copy, rows_copy
 from apps.items.models import Cell, Condition, Factor, Family, HarmReview, Item, KeyUnit, Level
 from apps.items.selectors import (
     HarmState,
@@ -155,92 +156,76 @@ def design_document_revise(version: ProtocolVersion, document: dict) -> dict:
     return document
 
 
+# What an amendment's draft copies of a cell and of an answered harm review (keys are remapped).
+_CELL_FIELDS = (
+    "prompt",
+    "absent",
+    "absent_reason",
+    "expected_kind",
+    "expected_output",
+    "requires_tools",
+)
+_REVIEW_FIELDS = (
+    "reviewer_id",
+    "cycle",
+    "round",
+    "verdict",
+    "criteria",
+    "note",
+    "forms_sha256",
+    "submitted_at",
+)
+
+
 def design_copy(source: ProtocolVersion, target: ProtocolVersion) -> None:
     """Copy the whole design of ``source`` into the new draft ``target`` (an amendment): new
     rows, foreign keys remapped by natural key. Harm reviews come along as completed history
     with fresh opaque tokens; if the amendment changes an item's L0 or L5 form, the gate's
     ``harm_review_stale`` check asks for a new review cycle."""
-    levels = {}
-    for level in Level.objects.filter(version=source).order_by("ordinal"):
-        levels[level.pk] = Level.objects.create(
-            version=target, ordinal=level.ordinal, code=level.code, name=level.name, form=level.form
-        )
-    families = {}
-    for family in Family.objects.filter(version=source):
-        families[family.pk] = Family.objects.create(
-            version=target,
-            code=family.code,
-            name=family.name,
-            role=family.role,
-            max_level=family.max_level,
-            stopping_rule=family.stopping_rule,
-            description=family.description,
-        )
-    conditions = {}
-    for condition in Condition.objects.filter(version=source):
-        conditions[condition.pk] = Condition.objects.create(
-            version=target,
-            code=condition.code,
-            name=condition.name,
-            description=condition.description,
-            is_sham=condition.is_sham,
-        )
+    levels = rows_copy(
+        Level.objects.filter(version=source).order_by("ordinal"),
+        ("ordinal", "code", "name", "form"),
+        version=target,
+    )
+    families = rows_copy(
+        Family.objects.filter(version=source),
+        ("code", "name", "role", "max_level", "stopping_rule", "description"),
+        version=target,
+    )
+    conditions = rows_copy(
+        Condition.objects.filter(version=source),
+        ("code", "name", "description", "is_sham"),
+        version=target,
+    )
     Factor.objects.bulk_create(
-        Factor(version=target, name=f.name, label=f.label, levels=list(f.levels), role=f.role)
-        for f in Factor.objects.filter(version=source)
+        row_copy(factor, ("name", "label", "levels", "role"), version=target)
+        for factor in Factor.objects.filter(version=source)
     )
     items = {}
     for item in Item.objects.filter(version=source):
-        items[item.pk] = Item.objects.create(
-            version=target,
-            family=families[item.family_id],
-            code=item.code,
-            domain=item.domain,
-            condition=conditions[item.condition_id] if item.condition_id is not None else None,
-            notes=item.notes,
-        )
+        items[item.pk] = row_copy(item, ("code", "domain", "notes"), version=target)
+        items[item.pk].family = families[item.family_id]
+        if item.condition_id is not None:
+            items[item.pk].condition = conditions[item.condition_id]
+        items[item.pk].save(force_insert=True)
     # Disclosure items' links to their Family A base items, once every item exists.
     for item in Item.objects.filter(version=source, base_item__isnull=False):
         if item.base_item_id is not None:  # as filtered: for the type checker
             Item.objects.filter(pk=items[item.pk].pk).update(base_item=items[item.base_item_id])
     cells = {}
     for cell in Cell.objects.filter(version=source):
-        cells[cell.pk] = Cell.objects.create(
-            version=target,
-            item=items[cell.item_id],
-            level=levels[cell.level_id],
-            prompt=cell.prompt,
-            absent=cell.absent,
-            absent_reason=cell.absent_reason,
-            expected_kind=cell.expected_kind,
-            expected_output=cell.expected_output,
-            requires_tools=list(cell.requires_tools),
-        )
+        cells[cell.pk] = row_copy(cell, _CELL_FIELDS, version=target, item=items[cell.item_id])
+        cells[cell.pk].level = levels[cell.level_id]
+        cells[cell.pk].save(force_insert=True)
     KeyUnit.objects.bulk_create(
-        KeyUnit(
-            version=target,
-            cell=cells[unit.cell_id],
-            position=unit.position,
-            text=unit.text,
-            executable=unit.executable,
-        )
+        row_copy(unit, ("position", "text", "executable"), version=target, cell=cells[unit.cell_id])
         for unit in KeyUnit.objects.filter(version=source)
     )
     # Only answered reviews: an unanswered one would land in a reviewer's queue on the new draft.
     for review in HarmReview.objects.filter(version=source, submitted_at__isnull=False):
-        HarmReview.objects.create(
-            version=target,
-            item=items[review.item_id],
-            reviewer_id=review.reviewer_id,
-            cycle=review.cycle,
-            round=review.round,
-            token=secrets.token_hex(16),
-            verdict=review.verdict,
-            criteria=list(review.criteria),
-            note=review.note,
-            forms_sha256=review.forms_sha256,
-            submitted_at=review.submitted_at,
-        )
+        copied = row_copy(review, _REVIEW_FIELDS, version=target, item=items[review.item_id])
+        copied.token = secrets.token_hex(16)
+        copied.save(force_insert=True)
 
 
 DESIGN_COMPONENT = VersionComponent(

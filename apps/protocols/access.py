@@ -8,11 +8,12 @@ A reviewer (blind) or a stranger gets 404 for every protocol page and endpoint.
 from collections.abc import Iterable
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404
+from django.db.models import QuerySet
 
 from apps.accounts.access import require_roles
 from apps.accounts.models import Role, User
 from apps.accounts.selectors import SIGHTED_ROLES
+from apps.core.access import first_or_404
 from apps.protocols.models import Protocol, ProtocolVersion
 
 READ_ROLES = SIGHTED_ROLES
@@ -26,9 +27,7 @@ def get_protocol_for(*, user: User, pk: int | str, roles: Iterable[str]) -> Prot
     Raises Http404 (unknown, or the user must not know it exists) or PermissionDenied.
     """
     lookup = {"pk": pk} if str(pk).isdigit() else {"code": pk}
-    protocol = Protocol.objects.filter(**lookup).first()
-    if protocol is None:
-        raise Http404("No such protocol.")
+    protocol = first_or_404(Protocol.objects.filter(**lookup), "No such protocol.")
     require_roles(user=user, protocol_id=protocol.pk, roles=roles)
     return protocol
 
@@ -41,19 +40,17 @@ def _check_draft(*, user: User, version: ProtocolVersion, held: frozenset[str]) 
         raise PermissionDenied("Drafts are read by the protocol's PI and editors only.")
 
 
+def _versions() -> QuerySet[ProtocolVersion]:
+    return ProtocolVersion.objects.select_related("protocol", "supersedes", "frozen_by")
+
+
 def get_version_for(*, user: User, pk: int, roles: Iterable[str]) -> ProtocolVersion:
     """The protocol version ``pk`` if ``user`` holds one of ``roles`` on its protocol.
 
     Raises Http404 or PermissionDenied as ``get_protocol_for`` does; a draft is refused
     (PermissionDenied) to anyone who is neither PI nor editor.
     """
-    version = (
-        ProtocolVersion.objects.select_related("protocol", "supersedes", "frozen_by")
-        .filter(pk=pk)
-        .first()
-    )
-    if version is None:
-        raise Http404("No such protocol version.")
+    version = first_or_404(_versions().filter(pk=pk), "No such protocol version.")
     held = require_roles(user=user, protocol_id=version.protocol_id, roles=roles)
     _check_draft(user=user, version=version, held=held)
     return version
@@ -67,16 +64,10 @@ def get_version_by_label_for(
     The role is checked before the label is looked up, so that someone who may not know the
     protocol learns nothing about its versions either. Drafts as in ``get_version_for``.
     """
-    protocol = Protocol.objects.filter(code=code).first()
-    if protocol is None:
-        raise Http404("No such protocol.")
+    protocol = first_or_404(Protocol.objects.filter(code=code), "No such protocol.")
     held = require_roles(user=user, protocol_id=protocol.pk, roles=roles)
-    version = (
-        ProtocolVersion.objects.select_related("protocol", "supersedes", "frozen_by")
-        .filter(protocol=protocol, label=label)
-        .first()
+    version = first_or_404(
+        _versions().filter(protocol=protocol, label=label), "No such protocol version."
     )
-    if version is None:
-        raise Http404("No such protocol version.")
     _check_draft(user=user, version=version, held=held)
     return version

@@ -27,22 +27,18 @@ class ProtocolAdmin(admin.ModelAdmin):
         return fields
 
 
-@admin.register(ProtocolVersion)
-class ProtocolVersionAdmin(ReadOnlyAdmin):
-    list_display = ("protocol", "label", "state", "frozen_at", "sha256")
-    list_filter = ("state",)
-
-
-@admin.register(AnalysisParameter)
-class AnalysisParameterAdmin(ReadOnlyAdmin):
-    list_display = ("version", "name", "kind", "value", "required")
-
-
-@admin.register(Blob)
-class BlobAdmin(ReadOnlyAdmin):
-    list_display = ("sha256", "media_type", "size", "created_at")
-
-
-@admin.register(Withdrawal)
-class WithdrawalAdmin(ReadOnlyAdmin):
-    list_display = ("version", "withdrawn_by", "withdrawn_at")
+admin.site.register(
+    ProtocolVersion,
+    ReadOnlyAdmin,
+    list_display=("protocol", "label", "state", "frozen_at", "sha256"),
+    list_filter=("state",),
+)
+admin.site.register(
+    AnalysisParameter, ReadOnlyAdmin, list_display=("version", "name", "kind", "value", "required")
+)
+admin.site.register(
+    Blob, ReadOnlyAdmin, list_display=("sha256", "media_type", "size", "created_at")
+)
+admin.site.register(
+    Withdrawal, ReadOnlyAdmin, list_display=("version", "withdrawn_by", "withdrawn_at")
+)

@@ -3,8 +3,10 @@ amend, withdraw, diffs and blobs. One APIView per action; access through ``apps.
 (a reviewer or a stranger gets 404 everywhere here). A refusal caused by a version's state is 409.
 """
 
+from collections.abc import Callable
+
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -22,7 +24,9 @@ from rest_framework.views import APIView
 
 from apps.accounts.models import Membership, Role
 from apps.accounts.selectors import memberships_of
-from apps.core.apis import JSONField, JSONParser
+from apps.core.access import first_or_404
+from apps.core.apis import JSONField, JSONParser, validated
+from apps.protocols import services
 from apps.protocols.access import (
     EDIT_ROLES,
     PI_ROLES,
@@ -50,18 +54,6 @@ from apps.protocols.selectors import (
     protocols_for,
     version_with_content,
 )
-from apps.protocols.services import (
-    FreezeRefused,
-    VersionStateError,
-    protocol_create,
-    protocol_member_add,
-    protocol_member_remove,
-    version_amend,
-    version_deposit,
-    version_freeze,
-    version_update,
-    version_withdraw,
-)
 from apps.protocols.vocabulary import vocabulary
 
 BLOB_CACHE_CONTROL = "private, max-age=31536000, immutable"
@@ -76,7 +68,7 @@ class Conflict(APIException):
 def _in_state(service, **kwargs):
     try:
         return service(**kwargs)
-    except VersionStateError as error:
+    except services.VersionStateError as error:
         raise Conflict(" ".join(error.messages)) from error
 
 
@@ -274,9 +266,8 @@ class ProtocolListCreateApi(APIView):
 
     @extend_schema(request=InputSerializer, responses={201: ProtocolSerializer})
     def post(self, request):
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        protocol = protocol_create(user=request.user, **serializer.validated_data)
+        data = validated(self.InputSerializer, request.data)
+        protocol = services.protocol_create(user=request.user, **data)
         return Response(ProtocolSerializer(_protocol(protocol)).data, status=201)
 
 
@@ -328,11 +319,8 @@ class MemberListCreateApi(APIView):
     @extend_schema(request=InputSerializer, responses={201: MemberSerializer})
     def post(self, request, code: str):
         protocol = get_protocol_for(user=request.user, pk=code, roles=PI_ROLES)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        membership = protocol_member_add(
-            protocol=protocol, actor=request.user, **serializer.validated_data
-        )
+        given = validated(self.InputSerializer, request.data)
+        membership = services.protocol_member_add(protocol=protocol, actor=request.user, **given)
         data = {"username": membership.user.get_username(), "role": membership.role}
         return Response(MemberSerializer(data).data, status=201)
 
@@ -348,19 +336,15 @@ class MemberRemoveApi(APIView):
     @extend_schema(request=InputSerializer, responses={204: None})
     def post(self, request, code: str):
         protocol = get_protocol_for(user=request.user, pk=code, roles=PI_ROLES)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        membership = (
-            Membership.objects.filter(
-                protocol=protocol, user__username=data["username"].strip(), role=data["role"]
-            )
-            .select_related("user", "protocol")
-            .first()
+        data = validated(self.InputSerializer, request.data)
+        members = Membership.objects.select_related("user", "protocol").filter(protocol=protocol)
+        membership = first_or_404(
+            members.filter(user__username=data["username"].strip(), role=data["role"]),
+            "No such member with that role.",
         )
-        if membership is None:
-            raise Http404("No such member with that role.")
-        protocol_member_remove(membership=membership, actor=request.user, reason=data["reason"])
+        services.protocol_member_remove(
+            membership=membership, actor=request.user, reason=data["reason"]
+        )
         return Response(status=204)
 
 
@@ -421,11 +405,8 @@ class VersionDetailApi(APIView):
         version = get_version_by_label_for(
             user=request.user, code=code, label=label, roles=EDIT_ROLES
         )
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        version = _in_state(
-            version_update, version=version, user=request.user, **serializer.validated_data
-        )
+        data = validated(self.InputSerializer, request.data)
+        version = _in_state(services.version_update, version=version, user=request.user, **data)
         return Response(VersionSerializer(_full(version)).data)
 
 
@@ -482,8 +463,8 @@ class VersionFreezeApi(APIView):
             user=request.user, code=code, label=label, roles=PI_ROLES
         )
         try:
-            version = _in_state(version_freeze, version=version, user=request.user)
-        except FreezeRefused as refusal:
+            version = _in_state(services.version_freeze, version=version, user=request.user)
+        except services.FreezeRefused as refusal:
             data = {
                 "detail": f"{len(refusal.problems)} problem(s) block the freeze.",
                 "problems": [p.as_dict() for p in refusal.problems],
@@ -504,7 +485,7 @@ class VersionAmendApi(APIView):
         version = get_version_by_label_for(
             user=request.user, code=code, label=label, roles=PI_ROLES
         )
-        new = _in_state(version_amend, version=version, user=request.user)
+        new = _in_state(services.version_amend, version=version, user=request.user)
         return Response(VersionSerializer(_full(new)).data, status=201)
 
 
@@ -523,9 +504,13 @@ class VersionWithdrawApi(APIView):
         version = get_version_by_label_for(
             user=request.user, code=code, label=label, roles=PI_ROLES
         )
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        _in_state(version_withdraw, version=version, user=request.user, **serializer.validated_data)
+        data = validated(self.InputSerializer, request.data)
+        _in_state(
+            services.version_withdraw,
+            version=version,
+            user=request.user,
+            **data,
+        )
         return Response(VersionSerializer(_full(version)).data)
 
 
@@ -600,12 +585,10 @@ class VersionDepositApi(APIView):
         version = get_version_by_label_for(
             user=request.user, code=code, label=label, roles=PI_ROLES
         )
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validated(self.InputSerializer, request.data)
         content, media_type = deposit_text_read(pasted=data["text"], upload=data["file"])
         deposit = _in_state(
-            version_deposit,
+            services.version_deposit,
             version=version,
             user=request.user,
             text=content,
@@ -641,7 +624,21 @@ class SectionChangeSerializer(TextChangeSerializer):
     title = serializers.CharField()
 
 
-class ParameterChangeSerializer(serializers.Serializer):
+# A change's two sides as ``from`` and ``to`` fields, each made by ``side``: they are Python
+# keywords, so no class body can declare them. (A comment, not a docstring: drf-spectacular
+# would give every subclass's schema component the base's docstring as its description.)
+class _FromAndTo(serializers.Serializer):
+    side: Callable[[], serializers.Field]
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["from"] = self.side()
+        fields["to"] = self.side()
+        return fields
+
+
+class ParameterChangeSerializer(_FromAndTo):
+    side = staticmethod(lambda: serializers.CharField(allow_null=True, allow_blank=True))
     name = serializers.CharField()
     # A declared field, not Field.label: DRF's metaclass moves it off the class.
     label = serializers.CharField()  # type: ignore[assignment]
@@ -654,23 +651,11 @@ class ParameterChangeSerializer(serializers.Serializer):
         help_text="Other attributes that changed: name → [old, new].",
     )
 
-    def get_fields(self):
-        fields = super().get_fields()
-        # "from" and "to" are Python keywords, so they are declared here.
-        fields["from"] = serializers.CharField(allow_null=True, allow_blank=True)
-        fields["to"] = serializers.CharField(allow_null=True, allow_blank=True)
-        return fields
 
-
-class RuleChangeSerializer(serializers.Serializer):
+class RuleChangeSerializer(_FromAndTo):
+    side = staticmethod(lambda: serializers.DictField(allow_null=True))
     id = serializers.CharField(allow_null=True)
     status = serializers.CharField(help_text="added, removed or changed")
-
-    def get_fields(self):
-        fields = super().get_fields()
-        fields["from"] = serializers.DictField(allow_null=True)
-        fields["to"] = serializers.DictField(allow_null=True)
-        return fields
 
 
 class TableChangeSerializer(serializers.Serializer):
@@ -691,17 +676,13 @@ class ComponentChangeSerializer(serializers.Serializer):
     unified = serializers.ListField(child=serializers.CharField(), required=False)
 
 
-class PipelineChangeSerializer(serializers.Serializer):
+class PipelineChangeSerializer(_FromAndTo):
+    side = staticmethod(lambda: serializers.CharField(allow_null=True))
     status = serializers.CharField(help_text="unchanged or changed")
 
-    def get_fields(self):
-        fields = super().get_fields()
-        fields["from"] = serializers.CharField(allow_null=True)
-        fields["to"] = serializers.CharField(allow_null=True)
-        return fields
 
-
-class DiffSerializer(serializers.Serializer):
+class DiffSerializer(_FromAndTo):
+    side = DiffSideSerializer
     protocol = serializers.CharField()
     sections = SectionChangeSerializer(many=True)
     parameters = ParameterChangeSerializer(many=True)
@@ -709,12 +690,6 @@ class DiffSerializer(serializers.Serializer):
     amendment_rationale = TextChangeSerializer()
     decision_table = TableChangeSerializer()
     components = ComponentChangeSerializer(many=True)
-
-    def get_fields(self):
-        fields = super().get_fields()
-        fields["from"] = DiffSideSerializer()
-        fields["to"] = DiffSideSerializer()
-        return fields
 
 
 class VersionDiffApi(APIView):

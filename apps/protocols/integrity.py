@@ -258,8 +258,7 @@ def _log_problem(version: ProtocolVersion) -> str:
 def _record_alarm(version: ProtocolVersion, verdict: IntegrityVerdict) -> None:
     # Imported here: the deviations app comes after protocols in the dependency order.
     from apps.deviations.models import EntryKind, LogEntry
-    from apps.deviations.services import deviation_append
-    from apps.protocols.refs import version_ref
+    from apps.deviations.services import version_log_append
 
     alarm_ref = {"type": "integrity", "id": verdict.recomputed, "label": "recomputed hash"}
     with transaction.atomic():
@@ -273,13 +272,13 @@ def _record_alarm(version: ProtocolVersion, verdict: IntegrityVerdict) -> None:
                 ref.get("type") == "version" and ref.get("id") == version.pk for ref in refs
             ):
                 return
-        deviation_append(
-            protocol=version.protocol,
+        version_log_append(
+            version,
             kind=EntryKind.INTEGRITY_ALARM,
             rationale=f"Integrity alarm: {verdict.reason}. Analyses of this version are refused "
             "until the rows are restored.",
             actor=None,
-            refs=[version_ref(version), alarm_ref],
+            refs=[alarm_ref],
         )
 
 

@@ -19,8 +19,9 @@ from django.utils import timezone
 from apps.accounts.models import Membership, Role, User
 from apps.accounts.services import membership_grant
 from apps.core.canonical import sha256_hex
+from apps.core.rows import full_clean_save
 from apps.deviations.models import EntryKind
-from apps.deviations.services import deviation_append
+from apps.deviations.services import deviation_append, version_log_append
 from apps.protocols.components import Problem, registered_components
 from apps.protocols.decision_table import decision_table_errors
 from apps.protocols.documents import version_document_bytes
@@ -123,8 +124,7 @@ def protocol_create(*, user: User, code: str, title: str, template: str = "opb")
     if code.lower() in _RESERVED_CODES:
         raise ValidationError({"code": f"{code!r} is reserved; choose another code."})
     protocol = Protocol(code=code, title=title.strip(), template=template, created_by=user)
-    protocol.full_clean()
-    protocol.save()
+    full_clean_save(protocol)
     _grant_logged(
         protocol=protocol,
         user=user,
@@ -543,18 +543,16 @@ def version_withdraw(*, version: ProtocolVersion, user: User, reason: str) -> Wi
     if not reason:
         raise ValidationError({"reason": ["say why the version is withdrawn"]})
     withdrawal = Withdrawal(version=version, reason=reason, withdrawn_by=user)
-    withdrawal.full_clean()
-    withdrawal.save()
+    full_clean_save(withdrawal)
     # What the version allowed ends with it (the raters component ends its reservations).
     for component in registered_components():
         if component.on_withdraw is not None:
             component.on_withdraw(version)
-    deviation_append(
-        protocol=version.protocol,
+    version_log_append(
+        version,
         kind=EntryKind.WITHDRAWAL,
         rationale=f"Withdrew {version}: {reason}",
         actor=user,
-        refs=[version_ref(version)],
     )
     given.refresh_from_db()
     return withdrawal
@@ -631,8 +629,7 @@ def protocol_member_invite(
             raise ValidationError({"email": [f"a user is already named {email!r}"]})
         user = User(username=email[:150], email=email)
         user.set_unusable_password()
-        user.full_clean()
-        user.save()
+        full_clean_save(user)
     note = "invited by e-mail" + (f"; {reason.strip()}" if (reason or "").strip() else "")
     membership = protocol_member_add(
         protocol=protocol, username=user.username, role=role, actor=actor, reason=note
@@ -716,16 +713,15 @@ def version_deposit(
         note=note.strip(),
         recorded_by=user,
     )
-    deposit.full_clean()
-    deposit.save()
-    deviation_append(
-        protocol=version.protocol,
+    full_clean_save(deposit)
+    version_log_append(
+        version,
         kind=EntryKind.IMPORT,
         actor=user,
         rationale=f"{version} deposited as history: frozen at {deposit.frozen_where}"
         + (f" on {deposit.frozen_on.isoformat()}" if deposit.frozen_on else " (day not given)")
         + f", text SHA-256 {blob.sha256}. It never passes this registry's freeze gate and is "
         "never analysed.",
-        refs=[version_ref(version), {"type": "blob", "id": blob.sha256, "label": "deposited text"}],
+        refs=[{"type": "blob", "id": blob.sha256, "label": "deposited text"}],
     )
     return deposit

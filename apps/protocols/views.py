@@ -6,7 +6,7 @@ from typing import cast
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
@@ -16,7 +16,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from apps.accounts.access import AuthenticatedHttpRequest
 from apps.accounts.models import Membership, Role
 from apps.accounts.selectors import memberships_of, roles_for
-from apps.core.forms import add_service_errors
+from apps.core.access import first_or_404
+from apps.core.forms import add_service_errors, service_on_post
 from apps.core.markdown import render_markdown
 from apps.protocols.access import (
     EDIT_ROLES,
@@ -112,14 +113,12 @@ def protocol_list(request: AuthenticatedHttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def protocol_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = ProtocolCreateForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            protocol = protocol_create(user=request.user, **form.cleaned_data)
-        except ValidationError as error:
-            add_service_errors(form, error)
-        else:
-            messages.success(request, f"Protocol {protocol.code} created; you are its PI.")
-            return redirect("protocols:edit", protocol.code, "1.0")
+    protocol = service_on_post(
+        request, form, lambda: protocol_create(user=request.user, **form.cleaned_data)
+    )
+    if protocol is not None:
+        messages.success(request, f"Protocol {protocol.code} created; you are its PI.")
+        return redirect("protocols:edit", protocol.code, "1.0")
     return render(request, "protocols/protocol_new.html", {"form": form})
 
 
@@ -153,13 +152,10 @@ def protocol_members(request: AuthenticatedHttpRequest, code: str) -> HttpRespon
     form = MemberAddForm(request.POST if request.method == "POST" and not removing else None)
     remove_form = MemberRemoveForm(request.POST if removing else None)
     if removing and remove_form.is_valid():
-        membership = (
-            Membership.objects.filter(protocol=protocol, pk=remove_form.cleaned_data["remove"])
-            .select_related("user", "protocol")
-            .first()
+        members = Membership.objects.select_related("user", "protocol").filter(protocol=protocol)
+        membership = first_or_404(
+            members.filter(pk=remove_form.cleaned_data["remove"]), "No such membership."
         )
-        if membership is None:
-            raise Http404("No such membership.")
         try:
             protocol_member_remove(
                 membership=membership,
@@ -581,14 +577,14 @@ def version_withdraw_action(
 ) -> HttpResponse:
     version = get_version_by_label_for(user=request.user, code=code, label=label, roles=PI_ROLES)
     form = WithdrawForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            version_withdraw(version=version, user=request.user, **form.cleaned_data)
-        except ValidationError as error:
-            add_service_errors(form, error)
-        else:
-            messages.success(request, f"v{version.label} is withdrawn.")
-            return redirect(_version_url(version))
+    withdrawal = service_on_post(
+        request,
+        form,
+        lambda: version_withdraw(version=version, user=request.user, **form.cleaned_data),
+    )
+    if withdrawal is not None:
+        messages.success(request, f"v{version.label} is withdrawn.")
+        return redirect(_version_url(version))
     return render(
         request,
         "protocols/version_withdraw.html",

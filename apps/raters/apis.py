@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.authentication import CachedTokenAuthentication, request_token_key
-from apps.core.apis import JSONParser, PreboundSerializer
+from apps.core.apis import JSONParser, PreboundSerializer, validated
 from apps.deviations.selectors import outcomes_visible
 from apps.raters.access import get_rubric_version_for, get_scoring_version_for, get_task_for
 from apps.raters.final import machine_dashboard
@@ -233,15 +233,14 @@ class TaskScoreApi(QueueHotPath):
 
     @extend_schema(request=InputSerializer, responses=_ScoreOutput)
     def post(self, request, token: str):
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(self.InputSerializer, request.data)
         try:
             score, created = score_submit_outcome(
                 task_token=token,
                 reviewer=request.user,
-                values=data.validated_data["values"],
-                idempotency_key=data.validated_data["idempotency_key"],
-                seconds_spent=data.validated_data.get("seconds_spent"),
+                values=data["values"],
+                idempotency_key=data["idempotency_key"],
+                seconds_spent=data.get("seconds_spent"),
                 token_key=request_token_key(request.auth),
             )
         except TokenRevoked:
@@ -253,11 +252,11 @@ class TaskScoreApi(QueueHotPath):
             "seconds_spent": score.seconds_spent,
             "correction_reason": score.correction_reason,
         }
-        if data.validated_data.get("next"):
+        if data.get("next"):
             # The score is committed; the next reservation is its own transaction.
             body = {
                 **body,
-                "next": _reserve(request, _queue_choice(data.validated_data.get("queue"))),
+                "next": _reserve(request, _queue_choice(data.get("queue"))),
             }
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
@@ -272,8 +271,7 @@ class TaskCorrectionApi(APIView):
 
     @extend_schema(request=InputSerializer, responses=_ScoreOutput)
     def post(self, request, token: str):
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(self.InputSerializer, request.data)
         task, _ = get_task_for(user=request.user, token=token)
         score = own_score(task=task, reviewer=request.user)
         if score is None:
@@ -283,8 +281,8 @@ class TaskCorrectionApi(APIView):
         correction = score_correct(
             score=score,
             reviewer=request.user,
-            values=data.validated_data["values"],
-            reason=data.validated_data["reason"],
+            values=data["values"],
+            reason=data["reason"],
         )
         return Response(_ScoreOutput(correction).data, status=status.HTTP_201_CREATED)
 
@@ -311,9 +309,8 @@ class RubricTemplateApi(APIView):
     @extend_schema(request=InputSerializer, responses=OpenApiTypes.OBJECT)
     def post(self, request, version_id: int):
         version = get_rubric_version_for(user=request.user, pk=version_id)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        rubric_apply_template(version=version, template=data.validated_data["template"])
+        data = validated(self.InputSerializer, request.data)
+        rubric_apply_template(version=version, template=data["template"])
         return Response({"rubric": rubric_document(version)}, status=status.HTTP_201_CREATED)
 
 

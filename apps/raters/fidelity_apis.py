@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.models import Role
+from apps.core.apis import validated
 from apps.protocols.access import get_version_by_label_for
 from apps.raters.models import RubricPublication, RubricText
 from apps.raters.services.rubric_text import (
@@ -53,9 +54,8 @@ class RubricTextApi(APIView):
         version = get_version_by_label_for(
             user=request.user, code=code, label=label, roles=(Role.PI, Role.EDITOR)
         )
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        row = rubric_text_set(version=version, text=data.validated_data["text"])
+        data = validated(self.InputSerializer, request.data)
+        row = rubric_text_set(version=version, text=data["text"])
         return Response(_address(row.sha256))
 
 

@@ -9,6 +9,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.core.apis import validated
 from apps.raters.access import get_rubric_version_for
 from apps.raters.final import machine_dashboard, scorer_roster
 from apps.raters.machine_import import with_scorer
@@ -56,9 +57,8 @@ class ScorerEnrollApi(APIView):
     @extend_schema(request=InputSerializer, responses=OpenApiTypes.OBJECT)
     def post(self, request, version_id: int):
         version = get_rubric_version_for(user=request.user, pk=version_id)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = dict(data.validated_data)
+        data = validated(self.InputSerializer, request.data)
+        values = dict(data)
         code, role, label = values.pop("code"), values.pop("role"), values.pop("label", "")
         scorer, created = scorer_register(user=request.user, label=label, **values)
         scorer_roster_enroll(

@@ -48,6 +48,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.utils import timezone
 
+from apps.core.rows import full_clean_save
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
 from apps.items.models import KeyUnit
@@ -769,8 +770,7 @@ def machine_import_record(
     record = MachineScoreImport(
         version=version, filename=filename[:255], note=note.strip(), imported_by=user, **fields
     )
-    record.full_clean()
-    record.save()
+    full_clean_save(record)
     _write(record, planned)
     deviation_append(
         protocol=version.protocol,

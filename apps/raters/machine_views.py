@@ -15,7 +15,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts.access import signed_in_user
-from apps.core.forms import JSONField
+from apps.core.forms import JSONField, add_service_errors
 from apps.core.inputs import json_loads
 from apps.protocols.import_frame import ImportRejected
 from apps.raters.access import get_rubric_version_for
@@ -82,14 +82,6 @@ class MachineConfirmForm(forms.Form):
     note = forms.CharField(widget=forms.HiddenInput, required=False)
 
 
-def _errors(form: forms.Form, error: ValidationError) -> None:
-    if hasattr(error, "error_dict"):
-        for name, messages_ in error.message_dict.items():
-            form.add_error(name if name in form.fields else None, messages_)
-    else:
-        form.add_error(None, error.messages)
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
 def scorers(request: HttpRequest, version_id: int) -> HttpResponse:
@@ -105,7 +97,7 @@ def scorers(request: HttpRequest, version_id: int) -> HttpResponse:
                 version=version, scorer=scorer, code=code, role=role, user=signed_in_user(request)
             )
         except ValidationError as error:
-            _errors(form, error)
+            add_service_errors(form, error)
         else:
             messages.success(request, f"{code} is on the scorer roster ({scorer}).")
             return redirect("raters:scorers", code=version.protocol.code, label=version.label)

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from apps.accounts.access import AuthenticatedHttpRequest
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
+from apps.core.access import first_or_404
 from apps.items.selectors import harm_reviews_pending_for
 from apps.raters.access import get_rubric_version_for, get_scoring_version_for, get_task_for
 from apps.raters.final import machine_dashboard
@@ -474,9 +475,9 @@ def rubric_field(request: AuthenticatedHttpRequest, version_id: int, name: str) 
     """Edit one field of a draft's rubric: every attribute of the add form (only those posted
     change; an unticked Required is absent and means no). Errors name the field."""
     version = get_rubric_version_for(user=request.user, pk=version_id)
-    field = RubricField.objects.filter(version=version, name=name).first()
-    if field is None:
-        raise Http404("No such rubric field.")
+    field = first_or_404(
+        RubricField.objects.filter(version=version, name=name), "No such rubric field."
+    )
     errors: list[str] = []
     form = RubricFieldForm(initial=RubricFieldForm.initial_for(field))
     if request.method == "POST":

@@ -10,6 +10,7 @@ from django.http import Http404
 
 from apps.accounts.models import User
 from apps.analysis.models import AnalysisRun
+from apps.core.access import first_or_404
 from apps.protocols.access import PI_ROLES, get_protocol_for, get_version_by_label_for
 from apps.protocols.models import Protocol, ProtocolVersion
 from apps.registry import selectors
@@ -68,7 +69,5 @@ def get_view_link_for(*, user: User, code: str, pk: int) -> ViewLink:
     link = ViewLink.objects.filter(pk=pk, version__protocol=protocol).select_related(
         "version", "version__protocol"
     )
-    found = link.first()
-    if found is None:
-        raise Http404("No such view-only link on this protocol.")
+    found = first_or_404(link, "No such view-only link on this protocol.")
     return found

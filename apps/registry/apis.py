@@ -24,6 +24,7 @@ from rest_framework.views import APIView
 
 from apps.accounts.access import signed_in_user
 from apps.analysis.selectors import result_document
+from apps.core.apis import validated
 from apps.deviations.checkpoints import public_keys
 from apps.protocols.models import ProtocolVersion
 from apps.registry import access, citation, selectors, services
@@ -127,16 +128,9 @@ class PublicProtocolListApi(PublicApi):
         form = IndexSearchForm(request.query_params)
         if not form.is_valid():
             raise ValidationError(form.errors.get_json_data())
-        data = form.cleaned_data
-        query = selectors.IndexQuery(
-            text=data["q"].strip(),
-            template=data["template"],
-            published_from=data["published_from"],
-            published_to=data["published_to"],
-        )
-        page = Paginator(selectors.registry_index(query=query), selectors.INDEX_PAGE_SIZE).get_page(
-            request.query_params.get("page")
-        )
+        page = Paginator(
+            selectors.registry_index(query=form.query()), selectors.INDEX_PAGE_SIZE
+        ).get_page(request.query_params.get("page"))
         rows = [
             {
                 "code": p.code,
@@ -264,13 +258,12 @@ class PublishApi(APIView):
         version = access.get_version_to_publish_for(
             user=signed_in_user(request), code=code, label=label
         )
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        data = validated(self.InputSerializer, request.data)
         publication = services.version_publish(
             version=version,
             user=signed_in_user(request),
-            embargo_until=serializer.validated_data.get("embargo_until"),
-            authors=serializer.validated_data.get("authors", ""),
+            embargo_until=data.get("embargo_until"),
+            authors=data.get("authors", ""),
         )
         return Response(PublicationSerializer(publication).data, status=201)
 
@@ -319,9 +312,7 @@ class ViewLinkCreateApi(APIView):
     @extend_schema(request=InputSerializer, responses={201: ViewLinkSerializer})
     def post(self, request: Request, code: str) -> Response:
         access.get_protocol_to_publish_for(user=signed_in_user(request), code=code)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validated(self.InputSerializer, request.data)
         version = access.get_version_to_publish_for(
             user=signed_in_user(request), code=code, label=data["version"]
         )

@@ -3,6 +3,7 @@
 from django import forms
 
 from apps.protocols.plans import plan_template_choices
+from apps.registry.selectors import IndexQuery
 
 
 class IndexSearchForm(forms.Form):
@@ -23,6 +24,16 @@ class IndexSearchForm(forms.Form):
         if start and end and start > end:
             self.add_error("published_to", "The end of the range comes before its start.")
         return cleaned
+
+    def query(self) -> IndexQuery:
+        """The search a valid form asks for."""
+        data = self.cleaned_data
+        return IndexQuery(
+            text=data["q"].strip(),
+            template=data["template"],
+            published_from=data["published_from"],
+            published_to=data["published_to"],
+        )
 
 
 class PublishForm(forms.Form):

@@ -17,11 +17,11 @@ from django.utils import timezone
 from apps.accounts.models import User
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.refs import run_ref
+from apps.core.rows import full_clean_save
 from apps.deviations.models import EntryKind
 from apps.deviations.selectors import outcomes_visible
-from apps.deviations.services import deviation_append
+from apps.deviations.services import version_log_append
 from apps.protocols.models import ProtocolVersion, VersionState
-from apps.protocols.refs import version_ref
 from apps.registry.models import Publication, RunPublication, ViewLink
 
 # OSF Registries' longest embargo (https://help.osf.io/article/138-embargo-a-registration).
@@ -107,15 +107,13 @@ def version_publish(
         public_since=None if embargo_until else timezone.now(),
         authors=(authors or "").strip() or _default_authors(user),
     )
-    publication.full_clean()
-    publication.save()
+    full_clean_save(publication)
     when = f"under embargo until {embargo_until} (UTC)" if embargo_until else "public at once"
-    deviation_append(
-        protocol=version.protocol,
+    version_log_append(
+        version,
         kind=EntryKind.REGISTRY,
         rationale=f"Published {version.protocol.code} v{version.label}, {when}.",
         actor=user,
-        refs=[version_ref(version)],
     )
     return publication
 
@@ -129,13 +127,12 @@ def _end_embargo(publication: Publication, *, user: User | None, why: str) -> bo
     if claimed != 1:
         return False
     version = ProtocolVersion.objects.select_related("protocol").get(pk=publication.version_id)
-    deviation_append(
-        protocol=version.protocol,
+    version_log_append(
+        version,
         kind=EntryKind.REGISTRY,
         rationale=f"The embargo on {version.protocol.code} v{version.label} ended {why}; "
         "it is public from now on.",
         actor=user,
-        refs=[version_ref(version)],
     )
     return True
 
@@ -186,16 +183,14 @@ def view_link_create(
         anonymised=anonymised,
         created_by=user,
     )
-    link.full_clean()
-    link.save()
+    full_clean_save(link)
     kind = "an anonymised" if anonymised else "a"
-    deviation_append(
-        protocol=version.protocol,
+    version_log_append(
+        version,
         kind=EntryKind.VIEW_LINK,
         rationale=f"Created {kind} view-only link (no. {link.pk}) to "
         f"{version.protocol.code} v{version.label}.",
         actor=user,
-        refs=[version_ref(version)],
     )
     return link
 
@@ -209,13 +204,12 @@ def view_link_revoke(*, link: ViewLink, user: User) -> ViewLink:
     if claimed != 1:
         raise ValidationError({"link": "This view-only link was already revoked."})
     version = ProtocolVersion.objects.select_related("protocol").get(pk=link.version_id)
-    deviation_append(
-        protocol=version.protocol,
+    version_log_append(
+        version,
         kind=EntryKind.VIEW_LINK,
         rationale=f"Revoked view-only link no. {link.pk} to "
         f"{version.protocol.code} v{version.label}.",
         actor=user,
-        refs=[version_ref(version)],
     )
     link.refresh_from_db()
     return link
@@ -231,12 +225,11 @@ def view_link_first_use(*, link: ViewLink) -> bool:
     if claimed != 1:
         return False
     version = link.version
-    deviation_append(
-        protocol=version.protocol,
+    version_log_append(
+        version,
         kind=EntryKind.VIEW_LINK,
         rationale=f"View-only link no. {link.pk} to {version.protocol.code} v{version.label} "
         "was opened for the first time.",
-        refs=[version_ref(version)],
     )
     return True
 
@@ -262,13 +255,12 @@ def run_publish(*, run: AnalysisRun, user: User) -> RunPublication:
     if RunPublication.objects.filter(run=run).exists():
         raise ValidationError({"run": f"{name} is already published."})
     publication = RunPublication(run=run, published_by=user)
-    publication.full_clean()
-    publication.save()
-    deviation_append(
-        protocol=version.protocol,
+    full_clean_save(publication)
+    version_log_append(
+        version,
         kind=EntryKind.REGISTRY,
         rationale=f"Published {name} (result {run.result_id}).",
         actor=user,
-        refs=[version_ref(version), run_ref(run)],
+        refs=[run_ref(run)],
     )
     return publication

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,8 @@ from apps.accounts.access import AuthenticatedHttpRequest
 from apps.analysis.access import get_run_for
 from apps.analysis.selectors import result_bytes, result_document, tidy_csv
 from apps.analysis.views import report_headline, report_sections_context
+from apps.core.access import first_or_404
+from apps.core.views import attachment
 from apps.deviations import chain
 from apps.deviations.checkpoints import public_keys
 from apps.deviations.exports import jsonl_lines
@@ -140,13 +144,7 @@ def index(request: HttpRequest) -> HttpResponse:
     query = selectors.IndexQuery()
     if form.is_bound:
         if form.is_valid():
-            data = form.cleaned_data
-            query = selectors.IndexQuery(
-                text=data["q"].strip(),
-                template=data["template"],
-                published_from=data["published_from"],
-                published_to=data["published_to"],
-            )
+            query = form.query()
         else:
             status = 400
     page = Paginator(selectors.registry_index(query=query), selectors.INDEX_PAGE_SIZE).get_page(
@@ -222,13 +220,9 @@ def version_page(request: HttpRequest, code: str, label: str) -> HttpResponse:
 
 
 def _document_response(version: ProtocolVersion) -> HttpResponse:
-    blob = Blob.objects.filter(sha256=version.sha256).first()
-    if blob is None:
-        raise Http404(access.NOT_FOUND)
-    response = HttpResponse(bytes(blob.content), content_type="application/json")
-    response["Content-Disposition"] = (
-        f'attachment; filename="{version.protocol.code}-v{version.label}.json"'
-    )
+    blob = first_or_404(Blob.objects.filter(sha256=version.sha256), access.NOT_FOUND)
+    name = f"{version.protocol.code}-v{version.label}.json"
+    response = attachment(bytes(blob.content), content_type="application/json", filename=name)
     response["ETag"] = f'"{blob.sha256}"'
     response["Cache-Control"] = IMMUTABLE_CACHE
     return response
@@ -414,8 +408,7 @@ def _denominators(document: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 def _run_download(run, content: bytes | str, content_type: str, name: str) -> HttpResponse:
-    response = HttpResponse(content, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    response = attachment(content, content_type=content_type, filename=name)
     response["ETag"] = f'"{run.result_id}"'
     response["Cache-Control"] = IMMUTABLE_CACHE
     return response
@@ -494,6 +487,23 @@ def _back(code: str) -> HttpResponse:
     return redirect("registry:publish", code=code)
 
 
+def _acted(
+    request: AuthenticatedHttpRequest,
+    protocol: Protocol,
+    code: str,
+    act: Callable[[], object],
+    done: str,
+) -> HttpResponse:
+    # The PI's actions on the publish page: a refusal shows the page again with its reasons
+    # (400); success says ``done`` and goes back to it.
+    try:
+        act()
+    except ValidationError as error:
+        return _refused(request, protocol, error)
+    messages.success(request, done)
+    return _back(code)
+
+
 @login_required
 @require_POST
 def publish_action(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
@@ -501,17 +511,18 @@ def publish_action(request: AuthenticatedHttpRequest, code: str, label: str) -> 
     form = PublishForm(request.POST)
     if not form.is_valid():
         return _refused(request, version.protocol, ValidationError(form.errors.as_text()))
-    try:
-        services.version_publish(
+    return _acted(
+        request,
+        version.protocol,
+        code,
+        lambda: services.version_publish(
             version=version,
             user=request.user,
             embargo_until=form.cleaned_data["embargo_until"],
             authors=form.cleaned_data["authors"],
-        )
-    except ValidationError as error:
-        return _refused(request, version.protocol, error)
-    messages.success(request, f"Published v{version.label}.")
-    return _back(code)
+        ),
+        f"Published v{version.label}.",
+    )
 
 
 @login_required
@@ -523,12 +534,13 @@ def embargo_end_action(request: AuthenticatedHttpRequest, code: str, label: str)
         return _refused(
             request, version.protocol, ValidationError("This version is not published.")
         )
-    try:
-        services.embargo_end(publication=publication, user=request.user)
-    except ValidationError as error:
-        return _refused(request, version.protocol, error)
-    messages.success(request, f"v{version.label} is public from now on.")
-    return _back(code)
+    return _acted(
+        request,
+        version.protocol,
+        code,
+        partial(services.embargo_end, publication=publication, user=request.user),
+        f"v{version.label} is public from now on.",
+    )
 
 
 @login_required
@@ -559,12 +571,13 @@ def view_link_create_action(
 @require_POST
 def view_link_revoke_action(request: AuthenticatedHttpRequest, code: str, pk: int) -> HttpResponse:
     link = access.get_view_link_for(user=request.user, code=code, pk=pk)
-    try:
-        services.view_link_revoke(link=link, user=request.user)
-    except ValidationError as error:
-        return _refused(request, link.version.protocol, error)
-    messages.success(request, f"View-only link no. {link.pk} revoked.")
-    return _back(code)
+    return _acted(
+        request,
+        link.version.protocol,
+        code,
+        partial(services.view_link_revoke, link=link, user=request.user),
+        f"View-only link no. {link.pk} revoked.",
+    )
 
 
 @login_required
@@ -573,9 +586,10 @@ def run_publish_action(
     request: AuthenticatedHttpRequest, code: str, label: str, number: int
 ) -> HttpResponse:
     run = get_run_for(user=request.user, code=code, label=label, number=number, roles=PI_ROLES)
-    try:
-        services.run_publish(run=run, user=request.user)
-    except ValidationError as error:
-        return _refused(request, run.version.protocol, error)
-    messages.success(request, f"Analysis run {number} of v{label} published.")
-    return _back(code)
+    return _acted(
+        request,
+        run.version.protocol,
+        code,
+        partial(services.run_publish, run=run, user=request.user),
+        f"Analysis run {number} of v{label} published.",
+    )

@@ -14,6 +14,7 @@ from django.http import Http404
 from apps.accounts.access import require_held_roles
 from apps.accounts.models import Role, User
 from apps.accounts.selectors import SIGHTED_ROLES, user_roles
+from apps.core.access import first_or_404
 from apps.protocols.access import get_version_by_label_for
 from apps.protocols.models import ProtocolVersion
 from apps.responses.models import Attempt, Evaluand
@@ -55,9 +56,7 @@ def get_evaluand_for(*, user: User, pk: int) -> Evaluand:
     """The evaluand ``pk`` if ``user`` may see it (registered it, or holds a sighted role on a
     protocol that enrols it); Http404 otherwise."""
     require_evaluand_author(user=user)
-    evaluand = evaluands_visible_to(user=user).filter(pk=pk).first()
-    if evaluand is None:
-        raise Http404("No such evaluand.")
+    evaluand = first_or_404(evaluands_visible_to(user=user).filter(pk=pk), "No such evaluand.")
     return evaluand
 
 

@@ -1,25 +1,16 @@
 """The API twin of the responses pages: one APIView per action."""
 
 from django.core.exceptions import ValidationError
-from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.core.apis import JSONField
+from apps.core.access import first_or_404
+from apps.core.apis import JSONField, validated
 from apps.protocols.models import ProtocolVersion
-from apps.responses.access import (
-    PI_ROLES,
-    READ_ROLES,
-    WRITE_ROLES,
-    get_attempt_for,
-    get_evaluand_for,
-    get_responses_version_for,
-    require_evaluand_author,
-    require_evaluand_writer,
-)
+from apps.responses import access, selectors, services
 from apps.responses.import_answers import (
     FileImportInput,
     file_import_answer,
@@ -32,33 +23,13 @@ from apps.responses.models import (
     RosterEntry,
     SessionGuarantee,
 )
-from apps.responses.selectors import (
-    attempts_of,
-    control_validations_of,
-    evaluands_visible_to,
-    exclusions_of,
-    imports_of,
-    outcome_counts,
-    responses_summary,
-    roster_code,
-    roster_of,
-)
-from apps.responses.services import (
-    control_validation_record,
-    evaluand_register,
-    evaluand_revise,
-    exclusion_record,
-    responses_import,
-    roster_enroll,
-    roster_remove,
-)
 from apps.responses.sessions import SESSION_FIELDS
 from apps.responses.surfaces import session_guarantee_record
 
 
 def _version(request, code: str, label: str, roles) -> ProtocolVersion:
     # The version the route names, for a user holding one of ``roles`` (404 otherwise).
-    return get_responses_version_for(user=request.user, code=code, label=label, roles=roles)
+    return access.get_responses_version_for(user=request.user, code=code, label=label, roles=roles)
 
 
 class EvaluandOutputSerializer(serializers.Serializer):
@@ -119,8 +90,8 @@ class EvaluandListApi(APIView):
 
     @extend_schema(responses=EvaluandOutputSerializer(many=True))
     def get(self, request):
-        require_evaluand_author(user=request.user)
-        evaluands = evaluands_visible_to(user=request.user)
+        access.require_evaluand_author(user=request.user)
+        evaluands = selectors.evaluands_visible_to(user=request.user)
         return Response(EvaluandOutputSerializer(evaluands, many=True).data)
 
 
@@ -129,11 +100,10 @@ class EvaluandCreateApi(APIView):
 
     @extend_schema(request=EvaluandInputSerializer, responses=EvaluandOutputSerializer)
     def post(self, request):
-        require_evaluand_writer(user=request.user)
-        data = EvaluandInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = dict(data.validated_data)
-        evaluand, created = evaluand_register(
+        access.require_evaluand_writer(user=request.user)
+        data = validated(EvaluandInputSerializer, request.data)
+        values = dict(data)
+        evaluand, created = services.evaluand_register(
             user=request.user, label=values.pop("label"), **values
         )
         return Response(
@@ -145,7 +115,9 @@ class EvaluandCreateApi(APIView):
 class EvaluandDetailApi(APIView):
     @extend_schema(responses=EvaluandOutputSerializer)
     def get(self, request, pk: int):
-        return Response(EvaluandOutputSerializer(get_evaluand_for(user=request.user, pk=pk)).data)
+        return Response(
+            EvaluandOutputSerializer(access.get_evaluand_for(user=request.user, pk=pk)).data
+        )
 
 
 class EvaluandReviseApi(APIView):
@@ -158,15 +130,14 @@ class EvaluandReviseApi(APIView):
 
     @extend_schema(request=InputSerializer, responses=EvaluandOutputSerializer)
     def post(self, request, pk: int):
-        evaluand = get_evaluand_for(user=request.user, pk=pk)
-        require_evaluand_writer(user=request.user)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        changes = {k: v for k, v in data.validated_data.items() if k in IDENTITY_FIELDS}
-        revised = evaluand_revise(
+        evaluand = access.get_evaluand_for(user=request.user, pk=pk)
+        access.require_evaluand_writer(user=request.user)
+        data = validated(self.InputSerializer, request.data)
+        changes = {k: v for k, v in data.items() if k in IDENTITY_FIELDS}
+        revised = services.evaluand_revise(
             evaluand=evaluand,
             user=request.user,
-            label=data.validated_data.get("label"),
+            label=data.get("label"),
             **changes,
         )
         return Response(EvaluandOutputSerializer(revised).data, status=status.HTTP_201_CREATED)
@@ -184,12 +155,11 @@ class SessionGuaranteeRecordApi(APIView):
 
     @extend_schema(request=InputSerializer, responses={201: EvaluandOutputSerializer})
     def post(self, request, pk: int):
-        evaluand = get_evaluand_for(user=request.user, pk=pk)
-        require_evaluand_writer(user=request.user)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        session_guarantee_record(evaluand=evaluand, user=request.user, **data.validated_data)
-        evaluand = get_evaluand_for(user=request.user, pk=pk)
+        evaluand = access.get_evaluand_for(user=request.user, pk=pk)
+        access.require_evaluand_writer(user=request.user)
+        data = validated(self.InputSerializer, request.data)
+        session_guarantee_record(evaluand=evaluand, user=request.user, **data)
+        evaluand = access.get_evaluand_for(user=request.user, pk=pk)
         return Response(EvaluandOutputSerializer(evaluand).data, status=status.HTTP_201_CREATED)
 
 
@@ -202,8 +172,8 @@ class RosterEntrySerializer(serializers.Serializer):
 class RosterListApi(APIView):
     @extend_schema(responses=RosterEntrySerializer(many=True))
     def get(self, request, code: str, label: str):
-        version = _version(request, code, label, READ_ROLES)
-        return Response(RosterEntrySerializer(roster_of(version), many=True).data)
+        version = _version(request, code, label, access.READ_ROLES)
+        return Response(RosterEntrySerializer(selectors.roster_of(version), many=True).data)
 
 
 class RosterEnrollApi(APIView):
@@ -214,12 +184,11 @@ class RosterEnrollApi(APIView):
 
     @extend_schema(request=InputSerializer, responses=RosterEntrySerializer)
     def post(self, request, code: str, label: str):
-        version = _version(request, code, label, WRITE_ROLES)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        evaluand = get_evaluand_for(user=request.user, pk=data.validated_data["evaluand"])
-        entry = roster_enroll(
-            version=version, evaluand=evaluand, code=data.validated_data["code"], user=request.user
+        version = _version(request, code, label, access.WRITE_ROLES)
+        data = validated(self.InputSerializer, request.data)
+        evaluand = access.get_evaluand_for(user=request.user, pk=data["evaluand"])
+        entry = services.roster_enroll(
+            version=version, evaluand=evaluand, code=data["code"], user=request.user
         )
         return Response(RosterEntrySerializer(entry).data, status=status.HTTP_201_CREATED)
 
@@ -227,11 +196,11 @@ class RosterEnrollApi(APIView):
 class RosterRemoveApi(APIView):
     @extend_schema(request=None, responses={204: None})
     def post(self, request, code: str, label: str, entry: str):
-        version = _version(request, code, label, WRITE_ROLES)
-        found = RosterEntry.objects.filter(version=version, code=entry).first()
-        if found is None:
-            raise Http404("No such roster entry.")
-        roster_remove(entry=found, user=request.user)
+        version = _version(request, code, label, access.WRITE_ROLES)
+        found = first_or_404(
+            RosterEntry.objects.filter(version=version, code=entry), "No such roster entry."
+        )
+        services.roster_remove(entry=found, user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -240,12 +209,12 @@ class ResponsesSummaryApi(APIView):
 
     @extend_schema(responses=dict)
     def get(self, request, code: str, label: str):
-        version = _version(request, code, label, READ_ROLES)
-        summary = responses_summary(version)
+        version = _version(request, code, label, access.READ_ROLES)
+        summary = selectors.responses_summary(version)
         return Response(
             {
                 "outcomes": summary.outcomes,
-                "totals": outcome_counts(version),
+                "totals": selectors.outcome_counts(version),
                 "by_evaluand": [
                     {
                         "code": row.code,
@@ -300,10 +269,10 @@ class ResponsesImportApi(APIView):
         responses=dict,
     )
     def post(self, request, code: str, label: str):
-        version = _version(request, code, label, WRITE_ROLES)
+        version = _version(request, code, label, access.WRITE_ROLES)
         upload, fields, dry_run = file_import_input(request, self.InputSerializer)
         return file_import_answer(
-            lambda: responses_import(
+            lambda: services.responses_import(
                 version=version,
                 user=request.user,
                 data=upload,
@@ -320,8 +289,8 @@ class ResponsesImportApi(APIView):
 class ImportListApi(APIView):
     @extend_schema(responses=ImportSerializer(many=True))
     def get(self, request, code: str, label: str):
-        version = _version(request, code, label, READ_ROLES)
-        return Response(ImportSerializer(imports_of(version), many=True).data)
+        version = _version(request, code, label, access.READ_ROLES)
+        return Response(ImportSerializer(selectors.imports_of(version), many=True).data)
 
 
 def _attempt_data(attempt, codes: dict[int, str], *, raw: bool = False) -> dict:
@@ -372,14 +341,14 @@ class AttemptListApi(APIView):
         responses=dict,
     )
     def get(self, request, code: str, label: str):
-        version = _version(request, code, label, READ_ROLES)
+        version = _version(request, code, label, access.READ_ROLES)
         try:
             limit = min(max(int(request.query_params.get("limit", 100)), 1), 1000)
             offset = max(int(request.query_params.get("offset", 0)), 0)
         except ValueError as error:
             raise ValidationError("limit and offset are whole numbers.") from error
-        attempts = attempts_of(version)
-        codes = {entry.evaluand_id: entry.code for entry in roster_of(version)}
+        attempts = selectors.attempts_of(version)
+        codes = {entry.evaluand_id: entry.code for entry in selectors.roster_of(version)}
         return Response(
             {
                 "count": attempts.count(),
@@ -393,10 +362,10 @@ class AttemptDetailApi(APIView):
 
     @extend_schema(operation_id="v1_attempt_retrieve", responses=dict)
     def get(self, request, code: str, label: str, position: int, number: int):
-        attempt = get_attempt_for(
+        attempt = access.get_attempt_for(
             user=request.user, code=code, label=label, position=position, number=number
         )
-        codes = {attempt.administration.evaluand_id: roster_code(attempt.administration)}
+        codes = {attempt.administration.evaluand_id: selectors.roster_code(attempt.administration)}
         return Response(_attempt_data(attempt, codes, raw=True))
 
 
@@ -420,25 +389,24 @@ class ExclusionCreateApi(APIView):
 
     @extend_schema(request=InputSerializer, responses=ExclusionSerializer)
     def post(self, request, code: str, label: str, position: int, number: int):
-        attempt = get_attempt_for(
+        attempt = access.get_attempt_for(
             user=request.user,
             code=code,
             label=label,
             position=position,
             number=number,
-            roles=PI_ROLES,
+            roles=access.PI_ROLES,
         )
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        exclusion = exclusion_record(attempt=attempt, user=request.user, **data.validated_data)
+        data = validated(self.InputSerializer, request.data)
+        exclusion = services.exclusion_record(attempt=attempt, user=request.user, **data)
         return Response(ExclusionSerializer(exclusion).data, status=status.HTTP_201_CREATED)
 
 
 class ExclusionListApi(APIView):
     @extend_schema(responses=ExclusionSerializer(many=True))
     def get(self, request, code: str, label: str):
-        version = _version(request, code, label, READ_ROLES)
-        return Response(ExclusionSerializer(exclusions_of(version), many=True).data)
+        version = _version(request, code, label, access.READ_ROLES)
+        return Response(ExclusionSerializer(selectors.exclusions_of(version), many=True).data)
 
 
 class ControlValidationSerializer(serializers.Serializer):
@@ -459,9 +427,9 @@ class ControlValidationListApi(APIView):
 
     @extend_schema(responses=ControlValidationSerializer(many=True))
     def get(self, request, code: str, label: str):
-        version = _version(request, code, label, READ_ROLES)
+        version = _version(request, code, label, access.READ_ROLES)
         return Response(
-            ControlValidationSerializer(control_validations_of(version), many=True).data
+            ControlValidationSerializer(selectors.control_validations_of(version), many=True).data
         )
 
 
@@ -477,11 +445,8 @@ class ControlValidationRecordApi(APIView):
 
     @extend_schema(request=InputSerializer, responses=ControlValidationSerializer)
     def post(self, request, code: str, label: str):
-        version = _version(request, code, label, PI_ROLES)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        record = control_validation_record(
-            version=version, user=request.user, **data.validated_data
-        )
-        latest = next(r for r in control_validations_of(version) if r.id == record.pk)
+        version = _version(request, code, label, access.PI_ROLES)
+        data = validated(self.InputSerializer, request.data)
+        record = services.control_validation_record(version=version, user=request.user, **data)
+        latest = next(r for r in selectors.control_validations_of(version) if r.id == record.pk)
         return Response(ControlValidationSerializer(latest).data, status=status.HTTP_201_CREATED)

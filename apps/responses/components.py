@@ -19,6 +19,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
+from apps.core.rows import row_copy
 from apps.items.models import Cell, Factor, FactorRole
 from apps.items.schedule import ScheduleEntry, administration_schedule, schedule_sha256
 from apps.items.selectors import design_schedule_inputs
@@ -212,15 +213,8 @@ def responses_document(version: ProtocolVersion) -> dict[str, Any]:
 def roster_copy(source: ProtocolVersion, target: ProtocolVersion) -> None:
     """Give an amendment's new draft the same roster; the schedule is regenerated at its freeze."""
     RosterEntry.objects.bulk_create(
-        [
-            RosterEntry(
-                version=target,
-                evaluand_id=entry.evaluand_id,
-                code=entry.code,
-                position=entry.position,
-            )
-            for entry in RosterEntry.objects.filter(version=source)
-        ]
+        row_copy(entry, ("evaluand_id", "code", "position"), version=target)
+        for entry in RosterEntry.objects.filter(version=source)
     )
 
 

@@ -10,6 +10,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.core.apis import validated
 from apps.core.inputs import json_loads
 from apps.protocols.import_frame import ImportOutcome, ImportRejected
 from apps.responses.forms import upload_size_problem
@@ -44,12 +45,11 @@ def file_import_input(
 ) -> tuple[Any, dict[str, Any], bool]:
     """The upload, the validated fields and whether it is a dry run; raises DRF's
     ValidationError (400) for bad fields or a file over the upload limit."""
-    data = input_class(data=request.data)
-    data.is_valid(raise_exception=True)
-    upload = data.validated_data["file"]
+    data = validated(input_class, request.data)
+    upload = data["file"]
     if problem := upload_size_problem(upload):
         raise serializers.ValidationError({"file": [problem]})
-    return upload, data.validated_data, dry_run_asked(request)
+    return upload, data, dry_run_asked(request)
 
 
 def file_import_answer(

@@ -18,12 +18,12 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 
 from apps.accounts.models import User
+from apps.core.rows import full_clean_save
 from apps.deviations.models import EntryKind
 from apps.deviations.selectors import protocol_outcomes_visible
-from apps.deviations.services import deviation_append
+from apps.deviations.services import version_log_append
 from apps.protocols.import_frame import ImportOutcome, collector_paused
 from apps.protocols.models import ProtocolVersion
-from apps.protocols.refs import version_ref
 from apps.protocols.services import version_require_editable
 from apps.responses.importing import import_file
 from apps.responses.models import (
@@ -118,9 +118,7 @@ def evaluand_revise(
         derived_from=evaluand,
         **values,
     )
-    revised.full_clean()
-    revised.save()
-    return revised
+    return full_clean_save(revised)
 
 
 @transaction.atomic
@@ -153,9 +151,7 @@ def roster_enroll(
     entry = RosterEntry(
         version=version, evaluand=evaluand, code=code, position=0 if last is None else last + 1
     )
-    entry.full_clean()
-    entry.save()
-    return entry
+    return full_clean_save(entry)
 
 
 @transaction.atomic
@@ -240,11 +236,10 @@ def exclusion_record(
         decided_by=user,
         outcome_visible=outcome_visible,
     )
-    exclusion.full_clean()
-    exclusion.save()
+    full_clean_save(exclusion)
     administration = attempt.administration
-    deviation_append(
-        protocol=version.protocol,
+    version_log_append(
+        version,
         kind=EntryKind.EXCLUSION,
         rationale=(
             f"Excluded attempt {attempt.number} of administration #{administration.position} "
@@ -252,7 +247,6 @@ def exclusion_record(
         ),
         actor=user,
         refs=[
-            version_ref(version),
             attempt_ref(attempt),
             {"type": "exclusion", "id": exclusion.pk, "label": reason_code},
         ],
@@ -278,15 +272,13 @@ def control_validation_record(
         rationale=rationale.strip(),
         recorded_by=user,
     )
-    record.full_clean()
-    record.save()
-    deviation_append(
-        protocol=version.protocol,
+    full_clean_save(record)
+    version_log_append(
+        version,
         kind=EntryKind.CONTROL_VALIDATION,
         rationale=f"Control validation of execution environment {record.environment}: "
         f"{record.result}. {record.rationale}",
         actor=user,
-        refs=[version_ref(version)],
     )
     return record
 

@@ -8,14 +8,15 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts.access import AuthenticatedHttpRequest
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
-from apps.core.forms import add_service_errors
+from apps.core.access import first_or_404
+from apps.core.forms import add_service_errors, service_on_post
 from apps.protocols.import_frame import ImportRejected
 from apps.responses.access import (
     PI_ROLES,
@@ -128,18 +129,16 @@ def evaluand_fresh_session(request: AuthenticatedHttpRequest, pk: int) -> HttpRe
         messages.info(request, f"{evaluand}'s fresh-session guarantee is already recorded.")
         return redirect("responses:evaluand", pk=evaluand.pk)
     form = SessionGuaranteeForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            record = session_guarantee_record(
-                evaluand=evaluand, user=request.user, **form.cleaned_data
-            )
-        except ValidationError as error:
-            add_service_errors(form, error)
-        else:
-            messages.success(
-                request, f"Fresh session for {evaluand}: {record.get_fresh_session_display()}."
-            )
-            return redirect("responses:evaluand", pk=evaluand.pk)
+    record = service_on_post(
+        request,
+        form,
+        lambda: session_guarantee_record(evaluand=evaluand, user=request.user, **form.cleaned_data),
+    )
+    if record is not None:
+        messages.success(
+            request, f"Fresh session for {evaluand}: {record.get_fresh_session_display()}."
+        )
+        return redirect("responses:evaluand", pk=evaluand.pk)
     return render(
         request, "responses/evaluand_fresh_session.html", {"evaluand": evaluand, "form": form}
     )
@@ -152,21 +151,21 @@ def evaluand_revise_view(request: AuthenticatedHttpRequest, pk: int) -> HttpResp
     require_evaluand_writer(user=request.user)
     initial = {"label": evaluand.label, **evaluand.identity()}
     form = EvaluandForm(request.POST or None, initial=initial)
-    if request.method == "POST" and form.is_valid():
-        try:
-            revised = evaluand_revise(
-                evaluand=evaluand,
-                user=request.user,
-                label=form.cleaned_data["label"],
-                **_identity_values(form.cleaned_data),
-            )
-        except ValidationError as error:
-            add_service_errors(form, error)
-        else:
-            messages.success(
-                request, f"New evaluand {revised} derived from {evaluand}; the old one is kept."
-            )
-            return redirect("responses:evaluand", pk=revised.pk)
+    revised = service_on_post(
+        request,
+        form,
+        lambda: evaluand_revise(
+            evaluand=evaluand,
+            user=request.user,
+            label=form.cleaned_data["label"],
+            **_identity_values(form.cleaned_data),
+        ),
+    )
+    if revised is not None:
+        messages.success(
+            request, f"New evaluand {revised} derived from {evaluand}; the old one is kept."
+        )
+        return redirect("responses:evaluand", pk=revised.pk)
     return render(request, "responses/evaluand_form.html", {"form": form, "revising": evaluand})
 
 
@@ -183,19 +182,19 @@ def roster(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResp
         roles=WRITE_ROLES if request.method == "POST" else READ_ROLES,
     )
     form = RosterEnrollForm(request.POST or None, evaluands=evaluands_visible_to(user=request.user))
-    if request.method == "POST" and form.is_valid():
-        try:
-            entry = roster_enroll(
-                version=version,
-                evaluand=form.cleaned_data["evaluand"],
-                code=form.cleaned_data["code"],
-                user=request.user,
-            )
-        except ValidationError as error:
-            add_service_errors(form, error)
-        else:
-            messages.success(request, f"{entry.evaluand} enrolled as {entry.code}.")
-            return redirect("responses:roster", code=version.protocol.code, label=version.label)
+    entry = service_on_post(
+        request,
+        form,
+        lambda: roster_enroll(
+            version=version,
+            evaluand=form.cleaned_data["evaluand"],
+            code=form.cleaned_data["code"],
+            user=request.user,
+        ),
+    )
+    if entry is not None:
+        messages.success(request, f"{entry.evaluand} enrolled as {entry.code}.")
+        return redirect("responses:roster", code=version.protocol.code, label=version.label)
     return render(
         request,
         "responses/roster.html",
@@ -211,9 +210,9 @@ def roster_remove_view(
     version = get_responses_version_for(
         user=request.user, code=code, label=label, roles=WRITE_ROLES
     )
-    row = RosterEntry.objects.filter(version=version, code=entry).first()
-    if row is None:
-        raise Http404("No such roster entry.")
+    row = first_or_404(
+        RosterEntry.objects.filter(version=version, code=entry), "No such roster entry."
+    )
     try:
         roster_remove(entry=row, user=request.user)
     except ValidationError as error:
@@ -436,22 +435,22 @@ def exclusion_new(
         user=request.user, code=code, label=label, position=position, number=number, roles=PI_ROLES
     )
     form = ExclusionForm(request.POST or None, reasons=exclusion_reasons(attempt.version))
-    if request.method == "POST" and form.is_valid():
-        try:
-            exclusion_record(attempt=attempt, user=request.user, **form.cleaned_data)
-        except ValidationError as error:
-            add_service_errors(form, error)
-        else:
-            messages.success(
-                request, "Attempt excluded; it stays visible and counted, and the log says so."
-            )
-            return redirect(
-                "responses:attempt",
-                code=code,
-                label=label,
-                position=attempt.administration.position,
-                number=attempt.number,
-            )
+    exclusion = service_on_post(
+        request,
+        form,
+        lambda: exclusion_record(attempt=attempt, user=request.user, **form.cleaned_data),
+    )
+    if exclusion is not None:
+        messages.success(
+            request, "Attempt excluded; it stays visible and counted, and the log says so."
+        )
+        return redirect(
+            "responses:attempt",
+            code=code,
+            label=label,
+            position=attempt.administration.position,
+            number=attempt.number,
+        )
     return render(
         request,
         "responses/exclusion_form.html",

@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Model
+from django.db.models import Manager
 
+from apps.core.rows import full_clean_save
 from apps.items.models import (
     Cell,
     Condition,
@@ -84,13 +85,26 @@ def _same_version(
         raise ValidationError({field: f"{obj} belongs to another protocol version."})
 
 
-M = TypeVar("M", bound=Model)
+def _refuse_taken(
+    model: type[Family | Condition | Factor | Item], version: ProtocolVersion, what: str, **key: str
+) -> None:
+    # A part's natural key is unique in its version: the refusal names the key's field.
+    [(field, value)] = key.items()
+    if model.objects.filter(version=version, **key).exists():
+        raise ValidationError({field: f"There is already {what} {value}."})
 
 
-def _save(obj: M) -> M:
-    obj.full_clean()
-    obj.save()
-    return obj
+def _delete_unused(
+    part: Level | Family | Condition | Factor | Item | Cell,
+    users: Manager[Any] | None = None,
+    refusal: str = "",
+) -> None:
+    # Refused while the version is not a draft, or while ``users`` (the rows that name the
+    # part) exist, with ``refusal`` as the reason.
+    draft_locked(part.version)
+    if users is not None and users.exists():
+        raise ValidationError(refusal)
+    part.delete()
 
 
 def _level_code(version_id: int, ordinal: int) -> str:
@@ -115,7 +129,7 @@ def level_scale_default_create(*, version: ProtocolVersion) -> list[Level]:
             "This version already has a level scale; edit its levels instead of replacing it."
         )
     return [
-        _save(Level(version=version, ordinal=ordinal, code=code, name=name, form=form))
+        full_clean_save(Level(version=version, ordinal=ordinal, code=code, name=name, form=form))
         for ordinal, code, name, form in OPB_LEVEL_SCALE
     ]
 
@@ -131,7 +145,7 @@ def level_create(
         raise ValidationError({"ordinal": f"The scale already has a level at ordinal {ordinal}."})
     if Level.objects.filter(version=version, code=code).exists():
         raise ValidationError({"code": f"The scale already has a level {code}."})
-    return _save(
+    return full_clean_save(
         Level(version=version, ordinal=ordinal, code=code, name=name.strip(), form=form.strip())
     )
 
@@ -142,7 +156,7 @@ def level_update(*, level: Level, name: str, form: str = "") -> Level:
     level would move cells across a family's stopping rule and re-level the study."""
     draft_locked(level.version)
     level.name, level.form = name.strip(), form.strip()
-    return _save(level)
+    return full_clean_save(level)
 
 
 @transaction.atomic
@@ -225,8 +239,7 @@ def family_create(
     stopping rule), or None for the whole scale; a limit needs the rule's text."""
     version = draft_locked(version)
     code = _check_code(code)
-    if Family.objects.filter(version=version, code=code).exists():
-        raise ValidationError({"code": f"There is already a family {code}."})
+    _refuse_taken(Family, version, code=code, what="a family")
     family = Family(
         version=version,
         code=code,
@@ -237,7 +250,7 @@ def family_create(
         description=description.strip(),
     )
     _check_family(family)
-    return _save(family)
+    return full_clean_save(family)
 
 
 @transaction.atomic
@@ -271,16 +284,15 @@ def family_update(
                     "delete them before lowering its highest level."
                 }
             )
-    return _save(family)
+    return full_clean_save(family)
 
 
 @transaction.atomic
 def family_delete(*, family: Family) -> None:
     """Remove a family that has no items."""
-    draft_locked(family.version)
-    if family.items.exists():
-        raise ValidationError(f"Family {family.code} has items; delete or move them first.")
-    family.delete()
+    _delete_unused(
+        family, family.items, f"Family {family.code} has items; delete or move them first."
+    )
 
 
 # Conditions and factors
@@ -298,9 +310,8 @@ def condition_create(
     """Add a condition (an arm), e.g. coordinate inscription, or its sham placebo."""
     version = draft_locked(version)
     code = _check_code(code)
-    if Condition.objects.filter(version=version, code=code).exists():
-        raise ValidationError({"code": f"There is already a condition {code}."})
-    return _save(
+    _refuse_taken(Condition, version, code=code, what="a condition")
+    return full_clean_save(
         Condition(
             version=version,
             code=code,
@@ -319,16 +330,17 @@ def condition_update(
     draft_locked(condition.version)
     condition.name, condition.description = name.strip(), description.strip()
     condition.is_sham = is_sham
-    return _save(condition)
+    return full_clean_save(condition)
 
 
 @transaction.atomic
 def condition_delete(*, condition: Condition) -> None:
     """Remove a condition no item uses."""
-    draft_locked(condition.version)
-    if condition.items.exists():
-        raise ValidationError(f"Condition {condition.code} is used by items; change them first.")
-    condition.delete()
+    _delete_unused(
+        condition,
+        condition.items,
+        f"Condition {condition.code} is used by items; change them first.",
+    )
 
 
 def _factor_levels(levels: Sequence[str]) -> list[str]:
@@ -352,9 +364,8 @@ def factor_create(
     """Add a factor: a randomised design factor or a counterbalanced nuisance factor."""
     version = draft_locked(version)
     name = (name or "").strip()
-    if Factor.objects.filter(version=version, name=name).exists():
-        raise ValidationError({"name": f"There is already a factor {name}."})
-    return _save(
+    _refuse_taken(Factor, version, name=name, what="a factor")
+    return full_clean_save(
         Factor(
             version=version,
             name=name,
@@ -370,14 +381,13 @@ def factor_update(*, factor: Factor, label: str, levels: Sequence[str], role: st
     """Change a factor's label, levels or role (its name is fixed)."""
     draft_locked(factor.version)
     factor.label, factor.levels, factor.role = label.strip(), _factor_levels(levels), role
-    return _save(factor)
+    return full_clean_save(factor)
 
 
 @transaction.atomic
 def factor_delete(*, factor: Factor) -> None:
     """Remove a factor."""
-    draft_locked(factor.version)
-    factor.delete()
+    _delete_unused(factor)
 
 
 # Items
@@ -405,10 +415,9 @@ def item_create(
     _same_version(version, family, "family")
     _same_version(version, condition, "condition")
     _same_version(version, base_item, "base_item")
-    if Item.objects.filter(version=version, code=code).exists():
-        raise ValidationError({"code": f"There is already an item {code}."})
+    _refuse_taken(Item, version, code=code, what="an item")
     _check_base_item(code, family, base_item)
-    return _save(
+    return full_clean_save(
         Item(
             version=version,
             family=family,
@@ -470,7 +479,7 @@ def item_base_set(*, item: Item, base_item: Item | None) -> Item:
     _same_version(version, base_item, "base_item")
     _check_base_item(item.code, item.family, base_item)
     item.base_item = base_item
-    return _save(item)
+    return full_clean_save(item)
 
 
 @transaction.atomic
@@ -511,7 +520,7 @@ def item_update(
                 raise ValidationError({"family": error.message_dict["level"]}) from error
     item.family, item.domain, item.condition = family, domain.strip(), condition
     item.notes = notes.strip()
-    return _save(item)
+    return full_clean_save(item)
 
 
 def _variant_codes(item: Item) -> str:
@@ -696,8 +705,7 @@ def requires_tools_clean(value: Any, *, item_code: str, level_code: str) -> list
 @transaction.atomic
 def cell_delete(*, cell: Cell) -> None:
     """Remove a cell and its key (the grid shows the level as not written again)."""
-    draft_locked(cell.version)
-    cell.delete()
+    _delete_unused(cell)
 
 
 # The key's text form, shared by the cell form (one unit per line) and the CSV import (" | ").

@@ -23,8 +23,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import Role, User
+from apps.core.rows import full_clean_save
 from apps.deviations.models import EntryKind
-from apps.deviations.services import deviation_append
+from apps.deviations.services import version_log_append
 from apps.items.models import FamilyRole, HarmReview, HarmVerdict, Item
 from apps.items.refs import item_ref
 from apps.items.selectors import (
@@ -36,7 +37,6 @@ from apps.items.selectors import (
 )
 from apps.items.services.design import draft_locked
 from apps.protocols.models import ProtocolVersion
-from apps.protocols.refs import version_ref
 
 
 def _open_load(version: ProtocolVersion) -> Counter[int]:
@@ -57,9 +57,7 @@ def _new_review(*, item: Item, reviewer: User, cycle: int, round_: int, forms: s
         token=secrets.token_hex(16),
         forms_sha256=forms,
     )
-    review.full_clean()
-    review.save()
-    return review
+    return full_clean_save(review)
 
 
 @transaction.atomic
@@ -330,23 +328,21 @@ def harm_review_submit(
     review.criteria = _check_verdict(verdict, criteria)
     review.verdict, review.note = verdict, note.strip()
     review.forms_sha256, review.submitted_at = forms_sha256, timezone.now()
-    review.full_clean()
-    review.save()
+    full_clean_save(review)
 
     after = item_harm_states(version)[item.pk]
     if after.state == HarmState.AWAITING_THIRD:
         _assign_third(item, after)
     elif after.state == HarmState.EXCLUDED:
         verdicts = "; ".join(f"round {r.round}: {r.get_verdict_display()}" for r in after.reviews)
-        deviation_append(
-            protocol=version.protocol,
+        version_log_append(
+            version,
             kind=EntryKind.EXCLUSION,
             rationale=(
                 f"Item {item.code} is excluded from {version} by its harm-constancy review "
                 f"(cycle {after.cycle}; {verdicts}). Its cells are not administered."
             ),
             refs=[
-                version_ref(version),
                 item_ref(item),
             ],
         )

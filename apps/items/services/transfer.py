@@ -26,7 +26,7 @@ from django.db.models import F
 from apps.accounts.models import User
 from apps.core.inputs import csv_width_problem, json_loads
 from apps.deviations.models import EntryKind
-from apps.deviations.services import deviation_append
+from apps.deviations.services import version_log_append
 from apps.items.models import Cell, Condition, Family, FamilyRole, Item, KeyUnit, Level
 from apps.items.services.design import (
     CODE_HELP,
@@ -41,7 +41,6 @@ from apps.items.services.design import (
 from apps.protocols.import_frame import ImportProblem, import_key, numbered
 from apps.protocols.integrity import IntegrityAlarm, version_integrity_verify
 from apps.protocols.models import ProtocolVersion
-from apps.protocols.refs import version_ref
 
 FORMATS = ("csv", "json")
 JSON_FORMAT_NAME = "preregistry-design/1"
@@ -703,8 +702,8 @@ def design_import(
     _write_plan(version, plan)
     counts = plan.counts()
     name = f" from {filename}" if filename else ""
-    deviation_append(
-        protocol=version.protocol,
+    version_log_append(
+        version,
         kind=EntryKind.IMPORT,
         rationale=(
             f"Design import into {version}{name} (sha256 {plan.sha256[:16]}, {fmt}): "
@@ -712,7 +711,6 @@ def design_import(
             f"{counts['unchanged']} unchanged; {counts['new_items']} new items."
         ),
         actor=actor,
-        refs=[version_ref(version)],
     )
     return plan
 

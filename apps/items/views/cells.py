@@ -4,6 +4,7 @@ live preview, and deleting one."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 from django.contrib import messages
@@ -17,7 +18,7 @@ from apps.items import services
 from apps.items.access import get_cell_for, get_item_for, get_level_for
 from apps.items.forms import KEY_HELP, CellForm
 from apps.items.models import Cell
-from apps.items.views.common import design_version, page_context, refused, run, to_page
+from apps.items.views.common import acted, design_version, page_context, run, to_page
 
 
 def _cell_initial(cell: Cell | None) -> dict[str, Any]:
@@ -117,10 +118,6 @@ def cell_delete(
     level = get_level_for(version=version, code=level_code)
     cell = get_cell_for(item=item, level=level)
     if cell is not None:
-        try:
-            services.cell_delete(cell=cell)
-        except ValidationError as error:
-            refused(request, error)
-        else:
-            messages.success(request, f"Item {item.code} at {level.code} removed.")
+        done = f"Item {item.code} at {level.code} removed."
+        acted(request, partial(services.cell_delete, cell=cell), done)
     return to_page("items:item", version, code=item.code)

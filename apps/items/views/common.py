@@ -75,6 +75,17 @@ def to_page(name: str, version: ProtocolVersion, **more: str) -> HttpResponseRed
     return redirect(reverse(name, kwargs={**version_kwargs(version), **more}))
 
 
+def acted(request: HttpRequest, act: Callable[[], object], done: str) -> None:
+    """Run ``act`` (a service call): its refusal shown as errors (``refused``), or ``done`` as a
+    success message."""
+    try:
+        act()
+    except ValidationError as error:
+        refused(request, error)
+    else:
+        messages.success(request, done)
+
+
 def refused(request: HttpRequest, error: ValidationError) -> None:
     for message in error.messages:
         messages.error(request, message)

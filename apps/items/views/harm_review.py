@@ -3,6 +3,8 @@ disagreement to a third reviewer) and the blind reviewer's task."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -28,7 +30,7 @@ from apps.items.selectors import (
     harm_reviewers_eligible,
     item_harm_states,
 )
-from apps.items.views.common import design_version, page_context, refused, run, to_page
+from apps.items.views.common import acted, design_version, page_context, refused, run, to_page
 from apps.protocols.models import ProtocolVersion
 
 
@@ -86,12 +88,8 @@ def harm_review_third(
 ) -> HttpResponse:
     version = _pi_version(request, protocol_code, label)
     item = get_item_for(version=version, code=code)
-    try:
-        services.harm_review_third_assign(item=item)
-    except ValidationError as error:
-        refused(request, error)
-    else:
-        messages.success(request, f"Item {code}'s disagreement went to a third reviewer.")
+    done = f"Item {code}'s disagreement went to a third reviewer."
+    acted(request, partial(services.harm_review_third_assign, item=item), done)
     return to_page("items:harm-review", version)
 
 

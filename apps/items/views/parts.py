@@ -4,6 +4,7 @@ factors; an item is added on a page of its own and edited on its page, with its 
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django.contrib import messages
@@ -18,7 +19,7 @@ from apps.items import services
 from apps.items.access import version_kwargs
 from apps.items.parts import ITEM, DesignPart
 from apps.items.selectors import design_grid
-from apps.items.views.common import design_version, page_context, refused, run, to_page
+from apps.items.views.common import acted, design_version, page_context, refused, run, to_page
 
 
 def _key(part: DesignPart[Any], url: dict[str, str]) -> str:
@@ -103,12 +104,11 @@ def part_delete(
 @require_POST
 def levels_default(request: HttpRequest, protocol_code: str, label: str) -> HttpResponse:
     version = design_version(request, protocol_code, label, write=True)
-    try:
-        services.level_scale_default_create(version=version)
-    except ValidationError as error:
-        refused(request, error)
-    else:
-        messages.success(request, "The version now uses OPB-01's level scale, L0–L5.")
+    acted(
+        request,
+        partial(services.level_scale_default_create, version=version),
+        "The version now uses OPB-01's level scale, L0–L5.",
+    )
     return to_page("items:levels", version)
 
 

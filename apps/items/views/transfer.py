@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts.access import signed_in_user
 from apps.core.forms import add_service_errors
+from apps.core.views import attachment
 from apps.items import services
 from apps.items.forms import ImportForm
 from apps.items.services.transfer import FORMATS, MAX_IMPORT_BYTES, import_format_for
@@ -101,7 +102,5 @@ def design_export(request: HttpRequest, protocol_code: str, label: str, fmt: str
             " ".join(error.messages), status=409, content_type="text/plain; charset=utf-8"
         )
     media = "text/csv" if fmt == "csv" else "application/json"
-    response = HttpResponse(text, content_type=f"{media}; charset=utf-8")
     name = f"{version.protocol.code}-v{version.label}-design.{fmt}"
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    return response
+    return attachment(text, content_type=f"{media}; charset=utf-8", filename=name)

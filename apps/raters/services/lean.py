@@ -37,14 +37,18 @@ check runs.
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from django.conf import settings
 from django.db import connection
+from django.db.models import Model
 from psycopg.types.json import Jsonb
 
 from apps.raters.frozen import FrozenRating, frozen_rating
+from apps.raters.models import ScoringTask
+
+M = TypeVar("M", bound=Model)
 
 REVIEWER_LOCK_NAMESPACE = 7_301_007
 
@@ -346,6 +350,25 @@ class SubmitTarget:
     sha256: str
     word_count: int
     cell_id: int
+
+
+def stored(instance: M) -> M:
+    """``instance``, built from a row these statements just read or wrote, marked as that row
+    (so that the ORM treats it as loaded: a later ``save()`` updates it, never inserts it)."""
+    instance._state.adding = False
+    instance._state.db = "default"
+    return instance
+
+
+_TASK_COLUMNS = ("token", "version_id", "response_id", "kind", "slot", "shuffle_key")
+
+
+def task_instance(task_id: int, source: Claim | LockedTask, state: str) -> ScoringTask:
+    """The ScoringTask row that ``source`` read (a claim, or a task locked for a submission),
+    in ``state``, without reading it again."""
+    return stored(
+        ScoringTask(id=task_id, state=state, **{c: getattr(source, c) for c in _TASK_COLUMNS})
+    )
 
 
 def lock_for_submit(*, reviewer_id: int, token: str) -> SubmitTarget | None:

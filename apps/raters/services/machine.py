@@ -15,11 +15,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
+from apps.core.rows import full_clean_save
 from apps.deviations.models import EntryKind
-from apps.deviations.services import deviation_append
+from apps.deviations.services import version_log_append
 from apps.protocols.import_frame import ImportOutcome, collector_paused
 from apps.protocols.models import ProtocolVersion, VersionState
-from apps.protocols.refs import version_ref
 from apps.raters.judged import judged_signals_or_none
 from apps.raters.machine_import import import_machine_scores
 from apps.raters.models import (
@@ -116,8 +116,7 @@ def oracle_run_request(*, version: ProtocolVersion, scorer_code: str, user: User
             {"scorer": f"No rubric field is scored by the role {entry.role!r} of {scorer_code!r}."}
         )
     run = OracleRun(version=version, scorer=entry.scorer, requested_by=user)
-    run.full_clean()
-    run.save()
+    full_clean_save(run)
     transaction.on_commit(lambda: _enqueue(run.pk))
     return run
 
@@ -240,12 +239,12 @@ def _oracle_compute_and_write(run: OracleRun) -> str:
             f"{correct_total} all correct); {counts['no_expected_output']} without an expected "
             f"output, {counts['excluded']} excluded, {counts['already_scored']} already scored."
         )
-        deviation_append(
-            protocol=version.protocol,
+        version_log_append(
+            version,
             kind=EntryKind.IMPORT,
             rationale=message,
             actor=run.requested_by,
-            refs=[version_ref(version), oracle_run_ref(run)],
+            refs=[oracle_run_ref(run)],
         )
         OracleRun.objects.filter(pk=run.pk).update(
             state=OracleRunState.DONE,

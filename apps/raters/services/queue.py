@@ -40,6 +40,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from apps.accounts.models import User
+from apps.core.rows import full_clean_save
 from apps.protocols.models import ProtocolVersion
 from apps.raters.frozen import frozen_rating
 from apps.raters.models import (
@@ -115,8 +116,7 @@ def scoring_open(*, version: ProtocolVersion, user: User) -> int:
         raise ValidationError("This version has no rubric: nothing says how to score.")
     if not ScoringOpening.objects.filter(version=version).exists():
         opening = ScoringOpening(version=version, opened_by=user)
-        opening.full_clean()
-        opening.save()
+        full_clean_save(opening)
     from apps.raters.services.study_queue import study_queue_ensure
 
     study_queue_ensure(protocol=version.protocol)
@@ -271,35 +271,23 @@ def _claim_in_order(
 def _lean_assignment(claimed: lean.Claim, reviewer: User, sha256: str) -> Assignment:
     """The Assignment (and its task) the lean claim returned, as model instances, without
     reading them again; the task carries the content its page shows (``task_content``)."""
-    task = ScoringTask(
-        id=claimed.task_id,
-        token=claimed.token,
-        version_id=claimed.version_id,
-        response_id=claimed.response_id,
-        kind=claimed.kind,
-        slot=claimed.slot,
-        state=TaskState.ASSIGNED,
-        shuffle_key=claimed.shuffle_key,
-    )
-    task._state.adding = False
-    task._state.db = "default"
+    task = lean.task_instance(claimed.task_id, claimed, TaskState.ASSIGNED)
     # A transient attribute, not a field: task_content reads it with getattr (no model change).
     task.shown = lean.Shown(  # type: ignore[attr-defined]
         prompt=claimed.prompt, text=claimed.response_text, cell_id=claimed.cell_id, sha256=sha256
     )
-    assignment = Assignment(
-        id=claimed.assignment_id,
-        task=task,
-        version_id=claimed.version_id,
-        response_id=claimed.response_id,
-        reviewer=reviewer,
-        reserved_at=claimed.reserved_at,
-        expires_at=claimed.expires_at,
-        outcome=AssignmentOutcome.ACTIVE,
+    return lean.stored(
+        Assignment(
+            id=claimed.assignment_id,
+            task=task,
+            version_id=claimed.version_id,
+            response_id=claimed.response_id,
+            reviewer=reviewer,
+            reserved_at=claimed.reserved_at,
+            expires_at=claimed.expires_at,
+            outcome=AssignmentOutcome.ACTIVE,
+        )
     )
-    assignment._state.adding = False
-    assignment._state.db = "default"
-    return assignment
 
 
 class _FallBack(enum.Enum):

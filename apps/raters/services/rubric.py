@@ -7,6 +7,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from apps.core.rows import full_clean_save
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.services import version_require_editable
 from apps.raters.judged import judged_signals_or_none
@@ -214,8 +215,7 @@ def rubric_create(
     _require_draft(version)
     Rubric.objects.filter(version=version).delete()
     rubric = Rubric(version=version, name=name, template=template, instructions=instructions)
-    rubric.full_clean()
-    rubric.save()
+    full_clean_save(rubric)
     names = set()
     for position, spec in enumerate(fields, start=1):
         field = _field_from_spec(rubric, spec, position)

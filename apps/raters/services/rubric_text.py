@@ -12,10 +12,10 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from apps.accounts.models import User
+from apps.core.rows import full_clean_save
 from apps.deviations.models import EntryKind
-from apps.deviations.services import deviation_append
+from apps.deviations.services import version_log_append
 from apps.protocols.models import ProtocolVersion, VersionState
-from apps.protocols.refs import version_ref
 from apps.protocols.services import blob_store, version_require_editable
 from apps.raters.models import RubricPublication, RubricText
 
@@ -60,14 +60,12 @@ def rubric_text_publish(*, version: ProtocolVersion, user: User) -> RubricPublic
     publication = RubricPublication(
         sha256=text.sha256, protocol_id=version.protocol_id, published_by=user
     )
-    publication.full_clean()
-    publication.save()
-    deviation_append(
-        protocol=version.protocol,
+    full_clean_save(publication)
+    version_log_append(
+        version,
         kind=EntryKind.PUBLICATION,
         rationale=f"Published the rubric text of {version} (sha256 {text.sha256}): from now on "
         f"anyone may read it at /api/v1/blob/{text.sha256[:16]}.",
         actor=user,
-        refs=[version_ref(version)],
     )
     return publication

@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 
 from apps.accounts.models import User
 from apps.core.canonical import canonical_json, sha256_hex
+from apps.core.rows import full_clean_save, row_copy
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.services import version_require_editable
 from apps.raters.models import (
@@ -154,9 +155,7 @@ def scorer_roster_enroll(
         role=role,
         position=0 if last is None else last + 1,
     )
-    entry.full_clean()
-    entry.save()
-    return entry
+    return full_clean_save(entry)
 
 
 @transaction.atomic
@@ -169,14 +168,6 @@ def scorer_roster_remove(*, entry: ScorerRosterEntry, user: User) -> None:
 def scorers_copy(source: ProtocolVersion, target: ProtocolVersion) -> None:
     """An amendment's draft gets the same scorer roster."""
     ScorerRosterEntry.objects.bulk_create(
-        [
-            ScorerRosterEntry(
-                version=target,
-                scorer_id=entry.scorer_id,
-                code=entry.code,
-                role=entry.role,
-                position=entry.position,
-            )
-            for entry in ScorerRosterEntry.objects.filter(version=source)
-        ]
+        row_copy(entry, ("scorer_id", "code", "role", "position"), version=target)
+        for entry in ScorerRosterEntry.objects.filter(version=source)
     )

@@ -11,10 +11,9 @@ from django.utils import timezone
 from apps.accounts.models import Role, User
 from apps.core.errors import NotFound
 from apps.deviations.models import EntryKind
-from apps.deviations.services import deviation_append
+from apps.deviations.services import version_log_append
 from apps.items.models import KeyUnit
 from apps.protocols.models import ProtocolVersion
-from apps.protocols.refs import version_ref
 from apps.raters.frozen import frozen_rating
 from apps.raters.models import (
     Assignment,
@@ -183,32 +182,21 @@ def _lean_submit(
     if written is None:
         return None
     locked = target.task
-    task = ScoringTask(
-        id=locked.id,
-        token=locked.token,
-        version_id=locked.version_id,
-        response_id=locked.response_id,
-        kind=locked.kind,
-        slot=locked.slot,
-        state=TaskState.DONE,
-        shuffle_key=locked.shuffle_key,
+    task = lean.task_instance(locked.id, locked, TaskState.DONE)
+    score = lean.stored(
+        Score(
+            id=written[0],
+            task=task,
+            version_id=locked.version_id,
+            response_id=locked.response_id,
+            reviewer=reviewer,
+            values=cleaned,
+            idempotency_key=idempotency_key,
+            seconds_spent=seconds_spent,
+            submitted_at=written[1],
+            correction_reason="",
+        )
     )
-    task._state.adding = False
-    task._state.db = "default"
-    score = Score(
-        id=written[0],
-        task=task,
-        version_id=locked.version_id,
-        response_id=locked.response_id,
-        reviewer=reviewer,
-        values=cleaned,
-        idempotency_key=idempotency_key,
-        seconds_spent=seconds_spent,
-        submitted_at=written[1],
-        correction_reason="",
-    )
-    score._state.adding = False
-    score._state.db = "default"
     # The disagreement rule applies once the response's last primary task is done, and only
     # when the plan asks for more than one score.
     if (
@@ -405,13 +393,12 @@ def score_correct(*, score: Score, reviewer: User, values: dict[str, Any], reaso
     correction.full_clean(exclude=_FOREIGN_KEYS, validate_unique=False, validate_constraints=False)
     correction.save()
     version = task.version
-    deviation_append(
-        protocol=version.protocol,
+    version_log_append(
+        version,
         kind=EntryKind.SCORE_CORRECTION,
         rationale=reason,
         actor=reviewer,
         refs=[
-            version_ref(version),
             {"type": "score", "id": score.pk, "label": f"score {score.pk}"},
             {"type": "score", "id": correction.pk, "label": f"correction {correction.pk}"},
         ],

@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from apps.accounts.models import User
+from apps.core.rows import full_clean_save
 from apps.protocols.models import Protocol
 from apps.raters.models import StudyQueue
 
@@ -22,9 +23,7 @@ def study_queue_ensure(*, protocol: Protocol) -> StudyQueue:
     if queue is not None:
         return queue
     queue = StudyQueue(protocol=protocol, name=_default_name(), token=secrets.token_urlsafe(12))
-    queue.full_clean()
-    queue.save()
-    return queue
+    return full_clean_save(queue)
 
 
 @transaction.atomic
