@@ -164,6 +164,9 @@ class LogVerifyApi(APIView):
         return Response(self.OutputSerializer(data).data)
 
 
+MAX_SEQ = 2**31 - 1  # a PositiveIntegerField's largest value on every backend
+
+
 def _b64(hashes) -> list[str]:
     return [base64.b64encode(h).decode() for h in hashes]
 
@@ -174,9 +177,11 @@ class InclusionProofApi(APIView):
 
     @extend_schema_serializer(component_name="InclusionProofQuery")
     class InputSerializer(serializers.Serializer):
-        seq = serializers.IntegerField(min_value=1, help_text="The entry.")
+        # Bounded as the seq column is, so no number reaches the database that it cannot hold.
+        seq = serializers.IntegerField(min_value=1, max_value=MAX_SEQ, help_text="The entry.")
         tree_size = serializers.IntegerField(
             min_value=1,
+            max_value=MAX_SEQ,
             required=False,
             help_text="The tree to prove it in; default: the latest signed checkpoint's, or the "
             "whole log when none is signed yet.",

@@ -164,6 +164,8 @@ def bulk_log_more(protocol, entries, n):
         ("inclusion", {"seq": 601}, "seq"),
         ("inclusion", {"seq": 5, "tree_size": 4}, "seq"),
         ("inclusion", {"seq": "x"}, "seq"),
+        ("inclusion", {"seq": 2**64}, "seq"),
+        ("inclusion", {"seq": 1, "tree_size": 2**64}, "tree_size"),
         ("inclusion", {}, "seq"),
         ("consistency", {"first": 9, "second": 3}, "first"),
         ("consistency", {"first": 1, "second": 601}, "second"),
