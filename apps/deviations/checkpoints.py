@@ -370,7 +370,8 @@ def entry_in_signed_tree(
     """
     sized = [tree_size] if tree_size is not None else []
     params = [protocol.pk, protocol.pk, *sized, protocol.pk, seq]
-    entry = next(iter(LogEntry.objects.raw(sql, params)), None)
+    # Any: the row also carries the log's size and the checkpoint's columns as attributes.
+    entry: Any = next(iter(LogEntry.objects.raw(sql, params)), None)
     held = entry.log_size if entry is not None else tree.log_size(protocol_id=protocol.pk)
     size = tree_size if tree_size is not None else held
     checkpoint = None
