@@ -15,7 +15,8 @@ has succeeded on the second worker.
 The killed worker's last heartbeat is at most 0.2 s before the kill (the blocking pipeline
 reports progress, and so beats, every 0.2 s); a deployed worker beats every 5 s, so its run can
 be requeued up to 5 s sooner than measured here. ``BENCHMARK_SIZE=tiny`` sets a 3 s heartbeat
-timeout, so that CI's run takes about 20 s; its figures mean nothing.
+timeout, so that CI waits at most one reaper period after the kill (17 s seen); its figures mean
+nothing.
 """
 
 import os
