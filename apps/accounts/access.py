@@ -29,9 +29,13 @@ def require_roles(*, user: User, protocol_id: int, roles: Iterable[str]) -> froz
     learn it exists (a blind reviewer asking for a sighted page); PermissionDenied when the user
     can see the protocol but lacks every role in ``roles``.
     """
-    held = roles_for(user=user, protocol_id=protocol_id)
-    wanted = frozenset(roles)
-    if held & wanted:
+    return roles_allow(held=roles_for(user=user, protocol_id=protocol_id), roles=roles)
+
+
+def roles_allow(*, held: frozenset[str], roles: Iterable[str]) -> frozenset[str]:
+    """``require_roles``'s rule for roles already read (a helper that reads them with its object
+    in one query): return ``held`` if one of them is in ``roles``, else raise as it does."""
+    if held & frozenset(roles):
         return held
     if not held or not (held & SIGHTED_ROLES):
         raise Http404("No such protocol.")

@@ -46,7 +46,7 @@ from django.db import transaction
 
 from apps.core.rows import row_copy
 from apps.deviations import chain, tree
-from apps.deviations.models import LogCheckpoint
+from apps.deviations.models import LogCheckpoint, LogEntry
 
 logger = logging.getLogger(__name__)
 
@@ -338,6 +338,65 @@ def latest_checkpoint(*, protocol, size: int | None = None) -> LogCheckpoint | N
         if _stored_problem(checkpoint, protocol) is None:
             return checkpoint
     return None
+
+
+def entry_in_signed_tree(
+    *, protocol, seq: int, tree_size: int | None = None
+) -> tuple[LogEntry, int, LogCheckpoint | None]:
+    """What an inclusion proof of entry ``seq`` needs: the entry, the size of the tree to prove
+    it in, and that tree's checkpoint when one verifies (else None). The tree is ``tree_size``'s
+    when given, else the latest verified checkpoint's when it holds the entry, else the whole
+    log's.
+
+    One query in the usual case: the entry, with the log's size and the newest stored
+    checkpoint (of ``tree_size`` entries, when given) beside it; that checkpoint is checked
+    as ``latest_checkpoint`` checks it, and when it does not verify, ``latest_checkpoint``
+    looks further (and logs what it skips). Raises ValidationError naming ``seq`` when the
+    entry is not in that tree, or the tree not in the log.
+    """
+    at_size = "AND seq = %s" if tree_size is not None else ""
+    # Raw SQL: the ORM compiles these subqueries slower than PostgreSQL answers them.
+    sql = f"""
+        SELECT e.*, (SELECT MAX(seq) FROM deviations_logentry WHERE protocol_id = %s) AS log_size,
+               c.id AS checkpoint_pk, c.seq AS checkpoint_seq, c.head_hash AS checkpoint_head,
+               c.document AS checkpoint_document
+        FROM deviations_logentry e
+        LEFT JOIN (
+            SELECT id, seq, head_hash, document FROM deviations_logcheckpoint
+            WHERE protocol_id = %s {at_size} ORDER BY seq DESC, id DESC LIMIT 1
+        ) c ON 1 = 1
+        WHERE e.protocol_id = %s AND e.seq = %s
+    """
+    sized = [tree_size] if tree_size is not None else []
+    params = [protocol.pk, protocol.pk, *sized, protocol.pk, seq]
+    # Any: the row also carries the log's size and the checkpoint's columns as attributes.
+    entry: Any = next(iter(LogEntry.objects.raw(sql, params)), None)
+    held = entry.log_size if entry is not None else tree.log_size(protocol_id=protocol.pk)
+    size = tree_size if tree_size is not None else held
+    checkpoint = None
+    if entry is not None and entry.checkpoint_pk is not None:
+        document = entry.checkpoint_document  # not a model column here: not decoded
+        checkpoint = LogCheckpoint(
+            pk=entry.checkpoint_pk,
+            protocol=protocol,
+            seq=entry.checkpoint_seq,
+            head_hash=entry.checkpoint_head,
+            document=json.loads(document) if isinstance(document, str) else document,
+        )
+        if checkpoint_problem(checkpoint) is not None:
+            checkpoint = latest_checkpoint(protocol=protocol, size=tree_size)
+    if tree_size is None and checkpoint is not None and seq <= checkpoint.seq <= held:
+        size = checkpoint.seq
+    elif tree_size is None:
+        checkpoint = None
+    if entry is None or not seq <= size <= held:
+        raise ValidationError(
+            {
+                "seq": f"Entry {seq} is not in a tree of {size} entries of this log (it holds "
+                f"{held})."
+            }
+        )
+    return entry, size, checkpoint
 
 
 def stored_checkpoints(protocol) -> list[dict[str, Any]]:

@@ -5,7 +5,7 @@ The tree is RFC 6962's over each protocol's entries in ``seq`` order; its hashin
 algorithms are in ``chain.py`` (shared with the offline verifier), this module reads what they
 need from the database. Subtrees of ``2**STORED_LEVEL`` entries and more have their roots stored
 (``LogTreeNode``), so a proof for any entry of a log of n entries reads O(log n) stored roots and
-at most two blocks of ``2**STORED_LEVEL`` entry hashes: three queries, whatever n is.
+at most two blocks of ``2**STORED_LEVEL`` entry hashes: one query, whatever n is.
 
 Nothing here trusts the stored roots: a proof built from them is checked by whoever receives it
 against a signed root, and ``verify_since`` checks the roots it uses against the signed root of
@@ -44,7 +44,8 @@ class TreeReader:
     # -- reading in bulk ---------------------------------------------------------------
 
     def prefetch(self, ranges: Iterable[tuple[int, int]]) -> None:
-        """Read, in at most two queries, what the MTHs of ``ranges`` need."""
+        """Read, in one query, what the MTHs of ``ranges`` need: stored roots and the entry
+        hashes of the blocks below ``STORED_LEVEL``."""
         wanted_nodes: set[tuple[int, int]] = set()
         spans: set[tuple[int, int]] = set()
         for start, end in ranges:
@@ -55,16 +56,30 @@ class TreeReader:
                     wanted_nodes.add((level, index))
                 else:
                     spans.add((index << level, (index + 1) << level))
-        if wanted_nodes:
-            self.load_nodes(wanted_nodes)
-        if spans:
-            self.load_leaves(spans)
+        parts = [q for q in (self._nodes_query(wanted_nodes), self._leaves_query(spans)) if q]
+        if parts:
+            # A proof's stored roots and entry hashes in one round trip (UNION ALL): an entry's
+            # row has level -1 and its seq as the index.
+            sql = " UNION ALL ".join(q[0] for q in parts)
+            self._read(sql, [param for q in parts for param in q[1]])
 
     def load_nodes(self, positions: Iterable[tuple[int, int]]) -> None:
         """The stored roots at these (level, index) positions, in one query."""
+        query = self._nodes_query(positions)
+        if query:
+            self._read(*query)
+
+    def load_leaves(self, spans: Iterable[tuple[int, int]]) -> None:
+        """The leaf hashes of entries in the leaf ranges [start, end) (seq start+1 .. end), in
+        one query."""
+        query = self._leaves_query(spans)
+        if query:
+            self._read(*query)
+
+    def _nodes_query(self, positions: Iterable[tuple[int, int]]) -> tuple[str, list[int]] | None:
         pairs = sorted(set(positions))
         if not pairs:
-            return
+            return None
         # OR-ed equalities, which PostgreSQL answers with one index probe each on the unique
         # (protocol, level, index) index (a row-value IN list may scan the protocol's rows).
         matches = " OR ".join(['(level = %s AND "index" = %s)'] * len(pairs))
@@ -72,14 +87,10 @@ class TreeReader:
             'SELECT level, "index", hash FROM deviations_logtreenode WHERE protocol_id = %s '
             f"AND ({matches})"
         )
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [self.protocol_id, *(n for pair in pairs for n in pair)])
-            for level, index, digest in cursor.fetchall():
-                self.nodes[(level, index)] = bytes.fromhex(digest)
+        return sql, [self.protocol_id, *(n for pair in pairs for n in pair)]
 
-    def load_leaves(self, spans: Iterable[tuple[int, int]]) -> None:
-        """The leaf hashes of entries in the leaf ranges [start, end) (seq start+1 .. end), in
-        one query (touching ranges merged: a proof's fall in at most two 256-entry blocks)."""
+    def _leaves_query(self, spans: Iterable[tuple[int, int]]) -> tuple[str, list[int]] | None:
+        # Touching ranges merged: a proof's fall in at most two 256-entry blocks.
         merged: list[list[int]] = []
         for start, end in sorted(spans):
             if merged and start <= merged[-1][1]:
@@ -87,15 +98,25 @@ class TreeReader:
             else:
                 merged.append([start, end])
         if not merged:
-            return
+            return None
         where = " OR ".join(["(seq > %s AND seq <= %s)"] * len(merged))
-        sql = f"SELECT seq, hash FROM deviations_logentry WHERE protocol_id = %s AND ({where})"
-        leaf = chain.leaf_hash
+        sql = (
+            "SELECT -1 AS level, seq, hash FROM deviations_logentry WHERE protocol_id = %s "
+            f"AND ({where})"
+        )
+        return sql, [self.protocol_id, *(n for span in merged for n in span)]
+
+    def _read(self, sql: str, params: list[int]) -> None:
+        leaf, fromhex = chain.leaf_hash, bytes.fromhex
+        nodes, leaves = self.nodes, self.leaves
         with connection.cursor() as cursor:
-            cursor.execute(sql, [self.protocol_id, *(n for span in merged for n in span)])
+            cursor.execute(sql, params)
             while rows := cursor.fetchmany(10_000):
-                for seq, digest in rows:
-                    self.leaves[seq - 1] = leaf(digest)
+                for level, index, digest in rows:
+                    if level < 0:  # an entry (index: its seq)
+                        leaves[index - 1] = leaf(digest)
+                    else:
+                        nodes[(level, index)] = fromhex(digest)
 
     # -- computing ---------------------------------------------------------------------
 

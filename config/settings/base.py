@@ -313,6 +313,11 @@ AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
 # The cache holds the API throttles' counters: set CACHE_URL (e.g. redis://…/1) to share them
 # between the web server's processes; the default counts per process.
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+# With a shared cache, sessions are read from it (written through to the database): a signed-in
+# request makes one query fewer. A per-process cache would keep a signed-out session alive in
+# the other processes, so without one they stay in the database alone.
+if CACHES["default"]["BACKEND"] != "django.core.cache.backends.locmem.LocMemCache":
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 
 # API throttles (DRF): generous, per signed-in user and per anonymous address; a client past
 # them gets 429 with Retry-After.

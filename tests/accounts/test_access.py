@@ -1,6 +1,7 @@
 """Per-protocol roles: who may reach what, and who must not even learn a protocol exists."""
 
 import pytest
+from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
@@ -45,6 +46,14 @@ def test_a_reviewer_who_is_also_pi_elsewhere_is_still_blind_here(reviewer, proto
 def test_unknown_protocol_is_404(pi):
     with pytest.raises(Http404):
         get_protocol_for(user=pi, pk=999_999, roles={"pi"})
+
+
+def test_roles_held_twice_and_an_anonymous_caller_in_the_one_query(pi, protocol):
+    """The protocol and the caller's roles come in one query (one row per role held)."""
+    MembershipFactory(user=pi, protocol=protocol, role="auditor")
+    assert get_protocol_for(user=pi, pk=protocol.pk, roles={"auditor"}) == protocol
+    with pytest.raises(Http404):
+        get_protocol_for(user=AnonymousUser(), pk=protocol.code, roles={"pi", "auditor"})
 
 
 @pytest.mark.parametrize(

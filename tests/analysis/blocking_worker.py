@@ -17,10 +17,14 @@ django.setup()
 
 from apps.analysis.pipelines.base import Pipeline, register_pipeline  # noqa: E402
 from apps.studies.opb import pipeline as opb  # noqa: E402
-from config.celery import app  # noqa: E402, F401  (celery -A finds it here)
+from config.celery import app  # noqa: E402  (celery -A finds it here)
 from tests.analysis.builders import opb_declaration_as  # noqa: E402
 
 KIND = "_blocking"
+
+# The test settings run tasks eagerly; these processes are a deployment's worker and beat, whose
+# tasks (beat's schedule, the reaper's requeue) go through the broker.
+app.conf.task_always_eager = False
 
 
 def compute(inputs, *, parameters, seed, progress):

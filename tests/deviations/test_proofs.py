@@ -12,7 +12,7 @@ from pymerkle import InmemoryTree
 
 from apps.deviations import chain, checkpoints
 from apps.deviations.checkpoints import checkpoint_write
-from apps.deviations.models import LogEntry, LogTreeNode
+from apps.deviations.models import LogCheckpoint, LogEntry, LogTreeNode
 from tests.dbroles import owner_cursor
 from tests.deviations.offline import offline
 
@@ -164,6 +164,8 @@ def bulk_log_more(protocol, entries, n):
         ("inclusion", {"seq": 601}, "seq"),
         ("inclusion", {"seq": 5, "tree_size": 4}, "seq"),
         ("inclusion", {"seq": "x"}, "seq"),
+        ("inclusion", {"seq": 2**64}, "seq"),
+        ("inclusion", {"seq": 1, "tree_size": 2**64}, "tree_size"),
         ("inclusion", {}, "seq"),
         ("consistency", {"first": 9, "second": 3}, "first"),
         ("consistency", {"first": 1, "second": 601}, "second"),
@@ -193,3 +195,36 @@ def test_the_offline_verifier_checks_one_entrys_inclusion(signed, client, tmp_pa
     (tmp_path / "forged.json").write_text(json.dumps(bundle))
     result = offline(tmp_path, "--inclusion", "forged.json")
     assert result.returncode == 1 and "is NOT in the log" in result.stdout
+
+
+def test_a_proof_carries_the_checkpoint_that_verifies_not_a_newer_forged_row(signed, client):
+    """A row the runtime role could insert, newer than the real checkpoint and of the same
+    size (or larger), is skipped: the proof is served against the real signed tree."""
+    protocol, _entries, real, _reference = signed
+    note = real.document["note"].replace(real.document["note"][-10:-2], "A" * 8)
+    for size in (SIZE, SIZE + 50):
+        LogCheckpoint.objects.create(
+            protocol=protocol, seq=size, head_hash=real.head_hash, key_id=real.key_id,
+            signed_at=real.signed_at, document={**real.document, "note": note},
+        )  # fmt: skip
+    for query in ({"seq": 7}, {"seq": 7, "tree_size": SIZE}):
+        proof = api(client, protocol, "inclusion", **query).json()
+        assert proof["tree_size"] == SIZE and proof["checkpoint"] == real.document["note"]
+    # a size nobody signed: the proof, and no checkpoint
+    unsigned = api(client, protocol, "inclusion", seq=7, tree_size=SIZE - 1).json()
+    assert unsigned["tree_size"] == SIZE - 1 and unsigned["checkpoint"] is None
+
+
+def test_a_proof_costs_five_queries_whatever_the_log(signed, client, django_assert_num_queries):
+    # the session, the user, the protocol with the caller's roles, the entry with the log's
+    # size and its checkpoint, the proof's stored roots and entry hashes
+    with django_assert_num_queries(5):
+        assert api(client, signed[0], "inclusion", seq=300).status_code == 200
+
+
+def test_an_outsider_and_an_anonymous_caller_get_no_proof(signed, client, outsider):
+    protocol = signed[0]
+    client.force_login(outsider)
+    assert api(client, protocol, "inclusion", seq=1).status_code == 404
+    client.logout()
+    assert api(client, protocol, "inclusion", seq=1).status_code in (401, 403)
