@@ -143,6 +143,28 @@ def django_db_setup(django_db_setup, django_db_blocker):
         dbroles.before_teardown()
 
 
+# Read-only states built once per session and copied per module (tests/states.py).
+
+
+@pytest.fixture(scope="session")
+def state_databases(django_db_setup, django_db_blocker):
+    from tests.states import StateDatabases
+
+    databases = StateDatabases(django_db_blocker)
+    yield databases
+    databases.close()
+
+
+@pytest.fixture(scope="module")
+def demo_database(state_databases):
+    """The module's own copy of the loaded demo (built once per session and xdist worker);
+    each test's writes are rolled back as usual, and the copy is dropped after the module."""
+    from tests.states import demo_build
+
+    with state_databases.cloned("demo", demo_build):
+        yield
+
+
 # The computability gate's verdicts, kept across tests as production keeps them (issue #30).
 #
 # Production caches a verdict under the SHA-256 of the draft's canonical document and the

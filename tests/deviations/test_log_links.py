@@ -20,7 +20,7 @@ from django.utils import timezone
 import apps
 from apps.accounts.models import User
 from apps.demo.opb01 import V1_1_PARAMETERS, opb01_v1_0_draft
-from apps.demo.study import DEMO_CODE, demo_study_load, demo_version_prepare
+from apps.demo.study import DEMO_CODE, demo_version_prepare
 from apps.deviations.models import MANUAL_KINDS, EntryKind, LogEntry
 from apps.deviations.refs import PLAIN_TEXT_TYPES, ref_url, registered_ref_types, resolved_refs
 from apps.deviations.services import deviation_append, deviation_record
@@ -147,9 +147,8 @@ def _import_machine_scores_and_run_the_oracle(pi: User, on_commit) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_every_ref_on_every_log_page_links_to_a_page_that_opens(
-    client, django_capture_on_commit_callbacks
+    demo_database, client, django_capture_on_commit_callbacks
 ):
-    demo_study_load()
     pi = User.objects.get(username="pi")
     _write_the_kinds_the_demo_does_not(pi)
     _import_machine_scores_and_run_the_oracle(pi, django_capture_on_commit_callbacks)
