@@ -79,7 +79,7 @@ def test_paired_blocks_the_gate_passes_iff_the_whole_design_computes(
 def test_xstest_the_gate_passes_iff_the_whole_design_computes(
     monkeypatch, prompts, evaluands, min_clusters
 ):
-    from tests.analysis.gate_builders import xstest_shaped_draft
+    from tests.factories import xstest_shaped_draft
 
     draft = xstest_shaped_draft(prompts, code=f"PROP-XS-{next(_codes)}", evaluands=evaluands)
     from apps.protocols.services import version_update

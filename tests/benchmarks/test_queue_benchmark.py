@@ -26,8 +26,13 @@ from django.db import connection, connections, transaction
 from apps.raters.models import Assignment, Score, ScoringTask
 from apps.raters.services import score_submit, scoring_open, task_next
 from tests.benchmarks.conftest import sized
-from tests.builders import frozen_by_hand, set_parameters
-from tests.factories import MembershipFactory, ProtocolVersionFactory, UserFactory
+from tests.factories import (
+    MembershipFactory,
+    ProtocolVersionFactory,
+    UserFactory,
+    frozen_by_hand,
+    set_parameters,
+)
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

@@ -22,8 +22,7 @@ from apps.items.models import Condition, Factor, Family, HarmReview, Item, Level
 from apps.protocols.models import Protocol, ProtocolVersion
 from apps.raters.models import RubricField, ScoringTask
 from apps.responses.models import Attempt, RosterEntry
-from tests.analysis.builders import opb_study
-from tests.factories import UserFactory
+from tests.factories import UserFactory, opb_study
 from tests.states import demo_build
 
 pytestmark = pytest.mark.django_db

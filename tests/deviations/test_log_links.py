@@ -38,8 +38,14 @@ from apps.raters.services import score_correct
 from apps.responses.models import Attempt
 from apps.responses.selectors import exclusion_reasons
 from apps.responses.services import control_validation_record, exclusion_record
-from tests.factories import MembershipFactory, ProtocolFactory, UserFactory
-from tests.raters.machine_study import JUDGE, jsonl, machine_study
+from tests.factories import (
+    JUDGE,
+    MembershipFactory,
+    ProtocolFactory,
+    UserFactory,
+    jsonl,
+    machine_study,
+)
 from tests.raters.test_oracle import EXPECTED, ORACLE, _with_fixtures
 
 pytestmark = pytest.mark.django_db

@@ -24,8 +24,7 @@ from apps.deviations.checkpoints import checkpoint_write
 from apps.deviations.services import outcome_unseal
 from apps.protocols.services import version_amend
 from apps.registry.services import run_publish, version_publish
-from tests.analysis.builders import opb_study
-from tests.builders import freeze
+from tests.factories import freeze, opb_study
 
 pytestmark = pytest.mark.django_db
 
