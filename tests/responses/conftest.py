@@ -1,5 +1,6 @@
 """A small study for the response tests: ``tests.factories``' draft (items × levels with keys, a
-roster, the plan's seed and repetitions), frozen through the real freeze gate (its CSVs: ``answer_rows``, ``csv_bytes``)."""
+roster, the plan's seed and repetitions), frozen through the real freeze gate; its CSVs are
+``answer_rows`` and ``csv_bytes`` there."""
 
 import pytest
 
