@@ -1,10 +1,10 @@
 """The registry's fixtures: a small frozen version (through the whole freeze gate) and its PI."""
 
 import pytest
-from django.db import transaction
 
 from apps.accounts.models import Role
 from tests.factories import FrozenVersionFactory, MembershipFactory, UserFactory, build_world
+from tests.states import built_once
 
 
 @pytest.fixture
@@ -30,13 +30,6 @@ def stranger(db):
 
 @pytest.fixture(scope="module")
 def world(django_db_setup, django_db_blocker):
-    """``build_world()`` once for the module, inside a transaction rolled back at its end (each
-    test's own transaction nests inside it as a savepoint)."""
-    with django_db_blocker.unblock():
-        outer = transaction.atomic()
-        outer.__enter__()
-        try:
-            yield build_world()
-        finally:
-            transaction.set_rollback(True)
-            outer.__exit__(None, None, None)
+    """``build_world()`` once for the module, rolled back at its end (``built_once``)."""
+    with built_once(django_db_blocker, build_world) as built:
+        yield built
