@@ -34,7 +34,7 @@ from pathlib import Path
 import factory
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from django.db import transaction
+from django.db import connections, transaction
 
 from apps.accounts.models import Membership, Role, User
 from apps.analysis.pipelines.base import INPUT_DOCUMENT_TYPE
@@ -506,12 +506,78 @@ class FrozenVersionFactory(ProtocolVersionFactory):
 
 def frozen_by_hand(version: ProtocolVersion) -> None:
     """Mark ``version`` frozen without the freeze gate, for the queue benchmarks only
-    (``tests/benchmarks/test_queue_benchmark.py``, ``queue_vs_label_studio.py``): their schedule
+    (``bulk_scoring_study`` below, ``tests/benchmarks/queue_vs_label_studio.py``): their schedule
     (hundreds of thousands of administrations) is written by SQL in a fixed order, which
     ``version_freeze`` would replace by the seeded one, and the gate's run of the plan is not
     what they measure. Every test freezes through ``freeze``."""
     ProtocolVersion.objects.filter(pk=version.pk).update(state="frozen", sha256="ab" * 32)
     version.refresh_from_db()
+
+
+def bulk_scoring_study(*, responses: int, scores_per_response: int) -> ProtocolVersion:
+    """A frozen version with ``responses`` responses (100 items × one level × one evaluand,
+    ``responses // 100`` repetitions), the ``xstest`` rubric and ``scores_per_response``, written
+    by SQL for the queue and scoring-open benchmarks (PostgreSQL only). Frozen by hand
+    (``frozen_by_hand``, which says why)."""
+    version = ProtocolVersionFactory()
+    set_parameters(version, scores_per_response=scores_per_response, seed=99)
+    rubric_apply_template(version=version, template="xstest")
+    with connections["default"].cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO items_level (version_id, ordinal, code, name, form) "
+            "VALUES (%s, 0, 'L0', 'level', '') RETURNING id",
+            [version.pk],
+        )
+        level_id = cursor.fetchone()[0]
+        cursor.execute(
+            "INSERT INTO items_family (version_id, code, name, role, description, stopping_rule) "
+            "VALUES (%s, 'A', 'family', 'other', '', '') RETURNING id",
+            [version.pk],
+        )
+        family_id = cursor.fetchone()[0]
+        cursor.execute(
+            "INSERT INTO items_item (version_id, family_id, code, domain, notes) "
+            "SELECT %s, %s, 'item-' || n, '', '' FROM generate_series(1, 100) n",
+            [version.pk, family_id],
+        )
+        cursor.execute(
+            "INSERT INTO items_cell (version_id, item_id, level_id, prompt, absent, absent_reason) "
+            "SELECT %s, id, %s, 'Prompt of ' || code, false, '' FROM items_item "
+            "WHERE version_id = %s",
+            [version.pk, level_id, version.pk],
+        )
+        cursor.execute(
+            "INSERT INTO responses_evaluand (label, model, provider, safeguards, "
+            "inference_settings, harness_version, system_prompt, observation_projection, "
+            "toolkit, memory_policy, budgets, retry_policy, identity_sha256, created_at) "
+            "VALUES ('bench', 'bench', '', '{}', '{}', '', '', '', '[]', '', '{}', '', "
+            "repeat('b', 64), now()) RETURNING id"
+        )
+        evaluand_id = cursor.fetchone()[0]
+        cursor.execute(
+            "INSERT INTO responses_administration (version_id, position, cell_id, evaluand_id, "
+            "repetition, block, assignment) "
+            "SELECT %s, row_number() OVER (), c.id, %s, r, 0, '{}' "
+            "FROM items_cell c, generate_series(1, %s) r WHERE c.version_id = %s",
+            [version.pk, evaluand_id, responses // 100, version.pk],
+        )
+    frozen_by_hand(version)
+    with connections["default"].cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO responses_attempt (version_id, administration_id, number, "
+            "terminal_outcome, raw, created_at) "
+            "SELECT %s, id, 1, 'completed', '{}', now() FROM responses_administration "
+            "WHERE version_id = %s",
+            [version.pk, version.pk],
+        )
+        cursor.execute(
+            "INSERT INTO responses_response (version_id, attempt_id, text, word_count) "
+            "SELECT %s, id, 'A response of some words.', 5 FROM responses_attempt "
+            "WHERE version_id = %s",
+            [version.pk, version.pk],
+        )
+        cursor.execute("ANALYZE")
+    return version
 
 
 # Scored studies for the analysis tests: frozen through the real gate, answered through the
