@@ -149,7 +149,7 @@ def _import_machine_scores_and_run_the_oracle(pi: User, on_commit) -> None:
         oracle_run_request(version=version, scorer_code="oracle", user=pi)
 
 
-# The demo's whole study through the services: a minute on a quiet machine, several under load.
+# Every log page of the demo (its copy, tests/states.py) and every link on it: slow under load.
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_every_ref_on_every_log_page_links_to_a_page_that_opens(
