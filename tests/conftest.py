@@ -56,11 +56,26 @@ def pytest_collection_modifyitems(config, items):
     """
     slow_modules = {item.path for item in items if item.get_closest_marker("slow")}
     for item in items:
+        _time_for_the_state_build(item)
         if item.get_closest_marker("redis"):
             item.add_marker(pytest.mark.xdist_group("redis"))
         elif item.path in slow_modules:
             item.add_marker(pytest.mark.xdist_group(f"slow:{item.path.name}"))
     items.sort(key=lambda item: item.path not in slow_modules)
+
+
+# The first test of an xdist worker that asks for the demo's copy pays for building the demo
+# (tests/states.py): a minute on a quiet machine, more than the suite's 300 s at a load of 15.
+STATE_BUILD_TIMEOUT = 1200
+
+
+def _time_for_the_state_build(item) -> None:
+    if "state_databases" not in getattr(item, "fixturenames", ()):
+        return
+    marker = item.get_closest_marker("timeout")
+    given = marker.args[0] if marker and marker.args else item.config.getini("timeout")
+    if float(given or 0) < STATE_BUILD_TIMEOUT:
+        item.add_marker(pytest.mark.timeout(STATE_BUILD_TIMEOUT), append=False)
 
 
 @pytest.fixture(autouse=True)
