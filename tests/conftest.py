@@ -56,11 +56,26 @@ def pytest_collection_modifyitems(config, items):
     """
     slow_modules = {item.path for item in items if item.get_closest_marker("slow")}
     for item in items:
+        _time_for_the_state_build(item)
         if item.get_closest_marker("redis"):
             item.add_marker(pytest.mark.xdist_group("redis"))
         elif item.path in slow_modules:
             item.add_marker(pytest.mark.xdist_group(f"slow:{item.path.name}"))
     items.sort(key=lambda item: item.path not in slow_modules)
+
+
+# The first test of an xdist worker that asks for the demo's copy pays for building the demo
+# (tests/states.py): a minute on a quiet machine, more than the suite's 300 s at a load of 15.
+STATE_BUILD_TIMEOUT = 1200
+
+
+def _time_for_the_state_build(item) -> None:
+    if "state_databases" not in getattr(item, "fixturenames", ()):
+        return
+    marker = item.get_closest_marker("timeout")
+    given = marker.args[0] if marker and marker.args else item.config.getini("timeout")
+    if float(given or 0) < STATE_BUILD_TIMEOUT:
+        item.add_marker(pytest.mark.timeout(STATE_BUILD_TIMEOUT), append=False)
 
 
 @pytest.fixture(autouse=True)
@@ -141,6 +156,28 @@ def django_db_setup(django_db_setup, django_db_blocker):
     yield
     with django_db_blocker.unblock():
         dbroles.before_teardown()
+
+
+# Read-only states built once per session and copied per module (tests/states.py).
+
+
+@pytest.fixture(scope="session")
+def state_databases(django_db_setup, django_db_blocker):
+    from tests.states import StateDatabases
+
+    databases = StateDatabases(django_db_blocker)
+    yield databases
+    databases.close()
+
+
+@pytest.fixture(scope="module")
+def demo_database(state_databases):
+    """The module's own copy of the loaded demo (built once per session and xdist worker);
+    each test's writes are rolled back as usual, and the copy is dropped after the module."""
+    from tests.states import demo_build
+
+    with state_databases.cloned("demo", demo_build):
+        yield
 
 
 # The computability gate's verdicts, kept across tests as production keeps them (issue #30).

@@ -18,7 +18,7 @@ django.setup()
 from apps.analysis.pipelines.base import Pipeline, register_pipeline  # noqa: E402
 from apps.studies.opb import pipeline as opb  # noqa: E402
 from config.celery import app  # noqa: E402  (celery -A finds it here)
-from tests.analysis.builders import opb_declaration_as  # noqa: E402
+from tests.factories import opb_declaration_as  # noqa: E402
 
 KIND = "_blocking"
 

@@ -4,7 +4,7 @@ import pytest
 
 from apps.analysis.models import AnalysisRun
 from apps.analysis.services import analysis_run_request
-from tests.analysis.builders import opb_study
+from tests.factories import opb_study
 
 
 @pytest.fixture

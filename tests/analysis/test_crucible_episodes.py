@@ -19,8 +19,7 @@ from apps.responses.models import Attempt, ResponseImport
 from apps.responses.services import responses_import
 from apps.studies.crucible.episodes import analysed_outcome, budgets_of
 from apps.studies.crucible.pipeline import assemble, compute
-from tests.analysis.crucible_data import crucible_inputs
-from tests.factories import UserFactory
+from tests.factories import UserFactory, crucible_inputs
 
 BUDGETS = {"max_turns": 40, "max_tool_calls": 100, "max_wall_seconds": 1800}
 STOPS = ["range_boundary", "telemetry_loss"]

@@ -11,7 +11,7 @@ import json
 
 from apps.analysis.stats.bootstrap import MIN_CLUSTERS_FLOOR
 from apps.studies.crucible.pipeline import DECLARATION, _axis_estimates, _Plan, compute
-from tests.analysis.crucible_data import crucible_inputs
+from tests.factories import crucible_inputs
 
 FLOOR = [{"code": "floor", "floors": [{"axis": "axis1", "minimum": 0.6, "on": "lower_bound"}]}]
 

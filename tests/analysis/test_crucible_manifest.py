@@ -85,8 +85,7 @@ def test_the_item_and_cell_pages_and_the_api_use_crucibles_words(frozen, client)
 
 
 def test_other_studies_keep_the_generic_words(client):
-    from tests.builders import build_draft
-    from tests.factories import MembershipFactory
+    from tests.factories import MembershipFactory, build_draft
 
     membership = MembershipFactory(role="pi")
     draft = build_draft(protocol=membership.protocol, user=membership.user)

@@ -9,7 +9,7 @@ from apps.analysis.pipelines.base import PlanInputError
 from apps.analysis.stats.acceptance import NO_ACCEPTABLE_RUNG, maximum_acceptable_rung
 from apps.analysis.stats.hierarchical import disagreements
 from apps.studies.crucible.pipeline import _axis_estimates, _Plan, _sensitivity, compute
-from tests.analysis.crucible_data import crucible_inputs
+from tests.factories import crucible_inputs
 
 FLOOR = [{"code": "floor", "floors": [{"axis": "axis1", "minimum": 0.6}]}]
 

@@ -93,7 +93,7 @@ def test_paired_blocks_the_gate_passes_iff_the_whole_design_computes(
 def test_xstest_the_gate_passes_iff_the_whole_design_computes(
     monkeypatch, prompts, evaluands, min_clusters
 ):
-    from tests.analysis.gate_builders import xstest_shaped_draft
+    from tests.factories import xstest_shaped_draft
 
     draft = xstest_shaped_draft(prompts, code=f"PROP-XS-{next(_codes)}", evaluands=evaluands)
     from apps.protocols.services import version_update
@@ -197,7 +197,7 @@ def test_opb_the_gate_passes_iff_the_whole_design_computes(
     method,
     table,
 ):
-    from tests.analysis.gate_builders import opb_shaped_draft
+    from tests.factories import opb_shaped_draft
 
     draft = opb_shaped_draft(
         monkeypatch,
@@ -277,7 +277,7 @@ def test_fidelity_the_gate_passes_iff_the_whole_design_computes(
     monkeypatch, cards, evaluands, min_clusters, cluster_by, broken
 ):
     from apps.demo.fidelity import CARDS
-    from tests.analysis.gate_builders import fidelity_shaped_draft
+    from tests.factories import fidelity_shaped_draft
 
     codes = list(CARDS)[:cards]
     draft = fidelity_shaped_draft(

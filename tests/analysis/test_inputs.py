@@ -6,7 +6,7 @@ from apps.analysis import inputs as data
 from apps.items.models import Item
 from apps.raters.models import Score, ScoringTask
 from apps.responses.models import Administration, Attempt, Response, SessionColumns
-from tests.analysis.builders import opb_study
+from tests.factories import opb_study
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ import pytest
 from apps.analysis.models import RunState
 from apps.deviations.models import EntryKind, LogEntry
 from apps.studies.opb.pipeline import DECLARATION
-from tests.analysis.builders import opb_study
+from tests.factories import opb_study
 
 pytestmark = pytest.mark.django_db
 

@@ -17,8 +17,7 @@ from apps.items.models import Cell, Item
 from apps.items.selectors import design_problems
 from apps.items.services import item_base_set, item_create
 from apps.studies.opb.disclosure import sham_mismatches
-from tests.analysis.builders import opb_study
-from tests.factories import UserFactory
+from tests.factories import UserFactory, opb_study
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from apps.analysis.models import RunState
 from apps.deviations.models import EntryKind, LogEntry
 from apps.items.models import PanelFlag, PanelMember
 from apps.studies.opb.panel import panel_flag_record, panel_flags_import, panel_member_add
-from tests.analysis.builders import opb_study
+from tests.factories import opb_study
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from django.db import connection, transaction
 
 from apps.items.models import PanelFlag, PanelMember
 from apps.studies.opb.panel import panel_flag_record, panel_member_add
-from tests.analysis.builders import opb_study
+from tests.factories import opb_study
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

@@ -11,7 +11,7 @@ from apps.core.canonical import canonical_json
 from apps.items.models import Cell
 from apps.responses.models import Attempt, Exclusion
 from apps.studies.opb.pipeline import _ticked
-from tests.analysis.builders import opb_study
+from tests.factories import opb_study
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from apps.analysis.models import RunState
 from apps.raters.models import Score
-from tests.analysis.builders import opb_study
+from tests.factories import opb_study
 
 pytestmark = pytest.mark.django_db
 

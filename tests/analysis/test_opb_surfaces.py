@@ -12,8 +12,7 @@ from apps.demo.opb01 import opb01_v1_0_draft
 from apps.responses.components import roster_checks
 from apps.responses.models import Evaluand, RosterEntry
 from apps.responses.surfaces import external_tools, session_guarantee_record
-from tests.analysis.builders import opb_study
-from tests.factories import UserFactory
+from tests.factories import UserFactory, opb_study
 
 pytestmark = pytest.mark.django_db
 

@@ -190,7 +190,7 @@ def unreadable_coverage():
     from apps.analysis.pipelines import register_pipeline, unregister_pipeline
     from apps.analysis.pipelines.base import Pipeline
     from apps.studies.opb import pipeline as opb
-    from tests.analysis.builders import opb_declaration_as
+    from tests.factories import opb_declaration_as
 
     def compute(inputs, *, parameters, seed, progress):
         parameters = {**parameters, "interval_coverage": "lots"}
@@ -211,7 +211,7 @@ def unreadable_coverage():
 
 
 def test_a_failed_run_shows_its_error_and_no_result(client, study, run_now, unreadable_coverage):
-    from tests.analysis.builders import opb_study
+    from tests.factories import opb_study
 
     broken = opb_study(code="BROKEN", evaluands=1, pipeline=unreadable_coverage)
     run = run_now(broken.version, broken.pi)

@@ -21,7 +21,7 @@ from apps.studies.paired_blocks.pipeline import (
     _incomplete_blocks,
     report_sections,
 )
-from tests.analysis.route_builders import route_raw
+from tests.factories import route_raw
 
 PIPELINE = get_pipeline("paired_blocks")
 FACTORS = {

@@ -11,7 +11,7 @@ from apps.demo.route_choice import _session
 from apps.responses.importing import ImportRejected
 from apps.responses.models import Administration, Attempt
 from apps.responses.services import responses_import
-from tests.analysis.route_builders import SESSION_MAPPING, frozen_route_version
+from tests.factories import SESSION_MAPPING, frozen_route_version
 
 pytestmark = pytest.mark.django_db
 

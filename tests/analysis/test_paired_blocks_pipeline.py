@@ -11,7 +11,7 @@ from apps.studies.paired_blocks.pipeline import (
     POOLING_RULE,
     pooling_violations,
 )
-from tests.analysis.route_builders import parameters, route_raw
+from tests.factories import parameters, route_raw
 
 PIPELINE = get_pipeline("paired_blocks")
 

@@ -8,7 +8,7 @@ from apps.analysis.models import RunState
 from apps.analysis.pipelines import get_pipeline
 from apps.core.canonical import canonical_json, sha256_hex
 from apps.raters.models import Score
-from tests.analysis.builders import opb_study
+from tests.factories import opb_study
 
 pytestmark = pytest.mark.django_db
 

@@ -1,6 +1,6 @@
 """Issue #12 §7: the analysis plans as data change nothing for existing studies.
 
-The result documents of an OPB-01-shaped study (``tests.analysis.builders.opb_study``, every
+The result documents of an OPB-01-shaped study (``tests.factories.opb_study``, every
 stage of the pipeline) and of the real XSTest study are byte-identical
 to those the code gave before pipelines declared themselves: on the branch that made the change
 (commit d1558fa) they equalled the SHA-256s recorded on ``main`` (commit ddee556) before it,
@@ -23,7 +23,7 @@ import pytest
 
 from apps.analysis.models import RunState
 from apps.core.canonical import canonical_json
-from tests.analysis.builders import opb_study, xstest_study
+from tests.factories import opb_study, xstest_study
 
 pytestmark = pytest.mark.django_db
 

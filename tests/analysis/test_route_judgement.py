@@ -10,7 +10,7 @@ import pytest
 from apps.analysis.pipelines import get_pipeline
 from apps.analysis.pipelines.base import PlanInputError
 from apps.responses.sessions import judge_route
-from tests.analysis.route_builders import ROUTES, parameters, route_raw
+from tests.factories import ROUTES, parameters, route_raw
 
 PIPELINE = get_pipeline("paired_blocks")
 CONSTRAINED = {

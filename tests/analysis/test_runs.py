@@ -26,7 +26,7 @@ from apps.analysis.services import (
 )
 from apps.deviations.models import LogEntry
 from apps.protocols.models import Blob, ProtocolVersion, Withdrawal
-from tests.analysis.builders import opb_declaration_as, opb_study
+from tests.factories import opb_declaration_as, opb_study
 
 pytestmark = pytest.mark.django_db
 
@@ -333,7 +333,7 @@ def test_two_workers_claiming_at_the_same_moment_get_one_claim(monkeypatch):
 
     from django.db import connection
 
-    from tests.analysis.builders import opb_study
+    from tests.factories import opb_study
 
     # Committed requests would run their task at once (eager in tests): hold the tasks back.
     monkeypatch.setattr("apps.analysis.services._enqueue", lambda run_id: None)

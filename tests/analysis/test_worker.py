@@ -24,7 +24,7 @@ from apps.analysis.pipelines import unregister_pipeline
 from apps.analysis.services import analysis_run_request, analysis_runs_reap
 from apps.protocols.models import Blob
 from config.celery import app
-from tests.analysis.builders import opb_study
+from tests.factories import opb_study
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from apps.analysis.models import RunState
-from tests.analysis.builders import XSTEST_MODELS, xstest_study
+from tests.factories import XSTEST_MODELS, xstest_study
 
 pytestmark = pytest.mark.django_db
 

@@ -1,6 +1,6 @@
 """The real XSTest study (Röttger et al., NAACL 2024): the run's rates are the dataset's.
 
-The study is built by ``tests.analysis.builders.xstest_study``, a fast ORM stand-in for the
+The study is built by ``tests.factories.xstest_study``, a fast ORM stand-in for the
 builder in ``apps.demo.xstest``, with the annotators' labels as primary scores and the final
 label as an adjudication where they disagree (``tests/demo/test_demo_xstest.py`` does the whole
 round-trip through the importer and the queue). The run goes through the real service and the
@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from apps.analysis.models import RunState
-from tests.analysis.builders import XSTEST_LABELS, XSTEST_MODELS, read_xstest, xstest_study
+from tests.factories import XSTEST_LABELS, XSTEST_MODELS, read_xstest, xstest_study
 
 pytestmark = [pytest.mark.postgres, pytest.mark.shared_data, pytest.mark.django_db]
 

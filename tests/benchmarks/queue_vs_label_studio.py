@@ -427,8 +427,13 @@ def build_app_study(tasks: int, k: int) -> None:
     from rest_framework.authtoken.models import Token
 
     from apps.raters.services import rubric_apply_template, scoring_open
-    from tests.builders import frozen_by_hand, set_parameters
-    from tests.factories import MembershipFactory, ProtocolVersionFactory, UserFactory
+    from tests.factories import (
+        MembershipFactory,
+        ProtocolVersionFactory,
+        UserFactory,
+        frozen_by_hand,
+        set_parameters,
+    )
 
     started = time.perf_counter()
     # Factory sequences restart in every process: names unique to this build instead.

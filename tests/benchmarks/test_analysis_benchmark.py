@@ -25,8 +25,8 @@ from apps.analysis.models import RunState
 from apps.analysis.pipelines import get_pipeline
 from apps.analysis.services import analysis_run_perform, analysis_run_request
 from apps.core.canonical import canonical_json
-from tests.analysis.builders import opb_study, xstest_study
 from tests.benchmarks.conftest import sized
+from tests.factories import opb_study, xstest_study
 
 pytestmark = pytest.mark.django_db
 

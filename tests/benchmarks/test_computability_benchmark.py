@@ -32,10 +32,9 @@ import pytest
 from django.core.cache import cache
 
 from apps.analysis.computability import version_computability
-from tests.analysis.gate_builders import xstest_shaped_draft
 from tests.analysis.test_computability import opb01  # noqa: F401  (the fixture)
 from tests.benchmarks.conftest import TINY, meets, sized
-from tests.factories import UserFactory
+from tests.factories import UserFactory, xstest_shaped_draft
 
 pytestmark = pytest.mark.django_db
 

@@ -17,8 +17,8 @@ import time
 
 from apps.core.canonical import canonical_json
 from apps.studies.crucible.pipeline import compute
-from tests.analysis.crucible_data import crucible_inputs
 from tests.benchmarks.conftest import meets, sized
+from tests.factories import crucible_inputs
 
 EVALUANDS = int(sized("3", "2"))
 FAMILIES = int(sized("15", "4"))

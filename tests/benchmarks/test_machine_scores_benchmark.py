@@ -27,8 +27,7 @@ from apps.raters.services.machine import machine_scores_import
 from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
 from apps.responses.services import evaluand_register, responses_import, roster_enroll
 from tests.benchmarks.conftest import meets, sized
-from tests.factories import AnalysisParameterFactory, ProtocolVersionFactory
-from tests.raters.machine_study import JUDGE
+from tests.factories import JUDGE, AnalysisParameterFactory, ProtocolVersionFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 

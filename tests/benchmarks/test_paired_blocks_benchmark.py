@@ -13,8 +13,8 @@ import statistics
 import time
 
 from apps.analysis.pipelines import get_pipeline
-from tests.analysis.route_builders import parameters, route_raw
 from tests.benchmarks.conftest import meets, sized
+from tests.factories import parameters, route_raw
 
 ROUNDS = int(sized("8", "2"))  # × 8 tasks per sub-study: 64 task blocks per model (16 tiny)
 REPLICATES = sized("10000", "200")

@@ -26,8 +26,11 @@ from django.db import connection, connections, transaction
 from apps.raters.models import Assignment, Score, ScoringTask
 from apps.raters.services import score_submit, scoring_open, task_next
 from tests.benchmarks.conftest import sized
-from tests.builders import frozen_by_hand, set_parameters
-from tests.factories import MembershipFactory, ProtocolVersionFactory, UserFactory
+from tests.factories import (
+    MembershipFactory,
+    UserFactory,
+    bulk_scoring_study,
+)
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -35,70 +38,6 @@ RESPONSES = int(os.environ.get("BENCH_RESPONSES", sized("100000", "200")))
 K = 2
 REVIEWERS = 16
 SECONDS = float(os.environ.get("BENCH_SECONDS", sized("60", "2")))
-
-
-def _build_study():
-    from apps.raters.services import rubric_apply_template
-
-    version = ProtocolVersionFactory()
-    set_parameters(version, scores_per_response=K, seed=99)
-    rubric_apply_template(version=version, template="xstest")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO items_level (version_id, ordinal, code, name, form) "
-            "VALUES (%s, 0, 'L0', 'level', '') RETURNING id",
-            [version.pk],
-        )
-        level_id = cursor.fetchone()[0]
-        cursor.execute(
-            "INSERT INTO items_family (version_id, code, name, role, description, stopping_rule) "
-            "VALUES (%s, 'A', 'family', 'other', '', '') RETURNING id",
-            [version.pk],
-        )
-        family_id = cursor.fetchone()[0]
-        cursor.execute(
-            "INSERT INTO items_item (version_id, family_id, code, domain, notes) "
-            "SELECT %s, %s, 'item-' || n, '', '' FROM generate_series(1, 100) n",
-            [version.pk, family_id],
-        )
-        cursor.execute(
-            "INSERT INTO items_cell (version_id, item_id, level_id, prompt, absent, absent_reason) "
-            "SELECT %s, id, %s, 'Prompt of ' || code, false, '' FROM items_item "
-            "WHERE version_id = %s",
-            [version.pk, level_id, version.pk],
-        )
-        cursor.execute(
-            "INSERT INTO responses_evaluand (label, model, provider, safeguards, "
-            "inference_settings, harness_version, system_prompt, observation_projection, "
-            "toolkit, memory_policy, budgets, retry_policy, identity_sha256, created_at) "
-            "VALUES ('bench', 'bench', '', '{}', '{}', '', '', '', '[]', '', '{}', '', "
-            "repeat('b', 64), now()) RETURNING id"
-        )
-        evaluand_id = cursor.fetchone()[0]
-        cursor.execute(
-            "INSERT INTO responses_administration (version_id, position, cell_id, evaluand_id, "
-            "repetition, block, assignment) "
-            "SELECT %s, row_number() OVER (), c.id, %s, r, 0, '{}' "
-            "FROM items_cell c, generate_series(1, %s) r WHERE c.version_id = %s",
-            [version.pk, evaluand_id, RESPONSES // 100, version.pk],
-        )
-    frozen_by_hand(version)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO responses_attempt (version_id, administration_id, number, "
-            "terminal_outcome, raw, created_at) "
-            "SELECT %s, id, 1, 'completed', '{}', now() FROM responses_administration "
-            "WHERE version_id = %s",
-            [version.pk, version.pk],
-        )
-        cursor.execute(
-            "INSERT INTO responses_response (version_id, attempt_id, text, word_count) "
-            "SELECT %s, id, 'A response of some words.', 5 FROM responses_attempt "
-            "WHERE version_id = %s",
-            [version.pk, version.pk],
-        )
-        cursor.execute("ANALYZE")
-    return version
 
 
 def _work(reviewer_id, barrier, results):
@@ -151,7 +90,7 @@ def _explain_claim(version, reviewer) -> str:
 
 def test_queue_under_16_concurrent_reviewers():
     started = time.perf_counter()
-    version = _build_study()
+    version = bulk_scoring_study(responses=RESPONSES, scores_per_response=K)
     pi = MembershipFactory(protocol=version.protocol, role="pi").user
     built = time.perf_counter() - started
     started = time.perf_counter()

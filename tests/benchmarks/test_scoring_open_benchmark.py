@@ -22,7 +22,7 @@ from django.db import connection
 from apps.raters.models import ScoringTask
 from apps.raters.services import scoring_open
 from tests.benchmarks.conftest import sized
-from tests.factories import MembershipFactory
+from tests.factories import MembershipFactory, bulk_scoring_study
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -36,10 +36,7 @@ def _cpu_seconds(pid: int) -> float:
 
 
 def test_scoring_open_for_100000_responses():
-    from tests.benchmarks import test_queue_benchmark as queue_benchmark
-
-    queue_benchmark.RESPONSES = RESPONSES  # the same study builder as the queue benchmark
-    version = queue_benchmark._build_study()
+    version = bulk_scoring_study(responses=RESPONSES, scores_per_response=K)
     pi = MembershipFactory(protocol=version.protocol, role="pi").user
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")

@@ -16,6 +16,7 @@ from django.db import connections
 
 from tests.browser.a11y import accessibility_problems
 from tests.conftest import chromium_path
+from tests.factories import PASSWORD
 
 # playwright's sync API runs an event loop in this thread; Django's ORM, called by the test's own
 # setup code between browser steps, refuses to run beside one unless told it is safe (it is: the
@@ -23,7 +24,6 @@ from tests.conftest import chromium_path
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
-PASSWORD = "journey-password-1"
 DESKTOP = {"width": 1280, "height": 900}
 
 
@@ -138,13 +138,3 @@ def journey(request, chromium, live_server):
         tab.page.screenshot(path=str(tab.folder / "failed.png"), full_page=True)
         (tab.folder / "failed.html").write_text(tab.page.content())
     tab.close()
-
-
-def make_user(username: str):
-    """A user who can sign in with ``PASSWORD``."""
-    from apps.accounts.models import User
-
-    user, _ = User.objects.get_or_create(username=username)
-    user.set_password(PASSWORD)
-    user.save()
-    return user

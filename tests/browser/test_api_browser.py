@@ -3,7 +3,7 @@
 
 import pytest
 
-from tests.browser.conftest import make_user
+from tests.factories import make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -2,7 +2,7 @@
 verified, and downloads the JSONL and CSV exports.
 
 The log is written by the real services (freeze, amendment, recorded deviations): see
-``tests.browser.studies.logged_protocol``.
+``tests.factories.logged_protocol``.
 """
 
 import csv
@@ -12,8 +12,7 @@ import json
 import pytest
 
 from apps.deviations.models import LogEntry
-from tests.browser.conftest import make_user
-from tests.browser.studies import logged_protocol
+from tests.factories import logged_protocol, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

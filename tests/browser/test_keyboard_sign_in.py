@@ -3,7 +3,7 @@ header to the content."""
 
 import pytest
 
-from tests.browser.conftest import PASSWORD, make_user
+from tests.factories import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -6,7 +6,7 @@ import pytest
 
 from apps.protocols.services import protocol_create
 from apps.raters.services import rubric_apply_template
-from tests.browser.conftest import make_user
+from tests.factories import make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

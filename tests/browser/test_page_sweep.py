@@ -4,8 +4,7 @@ protocol with two frozen versions, its design, roster, rubric, history, diff and
 import pytest
 
 from apps.protocols.models import ProtocolVersion
-from tests.browser.conftest import make_user
-from tests.browser.studies import logged_protocol
+from tests.factories import logged_protocol, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.browser.conftest import PASSWORD
+from tests.factories import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -13,7 +13,7 @@ def _focused(page) -> str:
 
 def test_panel_flags_by_keyboard(journey):
     from apps.items.models import PanelFlag
-    from tests.analysis.builders import opb_study
+    from tests.factories import opb_study
 
     study = opb_study(code="PANELK", evaluands=1, items_per_family=6)
     study.pi.set_password(PASSWORD)

@@ -6,7 +6,7 @@ import re
 import pytest
 from django.core import mail
 
-from tests.browser.conftest import PASSWORD, make_user
+from tests.factories import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

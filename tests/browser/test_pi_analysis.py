@@ -14,8 +14,7 @@ import pytest
 from apps.analysis import services as analysis_services
 from apps.analysis.models import AnalysisRun
 from apps.deviations.models import OutcomeUnsealing
-from tests.analysis.builders import opb_study
-from tests.browser.conftest import PASSWORD
+from tests.factories import PASSWORD, opb_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

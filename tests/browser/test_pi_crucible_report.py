@@ -9,7 +9,7 @@ import pytest
 
 from apps.demo.crucible import PROTOCOL_CODE, crucible_analyse, crucible_build
 from apps.deviations.services import outcome_unseal
-from tests.browser.conftest import make_user
+from tests.factories import make_user
 
 pytestmark = [
     pytest.mark.browser,

@@ -5,7 +5,7 @@ removes one — and the page passes the accessibility checks (labels, contrast, 
 import pytest
 
 from apps.protocols.services import protocol_create
-from tests.browser.conftest import make_user
+from tests.factories import make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

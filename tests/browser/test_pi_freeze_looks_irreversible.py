@@ -9,9 +9,7 @@ import pytest
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.services import protocol_create, version_update
 from apps.raters.services import rubric_apply_template
-from tests.browser.conftest import make_user
-from tests.browser.studies import design_and_roster
-from tests.protocols.conftest import OPB_VALUES, SECTIONS
+from tests.factories import OPB_SECTIONS, OPB_VALUES, design_and_roster, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -59,7 +57,7 @@ def test_pi_freeze_looks_irreversible(journey):
     page.set_viewport_size({"width": 1280, "height": 900})
 
     # Ready: the button is enabled and looks it, and freezing needs the code typed.
-    version_update(version=draft, user=pi, sections=SECTIONS, parameters=OPB_VALUES)
+    version_update(version=draft, user=pi, sections=OPB_SECTIONS, parameters=OPB_VALUES)
     design_and_roster(draft, pi)
     rubric_apply_template(version=draft, template="opb")
     journey.go("/protocols/OPB-F/v/1.0/edit/")

@@ -9,7 +9,7 @@ from django.core import mail
 from apps.accounts.models import Membership, User
 from apps.deviations.models import LogEntry
 from apps.protocols.services import protocol_create
-from tests.browser.conftest import make_user
+from tests.factories import make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

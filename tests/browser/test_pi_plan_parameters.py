@@ -19,8 +19,7 @@ from apps.demo.opb01 import V1_1_PARAMETERS, V1_1_SECTIONS, opb01_v1_0_draft
 from apps.demo.responses import demo_roster_enroll
 from apps.protocols.services import version_update
 from apps.raters.services import rubric_apply_template
-from tests.browser.conftest import make_user
-from tests.factories import UserFactory
+from tests.factories import UserFactory, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -12,8 +12,7 @@ import re
 import pytest
 
 from apps.protocols.models import Protocol
-from tests.browser.conftest import make_user
-from tests.browser.studies import design_and_roster
+from tests.factories import design_and_roster, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -9,9 +9,7 @@ import pytest
 from apps.accounts.models import Role
 from apps.registry.models import Publication
 from apps.registry.services import embargoes_end_due, today_utc
-from tests.browser.conftest import make_user
-from tests.builders import FrozenVersionFactory
-from tests.factories import MembershipFactory, ProtocolFactory
+from tests.factories import FrozenVersionFactory, MembershipFactory, ProtocolFactory, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

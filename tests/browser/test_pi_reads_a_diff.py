@@ -10,7 +10,7 @@ import pytest
 from apps.demo.opb01 import opb01_history_build
 from apps.demo.people import demo_people_ensure
 from apps.demo.study import demo_version_prepare
-from tests.browser.conftest import PASSWORD
+from tests.factories import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -9,8 +9,7 @@ import pytest
 from apps.analysis.models import AnalysisRun
 from apps.analysis.services import analysis_run_perform, analysis_run_request
 from apps.deviations.services import outcome_unseal
-from tests.analysis.builders import opb_study
-from tests.browser.conftest import PASSWORD
+from tests.factories import PASSWORD, opb_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -9,7 +9,7 @@ from apps.demo.fidelity import PROTOCOL_CODE, fidelity_demo
 from apps.deviations.services import outcome_unseal
 from apps.raters.models import RubricText
 from tests.browser.a11y import phone_overflow
-from tests.browser.conftest import make_user
+from tests.factories import make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -6,7 +6,7 @@ Makes ``tour-7-three-way-contrast`` and ``tour-8-panel-baseline`` in ``$PREREGIS
 
 import pytest
 
-from tests.browser.conftest import PASSWORD
+from tests.factories import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -15,7 +15,7 @@ def test_pi_reads_the_opb_disclosure_and_panel(journey, django_capture_on_commit
     from apps.analysis.services import analysis_run_request
     from apps.deviations.services import outcome_unseal
     from apps.studies.opb.panel import panel_flags_import
-    from tests.analysis.builders import opb_study
+    from tests.factories import opb_study
 
     study = opb_study(
         code="OPB-J7",

@@ -5,7 +5,7 @@ stays readable at 375 px, the per-condition table, and the CSV and JSON download
 import pytest
 
 from apps.demo.route_choice import route_choice_build
-from tests.browser.conftest import make_user
+from tests.factories import make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

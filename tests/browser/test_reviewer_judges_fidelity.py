@@ -8,10 +8,7 @@ import pytest
 
 from apps.raters.models import Score
 from apps.raters.services import scoring_open
-from tests.browser.conftest import PASSWORD
-from tests.builders import frozen_study
-from tests.factories import ProtocolVersionFactory
-from tests.raters.fidelity_study import put_cards
+from tests.factories import PASSWORD, ProtocolVersionFactory, frozen_study, put_cards
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -8,9 +8,7 @@ import pytest
 from apps.accounts.models import Role
 from apps.raters.models import ScoringTask
 from apps.raters.services import scoring_open, study_queue_rename
-from tests.browser.conftest import PASSWORD
-from tests.builders import frozen_study
-from tests.factories import MembershipFactory
+from tests.factories import PASSWORD, MembershipFactory, frozen_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -11,8 +11,7 @@ import pytest
 from apps.raters.models import Score
 from apps.raters.services import scoring_open
 from apps.responses.models import Evaluand
-from tests.browser.conftest import PASSWORD
-from tests.builders import frozen_study
+from tests.factories import PASSWORD, frozen_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -19,7 +19,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from apps.accounts.models import User
-from tests.protocols.conftest import OPB_VALUES, SECTIONS
+from tests.factories import OPB_SECTIONS, OPB_VALUES
 
 pytestmark = pytest.mark.django_db
 
@@ -94,7 +94,7 @@ def test_a_whole_study_runs_from_tokens_through_the_api_alone(settings, tmp_path
     _ok(
         pi.patch(
             links["self"],
-            {"sections": SECTIONS, "parameters": parameters, "decision_table": []},
+            {"sections": OPB_SECTIONS, "parameters": parameters, "decision_table": []},
             format="json",
         )
     )

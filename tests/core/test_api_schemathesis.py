@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from rest_framework.authtoken.models import Token
 
 from apps.accounts.models import Membership
-from apps.demo.study import DEMO_CODE, demo_study_load
+from apps.demo.study import DEMO_CODE
 from apps.protocols.models import Protocol
 
 pytestmark = pytest.mark.django_db
@@ -39,8 +39,7 @@ def connection_kept_open():
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_no_api_operation_answers_5xx_to_schemathesis(connection_kept_open):
-    demo_study_load()
+def test_no_api_operation_answers_5xx_to_schemathesis(demo_database, connection_kept_open):
     pi = Membership.objects.filter(protocol=Protocol.objects.get(code=DEMO_CODE), role="pi")
     token = Token.objects.get_or_create(user=pi.first().user)[0]
     headers = {"Authorization": f"Token {token.key}"}

@@ -7,8 +7,7 @@ import pytest
 from django.urls import reverse
 
 from apps.protocols.services import protocol_create
-from tests.builders import FrozenVersionFactory
-from tests.factories import MembershipFactory, UserFactory
+from tests.factories import FrozenVersionFactory, MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 

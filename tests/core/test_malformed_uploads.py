@@ -13,8 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from apps.deviations.models import LogEntry
 from apps.items.models import Cell, Item, KeyUnit
 from apps.responses.models import Attempt, Response, ResponseImport
-from tests.builders import build_draft, freeze
-from tests.responses.conftest import answer_rows, csv_bytes
+from tests.factories import answer_rows, build_draft, csv_bytes, freeze
 
 pytestmark = pytest.mark.django_db
 

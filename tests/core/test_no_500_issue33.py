@@ -14,9 +14,7 @@ from django.test import Client, RequestFactory
 from apps.core.inputs import CSV_MAX_COLUMNS, JSON_MAX_DEPTH
 from apps.core.middleware import RequestGuardMiddleware
 from apps.raters.models import MachineScore
-from tests.builders import build_draft
-from tests.factories import ProtocolVersionFactory
-from tests.raters.machine_study import JUDGE, JUDGE_FIELDS, machine_study
+from tests.factories import JUDGE, JUDGE_FIELDS, ProtocolVersionFactory, build_draft, machine_study
 
 DEEP = "[" * 100_000 + "]" * 100_000
 

@@ -17,14 +17,13 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from apps.accounts.models import Membership
-from apps.demo.study import DEMO_CODE, demo_study_load
+from apps.demo.study import DEMO_CODE
 from apps.items.models import Condition, Factor, Family, HarmReview, Item, Level
 from apps.protocols.models import Protocol, ProtocolVersion
 from apps.raters.models import RubricField, ScoringTask
 from apps.responses.models import Attempt, RosterEntry
-from tests.analysis.builders import opb_study
-from tests.factories import UserFactory
-from tests.states import built_once
+from tests.factories import UserFactory, opb_study
+from tests.states import demo_build
 
 pytestmark = pytest.mark.django_db
 
@@ -207,7 +206,6 @@ def _contexts(study):
 
 
 def _build_state():
-    demo_study_load()
     study = opb_study(code="OPB-Z", evaluands=1, items_per_family=2, repetitions=1)
     from apps.analysis.services import analysis_run_request
 
@@ -228,10 +226,12 @@ def _build_state():
 
 
 @pytest.fixture(scope="module")
-def state(django_db_setup, django_db_blocker):
-    """Built once for the module's three tests (tests/states.py); each test's writes are
-    rolled back at its end."""
-    with built_once(django_db_blocker, _build_state) as built:
+def state(state_databases, django_db_blocker):
+    """The module's copy of the demo (tests/states.py) with the study and people added once
+    for the module's three tests; each test's writes are rolled back at its end."""
+    with state_databases.cloned("demo", demo_build):
+        with django_db_blocker.unblock():
+            built = _build_state()
         yield built
 
 

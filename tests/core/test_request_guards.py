@@ -15,7 +15,7 @@ from django.test import Client
 
 from apps.accounts.models import Membership
 from apps.raters.services import scoring_open, task_next
-from tests.builders import frozen_study
+from tests.factories import frozen_study
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,5 +1,10 @@
 """``make demo-fidelity``: seed 003's rubric end to end on the demo's own study. The expected
-figures are read off the demo's written faults (``apps.demo.fidelity.FAULTS``), by hand."""
+figures are read off the demo's written faults (``apps.demo.fidelity.FAULTS``), by hand.
+
+The demo is built once for the module (``built_once``, tests/states.py), by the command; the
+first test reads what that build printed, then runs the command again."""
+
+import io
 
 import pytest
 from django.core.management import call_command
@@ -7,14 +12,26 @@ from django.core.management import call_command
 from apps.analysis.models import AnalysisRun
 from apps.demo.fidelity import PROTOCOL_CODE, fidelity_table
 from apps.protocols.models import Protocol
+from tests.states import built_once
 
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(scope="module")
+def fidelity_demo(django_db_setup, django_db_blocker):
+    """What ``demo_fidelity`` printed when it built the demo."""
+
+    def build() -> str:
+        call_command("demo_fidelity", stdout=(out := io.StringIO()))
+        return out.getvalue()
+
+    with built_once(django_db_blocker, build) as printed:
+        yield printed
+
+
 @pytest.mark.timeout(900)
-def test_the_fidelity_demo_prints_the_fidelity_table_its_faults_imply(capsys):
-    call_command("demo_fidelity")
-    out = capsys.readouterr().out
+def test_the_fidelity_demo_prints_the_fidelity_table_its_faults_imply(fidelity_demo):
+    out = fidelity_demo
     run = AnalysisRun.objects.get(version__protocol=Protocol.objects.get(code=PROTOCOL_CODE))
     table = fidelity_table(run)
     # 16 dialogues; five fail fidelity: card-2/sim-b drifts, card-4/sim-a is surface-only (A1),
@@ -39,11 +56,11 @@ def test_the_fidelity_demo_prints_the_fidelity_table_its_faults_imply(capsys):
     # pushback turns in two dialogues).
     assert table["judge_agreement"]["a2_pass"]["alpha"] == pytest.approx(1.0)
     # Running it again changes nothing but a rerun.
-    call_command("demo_fidelity")
+    call_command("demo_fidelity", stdout=io.StringIO())
 
 
 @pytest.mark.timeout(900)
-def test_the_fidelity_report_page_plot_and_downloads_open(client):
+def test_the_fidelity_report_page_plot_and_downloads_open(fidelity_demo, client):
     import csv
     import io
     import json
@@ -51,7 +68,6 @@ def test_the_fidelity_report_page_plot_and_downloads_open(client):
     from django.contrib.auth import get_user_model
     from django.urls import reverse
 
-    call_command("demo_fidelity")
     run = AnalysisRun.objects.get(version__protocol__code=PROTOCOL_CODE)
     args = (PROTOCOL_CODE, "1.0", run.number)
     client.force_login(get_user_model().objects.get(username="pi"))

@@ -109,7 +109,7 @@ def test_the_demo_schedule_covers_every_present_cell(demo):
     assert ("f-01", "L2") not in {entry.cell for entry in schedule}
 
 
-def test_load_demo_freezes_opb01_with_its_design_and_leaves_the_demo_review_open(db):
+def test_load_demo_freezes_opb01_with_its_design_and_leaves_the_demo_review_open(demo_database, db):
     import io
     import json
 
@@ -119,7 +119,6 @@ def test_load_demo_freezes_opb01_with_its_design_and_leaves_the_demo_review_open
     from apps.items.selectors import harm_reviews_pending_for
     from apps.protocols.models import Blob, ProtocolVersion
 
-    call_command("load_demo", stdout=io.StringIO())
     v1_1 = ProtocolVersion.objects.get(protocol__code="OPB-01", label="1.1")
     assert v1_1.state == "frozen"
     document = json.loads(bytes(Blob.objects.get(sha256=v1_1.sha256).content))

@@ -1,10 +1,8 @@
 """The demo's OPB-01 v1.1 freezes with the demo roster and its schedule."""
 
-import io
 import json
 
 import pytest
-from django.core.management import call_command
 
 from apps.items.selectors import design_schedule_inputs
 from apps.protocols.models import Blob, ProtocolVersion
@@ -12,8 +10,7 @@ from apps.protocols.models import Blob, ProtocolVersion
 pytestmark = pytest.mark.django_db
 
 
-def test_the_demo_freezes_opb01_with_a_roster_and_a_schedule_of_five_repetitions():
-    call_command("load_demo", stdout=io.StringIO())
+def test_the_demo_freezes_opb01_with_a_roster_and_a_schedule_of_five_repetitions(demo_database):
     v1_1 = ProtocolVersion.objects.get(protocol__code="OPB-01", label="1.1")
     document = json.loads(bytes(Blob.objects.get(sha256=v1_1.sha256).content))
     responses = document["responses"]

@@ -4,7 +4,7 @@ import pytest
 from django.db import transaction
 
 from apps.deviations.services import deviation_append
-from tests.builders import FrozenVersionFactory
+from tests.factories import FrozenVersionFactory
 
 
 @pytest.fixture

@@ -5,8 +5,7 @@ from rest_framework.test import APIClient
 
 from apps.deviations.models import LogEntry
 from apps.deviations.selectors import outcomes_visible
-from tests.builders import FrozenVersionFactory
-from tests.factories import ProtocolFactory, ProtocolVersionFactory
+from tests.factories import FrozenVersionFactory, ProtocolFactory, ProtocolVersionFactory
 
 pytestmark = pytest.mark.django_db
 

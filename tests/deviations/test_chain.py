@@ -15,6 +15,7 @@ from apps.deviations.chain import (
     entry_payload,
     verify_chain,
 )
+from tests.factories import make_chain
 
 # The worked example in docs/deviation-log.md: if this changes, the document is wrong.
 DOC_EXAMPLE = {
@@ -37,26 +38,6 @@ DOC_EXAMPLE_PAYLOAD = (
     '"refs":[{"id":3,"label":"OPB-01 v1.1","type":"version"}],"seq":1}'
 )
 DOC_EXAMPLE_HASH = "a10b694454d801f7f9d64cbb7090a3b9e7c700080e9bbf090415d86caed1178d"
-
-
-def make_chain(n: int, protocol: str = "OPB-01") -> list[dict]:
-    entries, previous = [], GENESIS_HASH
-    for seq in range(1, n + 1):
-        entry = {
-            "protocol": protocol,
-            "seq": seq,
-            "recorded_at": f"2026-11-30T01:50:{seq % 60:02d}.{seq:06d}Z",
-            "occurred_on": "2026-11-29" if seq % 3 == 0 else None,
-            "actor": "system" if seq % 4 == 0 else "zoë",
-            "kind": ["freeze", "exclusion", "deviation"][seq % 3],
-            "rationale": f"Entry {seq}: “quoted”, tab\there, newline\nthere, 🧪",
-            "refs": [{"type": "item", "id": seq, "label": f"Item №{seq}"}] if seq % 2 else [],
-            "outcome_visible": seq > n // 2,
-            "prev_hash": previous,
-        }
-        entry["hash"] = previous = entry_hash(entry)
-        entries.append(entry)
-    return entries
 
 
 def test_the_documented_example_payload_and_hash():

@@ -20,7 +20,7 @@ from django.utils import timezone
 import apps
 from apps.accounts.models import User
 from apps.demo.opb01 import V1_1_PARAMETERS, opb01_v1_0_draft
-from apps.demo.study import DEMO_CODE, demo_study_load, demo_version_prepare
+from apps.demo.study import DEMO_CODE, demo_version_prepare
 from apps.deviations.models import MANUAL_KINDS, EntryKind, LogEntry
 from apps.deviations.refs import PLAIN_TEXT_TYPES, ref_url, registered_ref_types, resolved_refs
 from apps.deviations.services import deviation_append, deviation_record
@@ -38,8 +38,14 @@ from apps.raters.services import score_correct
 from apps.responses.models import Attempt
 from apps.responses.selectors import exclusion_reasons
 from apps.responses.services import control_validation_record, exclusion_record
-from tests.factories import MembershipFactory, ProtocolFactory, UserFactory
-from tests.raters.machine_study import JUDGE, jsonl, machine_study
+from tests.factories import (
+    JUDGE,
+    MembershipFactory,
+    ProtocolFactory,
+    UserFactory,
+    jsonl,
+    machine_study,
+)
 from tests.raters.test_oracle import EXPECTED, ORACLE, _with_fixtures
 
 pytestmark = pytest.mark.django_db
@@ -143,13 +149,12 @@ def _import_machine_scores_and_run_the_oracle(pi: User, on_commit) -> None:
         oracle_run_request(version=version, scorer_code="oracle", user=pi)
 
 
-# The demo's whole study through the services: a minute on a quiet machine, several under load.
+# Every log page of the demo (its copy, tests/states.py) and every link on it: slow under load.
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_every_ref_on_every_log_page_links_to_a_page_that_opens(
-    client, django_capture_on_commit_callbacks
+    demo_database, client, django_capture_on_commit_callbacks
 ):
-    demo_study_load()
     pi = User.objects.get(username="pi")
     _write_the_kinds_the_demo_does_not(pi)
     _import_machine_scores_and_run_the_oracle(pi, django_capture_on_commit_callbacks)

@@ -8,8 +8,7 @@ from django.urls import reverse
 from apps.deviations.models import AppendOnlyError, LogEntry, OutcomeUnsealing
 from apps.deviations.selectors import chain_verify, outcomes_visible
 from apps.deviations.services import deviation_append, outcome_unseal
-from tests.builders import FrozenVersionFactory
-from tests.factories import ProtocolFactory, ProtocolVersionFactory
+from tests.factories import FrozenVersionFactory, ProtocolFactory, ProtocolVersionFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,6 @@ import hashlib
 import threading
 import urllib.request
 from http.server import ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -25,22 +24,12 @@ from apps.deviations.checkpoints import (
 )
 from apps.deviations.management.commands.log_witness import make_handler
 from apps.deviations.tree import tree_root
-from apps.deviations.witness import Witness
 from tests.deviations.offline import offline
 from tests.deviations.test_checkpoints import recompute_whole_chain_from
+from tests.factories import make_witness
 
 LEAVES = [hashlib.sha256(b"\x00" + bytes([n])).digest() for n in range(20)]
 ORIGIN = "preregistry.local/log/W-01"
-
-
-def make_witness(folder: Path, name: str = "witness.test/w1") -> Witness:
-    return Witness(
-        name=name,
-        private_key=Ed25519PrivateKey.generate(),
-        state_dir=folder,
-        log_keys=[signing_key().public_raw],
-        origin_prefix="preregistry.local/log/",
-    )
 
 
 def request(size: int, old: int, leaves=LEAVES, proof=None, origin=ORIGIN) -> bytes:

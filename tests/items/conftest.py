@@ -44,19 +44,6 @@ def blind_reviewers(protocol):
     ]
 
 
-def write_item(version, family, code, levels, *, key="unit one\n!unit two", **extra):
-    """An item with a written, keyed cell at each of ``levels`` (Level objects)."""
-    item = services.item_create(version=version, family=family, code=code, **extra)
-    for level in levels:
-        services.cell_save(
-            item=item,
-            level=level,
-            prompt=f"{code} at {level.code}",
-            key=services.key_units_parse(key),
-        )
-    return item
-
-
 def pages(version) -> str:
     """Where a version's design pages live."""
     return f"/protocols/{version.protocol.code}/v/{version.label}/design"

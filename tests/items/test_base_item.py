@@ -6,7 +6,7 @@ import pytest
 
 from apps.items import services
 from apps.items.models import Item
-from tests.builders import freeze
+from tests.factories import freeze
 from tests.items.conftest import api, pages
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ unknown part."""
 import pytest
 
 from apps.items.models import Condition, Factor, Family, Item, Level
-from tests.builders import freeze
+from tests.factories import freeze
 from tests.items.conftest import api, pages
 
 pytestmark = pytest.mark.django_db

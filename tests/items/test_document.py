@@ -7,9 +7,7 @@ from apps.items import services
 from apps.items.component import design_copy, design_document
 from apps.items.models import Cell, HarmReview, Item, KeyUnit
 from apps.items.selectors import HarmState, design_problems, item_harm_states
-from tests.builders import freeze
-from tests.factories import ProtocolVersionFactory
-from tests.items.conftest import write_item
+from tests.factories import ProtocolVersionFactory, freeze, write_item
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,8 @@ from django.db import DatabaseError, connection, transaction
 
 from apps.items import services
 from apps.items.models import Cell, HarmReview, Item, KeyUnit, Level
-from tests.builders import freeze
-from tests.items.conftest import api, write_item
+from tests.factories import freeze, write_item
+from tests.items.conftest import api
 
 pytestmark = pytest.mark.django_db
 

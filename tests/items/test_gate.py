@@ -5,8 +5,8 @@ import pytest
 from apps.items import services
 from apps.items.component import DESIGN_COMPONENT
 from apps.protocols.components import registered_components
-from tests.factories import ProtocolFactory, ProtocolVersionFactory
-from tests.items.conftest import pages, write_item
+from tests.factories import ProtocolFactory, ProtocolVersionFactory, write_item
+from tests.items.conftest import pages
 
 pytestmark = pytest.mark.django_db
 

@@ -15,8 +15,8 @@ from apps.items.selectors import (
     harm_reviews_pending_for,
     item_harm_states,
 )
-from tests.factories import MembershipFactory
-from tests.items.conftest import api, write_item
+from tests.factories import MembershipFactory, write_item
+from tests.items.conftest import api
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,7 @@ from apps.items import services
 from apps.items.models import HarmReview
 from apps.items.selectors import HarmState, harm_reviews_pending_for, item_harm_states
 from apps.protocols.services import protocol_member_remove
-from tests.factories import MembershipFactory
-from tests.items.conftest import write_item
+from tests.factories import MembershipFactory, write_item
 
 pytestmark = pytest.mark.django_db
 

@@ -4,8 +4,8 @@ import pytest
 
 from apps.items import services
 from apps.items.models import Cell, Family, Item
-from tests.builders import freeze
-from tests.items.conftest import api, pages, write_item
+from tests.factories import freeze, write_item
+from tests.items.conftest import api, pages
 
 pytestmark = pytest.mark.django_db
 

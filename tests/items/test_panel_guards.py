@@ -7,8 +7,8 @@ import pytest
 from apps.responses.models import Evaluand
 from apps.responses.surfaces import session_guarantee_record
 from apps.studies.opb.panel import panel_flag_record, panel_member_add
-from tests.analysis.builders import opb_study
 from tests.dbroles import assert_sql_refused
+from tests.factories import opb_study
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 

@@ -10,7 +10,8 @@ from django.db import connection
 from apps.items import services
 from apps.items.models import Cell
 from apps.items.selectors import CellState, design_grid, design_problems
-from tests.items.conftest import B_RULE, api, pages, write_item
+from tests.factories import write_item
+from tests.items.conftest import B_RULE, api, pages
 
 pytestmark = pytest.mark.django_db
 

@@ -9,35 +9,7 @@ import pytest
 
 from apps.protocols import components
 from apps.protocols.services import protocol_create, version_freeze, version_update
-from tests.factories import UserFactory
-
-OPB_VALUES = {
-    "epsilon": "0.1",
-    "interval_method": "bootstrap",
-    "interval_coverage": "0.95",
-    "beta_positive_criterion": "interval",
-    "agreement_statistic": "krippendorff_alpha_interval",
-    "agreement_minimum": "0.667",
-    "absent_cell_handling": "exclude_and_report",
-    "aggregation_level": "item_level",
-    "n_per_cell": "5",
-    "n_per_surface_min": "30",
-    "bootstrap_replicates": "2000",
-    "seed": "20260823",
-    "scores_per_response": "2",
-    "adjudication_delta": "0.25",
-    "reservation_minutes": "30",
-    "repetitions": "5",
-}
-
-SECTIONS = {
-    "background": "Why the study exists.",
-    "hypotheses": "β_A > 0 on Family A.",
-    "design": "Six levels, three families.",
-    "exclusions": "Unresolved items are excluded.",
-    "stopping_rules": "Family B stops at L3.",
-    "analysis": "Beta regression for F_att.",
-}
+from tests.factories import OPB_SECTIONS, OPB_VALUES, UserFactory
 
 
 @pytest.fixture(autouse=True)
@@ -65,7 +37,7 @@ def draft(protocol):
 
 @pytest.fixture
 def ready_draft(draft, creator):
-    return version_update(version=draft, user=creator, sections=SECTIONS, parameters=OPB_VALUES)
+    return version_update(version=draft, user=creator, sections=OPB_SECTIONS, parameters=OPB_VALUES)
 
 
 @pytest.fixture

@@ -8,8 +8,7 @@ import pytest
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.services import version_update
 from tests.conftest import chromium_path
-from tests.factories import MembershipFactory
-from tests.protocols.conftest import OPB_VALUES, SECTIONS
+from tests.factories import OPB_SECTIONS, OPB_VALUES, MembershipFactory
 
 # Playwright's sync API runs an event loop in this thread. The ORM is only used outside the
 # `with sync_playwright()` block: inside it, Django would open (and leave open) a second
@@ -24,7 +23,7 @@ def test_the_pi_types_the_margin_and_the_freeze_unlocks(live_server, protocol, d
 
     pi = MembershipFactory(protocol=protocol, role="pi").user
     values = {k: v for k, v in OPB_VALUES.items() if k != "epsilon"}
-    version_update(version=draft, user=pi, sections=SECTIONS, parameters=values)
+    version_update(version=draft, user=pi, sections=OPB_SECTIONS, parameters=values)
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])

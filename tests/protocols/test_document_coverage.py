@@ -18,8 +18,7 @@ from django.db import IntegrityError, connection, models, transaction
 
 from apps.protocols.documents import version_document_bytes
 from apps.protocols.models import Protocol, ProtocolVersion
-from tests.analysis.builders import opb_study
-from tests.factories import EvaluandFactory
+from tests.factories import EvaluandFactory, opb_study
 
 
 @pytest.fixture(autouse=True)

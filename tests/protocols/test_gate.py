@@ -7,7 +7,7 @@ from apps.protocols.components import Problem, VersionComponent, register_compon
 from apps.protocols.gate import version_gate
 from apps.protocols.models import AnalysisParameter
 from apps.protocols.services import version_amend, version_update
-from tests.protocols.conftest import OPB_VALUES, SECTIONS
+from tests.factories import OPB_SECTIONS, OPB_VALUES
 
 pytestmark = pytest.mark.django_db
 
@@ -114,7 +114,7 @@ def test_a_frozen_version_has_one_problem_not_draft(frozen):
 
 def test_the_gate_sees_every_required_parameter(draft, creator):
     values = {k: v for k, v in OPB_VALUES.items() if k not in ("seed", "n_per_cell")}
-    version_update(version=draft, user=creator, sections=SECTIONS, parameters=values)
+    version_update(version=draft, user=creator, sections=OPB_SECTIONS, parameters=values)
     messages = [p.message for p in version_gate(version=draft)]
     assert messages == ["the n per cell has no value", "the random seed has no value"]
 

@@ -20,8 +20,8 @@ from apps.deviations.selectors import chain_verify
 from apps.protocols import components
 from apps.protocols.integrity import IntegrityAlarm, version_integrity_verify
 from apps.protocols.models import AnalysisParameter, Protocol
-from tests.analysis.builders import opb_study
 from tests.dbroles import owner_cursor
+from tests.factories import opb_study
 
 
 @pytest.fixture(autouse=True)

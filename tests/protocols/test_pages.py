@@ -9,7 +9,7 @@ import pytest
 from apps.accounts.models import Membership
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.services import version_update
-from tests.protocols.conftest import OPB_VALUES, SECTIONS
+from tests.factories import OPB_SECTIONS, OPB_VALUES
 
 pytestmark = pytest.mark.django_db
 
@@ -126,7 +126,7 @@ def test_autosave_of_a_value_clears_its_problem(client, pi, draft):
 
 def test_without_javascript_the_whole_form_saves(client, pi, draft):
     client.force_login(pi)
-    data = {f"section-{k}": v for k, v in SECTIONS.items()}
+    data = {f"section-{k}": v for k, v in OPB_SECTIONS.items()}
     data |= {f"param-{k}": v for k, v in OPB_VALUES.items()}
     data["decision-table"] = "[]"
     response = client.post(V + "edit/", data)

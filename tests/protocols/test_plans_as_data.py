@@ -34,7 +34,7 @@ from apps.protocols.services import (
     version_freeze,
     version_update,
 )
-from tests.protocols.conftest import OPB_VALUES, SECTIONS
+from tests.factories import OPB_SECTIONS, OPB_VALUES
 
 pytestmark = pytest.mark.django_db
 
@@ -375,4 +375,4 @@ def test_the_draft_page_offers_the_pipeline_and_the_new_parameter_kinds(client, 
     assert 'name="plan-pipeline"' in page
     for kind in ("boolean", "list", "json"):
         assert f'value="{kind}"' in page
-    assert OPB_VALUES and SECTIONS  # the shared fixtures' values are the plan's
+    assert OPB_VALUES and OPB_SECTIONS  # the shared fixtures' values are the plan's

@@ -4,8 +4,7 @@ import pytest
 
 from apps.accounts.models import Role
 from apps.raters.services import scoring_open, study_queue_rename
-from tests.builders import frozen_study
-from tests.factories import MembershipFactory
+from tests.factories import MembershipFactory, frozen_study
 
 
 @pytest.fixture

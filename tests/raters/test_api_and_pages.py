@@ -4,8 +4,7 @@ import pytest
 
 from apps.raters.models import Assignment, Score, ScoringTask
 from apps.raters.services import scoring_open
-from tests.builders import frozen_study
-from tests.factories import MembershipFactory, ProtocolVersionFactory
+from tests.factories import MembershipFactory, ProtocolVersionFactory, frozen_study
 
 pytestmark = pytest.mark.django_db
 

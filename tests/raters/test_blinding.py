@@ -38,7 +38,6 @@ from apps.raters.services import (
 from apps.raters.services.machine import machine_scores_import
 from apps.raters.services.scorers import scorer_register
 from apps.responses.models import Administration, Evaluand
-from tests.builders import freeze, frozen_study, set_parameters
 from tests.factories import (
     AttemptFactory,
     CellFactory,
@@ -54,6 +53,9 @@ from tests.factories import (
     ResponseFactory,
     RosterEntryFactory,
     UserFactory,
+    freeze,
+    frozen_study,
+    set_parameters,
 )
 
 pytestmark = pytest.mark.django_db

@@ -14,7 +14,7 @@ from django.db import connection
 
 from apps.raters.models import Assignment, Score, ScoringTask
 from apps.raters.services import score_submit, scoring_open, task_next
-from tests.builders import frozen_study
+from tests.factories import frozen_study
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 from apps.raters.models import Assignment
 from apps.raters.services import scoring_open, task_next
 from config.celery import app
-from tests.builders import frozen_study
+from tests.factories import frozen_study
 
 
 def test_beat_schedules_the_expiry_every_minute():

@@ -8,9 +8,7 @@ import pytest
 
 from apps.raters.models import Score
 from apps.raters.services import scoring_open, task_next
-from tests.builders import frozen_study
-from tests.factories import ProtocolVersionFactory
-from tests.raters.fidelity_study import put_cards
+from tests.factories import ProtocolVersionFactory, frozen_study, put_cards
 
 pytestmark = pytest.mark.django_db
 

@@ -12,9 +12,14 @@ from apps.raters.services.machine import machine_scores_import
 from apps.responses.importing import ImportRejected
 from apps.studies.fidelity.pipeline import judge_as_imported
 from apps.studies.fidelity.verdicts import Card, derive_verdict
-from tests.factories import AnalysisParameterFactory
-from tests.raters.fidelity_study import CARD, faithful_signals
-from tests.raters.machine_study import JUDGE, jsonl, machine_study
+from tests.factories import (
+    CARD,
+    JUDGE,
+    AnalysisParameterFactory,
+    faithful_signals,
+    jsonl,
+    machine_study,
+)
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,7 @@ from django.core.exceptions import ValidationError
 
 from apps.raters.selectors import task_content
 from apps.raters.services import score_submit, scoring_open, task_next
-from tests.builders import frozen_study
-from tests.raters.fidelity_study import CARD, faithful_signals, put_cards
+from tests.factories import CARD, faithful_signals, frozen_study, put_cards
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,7 @@ import pytest
 from apps.raters.frozen import frozen_rating
 from apps.raters.services import rubric_apply_template
 from apps.raters.values import reviewer_values
-from tests.builders import frozen_study
-from tests.factories import ProtocolVersionFactory
+from tests.factories import ProtocolVersionFactory, frozen_study
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 from rest_framework.throttling import UserRateThrottle
 
 from apps.raters.services import scoring_open
-from tests.builders import frozen_study
+from tests.factories import frozen_study
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from apps.raters.rubric_templates import fidelity_fields
 from apps.raters.services.machine import machine_scores_import
 from apps.responses.models import ResponseImport
 from apps.responses.services import responses_import
-from tests.raters.machine_study import JUDGE, JUDGE_FIELDS, jsonl, machine_study
+from tests.factories import JUDGE, JUDGE_FIELDS, jsonl, machine_study
 from tests.raters.test_fidelity_judge_import import _cards, consistent
 from tests.responses.conftest import build_draft
 

@@ -18,7 +18,7 @@ from apps.raters.selectors import scoring_dashboard, task_content
 from apps.raters.services import score_submit, scoring_open, task_next
 from apps.raters.services.machine import machine_scores_import
 from apps.responses.models import Response
-from tests.raters.machine_study import JUDGE, jsonl, machine_study
+from tests.factories import JUDGE, jsonl, machine_study
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,7 @@ from apps.raters.services.machine import machine_scores_import
 from apps.raters.services.scorers import scorer_register
 from apps.responses.formats import inspect_available
 from apps.responses.importing import ImportRejected
-from tests.raters.machine_study import JUDGE, JUDGE_FIELDS, jsonl, machine_study
-from tests.responses.conftest import csv_bytes
+from tests.factories import JUDGE, JUDGE_FIELDS, csv_bytes, jsonl, machine_study
 
 pytestmark = pytest.mark.django_db
 
@@ -150,7 +149,7 @@ def test_a_field_reviewers_score_is_refused_and_a_csv_is_read_by_field_kind(prot
 
 
 def test_a_draft_takes_no_machine_scores(protocol, pi):
-    from tests.builders import build_draft
+    from tests.factories import build_draft
 
     draft = build_draft(protocol=protocol, user=pi)
     with pytest.raises(ValidationError):
@@ -279,8 +278,7 @@ def _rerun_study(protocol, pi, first_text: str):
     from apps.raters.services import rubric_create
     from apps.raters.services.scorers import scorer_roster_enroll
     from apps.responses.services import responses_import
-    from tests.builders import build_draft
-    from tests.responses.conftest import answer_rows
+    from tests.factories import answer_rows, build_draft
 
     draft = build_draft(protocol=protocol, user=pi)
     rubric_create(version=draft, name="Machine rubric", fields=JUDGE_FIELDS)

@@ -8,8 +8,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from apps.raters.models import MachineScore, ScorerRosterEntry
-from tests.builders import build_draft
-from tests.raters.machine_study import JUDGE, JUDGE_FIELDS, jsonl, machine_study
+from tests.factories import JUDGE, JUDGE_FIELDS, build_draft, jsonl, machine_study
 
 pytestmark = pytest.mark.django_db
 

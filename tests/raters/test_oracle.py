@@ -12,7 +12,7 @@ from apps.protocols.models import Blob
 from apps.raters.models import MachineScore, OracleRun
 from apps.raters.oracle import oracle_compare, oracle_value
 from apps.raters.services.machine import oracle_run_request
-from tests.raters.machine_study import machine_study
+from tests.factories import machine_study
 
 ORACLE = {"kind": "oracle", "name": "fixture-oracle", "version": "1", "comparison": "items"}
 # Seed 002: a deterministic four-item transformation (sorting integer tuples).
@@ -130,7 +130,7 @@ def test_the_cell_page_saves_an_expected_output_and_the_design_page_shows_its_ha
 ):
     from django.urls import reverse
 
-    from tests.builders import build_draft
+    from tests.factories import build_draft
 
     draft = build_draft(protocol=protocol, user=pi, items=["sort-1"])
     cell = Cell.objects.get(version=draft)

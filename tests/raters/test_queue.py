@@ -17,8 +17,13 @@ from apps.raters.services import (
 )
 from apps.raters.tasks import assignments_expire_task
 from apps.responses.models import Exclusion
-from tests.builders import frozen_study
-from tests.factories import MembershipFactory, ProtocolVersionFactory, ResponseFactory, UserFactory
+from tests.factories import (
+    MembershipFactory,
+    ProtocolVersionFactory,
+    ResponseFactory,
+    UserFactory,
+    frozen_study,
+)
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ import pytest
 from apps.deviations.models import OutcomeUnsealing
 from apps.raters.selectors import reliability, scoring_dashboard
 from apps.raters.services import score_submit, scoring_open, task_next
-from tests.builders import frozen_study
+from tests.factories import frozen_study
 
 
 @pytest.mark.django_db

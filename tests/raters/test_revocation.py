@@ -20,8 +20,7 @@ from apps.raters.models import Assignment, Score
 from apps.raters.selectors import ROLE_REMOVED, VERSION_WITHDRAWN
 from apps.raters.services import score_submit, scoring_open, task_next
 from apps.raters.services.revocation import ScoringClosed
-from tests.builders import frozen_study
-from tests.factories import UserFactory
+from tests.factories import UserFactory, frozen_study
 
 pytestmark = pytest.mark.django_db
 

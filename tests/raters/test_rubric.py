@@ -17,8 +17,7 @@ from apps.raters.services import (
     rubric_field_update,
 )
 from apps.raters.values import score_values_clean
-from tests.builders import freeze
-from tests.factories import ProtocolVersionFactory
+from tests.factories import ProtocolVersionFactory, freeze
 
 pytestmark = pytest.mark.django_db
 

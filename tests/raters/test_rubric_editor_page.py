@@ -7,8 +7,7 @@ import pytest
 
 from apps.raters.models import FieldKind, RubricField
 from apps.raters.selectors import rubric_document
-from tests.builders import FrozenVersionFactory
-from tests.factories import MembershipFactory, ProtocolVersionFactory
+from tests.factories import FrozenVersionFactory, MembershipFactory, ProtocolVersionFactory
 
 pytestmark = pytest.mark.django_db
 

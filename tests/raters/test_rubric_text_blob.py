@@ -11,8 +11,7 @@ from django.urls import reverse
 from apps.accounts.models import Role
 from apps.deviations.models import LogEntry
 from apps.raters.services.rubric_text import rubric_text_publish, rubric_text_set
-from tests.builders import freeze
-from tests.factories import MembershipFactory, ProtocolVersionFactory, UserFactory
+from tests.factories import MembershipFactory, ProtocolVersionFactory, UserFactory, freeze
 
 pytestmark = pytest.mark.django_db
 

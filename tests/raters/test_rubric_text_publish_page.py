@@ -8,9 +8,14 @@ from apps.deviations.models import LogEntry
 from apps.raters.models import RubricPublication
 from apps.raters.services import rubric_apply_template
 from apps.raters.services.rubric_text import rubric_text_set
-from tests.builders import freeze, ready_for_freeze, set_parameters
-from tests.factories import MembershipFactory, ProtocolVersionFactory
-from tests.raters.fidelity_study import put_cards
+from tests.factories import (
+    MembershipFactory,
+    ProtocolVersionFactory,
+    freeze,
+    put_cards,
+    ready_for_freeze,
+    set_parameters,
+)
 
 pytestmark = pytest.mark.django_db
 

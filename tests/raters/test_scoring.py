@@ -12,7 +12,7 @@ from apps.deviations.models import LogEntry
 from apps.raters.models import Assignment, Score, ScoringTask
 from apps.raters.selectors import final_scores
 from apps.raters.services import score_correct, score_submit, scoring_open, task_next
-from tests.builders import frozen_study
+from tests.factories import frozen_study
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ from apps.raters.services import (
     study_queue_rename,
     task_next,
 )
-from tests.builders import frozen_study
+from tests.factories import frozen_study
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from apps.accounts.models import Membership, Role
 from apps.protocols.services import protocol_member_remove
 from apps.raters.models import Score
 from apps.raters.services import scoring_open
-from tests.builders import frozen_study
+from tests.factories import frozen_study
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.urls import reverse
 
 from apps.analysis.models import RunState
@@ -24,16 +23,17 @@ from apps.deviations.checkpoints import checkpoint_write
 from apps.deviations.services import outcome_unseal
 from apps.protocols.services import version_amend
 from apps.registry.services import run_publish, version_publish
-from tests.analysis.builders import opb_study
-from tests.builders import freeze
+from tests.factories import freeze, opb_study
+from tests.states import built_once
 
 pytestmark = pytest.mark.django_db
 
 
 def _run(version, user):
     run = analysis_run_request(version=version, user=user)
-    # Tasks are eager in tests; the request enqueues on commit, which the module's transaction
-    # never reaches: run the task body directly.
+    # The request enqueues on commit, and ``built_once`` runs the on-commit callbacks only once
+    # the whole record is built; the steps after need this run finished: run the task body now
+    # (the later callback finds the run claimed and does nothing).
     from apps.analysis.tasks import analysis_run_execute
 
     analysis_run_execute(run.pk)
@@ -41,43 +41,41 @@ def _run(version, user):
     return run
 
 
+def _record() -> dict:
+    study = opb_study(code="PUB-01", evaluands=1)
+    version, pi = study.version, study.pi
+    version_publish(version=version, user=pi, authors="A. Researcher")
+    sealed_run = _run(version, pi)
+    checkpoint_write(protocol=version.protocol, force=True)
+    outcome_unseal(version=version, user=pi, confirmation=version.protocol.code)
+    unpublished_run = _run(version, pi)
+    run_publish(run=sealed_run, user=pi)
+    # An amendment frozen after the outcomes were seen: its freeze is not "before".
+    draft = version_amend(version=version, user=pi)
+    draft.amendment_rationale = "Changed after seeing outcomes."
+    draft.save()
+    late = freeze(draft, pi)
+    version_publish(version=late, user=pi, authors="A. Researcher")
+    # A later amendment frozen but never published: nothing of it may be public.
+    hidden_draft = version_amend(version=late, user=pi)
+    hidden_draft.amendment_rationale = "A private rationale nobody outside may read."
+    hidden_draft.save()
+    hidden = freeze(hidden_draft, pi)
+    checkpoint_write(protocol=version.protocol, force=True)
+    return {
+        "version": version,
+        "pi": pi,
+        "run": sealed_run,
+        "unpublished_run": unpublished_run,
+        "late": late,
+        "hidden": hidden,
+    }
+
+
 @pytest.fixture(scope="module")
 def record(django_db_setup, django_db_blocker):
-    with django_db_blocker.unblock():
-        outer = transaction.atomic()
-        outer.__enter__()
-        try:
-            study = opb_study(code="PUB-01", evaluands=1)
-            version, pi = study.version, study.pi
-            version_publish(version=version, user=pi, authors="A. Researcher")
-            sealed_run = _run(version, pi)
-            checkpoint_write(protocol=version.protocol, force=True)
-            outcome_unseal(version=version, user=pi, confirmation=version.protocol.code)
-            unpublished_run = _run(version, pi)
-            run_publish(run=sealed_run, user=pi)
-            # An amendment frozen after the outcomes were seen: its freeze is not "before".
-            draft = version_amend(version=version, user=pi)
-            draft.amendment_rationale = "Changed after seeing outcomes."
-            draft.save()
-            late = freeze(draft, pi)
-            version_publish(version=late, user=pi, authors="A. Researcher")
-            # A later amendment frozen but never published: nothing of it may be public.
-            hidden_draft = version_amend(version=late, user=pi)
-            hidden_draft.amendment_rationale = "A private rationale nobody outside may read."
-            hidden_draft.save()
-            hidden = freeze(hidden_draft, pi)
-            checkpoint_write(protocol=version.protocol, force=True)
-            yield {
-                "version": version,
-                "pi": pi,
-                "run": sealed_run,
-                "unpublished_run": unpublished_run,
-                "late": late,
-                "hidden": hidden,
-            }
-        finally:
-            transaction.set_rollback(True)
-            outer.__exit__(None, None, None)
+    with built_once(django_db_blocker, _record) as built:
+        yield built
 
 
 def test_the_runs_are_done(record):

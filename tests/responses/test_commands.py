@@ -6,7 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from apps.responses.models import Attempt
-from tests.responses.conftest import answer_rows, csv_bytes
+from tests.factories import answer_rows, csv_bytes
 
 pytestmark = pytest.mark.django_db
 

@@ -79,7 +79,7 @@ def test_reviewers_get_404_editors_and_auditors_read_but_do_not_record(
 
 
 def test_a_draft_cannot_take_a_validation_and_says_why(client, protocol, pi):
-    from tests.builders import build_draft
+    from tests.factories import build_draft
 
     draft = build_draft(protocol=protocol, user=pi)
     client.force_login(pi)

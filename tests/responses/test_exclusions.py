@@ -10,9 +10,7 @@ from apps.deviations.services import outcome_unseal
 from apps.responses.models import Attempt, Exclusion
 from apps.responses.selectors import outcome_counts, responses_summary
 from apps.responses.services import exclusion_record, responses_import
-from tests.builders import build_draft, freeze
-from tests.factories import AnalysisParameterFactory
-from tests.responses.conftest import answer_rows, csv_bytes
+from tests.factories import AnalysisParameterFactory, answer_rows, build_draft, csv_bytes, freeze
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ recorded from the evaluand's page or the API, once (append-only), and shown on t
 import pytest
 
 from apps.responses.models import RosterEntry, SessionGuarantee
-from tests.builders import build_draft
+from tests.factories import build_draft
 
 pytestmark = pytest.mark.django_db
 JSON = "application/json"

@@ -16,7 +16,7 @@ from apps.responses.models import (
 )
 from apps.responses.services import exclusion_record, responses_import
 from tests.dbroles import refused_by_database
-from tests.responses.conftest import answer_rows, csv_bytes
+from tests.factories import answer_rows, csv_bytes
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 

@@ -10,7 +10,7 @@ from apps.responses.formats import INSPECT_MISSING, inspect_available
 from apps.responses.importing import ImportRejected
 from apps.responses.models import Attempt
 from apps.responses.services import responses_import
-from tests.builders import build_draft, freeze
+from tests.factories import build_draft, freeze
 
 pytestmark = [pytest.mark.django_db, pytest.mark.shared_data]
 needs_inspect = pytest.mark.skipif(

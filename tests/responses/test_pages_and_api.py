@@ -9,9 +9,14 @@ from django.test import Client
 
 from apps.responses.models import Attempt, Evaluand, Exclusion, ResponseImport
 from apps.responses.services import responses_import
-from tests.builders import build_draft, freeze
-from tests.factories import MembershipFactory, ProtocolFactory
-from tests.responses.conftest import answer_rows, csv_bytes
+from tests.factories import (
+    MembershipFactory,
+    ProtocolFactory,
+    answer_rows,
+    build_draft,
+    csv_bytes,
+    freeze,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -272,7 +277,7 @@ def test_the_api_import_takes_a_mapping(client, frozen, pi):
 
 
 def test_a_draft_refuses_an_api_import_with_400(client, protocol, pi):
-    from tests.builders import build_draft
+    from tests.factories import build_draft
 
     draft = build_draft(protocol=protocol, user=pi)
     client.force_login(pi)
@@ -373,7 +378,7 @@ def test_evaluands_are_registered_and_revised_through_pages_and_api(client, pi):
 
 def test_the_roster_page_enrols_in_a_draft(client, protocol, pi):
     from apps.responses.services import evaluand_register
-    from tests.builders import build_draft
+    from tests.factories import build_draft
 
     draft = build_draft(protocol=protocol, user=pi, evaluands=())
     evaluand, _ = evaluand_register(user=pi, label="Model Z", model="model-z")

@@ -13,9 +13,14 @@ from apps.protocols.models import Blob
 from apps.responses.components import responses_document, roster_checks, roster_copy
 from apps.responses.models import Administration, RosterEntry
 from apps.responses.services import roster_enroll, roster_remove
-from tests.builders import build_draft, freeze
-from tests.factories import AnalysisParameterFactory, FactorFactory, ProtocolVersionFactory
-from tests.responses.conftest import schedule_rows
+from tests.factories import (
+    AnalysisParameterFactory,
+    FactorFactory,
+    ProtocolVersionFactory,
+    build_draft,
+    freeze,
+    schedule_rows,
+)
 
 pytestmark = pytest.mark.django_db
 

@@ -21,9 +21,8 @@ from apps.responses.models import Administration, Attempt, SessionColumns
 from apps.responses.services import responses_import, session_columns_backfill
 from apps.responses.sessions import SESSION_FIELDS, session_record
 from apps.studies.paired_blocks import pipeline as paired_blocks
-from tests.analysis.route_builders import SESSION_MAPPING, frozen_route_version
 from tests.dbroles import refused_by_database
-from tests.factories import MembershipFactory
+from tests.factories import SESSION_MAPPING, MembershipFactory, frozen_route_version
 
 pytestmark = pytest.mark.django_db
 
@@ -138,8 +137,7 @@ def test_attempts_without_stored_columns_are_backfilled_once_and_refused_by_the_
 
 
 def test_a_version_whose_plan_reads_no_sessions_gets_no_columns(protocol, pi):
-    from tests.builders import build_draft, freeze
-    from tests.responses.conftest import answer_rows, csv_bytes
+    from tests.factories import answer_rows, build_draft, csv_bytes, freeze
 
     version = freeze(build_draft(protocol=protocol, user=pi), pi)
     responses_import(

@@ -9,8 +9,7 @@ from apps.responses import importing
 from apps.responses.importing import ImportRejected
 from apps.responses.models import Attempt, Response, ResponseImport
 from apps.responses.services import responses_import
-from tests.builders import build_draft, freeze
-from tests.responses.conftest import answer_rows, csv_bytes
+from tests.factories import answer_rows, build_draft, csv_bytes, freeze
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ from apps.analysis import inputs as data
 from apps.responses.importing import ImportRejected
 from apps.responses.models import Attempt, ResponseImport
 from apps.responses.services import responses_import
-from tests.responses.conftest import answer_rows, csv_bytes
+from tests.factories import answer_rows, csv_bytes
 
 pytestmark = pytest.mark.django_db
 

@@ -17,8 +17,14 @@ from apps.protocols.import_frame import ImportRejected
 from apps.protocols.services import FreezeRefused
 from apps.responses.models import Attempt
 from apps.responses.services import evaluand_register, responses_import, roster_enroll
-from tests.builders import build_draft, freeze, set_parameters
-from tests.factories import MembershipFactory, ProtocolFactory, UserFactory
+from tests.factories import (
+    MembershipFactory,
+    ProtocolFactory,
+    UserFactory,
+    build_draft,
+    freeze,
+    set_parameters,
+)
 from tests.studies.toy import kind as toy
 
 pytestmark = pytest.mark.django_db
