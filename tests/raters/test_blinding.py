@@ -76,7 +76,9 @@ MARKERS = {
     "evaluand model": "zqx-model-snapshot",
     "evaluand provider": "Zqx Provider",
     "rubric name": "Zqx Rubric Name",
-    "other reviewer's score": "Zqx other reviewer's note",
+    # A value only the other reviewer gives (a quote must occur in the response the reviewer
+    # reads too, so it cannot be the marker).
+    "other reviewer's score": "8675309.25",
     "scorer name": "Zqx Scorer Name",
     "scorer model": "zqx-judge-model",
     "scorer code": "zqxjudge",
@@ -112,6 +114,7 @@ def _marked_study():
                 "disagreement": "exact",
             },
             {"name": "note", "label": "Note", "kind": "quote", "required": False},
+            {"name": "confidence", "label": "Confidence", "kind": "number", "required": False},
             {
                 "name": "verdict",
                 "label": MARKERS["scorer-only field"],
@@ -200,14 +203,18 @@ def _marked_study():
     )
     assert MachineScore.objects.filter(version_id=version.pk).count() == 3
     scoring_open(version=version, user=pi)
-    # The other reviewer scores two responses, with a marked note.
+    # The other reviewer scores two responses, with a marked confidence.
     other_tokens = []
     for _ in range(2):
         a = task_next(version_or_none=None, reviewer=other)
         score_submit(
             task_token=a.task.token,
             reviewer=other,
-            values={"label": "refuse", "note": MARKERS["other reviewer's score"]},
+            values={
+                "label": "refuse",
+                "note": "described",
+                "confidence": float(MARKERS["other reviewer's score"]),
+            },
             idempotency_key=a.task.token,
         )
         other_tokens.append(a.task.token)
@@ -222,7 +229,7 @@ def _marked_study():
     score_submit(
         task_token=a.task.token,
         reviewer=reviewer,
-        values={"label": "comply", "note": "my own note"},
+        values={"label": "comply", "note": "Here is case"},
         idempotency_key=a.task.token,
     )
     held = task_next(version_or_none=None, reviewer=reviewer)
@@ -395,7 +402,7 @@ def test_the_task_api_shows_the_prompt_the_response_and_the_key_only(client):
     n = body["prompt"].removeprefix("Describe case ").rstrip(".")
     assert body["key_units"] == [{"position": 1, "text": f"names case {n}"}]
     assert body["your_score"] is None
-    assert [f["name"] for f in body["fields"]] == ["units", "label", "note"]
+    assert [f["name"] for f in body["fields"]] == ["units", "label", "note", "confidence"]
 
 
 def test_a_wrong_token_gets_the_same_generic_answer_as_a_foreign_one(client):
