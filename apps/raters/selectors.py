@@ -342,7 +342,7 @@ def reviewer_scored_tasks(*, reviewer: User, limit: int = 50) -> QuerySet[Score]
 
 
 class RecentScore(TypedDict):
-    token: str
+    token: str | None  # never None: a scored task has been reserved, so it has its token
     prompt: str
     value: str
     submitted_at: Any
