@@ -101,7 +101,7 @@ def _select_in_response(page) -> str:
 
 @pytest.mark.parametrize("width", [1280, 375])
 def test_reviewer_first_hour(journey, studies, width):
-    harbour, meadow, reviewer = studies
+    _harbour, meadow, reviewer = studies
     page = journey.page
     if width == PHONE["width"]:
         page.set_viewport_size(PHONE)

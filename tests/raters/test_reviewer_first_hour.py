@@ -363,7 +363,7 @@ def test_progress_is_counted_per_study_and_summed(two_studies):
 
 
 def test_the_queue_page_and_the_api_show_progress_per_study(client, two_studies):
-    first, second, reviewer = two_studies
+    _first, second, reviewer = two_studies
     _score(task_next(reviewer=reviewer, queue=_token(second)), reviewer)
     client.force_login(reviewer)
     page = client.get("/queue/").content.decode()
