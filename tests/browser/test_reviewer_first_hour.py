@@ -90,8 +90,10 @@ def _press(page, keys: list[str], *, navigates: bool = False) -> None:
 
 def _select_in_response(page) -> str:
     """Drag the mouse across the middle of the response's first line, as a reader selects."""
-    box = page.locator("[data-response]").bounding_box()
-    y = box["y"] + 12
+    response = page.locator("[data-response]")
+    response.scroll_into_view_if_needed()  # on a phone the focused quote field is further down
+    box = response.bounding_box()
+    y = box["y"] + 22  # inside the first line (above it, Chromium maps to the text's start)
     page.mouse.move(box["x"] + 40, y)
     page.mouse.down()
     page.mouse.move(box["x"] + min(box["width"] - 10, 240), y, steps=8)
