@@ -26,6 +26,7 @@ from apps.raters.models import (
     Score,
     ScorerRosterEntry,
     ScoringTask,
+    StudyQueue,
 )
 from apps.raters.services import (
     assignments_expire,
@@ -418,6 +419,54 @@ def test_a_wrong_token_gets_the_same_generic_answer_as_a_foreign_one(client):
         content_type="application/json",
     )
     assert post.status_code == 404 and post.json() == {"detail": "No such task."}
+
+
+def test_progress_recent_scores_release_skip_and_quote_refusals_reveal_nothing(client):
+    """The first hour's pages and replies (issue 37): progress per study and pace, recent scores
+    by prompt and value, the release confirmation, a skip and its next task, a refused quote."""
+    study = _marked_study()
+    client.force_login(study["reviewer"])
+    held = study["own_tokens"][1]
+    second_queue = StudyQueue.objects.get(protocol=study["second_version"].protocol).token
+    queue_page = client.get("/queue/").content.decode()
+    assert "Describe case" in queue_page and "Response type: Complies" in queue_page
+    texts = {
+        "queue page": queue_page,
+        "progress": client.get("/api/v1/tasks/progress").content.decode(),
+        "queues": client.get("/api/v1/tasks/queues").content.decode(),
+        "release confirmation": client.post("/queue/next/", {"queue": second_queue})
+        .content.decode(),
+        "refused quote": client.post(
+            f"/tasks/{held}/",
+            {"idempotency_key": "q", "label": "comply", "note": "not in it"},
+        ).content.decode(),
+        "skip": client.post(
+            f"/api/v1/tasks/{held}/skip",
+            {"reason": "content_problem", "next": True},
+            content_type="application/json",
+        ).content.decode(),
+    }
+    assert "Release it and go to Queue two" in texts["release confirmation"]
+    assert "does not occur in the response" in texts["refused quote"]
+    assert '"reason":"content_problem"' in texts["skip"]
+    for name, text in texts.items():
+        assert _leaks(text) == [], name
+        for version in (study["version"], study["second_version"]):
+            protocol = version.protocol
+            assert protocol.code not in text and protocol.title not in text, name
+    # The replies name no study, version or design part by any key.
+    for name in ("progress", "queues", "skip"):
+        keys = _keys(json.loads(texts[name]))
+        assert not keys & {"id", "pk", "version", "version_id", "protocol", "protocol_id"}, name
+        assert not keys & {"family", "level", "condition", "evaluand", "title", "code"}, name
+
+
+def _keys(value) -> set[str]:
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in _keys(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in _keys(v)}
+    return set()
 
 
 def test_the_serving_order_does_not_follow_the_design():
