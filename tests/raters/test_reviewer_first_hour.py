@@ -27,7 +27,7 @@ from apps.raters.services import (
 )
 from apps.raters.services.rubric import rubric_copy, rubric_field_problems
 from tests.builders import frozen_study
-from tests.factories import ProtocolVersionFactory
+from tests.factories import MembershipFactory, ProtocolVersionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -376,3 +376,21 @@ def test_the_queue_page_and_the_api_show_progress_per_study(client, two_studies)
     ]
     queues = client.get("/api/v1/tasks/queues").json()["queues"]
     assert [(q["name"], q["remaining"]) for q in queues] == [("Blue queue", 3), ("Green queue", 1)]
+
+
+def test_the_rubric_editor_gives_a_new_count_0_and_edits_or_removes_its_default(client):
+    version = ProtocolVersionFactory()
+    client.force_login(MembershipFactory(protocol=version.protocol, role="pi").user)
+    url = f"/protocols/{version.protocol.code}/v/{version.label}/rubric/"
+    added = client.post(url, {"action": "add", "add-name": "hedges", "add-kind": "count"})
+    assert added.status_code == 302
+    assert RubricField.objects.get(version=version, name="hedges").default == 0
+    edit = f"{url}fields/hedges/"
+    assert 'name="default" value="0"' in client.get(edit).content.decode()
+    base = {"name": "hedges", "label": "Hedges", "kind": "count", "required": "on"}
+    assert client.post(edit, {**base, "default": "3"}).status_code == 302
+    assert rubric_document(version)["fields"][0]["default"] == "3"
+    refused = client.post(edit, {**base, "default": "2.5"}).content.decode()
+    assert "a count&#x27;s default is a whole number" in refused
+    assert client.post(edit, {**base, "default": ""}).status_code == 302
+    assert "default" not in rubric_document(version)["fields"][0]

@@ -182,11 +182,13 @@ def _decimal_or_none(value: object, name: str) -> Decimal | None:
 
 
 def _default_from_spec(spec: dict[str, Any]) -> Decimal | None:
-    """A field's default: the spec's ``default`` (``null`` for none); without one, 0 for a typed
-    count (counting nothing is the common answer: OPB-01's hedges) and none otherwise."""
+    """A field's default: the spec's ``default`` (``null`` for none); without one, 0 for a count
+    that reviewers type (counting nothing is the common answer: OPB-01's hedges) and none
+    otherwise (a field only a scorer fills is not prefilled for an audit)."""
     if "default" in spec:
         return _decimal_or_none(spec["default"], "default")
-    if spec.get("kind") == FieldKind.COUNT and not spec.get("derivation"):
+    typed_by_reviewers = not spec.get("derivation") and spec.get("scored_by") != ScoredBy.SCORER
+    if spec.get("kind") == FieldKind.COUNT and typed_by_reviewers:
         return Decimal(0)
     return None
 
