@@ -44,6 +44,7 @@ from apps.raters.models import (
     ScorerRosterEntry,
     ScoringOpening,
     ScoringTask,
+    SkipReason,
     StudyQueue,
     TaskKind,
     TaskState,
@@ -627,6 +628,11 @@ def scoring_dashboard(version: ProtocolVersion) -> dict[str, Any]:
             done=Count("pk", filter=Q(outcome=AssignmentOutcome.SUBMITTED)),
             active=Count("pk", filter=Q(outcome=AssignmentOutcome.ACTIVE)),
             expired=Count("pk", filter=Q(outcome=AssignmentOutcome.EXPIRED)),
+            skipped=Count("pk", filter=Q(outcome=AssignmentOutcome.SKIPPED)),
+            content_problems=Count(
+                "pk",
+                filter=Q(outcome=AssignmentOutcome.SKIPPED, skip_reason=SkipReason.CONTENT_PROBLEM),
+            ),
         )
         .order_by("reviewer__username")
     )
@@ -645,6 +651,8 @@ def scoring_dashboard(version: ProtocolVersion) -> dict[str, Any]:
                 "done": r["done"],
                 "active": r["active"],
                 "expired": r["expired"],
+                "skipped": r["skipped"],
+                "content_problems": r["content_problems"],
                 "corrections": corrections.get(r["reviewer__username"], 0),
             }
             for r in reviewers

@@ -175,9 +175,13 @@ def test_reviewer_first_hour(journey, studies, width):
     recent = page.locator("ol.recent-scores").inner_text()
     assert "Prompt number" in recent and "units 1, 2" in recent and "R — refusal: yes" in recent
     journey.snap("queue-with-recent-scores")
-    page.get_by_label("Meadow set").check()
-    journey.click_and_wait(page.get_by_role("button", name="Continue your task"))
+    # By keyboard: Space picks the study, Enter asks (nothing is released yet), Enter releases.
+    page.get_by_label("Meadow set").focus()
+    page.keyboard.press("Space")
+    assert page.get_by_label("Meadow set").is_checked()
+    _press(page, ["Enter"], navigates=True)
     assert page.get_by_role("heading", name="Release your task?").is_visible()
+    assert Assignment.objects.get(task__token=third).outcome == "active"
     journey.snap("release-confirm")
     _press(page, ["Enter"], navigates=True)  # the default button releases
     assert Assignment.objects.get(task__token=third).outcome == "released"

@@ -16,6 +16,7 @@ from apps.raters.selectors import (
     reviewer_progress,
     reviewer_recent_scores,
     rubric_document,
+    scoring_dashboard,
 )
 from apps.raters.services import (
     rubric_create,
@@ -127,6 +128,9 @@ def test_the_skip_page_goes_on_to_the_next_task(client):
     following = client.post(f"/tasks/{token}/skip/", {"reason": "other"}).url
     assert following.startswith("/tasks/") and following != first
     assert Assignment.objects.get(task__token=token).skip_reason == "other"
+    # The PI sees the skip counted on the scoring page (not as a score).
+    (row,) = scoring_dashboard(study.version)["reviewers"]
+    assert (row["done"], row["skipped"], row["content_problems"]) == (0, 1, 0)
 
 
 def test_choosing_another_study_while_holding_a_task_asks_then_releases_it(client, two_studies):
