@@ -333,15 +333,6 @@ def reviewer_progress(*, reviewer: User, version_id: int | None = None) -> Revie
     }
 
 
-def reviewer_scored_tasks(*, reviewer: User, limit: int = 50) -> QuerySet[Score]:
-    """The reviewer's own most recent scores (for corrections), newest first."""
-    return (
-        Score.objects.filter(reviewer=reviewer, correction__isnull=True)
-        .select_related("task")
-        .order_by("-submitted_at", "-pk")[:limit]
-    )
-
-
 class RecentScore(TypedDict):
     token: str | None  # never None: a scored task has been reserved, so it has its token
     prompt: str
