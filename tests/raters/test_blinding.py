@@ -434,8 +434,9 @@ def test_progress_recent_scores_release_skip_and_quote_refusals_reveal_nothing(c
         "queue page": queue_page,
         "progress": client.get("/api/v1/tasks/progress").content.decode(),
         "queues": client.get("/api/v1/tasks/queues").content.decode(),
-        "release confirmation": client.post("/queue/next/", {"queue": second_queue})
-        .content.decode(),
+        "release confirmation": client.post(
+            "/queue/next/", {"queue": second_queue}
+        ).content.decode(),
         "refused quote": client.post(
             f"/tasks/{held}/",
             {"idempotency_key": "q", "label": "comply", "note": "not in it"},
