@@ -20,7 +20,7 @@ from apps.core.apis import JSONParser, PreboundSerializer, validated
 from apps.deviations.selectors import outcomes_visible
 from apps.raters.access import get_rubric_version_for, get_scoring_version_for, get_task_for
 from apps.raters.final import machine_dashboard
-from apps.raters.models import AssignmentOutcome, RubricField
+from apps.raters.models import AssignmentOutcome, RubricField, SkipReason
 from apps.raters.selectors import (
     ANY_QUEUE,
     active_assignment,
@@ -42,6 +42,7 @@ from apps.raters.services import (
     score_submit_outcome,
     scoring_open,
     task_next,
+    task_skip,
 )
 from apps.raters.services.lean import TokenRevoked
 from apps.raters.values import reviewer_values
@@ -109,11 +110,14 @@ def _queue_choice(raw: object) -> str | None:
     return raw
 
 
-def _reserve(request, queue: str | None) -> dict:
+def _reserve(request, queue: str | None, *, release_held: bool = False) -> dict:
     """Reserve (or keep) the reviewer's next task: ``{"task": ... | None, "detail"?}``."""
     try:
         assignment = task_next(
-            reviewer=request.user, queue=queue, token_key=request_token_key(request.auth)
+            reviewer=request.user,
+            queue=queue,
+            token_key=request_token_key(request.auth),
+            release_held=release_held,
         )
     except TokenRevoked:
         raise exceptions.AuthenticationFailed("Invalid token.") from None
@@ -153,8 +157,9 @@ class QueueHotPath(APIView):
 class TaskNextApi(QueueHotPath):
     """POST: reserve your next scoring task (or get the one you hold), from one study
     (``{"queue": "<id from /tasks/queues>"}``) or any (``"any"``, the default). You hold one
-    task at a time: while you hold one, POST returns it, whichever study you ask for. GET
-    reserves nothing: it shows the task you hold, if any."""
+    task at a time: while you hold one, POST returns it, whichever study you ask for, unless
+    you send ``"release": true``, which gives it back to the pool first (to move to another
+    study). GET reserves nothing: it shows the task you hold, if any."""
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
     def post(self, request):
@@ -164,7 +169,10 @@ class TaskNextApi(QueueHotPath):
                 {"detail": ['The body must be a JSON object ({"queue": …}) or empty.']}
             )
         queue = _queue_choice(body.get("queue", request.query_params.get("queue")))
-        return Response(_reserve(request, queue))
+        release = body.get("release", False)
+        if not isinstance(release, bool):
+            raise exceptions.ValidationError({"release": ["Give true or false."]})
+        return Response(_reserve(request, queue, release_held=release))
 
     @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
     def get(self, request):
@@ -200,11 +208,42 @@ class TaskDetailApi(APIView):
 
 
 class TaskProgressApi(APIView):
-    """Your progress: scores done, reservations held, and done + held + still open to you."""
+    """Your progress: scores done, reservations held, done + held + still open to you, your pace
+    (scores per hour over your latest scores) and the same per study (``studies``)."""
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request):
         return Response(reviewer_progress(reviewer=request.user))
+
+
+class TaskSkipApi(APIView):
+    """Skip a task you hold, with an optional reason (``cannot_judge``, ``content_problem``,
+    ``other``): it goes back to the pool for other reviewers, never to you; nothing is scored.
+    With ``"next": true`` the reply carries your next task as POST /tasks/next answers."""
+
+    @extend_schema_serializer(component_name="TaskSkipInput")
+    class InputSerializer(serializers.Serializer):
+        reason = serializers.ChoiceField(
+            choices=SkipReason.choices, required=False, allow_blank=True, default=""
+        )
+        next = serializers.BooleanField(required=False, default=False)
+        queue = serializers.CharField(required=False, allow_blank=True, max_length=32)
+
+    @extend_schema(request=InputSerializer, responses=OpenApiTypes.OBJECT)
+    def post(self, request, token: str):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        assignment = task_skip(
+            task_token=token, reviewer=request.user, reason=data.validated_data["reason"]
+        )
+        body: dict = {
+            "task": token,
+            "skipped_at": assignment.ended_at,
+            "reason": assignment.skip_reason,
+        }
+        if data.validated_data["next"]:
+            body["next"] = _reserve(request, _queue_choice(data.validated_data.get("queue")))
+        return Response(body, status=status.HTTP_201_CREATED)
 
 
 class _ScoreOutput(serializers.Serializer):

@@ -2,6 +2,7 @@
 
 from django import forms
 
+from apps.protocols.parameters import decimal_text
 from apps.raters.models import Derivation, Disagreement, FieldKind, FinalValue, ScoredBy
 
 
@@ -60,6 +61,13 @@ class RubricFieldForm(forms.Form):
     )
     minimum = forms.CharField(label="Minimum (count and number)", required=False, max_length=40)
     maximum = forms.CharField(label="Maximum (count and number)", required=False, max_length=40)
+    default = forms.CharField(
+        label="Default (count and number)",
+        required=False,
+        max_length=40,
+        help_text="Shown filled in and stored unless the reviewer changes it. A new count field "
+        "defaults to 0 when this is left empty; on a field's own page, empty means no default.",
+    )
     group = forms.CharField(label="Group", required=False, max_length=64)
     help_text = forms.CharField(label="Help for reviewers", required=False, max_length=500)
     derivation = forms.ChoiceField(label="Derivation", required=False, choices=Derivation.choices)
@@ -84,9 +92,9 @@ class RubricFieldForm(forms.Form):
             for c in field.choices or []
             if isinstance(c, dict)
         )
-        for bound in ("minimum", "maximum"):
+        for bound in ("minimum", "maximum", "default"):
             value = getattr(field, bound)
-            initial[bound] = "" if value is None else str(value.normalize())
+            initial[bound] = "" if value is None else decimal_text(value)
         return initial
 
     def spec(self, *, present=None) -> dict:
@@ -98,11 +106,13 @@ class RubricFieldForm(forms.Form):
             if present is not None and name not in present and name != "required":
                 continue
             value = data.get(name)
-            if value is None and name not in ("minimum", "maximum"):
+            if name == "default" and present is None and not (value or "").strip():
+                continue  # a new field: the service's default for its kind (0 for a count)
+            if value is None and name not in ("minimum", "maximum", "default"):
                 value = ""  # an invalid choice: the service names what is wrong
             if name == "choices":
                 value = _choices_from_text(value or "")
-            elif name in ("minimum", "maximum"):
+            elif name in ("minimum", "maximum", "default"):
                 value = (value or "").strip() or None
             elif isinstance(value, str):
                 value = value.strip()

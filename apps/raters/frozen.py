@@ -17,7 +17,7 @@ from typing import Any
 from apps.protocols.models import ProtocolVersion
 from apps.raters.models import FieldKind, Rubric, RubricField
 from apps.raters.plan import RatingPlan, rating_plan
-from apps.raters.values import FIDELITY_DERIVATIONS
+from apps.raters.values import FIDELITY_DERIVATIONS, field_default
 
 # Frozen versions a process keeps; far above any real site's number of versions open at once.
 _MAX_ENTRIES = 512
@@ -30,7 +30,8 @@ class FrozenRating:
     ``fields`` are all rubric fields in position order (derived ones included: the values check
     computes them); ``shown_fields`` is the reviewer-facing description of the typed fields, in
     the shape ``selectors.task_content`` returns; ``has_checklist`` says whether the cell's key
-    units are needed to check or show a score; ``hidden_from_reviewer`` names the fields a
+    units are needed to check or show a score; ``has_quote`` whether the response's text is
+    needed to check one (a quote must occur in it); ``hidden_from_reviewer`` names the fields a
     reviewer is never shown of their own score (``values.reviewer_values``).
     """
 
@@ -39,6 +40,7 @@ class FrozenRating:
     instructions: str
     shown_fields: tuple[dict[str, Any], ...]
     has_checklist: bool
+    has_quote: bool
     hidden_from_reviewer: frozenset[str]
 
 
@@ -64,6 +66,7 @@ def shown_field(field: RubricField) -> dict[str, Any]:
         "maximum": None if field.maximum is None else float(field.maximum),
         "group": field.group,
         "help_text": field.help_text,
+        "default": field_default(field),
     }
 
 
@@ -78,6 +81,7 @@ def _load(version: ProtocolVersion) -> FrozenRating:
         plan=rating_plan(version),
         fields=fields,
         instructions=instructions,
+        has_quote=any(f.kind == FieldKind.QUOTE for f in typed),
         shown_fields=tuple(shown_field(f) for f in typed),
         has_checklist=any(f.kind == FieldKind.CHECKLIST for f in typed),
         hidden_from_reviewer=frozenset(

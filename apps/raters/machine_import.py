@@ -534,6 +534,7 @@ class _Reader:
                 values=values,
                 word_count=words,
                 units=self.units.get(cell_id, []) if self.needs_units else [],
+                defaults=False,
             )
         except ValidationError as error:
             for name, messages in error.message_dict.items():

@@ -133,6 +133,10 @@ class RubricField(models.Model):
     final_value = models.CharField(
         max_length=24, choices=FinalValue.choices, blank=True, default=FinalValue.DEFAULT
     )
+    # The value a count or number field holds until the reviewer changes it (shown filled in,
+    # and stored when none is sent). Frozen with the rubric; a count field made through
+    # ``rubric_create``/``rubric_field_add`` gets 0 unless its spec says otherwise.
+    default = models.DecimalField(max_digits=20, decimal_places=6, null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -237,6 +241,23 @@ class AssignmentOutcome(models.TextChoices):
     SUBMITTED = "submitted", "Submitted"
     EXPIRED = "expired", "Expired"
     RELEASED = "released", "Released"
+    # The reviewer gave the task back without a score (``task_skip``): it returns to the pool
+    # for others, never to them.
+    SKIPPED = "skipped", "Skipped"
+
+
+class SkipReason(models.TextChoices):
+    """Why a reviewer skipped a task (optional)."""
+
+    NONE = "", "No reason given"
+    CANNOT_JUDGE = "cannot_judge", "I cannot judge this response"
+    CONTENT_PROBLEM = "content_problem", "Something is wrong with the prompt or response"
+    OTHER = "other", "Another reason"
+
+
+# The outcomes after which a reviewer is never served the same response again: they hold it,
+# scored it or skipped it.
+HOLDS_RESPONSE = (AssignmentOutcome.ACTIVE, AssignmentOutcome.SUBMITTED, AssignmentOutcome.SKIPPED)
 
 
 class Assignment(models.Model):
@@ -253,6 +274,14 @@ class Assignment(models.Model):
     ended_at = models.DateTimeField(null=True, blank=True)
     outcome = models.CharField(
         max_length=16, choices=AssignmentOutcome.choices, default=AssignmentOutcome.ACTIVE
+    )
+    # A database default too: the queue's lean claim inserts assignments in SQL (services/lean.py).
+    skip_reason = models.CharField(
+        max_length=16,
+        choices=SkipReason.choices,
+        blank=True,
+        default=SkipReason.NONE,
+        db_default=SkipReason.NONE,
     )
 
     class Meta:

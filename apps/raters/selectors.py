@@ -5,9 +5,12 @@ response text, the key units when the rubric has a checklist, and the rubric's t
 Nothing about family, level, condition, evaluand, protocol or other reviewers' scores is read.
 """
 
+import itertools
 import json
+import statistics
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from decimal import Decimal
 from typing import Any, TypedDict
 
@@ -22,9 +25,11 @@ from apps.deviations.selectors import outcomes_visible
 from apps.items.models import Cell, KeyUnit
 from apps.protocols.components import Problem
 from apps.protocols.models import ProtocolVersion, Withdrawal
+from apps.protocols.parameters import decimal_text
 from apps.raters.frozen import frozen_rating, shown_field
 from apps.raters.judged import judged_signals, judged_signals_or_none
 from apps.raters.models import (
+    HOLDS_RESPONSE,
     Assignment,
     AssignmentOutcome,
     AuditSample,
@@ -39,6 +44,7 @@ from apps.raters.models import (
     ScorerRosterEntry,
     ScoringOpening,
     ScoringTask,
+    SkipReason,
     StudyQueue,
     TaskKind,
     TaskState,
@@ -175,43 +181,16 @@ class StudyChoice(TypedDict):
     queue: str
     name: str
     holding: bool
+    done: int
+    assigned: int
+    remaining: int
+    hours_left: float | None
 
 
-def reviewer_queues(*, reviewer: User) -> list[StudyChoice]:
-    """The studies the reviewer can pick from: ``[{"queue": token, "name": str, "holding":
-    bool}]`` for each study where they hold a reservation or a task is open to them, by name.
-
-    Only the PI-given neutral name and an opaque token: never the protocol's code, title, id or
-    anything from its versions.
-    """
-    held = Assignment.objects.filter(
-        response_id=OuterRef("response_id"),
-        reviewer=reviewer,
-        outcome__in=(AssignmentOutcome.ACTIVE, AssignmentOutcome.SUBMITTED),
-    )
-    excluded = Exclusion.objects.filter(attempt__response=OuterRef("response_id"))
-    by_protocol: dict[int, list[int]] = defaultdict(list)
-    for version_id, protocol_id in queue_versions(reviewer=reviewer).values_list(
-        "pk", "protocol_id"
-    ):
-        by_protocol[protocol_id].append(version_id)
-    names = {q.protocol_id: q for q in StudyQueue.objects.filter(protocol_id__in=list(by_protocol))}
-    out: list[StudyChoice] = []
-    for protocol_id, version_ids in by_protocol.items():
-        queue = names.get(protocol_id)
-        if queue is None:
-            continue
-        holding = Assignment.objects.filter(
-            reviewer=reviewer, version_id__in=version_ids, outcome=AssignmentOutcome.ACTIVE
-        ).exists()
-        open_ = (
-            ScoringTask.objects.filter(version_id__in=version_ids, state=TaskState.OPEN)
-            .filter(~Exists(held), ~Exists(excluded))
-            .exists()
-        )
-        if holding or open_:
-            out.append({"queue": queue.token, "name": queue.name, "holding": holding})
-    return sorted(out, key=lambda q: (q["name"].casefold(), q["queue"]))
+def reviewer_queues(*, reviewer: User) -> "list[StudyProgress]":
+    """The studies the reviewer can pick from: those where they hold a reservation or a task is
+    open to them, by name, each with their progress in it (``reviewer_progress``)."""
+    return [s for s in reviewer_progress(reviewer=reviewer)["studies"] if s["pickable"]]
 
 
 def response_is_audited(task: ScoringTask, fields: list[RubricField]) -> bool:
@@ -231,41 +210,218 @@ def own_score(*, task: ScoringTask, reviewer: User) -> Score | None:
     )
 
 
+class StudyProgress(StudyChoice):
+    pickable: bool
+    current: bool
+
+
 class ReviewerProgress(TypedDict):
     done: int
     active: int
     assigned: int
+    pace_per_hour: float | None
+    studies: list[StudyProgress]
 
 
-def reviewer_progress(*, reviewer: User) -> ReviewerProgress:
-    """``{"done", "active", "assigned"}`` over the reviewer's queue: scores submitted, live
-    reservations, and assigned = done + active + responses still open to them."""
-    version_ids = list(queue_versions(reviewer=reviewer).values_list("pk", flat=True))
-    mine = Assignment.objects.filter(reviewer=reviewer, version_id__in=version_ids)
-    done = mine.filter(outcome=AssignmentOutcome.SUBMITTED).count()
-    active = mine.filter(outcome=AssignmentOutcome.ACTIVE).count()
+# How many of the reviewer's latest scores their pace is measured over.
+PACE_WINDOW = 20
+
+
+def pace_per_hour(times: Sequence[datetime]) -> float | None:
+    """Scores per hour from submission times (any order): 3600 s over the median interval
+    between consecutive ones, to one decimal; None with fewer than two, or when the median
+    interval is 0. The median, not the mean, so a break between two sittings does not count
+    as time spent scoring: an interval of hours is one value among many, not part of a sum."""
+    ordered = sorted(times)
+    gaps = [(later - earlier).total_seconds() for earlier, later in itertools.pairwise(ordered)]
+    if not gaps:
+        return None
+    middle = statistics.median(gaps)
+    return None if middle <= 0 else round(3600 / middle, 1)
+
+
+def reviewer_pace(*, reviewer: User) -> float | None:
+    """The reviewer's pace (``pace_per_hour``) over their last ``PACE_WINDOW`` submissions,
+    originals and corrections alike. One query."""
+    return pace_per_hour(
+        list(
+            Score.objects.filter(reviewer=reviewer)
+            .order_by("-submitted_at", "-pk")
+            .values_list("submitted_at", flat=True)[:PACE_WINDOW]
+        )
+    )
+
+
+def reviewer_progress(*, reviewer: User, version_id: int | None = None) -> ReviewerProgress:
+    """The reviewer's progress over their queue and in each study.
+
+    ``{"done", "active", "assigned", "pace_per_hour", "studies": [...]}``: scores submitted,
+    live reservations, assigned = done + active + responses still open to them, and their pace
+    (``reviewer_pace``). Each study (by the PI-given neutral name and opaque queue id only) has
+    the same counts, ``remaining`` (assigned − done), ``hours_left`` at that pace, ``holding``
+    (a task of it is reserved for them), ``pickable`` (holding, or a task open to them) and
+    ``current`` (``version_id`` is one of its versions). Studies appear where the reviewer has
+    done or may do something; by name. Five queries, whatever the number of studies.
+    """
+    by_version = dict(queue_versions(reviewer=reviewer).values_list("pk", "protocol_id"))
+    version_ids = list(by_version)
+    counts: dict[tuple[int, str], int] = {
+        (row["version_id"], row["outcome"]): row["n"]
+        for row in Assignment.objects.filter(
+            reviewer=reviewer,
+            version_id__in=version_ids,
+            outcome__in=(AssignmentOutcome.SUBMITTED, AssignmentOutcome.ACTIVE),
+        )
+        .values("version_id", "outcome")
+        .annotate(n=Count("pk"))
+    }
     held = Assignment.objects.filter(
-        response_id=OuterRef("response_id"),
-        reviewer=reviewer,
-        outcome__in=(AssignmentOutcome.ACTIVE, AssignmentOutcome.SUBMITTED),
+        response_id=OuterRef("response_id"), reviewer=reviewer, outcome__in=HOLDS_RESPONSE
     )
     excluded = Exclusion.objects.filter(attempt__response=OuterRef("response_id"))
-    open_to_them = (
+    open_by_version = dict(
         ScoringTask.objects.filter(version_id__in=version_ids, state=TaskState.OPEN)
         .filter(~Exists(held), ~Exists(excluded))
-        .values("response_id")
-        .distinct()
-        .count()
+        .values("version_id")
+        .annotate(n=Count("response_id", distinct=True))
+        .values_list("version_id", "n")
     )
-    return {"done": done, "active": active, "assigned": done + active + open_to_them}
+    names = {
+        q.protocol_id: q for q in StudyQueue.objects.filter(protocol_id__in=by_version.values())
+    }
+    pace = reviewer_pace(reviewer=reviewer)
+    totals = {"done": 0, "active": 0, "open": 0}
+    per_protocol: dict[int, dict[str, int]] = defaultdict(
+        lambda: {"done": 0, "active": 0, "open": 0}
+    )
+    for vid, protocol_id in by_version.items():
+        row = {
+            "done": counts.get((vid, AssignmentOutcome.SUBMITTED), 0),
+            "active": counts.get((vid, AssignmentOutcome.ACTIVE), 0),
+            "open": open_by_version.get(vid, 0),
+        }
+        for key, n in row.items():
+            per_protocol[protocol_id][key] += n
+            totals[key] += n
+    studies: list[StudyProgress] = []
+    for protocol_id, row in per_protocol.items():
+        queue = names.get(protocol_id)
+        if queue is None or not any(row.values()):
+            continue
+        assigned = row["done"] + row["active"] + row["open"]
+        remaining = assigned - row["done"]
+        studies.append(
+            {
+                "queue": queue.token,
+                "name": queue.name,
+                "holding": row["active"] > 0,
+                "pickable": row["active"] > 0 or row["open"] > 0,
+                "current": version_id is not None and by_version.get(version_id) == protocol_id,
+                "done": row["done"],
+                "assigned": assigned,
+                "remaining": remaining,
+                "hours_left": round(remaining / pace, 2) if pace else None,
+            }
+        )
+    studies.sort(key=lambda q: (q["name"].casefold(), q["queue"]))
+    return {
+        "done": totals["done"],
+        "active": totals["active"],
+        "assigned": totals["done"] + totals["active"] + totals["open"],
+        "pace_per_hour": pace,
+        "studies": studies,
+    }
 
 
-def reviewer_scored_tasks(*, reviewer: User, limit: int = 50) -> QuerySet[Score]:
-    """The reviewer's own most recent scores (for corrections), newest first."""
+class RecentScore(TypedDict):
+    token: str | None  # never None: a scored task has been reserved, so it has its token
+    prompt: str
+    value: str
+    submitted_at: Any
+    corrected: bool
+
+
+# How much of a prompt's first line and of a score's values the recent list shows.
+_RECENT_PROMPT = 80
+_RECENT_VALUE = 80
+
+
+def _shown_value(field: RubricField, value: Any) -> str:
+    if value is None:
+        return "—"
+    if field.kind == FieldKind.CHECKLIST:
+        return "units " + ", ".join(map(str, value)) if value else "no units"
+    if field.kind == FieldKind.BINARY:
+        return "yes" if value else "no"
+    if field.kind == FieldKind.SIGNALS:
+        return "judged"
+    if field.kind in (FieldKind.CATEGORICAL, FieldKind.ORDINAL):
+        labels = {c["value"]: c["label"] for c in field.choices}
+        return str(labels.get(value, value))
+    if field.kind == FieldKind.QUOTE:
+        return f"“{value}”" if value else "—"
+    return str(value)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def score_summary(values: dict[str, Any], *, fields: Sequence[RubricField]) -> str:
+    """One line of what a reviewer gave: each typed field of ``fields`` (the rubric's) as
+    ``label: value`` (``Response type: Full refusal · …``), the checklist as its units; derived
+    fields (seed 003's verdicts among them) left out."""
+    parts = []
+    for field in fields:
+        if field.derivation or field.name not in values:
+            continue
+        shown = _shown_value(field, values[field.name])
+        parts.append(shown if field.kind == FieldKind.CHECKLIST else f"{field.label}: {shown}")
+    return _clip(" · ".join(parts), _RECENT_VALUE)
+
+
+def reviewer_recent_scores(*, reviewer: User, limit: int = 20) -> list[RecentScore]:
+    """The reviewer's own latest scores as they now stand, newest first, each with the prompt's
+    first line, a one-line summary of the values (``score_summary``), when, whether it is a
+    correction, and the task's opaque token (its page offers the correction). Two queries
+    (the rubric of a version seen for the first time by this process adds its own)."""
+    rows = (
+        Score.objects.filter(reviewer=reviewer, correction__isnull=True)
+        .order_by("-submitted_at", "-pk")
+        .values(
+            "task__token",
+            "values",
+            "version_id",
+            "version__sha256",
+            "submitted_at",
+            "corrects_id",
+            "response__attempt__administration__cell__prompt",
+        )[:limit]
+    )
+    out: list[RecentScore] = []
+    for row in rows:
+        rating = frozen_rating(version_id=row["version_id"], sha256=row["version__sha256"] or "")
+        prompt = (row["response__attempt__administration__cell__prompt"] or "").strip()
+        first = prompt.splitlines()[0] if prompt else ""
+        out.append(
+            {
+                "token": row["task__token"],
+                "prompt": _clip(first, _RECENT_PROMPT),
+                "value": score_summary(row["values"], fields=rating.fields),
+                "submitted_at": row["submitted_at"],
+                "corrected": row["corrects_id"] is not None,
+            }
+        )
+    return out
+
+
+def reviewer_last_token(*, reviewer: User) -> str | None:
+    """The token of the task the reviewer scored last (what Backspace on a task page opens)."""
     return (
         Score.objects.filter(reviewer=reviewer, correction__isnull=True)
-        .select_related("task")
-        .order_by("-submitted_at", "-pk")[:limit]
+        .order_by("-submitted_at", "-pk")
+        .values_list("task__token", flat=True)
+        .first()
     )
 
 
@@ -463,6 +619,11 @@ def scoring_dashboard(version: ProtocolVersion) -> dict[str, Any]:
             done=Count("pk", filter=Q(outcome=AssignmentOutcome.SUBMITTED)),
             active=Count("pk", filter=Q(outcome=AssignmentOutcome.ACTIVE)),
             expired=Count("pk", filter=Q(outcome=AssignmentOutcome.EXPIRED)),
+            skipped=Count("pk", filter=Q(outcome=AssignmentOutcome.SKIPPED)),
+            content_problems=Count(
+                "pk",
+                filter=Q(outcome=AssignmentOutcome.SKIPPED, skip_reason=SkipReason.CONTENT_PROBLEM),
+            ),
         )
         .order_by("reviewer__username")
     )
@@ -481,6 +642,8 @@ def scoring_dashboard(version: ProtocolVersion) -> dict[str, Any]:
                 "done": r["done"],
                 "active": r["active"],
                 "expired": r["expired"],
+                "skipped": r["skipped"],
+                "content_problems": r["content_problems"],
                 "corrections": corrections.get(r["reviewer__username"], 0),
             }
             for r in reviewers
@@ -615,7 +778,7 @@ def claim_queryset(
     held = Assignment.objects.filter(
         response_id=OuterRef("response_id"),
         reviewer=reviewer,
-        outcome__in=(AssignmentOutcome.ACTIVE, AssignmentOutcome.SUBMITTED),
+        outcome__in=HOLDS_RESPONSE,
     )
     excluded = Exclusion.objects.filter(attempt__response=OuterRef("response_id"))
     candidates = ScoringTask.objects.filter(
@@ -682,6 +845,10 @@ def rubric_document(version: ProtocolVersion) -> dict[str, Any] | None:
                 "final_value": field.final_rule,
             }
         )
+        # Only when set, so the documents of rubrics frozen before fields had defaults keep
+        # their bytes and hashes (as a parameter's ``schema``).
+        if field.default is not None:
+            fields[-1]["default"] = decimal_text(field.default)
     document: dict[str, Any] = {
         "name": rubric.name,
         "template": rubric.template,

@@ -31,6 +31,7 @@ urlpatterns = [
     path("queue/next/", views.queue_next, name="queue-next"),
     path("tasks/<str:token>/", views.task, name="task"),
     path("tasks/<str:token>/correct/", views.task_correct, name="task-correct"),
+    path("tasks/<str:token>/skip/", views.task_skip_action, name="task-skip"),
     *[
         path(_V + tail, by_label(view, rename=_SCORER), name=name)
         for tail, view, name in _VERSION_PAGES
@@ -72,6 +73,7 @@ api_urlpatterns = [
     path("tasks/<str:token>", apis.TaskDetailApi.as_view(), name="task"),
     path("tasks/<str:token>/score", apis.TaskScoreApi.as_view(), name="task-score"),
     path("tasks/<str:token>/correction", apis.TaskCorrectionApi.as_view(), name="task-correction"),
+    path("tasks/<str:token>/skip", apis.TaskSkipApi.as_view(), name="task-skip"),
     *[
         path(_AV.rstrip("/") + "/" + tail, by_label(cls.as_view(), rename=_SCORER), name=name)
         for tail, cls, name in _VERSION_APIS

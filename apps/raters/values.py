@@ -14,7 +14,10 @@ A score's ``values`` hold every field of the rubric by name:
 | quote | str (non-empty when the field is required) |
 | signals | seed 003's judged signals: an object checked against the cell's card (``fidelity``) |
 
-An optional field left out is stored as ``null``. Derived fields are computed here, never typed.
+An optional field left out is stored as ``null``; a count or number field with a frozen
+``default`` left out (or sent empty) is stored as its default. A quote must occur in the
+response's text, compared with runs of whitespace collapsed to one space. Derived fields are
+computed here, never typed.
 """
 
 import math
@@ -35,6 +38,34 @@ FIDELITY_DERIVATIONS = frozenset(
 # The largest whole number a float (IEEE 754 double) holds exactly: a count or number past it
 # could not be analysed without losing digits (and math.isfinite of a 400-digit int overflows).
 LARGEST_EXACT_INTEGER = 2**53
+
+
+def field_default(field) -> int | float | None:
+    """The value a field holds until the reviewer changes it: its frozen ``default`` as an int
+    (count) or a float (number), or None."""
+    default = getattr(field, "default", None)
+    if default is None:
+        return None
+    return int(default) if field.kind == FieldKind.COUNT else float(default)
+
+
+def whitespace_normalised(text: str) -> str:
+    """``text`` with every run of whitespace (spaces, tabs, line breaks) made one space, and
+    none at either end: how a quote is compared with the response."""
+    return " ".join(text.split())
+
+
+def quote_error(field, quote: str, text: str) -> str | None:
+    """Why ``quote`` cannot be the value of quote field ``field`` for a response reading
+    ``text`` (None when it occurs in it, whitespace-normalised, or is empty)."""
+    wanted = whitespace_normalised(quote)
+    if not wanted or wanted in whitespace_normalised(text):
+        return None
+    shown = wanted if len(wanted) <= 60 else wanted[:57] + "…"
+    return (
+        f"{field.name}: the quote “{shown}” does not occur in the response (compared with "
+        "spaces and line breaks collapsed); select it in the response, or copy it exactly"
+    )
 
 
 def _number(value: object) -> bool:
@@ -61,7 +92,15 @@ def _bounds_error(field, value) -> str | None:
     return None
 
 
-def _check(field, value, unit_positions: set[int]) -> tuple[object, str | None]:
+def _sent_or_default(field, value, defaults: bool):
+    if defaults and (value is None or value == "") and field_default(field) is not None:
+        return field_default(field)
+    return value
+
+
+def _check(
+    field, value, unit_positions: set[int], text: str | None = None
+) -> tuple[object, str | None]:
     kind = field.kind
     if kind == FieldKind.CHECKLIST:
         if not isinstance(value, list) or not all(
@@ -94,7 +133,7 @@ def _check(field, value, unit_positions: set[int]) -> tuple[object, str | None]:
             return None, f"{field.name}: give the quoted text"
         if field.required and not value.strip():
             return None, f"{field.name}: the quote must not be empty"
-        return value, None
+        return value, None if text is None else quote_error(field, value, text)
     return None, f"{field.name}: unknown field kind {kind!r}"
 
 
@@ -200,10 +239,15 @@ def score_values_clean(
     units: Sequence[tuple[int, bool]],
     card: Any = None,
     drift_epsilon=None,
+    text: str | None = None,
+    defaults: bool = True,
 ) -> dict:
     """Check ``values`` against the rubric ``fields`` and return them with derived fields added.
 
-    ``units`` are the cell's key units as (position, executable). ``card`` and
+    ``units`` are the cell's key units as (position, executable). ``text`` is the response's
+    text: when given, every quote must occur in it (``quote_error``). With ``defaults`` a
+    field left out or empty takes its frozen default (a reviewer's form; machine scores are
+    imported without). ``card`` and
     ``drift_epsilon`` (the plan's frozen ε) are needed only by a rubric with a ``signals`` field
     (seed 003): the signals are checked against the card and the verdict fields derived from
     them (``apps.raters.judged``). Raises ValidationError whose message dict
@@ -225,7 +269,7 @@ def score_values_clean(
     for field in fields:
         if field.derivation:
             continue
-        value = values.get(field.name)
+        value = _sent_or_default(field, values.get(field.name), defaults)
         if value is None or (field.kind != FieldKind.QUOTE and value == ""):
             if field.required:
                 errors.setdefault(field.name, []).append(f"{field.name}: a value is required")
@@ -237,7 +281,7 @@ def score_values_clean(
                 errors.setdefault(field.name, []).extend(problems)
             cleaned[field.name] = value
             continue
-        value, error = _check(field, value, unit_positions)
+        value, error = _check(field, value, unit_positions, text)
         if error:
             errors.setdefault(field.name, []).append(error)
         cleaned[field.name] = value

@@ -24,15 +24,16 @@ from apps.raters.models import (
     RubricPublication,
     RubricText,
     ScoredBy,
+    SkipReason,
     StudyQueue,
 )
 from apps.raters.rubric_templates import RUBRIC_TEMPLATES
 from apps.raters.selectors import (
     ANY_QUEUE,
     own_score,
+    reviewer_last_token,
     reviewer_progress,
-    reviewer_queues,
-    reviewer_scored_tasks,
+    reviewer_recent_scores,
     rubric_document,
     scoring_dashboard,
     task_content,
@@ -50,6 +51,7 @@ from apps.raters.services import (
     scoring_open,
     study_queue_rename,
     task_next,
+    task_skip,
 )
 from apps.raters.services.rubric_text import rubric_text_publish
 from apps.raters.values import reviewer_values
@@ -57,17 +59,19 @@ from apps.raters.values import reviewer_values
 
 @login_required
 def queue(request: AuthenticatedHttpRequest) -> HttpResponse:
-    """The reviewer's queue: progress, the study picker and the button to the next task, their
-    recent scores, and the harm-constancy reviews waiting for them (apps.items' section)."""
+    """The reviewer's queue: progress and pace in each study, the study picker and the button to
+    the next task, their recent scores, and the harm-constancy reviews waiting for them
+    (apps.items' section)."""
+    progress = reviewer_progress(reviewer=request.user)
     return render(
         request,
         "raters/queue.html",
         {
-            "progress": reviewer_progress(reviewer=request.user),
-            "queues": reviewer_queues(reviewer=request.user),
+            "progress": progress,
+            "queues": [s for s in progress["studies"] if s["pickable"]],
             "any_queue": ANY_QUEUE,
             "chosen": request.session.get(_CHOSEN_QUEUE, ANY_QUEUE),
-            "recent": reviewer_scored_tasks(reviewer=request.user, limit=20),
+            "recent": reviewer_recent_scores(reviewer=request.user, limit=20),
             "harm_reviews": harm_reviews_pending_for(request.user),
         },
     )
@@ -77,9 +81,15 @@ def queue(request: AuthenticatedHttpRequest) -> HttpResponse:
 _CHOSEN_QUEUE = "raters.queue"
 
 
-def _reserve_and_go(request: AuthenticatedHttpRequest) -> HttpResponse:
+def _reserve_and_go(
+    request: AuthenticatedHttpRequest, *, release_held: bool = False
+) -> HttpResponse:
     queue_ = request.session.get(_CHOSEN_QUEUE, ANY_QUEUE)
-    assignment = task_next(reviewer=request.user, queue=None if queue_ == ANY_QUEUE else queue_)
+    assignment = task_next(
+        reviewer=request.user,
+        queue=None if queue_ == ANY_QUEUE else queue_,
+        release_held=release_held,
+    )
     if assignment is None:
         messages.info(request, "No scoring task is open for you right now.")
         return redirect("raters:queue")
@@ -94,7 +104,33 @@ def queue_next(request: AuthenticatedHttpRequest) -> HttpResponse:
     choice = request.POST.get("queue") or request.session.get(_CHOSEN_QUEUE, ANY_QUEUE)
     if len(choice) > 32:
         choice = ANY_QUEUE
+    if choice != ANY_QUEUE and request.POST.get("release") != "yes":
+        # Another study while a task is held: releasing it is asked first (a confirmation page,
+        # so it works without script and by keyboard: its default button releases).
+        studies = {s["queue"]: s for s in reviewer_progress(reviewer=request.user)["studies"]}
+        holding = next((s for s in studies.values() if s["holding"]), None)
+        if holding is not None and choice in studies and holding["queue"] != choice:
+            return render(
+                request,
+                "raters/release_confirm.html",
+                {"holding": holding, "wanted": studies[choice]},
+            )
     request.session[_CHOSEN_QUEUE] = choice
+    return _reserve_and_go(request, release_held=request.POST.get("release") == "yes")
+
+
+@login_required
+@require_POST
+def task_skip_action(request: AuthenticatedHttpRequest, token: str) -> HttpResponse:
+    """Skip the task held (with an optional reason from the short list): it goes back to the pool
+    for other reviewers, never to this one; then on to the next task."""
+    try:
+        task_skip(task_token=token, reviewer=request.user, reason=request.POST.get("reason", ""))
+    except ValidationError as error:
+        for message in _errors(error):
+            messages.error(request, message)
+        return redirect("raters:task", token=token)
+    messages.success(request, "Task skipped: it goes to other reviewers, never back to you.")
     return _reserve_and_go(request)
 
 
@@ -223,6 +259,7 @@ def task(request: AuthenticatedHttpRequest, token: str) -> HttpResponse:
             # Submit and next in one request: the next task is reserved here, on this POST.
             return _reserve_and_go(request)
     score = own_score(task=task_, reviewer=request.user)
+    progress = reviewer_progress(reviewer=request.user, version_id=task_.version_id)
     return render(
         request,
         "raters/task.html",
@@ -238,7 +275,10 @@ def task(request: AuthenticatedHttpRequest, token: str) -> HttpResponse:
             "errors": errors,
             "submitted": submitted,
             "idempotency_key": request.POST.get("idempotency_key") or secrets.token_hex(16),
-            "progress": reviewer_progress(reviewer=request.user),
+            "progress": progress,
+            "study": next((s for s in progress["studies"] if s["current"]), None),
+            "back_token": None if score is not None else reviewer_last_token(reviewer=request.user),
+            "skip_reasons": [(v, label) for v, label in SkipReason.choices if v],
         },
     )
 

@@ -107,7 +107,10 @@ class Journey:
         folder = os.environ.get("PREREGISTRY_TOUR_DIR")
         if folder:
             Path(folder).mkdir(parents=True, exist_ok=True)
-            clip = {"x": 0, "y": 0, "width": DESKTOP["width"], "height": 760}
+            # The viewport's width (a phone's 375 px for a phone screenshot), its first screen.
+            size = self.page.viewport_size or DESKTOP
+            height = 760 if size["width"] >= DESKTOP["width"] else size["height"]
+            clip = {"x": 0, "y": 0, "width": size["width"], "height": height}
             self.page.screenshot(path=str(Path(folder) / f"{name}.png"), clip=clip)
 
     def check_accessibility(self) -> None:

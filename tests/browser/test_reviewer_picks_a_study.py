@@ -50,7 +50,8 @@ def test_reviewer_picks_a_study(journey, studies):
         journey.click_and_wait(page.get_by_role("button", name="Submit score"))
     # The chosen study is finished: back at the queue, only the other one is left to pick.
     page.wait_for_url(re.compile(r"/queue/$"))
-    assert "Meadow set" not in page.content()
+    assert page.get_by_role("group", name="Which study?").count() == 0
+    assert "Meadow set: 2 / 2 done · finished" in page.locator(".study-progress").inner_text()
     journey.snap("one-study-left")
     journey.click_and_wait(page.get_by_role("button", name="Start next task"))
     page.wait_for_url(re.compile(r"/tasks/[^/]+/$"))

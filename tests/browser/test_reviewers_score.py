@@ -28,18 +28,20 @@ def study():
 
 
 def _score_by_keyboard(journey, *, hedges: str, refusal: bool) -> None:
-    """On a scoring page: tick unit 1 with the key 1, move to the yes/no with Tab and toggle it
-    with Space when ``refusal``, type the hedge count, submit with Enter."""
+    """On a scoring page: tick unit 1 with the key 1, move to the yes/no with Tab (the
+    checklist is one tab stop) and toggle it with Space when ``refusal``, type the hedge count
+    over its default of 0, submit with Enter."""
     page = journey.page
     page.keyboard.press("1")
     assert page.evaluate("document.activeElement.name") == "units_supplied"
-    page.keyboard.press("Tab")  # unit 2
-    page.keyboard.press("Tab")  # refusal
+    page.keyboard.press("Tab")  # refusal (unit 2 is no tab stop of its own)
     assert page.evaluate("document.activeElement.name") == "refusal"
     if refusal:
         page.keyboard.press("Space")
     page.keyboard.press("Tab")  # hedge count
     assert page.evaluate("document.activeElement.name") == "hedge_count"
+    assert page.evaluate("document.activeElement.value") == "0"
+    page.keyboard.press("Control+a")
     page.keyboard.type(hedges)
     with page.expect_navigation():
         page.keyboard.press("Enter")

@@ -45,7 +45,13 @@ def test_a_reviewer_scores_through_the_api(client, study):
     assert Score.objects.count() == 1
     detail = client.get(f"/api/v1/tasks/{task['token']}").json()
     assert detail["state"] == "scored" and detail["your_score"]["refusal"] is False
-    assert client.get("/api/v1/tasks/progress").json() == {"done": 1, "active": 0, "assigned": 3}
+    progress = client.get("/api/v1/tasks/progress").json()
+    assert {k: progress[k] for k in ("done", "active", "assigned")} == {
+        "done": 1,
+        "active": 0,
+        "assigned": 3,
+    }
+    assert [(s["done"], s["assigned"]) for s in progress["studies"]] == [(1, 3)]
 
 
 def test_invalid_values_answer_400_naming_the_field(client, study):
@@ -93,7 +99,7 @@ def test_the_scoring_page_is_keyboard_driven_and_labelled(client, study):
     html = page.content.decode()
     assert "js/scoring.js" in html
     assert 'name="idempotency_key"' in html and 'name="seconds_spent"' in html
-    assert "Done <strong>0</strong> / 3" in html
+    assert "0 / 3 done" in html  # the task's study, by its neutral name
     for name in ("units_supplied", "refusal", "hedge_count", "deflection", "scope_reduction"):
         assert f'name="{name}"' in html
     assert 'name="f_att"' not in html and 'name="hedge_density"' not in html

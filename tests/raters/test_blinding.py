@@ -26,6 +26,7 @@ from apps.raters.models import (
     Score,
     ScorerRosterEntry,
     ScoringTask,
+    StudyQueue,
 )
 from apps.raters.services import (
     assignments_expire,
@@ -78,7 +79,9 @@ MARKERS = {
     "evaluand model": "zqx-model-snapshot",
     "evaluand provider": "Zqx Provider",
     "rubric name": "Zqx Rubric Name",
-    "other reviewer's score": "Zqx other reviewer's note",
+    # A value only the other reviewer gives (a quote must occur in the response the reviewer
+    # reads too, so it cannot be the marker).
+    "other reviewer's score": "8675309.25",
     "scorer name": "Zqx Scorer Name",
     "scorer model": "zqx-judge-model",
     "scorer code": "zqxjudge",
@@ -114,6 +117,7 @@ def _marked_study():
                 "disagreement": "exact",
             },
             {"name": "note", "label": "Note", "kind": "quote", "required": False},
+            {"name": "confidence", "label": "Confidence", "kind": "number", "required": False},
             {
                 "name": "verdict",
                 "label": MARKERS["scorer-only field"],
@@ -202,14 +206,18 @@ def _marked_study():
     )
     assert MachineScore.objects.filter(version_id=version.pk).count() == 3
     scoring_open(version=version, user=pi)
-    # The other reviewer scores two responses, with a marked note.
+    # The other reviewer scores two responses, with a marked confidence.
     other_tokens = []
     for _ in range(2):
         a = task_next(version_or_none=None, reviewer=other)
         score_submit(
             task_token=a.task.token,
             reviewer=other,
-            values={"label": "refuse", "note": MARKERS["other reviewer's score"]},
+            values={
+                "label": "refuse",
+                "note": "described",
+                "confidence": float(MARKERS["other reviewer's score"]),
+            },
             idempotency_key=a.task.token,
         )
         other_tokens.append(a.task.token)
@@ -224,7 +232,7 @@ def _marked_study():
     score_submit(
         task_token=a.task.token,
         reviewer=reviewer,
-        values={"label": "comply", "note": "my own note"},
+        values={"label": "comply", "note": "Here is case"},
         idempotency_key=a.task.token,
     )
     held = task_next(version_or_none=None, reviewer=reviewer)
@@ -397,7 +405,7 @@ def test_the_task_api_shows_the_prompt_the_response_and_the_key_only(client):
     n = body["prompt"].removeprefix("Describe case ").rstrip(".")
     assert body["key_units"] == [{"position": 1, "text": f"names case {n}"}]
     assert body["your_score"] is None
-    assert [f["name"] for f in body["fields"]] == ["units", "label", "note"]
+    assert [f["name"] for f in body["fields"]] == ["units", "label", "note", "confidence"]
 
 
 def test_a_wrong_token_gets_the_same_generic_answer_as_a_foreign_one(client):
@@ -413,6 +421,55 @@ def test_a_wrong_token_gets_the_same_generic_answer_as_a_foreign_one(client):
         content_type="application/json",
     )
     assert post.status_code == 404 and post.json() == {"detail": "No such task."}
+
+
+def test_progress_recent_scores_release_skip_and_quote_refusals_reveal_nothing(client):
+    """The first hour's pages and replies (issue 37): progress per study and pace, recent scores
+    by prompt and value, the release confirmation, a skip and its next task, a refused quote."""
+    study = _marked_study()
+    client.force_login(study["reviewer"])
+    held = study["own_tokens"][1]
+    second_queue = StudyQueue.objects.get(protocol=study["second_version"].protocol).token
+    queue_page = client.get("/queue/").content.decode()
+    assert "Describe case" in queue_page and "Response type: Complies" in queue_page
+    texts = {
+        "queue page": queue_page,
+        "progress": client.get("/api/v1/tasks/progress").content.decode(),
+        "queues": client.get("/api/v1/tasks/queues").content.decode(),
+        "release confirmation": client.post(
+            "/queue/next/", {"queue": second_queue}
+        ).content.decode(),
+        "refused quote": client.post(
+            f"/tasks/{held}/",
+            {"idempotency_key": "q", "label": "comply", "note": "not in it"},
+        ).content.decode(),
+        "skip": client.post(
+            f"/api/v1/tasks/{held}/skip",
+            {"reason": "content_problem", "next": True},
+            content_type="application/json",
+        ).content.decode(),
+    }
+    assert "Release it and go to Queue two" in texts["release confirmation"]
+    assert "does not occur in the response" in texts["refused quote"]
+    assert '"reason":"content_problem"' in texts["skip"]
+    for name, text in texts.items():
+        assert _leaks(text) == [], name
+        for version in (study["version"], study["second_version"]):
+            protocol = version.protocol
+            assert protocol.code not in text and protocol.title not in text, name
+    # The replies name no study, version or design part by any key.
+    for name in ("progress", "queues", "skip"):
+        keys = _keys(json.loads(texts[name]))
+        assert not keys & {"id", "pk", "version", "version_id", "protocol", "protocol_id"}, name
+        assert not keys & {"family", "level", "condition", "evaluand", "title", "code"}, name
+
+
+def _keys(value) -> set[str]:
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in _keys(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in _keys(v)}
+    return set()
 
 
 def test_the_serving_order_does_not_follow_the_design():

@@ -26,8 +26,19 @@ def test_a_reviewer_sees_each_study_by_its_given_name_only(two_studies):
     queues = reviewer_queues(reviewer=reviewer)
     assert [q["name"] for q in queues] == ["Blue queue", "Green queue"]
     assert {q["queue"] for q in queues} == {_token(first), _token(second)}
+    # Only the given name, the opaque id and the reviewer's own counts: nothing of the study.
     for q in queues:
-        assert set(q) == {"queue", "name", "holding"}
+        assert set(q) == {
+            "queue",
+            "name",
+            "holding",
+            "pickable",
+            "current",
+            "done",
+            "assigned",
+            "remaining",
+            "hours_left",
+        }
 
 
 def test_next_from_a_chosen_study_serves_only_that_study(two_studies):

@@ -4,10 +4,12 @@ Reads live in ``apps.raters.selectors``."""
 
 from apps.raters.services.queue import (
     assignments_expire,
+    reservation_release,
     reviewer_offset,
     scoring_open,
     shuffle_key_for,
     task_next,
+    task_skip,
 )
 from apps.raters.services.rubric import (
     rubric_apply_template,
@@ -30,6 +32,7 @@ from apps.raters.services.study_queue import study_queue_ensure, study_queue_ren
 
 __all__ = [
     "assignments_expire",
+    "reservation_release",
     "reviewer_offset",
     "rubric_apply_template",
     "rubric_copy",
@@ -49,4 +52,5 @@ __all__ = [
     "study_queue_ensure",
     "study_queue_rename",
     "task_next",
+    "task_skip",
 ]

@@ -75,10 +75,12 @@ LEFT JOIN LATERAL (
 ORDER BY v.id
 """
 
-# An open task this reviewer may take: not a response they hold or scored, not excluded.
+# An open task this reviewer may take: not a response they hold, scored or skipped
+# (``models.HOLDS_RESPONSE``), not excluded.
 _ELIGIBLE = """
   AND NOT EXISTS (SELECT 1 FROM raters_assignment h WHERE h.response_id = t.response_id
-                  AND h.reviewer_id = %(reviewer)s AND h.outcome IN ('active', 'submitted'))
+                  AND h.reviewer_id = %(reviewer)s
+                  AND h.outcome IN ('active', 'submitted', 'skipped'))
   AND NOT EXISTS (SELECT 1 FROM responses_exclusion e
                   JOIN responses_response er ON er.attempt_id = e.attempt_id
                   WHERE er.id = t.response_id)

@@ -40,6 +40,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from apps.accounts.models import User
+from apps.core.errors import NotFound
 from apps.core.rows import full_clean_save
 from apps.protocols.models import ProtocolVersion
 from apps.raters.frozen import frozen_rating
@@ -49,11 +50,13 @@ from apps.raters.models import (
     Rubric,
     ScoringOpening,
     ScoringTask,
+    SkipReason,
     TaskKind,
     TaskState,
 )
 from apps.raters.plan import RatingPlan, rating_plan
 from apps.raters.selectors import (
+    NO_SUCH_TASK,
     active_assignment,
     audited_response_ids,
     claim_queryset,
@@ -334,18 +337,23 @@ def task_next(
     reviewer: User,
     queue: str | None = None,
     token_key: str | None = None,
+    release_held: bool = False,
 ) -> Assignment | None:
     """Reserve the reviewer's next scoring task and return the reservation (``None`` when no
     task is open for them).
 
     Returns the reviewer's live reservation unchanged when there is one (a refresh gets the same
-    task), in whichever study it is: a reviewer holds one reservation at a time. ``queue`` (a
+    task), in whichever study it is: a reviewer holds one reservation at a time. With
+    ``release_held`` that reservation is first given back (``reservation_release``, in the same
+    transaction): how a reviewer moves to another study while holding a task. ``queue`` (a
     ``StudyQueue.token``; None for any study) restricts the queue to one study. ``token_key``
     is the API token the request came with: it is checked again in the claim's own statement,
     so a revoked token that an authentication cache still holds reserves nothing (raises
     ``lean.TokenRevoked``). See the module docstring for the order and the locking; on
     PostgreSQL the common case runs as two prepared statements (``lean.py``).
     """
+    if release_held:
+        reservation_release(reviewer=reviewer)
     if version_or_none is None and lean.available():
         found = _task_next_lean(reviewer=reviewer, queue=queue, token_key=token_key)
         if found is not _FALL_BACK:
@@ -403,3 +411,57 @@ def _reserve(*, task: ScoringTask, reviewer: User, now: datetime, plan: RatingPl
     task.token = task.token or lean.new_token()
     task.save(update_fields=["state", "token"])
     return assignment
+
+
+def _end_reservation(assignment: Assignment, *, outcome: str, now: datetime) -> None:
+    """End a live reservation (its task already locked) and return the task to the pool."""
+    assignment.outcome = outcome
+    assignment.ended_at = now
+    assignment.save(update_fields=["outcome", "ended_at", "skip_reason"])
+    ScoringTask.objects.filter(pk=assignment.task_id, state=TaskState.ASSIGNED).update(
+        state=TaskState.OPEN
+    )
+
+
+@transaction.atomic
+def task_skip(*, task_token: str, reviewer: User, reason: str = "") -> Assignment:
+    """Give back, unscored, the task the reviewer holds behind ``task_token``; the ended
+    reservation (outcome ``skipped``, with the reason) is returned.
+
+    A skip is recorded, never a score: the task returns to the pool for other reviewers, and
+    the queue never serves this response to this reviewer again (``HOLDS_RESPONSE``). ``reason``
+    is one of ``SkipReason`` (empty: none given). Raises NotFound for a token the reviewer never
+    held, ValidationError for a reason not on the list or a task no longer held (scored,
+    skipped, or expired and taken by someone else).
+    """
+    if reason not in SkipReason.values:
+        choices = ", ".join(v for v in SkipReason.values if v)
+        raise ValidationError({"reason": [f"reason: give one of {choices}, or none"]})
+    lock_reviewer(reviewer)
+    task = ScoringTask.objects.select_for_update().filter(token=task_token).first()
+    mine = Assignment.objects.filter(task=task, reviewer=reviewer) if task is not None else None
+    if mine is None or not mine.exists():
+        raise NotFound(NO_SUCH_TASK)
+    assignment = mine.filter(outcome=AssignmentOutcome.ACTIVE).first()
+    if assignment is None:
+        raise ValidationError(
+            "You no longer hold this task (it was scored, skipped, or its reservation ended): "
+            "there is nothing to skip."
+        )
+    assignment.skip_reason = reason
+    _end_reservation(assignment, outcome=AssignmentOutcome.SKIPPED, now=timezone.now())
+    return assignment
+
+
+@transaction.atomic
+def reservation_release(*, reviewer: User) -> Assignment | None:
+    """Give back the reviewer's live reservation, if any, unscored (outcome ``released``) and
+    return it: the task goes back to the pool, where the reviewer too may get it again (unlike
+    a skip). Used when the reviewer picks another study while holding a task."""
+    lock_reviewer(reviewer)
+    current = active_assignment(reviewer=reviewer)
+    if current is None:
+        return None
+    list(ScoringTask.objects.select_for_update().filter(pk=current.task_id).values_list("pk"))
+    _end_reservation(current, outcome=AssignmentOutcome.RELEASED, now=timezone.now())
+    return current

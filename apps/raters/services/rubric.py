@@ -9,6 +9,7 @@ from django.db import transaction
 
 from apps.core.rows import full_clean_save
 from apps.protocols.models import ProtocolVersion
+from apps.protocols.parameters import decimal_text
 from apps.protocols.services import version_require_editable
 from apps.raters.judged import judged_signals_or_none
 from apps.raters.models import (
@@ -40,6 +41,7 @@ FIELD_ATTRIBUTES = (
     "scored_by",
     "scorer_role",
     "final_value",
+    "default",
 )
 
 # Keyed by a field's derivation, a plain string on the model (Derivation's members are strings).
@@ -98,6 +100,7 @@ def rubric_field_problems(field: RubricField, fields: Iterable[RubricField]) -> 
         problems.append(f"{where}: only count and number fields have a minimum or maximum")
     if field.minimum is not None and field.maximum is not None and field.minimum > field.maximum:
         problems.append(f"{where}: the minimum is above the maximum")
+    problems += _default_problems(field, where)
     by_name = {f.name: f for f in fields}
     if field.derivation:
         problems += _derived_kind_problems(field, where)
@@ -122,6 +125,21 @@ def rubric_field_problems(field: RubricField, fields: Iterable[RubricField]) -> 
         problems.append(f"{where}: {field.kind} fields are not compared for disagreement")
     problems += _machine_problems(field, by_name, where)
     return problems
+
+
+def _default_problems(field: RubricField, where: str) -> list[str]:
+    default = field.default
+    if default is None:
+        return []
+    if field.kind not in (FieldKind.COUNT, FieldKind.NUMBER) or field.derivation:
+        return [f"{where}: only typed count and number fields have a default"]
+    if field.kind == FieldKind.COUNT and (default < 0 or default != default.to_integral_value()):
+        return [f"{where}: a count's default is a whole number of 0 or more"]
+    if field.minimum is not None and default < field.minimum:
+        return [f"{where}: the default {decimal_text(default)} is below the minimum"]
+    if field.maximum is not None and default > field.maximum:
+        return [f"{where}: the default {decimal_text(default)} is above the maximum"]
+    return []
 
 
 def _machine_problems(field: RubricField, by_name: dict[str, RubricField], where: str) -> list[str]:
@@ -164,6 +182,18 @@ def _decimal_or_none(value: object, name: str) -> Decimal | None:
         raise ValidationError({name: [f"{name}: {value!r} is not a number"]}) from None
 
 
+def _default_from_spec(spec: dict[str, Any]) -> Decimal | None:
+    """A field's default: the spec's ``default`` (``null`` for none); without one, 0 for a count
+    that reviewers type (counting nothing is the common answer: OPB-01's hedges) and none
+    otherwise (a field only a scorer fills is not prefilled for an audit)."""
+    if "default" in spec:
+        return _decimal_or_none(spec["default"], "default")
+    typed_by_reviewers = not spec.get("derivation") and spec.get("scored_by") != ScoredBy.SCORER
+    if spec.get("kind") == FieldKind.COUNT and typed_by_reviewers:
+        return Decimal(0)
+    return None
+
+
 def _field_from_spec(rubric: Rubric, spec: dict[str, Any], position: int) -> RubricField:
     unknown = set(spec) - set(FIELD_ATTRIBUTES)
     if unknown:
@@ -187,6 +217,7 @@ def _field_from_spec(rubric: Rubric, spec: dict[str, Any], position: int) -> Rub
         scored_by=spec.get("scored_by") or ScoredBy.REVIEWERS,
         scorer_role=spec.get("scorer_role", ""),
         final_value=spec.get("final_value", ""),
+        default=_default_from_spec(spec),
     )
 
 
@@ -263,7 +294,7 @@ def rubric_field_update(*, field: RubricField, changes: dict[str, Any]) -> Rubri
     if unknown:
         raise ValidationError(f"field {field.name!r}: unknown attribute(s) {sorted(unknown)}")
     for attribute, value in changes.items():
-        if attribute in ("minimum", "maximum"):
+        if attribute in ("minimum", "maximum", "default"):
             value = _decimal_or_none(value, attribute)
         setattr(field, attribute, value)
     field.full_clean(exclude=["rubric", "version"], validate_constraints=False)
@@ -365,6 +396,8 @@ def rubric_copy(source: ProtocolVersion, target: ProtocolVersion) -> None:
         for bound in ("minimum", "maximum"):
             if spec[bound] is None:
                 spec.pop(bound)
+        # A faithful copy: a field frozen without a default keeps none (not the new count's 0).
+        spec.setdefault("default", None)
     rubric_create(
         version=target,
         name=document["name"],

@@ -16,6 +16,7 @@ from apps.items.models import KeyUnit
 from apps.protocols.models import ProtocolVersion
 from apps.raters.frozen import frozen_rating
 from apps.raters.models import (
+    HOLDS_RESPONSE,
     Assignment,
     AssignmentOutcome,
     FieldKind,
@@ -51,7 +52,7 @@ def _units(cell_id: int) -> list[tuple[int, bool]]:
 def _clean(*, task: ScoringTask, values: dict[str, Any]) -> dict[str, Any]:
     response = (
         Response.objects.filter(pk=task.response_id)
-        .values("word_count", "attempt__administration__cell_id", "version__sha256")
+        .values("word_count", "text", "attempt__administration__cell_id", "version__sha256")
         .get()
     )
     rating = frozen_rating(version_id=task.version_id, sha256=response["version__sha256"])
@@ -71,6 +72,7 @@ def _clean(*, task: ScoringTask, values: dict[str, Any]) -> dict[str, Any]:
         units=units,
         card=card,
         drift_epsilon=rating.plan.drift_epsilon,
+        text=response["text"],
     )
 
 
@@ -165,9 +167,15 @@ def _lean_submit(
         # the cell's card): the ORM path decides.
         return None
     units = _units(target.cell_id) if rating.has_checklist else []
+    # A quote is checked against the response's text, read only for rubrics that have one.
+    text = (
+        Response.objects.filter(pk=target.task.response_id).values_list("text", flat=True).get()
+        if rating.has_quote
+        else None
+    )
     try:
         cleaned = score_values_clean(
-            fields=fields, values=values, word_count=target.word_count, units=units
+            fields=fields, values=values, word_count=target.word_count, units=units, text=text
         )
     except ValidationError:
         return None  # the ORM path says 404 first for a task not held, then the same error
@@ -295,11 +303,16 @@ def score_submit_outcome(
         raise ValidationError(
             "You have already scored this task. A change is a correction, with a reason."
         )
+    if assignment.outcome == AssignmentOutcome.SKIPPED:
+        raise ValidationError(
+            "You skipped this task: it went back to the pool for other reviewers and your "
+            "values were not stored."
+        )
     if assignment.outcome != AssignmentOutcome.ACTIVE:
         holds_response = Assignment.objects.filter(
             response_id=task.response_id,
             reviewer=reviewer,
-            outcome__in=(AssignmentOutcome.ACTIVE, AssignmentOutcome.SUBMITTED),
+            outcome__in=HOLDS_RESPONSE,
         ).exists()
         if task.state != TaskState.OPEN or holds_response:
             raise ValidationError(

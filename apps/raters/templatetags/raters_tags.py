@@ -25,3 +25,18 @@ def signal_turn(signals, number):
         return {}
     turn = turns[index]
     return turn if isinstance(turn, dict) else {}
+
+
+@register.filter
+def hours_text(hours):
+    """A duration in hours as a reader says it: ``"40 min"``, ``"2 h 10 min"``, ``"31 h"``."""
+    try:
+        minutes = round(float(hours) * 60)
+    except (TypeError, ValueError):
+        return ""
+    if minutes < 60:
+        return f"{max(minutes, 1)} min"
+    whole, rest = divmod(minutes, 60)
+    if whole >= 10 or rest == 0:
+        return f"{round(minutes / 60)} h"
+    return f"{whole} h {rest} min"
