@@ -299,3 +299,9 @@ def frozen_by_hand(version: ProtocolVersion) -> None:
     what they measure. Every test freezes through ``freeze``."""
     ProtocolVersion.objects.filter(pk=version.pk).update(state="frozen", sha256="ab" * 32)
     version.refresh_from_db()
+
+
+def api_url(version: ProtocolVersion, tail: str) -> str:
+    """The API address of ``version``'s resource ``tail`` by code and label (the id-keyed
+    ``/api/v1/versions/<id>/…`` routes only redirect there)."""
+    return f"/api/v1/protocols/{version.protocol.code}/versions/{version.label}/{tail}"

@@ -494,17 +494,29 @@ class VersionFreezeApi(APIView):
 
 class VersionAmendApi(APIView):
     """Open the next version as a draft copying this one (PI). On a draft that was never
-    frozen, the draft is set aside (kept as it is, closed)."""
+    frozen, the draft is set aside (kept as it is, closed). ``close_scoring`` (default true,
+    as on the page) closes the version's scoring, so its open tasks leave reviewers' queues."""
+
+    @extend_schema_serializer(component_name="Amend")
+    class InputSerializer(serializers.Serializer):
+        close_scoring = serializers.BooleanField(required=False, default=True)
 
     @extend_schema(
-        request=None,
+        request=InputSerializer,
         responses={201: VersionSerializer, 409: OpenApiResponse(description="has a successor")},
     )
     def post(self, request, code: str, label: str):
         version = get_version_by_label_for(
             user=request.user, code=code, label=label, roles=PI_ROLES
         )
-        new = _in_state(version_amend, version=version, user=request.user)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        new = _in_state(
+            version_amend,
+            version=version,
+            user=request.user,
+            close_work=serializer.validated_data["close_scoring"],
+        )
         return Response(VersionSerializer(_full(new)).data, status=201)
 
 

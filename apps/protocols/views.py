@@ -25,11 +25,13 @@ from apps.protocols.access import (
     get_protocol_for,
     get_version_by_label_for,
 )
+from apps.protocols.components import open_work
 from apps.protocols.diffs import UNIFIED_LINES_SHOWN, ops_html, version_diff
 from apps.protocols.forms import (
     PIPELINE_FIELD,
     RATIONALE_FIELD,
     TABLE_FIELD,
+    AmendForm,
     DepositForm,
     DraftForm,
     MemberAddForm,
@@ -559,19 +561,33 @@ def version_freeze_action(request: AuthenticatedHttpRequest, code: str, label: s
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def version_amend_action(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
+    """Amend a version (PI): the page says how many scoring tasks it still has open and offers
+    to close its scoring (the default) or keep it open (issue #37 §7)."""
     version = get_version_by_label_for(user=request.user, code=code, label=label, roles=PI_ROLES)
-    try:
-        new = version_amend(version=version, user=request.user)
-    except ValidationError as error:
-        messages.error(request, " ".join(error.messages))
-        return redirect(_version_url(version))
-    messages.success(
+    form = AmendForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            new = version_amend(version=version, user=request.user, close_work=form.close_work())
+        except ValidationError as error:
+            messages.error(request, " ".join(error.messages))
+            return redirect(_version_url(version))
+        messages.success(
+            request,
+            f"Draft v{new.label} opened from v{version.label}. Say why in the amendment rationale.",
+        )
+        return redirect(_version_url(new, "protocols:edit"))
+    return render(
         request,
-        f"Draft v{new.label} opened from v{version.label}. Say why in the amendment rationale.",
+        "protocols/version_amend.html",
+        {
+            "protocol": version.protocol,
+            "version": version,
+            "form": form,
+            "open_tasks": open_work(version),
+        },
     )
-    return redirect(_version_url(new, "protocols:edit"))
 
 
 @login_required

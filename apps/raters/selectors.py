@@ -37,6 +37,7 @@ from apps.raters.models import (
     ScoredBy,
     ScorerKind,
     ScorerRosterEntry,
+    ScoringClosing,
     ScoringOpening,
     ScoringTask,
     StudyQueue,
@@ -66,6 +67,7 @@ def queue_versions(
     withdrawn; ``version`` narrows it to one, ``queue`` (a ``StudyQueue.token``) to one study."""
     versions = ProtocolVersion.objects.filter(
         scoring_opening__isnull=False,
+        scoring_closing__isnull=True,
         withdrawal__isnull=True,
         protocol__memberships__user=reviewer,
         protocol__memberships__role=Role.REVIEWER,
@@ -595,10 +597,11 @@ def excluded_response_ids(version: ProtocolVersion) -> QuerySet[Exclusion, Any]:
 
 
 def scoring_is_open(version: ProtocolVersion) -> bool:
-    """Whether scoring of ``version`` has been opened (and it is not withdrawn)."""
+    """Whether scoring of ``version`` has been opened (and it is not withdrawn nor closed)."""
     return (
         ScoringOpening.objects.filter(version=version).exists()
         and not ProtocolVersion.objects.filter(pk=version.pk, withdrawal__isnull=False).exists()
+        and not ScoringClosing.objects.filter(version=version).exists()
     )
 
 
@@ -726,3 +729,10 @@ def cell_card(cell_id: int) -> Any:
         raise ValidationError(
             {"card": [f"this dialogue's PolicyCard cannot be read ({fields}); tell the PI"]}
         ) from None
+
+
+def open_task_count(version: ProtocolVersion) -> int:
+    """The version's scoring tasks not yet done (open or reserved): one count query."""
+    return ScoringTask.objects.filter(
+        version=version, state__in=(TaskState.OPEN, TaskState.ASSIGNED)
+    ).count()

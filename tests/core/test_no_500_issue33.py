@@ -14,7 +14,7 @@ from django.test import Client, RequestFactory
 from apps.core.inputs import CSV_MAX_COLUMNS, JSON_MAX_DEPTH
 from apps.core.middleware import RequestGuardMiddleware
 from apps.raters.models import MachineScore
-from tests.builders import build_draft
+from tests.builders import api_url, build_draft
 from tests.factories import ProtocolVersionFactory
 from tests.raters.machine_study import JUDGE, JUDGE_FIELDS, machine_study
 
@@ -70,7 +70,7 @@ def test_a_lone_surrogate_in_a_machine_score_files_key_is_refused_naming_the_row
 ):
     client.force_login(pi)
     api = client.post(
-        f"/api/v1/versions/{judged.pk}/machine-scores/import",
+        api_url(judged, "machine-scores/import"),
         {"file": SimpleUploadedFile("j.jsonl", SURROGATE_KEY), "scorer": "judge"},
     )
     assert api.status_code == 400, api.content
