@@ -135,7 +135,7 @@ def api_legacy_redirect(
         summary="Deprecated: addressed by the version's database id",
     )
     methods = {m: schema(moved) for m in _API_METHODS if hasattr(target, m)}
-    view = type(f"{target.__name__}ById", (APIView,), methods)
+    view = cast(type[APIView], type(f"{target.__name__}ById", (APIView,), methods))
     return view.as_view()
 
 

@@ -193,10 +193,12 @@ def reviewer_queues(*, reviewer: User) -> list[StudyChoice]:
     )
     excluded = Exclusion.objects.filter(attempt__response=OuterRef("response_id"))
     by_protocol: dict[int, list[int]] = defaultdict(list)
-    for version_id, protocol_id in queue_versions(reviewer=reviewer).values_list(
-        "pk", "protocol_id"
+    labels: dict[int, list[str]] = defaultdict(list)
+    for version_id, protocol_id, label in queue_versions(reviewer=reviewer).values_list(
+        "pk", "protocol_id", "label"
     ):
         by_protocol[protocol_id].append(version_id)
+        labels[protocol_id].append(label)
     names = {q.protocol_id: q for q in StudyQueue.objects.filter(protocol_id__in=list(by_protocol))}
     out: list[StudyChoice] = []
     for protocol_id, version_ids in by_protocol.items():
@@ -212,7 +214,10 @@ def reviewer_queues(*, reviewer: User) -> list[StudyChoice]:
             .exists()
         )
         if holding or open_:
-            out.append({"queue": queue.token, "name": queue.name, "holding": holding})
+            # Two versions open at once (an amendment kept the old one open): say which.
+            versions = labels[protocol_id]
+            name = queue.name if len(versions) < 2 else f"{queue.name} (v{', v'.join(versions)})"
+            out.append({"queue": queue.token, "name": name, "holding": holding})
     return sorted(out, key=lambda q: (q["name"].casefold(), q["queue"]))
 
 

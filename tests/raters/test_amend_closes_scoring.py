@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from apps.deviations.models import LogEntry
 from apps.protocols.models import ProtocolVersion
-from apps.raters.models import ScoringClosing, ScoringTask, TaskState
+from apps.raters.models import ScoringClosing, ScoringOpening, ScoringTask, TaskState
 from apps.raters.selectors import queue_versions, reviewer_queues
 from apps.raters.services import scoring_open
 from tests.builders import frozen_study
@@ -56,6 +56,11 @@ def test_keeping_scoring_open_leaves_the_old_versions_tasks_in_the_queue(client,
     assert ProtocolVersion.objects.filter(protocol=study.version.protocol, label="1.1").exists()
     assert not ScoringClosing.objects.exists()
     assert study.version in queue_versions(reviewer=study.reviewers[0])
+    # Once the amendment is frozen and open too, the study's name in the picker says which.
+    new = ProtocolVersion.objects.get(protocol=study.version.protocol, label="1.1")
+    ScoringOpening.objects.create(version=new, opened_by=study.pi)
+    (choice,) = reviewer_queues(reviewer=study.reviewers[0])
+    assert choice["name"].endswith("(v1.0, v1.1)")
 
 
 def test_a_closed_version_cannot_be_opened_again(in_scoring):
