@@ -213,10 +213,13 @@ def tidy_download(
 def plot_svg(
     request: AuthenticatedHttpRequest, code: str, label: str, number: int, index: int
 ) -> HttpResponse:
-    """Plot ``index`` of the run's report as SVG, drawn from the result document."""
+    """Plot ``index`` of the run's report as SVG, drawn from the result document; ``?w=``
+    (CSS px) draws it for that width (``render_svg``), as the report's narrow-screen source
+    asks."""
     run = _unsealed_result_run(request, code, label, number)
+    width = request.GET.get("w", "")
     try:
-        svg = render_svg(result_document(run), index)
+        svg = render_svg(result_document(run), index, int(width) if width.isdigit() else None)
     except IndexError as error:
         raise Http404("No such plot.") from error
     return HttpResponse(svg, content_type="image/svg+xml")
