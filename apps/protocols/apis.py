@@ -23,6 +23,7 @@ from rest_framework.views import APIView
 from apps.accounts.models import Membership, Role
 from apps.accounts.selectors import memberships_of
 from apps.core.apis import JSONField, JSONParser
+from apps.core.words import counted
 from apps.protocols.access import (
     EDIT_ROLES,
     PI_ROLES,
@@ -484,8 +485,9 @@ class VersionFreezeApi(APIView):
         try:
             version = _in_state(version_freeze, version=version, user=request.user)
         except FreezeRefused as refusal:
+            n = len(refusal.problems)
             data = {
-                "detail": f"{len(refusal.problems)} problem(s) block the freeze.",
+                "detail": f"{counted(n, 'problem')} {'blocks' if n == 1 else 'block'} the freeze.",
                 "problems": [p.as_dict() for p in refusal.problems],
             }
             return Response(RefusalSerializer(data).data, status=400)

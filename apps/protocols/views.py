@@ -676,8 +676,9 @@ def protocol_diff(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
         diff = version_diff(old=old, new=new)
         for section in diff["sections"]:
             section["html"] = ops_html(section.get("ops", []))
-        rationale = diff["amendment_rationale"]
-        rationale["html"] = ops_html(rationale.get("ops", []))
+        # Two versions' rationales answer different amendments: shown side by side, each
+        # whole, never as one interleaved word diff (issue #37 §8).
+        context["rationales"] = (old.amendment_rationale, new.amendment_rationale)
         context["diff"] = diff
         context["unified_lines_shown"] = UNIFIED_LINES_SHOWN
         context["unchanged_sections"] = [
