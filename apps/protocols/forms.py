@@ -205,6 +205,8 @@ class DraftForm(forms.Form):
                         "hx-trigger": "input changed delay:800ms, change",
                         "hx-params": name,
                         "hx-target": "#save-status",
+                        # The status says "Saving…" while the request (and the gate) runs.
+                        "hx-indicator": "#save-status",
                         "hx-swap": "outerHTML",
                         "hx-sync": "closest form:queue last",
                     }
