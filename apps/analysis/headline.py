@@ -76,7 +76,10 @@ def _primary_estimates(document: dict[str, Any], version: ProtocolVersion) -> li
     declaration = pipeline.declaration if pipeline is not None else None
     if pipeline is None or pipeline.estimates_of is None or declaration is None:
         return [_not_evaluable("the result's pipeline states no finding")]
-    values = pipeline.estimates_of(document.get("estimates") or {})
+    try:
+        values = pipeline.estimates_of(document.get("estimates") or {})
+    except (KeyError, TypeError, ValueError):  # a result of an older shape: no 500 over it
+        return [_not_evaluable("the result's estimates could not be read by its pipeline")]
     findings, reasons = [], []
     for spec in declaration.version_estimates(version):
         if not spec.primary:
