@@ -514,6 +514,12 @@ def frozen_by_hand(version: ProtocolVersion) -> None:
     version.refresh_from_db()
 
 
+def api_url(version: ProtocolVersion, tail: str) -> str:
+    """The API address of ``version``'s resource ``tail`` by code and label (the id-keyed
+    ``/api/v1/versions/<id>/…`` routes only redirect there)."""
+    return f"/api/v1/protocols/{version.protocol.code}/versions/{version.label}/{tail}"
+
+
 def bulk_scoring_study(*, responses: int, scores_per_response: int) -> ProtocolVersion:
     """A frozen version with ``responses`` responses (100 items × one level × one evaluand,
     ``responses // 100`` repetitions), the ``xstest`` rubric and ``scores_per_response``, written

@@ -63,6 +63,7 @@ from apps.analysis.gate_sample import (
     named_items,
     structural_sample,
 )
+from apps.analysis.headline import report_headline
 from apps.analysis.pipelines import get_pipeline
 from apps.analysis.pipelines.base import PlanInputError, Progress, no_progress, seed_from
 from apps.core.canonical import canonical_json
@@ -306,6 +307,30 @@ def _needed(version: ProtocolVersion, declaration: Any) -> list[tuple[str, str]]
     return out
 
 
+def _missing_estimates(
+    version: ProtocolVersion, declaration: Any, values: dict, on: str, sample: str = ""
+) -> list[dict[str, str]]:
+    """A problem for every estimate the plan needs (``_needed``) that ``values`` (a pipeline's
+    ``estimates_of``) lacks or leaves without a value; ``on`` names what it was computed on."""
+    problems = []
+    for name, why in _needed(version, declaration):
+        spec = declaration.version_estimate(version, name)
+        meaning = spec.meaning.rstrip(".") if spec is not None else name
+        found = values.get(name) or []
+        missing = [v for v in found if v.value is None]
+        if found and not missing:
+            continue
+        reason = missing[0].reason if missing else "the pipeline produced no value for it"
+        problems.append(
+            {
+                "code": "estimate_not_computable",
+                "message": f"{name} ({meaning}) cannot be computed on {on}, and {why}: "
+                f"{reason}{sample}",
+            }
+        )
+    return problems
+
+
 def _run(version: ProtocolVersion, progress: Progress = no_progress) -> Verdict:
     kind = version_pipeline(version)
     declaration = pipeline_declaration(kind or "")
@@ -366,22 +391,11 @@ def _run(version: ProtocolVersion, progress: Progress = no_progress) -> Verdict:
             }
         )
         return verdict
-    values = pipeline.estimates_of(result)
-    for name, why in _needed(version, declaration):
-        spec = declaration.version_estimate(version, name)
-        meaning = spec.meaning.rstrip(".") if spec is not None else name
-        found = values.get(name) or []
-        missing = [v for v in found if v.value is None]
-        if found and not missing:
-            continue
-        reason = missing[0].reason if missing else "the pipeline produced no value for it"
-        verdict.problems.append(
-            {
-                "code": "estimate_not_computable",
-                "message": f"{name} ({meaning}) cannot be computed on this "
-                f"design, and {why}: {reason}{sample}",
-            }
+    verdict.problems.extend(
+        _missing_estimates(
+            version, declaration, pipeline.estimates_of(result), "this design", sample
         )
+    )
     if pipeline.warnings_of is not None:
         try:
             verdict.warnings = [f"{w}{sample}" for w in pipeline.warnings_of(result)]
@@ -550,3 +564,63 @@ def computability_notes(version: ProtocolVersion) -> list[str]:
         )
     notes += [f"On the computability gate's synthetic data, {w}" for w in verdict.warnings]
     return notes
+
+
+@dataclass
+class Shortfall:
+    """How far a frozen version's data fall short of its plan's minimum (``data_shortfall``):
+    ``missing`` says what cannot be computed yet (empty: the plan's minimum is met);
+    ``scored`` and ``administrations`` count the schedule's administrations with a final score
+    and in all."""
+
+    missing: list[str]
+    scored: int
+    administrations: int
+
+
+def data_shortfall(*, version: ProtocolVersion) -> Shortfall:
+    """Whether the data as they stand meet the plan's minimum: the gate's own declared needs
+    (the primary estimates and every estimate a decision-table rule reads, ``_needed``) checked
+    on the version's real observations instead of synthetic ones, with the gate's bootstrap
+    size (``GATE_REPLICATES``: the question is whether an estimate can be computed, not what
+    it is). Nothing is stored. A pipeline that refuses the data says why, in its own words; one
+    that fails otherwise is reported as not checked, never raised (the run itself would say)."""
+    kind = version_pipeline(version)
+    declaration = pipeline_declaration(kind or "")
+    raw = data.raw(version)
+    counts = raw["observations"]["counts"]
+    shortfall = Shortfall(
+        missing=[], scored=counts["scored"], administrations=counts["administrations"]
+    )
+    if declaration is None:
+        return shortfall
+    pipeline = get_pipeline(declaration.kind)
+    if pipeline.assemble is None or pipeline.estimates_of is None:
+        return shortfall
+    if not counts["scored"]:
+        shortfall.missing.append("no administration has a final score yet")
+        return shortfall
+    parameters = _gate_parameters(data.plan_parameters(version))
+    try:
+        seed, _ = seed_from(parameters, "0" * 64)
+        inputs = json.loads(canonical_json(pipeline.assemble(raw)))
+        result = pipeline.compute(inputs, parameters=parameters, seed=seed, progress=no_progress)
+        values = pipeline.estimates_of(result)
+    except PlanInputError as error:
+        shortfall.missing.append(f"the {kind} pipeline refuses the data as they stand: {error}")
+        return shortfall
+    except Exception as error:  # the run would fail the same way and say so in full
+        logger.exception("data shortfall: the %s pipeline failed on the version's data", kind)
+        shortfall.missing.append(f"the {kind} pipeline fails on the data as they stand: {error}")
+        return shortfall
+    shortfall.missing = [
+        problem["message"]
+        for problem in _missing_estimates(version, declaration, values, "the data as they stand")
+    ]
+    # What the report would lead with: a stage the data leave not evaluable is short too.
+    headline = report_headline({"kind": declaration.kind, "estimates": result}, version)
+    for entry in headline["entries"]:
+        if not entry["evaluated"]:
+            where = f"{entry['where']}: " if entry["where"] else ""
+            shortfall.missing.append(f"{where}not evaluable: {entry['why']}")
+    return shortfall

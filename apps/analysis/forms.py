@@ -20,6 +20,13 @@ class RunRequestForm(forms.Form):
         help_text="Written to the deviation log when this reruns an earlier run.",
     )
 
+    below_minimum = forms.BooleanField(
+        label="Run below the plan's minimum data",
+        required=False,
+        widget=forms.HiddenInput,
+        help_text="Set by the confirmation that follows a request on data too thin for the plan.",
+    )
+
     def __init__(self, *args: Any, default_kind: str | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
         # Only the plan's own pipeline is offered (issue #12 §2).

@@ -41,14 +41,26 @@ def plot_specs(document: dict[str, Any]) -> list[PlotSpec]:
     return [] if plots is None else plots.specs(document)
 
 
-def render_svg(document: dict[str, Any], index: int) -> bytes:
-    """The SVG bytes of plot ``index`` of ``document``. Raises IndexError for an unknown plot."""
+# The narrowest and widest a plot is drawn for (CSS px): a phone's column to a wide screen.
+MIN_WIDTH_PX, MAX_WIDTH_PX = 280, 1600
+_PX_PER_INCH = 96  # CSS px per inch: matplotlib's 9 pt text is 12 px at the drawn size
+
+
+def render_svg(document: dict[str, Any], index: int, width_px: int | None = None) -> bytes:
+    """The SVG bytes of plot ``index`` of ``document`` (matplotlib writes its ``viewBox``, so
+    the image scales). ``width_px`` (CSS px, clamped to 280–1600) redraws the figure for the
+    width it is shown at, its text keeping its size (issue #37 §8: on a 375 px screen the plot
+    is drawn for 340 px, not an 800 px figure shrunk or scrolled); None keeps the kind's own
+    size. Raises IndexError for an unknown plot."""
     specs = plot_specs(document)
     plots = _plots_of(document)
     if plots is None or not 0 <= index < len(specs):
         raise IndexError(f"no plot {index}")
     with plt.rc_context(_RC):
         figure = plots.figure(document, index)
+        if width_px is not None:
+            width = min(max(width_px, MIN_WIDTH_PX), MAX_WIDTH_PX) / _PX_PER_INCH
+            figure.set_size_inches(width, figure.get_size_inches()[1])
         buffer = io.BytesIO()
         try:
             figure.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")

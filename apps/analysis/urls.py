@@ -8,6 +8,11 @@ _RUN = "protocols/<str:code>/v/<str:label>/analysis/<int:number>/"
 
 urlpatterns = [
     path("protocols/<str:code>/v/<str:label>/analysis/", views.run_list, name="runs"),
+    path(
+        "protocols/<str:code>/v/<str:label>/analysis/latest/",
+        views.latest_report,
+        name="latest",
+    ),
     path(_RUN, views.run_report, name="report"),
     path(f"{_RUN}status/", views.run_status, name="status"),
     path(f"{_RUN}result.json", views.result_download, name="result"),

@@ -21,7 +21,9 @@ from apps.accounts.access import AuthenticatedHttpRequest, signed_in_user
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
 from apps.analysis.access import READ_ROLES, START_ROLES, get_analysis_version_for, get_run_for
+from apps.analysis.computability import data_shortfall
 from apps.analysis.forms import RunRequestForm
+from apps.analysis.headline import report_headline
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.pipelines import ReportTemplate, get_pipeline
 from apps.analysis.plots import plot_specs, render_svg
@@ -58,7 +60,13 @@ def run_list(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpRe
     is_pi = _is_pi(request, version)
     default_kind = version_pipeline(version)
     form = RunRequestForm(request.POST or None, default_kind=default_kind)
-    if request.method == "POST" and form.is_valid():
+    shortfall = None
+    if request.method == "POST" and form.is_valid() and not form.cleaned_data["below_minimum"]:
+        # Below the plan's minimum the PI confirms first, told what is missing (issue #37 §6).
+        shortfall = data_shortfall(version=version)
+        if not shortfall.missing:
+            shortfall = None
+    if request.method == "POST" and form.is_valid() and shortfall is None:
         try:
             run = analysis_run_request(
                 version=version,
@@ -82,6 +90,7 @@ def run_list(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpRe
             "is_pi": is_pi,
             "can_start": is_pi and version.state == "frozen" and default_kind is not None,
             "pipeline": default_kind,
+            "shortfall": shortfall,
         },
     )
 
@@ -102,7 +111,7 @@ def _report_context(request: AuthenticatedHttpRequest, run: AnalysisRun) -> dict
         context["estimates"] = document["estimates"]
         context["plots"] = plot_specs(document)
         context.update(report_sections_context(document))
-        context["headline"] = report_headline(document["estimates"])
+        context["headline"] = report_headline(document, run.version)
     return context
 
 
@@ -125,38 +134,6 @@ def _report_of(kind: str) -> tuple[ReportTemplate, ...]:
         return ()
 
 
-def report_headline(estimates) -> list[dict]:
-    """The answer a report leads with: every decision stage in ``estimates`` (any pipeline's
-    stage with ``"stage": "decision"``, found wherever it sits), as ``{"where", "findings",
-    "contradictions", "evaluated", "why"}``; ``why`` says why a stage is not evaluable."""
-    found: list[dict] = []
-
-    def walk(node, where: str) -> None:
-        if isinstance(node, dict):
-            if node.get("stage") == "decision":
-                found.append(
-                    {
-                        "where": where,
-                        "findings": node.get("findings") or [],
-                        "contradictions": [
-                            c.get("message", "") for c in node.get("contradictions") or []
-                        ],
-                        "evaluated": bool(node.get("evaluated")),
-                        "why": node.get("note") or node.get("reason") or "",
-                    }
-                )
-                return
-            label = node.get("evaluand")
-            for value in node.values():
-                walk(value, f"evaluand {label}" if label and isinstance(value, list) else where)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value, where)
-
-    walk(estimates, "")
-    return found
-
-
 @login_required
 @require_GET
 def run_report(
@@ -165,6 +142,19 @@ def run_report(
     """One run: live status while it runs; when it succeeded, its report (unless sealed)."""
     run = get_run_for(user=signed_in_user(request), code=code, label=label, number=number)
     return render(request, "analysis/run_report.html", _report_context(request, run))
+
+
+@login_required
+@require_GET
+def latest_report(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
+    """The version's newest succeeded run's report (where unsealing lands), else its runs."""
+    version = get_analysis_version_for(
+        user=signed_in_user(request), code=code, label=label, roles=READ_ROLES
+    )
+    run = runs_of(version=version).filter(state=RunState.SUCCEEDED).first()
+    if run is None:
+        return redirect("analysis:runs", code=code, label=label)
+    return redirect("analysis:report", code=code, label=label, number=run.number)
 
 
 @login_required
@@ -219,10 +209,13 @@ def tidy_download(
 def plot_svg(
     request: AuthenticatedHttpRequest, code: str, label: str, number: int, index: int
 ) -> HttpResponse:
-    """Plot ``index`` of the run's report as SVG, drawn from the result document."""
+    """Plot ``index`` of the run's report as SVG, drawn from the result document; ``?w=``
+    (CSS px) draws it for that width (``render_svg``), as the report's narrow-screen source
+    asks."""
     run = _unsealed_result_run(request, code, label, number)
+    width = request.GET.get("w", "")
     try:
-        svg = render_svg(result_document(run), index)
+        svg = render_svg(result_document(run), index, int(width) if width.isdigit() else None)
     except IndexError as error:
         raise Http404("No such plot.") from error
     return HttpResponse(svg, content_type="image/svg+xml")

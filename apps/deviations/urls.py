@@ -1,7 +1,13 @@
 from django.urls import path
 
 from apps.deviations import apis, views
-from apps.protocols.addressing import API_PREFIX, PAGE_PREFIX, by_label, legacy_redirect
+from apps.protocols.addressing import (
+    API_PREFIX,
+    PAGE_PREFIX,
+    api_legacy_redirect,
+    by_label,
+    legacy_redirect,
+)
 
 app_name = "deviations"
 
@@ -44,7 +50,15 @@ api_urlpatterns = [
     path("protocols/<str:code>/deviations", apis.DeviationCreateApi.as_view(), name="deviations"),
     path(API_PREFIX + "seal", by_label(apis.SealApi.as_view(), kwarg="pk"), name="seal"),
     path(API_PREFIX + "unseal", by_label(apis.UnsealApi.as_view(), kwarg="pk"), name="unseal"),
-    # Deprecated: the same by the version's database id (one release).
-    path("versions/<int:pk>/seal", apis.SealApi.as_view(), name="seal-by-id"),
-    path("versions/<int:pk>/unseal", apis.UnsealApi.as_view(), name="unseal-by-id"),
+    # Deprecated: the same by the version's database id redirect (308) there.
+    path(
+        "versions/<int:pk>/seal",
+        api_legacy_redirect("deviations-api:seal", apis.SealApi, kwarg="pk"),
+        name="seal-by-id",
+    ),
+    path(
+        "versions/<int:pk>/unseal",
+        api_legacy_redirect("deviations-api:unseal", apis.UnsealApi, kwarg="pk"),
+        name="unseal-by-id",
+    ),
 ]

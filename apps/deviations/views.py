@@ -228,7 +228,8 @@ def version_unseal(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         messages.success(
             request, f"Outcomes of {protocol.code} v{version.label} are unsealed; it is logged."
         )
-        return redirect("deviations:log", code=protocol.code)
+        # Unsealing is done to read the result: land on the latest report (issue #37 §6).
+        return redirect("analysis:latest", code=protocol.code, label=version.label)
     return render(
         request,
         "deviations/unseal.html",

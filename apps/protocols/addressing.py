@@ -13,7 +13,12 @@ from functools import wraps
 from typing import cast
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponsePermanentRedirect,
+    HttpResponseRedirect,
+)
 from django.urls import reverse
 
 from apps.accounts.models import User
@@ -87,6 +92,51 @@ def legacy_redirect(
         return response
 
     return redirect_view
+
+
+_API_METHODS = ("get", "post", "put", "patch", "delete")
+
+
+def api_legacy_redirect(
+    name: str, target: type, *, kwarg: str = "version_id", rename: dict[str, str] | None = None
+) -> Callable:
+    """A view for an old ``/api/v1/versions/<id>/…`` route: a 308 to the resource ``name``
+    addressed by code and label (308 keeps the method and the body, RFC 9110 §15.4.9), after
+    the access check the page redirects make (``legacy_redirect``), answered by DRF (token or
+    session, JSON errors). It offers the methods ``target`` (the API view) has, each marked
+    deprecated in the schema."""
+    from drf_spectacular.utils import OpenApiResponse, extend_schema
+    from rest_framework.views import APIView
+
+    def moved(self: APIView, request: HttpRequest, **kwargs) -> HttpResponse:
+        from apps.protocols.access import READ_ROLES, get_version_for
+
+        user = cast(User, request.user)
+        version = get_version_for(user=user, pk=kwargs.pop(kwarg), roles=READ_ROLES)
+        for theirs, ours in (rename or {}).items():
+            if theirs in kwargs:
+                kwargs[ours] = kwargs.pop(theirs)
+        url = reverse(
+            name, kwargs={"code": version.protocol.code, "label": version.label, **kwargs}
+        )
+        if request.META.get("QUERY_STRING"):
+            url += "?" + request.META["QUERY_STRING"]
+        return HttpResponsePermanentRedirect(url, preserve_request=True)  # 308
+
+    schema = extend_schema(
+        deprecated=True,
+        request=None,
+        responses={
+            308: OpenApiResponse(
+                description="Moved for good to the same resource addressed by the protocol's "
+                "code and the version's label (/api/v1/protocols/{code}/versions/{label}/…)."
+            )
+        },
+        summary="Deprecated: addressed by the version's database id",
+    )
+    methods = {m: schema(moved) for m in _API_METHODS if hasattr(target, m)}
+    view = cast(type[APIView], type(f"{target.__name__}ById", (APIView,), methods))
+    return view.as_view()
 
 
 def version_links(version: ProtocolVersion) -> dict[str, str]:

@@ -26,6 +26,7 @@ from apps.accounts.models import Membership, Role
 from apps.accounts.selectors import memberships_of
 from apps.core.access import first_or_404
 from apps.core.apis import JSONField, JSONParser, validated
+from apps.core.words import counted
 from apps.protocols import services
 from apps.protocols.access import (
     EDIT_ROLES,
@@ -465,8 +466,9 @@ class VersionFreezeApi(APIView):
         try:
             version = _in_state(services.version_freeze, version=version, user=request.user)
         except services.FreezeRefused as refusal:
+            n = len(refusal.problems)
             data = {
-                "detail": f"{len(refusal.problems)} problem(s) block the freeze.",
+                "detail": f"{counted(n, 'problem')} {'blocks' if n == 1 else 'block'} the freeze.",
                 "problems": [p.as_dict() for p in refusal.problems],
             }
             return Response(RefusalSerializer(data).data, status=400)
@@ -475,17 +477,28 @@ class VersionFreezeApi(APIView):
 
 class VersionAmendApi(APIView):
     """Open the next version as a draft copying this one (PI). On a draft that was never
-    frozen, the draft is set aside (kept as it is, closed)."""
+    frozen, the draft is set aside (kept as it is, closed). ``close_scoring`` (default true,
+    as on the page) closes the version's scoring, so its open tasks leave reviewers' queues."""
+
+    @extend_schema_serializer(component_name="Amend")
+    class InputSerializer(serializers.Serializer):
+        close_scoring = serializers.BooleanField(required=False, default=True)
 
     @extend_schema(
-        request=None,
+        request=InputSerializer,
         responses={201: VersionSerializer, 409: OpenApiResponse(description="has a successor")},
     )
     def post(self, request, code: str, label: str):
         version = get_version_by_label_for(
             user=request.user, code=code, label=label, roles=PI_ROLES
         )
-        new = _in_state(services.version_amend, version=version, user=request.user)
+        params = validated(self.InputSerializer, request.data)
+        new = _in_state(
+            services.version_amend,
+            version=version,
+            user=request.user,
+            close_work=params["close_scoring"],
+        )
         return Response(VersionSerializer(_full(new)).data, status=201)
 
 

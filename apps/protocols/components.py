@@ -60,6 +60,10 @@ class VersionComponent:
     on_withdraw: Callable[[ProtocolVersion], None] | None = None
     # (protocol_id, user, role): called after the role was taken away.
     on_role_removed: Callable[[int, User, str], None] | None = None
+    # Amending a version in scoring (issue #37 §7): how many of its tasks are still open, and
+    # ``close_work(version, user, reason)``, called by ``version_amend`` when the PI closes them.
+    open_work: Callable[[ProtocolVersion], int] | None = None
+    close_work: Callable[[ProtocolVersion, User, str], None] | None = None
     # Checks that only mean something once every other check passes (they run the plan).
     final_checks: Callable[[ProtocolVersion], Iterable[Problem]] | None = None
     # What the PI should know about a passing gate (e.g. "checked on a sample").
@@ -78,6 +82,13 @@ class VersionComponent:
 
 
 _components: dict[str, VersionComponent] = {}
+
+
+def open_work(version: ProtocolVersion) -> int:
+    """How many tasks of ``version`` are still open (not done) across the components: what an
+    amendment would leave flowing unless the PI closes them (issue #37 §7)."""
+    return sum(c.open_work(version) for c in _components.values() if c.open_work is not None)
+
 
 # The frozen document's own top-level keys (apps/protocols/documents.py); a component's document
 # sits beside them under the component's name, so it may not take one of these.

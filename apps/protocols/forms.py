@@ -205,6 +205,8 @@ class DraftForm(forms.Form):
                         "hx-trigger": "input changed delay:800ms, change",
                         "hx-params": name,
                         "hx-target": "#save-status",
+                        # The status says "Saving…" while the request (and the gate) runs.
+                        "hx-indicator": "#save-status",
                         "hx-swap": "outerHTML",
                         "hx-sync": "closest form:queue last",
                     }
@@ -348,3 +350,27 @@ def add_error_field_name(key: str) -> str | None:
     """The ``ParameterAddForm`` field a ``new_parameters[0].x`` error belongs to."""
     field = key.rpartition(".")[2] if key.startswith("new_parameters[") else ""
     return field if field in ParameterAddForm.base_fields else None
+
+
+class AmendForm(forms.Form):
+    """Amend a version; when it has open scoring tasks, close its scoring (the default) or keep
+    it open beside the new version's (issue #37 §7)."""
+
+    CLOSE, KEEP = "close", "keep"
+    scoring = forms.ChoiceField(
+        label="Its open scoring tasks",
+        choices=[
+            (
+                CLOSE,
+                "Close its scoring: the open tasks leave reviewers' queues (scores given stay)",
+            ),
+            (KEEP, "Keep its scoring open: reviewers go on scoring it beside the new version"),
+        ],
+        initial=CLOSE,
+        required=False,
+        widget=forms.RadioSelect,
+    )
+
+    def close_work(self) -> bool:
+        """Whether to close the version's open work: yes unless the PI chose to keep it."""
+        return self.cleaned_data.get("scoring") != self.KEEP

@@ -478,13 +478,18 @@ def _next_label(version: ProtocolVersion) -> str:
 
 
 @transaction.atomic
-def version_amend(*, version: ProtocolVersion, user: User) -> ProtocolVersion:
+def version_amend(
+    *, version: ProtocolVersion, user: User, close_work: bool = False
+) -> ProtocolVersion:
     """Open the next version (1.0 → 1.1) as a draft that copies everything ``version`` holds.
 
     The new draft supersedes ``version``: its sections, parameters, decision table and every
     component's rows (``copy``) are copied; its freeze will require an amendment rationale.
     ``version`` is usually frozen. When it is a draft (never frozen, for example refused at the
     gate), it is set aside: kept exactly as it is, closed to edits, and read as superseded.
+    ``close_work`` closes what ``version`` still has open (the raters component: its scoring,
+    so its open tasks leave reviewers' queues; scores given stay), logged in the same
+    transaction (issue #37 §7); otherwise it stays open beside the new version's.
     Raises VersionStateError when ``version`` already has a successor.
     """
     given, version = version, _locked(version)
@@ -517,6 +522,8 @@ def version_amend(*, version: ProtocolVersion, user: User) -> ProtocolVersion:
     for component in registered_components():
         if component.copy is not None:
             component.copy(version, new)
+        if close_work and component.close_work is not None:
+            component.close_work(version, user, f"v{new.label} amends it")
     given.refresh_from_db()
     return new
 

@@ -11,6 +11,7 @@ are put back on the row and the field they name. A table with nested conditions 
 
 import math
 import re
+from collections.abc import Sequence
 
 from django import forms
 
@@ -87,13 +88,33 @@ class DecisionRuleForm(forms.Form):
     )
     match = forms.ChoiceField(label="Holds when", choices=_MATCH, initial="all")
 
-    def __init__(self, *args, slots: int = 3, **kwargs):
+    def __init__(self, *args, slots: int = 3, estimates: Sequence[tuple[str, str]] = (), **kwargs):
+        """``estimates``: ``(name, meaning)`` of what the plan's pipeline produces, the choices
+        of each clause's estimate (issue #37 §9); none known (no pipeline chosen) leaves the
+        field free text. A name the table already holds that the pipeline does not produce
+        stays offered, marked, so the page shows it and the gate names it."""
         super().__init__(*args, **kwargs)
         self.slots = slots
         for n in range(1, slots + 1):
-            self.fields[f"estimate_{n}"] = forms.CharField(
-                label=f"Clause {n}: estimate", max_length=100, required=False
-            )
+            name = f"estimate_{n}"
+            if estimates:
+                held = self.data.get(self.add_prefix(name)) if self.is_bound else None
+                held = held or self.initial.get(name)
+                known = {e for e, _ in estimates}
+                extra = (
+                    [(held, f"{held} (not produced by the pipeline)")]
+                    if held and held not in known
+                    else []
+                )
+                self.fields[name] = forms.ChoiceField(
+                    label=f"Clause {n}: estimate",
+                    required=False,
+                    choices=[("", "—"), *[(e, f"{e}: {m}") for e, m in estimates], *extra],
+                )
+            else:
+                self.fields[name] = forms.CharField(
+                    label=f"Clause {n}: estimate", max_length=100, required=False
+                )
             self.fields[f"op_{n}"] = forms.ChoiceField(
                 label=f"Clause {n}: comparison",
                 required=False,

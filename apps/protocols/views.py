@@ -6,6 +6,7 @@ from typing import cast
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.forms import BaseFormSet
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
@@ -19,6 +20,7 @@ from apps.accounts.selectors import memberships_of, roles_for
 from apps.core.access import first_or_404
 from apps.core.forms import add_service_errors, service_on_post
 from apps.core.markdown import render_markdown
+from apps.core.words import counted
 from apps.protocols.access import (
     EDIT_ROLES,
     PI_ROLES,
@@ -26,11 +28,13 @@ from apps.protocols.access import (
     get_protocol_for,
     get_version_by_label_for,
 )
+from apps.protocols.components import open_work
 from apps.protocols.diffs import UNIFIED_LINES_SHOWN, ops_html, version_diff
 from apps.protocols.forms import (
     PIPELINE_FIELD,
     RATIONALE_FIELD,
     TABLE_FIELD,
+    AmendForm,
     DepositForm,
     DraftForm,
     MemberAddForm,
@@ -301,6 +305,7 @@ def _edit_context(
     add_form: ParameterAddForm | None = None,
 ) -> dict:
     roles = roles_for(user=request.user, protocol_id=version.protocol_id)
+    sections = _sections(version)
     return {
         "protocol": version.protocol,
         "version": version,
@@ -308,8 +313,7 @@ def _edit_context(
         "reads_drafts": True,  # only PIs and editors reach the edit page
         "form": form,
         "sections": [
-            {**section, "field": form[section_field_name(section["name"])]}
-            for section in _sections(version)
+            {**section, "field": form[section_field_name(section["name"])]} for section in sections
         ],
         "parameter_fields": [form[parameter_field_name(p.name)] for p in version.parameters.all()],
         "pipeline_field": form[PIPELINE_FIELD],
@@ -323,10 +327,81 @@ def _edit_context(
         "rationale_field": form[RATIONALE_FIELD] if RATIONALE_FIELD in form.fields else None,
         "table_field": form[TABLE_FIELD],
         "problems": (problems := version_gate(version=version)),
+        "toc": _edit_toc(version, sections, problems),
         "gate_notes": version_gate_notes(version=version, problems=problems),
         "gate_pending": any(p.progress is not None for p in problems),
         "is_pi": Role.PI in roles,
     }
+
+
+def _edit_toc(version: ProtocolVersion, sections: list[dict], problems: list) -> list[dict]:
+    """The draft page's table of contents (issue #37 §9): ``{"anchor", "title", "count",
+    "blockers"}`` per part of the page, ``blockers`` counting the freeze checklist's problems
+    that link into that part (by the anchor of the draft page they link to)."""
+    edit = reverse("protocols:edit", args=[version.protocol.code, version.label])
+    anchors = [
+        p.url.split("#", 1)[1] for p in problems if p.url.startswith(edit + "#") and "#" in p.url
+    ]
+
+    def blockers(*prefixes: str) -> int:
+        return sum(1 for a in anchors if a.startswith(prefixes))
+
+    toc = []
+    if version.supersedes is not None:
+        toc.append(
+            {
+                "anchor": "amendment",
+                "title": "Amendment",
+                "count": "",
+                "blockers": blockers("amendment"),
+            }
+        )
+    for section in sections:
+        words = len(section["text"].split()) if section.get("text") else 0
+        toc.append(
+            {
+                "anchor": f"section-{section['name']}",
+                "title": section["title"],
+                "count": counted(words, "word"),
+                "blockers": blockers(f"section-{section['name']}"),
+            }
+        )
+    parameters = list(version.parameters.all())
+    with_value = sum(1 for p in parameters if p.value.strip())
+    rules = len(version.decision_table or [])
+    toc += [
+        {
+            "anchor": "plan-pipeline-edit",
+            "title": "Analysis pipeline",
+            "count": "",
+            "blockers": blockers("plan-pipeline"),
+        },
+        {
+            "anchor": "plan-parameters",
+            "title": "Plan parameters",
+            "count": f"{with_value} of {len(parameters)} set",
+            "blockers": blockers("param-"),
+        },
+        {
+            "anchor": "decision-table-edit",
+            "title": "Decision table",
+            "count": counted(rules, "rule"),
+            "blockers": blockers("decision-table"),
+        },
+        {
+            "anchor": "plan-parameter-add",
+            "title": "Add a plan parameter",
+            "count": "",
+            "blockers": 0,
+        },
+        {
+            "anchor": "freeze-checklist",
+            "title": "Freeze checklist",
+            "count": "",
+            "blockers": len(problems),
+        },
+    ]
+    return toc
 
 
 @login_required
@@ -373,10 +448,19 @@ def version_decision_table(
     flat = table_is_flat(table)
     slots = clause_slots(table)
     other_errors: list[str] = []
+    declaration = pipeline_declaration(version_pipeline(version) or "")
+    # What the plan's pipeline produces: each clause picks one (issue #37 §9).
+    estimates = (
+        [(e.name, e.meaning.rstrip(".")) for e in declaration.version_estimates(version)]
+        if declaration
+        else []
+    )
     if request.method == "POST" and flat:
         posted = request.POST.get("slots", "")
         slots = int(posted) if posted.isdigit() and 1 <= int(posted) <= 20 else slots
-        formset = DecisionRuleFormSet(request.POST, prefix="rule", form_kwargs={"slots": slots})
+        formset = DecisionRuleFormSet(
+            request.POST, prefix="rule", form_kwargs={"slots": slots, "estimates": estimates}
+        )
         if formset.is_valid():
             rows = list(formset.ordered_forms)
             try:
@@ -394,7 +478,7 @@ def version_decision_table(
     else:
         formset = DecisionRuleFormSet(
             prefix="rule",
-            form_kwargs={"slots": slots},
+            form_kwargs={"slots": slots, "estimates": estimates},
             initial=[DecisionRuleForm.initial_for(rule) for rule in table] if flat else [],
         )
     return render(
@@ -407,11 +491,34 @@ def version_decision_table(
             "flat": flat,
             "slots": slots,
             "other_errors": other_errors,
+            "toc": _table_toc(version, formset) if flat else [],
         },
         status=400
         if other_errors or (request.method == "POST" and formset.total_error_count())
         else 200,
     )
+
+
+def _table_toc(version: ProtocolVersion, formset: BaseFormSet) -> list[dict]:
+    """The decision table page's contents: a rule a line with its clause count, and as its
+    blockers the errors on its row plus the freeze checklist's decision-table problems that
+    name its id (issue #37 §9)."""
+    problems = [p.message for p in version_gate(version=version) if "decision" in p.code]
+    toc = []
+    form: DecisionRuleForm
+    for n, form in enumerate(formset, start=1):
+        rule_id = form["rule_id"].value() or ""
+        clauses = sum(1 for k in range(1, form.slots + 1) if form[f"estimate_{k}"].value())
+        named = sum(1 for m in problems if rule_id and rule_id in m)
+        toc.append(
+            {
+                "anchor": f"rule-{n}",
+                "title": f"Rule {n}: {rule_id}" if rule_id else "New rule",
+                "count": counted(clauses, "clause"),
+                "blockers": len(form.errors) + named,
+            }
+        )
+    return toc
 
 
 @login_required
@@ -555,19 +662,33 @@ def version_freeze_action(request: AuthenticatedHttpRequest, code: str, label: s
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def version_amend_action(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpResponse:
+    """Amend a version (PI): the page says how many scoring tasks it still has open and offers
+    to close its scoring (the default) or keep it open (issue #37 §7)."""
     version = get_version_by_label_for(user=request.user, code=code, label=label, roles=PI_ROLES)
-    try:
-        new = version_amend(version=version, user=request.user)
-    except ValidationError as error:
-        messages.error(request, " ".join(error.messages))
-        return redirect(_version_url(version))
-    messages.success(
+    form = AmendForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            new = version_amend(version=version, user=request.user, close_work=form.close_work())
+        except ValidationError as error:
+            messages.error(request, " ".join(error.messages))
+            return redirect(_version_url(version))
+        messages.success(
+            request,
+            f"Draft v{new.label} opened from v{version.label}. Say why in the amendment rationale.",
+        )
+        return redirect(_version_url(new, "protocols:edit"))
+    return render(
         request,
-        f"Draft v{new.label} opened from v{version.label}. Say why in the amendment rationale.",
+        "protocols/version_amend.html",
+        {
+            "protocol": version.protocol,
+            "version": version,
+            "form": form,
+            "open_tasks": open_work(version),
+        },
     )
-    return redirect(_version_url(new, "protocols:edit"))
 
 
 @login_required
@@ -656,8 +777,9 @@ def protocol_diff(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
         diff = version_diff(old=old, new=new)
         for section in diff["sections"]:
             section["html"] = ops_html(section.get("ops", []))
-        rationale = diff["amendment_rationale"]
-        rationale["html"] = ops_html(rationale.get("ops", []))
+        # Two versions' rationales answer different amendments: shown side by side, each
+        # whole, never as one interleaved word diff (issue #37 §8).
+        context["rationales"] = (old.amendment_rationale, new.amendment_rationale)
         context["diff"] = diff
         context["unified_lines_shown"] = UNIFIED_LINES_SHOWN
         context["unchanged_sections"] = [

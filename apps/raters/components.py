@@ -5,11 +5,13 @@ from django.urls import reverse
 from apps.protocols.components import Problem, VersionComponent, register_component
 from apps.raters.models import Rubric
 from apps.raters.selectors import (
+    open_task_count,
     rubric_document,
     rubric_document_revise,
     scorer_checks,
     scorers_document,
 )
+from apps.raters.services.closing import close_work
 from apps.raters.services.revocation import on_role_removed, on_withdraw
 from apps.raters.services.rubric import rubric_copy, rubric_field_problems
 from apps.raters.services.scorers import scorers_copy
@@ -62,6 +64,8 @@ def register() -> None:
             copy=rubric_copy,
             on_withdraw=on_withdraw,
             on_role_removed=on_role_removed,
+            open_work=open_task_count,
+            close_work=close_work,
         )
     )
     # The machine scorers' roster: identities frozen with the version (docs/machine-scores.md).

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from apps.accounts.access import signed_in_user
 from apps.core.forms import JSONField, add_service_errors
 from apps.core.inputs import json_loads
+from apps.core.words import counted
 from apps.protocols.import_frame import ImportRejected
 from apps.raters.access import get_rubric_version_for
 from apps.raters.final import machine_dashboard
@@ -143,7 +144,9 @@ def machine_import(request: HttpRequest, version_id: int) -> HttpResponse:
                 )
             except ImportRejected as rejected:
                 problems, total = rejected.problems, rejected.total
-                form.add_error(None, f"Nothing was imported: {total} problem(s), listed below.")
+                form.add_error(
+                    None, f"Nothing was imported: {counted(total, 'problem')}, listed below."
+                )
             except ValidationError as error:
                 form.add_error(None, error.messages)
             else:

@@ -359,6 +359,24 @@ class ScoringOpening(models.Model):
         return f"scoring of version {self.version_id} opened"
 
 
+class ScoringClosing(models.Model):
+    """The act that closes scoring of a version for good (issue #37 §7: usually when an
+    amendment supersedes it): its existence takes the version's tasks out of every queue.
+    Scores already given stay; append-only, like the opening."""
+
+    version = models.OneToOneField(
+        ProtocolVersion, on_delete=models.PROTECT, related_name="scoring_closing"
+    )
+    closed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    closed_at = models.DateTimeField(auto_now_add=True)
+    reason = models.TextField()
+
+    def __str__(self) -> str:
+        return f"scoring of version {self.version_id} closed"
+
+
 class StudyQueue(models.Model):
     """What a reviewer sees of a study's scoring queue: a neutral name the PI gives it.
 

@@ -42,6 +42,7 @@ from apps.raters.models import (
     ScoredBy,
     ScorerKind,
     ScorerRosterEntry,
+    ScoringClosing,
     ScoringOpening,
     ScoringTask,
     SkipReason,
@@ -72,6 +73,7 @@ def queue_versions(
     withdrawn; ``version`` narrows it to one, ``queue`` (a ``StudyQueue.token``) to one study."""
     versions = ProtocolVersion.objects.filter(
         scoring_opening__isnull=False,
+        scoring_closing__isnull=True,
         withdrawal__isnull=True,
         protocol__memberships__user=reviewer,
         protocol__memberships__role=Role.REVIEWER,
@@ -263,7 +265,13 @@ def reviewer_progress(*, reviewer: User, version_id: int | None = None) -> Revie
     ``current`` (``version_id`` is one of its versions). Studies appear where the reviewer has
     done or may do something; by name. Five queries, whatever the number of studies.
     """
-    by_version = dict(queue_versions(reviewer=reviewer).values_list("pk", "protocol_id"))
+    by_version: dict[int, int] = {}
+    labels: dict[int, list[str]] = defaultdict(list)
+    for vid, protocol_id, label in queue_versions(reviewer=reviewer).values_list(
+        "pk", "protocol_id", "label"
+    ):
+        by_version[vid] = protocol_id
+        labels[protocol_id].append(label)
     version_ids = list(by_version)
     counts: dict[tuple[int, str], int] = {
         (row["version_id"], row["outcome"]): row["n"]
@@ -313,7 +321,10 @@ def reviewer_progress(*, reviewer: User, version_id: int | None = None) -> Revie
         studies.append(
             {
                 "queue": queue.token,
-                "name": queue.name,
+                # Two versions open at once (an amendment kept the old one open): say which.
+                "name": queue.name
+                if len(labels[protocol_id]) < 2
+                else f"{queue.name} (v{', v'.join(sorted(labels[protocol_id]))})",
                 "holding": row["active"] > 0,
                 "pickable": row["active"] > 0 or row["open"] > 0,
                 "current": version_id is not None and by_version.get(version_id) == protocol_id,
@@ -758,10 +769,11 @@ def excluded_response_ids(version: ProtocolVersion) -> QuerySet[Exclusion, Any]:
 
 
 def scoring_is_open(version: ProtocolVersion) -> bool:
-    """Whether scoring of ``version`` has been opened (and it is not withdrawn)."""
+    """Whether scoring of ``version`` has been opened (and it is not withdrawn nor closed)."""
     return (
         ScoringOpening.objects.filter(version=version).exists()
         and not ProtocolVersion.objects.filter(pk=version.pk, withdrawal__isnull=False).exists()
+        and not ScoringClosing.objects.filter(version=version).exists()
     )
 
 
@@ -893,3 +905,10 @@ def cell_card(cell_id: int) -> Any:
         raise ValidationError(
             {"card": [f"this dialogue's PolicyCard cannot be read ({fields}); tell the PI"]}
         ) from None
+
+
+def open_task_count(version: ProtocolVersion) -> int:
+    """The version's scoring tasks not yet done (open or reserved): one count query."""
+    return ScoringTask.objects.filter(
+        version=version, state__in=(TaskState.OPEN, TaskState.ASSIGNED)
+    ).count()

@@ -5,14 +5,14 @@ from django.urls import path
 
 from apps.protocols.addressing import API_PREFIX as _AV
 from apps.protocols.addressing import PAGE_PREFIX as _V
-from apps.protocols.addressing import by_label, legacy_redirect
+from apps.protocols.addressing import api_legacy_redirect, by_label, legacy_redirect
 from apps.raters import apis, fidelity_apis, machine_apis, machine_views, views
 
 app_name = "raters"
 
 # A version's pages and API are addressed by protocol code + version label
 # (apps/protocols/addressing.py). The old ``versions/<id>/…`` page routes redirect there (one
-# release); the old API routes still answer, as ``…-by-id``, and are deprecated.
+# release); the old API routes, ``…-by-id``, redirect (308) there and are deprecated.
 _SCORER = {"scorer": "code"}  # the route's scorer code → the view's ``code``
 _VERSION_PAGES: list[tuple[str, Callable[..., HttpResponse], str]] = [
     ("rubric/", views.rubric, "rubric"),
@@ -78,11 +78,11 @@ api_urlpatterns = [
         path(_AV.rstrip("/") + "/" + tail, by_label(cls.as_view(), rename=_SCORER), name=name)
         for tail, cls, name in _VERSION_APIS
     ],
-    # Deprecated: the same resources by the version's database id (one release).
+    # Deprecated: the same resources by the version's database id redirect (308) there.
     *[
         path(
             f"versions/<int:version_id>/{tail.replace('<str:scorer>', '<str:code>')}",
-            cls.as_view(),
+            api_legacy_redirect(f"raters-api:{name}", cls, rename={"code": "scorer"}),
             name=f"{name}-by-id",
         )
         for tail, cls, name in _VERSION_APIS

@@ -37,8 +37,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.access import AuthenticatedHttpRequest
 from apps.analysis.access import get_run_for
+from apps.analysis.headline import report_headline
 from apps.analysis.selectors import result_bytes, result_document, tidy_csv
-from apps.analysis.views import report_headline, report_sections_context
+from apps.analysis.views import report_sections_context
 from apps.core.access import first_or_404
 from apps.core.views import attachment
 from apps.deviations import chain
@@ -364,7 +365,7 @@ def run_page(request: HttpRequest, code: str, label: str, number: int) -> HttpRe
             # are left out: they are drawn by a signed-in route; the result JSON holds them).
             "document": document,
             "estimates": estimates,
-            "headline": report_headline(estimates),
+            "headline": report_headline(document, run.version),
             "plots": [],
             **report_sections_context(document),
             "run": run,

@@ -17,6 +17,7 @@ from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
 from apps.core.access import first_or_404
 from apps.core.forms import add_service_errors, service_on_post
+from apps.core.words import counted
 from apps.protocols.import_frame import ImportRejected
 from apps.responses.access import (
     PI_ROLES,
@@ -284,7 +285,9 @@ def import_upload(request: AuthenticatedHttpRequest, code: str, label: str) -> H
             )
         except ImportRejected as rejected:
             problems, total = rejected.problems, rejected.total
-            form.add_error(None, f"Nothing was imported: {total} problem(s), listed below.")
+            form.add_error(
+                None, f"Nothing was imported: {counted(total, 'problem')}, listed below."
+            )
             kept = kept or _keep(request, version, upload)
         except ValidationError as error:
             add_service_errors(form, error)

@@ -53,7 +53,9 @@ def test_an_auditor_sees_the_runs_without_the_button(client, study, succeeded):
 def test_the_pi_starts_a_run_from_the_page(client, study, django_capture_on_commit_callbacks):
     client.force_login(study.pi)
     with django_capture_on_commit_callbacks(execute=False):
-        response = client.post(_url("runs", study), {"kind": "opb", "reason": ""})
+        response = client.post(
+            _url("runs", study), {"kind": "opb", "reason": "", "below_minimum": "True"}
+        )
     run = AnalysisRun.objects.get()
     assert response.status_code == 302
     assert response["Location"] == _url("report", study, number=run.number)
@@ -231,6 +233,25 @@ def test_the_version_page_links_to_the_analysis_for_pi_and_auditor_only(client, 
         page = client.get(url)
         assert page.status_code == 200
         assert (runs in page.content.decode()) is shown
+
+
+def test_a_run_on_data_below_the_plans_minimum_asks_first_and_says_what_is_missing(
+    client, study, django_capture_on_commit_callbacks
+):
+    """Issue #37 §6: the study's one evaluand gives the plan's β fewer items than it requires,
+    so the decision table would not be evaluable; Run analysis says so and waits for a yes."""
+    client.force_login(study.pi)
+    response = client.post(_url("runs", study), {"kind": "opb", "reason": ""})
+    text = response.content.decode()
+    assert response.status_code == 200 and not AnalysisRun.objects.exists()
+    assert "Below the plan's minimum data" in text
+    assert "not evaluable: beta_A not evaluable" in text
+    assert 'name="below_minimum" value="True"' in text
+    with django_capture_on_commit_callbacks(execute=False):
+        confirmed = client.post(
+            _url("runs", study), {"kind": "opb", "reason": "", "below_minimum": "True"}
+        )
+    assert confirmed.status_code == 302 and AnalysisRun.objects.count() == 1
 
 
 def test_the_run_page_offers_only_the_plans_pipeline(client, study):

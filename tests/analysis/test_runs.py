@@ -44,7 +44,8 @@ def test_only_the_pi_may_start_a_run_from_the_page(client, study):
         assert client.post(url, {"kind": "opb", "reason": ""}).status_code == status
     assert not AnalysisRun.objects.exists()
     client.force_login(study.pi)
-    assert client.post(url, {"kind": "opb", "reason": ""}).status_code == 302
+    confirmed = {"kind": "opb", "reason": "", "below_minimum": "True"}  # thin data: confirmed
+    assert client.post(url, confirmed).status_code == 302
     assert AnalysisRun.objects.get().requested_by == study.pi
 
 

@@ -32,10 +32,10 @@ import pytest
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.pipelines import unregister_pipeline
 from apps.analysis.services import analysis_run_request
-from tests.factories import opb_study
 from tests.analysis.test_worker import ROOT, _database_url, _forget_unacknowledged, _worker
 from tests.analysis.test_worker import broker as broker  # the fixture
 from tests.benchmarks.conftest import TINY, meets
+from tests.factories import opb_study
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.redis, pytest.mark.postgres]
 

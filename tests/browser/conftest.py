@@ -25,6 +25,7 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
 DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 375, "height": 800}
 
 
 @pytest.fixture
@@ -101,14 +102,15 @@ class Journey:
         self.check_accessibility()
         return path
 
-    def tour(self, name: str) -> None:
+    def tour(self, name: str, *, phone: bool = False) -> None:
         """Save the visible part of the page as ``<name>.png`` in ``$PREREGISTRY_TOUR_DIR`` when
-        that is set: how the README's tour screenshots in docs/img are made."""
+        that is set: how the README's tour screenshots in docs/img are made (``phone``: the
+        first screen of a 375 px wide viewport)."""
         folder = os.environ.get("PREREGISTRY_TOUR_DIR")
         if folder:
             Path(folder).mkdir(parents=True, exist_ok=True)
             # The viewport's width (a phone's 375 px for a phone screenshot), its first screen.
-            size = self.page.viewport_size or DESKTOP
+            size = PHONE if phone else (self.page.viewport_size or DESKTOP)
             height = 760 if size["width"] >= DESKTOP["width"] else size["height"]
             clip = {"x": 0, "y": 0, "width": size["width"], "height": height}
             self.page.screenshot(path=str(Path(folder) / f"{name}.png"), clip=clip)

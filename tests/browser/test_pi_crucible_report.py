@@ -50,8 +50,8 @@ def test_pi_crucible_report(journey):
     chart.scroll_into_view_if_needed()
     box = chart.bounding_box()
     assert box["width"] >= 250  # drawn for a phone, at its own size (text stays legible)
-    # A plot keeps its drawn width and, if wider than the screen, scrolls inside its own box
-    # (static/css/preregistry.css, figure.plot): the figure never widens the page.
+    # A plot is never wider than the column (static/css/preregistry.css, figure.plot; it
+    # scales with its viewBox): the figure never widens the page.
     frame = page.locator("figure.crucible-plot").first.bounding_box()
     assert frame["x"] >= 0 and frame["x"] + frame["width"] <= 375
     journey.snap("report-375")  # also checks: no horizontal scrolling at 375 px

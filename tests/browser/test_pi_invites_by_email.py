@@ -25,7 +25,7 @@ def test_pi_invites_an_auditor_by_email(journey):
     journey.snap("invite")
     journey.tour("first-study-1-invite")
     journey.click_and_wait(page.get_by_role("button", name="Send invitation"))
-    assert page.get_by_text("ada@example.org is Auditor now").is_visible()
+    assert page.get_by_text("ada@example.org is Auditor now; the invitation is sent").is_visible()
 
     ada = User.objects.get(email="ada@example.org")
     assert not ada.has_usable_password()
@@ -39,6 +39,8 @@ def test_pi_invites_an_auditor_by_email(journey):
     journey.context.clear_cookies()
     journey.go(link)
     page.wait_for_url(re.compile(r"/set-password/$"))
+    # The page says whose password this is: the username to sign in with (issue #37 §10).
+    assert "ada@example.org" in page.locator("#set-password-user").inner_text()
     page.locator("#id_new_password1").fill("ada-chooses-2026")
     page.locator("#id_new_password2").fill("ada-chooses-2026")
     journey.click_and_wait(page.get_by_role("button", name="Set password"))

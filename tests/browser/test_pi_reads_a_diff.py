@@ -1,6 +1,7 @@
 """The OPB-01 demo's showcase diff (v1.0 → v1.1) on a phone: large structured parts are
 summarised in a line each, their details open on request or download as JSON, and the page stays
-short (it was 173,000 px tall, and Chromium spun for minutes)."""
+short (it was 173,000 px tall, and Chromium spun for minutes); its tables wrap and the two
+versions' amendment rationales are shown side by side, not word-diffed."""
 
 import json
 from pathlib import Path
@@ -40,7 +41,21 @@ def test_pi_reads_the_demo_diff_on_a_phone(journey):
     if details.count():
         details.first.locator("summary").click()
         assert details.first.locator("pre.diff-unified").is_visible()
+    # The parameters' table wraps: its new-value column ends inside the screen (issue #37 §8).
+    for cell in page.locator("table.diff-params tr td:last-child").all()[:20]:
+        assert cell.evaluate("c => c.getBoundingClientRect().right") <= 375
+    # Each version's amendment rationale is shown whole, side by side (stacked here), never as
+    # one interleaved word diff.
+    rationales = page.locator("#rationales")
+    if rationales.count():
+        assert rationales.locator("section").count() == 2
+        assert rationales.locator("del, ins").count() == 0
     journey.snap("diff-phone")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    if rationales.count():
+        first, second = (s.bounding_box() for s in rationales.locator("section").all())
+        assert first["y"] == second["y"] and first["x"] < second["x"]  # side by side
+    journey.snap("diff-desktop")
 
     with page.expect_download() as download:
         page.get_by_role("link", name="Download as JSON").click()

@@ -1,6 +1,7 @@
-"""A report leads with its answer and reads on a phone: the finding (or why there is none)
-comes first, every em dash says why (hover and footnote), no value prints as -0.000, and the
-plots keep tick labels of at least 11 px at 375 px, each with a text alternative."""
+"""A report leads with its answer and reads on a phone: the finding (or why there is none) is
+its first heading, on the first screen; every em dash says why (hover and footnote), no value
+prints as -0.000, and the plots, drawn for the screen, keep tick labels of at least 11 px at
+375 px and never overflow it, each with a text alternative."""
 
 import re
 
@@ -30,14 +31,15 @@ def test_pi_reads_a_report_on_a_phone(journey):
     page.set_viewport_size({"width": 375, "height": 800})
     journey.go(f"/protocols/OPB-R/v/{study.version.label}/analysis/{run.number}/")
 
-    # The answer first: the Finding card comes before every other section of the report.
+    # The answer first (issue #37 §6, §8): the report's first heading is the finding(s),
+    # "Contradictory" or "Not evaluable: why", on the first screen, above "What ran".
     headline = page.locator("section.headline")
     assert headline.is_visible()
-    first_h2 = page.locator("main h2").all_inner_texts()
-    assert first_h2.index("Finding") < first_h2.index("Parameters used")
-    assert headline.locator("li").count() >= 1
-    text = headline.inner_text()
-    assert re.search(r"Not evaluable|Contradictory|No rule|\w", text)
+    headings = page.locator("main h2").all_inner_texts()
+    assert re.match(r"(Findings?|Contradictory|Not evaluable: .+)", headings[0]), headings[0]
+    assert headings.index("What ran") > headings.index("Parameters used")
+    box = page.locator("#headline-heading").bounding_box()
+    assert box["y"] + box["height"] <= 800, f"the finding is at y = {box['y']}"
 
     body = page.locator("main").inner_text()
     assert "-0.000" not in body and "−0.000" not in body
@@ -55,8 +57,15 @@ def test_pi_reads_a_report_on_a_phone(journey):
         )
         shown, natural = img.evaluate("i => [i.getBoundingClientRect().width, i.naturalWidth]")
         assert DRAWN_TEXT_PX * shown / natural >= 11, f"tick labels at {shown}/{natural}"
+        # Drawn for the screen (viewBox, redrawn narrow): never wider, never scrolled.
+        assert img.evaluate("i => i.getBoundingClientRect().right") <= 375
+        assert img.evaluate(
+            "i => i.closest('figure').scrollWidth <= i.closest('figure').clientWidth"
+        )
         assert len(img.get_attribute("alt")) > 20
     journey.snap("report-phone")
+    page.evaluate("window.scrollTo(0, 0)")
+    journey.tour("tour-11-report-phone", phone=True)
     page.set_viewport_size({"width": 1280, "height": 900})
     page.evaluate("window.scrollTo(0, 0)")
     journey.tour("first-study-4-report")

@@ -17,9 +17,7 @@ from apps.deviations.models import LogEntry
 from apps.raters.models import Assignment, Score
 from apps.raters.services import rubric_create, scoring_open, study_queue_rename
 from apps.raters.values import whitespace_normalised
-from tests.browser.conftest import PASSWORD
-from tests.builders import frozen_study
-from tests.factories import MembershipFactory
+from tests.factories import PASSWORD, MembershipFactory, frozen_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -49,3 +49,27 @@ def test_a_drafts_editor_pages_carry_the_trail_and_a_leaf(client):
     html = client.get("/protocols/BC-1/v/1.0/rubric/fields/refusal/").content.decode()
     assert _trail(html) == ["Protocols", "BC-1", "v1.0", "Rubric", "refusal"]
     assert 'href="/protocols/BC-1/v/1.0/rubric/">Rubric</a>' in html
+
+
+def test_every_page_of_a_protocol_and_its_versions_carries_the_trail(client):
+    """Issue #37 §10: the PI's pages that had only a "← back" link carry the trail too."""
+    version = FrozenVersionFactory()
+    pi = MembershipFactory(protocol=version.protocol, role="pi").user
+    client.force_login(pi)
+    code, label = version.protocol.code, version.label
+    pages = {
+        f"/protocols/{code}/": ["Protocols", code],
+        f"/protocols/{code}/members/": ["Protocols", code, "Members"],
+        f"/protocols/{code}/diff/": ["Protocols", code, "Changes"],
+        f"/protocols/{code}/v/{label}/": ["Protocols", code, f"v{label}"],
+        f"/protocols/{code}/v/{label}/history/": ["Protocols", code, f"v{label}", "Edit history"],
+        f"/protocols/{code}/v/{label}/withdraw/": ["Protocols", code, f"v{label}", "Withdraw"],
+        f"/protocols/{code}/v/{label}/amend/": ["Protocols", code, f"v{label}", "Amend"],
+    }
+    for url, trail in pages.items():
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert _trail(response.content.decode()) == trail, url
+    client.post(f"/protocols/{code}/v/{label}/amend/", {"scoring": "close"})
+    html = client.get(f"/protocols/{code}/v/1.1/edit/").content.decode()
+    assert _trail(html) == ["Protocols", code, "v1.1", "Edit"]

@@ -14,7 +14,14 @@ from django.test import Client, RequestFactory
 from apps.core.inputs import CSV_MAX_COLUMNS, JSON_MAX_DEPTH
 from apps.core.middleware import RequestGuardMiddleware
 from apps.raters.models import MachineScore
-from tests.factories import JUDGE, JUDGE_FIELDS, ProtocolVersionFactory, build_draft, machine_study
+from tests.factories import (
+    JUDGE,
+    JUDGE_FIELDS,
+    ProtocolVersionFactory,
+    api_url,
+    build_draft,
+    machine_study,
+)
 
 DEEP = "[" * 100_000 + "]" * 100_000
 
@@ -68,7 +75,7 @@ def test_a_lone_surrogate_in_a_machine_score_files_key_is_refused_naming_the_row
 ):
     client.force_login(pi)
     api = client.post(
-        f"/api/v1/versions/{judged.pk}/machine-scores/import",
+        api_url(judged, "machine-scores/import"),
         {"file": SimpleUploadedFile("j.jsonl", SURROGATE_KEY), "scorer": "judge"},
     )
     assert api.status_code == 400, api.content

@@ -5,7 +5,12 @@ from rest_framework.test import APIClient
 
 from apps.deviations.models import LogEntry
 from apps.deviations.selectors import outcomes_visible
-from tests.factories import FrozenVersionFactory, ProtocolFactory, ProtocolVersionFactory
+from tests.factories import (
+    FrozenVersionFactory,
+    ProtocolFactory,
+    ProtocolVersionFactory,
+    api_url,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -149,16 +154,14 @@ def test_auditors_and_reviewers_cannot_post_deviations(api, request, protocol, p
 
 def test_the_pi_unseals_through_the_api(api, pi, auditor, protocol, frozen_version):
     api.force_authenticate(auditor)
-    seal = api.get(f"/api/v1/versions/{frozen_version.pk}/seal").json()
+    seal = api.get(api_url(frozen_version, "seal")).json()
     assert seal["sealed"] is True
     api.force_authenticate(pi)
-    wrong = api.post(
-        f"/api/v1/versions/{frozen_version.pk}/unseal", {"confirmation": "yes"}, format="json"
-    )
+    wrong = api.post(api_url(frozen_version, "unseal"), {"confirmation": "yes"}, format="json")
     assert wrong.status_code == 400
     assert "exactly" in wrong.json()["confirmation"][0]
     response = api.post(
-        f"/api/v1/versions/{frozen_version.pk}/unseal",
+        api_url(frozen_version, "unseal"),
         {"confirmation": protocol.code},
         format="json",
     )
@@ -167,7 +170,7 @@ def test_the_pi_unseals_through_the_api(api, pi, auditor, protocol, frozen_versi
     assert response.json()["unsealed_by"] == pi.username
     assert outcomes_visible(frozen_version)
     again = api.post(
-        f"/api/v1/versions/{frozen_version.pk}/unseal",
+        api_url(frozen_version, "unseal"),
         {"confirmation": protocol.code},
         format="json",
     )
@@ -177,9 +180,7 @@ def test_the_pi_unseals_through_the_api(api, pi, auditor, protocol, frozen_versi
 def test_a_draft_cannot_be_unsealed_through_the_api(api, pi, protocol):
     draft = ProtocolVersionFactory(protocol=protocol)
     api.force_authenticate(pi)
-    response = api.post(
-        f"/api/v1/versions/{draft.pk}/unseal", {"confirmation": protocol.code}, format="json"
-    )
+    response = api.post(api_url(draft, "unseal"), {"confirmation": protocol.code}, format="json")
     assert response.status_code == 400
     assert "only a frozen version" in response.json()["version"][0]
 
@@ -190,9 +191,7 @@ def test_a_draft_cannot_be_unsealed_through_the_api(api, pi, protocol):
 def test_only_the_pi_unseals_through_the_api(api, request, protocol, person, status):
     version = FrozenVersionFactory(protocol=protocol)
     api.force_authenticate(request.getfixturevalue(person))
-    response = api.post(
-        f"/api/v1/versions/{version.pk}/unseal", {"confirmation": protocol.code}, format="json"
-    )
+    response = api.post(api_url(version, "unseal"), {"confirmation": protocol.code}, format="json")
     assert response.status_code == status
     assert not outcomes_visible(version)
 

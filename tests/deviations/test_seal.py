@@ -8,7 +8,12 @@ from django.urls import reverse
 from apps.deviations.models import AppendOnlyError, LogEntry, OutcomeUnsealing
 from apps.deviations.selectors import chain_verify, outcomes_visible
 from apps.deviations.services import deviation_append, outcome_unseal
-from tests.factories import FrozenVersionFactory, ProtocolFactory, ProtocolVersionFactory
+from tests.factories import (
+    FrozenVersionFactory,
+    ProtocolFactory,
+    ProtocolVersionFactory,
+    api_url,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -97,7 +102,7 @@ def test_a_draft_version_cannot_be_unsealed(protocol, pi):
 )
 def test_only_the_pi_unseals(request, client, pi, person, status, frozen_version):
     # Who may unseal is the API's and the page's to check (the service checks the state).
-    url = f"/api/v1/versions/{frozen_version.pk}/unseal"
+    url = api_url(frozen_version, "unseal")
     body = {"confirmation": frozen_version.protocol.code}
     client.force_login(request.getfixturevalue(person))
     assert client.post(url, body, content_type="application/json").status_code == status

@@ -4,7 +4,7 @@ import pytest
 
 from apps.raters.models import Assignment, Score, ScoringTask
 from apps.raters.services import scoring_open
-from tests.factories import MembershipFactory, ProtocolVersionFactory, frozen_study
+from tests.factories import MembershipFactory, ProtocolVersionFactory, api_url, frozen_study
 
 pytestmark = pytest.mark.django_db
 
@@ -180,10 +180,10 @@ def test_the_pi_applies_a_template_and_edits_a_field(client):
         {"label": "R — refused", "required": "on"},
     )
     assert response.status_code == 302
-    api = client.get(f"/api/v1/versions/{version.pk}/rubric").json()["rubric"]
+    api = client.get(api_url(version, "rubric")).json()["rubric"]
     assert api["fields"][3]["label"] == "R — refused"
     bad = client.post(
-        f"/api/v1/versions/{version.pk}/rubric/template",
+        api_url(version, "rubric/template"),
         {"template": "nope"},
         content_type="application/json",
     )
@@ -193,16 +193,16 @@ def test_the_pi_applies_a_template_and_edits_a_field(client):
 def test_the_pi_opens_scoring_and_reads_the_sealed_dashboard(client):
     study = frozen_study(responses=2)
     client.force_login(study.pi)
-    opened = client.post(f"/api/v1/versions/{study.version.pk}/scoring/open")
+    opened = client.post(api_url(study.version, "scoring/open"))
     assert opened.status_code == 201 and opened.json() == {"created": 4}
     assert ScoringTask.objects.count() == 4
-    dashboard = client.get(f"/api/v1/versions/{study.version.pk}/scoring").json()
+    dashboard = client.get(api_url(study.version, "scoring")).json()
     assert dashboard["sealed"] is True and dashboard["reliability"] is None
     page = client.get(
         f"/protocols/{study.version.protocol.code}/v/{study.version.label}/scoring/"
     ).content.decode()
     assert "Sealed" in page
-    final = client.get(f"/api/v1/versions/{study.version.pk}/scoring/final")
+    final = client.get(api_url(study.version, "scoring/final"))
     assert final.status_code == 403
 
 
@@ -210,7 +210,7 @@ def test_an_editor_may_not_open_scoring(client):
     study = frozen_study(responses=1)
     editor = MembershipFactory(protocol=study.version.protocol, role="editor").user
     client.force_login(editor)
-    assert client.post(f"/api/v1/versions/{study.version.pk}/scoring/open").status_code == 403
+    assert client.post(api_url(study.version, "scoring/open")).status_code == 403
 
 
 def test_a_nul_character_in_a_json_body_is_a_400_naming_where(client):
@@ -222,13 +222,13 @@ def test_a_nul_character_in_a_json_body_is_a_400_naming_where(client):
         f"/protocols/{version.protocol.code}/v/{version.label}/rubric/", {"template": "opb"}
     )
     answer = client.patch(
-        f"/api/v1/versions/{version.pk}/rubric/fields/refusal",
+        api_url(version, "rubric/fields/refusal"),
         {"label": "R\x00"},
         content_type="application/json",
     )
     assert answer.status_code == 400
     assert "label: text may not contain a NUL character" in answer.json()["detail"]
-    api = client.get(f"/api/v1/versions/{version.pk}/rubric").json()["rubric"]
+    api = client.get(api_url(version, "rubric")).json()["rubric"]
     assert api["fields"][3]["label"] != "R\x00"
 
 

@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from apps.raters.models import MachineScore, ScorerRosterEntry
-from tests.factories import JUDGE, JUDGE_FIELDS, build_draft, jsonl, machine_study
+from tests.factories import JUDGE, JUDGE_FIELDS, api_url, build_draft, jsonl, machine_study
 
 pytestmark = pytest.mark.django_db
 
@@ -92,7 +92,7 @@ def test_the_api_imports_refuses_with_every_problem_and_says_a_repeat_is_a_no_op
     client, pi, judged
 ):
     client.force_login(pi)
-    url = f"/api/v1/versions/{judged.pk}/machine-scores/import"
+    url = api_url(judged, "machine-scores/import")
     bad = client.post(
         url,
         {"file": SimpleUploadedFile("j.jsonl", jsonl(_rows(6, loss1="high"))), "scorer": "judge"},
@@ -108,9 +108,9 @@ def test_the_api_imports_refuses_with_every_problem_and_says_a_repeat_is_a_no_op
         url, {"file": SimpleUploadedFile("k.jsonl", jsonl(_rows(6))), "scorer": "judge"}
     )
     assert again.status_code == 200 and again.json()["status"] == "already_imported"
-    roster = client.get(f"/api/v1/versions/{judged.pk}/scorers").json()
+    roster = client.get(api_url(judged, "scorers")).json()
     assert roster[0]["code"] == "judge" and roster[0]["scores"] == 18
-    dashboard = client.get(f"/api/v1/versions/{judged.pk}/machine-scores").json()
+    dashboard = client.get(api_url(judged, "machine-scores")).json()
     assert dashboard["agreement"] is None  # sealed
     garbage = client.post(url, {"file": SimpleUploadedFile("x.jsonl", b"\xff\xfe{")})
     assert garbage.status_code == 400
@@ -119,7 +119,7 @@ def test_the_api_imports_refuses_with_every_problem_and_says_a_repeat_is_a_no_op
 def test_scorers_are_enrolled_on_a_draft_only(client, protocol, pi, reviewer):
     draft = build_draft(protocol=protocol, user=pi)
     client.force_login(pi)
-    url = f"/api/v1/versions/{draft.pk}/scorers/enroll"
+    url = api_url(draft, "scorers/enroll")
     body = {"code": "judge", "role": "judge", **JUDGE}
     answer = client.post(url, json.dumps(body), content_type="application/json")
     assert answer.status_code == 201, answer.content
@@ -135,7 +135,7 @@ def test_scorers_are_enrolled_on_a_draft_only(client, protocol, pi, reviewer):
     )
     assert incomplete.status_code == 400 and "model" in incomplete.json()
     client.force_login(reviewer)
-    assert client.get(f"/api/v1/versions/{draft.pk}/scorers").status_code == 404
+    assert client.get(api_url(draft, "scorers")).status_code == 404
     assert (
         client.get(f"/protocols/{draft.protocol.code}/v/{draft.label}/scorers/").status_code == 404
     )

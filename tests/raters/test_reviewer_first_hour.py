@@ -27,8 +27,7 @@ from apps.raters.services import (
     task_skip,
 )
 from apps.raters.services.rubric import rubric_copy, rubric_field_problems
-from tests.builders import frozen_study
-from tests.factories import MembershipFactory, ProtocolVersionFactory
+from tests.factories import MembershipFactory, ProtocolVersionFactory, frozen_study
 
 pytestmark = pytest.mark.django_db
 

@@ -68,6 +68,7 @@ LEFT JOIN LATERAL (
     FROM protocols_protocolversion pv
     WHERE l.token_ok AND l.locked = ''
       AND EXISTS (SELECT 1 FROM raters_scoringopening o WHERE o.version_id = pv.id)
+      AND NOT EXISTS (SELECT 1 FROM raters_scoringclosing c WHERE c.version_id = pv.id)
       AND NOT EXISTS (SELECT 1 FROM protocols_withdrawal w WHERE w.version_id = pv.id)
       AND EXISTS (SELECT 1 FROM accounts_membership m WHERE m.protocol_id = pv.protocol_id
                   AND m.user_id = %(reviewer)s AND m.role = 'reviewer')

@@ -115,6 +115,10 @@ def scoring_open(*, version: ProtocolVersion, user: User) -> int:
         raise ValidationError("Scoring opens only on a frozen version: freeze it first.")
     if hasattr(version, "withdrawal"):
         raise ValidationError("This version is withdrawn: it cannot be scored.")
+    if hasattr(version, "scoring_closing"):
+        raise ValidationError(
+            f"Scoring of v{version.label} was closed: {version.scoring_closing.reason}."
+        )
     if not Rubric.objects.filter(version=version).exists():
         raise ValidationError("This version has no rubric: nothing says how to score.")
     if not ScoringOpening.objects.filter(version=version).exists():
