@@ -120,7 +120,8 @@ def test_pi_protocol(journey):
     journey.snap("frozen")
 
     # Amend: the new draft needs a rationale before it freezes.
-    page.get_by_role("button", name="Amend").click()
+    page.get_by_role("link", name="Amend…").click()
+    page.get_by_role("button", name="Open the draft amendment").click()
     page.wait_for_url(re.compile(r"/protocols/OPB-J1/v/1\.1/edit/$"))
     assert _checklist_codes(page) == ["rationale_missing"]
     page.locator("#section-stopping_rules").fill("Family B stops at L1.")

@@ -57,8 +57,8 @@ def test_building_xstest_again_changes_nothing(shared_data, pi):
 
 
 @pytest.mark.postgres
-def test_xstest_builds_in_under_ten_seconds_on_postgresql(shared_data, pi):
+def test_xstest_builds_on_postgresql(shared_data, pi):
+    # What it costs is measured by the benchmarks (docs/performance.md), not asserted here.
     build = xstest_build(user=pi, folder=shared_data / "xstest")
     print(f"\nXSTest: 450 items, 5 evaluands, 2,250 responses built in {build.seconds:.2f} s")
     assert Response.objects.count() == 2250
-    assert build.seconds < 10

@@ -171,14 +171,14 @@ def test_a_guard_refusal_reaches_the_api_as_409_not_500(client, frozen, creator)
     # Simulate a write path that forgets to check the state: the trigger is the last line.
     from unittest import mock
 
-    from apps.protocols import apis
+    from apps.protocols import services
 
     @transaction.atomic  # as every service is
     def careless_update(*, version, user, **changes):
         ProtocolVersion.objects.filter(pk=version.pk).update(design="careless")
         return version
 
-    with mock.patch.object(apis, "version_update", careless_update):
+    with mock.patch.object(services, "version_update", careless_update):
         response = client.patch(
             "/api/v1/protocols/OPB-T/versions/1.0",
             json.dumps({"sections": {"design": "careless"}}),
