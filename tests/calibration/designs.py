@@ -550,3 +550,65 @@ def task_clustered_coverage(
         tally("t", "task-clustered t(G − 1), CR1"),
     )
     return tuple(c for c in results if c is not None)
+
+
+def rare_block_contrast_coverage(
+    *,
+    rate: float = 0.005,
+    effect: float = 0.0,
+    blocks: int = 64,
+    runs: int,
+    replicates: int = 999,
+) -> tuple[Coverage, ...]:
+    """Seed 002's friction main effect on a rare 0/1 endpoint (issue #36 §4).
+
+    ``blocks`` task blocks of the 2×2×2 design; condition c of block b has the event with
+    probability (``rate`` + ``effect``·friction)·g_b, g_b ~ Gamma(2, ½) (mean 1) the block's
+    frailty, shared by its 8 conditions (so events cluster in blocks, and the block's pairs are
+    dependent). The truth is ``effect`` (E g = 1). Returns the coverage of the block bootstrap-t
+    (an interval never given, the runs with no spread, counts as a miss and is reported as
+    zero-width) and of Newcombe's paired score interval (``score_interval``) with its
+    zero-width count.
+    """
+    from apps.analysis.stats.task_blocks import factor_contrasts, paired_contrasts
+
+    names = sorted(SIMPLE_EFFECT_FACTORS)
+    combos = [
+        dict(zip(names, c, strict=True))
+        for c in itertools.product(*(SIMPLE_EFFECT_FACTORS[n] for n in names))
+    ]
+    high = np.array([c["friction"] == "high" for c in combos])
+    p = rate + effect * high
+    (friction,) = [
+        c for c in factor_contrasts(combos, SIMPLE_EFFECT_FACTORS, []) if c.name == "friction"
+    ]
+    name = f"rare block contrast rate={rate} effect={effect} blocks={blocks}"
+    rng = rng_for(name)
+    bounds = {k: (np.full(runs, np.nan), np.full(runs, np.nan)) for k in ("boot", "score")}
+    for r in range(runs):
+        frailty = rng.gamma(2.0, 0.5, size=(blocks, 1))
+        y = (rng.random((blocks, len(combos))) < np.clip(p * frailty, 0, 1)).astype(float)
+        (result,) = paired_contrasts(
+            y,
+            [friction],
+            replicates=replicates,
+            confidence=CONFIDENCE,
+            seed=int(rng.integers(2**32)),
+        ).contrasts
+        for key, interval in (
+            ("boot", result.bootstrap_interval),
+            ("score", result.score_interval),
+        ):
+            # No interval (every block's difference alike) is the zero-width (est, est).
+            lo, hi = interval if interval is not None else (result.estimate,) * 2
+            bounds[key][0][r], bounds[key][1][r] = lo, hi
+
+    def tally(key: str, label: str) -> Coverage:
+        lo, hi = bounds[key]
+        zero = int(np.sum(hi - lo <= 0))
+        return _tally(name, f"{label} ({zero} zero-width)", lo, hi, effect, zero_width=zero)
+
+    return (
+        tally("boot", "block bootstrap-t"),
+        tally("score", "Newcombe paired score interval"),
+    )

@@ -54,6 +54,7 @@ from apps.analysis.stats.bootstrap import (
     replicate_means,
     studentized_interval,
 )
+from apps.analysis.stats.paired import newcombe_paired_interval
 
 BootstrapMethod = Literal["studentized", "percentile"]
 BOOTSTRAP_METHODS = ("studentized", "percentile")
@@ -63,6 +64,10 @@ MIN_BLOCKS_FLOOR = 10
 NO_SPREAD = (
     "interval unavailable: every complete task block has the same paired difference, so there is "
     "no spread to form an interval from (a zero-width interval would claim certainty)"
+)
+NO_SPREAD_SCORE = (
+    "bootstrap and t intervals unavailable: every complete task block has the same paired "
+    "difference; the 0/1 endpoint's score interval (Newcombe 1998) is reported instead"
 )
 
 
@@ -76,6 +81,10 @@ class Contrast:
     weights: tuple[float, ...]
     meaning: str = ""
     group: str = "main"
+    # (low, high) condition columns matched on every other factor, when the contrast is the
+    # mean of high − low over those pairs (main and simple effects; not interactions): a 0/1
+    # endpoint's contrast is then a difference of paired proportions (``score_interval``).
+    pairs: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -92,6 +101,20 @@ class ContrastResult:
     n_blocks: int
     n_incomplete: int
     note: str = ""
+    score_interval: tuple[float, float] | None = None
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """The interval a decision reads: a 0/1 endpoint's score interval where there is one
+        (the block bootstrap-t covered 79–81 % for a 0/1 endpoint at 0.5 %, the score interval
+        98.6–99.2 %: docs/analysis.md), else the bootstrap interval."""
+        return self.score_interval if self.score_interval is not None else self.bootstrap_interval
+
+    @property
+    def interval_method(self) -> str:
+        if self.score_interval is not None:
+            return "Newcombe paired score interval (Newcombe 1998, method 10)"
+        return "block bootstrap"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -105,6 +128,9 @@ class ContrastResult:
             "n_blocks": self.n_blocks,
             "n_incomplete": self.n_incomplete,
             "note": self.note,
+            "score_interval": None if self.score_interval is None else list(self.score_interval),
+            "interval": None if self.interval is None else list(self.interval),
+            "interval_method": self.interval_method,
         }
 
 
@@ -159,6 +185,7 @@ def factor_contrasts(
             name,
             tuple(float(x) for x in codes[name] / (d / 2)),
             f"{name}: {factors[name][1]} − {factors[name][0]}",
+            pairs=_matched_pairs(conditions, name, factors[name], range(d)),
         )
         for name in names
     ]
@@ -209,15 +236,33 @@ def simple_effects(
                 continue
             for level in factors[other]:
                 at = np.array([1.0 if c[other] == level else 0.0 for c in conditions])
+                within = [i for i, c in enumerate(conditions) if c[other] == level]
                 out.append(
                     Contrast(
                         simple_effect_name(factor, other, level),
                         tuple(float(x) for x in codes[factor] * at / (d / 4)),
                         f"{factor}: {factors[factor][1]} − {factors[factor][0]} at {other}={level}",
                         group="simple",
+                        pairs=_matched_pairs(conditions, factor, factors[factor], within),
                     )
                 )
     return out
+
+
+def _matched_pairs(
+    conditions: list[dict[str, str]],
+    factor: str,
+    levels: tuple[str, str],
+    columns: Sequence[int] | range,
+) -> tuple[tuple[int, int], ...]:
+    """(low, high) columns among ``columns`` that differ in ``factor`` only."""
+    key = {
+        i: tuple(sorted((k, v) for k, v in conditions[i].items() if k != factor)) for i in columns
+    }
+    high = {key[i]: i for i in columns if conditions[i][factor] == levels[1]}
+    return tuple(
+        (i, high[key[i]]) for i in columns if conditions[i][factor] == levels[0] and key[i] in high
+    )
 
 
 def paired_contrasts(
@@ -314,14 +359,25 @@ def paired_contrasts(
     sizes = np.ones(n)
     out = []
     boot_means = (draws.astype(float) @ diffs) / n if method == "percentile" else None
+    scores = _score_intervals(y[complete], contrasts, confidence)
     for j, contrast in enumerate(contrasts):
         column = diffs[:, j]
         if not sds[j] > 0:
             # Every block has the same paired difference (a 0/1 endpoint with no event in any
-            # block, say): both intervals would be the point itself (issue #36 §4).
+            # block, say): both intervals would be the point itself (issue #36 §4); a 0/1
+            # endpoint's score interval is still informative (never zero-width).
+            note = NO_SPREAD if scores[j] is None else NO_SPREAD_SCORE
             out.append(
                 ContrastResult(
-                    contrast.name, float(means[j]), None, None, 0.0, n, incomplete, NO_SPREAD
+                    contrast.name,
+                    float(means[j]),
+                    None,
+                    None,
+                    0.0,
+                    n,
+                    incomplete,
+                    note,
+                    scores[j],
                 )
             )
             continue
@@ -342,9 +398,42 @@ def paired_contrasts(
                 n,
                 incomplete,
                 "",
+                scores[j],
             )
         )
     return PairedResult(out)
+
+
+def _score_intervals(
+    y: np.ndarray, contrasts: list[Contrast], confidence: float
+) -> list[tuple[float, float] | None]:
+    """Per contrast, Newcombe's paired score interval when the endpoint is 0/1 and the contrast
+    is a mean of matched high − low pairs (``Contrast.pairs``); None otherwise.
+
+    The pairs are every complete block's (low, high) conditions of the contrast, taken as
+    independent pairs in one paired 2×2 table (``stats.paired.newcombe_paired_interval``):
+    its mean of high − low is the contrast's estimate. Within-block dependence between pairs is
+    not modelled; the calibration suite measures the coverage in seed 002's design.
+    """
+    if y.size == 0 or not np.isin(y, (0.0, 1.0)).all():
+        return [None] * len(contrasts)
+    out: list[tuple[float, float] | None] = []
+    for contrast in contrasts:
+        if not contrast.pairs:
+            out.append(None)
+            continue
+        low = y[:, [i for i, _ in contrast.pairs]].ravel() == 1.0
+        high = y[:, [j for _, j in contrast.pairs]].ravel() == 1.0
+        out.append(
+            newcombe_paired_interval(
+                int(np.sum(high & low)),
+                int(np.sum(high & ~low)),
+                int(np.sum(~high & low)),
+                int(np.sum(~high & ~low)),
+                confidence=confidence,
+            )
+        )
+    return out
 
 
 @dataclass(frozen=True)

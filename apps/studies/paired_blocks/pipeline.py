@@ -1229,8 +1229,8 @@ def _controls(
                         method=method,
                     ).contrasts[0]
                     entry["contrast"] = result.to_dict()
-                    if result.bootstrap_interval is not None:
-                        low, high = result.bootstrap_interval
+                    if result.interval is not None:
+                        low, high = result.interval
                         covers = low <= 0 <= high
                         entry["behaved_as_expected"] = (
                             covers if expect == "covers_zero" else not covers
@@ -1239,6 +1239,13 @@ def _controls(
                         entry["note"] = result.note
             out.append(entry)
     return out
+
+
+def _interval(row: Mapping[str, Any]) -> Any:
+    """A contrast row's reported interval (``ContrastResult.interval``: a 0/1 endpoint's score
+    interval, else the bootstrap interval); rows stored before it existed have only the
+    bootstrap interval."""
+    return row["interval"] if "interval" in row else row.get("bootstrap_interval")
 
 
 def _decisions(
@@ -1259,7 +1266,7 @@ def _decisions(
     for r in results:
         if r["endpoint"] != endpoint or "×" in r["contrast"] or r["estimate"] is None:
             continue
-        interval = r["bootstrap_interval"]
+        interval = _interval(r)
         per_model[r["evaluand"]][f"{r['sub_study']}_{r['contrast']}"] = {
             "estimate": r["estimate"],
             "interval": tuple(interval) if interval else None,
@@ -1316,7 +1323,7 @@ def estimates_of(result: dict[str, Any]) -> dict[str, list[EstimateValue]]:
         name = f"{r['sub_study']}_{r['contrast']}"
         if r["endpoint"] != endpoint or name not in out:
             continue
-        if r["estimate"] is None or r["bootstrap_interval"] is None:
+        if r["estimate"] is None or _interval(r) is None:
             out[name].append(EstimateValue(None, r["note"] or "not computable", r["evaluand"]))
         else:
             out[name].append(EstimateValue(r["estimate"], surface=r["evaluand"]))

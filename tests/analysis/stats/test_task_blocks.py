@@ -5,6 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
+from apps.analysis.stats.paired import newcombe_paired_interval
 from apps.analysis.stats.task_blocks import Contrast, factor_contrasts, paired_contrasts
 
 FACTORS = {
@@ -126,7 +127,20 @@ def test_a_rare_zero_one_endpoint_with_no_event_gives_no_zero_width_interval():
     friction = results["friction"]
     assert friction.estimate == 0.0
     assert friction.bootstrap_interval is None and friction.t_interval is None
-    assert friction.note.startswith("interval unavailable: every complete task block")
+    assert friction.note.startswith("bootstrap and t intervals unavailable: every complete")
+    # The 0/1 endpoint's paired score interval is still given, around 0 and never zero-width.
+    low, high = friction.score_interval
+    assert low < 0.0 < high
+    assert friction.interval == friction.score_interval
+    # An interaction is no difference of paired proportions: no score interval, so no interval.
+    interaction = paired_contrasts(
+        y,
+        factor_contrasts(CONDITIONS, FACTORS, [("friction", "framing")])[-1:],
+        seed=2,
+        replicates=200,
+        confidence=0.95,
+    ).contrasts[0]
+    assert interaction.score_interval is None
     # A contrast the event does move keeps both intervals, neither of zero width.
     moved = [r for r in results.values() if r.sd and r.sd > 0]
     assert moved
@@ -158,3 +172,28 @@ def test_fewer_than_ten_tasks_give_no_interval_however_many_blocks():
     for row in result.contrasts:
         assert row.bootstrap_interval is None and row.t_interval is None
         assert row.note.startswith("interval unavailable: 8 task fixtures contributed")
+
+
+def test_a_zero_one_contrast_gets_newcombes_interval_over_its_matched_pairs():
+    # friction's pairs are the 4 condition pairs differing in friction only; over 30 blocks,
+    # 120 pairs in one paired 2×2 table (high member first).
+    rng = np.random.default_rng(5)
+    y = (rng.random((30, len(CONDITIONS))) < 0.3).astype(float)
+    (friction,) = [c for c in factor_contrasts(CONDITIONS, FACTORS, []) if c.name == "friction"]
+    assert len(friction.pairs) == 4
+    for low, high in friction.pairs:
+        assert CONDITIONS[low]["friction"] == "low" and CONDITIONS[high]["friction"] == "high"
+        assert {k: v for k, v in CONDITIONS[low].items() if k != "friction"} == {
+            k: v for k, v in CONDITIONS[high].items() if k != "friction"
+        }
+    (result,) = paired_contrasts(y, [friction], seed=1, replicates=200, confidence=0.9).contrasts
+    lo = y[:, [i for i, _ in friction.pairs]].ravel()
+    hi = y[:, [j for _, j in friction.pairs]].ravel()
+    table = [int(np.sum((hi == h) & (lo == m))) for h, m in ((1, 1), (1, 0), (0, 1), (0, 0))]
+    assert result.score_interval == pytest.approx(newcombe_paired_interval(*table, confidence=0.9))
+    assert result.score_interval[0] < result.estimate < result.score_interval[1]
+    # A non-0/1 endpoint has none.
+    (graded,) = paired_contrasts(
+        y * 2.5, [friction], seed=1, replicates=200, confidence=0.9
+    ).contrasts
+    assert graded.score_interval is None and graded.interval == graded.bootstrap_interval
