@@ -338,11 +338,11 @@ def simple_effect_coverage(
     runs: int,
     replicates: int = 999,
     contrast: str = "friction_at_alternate_present",
-) -> tuple[Coverage, Coverage]:
+) -> tuple[Coverage, Coverage, Coverage]:
     """Binary outcomes in task blocks of seed 002's 2×2×2 design with a friction × alternate
     interaction, through ``stats.task_blocks.paired_contrasts`` with every simple effect
-    (``simple_effects``): the coverage of ``contrast``'s block bootstrap-t and paired t
-    intervals.
+    (``simple_effects``): the coverage of ``contrast``'s block bootstrap-t, paired t and
+    Newcombe paired score intervals (the last is the one a 0/1 endpoint's decision reads).
 
     Condition c of block b completes with probability p_c + a_b: p_c = 0.5 − 0.10·friction
     − 0.15·friction·alternate + 0.05·framing (each factor coded 0/1 at its low/high level), so
@@ -372,6 +372,7 @@ def simple_effect_coverage(
     rng = rng_for(name)
     boot_lo, boot_hi = np.empty(runs), np.empty(runs)
     t_lo, t_hi = np.empty(runs), np.empty(runs)
+    score_lo, score_hi = np.empty(runs), np.empty(runs)
     for r in range(runs):
         ability = rng.uniform(-0.15, 0.15, size=(blocks, 1))
         y = (rng.random((blocks, len(combos))) < p + ability).astype(float)
@@ -384,9 +385,11 @@ def simple_effect_coverage(
         ).contrasts
         boot_lo[r], boot_hi[r] = result.bootstrap_interval
         t_lo[r], t_hi[r] = result.t_interval
+        score_lo[r], score_hi[r] = result.score_interval
     return (
         _tally(name, "block bootstrap-t", boot_lo, boot_hi, truth),
         _tally(name, "paired t", t_lo, t_hi, truth),
+        _tally(name, "Newcombe paired score interval", score_lo, score_hi, truth),
     )
 
 
