@@ -497,9 +497,9 @@ def task_clustered_coverage(
     a_b ~ Uniform(−0.15, 0.15) the block's ability, δ_t ~ N(0, ``task_sd``²) the task's own
     friction effect, shared by its blocks over the rounds. The truth is −0.10 (E δ = 0).
     Returns the coverage of the blocks-as-independent bootstrap-t, and of the task-clustered
-    bootstrap-t and t intervals (``paired_contrasts(tasks=…)``), with the share of runs the
-    task-clustered interval is unavailable in the method's name; an interval never given (fewer
-    than 10 tasks) has no row.
+    bootstrap-t and t intervals (``paired_contrasts(tasks=…)``; below 10 tasks, its exact
+    sign-flip interval over the task means), with the share of runs the task-clustered interval
+    is unavailable in the method's name; an interval never given has no row.
     """
     from apps.analysis.stats.task_blocks import factor_contrasts, paired_contrasts
 
@@ -549,7 +549,12 @@ def task_clustered_coverage(
 
     results = (
         tally("blocks", "block bootstrap-t, blocks independent"),
-        tally("boot", "task-clustered bootstrap-t"),
+        tally(
+            "boot",
+            "task-clustered bootstrap-t"
+            if tasks >= 10
+            else "task sign-flip interval over task means (Hartigan 1969)",
+        ),
         tally("t", "task-clustered t(G − 1), CR1"),
     )
     return tuple(c for c in results if c is not None)
