@@ -349,7 +349,8 @@ def paired_contrasts(
             raise ValueError(f"tasks has {len(tasks)} labels but values have {y.shape[0]} blocks")
         settings = _Settings(replicates, confidence, seed, method)
         labels = np.asarray(tasks, dtype=object)[complete]
-        return _task_clustered(diffs, labels, contrasts, incomplete, needed, settings)
+        scores = _score_intervals(y[complete], contrasts, confidence)
+        return _task_clustered(diffs, labels, contrasts, incomplete, needed, settings, scores)
     if n < needed:
         note = f"interval unavailable: {n} complete task blocks, fewer than the minimum of {needed}"
         return PairedResult(
@@ -456,8 +457,11 @@ def _task_clustered(
     incomplete: int,
     needed: int,
     settings: _Settings,
+    scores: list[tuple[float, float] | None],
 ) -> PairedResult:
-    """:func:`paired_contrasts` clustered by task (see its docstring)."""
+    """:func:`paired_contrasts` clustered by task (see its docstring). ``scores``: a 0/1
+    endpoint's paired score intervals, given only where the tasks show no spread (they ignore
+    the task clustering, so they never replace a task-clustered interval)."""
     confidence, method = settings.confidence, settings.method
     means = diffs.mean(axis=0)
     sds = diffs.std(axis=0, ddof=1) if diffs.shape[0] > 1 else np.full(len(contrasts), np.nan)
@@ -467,7 +471,7 @@ def _task_clustered(
     np.add.at(sums, codes, diffs)
     sizes = np.bincount(codes, minlength=g).astype(float)
     if g < needed and subset_means_interval(np.zeros(g), confidence) is not None:
-        return _few_tasks(diffs, codes, g, contrasts, incomplete, confidence)
+        return _few_tasks(diffs, codes, g, contrasts, incomplete, confidence, scores)
     if g < needed:
         note = (
             f"interval unavailable: {g} task fixtures contributed ({n} complete blocks), fewer "
@@ -488,9 +492,7 @@ def _task_clustered(
         mean = float(means[j])
         se = cluster_standard_error(sums[:, j], sizes, mean, "observation")
         if se == 0.0:
-            out.append(
-                ContrastResult(contrast.name, mean, None, None, 0.0, n, incomplete, NO_SPREAD)
-            )
+            out.append(_no_spread(contrast.name, mean, 0.0, n, incomplete, scores[j]))
             continue
         if method == "percentile":
             boot = percentile_interval(
@@ -561,6 +563,7 @@ def _few_tasks(
     contrasts: list[Contrast],
     incomplete: int,
     confidence: float,
+    scores: list[tuple[float, float] | None],
 ) -> PairedResult:
     """Fewer tasks than the bootstrap-t's floor (seed 002's 8 per sub-study): the exact
     sign-flip interval over the task means (:func:`subset_means_interval`; 95.3 % nominal at 8
@@ -577,11 +580,7 @@ def _few_tasks(
         mean = float(means[j])
         interval = subset_means_interval(task_means[:, j], confidence)
         if interval is None or not np.ptp(task_means[:, j]) > 0:
-            out.append(
-                ContrastResult(
-                    contrast.name, mean, None, None, _finite(sds[j]), n, incomplete, NO_SPREAD
-                )
-            )
+            out.append(_no_spread(contrast.name, mean, _finite(sds[j]), n, incomplete, scores[j]))
             continue
         out.append(
             ContrastResult(
@@ -596,6 +595,20 @@ def _few_tasks(
             )
         )
     return PairedResult(out)
+
+
+def _no_spread(
+    name: str,
+    mean: float,
+    sd: float | None,
+    n: int,
+    incomplete: int,
+    score: tuple[float, float] | None,
+) -> ContrastResult:
+    """No spread over the clusters: no bootstrap or t interval; a 0/1 endpoint's score
+    interval where there is one (never zero-width)."""
+    note = NO_SPREAD if score is None else NO_SPREAD_SCORE
+    return ContrastResult(name, mean, None, None, sd, n, incomplete, note, score)
 
 
 def _finite(value: float) -> float | None:

@@ -1011,7 +1011,7 @@ def compute(
     for (evaluand, sub), rows in sorted(groups.items()):
         label = BEHAVIOURAL_LABEL if evidence[sub]["evidence"] == "behavioural" else ""
         for endpoint in primary + secondary:
-            y, _, reasons = _matrix_and_reasons(rows, conditions, endpoint)
+            y, keys, reasons = _matrix_and_reasons(rows, conditions, endpoint)
             if np.isnan(y).all():
                 if endpoint == "oracle_route_choice" and evidence[sub]["evidence"] != "oracle":
                     continue  # judged against the oracle in the oracle sub-study only
@@ -1028,6 +1028,7 @@ def compute(
                 seed=sub_seed(seed, KIND, evaluand, sub, endpoint),
                 method=method,
                 min_blocks=min(minimum, MIN_BLOCKS_FLOOR),
+                tasks=_tasks_if_repeated(keys),
             )
             missing = _incomplete_blocks(
                 y, reasons, combos, contrasts, paired.contrasts, confidence
@@ -1239,6 +1240,15 @@ def _controls(
                         entry["note"] = result.note
             out.append(entry)
     return out
+
+
+def _tasks_if_repeated(keys: Sequence[str]) -> list[str] | None:
+    """The task fixture (item|level) of each block ``item|level|round`` when some task has
+    blocks in several rounds: its blocks share the task's effect, so intervals are clustered
+    by task (issue #36 §4; ``paired_contrasts(tasks=…)``: the task bootstrap-t from 10 tasks,
+    the exact sign-flip interval over task means from 6). None when every task has one block."""
+    tasks = [key.rsplit("|", 1)[0] for key in keys]
+    return tasks if len(set(tasks)) < len(tasks) else None
 
 
 def _interval(row: Mapping[str, Any]) -> Any:
