@@ -290,7 +290,10 @@ def paired_contrasts(
     is still the mean over blocks, a ratio estimator), and the t interval uses the
     cluster-robust (CR1) standard error of that mean with t(G − 1) critical values over G tasks
     (Cameron & Miller 2015, J. Hum. Resour. 50(2) §II.C, §VI). The floor applies to the tasks:
-    fewer than ``max(min_blocks, MIN_BLOCKS_FLOOR)`` and there is no interval, with the reason.
+    with fewer than ``max(min_blocks, MIN_BLOCKS_FLOOR)``, the bootstrap interval is the exact
+    sign-flip interval over the task means (:func:`subset_means_interval`, from 6 tasks at 95 %)
+    and there is no t interval; with fewer still, no interval, with the reason. A 0/1
+    endpoint's score interval is given only where the tasks show no spread.
 
     Block bootstrap-t (Davison & Hinkley 1997 §5.2.1, §3.8) or percentile (Efron & Tibshirani
     1993 §13.3), beside the paired t interval (Student 1908); see the module docstring.
