@@ -338,11 +338,11 @@ def simple_effect_coverage(
     runs: int,
     replicates: int = 999,
     contrast: str = "friction_at_alternate_present",
-) -> tuple[Coverage, Coverage]:
+) -> tuple[Coverage, Coverage, Coverage]:
     """Binary outcomes in task blocks of seed 002's 2×2×2 design with a friction × alternate
     interaction, through ``stats.task_blocks.paired_contrasts`` with every simple effect
-    (``simple_effects``): the coverage of ``contrast``'s block bootstrap-t and paired t
-    intervals.
+    (``simple_effects``): the coverage of ``contrast``'s block bootstrap-t, paired t and
+    Newcombe paired score intervals (the last is the one a 0/1 endpoint's decision reads).
 
     Condition c of block b completes with probability p_c + a_b: p_c = 0.5 − 0.10·friction
     − 0.15·friction·alternate + 0.05·framing (each factor coded 0/1 at its low/high level), so
@@ -372,6 +372,7 @@ def simple_effect_coverage(
     rng = rng_for(name)
     boot_lo, boot_hi = np.empty(runs), np.empty(runs)
     t_lo, t_hi = np.empty(runs), np.empty(runs)
+    score_lo, score_hi = np.empty(runs), np.empty(runs)
     for r in range(runs):
         ability = rng.uniform(-0.15, 0.15, size=(blocks, 1))
         y = (rng.random((blocks, len(combos))) < p + ability).astype(float)
@@ -384,9 +385,11 @@ def simple_effect_coverage(
         ).contrasts
         boot_lo[r], boot_hi[r] = result.bootstrap_interval
         t_lo[r], t_hi[r] = result.t_interval
+        score_lo[r], score_hi[r] = result.score_interval
     return (
         _tally(name, "block bootstrap-t", boot_lo, boot_hi, truth),
         _tally(name, "paired t", t_lo, t_hi, truth),
+        _tally(name, "Newcombe paired score interval", score_lo, score_hi, truth),
     )
 
 
@@ -494,9 +497,9 @@ def task_clustered_coverage(
     a_b ~ Uniform(−0.15, 0.15) the block's ability, δ_t ~ N(0, ``task_sd``²) the task's own
     friction effect, shared by its blocks over the rounds. The truth is −0.10 (E δ = 0).
     Returns the coverage of the blocks-as-independent bootstrap-t, and of the task-clustered
-    bootstrap-t and t intervals (``paired_contrasts(tasks=…)``), with the share of runs the
-    task-clustered interval is unavailable in the method's name; an interval never given (fewer
-    than 10 tasks) has no row.
+    bootstrap-t and t intervals (``paired_contrasts(tasks=…)``; below 10 tasks, its exact
+    sign-flip interval over the task means), with the share of runs the task-clustered interval
+    is unavailable in the method's name; an interval never given has no row.
     """
     from apps.analysis.stats.task_blocks import factor_contrasts, paired_contrasts
 
@@ -546,7 +549,74 @@ def task_clustered_coverage(
 
     results = (
         tally("blocks", "block bootstrap-t, blocks independent"),
-        tally("boot", "task-clustered bootstrap-t"),
+        tally(
+            "boot",
+            "task-clustered bootstrap-t"
+            if tasks >= 10
+            else "task sign-flip interval over task means (Hartigan 1969)",
+        ),
         tally("t", "task-clustered t(G − 1), CR1"),
     )
     return tuple(c for c in results if c is not None)
+
+
+def rare_block_contrast_coverage(
+    *,
+    rate: float = 0.005,
+    effect: float = 0.0,
+    blocks: int = 64,
+    runs: int,
+    replicates: int = 999,
+) -> tuple[Coverage, ...]:
+    """Seed 002's friction main effect on a rare 0/1 endpoint (issue #36 §4).
+
+    ``blocks`` task blocks of the 2×2×2 design; condition c of block b has the event with
+    probability (``rate`` + ``effect``·friction)·g_b, g_b ~ Gamma(2, ½) (mean 1) the block's
+    frailty, shared by its 8 conditions (so events cluster in blocks, and the block's pairs are
+    dependent). The truth is ``effect`` (E g = 1). Returns the coverage of the block bootstrap-t
+    (an interval never given, the runs with no spread, counts as a miss and is reported as
+    zero-width) and of Newcombe's paired score interval (``score_interval``) with its
+    zero-width count.
+    """
+    from apps.analysis.stats.task_blocks import factor_contrasts, paired_contrasts
+
+    names = sorted(SIMPLE_EFFECT_FACTORS)
+    combos = [
+        dict(zip(names, c, strict=True))
+        for c in itertools.product(*(SIMPLE_EFFECT_FACTORS[n] for n in names))
+    ]
+    high = np.array([c["friction"] == "high" for c in combos])
+    p = rate + effect * high
+    (friction,) = [
+        c for c in factor_contrasts(combos, SIMPLE_EFFECT_FACTORS, []) if c.name == "friction"
+    ]
+    name = f"rare block contrast rate={rate} effect={effect} blocks={blocks}"
+    rng = rng_for(name)
+    bounds = {k: (np.full(runs, np.nan), np.full(runs, np.nan)) for k in ("boot", "score")}
+    for r in range(runs):
+        frailty = rng.gamma(2.0, 0.5, size=(blocks, 1))
+        y = (rng.random((blocks, len(combos))) < np.clip(p * frailty, 0, 1)).astype(float)
+        (result,) = paired_contrasts(
+            y,
+            [friction],
+            replicates=replicates,
+            confidence=CONFIDENCE,
+            seed=int(rng.integers(2**32)),
+        ).contrasts
+        for key, interval in (
+            ("boot", result.bootstrap_interval),
+            ("score", result.score_interval),
+        ):
+            # No interval (every block's difference alike) is the zero-width (est, est).
+            lo, hi = interval if interval is not None else (result.estimate,) * 2
+            bounds[key][0][r], bounds[key][1][r] = lo, hi
+
+    def tally(key: str, label: str) -> Coverage:
+        lo, hi = bounds[key]
+        zero = int(np.sum(hi - lo <= 0))
+        return _tally(name, f"{label} ({zero} zero-width)", lo, hi, effect, zero_width=zero)
+
+    return (
+        tally("boot", "block bootstrap-t"),
+        tally("score", "Newcombe paired score interval"),
+    )

@@ -35,9 +35,8 @@ def test_quick_null_truth_rarely_reports_a_penalty():
 
 def test_quick_simple_effects_cover_near_nominal():
     # Issue #32 §4 in small: 200 runs of 64 task blocks; the 1,000-run check is make calibrate.
-    boot, paired_t = designs.simple_effect_coverage(runs=200, replicates=299)
-    assert 0.90 <= boot.coverage <= 0.99, boot.row()
-    assert 0.90 <= paired_t.coverage <= 0.99, paired_t.row()
+    for result in designs.simple_effect_coverage(runs=200, replicates=299):
+        assert 0.90 <= result.coverage <= 0.99, result.row()
 
 
 def test_quick_block_contrasts_clustered_by_task_cover():
@@ -47,3 +46,12 @@ def test_quick_block_contrasts_clustered_by_task_cover():
     )
     assert 0.90 <= boot.coverage <= 0.99, boot.row()
     assert 0.90 <= paired_t.coverage <= 0.99, paired_t.row()
+
+
+def test_quick_rare_zero_one_block_contrast_is_covered_and_never_zero_width():
+    # Issue #36 §4 in small: a 0/1 endpoint at 0.5 %, 64 blocks; the score interval decides.
+    _boot, score = designs.rare_block_contrast_coverage(
+        rate=0.005, effect=0.005, runs=200, replicates=99
+    )
+    assert score.coverage >= 0.93, score.row()
+    assert score.extra["zero_width"] == 0, score.row()

@@ -1011,7 +1011,7 @@ def compute(
     for (evaluand, sub), rows in sorted(groups.items()):
         label = BEHAVIOURAL_LABEL if evidence[sub]["evidence"] == "behavioural" else ""
         for endpoint in primary + secondary:
-            y, _, reasons = _matrix_and_reasons(rows, conditions, endpoint)
+            y, keys, reasons = _matrix_and_reasons(rows, conditions, endpoint)
             if np.isnan(y).all():
                 if endpoint == "oracle_route_choice" and evidence[sub]["evidence"] != "oracle":
                     continue  # judged against the oracle in the oracle sub-study only
@@ -1028,6 +1028,7 @@ def compute(
                 seed=sub_seed(seed, KIND, evaluand, sub, endpoint),
                 method=method,
                 min_blocks=min(minimum, MIN_BLOCKS_FLOOR),
+                tasks=_tasks_if_repeated(keys),
             )
             missing = _incomplete_blocks(
                 y, reasons, combos, contrasts, paired.contrasts, confidence
@@ -1229,8 +1230,8 @@ def _controls(
                         method=method,
                     ).contrasts[0]
                     entry["contrast"] = result.to_dict()
-                    if result.bootstrap_interval is not None:
-                        low, high = result.bootstrap_interval
+                    if result.interval is not None:
+                        low, high = result.interval
                         covers = low <= 0 <= high
                         entry["behaved_as_expected"] = (
                             covers if expect == "covers_zero" else not covers
@@ -1239,6 +1240,22 @@ def _controls(
                         entry["note"] = result.note
             out.append(entry)
     return out
+
+
+def _tasks_if_repeated(keys: Sequence[str]) -> list[str] | None:
+    """The task fixture (item|level) of each block ``item|level|round`` when some task has
+    blocks in several rounds: its blocks share the task's effect, so intervals are clustered
+    by task (issue #36 §4; ``paired_contrasts(tasks=…)``: the task bootstrap-t from 10 tasks,
+    the exact sign-flip interval over task means from 6). None when every task has one block."""
+    tasks = [key.rsplit("|", 1)[0] for key in keys]
+    return tasks if len(set(tasks)) < len(tasks) else None
+
+
+def _interval(row: Mapping[str, Any]) -> Any:
+    """A contrast row's reported interval (``ContrastResult.interval``: a 0/1 endpoint's score
+    interval, else the bootstrap interval); rows stored before it existed have only the
+    bootstrap interval."""
+    return row["interval"] if "interval" in row else row.get("bootstrap_interval")
 
 
 def _decisions(
@@ -1259,7 +1276,7 @@ def _decisions(
     for r in results:
         if r["endpoint"] != endpoint or "×" in r["contrast"] or r["estimate"] is None:
             continue
-        interval = r["bootstrap_interval"]
+        interval = _interval(r)
         per_model[r["evaluand"]][f"{r['sub_study']}_{r['contrast']}"] = {
             "estimate": r["estimate"],
             "interval": tuple(interval) if interval else None,
@@ -1316,7 +1333,7 @@ def estimates_of(result: dict[str, Any]) -> dict[str, list[EstimateValue]]:
         name = f"{r['sub_study']}_{r['contrast']}"
         if r["endpoint"] != endpoint or name not in out:
             continue
-        if r["estimate"] is None or r["bootstrap_interval"] is None:
+        if r["estimate"] is None or _interval(r) is None:
             out[name].append(EstimateValue(None, r["note"] or "not computable", r["evaluand"]))
         else:
             out[name].append(EstimateValue(r["estimate"], surface=r["evaluand"]))

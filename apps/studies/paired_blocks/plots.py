@@ -63,13 +63,13 @@ def forest_figure(rows: list[dict[str, Any]]) -> Figure:
         sharex=True,
         squeeze=False,
     )
-    bounds = [abs(v) for r in shown for v in (r.get("bootstrap_interval") or [r["estimate"]])]
+    bounds = [abs(v) for r in shown for v in (_interval(r) or [r["estimate"]])]
     limit = max([0.1, *bounds]) * 1.1
     for ax, endpoint in zip(axes[:, 0], endpoints, strict=True):
         mine = [r for r in shown if r["endpoint"] == endpoint]
         ys = list(range(len(mine)))[::-1]
         for y, r in zip(ys, mine, strict=True):
-            interval = r.get("bootstrap_interval")
+            interval = _interval(r)
             excludes = bool(interval and (interval[0] > 0 or interval[1] < 0))
             colour = _COLOURS[1] if excludes else _COLOURS[0]
             if interval:
@@ -95,3 +95,8 @@ PLOTS = panel_plots(
     describe=_describe,
     draw=_panel_figure,
 )
+
+
+def _interval(row: dict[str, Any]) -> Any:
+    """The contrast's reported interval; rows stored before it existed: the bootstrap one."""
+    return row["interval"] if "interval" in row else row.get("bootstrap_interval")

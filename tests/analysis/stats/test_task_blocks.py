@@ -5,7 +5,13 @@ import itertools
 import numpy as np
 import pytest
 
-from apps.analysis.stats.task_blocks import Contrast, factor_contrasts, paired_contrasts
+from apps.analysis.stats.paired import newcombe_paired_interval
+from apps.analysis.stats.task_blocks import (
+    Contrast,
+    factor_contrasts,
+    paired_contrasts,
+    subset_means_interval,
+)
 
 FACTORS = {
     "alternate": ("absent", "present"),
@@ -126,7 +132,20 @@ def test_a_rare_zero_one_endpoint_with_no_event_gives_no_zero_width_interval():
     friction = results["friction"]
     assert friction.estimate == 0.0
     assert friction.bootstrap_interval is None and friction.t_interval is None
-    assert friction.note.startswith("interval unavailable: every complete task block")
+    assert friction.note.startswith("bootstrap and t intervals unavailable: every complete")
+    # The 0/1 endpoint's paired score interval is still given, around 0 and never zero-width.
+    low, high = friction.score_interval
+    assert low < 0.0 < high
+    assert friction.interval == friction.score_interval
+    # An interaction is no difference of paired proportions: no score interval, so no interval.
+    interaction = paired_contrasts(
+        y,
+        factor_contrasts(CONDITIONS, FACTORS, [("friction", "framing")])[-1:],
+        seed=2,
+        replicates=200,
+        confidence=0.95,
+    ).contrasts[0]
+    assert interaction.score_interval is None
     # A contrast the event does move keeps both intervals, neither of zero width.
     moved = [r for r in results.values() if r.sd and r.sd > 0]
     assert moved
@@ -149,12 +168,63 @@ def test_clustering_by_task_with_one_block_per_task_is_the_paired_analysis():
         assert b.bootstrap_interval == pytest.approx(a.bootstrap_interval, rel=1e-9)
 
 
-def test_fewer_than_ten_tasks_give_no_interval_however_many_blocks():
-    # 8 tasks × 8 rounds: 64 blocks, but 8 clusters (issue #36 §4).
+def test_eight_tasks_get_the_sign_flip_interval_and_five_get_none():
+    # 8 tasks × 8 rounds: 64 blocks, but 8 clusters (issue #36 §4): below the bootstrap-t's
+    # floor of 10, the exact sign-flip interval over the task means; no t interval.
     y = _simulate(np.random.default_rng(6), 64, {"friction": 0.4})
     contrasts = factor_contrasts(CONDITIONS, FACTORS, [])
     tasks = np.repeat([f"task-{t}" for t in range(8)], 8)
     result = paired_contrasts(y, contrasts, replicates=200, confidence=0.95, seed=1, tasks=tasks)
+    by_name = {row.name: row for row in result.contrasts}
+    low, high = by_name["friction"].bootstrap_interval
+    assert 0.0 < low < 0.4 < high  # the planted 0.4, and not 0
     for row in result.contrasts:
+        assert row.t_interval is None
+        assert "sign-flip" in row.note
+    # 5 tasks: 32 subsets, k = ⌊0.05 · 32 / 2⌋ = 0, so no 95 % interval.
+    few = paired_contrasts(
+        y[:40], contrasts, replicates=200, confidence=0.95, seed=1, tasks=tasks[:40]
+    )
+    for row in few.contrasts:
         assert row.bootstrap_interval is None and row.t_interval is None
-        assert row.note.startswith("interval unavailable: 8 task fixtures contributed")
+        assert row.note.startswith("interval unavailable: 5 task fixtures contributed")
+
+
+def test_the_subset_means_interval_matches_hartigans_order_statistics():
+    # Hartigan 1969: with G = 6 (63 subset means), k = ⌊0.05 · 64 / 2⌋ = 1, so the interval is
+    # the smallest to the largest subset mean: the smallest and largest single value.
+    values = np.array([0.3, -0.2, 0.9, 0.1, 0.4, 0.0])
+    assert subset_means_interval(values, 0.95) == pytest.approx((-0.2, 0.9))
+    # G = 8, k = 6: the 6th smallest of the 255 subset means, found by brute force here.
+    rng = np.random.default_rng(3)
+    values = rng.normal(size=8)
+    means = sorted(
+        np.mean(values[[i for i in range(8) if mask >> i & 1]]) for mask in range(1, 256)
+    )
+    assert subset_means_interval(values, 0.95) == pytest.approx((means[5], means[-6]))
+    assert subset_means_interval(values[:5], 0.95) is None
+
+
+def test_a_zero_one_contrast_gets_newcombes_interval_over_its_matched_pairs():
+    # friction's pairs are the 4 condition pairs differing in friction only; over 30 blocks,
+    # 120 pairs in one paired 2×2 table (high member first).
+    rng = np.random.default_rng(5)
+    y = (rng.random((30, len(CONDITIONS))) < 0.3).astype(float)
+    (friction,) = [c for c in factor_contrasts(CONDITIONS, FACTORS, []) if c.name == "friction"]
+    assert len(friction.pairs) == 4
+    for low, high in friction.pairs:
+        assert CONDITIONS[low]["friction"] == "low" and CONDITIONS[high]["friction"] == "high"
+        assert {k: v for k, v in CONDITIONS[low].items() if k != "friction"} == {
+            k: v for k, v in CONDITIONS[high].items() if k != "friction"
+        }
+    (result,) = paired_contrasts(y, [friction], seed=1, replicates=200, confidence=0.9).contrasts
+    lo = y[:, [i for i, _ in friction.pairs]].ravel()
+    hi = y[:, [j for _, j in friction.pairs]].ravel()
+    table = [int(np.sum((hi == h) & (lo == m))) for h, m in ((1, 1), (1, 0), (0, 1), (0, 0))]
+    assert result.score_interval == pytest.approx(newcombe_paired_interval(*table, confidence=0.9))
+    assert result.score_interval[0] < result.estimate < result.score_interval[1]
+    # A non-0/1 endpoint has none.
+    (graded,) = paired_contrasts(
+        y * 2.5, [friction], seed=1, replicates=200, confidence=0.9
+    ).contrasts
+    assert graded.score_interval is None and graded.interval == graded.bootstrap_interval
