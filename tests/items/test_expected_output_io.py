@@ -70,3 +70,87 @@ def test_a_bad_expected_output_is_refused_naming_the_field(client, pi, draft, it
     assert answer.status_code == 400, answer.content
     assert field in answer.json()
     assert not Cell.objects.exists()
+
+
+# The design import: expected_kind and expected_output columns (CSV) or fields (JSON).
+
+CSV_HEADER = "family,item,domain,condition,level,prompt,absent,absent_reason,key,"
+CSV_HEADER += "expected_kind,expected_output\n"
+
+
+def _cells(version):
+    return {
+        (c.item.code, c.level.code): c
+        for c in Cell.objects.filter(version=version).select_related("item", "level")
+    }
+
+
+def test_the_design_import_reads_expected_outputs_from_csv_and_json(pi, family_a, draft):
+    rows = [
+        'A,a-01,d,,L0,Capital?,no,,unit,text,"Paris, France"',
+        'A,a-01,d,,L5,Capital as JSON?,no,,unit,json,"{""city"": ""Paris"", ""n"": 1}"',
+        "A,a-02,d,,L0,No oracle here,no,,unit,,",
+    ]
+    content = (CSV_HEADER + "\n".join(rows) + "\n").encode()
+    plan = services.design_import(version=draft, content=content, fmt="csv", actor=pi)
+    cells = _cells(draft)
+    assert (cells["a-01", "L0"].expected_kind, cells["a-01", "L0"].expected_output) == (
+        "text",
+        "Paris, France",
+    )
+    assert cells["a-01", "L5"].expected_output == {"city": "Paris", "n": 1}
+    assert cells["a-02", "L0"].expected_sha256 is None
+    # Hashed as the cell page hashes them, and shown in the plan.
+    text_hash = hashlib.sha256(b"Paris, France").hexdigest()
+    assert cells["a-01", "L0"].expected_sha256 == text_hash
+    assert plan.rows[0].as_dict()["expected_sha256"] == text_hash
+
+    # JSON: any JSON value; a file without the fields leaves the cells' outputs as they are.
+    document = {
+        "cells": [
+            {
+                "family": "A",
+                "item": "a-01",
+                "domain": "d",
+                "level": "L0",
+                "prompt": "Capital?",
+                "key": ["unit"],
+                "expected_kind": "json",
+                "expected_output": ["Paris", 2],
+            },
+            {
+                "family": "A",
+                "item": "a-01",
+                "domain": "d",
+                "level": "L5",
+                "prompt": "Capital as JSON?",
+                "key": ["unit"],
+            },
+        ]
+    }
+    services.design_import(
+        version=draft, content=json.dumps(document).encode(), fmt="json", actor=pi
+    )
+    cells = _cells(draft)
+    assert cells["a-01", "L0"].expected_output == ["Paris", 2]
+    assert cells["a-01", "L5"].expected_output == {"city": "Paris", "n": 1}  # kept
+
+
+def test_a_bad_expected_output_in_a_design_file_is_named_by_row_and_field(pi, family_a, draft):
+    rows = [
+        "A,a-01,d,,L0,Capital?,no,,unit,json,{not json",
+        "A,a-01,d,,L1,Capital?,no,,unit,yaml,x",
+        "A,a-01,d,,L2,Capital?,no,,unit,,orphan output",
+        "A,a-02,d,,L0,,yes,Not at this level,,text,an absent cell's output",
+    ]
+    content = (CSV_HEADER + "\n".join(rows) + "\n").encode()
+    with pytest.raises(services.DesignImportRefused) as refused:
+        services.design_import(version=draft, content=content, fmt="csv", actor=pi)
+    assert [(e.row, e.field) for e in refused.value.plan.errors] == [
+        (2, "expected_output"),
+        (3, "expected_kind"),
+        (4, "expected_kind"),
+        (5, "expected_output"),
+    ]
+    assert "is not JSON" in refused.value.plan.errors[0].message
+    assert not Cell.objects.filter(version=draft).exists()
