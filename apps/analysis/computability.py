@@ -552,10 +552,14 @@ def computability_notes(version: ProtocolVersion) -> list[str]:
     """The gate's word on a passing plan: that it was checked on a sample (issue #12 §5), and
     its warnings (issue #19), e.g. "On the computability gate's synthetic data, evaluand M1:
     contradictory: rules OPB01-8.1 and OPB01-8.3 both hold"."""
+    from apps.raters.final import unresolvable_rules
+
+    # Read from the rubric and roster, not the synthetic run: said whatever the run answers.
+    rules = [f"Unresolved responses: {sentence}." for sentence in unresolvable_rules(version)]
     verdict = computability_verdict(version=version)
     if isinstance(verdict, Pending) or verdict.problems:
-        return []
-    notes = []
+        return rules
+    notes = rules
     if verdict.sampled:
         notes.append(
             f"The computability gate ran the plan on a sample of {verdict.administrations} of "

@@ -387,6 +387,26 @@ def observations(version: ProtocolVersion) -> dict[str, Any]:
     return {"administrations": out, "counts": counts}
 
 
+def unresolved_finals(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """The responses whose final-value rule left a field with no value because its scorers
+    disagree (``apps.raters.final.unresolvable_rules``): ``[{"response": "12.1", "fields":
+    [...]}]``, each named by its administration's position and attempt number, in that order;
+    empty when there is none."""
+    rows = [row for row in final_values(version) if row.get("unresolved")]
+    if not rows:
+        return []
+    keys = {
+        pk: (position, number)
+        for pk, position, number in Attempt.objects.filter(
+            version=version, response__in=[row["response_id"] for row in rows]
+        ).values_list("response__pk", "administration__position", "number")
+    }
+    return [
+        {"response": "{}.{}".format(*keys[row["response_id"]]), "fields": row["unresolved"]}
+        for row in sorted(rows, key=lambda row: keys[row["response_id"]])
+    ]
+
+
 def machine_agreement_inputs(version: ProtocolVersion) -> list[dict[str, Any]]:
     """What the agreement of machine scorers with the reviewers is computed from (empty when no
     field is machine-scored): ``apps.raters.final.agreement_inputs`` with each response named

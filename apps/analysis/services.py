@@ -392,6 +392,10 @@ def _collect_consistently(pipeline: Pipeline, version: ProtocolVersion) -> dict[
         machine = data.machine_agreement_inputs(version)
         if machine:
             collected = {**collected, "machine_agreement": machine}
+        # Responses that several scorers of one role left with no final value (issue 34 §7).
+        unresolved = data.unresolved_finals(version)
+        if unresolved:
+            collected = {**collected, "unresolved_finals": unresolved}
         return collected
 
 
@@ -453,6 +457,12 @@ def _perform(run: AnalysisRun, attempt: int, progress: Callable[[int, str], None
             estimates = {
                 **estimates,
                 "machine_agreement": agreement_from_inputs(inputs["machine_agreement"]),
+            }
+        if inputs.get("unresolved_finals"):
+            listed = inputs["unresolved_finals"]
+            estimates = {
+                **estimates,
+                "unresolved_finals": {"count": len(listed), "responses": listed},
             }
         document = result_document(run, input_sha256=input_sha256, estimates=estimates)
         deviations = pipeline.deviations_of(estimates) if pipeline.deviations_of else []

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, ClassVar, cast
 
+from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -36,7 +37,7 @@ from apps.items.access import (
     get_level_for,
 )
 from apps.items.component import design_document
-from apps.items.models import HarmVerdict, Item, Level
+from apps.items.models import Cell, HarmVerdict, Item, Level
 from apps.items.parts import CONDITION, FACTOR, FAMILY, ITEM, LEVEL, DesignPart, LevelSerializer
 from apps.items.selectors import (
     HARM_CRITERIA,
@@ -211,6 +212,21 @@ class CellSaveApi(APIView):
             help_text="Tool or connector names the key requires (OPB-01 §2: at L5 the gate "
             "refuses one an enrolled evaluand lists as external); omitted: kept as it was.",
         )
+        expected_kind = serializers.ChoiceField(
+            choices=["", "text", "json"],
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="The expected output's kind, which an oracle scorer compares responses "
+            'with: "text", "json", or "" for none; omitted: the expected output is kept as it '
+            "was.",
+        )
+        expected_output = serializers.JSONField(
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="The expected output: a string for text, any JSON value for json.",
+        )
 
     @extend_schema_serializer(component_name="CellSaveOutput")
     class OutputSerializer(serializers.Serializer[Any]):
@@ -221,6 +237,11 @@ class CellSaveApi(APIView):
         absent_reason = serializers.CharField()
         key = DesignKeyUnitSerializer(many=True)
         requires_tools = serializers.ListField(child=serializers.CharField())
+        expected_kind = serializers.CharField()
+        expected_output = serializers.JSONField(allow_null=True)
+        expected_sha256 = serializers.CharField(
+            allow_null=True, help_text="The hash the frozen version records (None: none)."
+        )
 
     @extend_schema(request=InputSerializer, responses=OutputSerializer)
     def post(
@@ -228,7 +249,16 @@ class CellSaveApi(APIView):
     ) -> Response:
         item, level = _cell_place(request, protocol_code, label, item_code, level_code)
         values = _valid(self.InputSerializer, request)
+        expected_kind, expected_output = values["expected_kind"], values["expected_output"]
+        if expected_kind is None:  # omitted: kept as it was
+            if expected_output is not None:
+                raise ValidationError({"expected_kind": "Say whether the output is text or JSON."})
+            kept = Cell.objects.filter(item=item, level=level).first()
+            if kept is not None:
+                expected_kind, expected_output = kept.expected_kind, kept.expected_output
         cell = services.cell_save(
+            expected_kind=expected_kind or "",
+            expected_output=expected_output,
             item=item,
             level=level,
             prompt=values["prompt"],
@@ -249,6 +279,9 @@ class CellSaveApi(APIView):
                     for u in cell.key_units.order_by("position")
                 ],
                 "requires_tools": list(cell.requires_tools),
+                "expected_kind": cell.expected_kind,
+                "expected_output": cell.expected_output,
+                "expected_sha256": cell.expected_sha256,
             }
         )
 

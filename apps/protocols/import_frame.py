@@ -15,7 +15,9 @@ Each import, whatever its rows hold:
 3. reports every problem in one shape (``ImportProblem``: row, or None for the file as a whole;
    field; message; the record's own label), collected before it decides, and refuses the whole
    file when there is any (``ImportRejected``, listing the first 100 and counting the rest),
-   writing nothing;
+   writing nothing. A row is checked in full (one problem does not hide the next), and each
+   refused row is named once with every problem in it; a problem that is not one row's (a
+   header column, a mapping) names the file and the field, never every row;
 4. keys a file by the SHA-256 of its bytes (``import_key``) within its version: the same file
    imported again is a no-op that says so (``already_imported``, an ``ImportOutcome`` as every
    import's answer), checked before the file is read
@@ -80,14 +82,35 @@ class ImportProblem:
 NO_RECORDS = ImportProblem(None, "", "the file holds no records")
 
 
+def problems_by_row(problems: Iterable[ImportProblem]) -> list[ImportProblem]:
+    """``problems`` once each, the file's own first, then row by row in file order (a row's
+    problems together, in the order they were found)."""
+    unique = list(dict.fromkeys(problems))
+    return sorted(unique, key=lambda p: (p.row is not None, p.row or 0))
+
+
+def _row_message(problems: list[ImportProblem]) -> str:
+    """One row's (or the file's) problems as one message: the row named once."""
+    first = problems[0]
+    if len(problems) == 1:
+        return str(first)
+    said = "; ".join(f"{p.field}: {p.message}" if p.field else p.message for p in problems)
+    return f"{first.where}: {said}"
+
+
 class ImportRejected(ValidationError):
-    """The file was not imported; ``problems`` (at most 100) say where and why, ``total`` counts
-    them all."""
+    """The file was not imported; ``problems`` (at most 100, each once, the file's own first and
+    then by row: ``problems_by_row``) say where and why, ``total`` counts them all. Its messages
+    name each refused row once, with every problem found in it."""
 
     def __init__(self, problems: Sequence[ImportProblem]):
-        self.problems = list(problems[:MAX_LISTED_PROBLEMS])
-        self.total = len(problems)
-        messages = [str(problem) for problem in self.problems]
+        ordered = problems_by_row(problems)
+        self.problems = ordered[:MAX_LISTED_PROBLEMS]
+        self.total = len(ordered)
+        grouped: dict[tuple[int | None, str], list[ImportProblem]] = {}
+        for problem in self.problems:
+            grouped.setdefault((problem.row, problem.unit), []).append(problem)
+        messages = [_row_message(group) for group in grouped.values()]
         if self.total > len(self.problems):
             messages.append(f"… and {self.total - len(self.problems)} more problems")
         super().__init__(messages)

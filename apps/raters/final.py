@@ -9,6 +9,11 @@ The final-value rule is per rubric field (``RubricField.final_rule``), frozen wi
 | ``scorer`` | the scorer role's: one scorer's, or several's when equal (numbers: the mean) |
 | ``reviewers_else_scorer`` | the reviewers' where they scored it, else the scorer role's |
 
+Several scorers of one role that disagree on a field with no mean give no final value ("equal
+or nothing"): the response is unresolved (``unresolved`` in its row), the computability gate
+warns of such a rule before the freeze (``unresolvable_rules``) and the report counts and lists
+the unresolved responses.
+
 The analysis reads final values only through ``final_values`` (``apps.analysis.inputs``).
 """
 
@@ -96,6 +101,7 @@ def final_values(version: ProtocolVersion) -> list[dict[str, Any]]:
         humans = row["final"] if row is not None else None
         final: dict[str, Any] = {}
         sources: dict[str, str | None] = {}
+        unresolved: list[str] = []
         for field in fields:
             human = humans.get(field.name) if humans is not None else None
             scored = [
@@ -112,6 +118,8 @@ def final_values(version: ProtocolVersion) -> list[dict[str, Any]]:
             else:
                 final[field.name] = mechanical
                 sources[field.name] = "scorer" if scored else None
+                if scored and mechanical is None:
+                    unresolved.append(field.name)
         base = row or {
             "response_id": response_id,
             "originals": [],
@@ -126,9 +134,41 @@ def final_values(version: ProtocolVersion) -> list[dict[str, Any]]:
                 "reviewers_final": humans,
                 "machine": {code: dict(values) for code, values in sorted(by_scorer.items())},
                 "sources": sources,
+                # Only when there is one, so a study whose scorers agree keeps its bytes.
+                **({"unresolved": unresolved} if unresolved else {}),
             }
         )
     return rows
+
+
+def unresolvable_rules(version: ProtocolVersion) -> list[str]:
+    """The fields whose final-value rule can leave a response with no final value: the rule
+    takes the scorer role's value (``scorer``, or ``reviewers_else_scorer`` where no reviewer
+    scored), two or more scorers of the role are on the roster, and the field's kind has no
+    mean (not a number or count), so scorers that disagree give nothing ("equal or nothing",
+    ``_combine``). One sentence per field, for the computability gate's notes; empty when no
+    field can."""
+    codes: dict[str, list[str]] = defaultdict(list)
+    for code, role in ScorerRosterEntry.objects.filter(version=version).values_list("code", "role"):
+        codes[role].append(code)
+    out = []
+    for field in RubricField.objects.filter(version=version).order_by("position"):
+        scorers = sorted(codes.get(field.scorer_role, []))
+        if (
+            field.scorer_scores
+            and field.final_rule != FinalValue.REVIEWERS
+            and len(scorers) > 1
+            and field.kind not in (FieldKind.NUMBER, FieldKind.COUNT)
+        ):
+            where = " where no reviewer scored it" if field.reviewers_score else ""
+            out.append(
+                f"field {field.name!r} takes the {field.scorer_role!r} role's value{where}, "
+                f"and its {len(scorers)} scorers ({', '.join(scorers)}) give a final value only "
+                "when they agree: a response they disagree on is left unresolved, out of the "
+                "estimates (the report counts and lists them); give the field one scorer, or "
+                "the final value to the reviewers"
+            )
+    return out
 
 
 def _code(field: RubricField, value: Any) -> float:

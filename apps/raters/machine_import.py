@@ -193,6 +193,7 @@ class _Reader:
             f.name: f for f in RubricField.objects.filter(version=version).order_by("position")
         }
         self.roster = {e.code: e for e in ScorerRosterEntry.objects.filter(version=version)}
+        self.columns = columns
         self.names: list[str] = (
             columns
             if columns is not None
@@ -204,6 +205,9 @@ class _Reader:
         self.administration_mapping = self._administration(mapping)
         self.attempt_source = self._attempt(mapping)
         scorer = self._scorer(mapping)
+        # Without a way to name each row's response and scorer, rows cannot be checked; a field
+        # the mapping or a column names wrongly is the file's problem, and rows still are.
+        self.rows_checkable = not self.problems
         specs = self._field_specs(mapping)
         self.field_sources = {name: compile_source(spec) for name, spec in specs.items()}
         self.normalised = {
@@ -214,6 +218,22 @@ class _Reader:
 
     def _file_problem(self, where: str, message: str) -> None:
         self.problems.append(ImportProblem(None, where, message))
+
+    def _field_problem(self, name: str, spec: dict, message: str) -> None:
+        """A field that cannot be imported: the file's problem when the file names it as a
+        whole (a CSV header column, the mapping, a key on every record), else the problem of
+        each record that carries a value for it (a JSON Lines key on some rows only)."""
+        column = spec.get("column")
+        carrying = (
+            [r for r in self.records if r.fields.get(column) not in (None, "")]
+            if column is not None and self.columns is None and self.defaulted
+            else []
+        )
+        if not carrying or len(carrying) == len(self.records):
+            self._file_problem(name, message)
+            return
+        for record in carrying:
+            self._row_problem(record, name, message)
 
     # -- the mapping ------------------------------------------------------------------------
 
@@ -278,10 +298,10 @@ class _Reader:
     def _field_specs(self, mapping: dict[str, Any]) -> dict[str, dict]:
         self.inspect_binary: set[str] = set()
         given, scores = mapping.get("fields"), mapping.get("scores")
-        if given is None and scores is None:
-            specs = self._default_specs()
-        else:
-            specs = self._given_specs(given, scores)
+        # Fields found in the file's keys (not named by the mapping): one a record carries is
+        # that record's problem when it is wrong.
+        self.defaulted = given is None and scores is None
+        specs = self._default_specs() if self.defaulted else self._given_specs(given, scores)
         return self._machine_fields_only(specs)
 
     def _given_specs(self, given: Any, scores: Any) -> dict[str, dict]:
@@ -335,16 +355,17 @@ class _Reader:
 
     def _machine_fields_only(self, specs: dict[str, dict]) -> dict[str, dict]:
         kept = {}
+        before = len(self.problems)
         for name, spec in specs.items():
             field = self.fields.get(name)
             if field is None:
-                self._file_problem(name, f"the rubric has no field {name!r}")
+                self._field_problem(name, spec, f"the rubric has no field {name!r}")
             elif field.derivation or not field.scorer_scores:
                 why = "is derived" if field.derivation else "is scored by reviewers only"
-                self._file_problem(name, f"field {name!r} {why}: no scorer scores it")
+                self._field_problem(name, spec, f"field {name!r} {why}: no scorer scores it")
             else:
                 kept[name] = spec
-        if not kept and not self.problems:
+        if not kept and len(self.problems) == before and self.rows_checkable:
             self._file_problem("mapping.fields", "no column names a field the scorers score")
         return kept
 
@@ -412,10 +433,41 @@ class _Reader:
             response = (
                 None if administration_id is None else self._row_response(record, administration_id)
             )
-            values = self._row_values(record, entry)
-            if administration_id is None or response is None or entry is None or not values:
+            values, ok = self._row_values(record, entry)
+            if (
+                administration_id is None
+                or response is None
+                or entry is None
+                or not ok
+                or not values
+            ):
+                self._values_alone(record, values)
                 continue
             self._plan(record, administration_id, response, entry, values)
+
+    def _values_alone(self, record: SourceRecord, values: dict[str, Any]) -> None:
+        """Check a refused row's values on their own (each against its field's domain), so that
+        a row naming no response still shows every problem in it; a checklist, whose units are
+        the response's cell's, and the derived fields wait for the response."""
+        given = {
+            name: value
+            for name, value in values.items()
+            if value is not None and self.fields[name].kind != FieldKind.CHECKLIST
+        }
+        if not given:
+            return
+        try:
+            score_values_clean(
+                fields=[self.fields[name] for name in given],
+                values=given,
+                word_count=0,
+                units=[],
+                defaults=False,
+            )
+        except ValidationError as error:
+            for name, messages in error.message_dict.items():
+                for message in messages:
+                    self._row_problem(record, name, message)
 
     def _row_problem(self, record: SourceRecord, where: str, message: str) -> None:
         self.problems.append(ImportProblem(record.row, where, message, record.label))
@@ -478,7 +530,8 @@ class _Reader:
 
     def _row_values(
         self, record: SourceRecord, entry: ScorerRosterEntry | None
-    ) -> dict[str, Any] | None:
+    ) -> tuple[dict[str, Any], bool]:
+        """The row's values (those with a problem left out) and whether it had none."""
         values: dict[str, Any] = {}
         ok = True
         for name, source in self.field_sources.items():
@@ -494,6 +547,8 @@ class _Reader:
                     ok = False
                     continue
                 value = self._typed(field, value)
+            if value is None:
+                continue  # the row gives no value for this field: nothing to check or write
             if entry is not None and field.scorer_role != entry.role:
                 self._row_problem(
                     record,
@@ -502,8 +557,9 @@ class _Reader:
                     f"{name!r} to the role {field.scorer_role!r}",
                 )
                 ok = False
+                continue
             values[name] = value
-        return values if ok else None
+        return values, ok
 
     def _typed(self, field: RubricField, value: str) -> Any:
         if self.format == "csv":
@@ -719,7 +775,8 @@ def import_machine_scores(
         columns=source.columns,
         mapping=mapping or {},
     )
-    problems_refuse(reader.problems)
+    if not reader.rows_checkable:
+        problems_refuse(reader.problems)
     if outcome := version_lock(version, already):
         return outcome
     reader.check(_Schedule(version))

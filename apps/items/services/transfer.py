@@ -27,13 +27,23 @@ from apps.accounts.models import User
 from apps.core.inputs import csv_width_problem, json_loads
 from apps.deviations.models import EntryKind
 from apps.deviations.services import version_log_append
-from apps.items.models import Cell, Condition, Family, FamilyRole, Item, KeyUnit, Level
+from apps.items.models import (
+    Cell,
+    Condition,
+    Family,
+    FamilyRole,
+    Item,
+    KeyUnit,
+    Level,
+    expected_output_sha256,
+)
 from apps.items.services.design import (
     CODE_HELP,
     CODE_PATTERN,
     KeyUnitSpec,
     cell_validate,
     draft_locked,
+    expected_output_clean,
     key_units_format,
     key_units_parse,
     stopping_rule_message,
@@ -56,6 +66,11 @@ COLUMNS = (
     "key",
     "base_item",
 )
+# A cell's expected output, which an oracle scorer compares responses with (issue 34 §8):
+# ``expected_kind`` text, json or empty, and ``expected_output`` (in a CSV, JSON's text). Read
+# when the file has them; a file without them leaves each cell's expected output as it is.
+EXPECTED_COLUMNS = ("expected_kind", "expected_output")
+ACCEPTED_COLUMNS = (*COLUMNS, *EXPECTED_COLUMNS)
 REQUIRED_COLUMNS = ("family", "item", "level")
 # The columns read as plain text (``absent`` is a yes/no, ``key`` a list of units).
 TEXT_COLUMNS = tuple(name for name in COLUMNS if name not in ("absent", "key"))
@@ -88,6 +103,9 @@ class ImportRow:
     # The Family A item a disclosure item inscribes (OPB-01 §5): a code, "" for none, or None
     # when the file has no base_item column (the item's link is then left as it is).
     base_item: str | None = None
+    # The cell's expected output as stored (kind, value), or None when the file has no
+    # expected-output column (the cell's is then left as it is).
+    expected: tuple[str, Any] | None = None
     action: str = "create"  # create | replace | unchanged
     new_item: bool = False
 
@@ -104,6 +122,15 @@ class ImportRow:
             "absent_reason": self.absent_reason,
             "key": [{"text": u.text, "executable": u.executable} for u in self.key],
             "base_item": self.base_item,
+            **(
+                {
+                    "expected_kind": self.expected[0],
+                    "expected_output": self.expected[1],
+                    "expected_sha256": expected_output_sha256(*self.expected),
+                }
+                if self.expected is not None
+                else {}
+            ),
             "action": self.action,
             "new_item": self.new_item,
         }
@@ -185,13 +212,15 @@ def _read_csv(text: str, plan: ImportPlan) -> list[tuple[int, dict[str, Any]]]:
         plan.errors.append(ImportProblem(1, "header", problem))
         return []
     header = [h.strip().lower() for h in header]
-    unknown = [h for h in header if h not in COLUMNS]
+    unknown = [h for h in header if h not in ACCEPTED_COLUMNS]
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
     duplicated = sorted(name for name, count in Counter(header).items() if count > 1)
     for name in unknown:
         plan.errors.append(
             ImportProblem(
-                1, name or "(blank)", f"unknown column; the columns are {', '.join(COLUMNS)}"
+                1,
+                name or "(blank)",
+                f"unknown column; the columns are {', '.join(ACCEPTED_COLUMNS)}",
             )
         )
     for name in missing:
@@ -254,13 +283,13 @@ def _read_json(text: str, plan: ImportPlan) -> list[tuple[int, dict[str, Any]]]:
         if not isinstance(entry, dict):
             plan.errors.append(ImportProblem(number, "entry", "is not an object", unit="entry"))
             continue
-        unknown = [k for k in entry if k not in COLUMNS]
+        unknown = [k for k in entry if k not in ACCEPTED_COLUMNS]
         for name in unknown:
             plan.errors.append(
                 ImportProblem(
                     number,
                     name,
-                    f"unknown field; the fields are {', '.join(COLUMNS)}",
+                    f"unknown field; the fields are {', '.join(ACCEPTED_COLUMNS)}",
                     unit="entry",
                 )
             )
@@ -465,6 +494,7 @@ def _validate_row(
     if item_code and values["level"]:
         seen[item_code]["levels"].setdefault(values["level"], number)
 
+    expected = _expected(raw, fmt, absent, issue)
     if family is not None and level is not None and not issues:
         try:
             key = cell_validate(
@@ -496,6 +526,7 @@ def _validate_row(
         absent_reason=values["absent_reason"] if absent else "",
         key=key,
         base_item=values["base_item"] if "base_item" in raw else None,
+        expected=expected,
         new_item=existing is None,
     )
     cell = ctx.cells.get((item_code, values["level"]))
@@ -512,9 +543,42 @@ def _validate_row(
             and existing.domain == row.domain
             and (existing.condition.code if existing.condition else "") == row.condition
             and (row.base_item is None or _base_code(existing) == row.base_item)
+            and (row.expected is None or (cell.expected_kind, cell.expected_output) == row.expected)
         )
         row.action = "unchanged" if same else "replace"
     plan.rows.append(row)
+
+
+def _expected(
+    raw: dict[str, Any], fmt: str, absent: bool, issue: Callable[[str, str], None]
+) -> tuple[str, Any] | None:
+    """The row's expected output as ``cell_save`` stores it (``expected_output_clean``), or None
+    when the file has no expected-output column. In a CSV a JSON output is its JSON text."""
+    if not any(name in raw for name in EXPECTED_COLUMNS):
+        return None
+    kind = raw.get("expected_kind")
+    if kind is not None and not isinstance(kind, str):
+        issue("expected_kind", f"{kind!r} is not text, json or empty")
+        return None
+    kind = (kind or "").strip().lower()
+    value = raw.get("expected_output")
+    if fmt == "csv" and isinstance(value, str):
+        if value == "":
+            value = None
+        elif kind == "json":
+            try:
+                value = json.loads(value)
+            except (ValueError, RecursionError) as error:
+                reason = getattr(error, "msg", None) or "nested too deeply"
+                issue("expected_output", f"is not JSON ({reason})")
+                return None
+    try:
+        return expected_output_clean(kind=kind, value=value, absent=absent)
+    except ValidationError as error:
+        for name, messages in error.message_dict.items():
+            for message in messages:
+                issue(name, message)
+        return None
 
 
 def _base_code(item: Item) -> str:
@@ -640,8 +704,12 @@ def _write_plan(version: ProtocolVersion, plan: ImportPlan) -> None:
         else:
             replaced.append(cell)
         cell.prompt, cell.absent, cell.absent_reason = row.prompt, row.absent, row.absent_reason
+        if row.expected is not None:
+            cell.expected_kind, cell.expected_output = row.expected
     KeyUnit.objects.filter(cell__in=[cell.pk for cell in replaced]).delete()
-    Cell.objects.bulk_update(replaced, ["prompt", "absent", "absent_reason"])
+    Cell.objects.bulk_update(
+        replaced, ["prompt", "absent", "absent_reason", "expected_kind", "expected_output"]
+    )
     Cell.objects.bulk_create(created)
     cell_ids = {
         (item_id, level_id): pk
