@@ -4,12 +4,14 @@ freeze, and a run's result and report count and list the unresolved responses.""
 
 import pytest
 from django.template.loader import render_to_string
+from django.urls import reverse
 
 from apps.analysis.computability import computability_notes
 from apps.analysis.inputs import unresolved_finals
 from apps.analysis.models import AnalysisRun
 from apps.analysis.selectors import result_document
 from apps.analysis.services import analysis_run_perform, analysis_run_request
+from apps.deviations.services import outcome_unseal
 from apps.raters.final import final_values, unresolvable_rules
 from apps.raters.services.machine import machine_scores_import
 from apps.responses.models import Response
@@ -55,7 +57,7 @@ def test_one_scorer_per_role_or_a_field_with_a_mean_draws_no_warning(protocol, p
     assert unresolvable_rules(version) == []
 
 
-def test_two_scorers_that_disagree_leave_responses_unresolved_and_say_so(protocol, pi):
+def test_two_scorers_that_disagree_leave_responses_unresolved_and_say_so(protocol, pi, client):
     version = _study(protocol, pi, {"a": ("judge", JUDGE), "b": ("judge", OTHER)})
     [warning] = unresolvable_rules(version)  # the number field has a mean: no warning
     assert "'label'" in warning and "2 scorers (a, b)" in warning and "unresolved" in warning
@@ -85,3 +87,13 @@ def test_two_scorers_that_disagree_leave_responses_unresolved_and_say_so(protoco
     page = render_to_string("analysis/_unresolved.html", {"estimates": result["estimates"]})
     assert "2 responses have no final value" in page
     assert "<td>2.1</td><td>label</td>" in page and "<td>5.1</td><td>label</td>" in page
+
+    # And on the report page itself, once the outcomes are unsealed: a result whose plan has no
+    # decision table leads with its primary estimates, and the section is there.
+    outcome_unseal(version=version, user=pi, confirmation=version.protocol.code)
+    client.force_login(pi)
+    response = client.get(
+        reverse("analysis:report", args=[version.protocol.code, version.label, run.number])
+    )
+    assert response.status_code == 200
+    assert "2 responses have no final value" in response.content.decode()
