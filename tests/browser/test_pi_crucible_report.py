@@ -50,6 +50,9 @@ def test_pi_crucible_report(journey):
     chart.scroll_into_view_if_needed()
     box = chart.bounding_box()
     assert box["width"] >= 250  # drawn for a phone, at its own size (text stays legible)
+    # ...and redrawn for the narrow screen (templates/analysis/_plot.html), not a desktop
+    # figure shrunk until its text is unreadable.
+    page.wait_for_function("(img) => img.currentSrc.endsWith('?w=340')", arg=chart.element_handle())
     # A plot is never wider than the column (static/css/preregistry.css, figure.plot; it
     # scales with its viewBox): the figure never widens the page.
     frame = page.locator("figure.crucible-plot").first.bounding_box()
