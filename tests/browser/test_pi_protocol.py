@@ -75,10 +75,20 @@ def test_pi_protocol(journey):
     journey.snap("draft-checklist")
     journey.tour("tour-1-freeze-checklist")
 
-    # One parameter through autosave: the checklist refreshes without a reload.
+    # One parameter through autosave: "Saving…" shows while the request is out (held here
+    # until seen, so nothing depends on timing), then the checklist refreshes without a reload.
     missing_before = codes.count("param_missing")
+    held = []
+    page.route("**/autosave/", lambda route: held.append(route))
     page.locator("#param-epsilon").fill("0.1")
     page.locator("#param-epsilon").blur()
+    saving = page.locator("#save-status .saving")
+    saving.wait_for(state="visible")
+    assert "Saving…" in saving.inner_text()
+    assert len(held) == 1
+    held[0].continue_()
+    page.unroute("**/autosave/")
+    saving.wait_for(state="hidden")
     page.wait_for_function(
         "n => document.querySelectorAll('#freeze-checklist li[data-code=param_missing]').length"
         " === n",
