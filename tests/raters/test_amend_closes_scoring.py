@@ -80,3 +80,14 @@ def test_the_api_closes_scoring_unless_told_to_keep_it(client, in_scoring):
     url = f"/api/v1/protocols/{study.version.protocol.code}/versions/{study.version.label}/amend"
     response = client.post(url, {"close_scoring": False}, content_type="application/json")
     assert response.status_code == 201 and not ScoringClosing.objects.exists()
+
+
+def test_the_api_closes_scoring_when_a_form_encoded_request_says_nothing(client, in_scoring):
+    # A form-encoded body without the field must not read as "false" (DRF reads an absent HTML
+    # checkbox as unticked unless the field allows null): the default, closing, holds.
+    study = in_scoring
+    client.force_login(study.pi)
+    url = f"/api/v1/protocols/{study.version.protocol.code}/versions/{study.version.label}/amend"
+    response = client.post(url, {})
+    assert response.status_code == 201, response.content
+    assert ScoringClosing.objects.filter(version=study.version).exists()
