@@ -4,6 +4,7 @@ its scoring (the default) or keeps it open; closed, its tasks leave every review
 import re
 
 import pytest
+from django.db import DatabaseError, transaction
 from django.urls import reverse
 
 from apps.deviations.models import LogEntry
@@ -11,6 +12,7 @@ from apps.protocols.models import ProtocolVersion
 from apps.raters.models import ScoringClosing, ScoringOpening, ScoringTask, TaskState
 from apps.raters.selectors import queue_versions, reviewer_queues
 from apps.raters.services import scoring_open
+from apps.raters.services.closing import scoring_close
 from tests.factories import frozen_study
 
 pytestmark = pytest.mark.django_db
@@ -91,3 +93,16 @@ def test_the_api_closes_scoring_when_a_form_encoded_request_says_nothing(client,
     response = client.post(url, {})
     assert response.status_code == 201, response.content
     assert ScoringClosing.objects.filter(version=study.version).exists()
+
+
+@pytest.mark.postgres
+def test_a_closing_can_be_neither_undone_nor_rewritten(in_scoring):
+    # Deleting the closing would reopen a superseded version's scoring with no log entry.
+    study = in_scoring
+    scoring_close(version=study.version, user=study.pi, reason="v1.1 amends it")
+    closing = ScoringClosing.objects.get(version=study.version)
+    with pytest.raises(DatabaseError, match=r"append-only|permission denied"), transaction.atomic():
+        ScoringClosing.objects.filter(pk=closing.pk).delete()
+    with pytest.raises(DatabaseError, match=r"append-only|permission denied"), transaction.atomic():
+        ScoringClosing.objects.filter(pk=closing.pk).update(reason="never mind")
+    assert ScoringClosing.objects.get(pk=closing.pk).reason == "v1.1 amends it"

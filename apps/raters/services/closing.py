@@ -7,10 +7,10 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from apps.accounts.models import User
+from apps.core.words import counted
 from apps.deviations.models import EntryKind
-from apps.deviations.services import deviation_append
+from apps.deviations.services import version_log_append
 from apps.protocols.models import ProtocolVersion
-from apps.protocols.refs import version_ref
 from apps.raters.models import ScoringClosing, ScoringOpening
 from apps.raters.selectors import open_task_count
 from apps.raters.services.revocation import reservations_end
@@ -37,13 +37,12 @@ def scoring_close(*, version: ProtocolVersion, user: User, reason: str) -> int:
     closing.full_clean()
     closing.save()
     reservations_end(protocol_id=version.protocol_id, version_id=version.pk)
-    deviation_append(
-        protocol=version.protocol,
+    version_log_append(
+        version,
         kind=EntryKind.DEVIATION,
-        rationale=f"Scoring of v{version.label} closed with {left} task"
-        f"{'' if left == 1 else 's'} unscored: {closing.reason}",
+        rationale=f"Scoring of v{version.label} closed with {counted(left, 'task')} unscored: "
+        f"{closing.reason}",
         actor=user,
-        refs=[version_ref(version)],
     )
     return left
 
