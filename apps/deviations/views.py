@@ -6,7 +6,6 @@ from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import (
     FileResponse,
@@ -24,7 +23,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from apps.accounts.access import AuthenticatedHttpRequest
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
-from apps.core.forms import add_service_errors, service_on_post
+from apps.core.forms import service_on_post
 from apps.core.views import attachment
 from apps.deviations import chain
 from apps.deviations.checkpoints import (
@@ -35,6 +34,7 @@ from apps.deviations.checkpoints import (
 )
 from apps.deviations.exports import csv_lines, jsonl_lines
 from apps.deviations.forms import DeviationForm, LogFilterForm, UnsealForm
+from apps.deviations.models import LogEntry
 from apps.deviations.refs import resolved_refs
 from apps.deviations.selectors import (
     DEVIATION_WRITER_ROLES,
@@ -176,25 +176,25 @@ def deviation_new(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
     protocol = get_protocol_for(user=request.user, pk=code, roles=DEVIATION_WRITER_ROLES)
     versions = versions_with_seal(protocol_id=protocol.pk)
     form = DeviationForm(request.POST or None, versions=versions)
-    if request.method == "POST" and form.is_valid():
+
+    def record() -> LogEntry:
         data = form.cleaned_data
         chosen = next((v for v in versions if v.pk == data["version"]), None)
-        try:
-            entry = deviation_record(
-                protocol=protocol,
-                user=request.user,
-                kind=data["kind"],
-                rationale=data["rationale"],
-                occurred_on=data["occurred_on"],
-                refs=[version_ref(chosen)] if chosen else [],
-            )
-        except ValidationError as error:
-            add_service_errors(form, error)
-        else:
-            messages.success(request, f"Deviation recorded as entry {entry.seq}.")
-            return redirect(
-                reverse("deviations:log", kwargs={"code": protocol.code}) + f"#entry-{entry.seq}"
-            )
+        return deviation_record(
+            protocol=protocol,
+            user=request.user,
+            kind=data["kind"],
+            rationale=data["rationale"],
+            occurred_on=data["occurred_on"],
+            refs=[version_ref(chosen)] if chosen else [],
+        )
+
+    entry = service_on_post(request, form, record)
+    if entry is not None:
+        messages.success(request, f"Deviation recorded as entry {entry.seq}.")
+        return redirect(
+            reverse("deviations:log", kwargs={"code": protocol.code}) + f"#entry-{entry.seq}"
+        )
     return render(
         request,
         "deviations/deviation_new.html",

@@ -1,54 +1,37 @@
+from collections.abc import Callable
+from typing import Any, cast
+
+from django.http.response import HttpResponseBase
 from django.urls import path
 
 from apps.items import apis
-from apps.items.parts import CONDITION, FACTOR, FAMILY, ITEM, LEVEL
+from apps.items.parts import CONDITION, FACTOR, FAMILY, ITEM, LEVEL, DesignPart
 from apps.items.views import cells, grid, harm_review, parts, transfer
 
 app_name = "items"
 
 _v = "protocols/<str:protocol_code>/v/<str:label>/design/"
 
+# The parts with the same three pages and three endpoints each, and the plural that names their
+# list (``items:levels``) and their URLs.
+_PARTS = [
+    (part, part.listing.removeprefix("items:")) for part in (LEVEL, FAMILY, CONDITION, FACTOR)
+]
+
 urlpatterns = [
     path(_v, grid.design, name="design"),
     # The design's parts: the same three views for each (``apps.items.parts``)
-    path(f"{_v}levels/", parts.part_list, {"part": LEVEL}, name="levels"),
+    *(
+        route
+        for part, plural in _PARTS
+        for one in [f"{_v}{plural}/<str:{part.page_kwarg or part.key}>/"]
+        for route in (
+            path(f"{_v}{plural}/", parts.part_list, {"part": part}, name=plural),
+            path(one, parts.part_edit, {"part": part}, name=f"{part.noun}-edit"),
+            path(f"{one}delete/", parts.part_delete, {"part": part}, name=f"{part.noun}-delete"),
+        )
+    ),
     path(f"{_v}levels-default/", parts.levels_default, name="levels-default"),
-    path(f"{_v}levels/<str:level_code>/", parts.part_edit, {"part": LEVEL}, name="level-edit"),
-    path(
-        f"{_v}levels/<str:level_code>/delete/",
-        parts.part_delete,
-        {"part": LEVEL},
-        name="level-delete",
-    ),
-    path(f"{_v}families/", parts.part_list, {"part": FAMILY}, name="families"),
-    path(f"{_v}families/<str:code>/", parts.part_edit, {"part": FAMILY}, name="family-edit"),
-    path(
-        f"{_v}families/<str:code>/delete/",
-        parts.part_delete,
-        {"part": FAMILY},
-        name="family-delete",
-    ),
-    path(f"{_v}conditions/", parts.part_list, {"part": CONDITION}, name="conditions"),
-    path(
-        f"{_v}conditions/<str:code>/",
-        parts.part_edit,
-        {"part": CONDITION},
-        name="condition-edit",
-    ),
-    path(
-        f"{_v}conditions/<str:code>/delete/",
-        parts.part_delete,
-        {"part": CONDITION},
-        name="condition-delete",
-    ),
-    path(f"{_v}factors/", parts.part_list, {"part": FACTOR}, name="factors"),
-    path(f"{_v}factors/<str:name>/", parts.part_edit, {"part": FACTOR}, name="factor-edit"),
-    path(
-        f"{_v}factors/<str:name>/delete/",
-        parts.part_delete,
-        {"part": FACTOR},
-        name="factor-delete",
-    ),
     path(f"{_v}new-item/", parts.item_new, name="item-new"),
     path(f"{_v}items/<str:code>/", parts.item_detail, name="item"),
     path(f"{_v}items/<str:code>/delete/", parts.part_delete, {"part": ITEM}, name="item-delete"),
@@ -75,30 +58,28 @@ urlpatterns = [
 
 _a = "protocols/<str:protocol_code>/versions/<str:label>/design"
 
+
+def _api(part: DesignPart[Any], action: str) -> Callable[..., HttpResponseBase]:
+    """``apis.<Part><action>Api``, one of the part's endpoints (``apis.part_endpoints``)."""
+    return cast(
+        Callable[..., HttpResponseBase], getattr(apis, f"{part.title}{action}Api").as_view()
+    )
+
+
 api_urlpatterns = [
     path(_a, apis.DesignDetailApi.as_view(), name="design"),
     path(f"{_a}/problems", apis.DesignProblemsApi.as_view(), name="design-problems"),
-    path(f"{_a}/levels", apis.LevelCreateApi.as_view(), name="level-create"),
+    *(
+        route
+        for part, plural in _PARTS
+        for one in [f"{_a}/{plural}/<str:{part.key}>"]
+        for route in (
+            path(f"{_a}/{plural}", _api(part, "Create"), name=f"{part.noun}-create"),
+            path(f"{one}/update", _api(part, "Update"), name=f"{part.noun}-update"),
+            path(f"{one}/delete", _api(part, "Delete"), name=f"{part.noun}-delete"),
+        )
+    ),
     path(f"{_a}/levels/default", apis.LevelScaleDefaultApi.as_view(), name="levels-default"),
-    path(f"{_a}/levels/<str:code>/update", apis.LevelUpdateApi.as_view(), name="level-update"),
-    path(f"{_a}/levels/<str:code>/delete", apis.LevelDeleteApi.as_view(), name="level-delete"),
-    path(f"{_a}/families", apis.FamilyCreateApi.as_view(), name="family-create"),
-    path(f"{_a}/families/<str:code>/update", apis.FamilyUpdateApi.as_view(), name="family-update"),
-    path(f"{_a}/families/<str:code>/delete", apis.FamilyDeleteApi.as_view(), name="family-delete"),
-    path(f"{_a}/conditions", apis.ConditionCreateApi.as_view(), name="condition-create"),
-    path(
-        f"{_a}/conditions/<str:code>/update",
-        apis.ConditionUpdateApi.as_view(),
-        name="condition-update",
-    ),
-    path(
-        f"{_a}/conditions/<str:code>/delete",
-        apis.ConditionDeleteApi.as_view(),
-        name="condition-delete",
-    ),
-    path(f"{_a}/factors", apis.FactorCreateApi.as_view(), name="factor-create"),
-    path(f"{_a}/factors/<str:name>/update", apis.FactorUpdateApi.as_view(), name="factor-update"),
-    path(f"{_a}/factors/<str:name>/delete", apis.FactorDeleteApi.as_view(), name="factor-delete"),
     path(f"{_a}/items", apis.ItemCreateApi.as_view(), name="item-create"),
     path(f"{_a}/items/<str:code>/update", apis.ItemUpdateApi.as_view(), name="item-update"),
     path(f"{_a}/items/<str:code>/delete", apis.ItemDeleteApi.as_view(), name="item-delete"),

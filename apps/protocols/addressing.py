@@ -10,7 +10,7 @@ redirect never tells a reviewer or a stranger which protocol an id belongs to.
 
 from collections.abc import Callable
 from functools import wraps
-from typing import cast
+from typing import Any, cast
 
 from django.contrib.auth.decorators import login_required
 from django.http import (
@@ -72,19 +72,8 @@ def legacy_redirect(
 
     @login_required
     def redirect_view(request: HttpRequest, **kwargs) -> HttpResponse:
-        from apps.protocols.access import READ_ROLES, get_version_for
-
         # login_required above: the user is signed in.
-        user = cast(User, request.user)
-        version = get_version_for(user=user, pk=kwargs.pop(kwarg), roles=READ_ROLES)
-        for theirs, ours in (rename or {}).items():  # the old route's keyword → the new one's
-            if theirs in kwargs:
-                kwargs[ours] = kwargs.pop(theirs)
-        url = reverse(
-            name, kwargs={"code": version.protocol.code, "label": version.label, **kwargs}
-        )
-        if request.META.get("QUERY_STRING"):
-            url += "?" + request.META["QUERY_STRING"]
+        url = _moved_to(request, name, kwargs, kwarg=kwarg, rename=rename)
         if request.method in ("GET", "HEAD"):
             return HttpResponseRedirect(url)
         response = HttpResponse(status=307)
@@ -109,18 +98,7 @@ def api_legacy_redirect(
     from rest_framework.views import APIView
 
     def moved(self: APIView, request: HttpRequest, **kwargs) -> HttpResponse:
-        from apps.protocols.access import READ_ROLES, get_version_for
-
-        user = cast(User, request.user)
-        version = get_version_for(user=user, pk=kwargs.pop(kwarg), roles=READ_ROLES)
-        for theirs, ours in (rename or {}).items():
-            if theirs in kwargs:
-                kwargs[ours] = kwargs.pop(theirs)
-        url = reverse(
-            name, kwargs={"code": version.protocol.code, "label": version.label, **kwargs}
-        )
-        if request.META.get("QUERY_STRING"):
-            url += "?" + request.META["QUERY_STRING"]
+        url = _moved_to(request, name, kwargs, kwarg=kwarg, rename=rename)
         return HttpResponsePermanentRedirect(url, preserve_request=True)  # 308
 
     schema = extend_schema(
@@ -165,3 +143,29 @@ def version_links(version: ProtocolVersion) -> dict[str, str]:
     links["page"] = reverse("protocols:version", args=args)
     links["log"] = reverse("deviations-api:log", args=[version.protocol.code])
     return links
+
+
+def _moved_to(
+    request: HttpRequest,
+    name: str,
+    kwargs: dict[str, Any],
+    *,
+    kwarg: str,
+    rename: dict[str, str] | None,
+) -> str:
+    """The URL of ``name`` for the version whose id is ``kwargs[kwarg]`` (an old route's),
+    addressed by code and label, with the old route's other keywords (renamed by ``rename``,
+    old → new) and its query string. Raises the 404/403 of ``get_version_for`` for a caller
+    who may not read the version."""
+    from apps.protocols.access import READ_ROLES, get_version_for
+
+    kwargs = dict(kwargs)
+    user = cast(User, request.user)  # signed in: both callers require it
+    version = get_version_for(user=user, pk=kwargs.pop(kwarg), roles=READ_ROLES)
+    for theirs, ours in (rename or {}).items():
+        if theirs in kwargs:
+            kwargs[ours] = kwargs.pop(theirs)
+    url = reverse(name, kwargs={"code": version.protocol.code, "label": version.label, **kwargs})
+    if request.META.get("QUERY_STRING"):
+        url += "?" + request.META["QUERY_STRING"]
+    return url

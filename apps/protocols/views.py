@@ -177,16 +177,13 @@ def protocol_members(request: AuthenticatedHttpRequest, code: str) -> HttpRespon
         for errors in remove_form.errors.values():
             # ErrorList iterates its messages as strings; the stubs say ValidationError too.
             messages.error(request, "Not removed: " + " ".join(cast(list[str], errors)))
-    elif request.method == "POST" and form.is_valid():
-        try:
-            membership = protocol_member_add(
-                protocol=protocol, actor=request.user, **form.cleaned_data
-            )
-        except ValidationError as error:
-            add_service_errors(form, error)
-        else:
-            messages.success(request, f"{membership.user} is {membership.get_role_display()} now.")
-            return redirect("protocols:members", protocol.code)
+    elif added := service_on_post(
+        request,
+        form,
+        lambda: protocol_member_add(protocol=protocol, actor=request.user, **form.cleaned_data),
+    ):
+        messages.success(request, f"{added.user} is {added.get_role_display()} now.")
+        return redirect("protocols:members", protocol.code)
     return _members_page(
         request, protocol, form=form, invite_form=MemberInviteForm(prefix="invite")
     )
@@ -215,21 +212,22 @@ def _members_invite(request: AuthenticatedHttpRequest, protocol: Protocol) -> Ht
     """Invite a person by e-mail (PI): the account if new, the role, the logged grant, the
     e-mail with the link that sets their password."""
     invite_form = MemberInviteForm(request.POST, prefix="invite")
-    if invite_form.is_valid():
-        try:
-            membership, _created = protocol_member_invite(
-                protocol=protocol, actor=request.user, **invite_form.cleaned_data
-            )
-        except ValidationError as error:
-            add_service_errors(invite_form, error)
-        else:
-            invitation_send(membership=membership, base_url=request.build_absolute_uri("/"))
-            messages.success(
-                request,
-                f"{membership.user.email} is {membership.get_role_display()} now; the "
-                "invitation is sent.",
-            )
-            return redirect("protocols:members", protocol.code)
+    invited = service_on_post(
+        request,
+        invite_form,
+        lambda: protocol_member_invite(
+            protocol=protocol, actor=request.user, **invite_form.cleaned_data
+        ),
+    )
+    if invited is not None:
+        membership, _created = invited
+        invitation_send(membership=membership, base_url=request.build_absolute_uri("/"))
+        messages.success(
+            request,
+            f"{membership.user.email} is {membership.get_role_display()} now; the "
+            "invitation is sent.",
+        )
+        return redirect("protocols:members", protocol.code)
     return _members_page(request, protocol, form=MemberAddForm(), invite_form=invite_form)
 
 
@@ -731,25 +729,24 @@ def version_deposit_action(
         )
         return redirect(_version_url(version))
     form = DepositForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            deposit = version_deposit(
-                version=version,
-                user=request.user,
-                text=data["content"],
-                media_type=data["media_type"],
-                frozen_where=data["frozen_where"],
-                frozen_on=data["frozen_on"],
-                note=data["note"],
-            )
-        except ValidationError as error:
-            add_service_errors(form, error)
-        else:
-            messages.success(
-                request, f"v{version.label} deposited. Its text's SHA-256 is {deposit.blob_id}."
-            )
-            return redirect(_version_url(version))
+    deposit = service_on_post(
+        request,
+        form,
+        lambda: version_deposit(
+            version=version,
+            user=request.user,
+            text=form.cleaned_data["content"],
+            media_type=form.cleaned_data["media_type"],
+            frozen_where=form.cleaned_data["frozen_where"],
+            frozen_on=form.cleaned_data["frozen_on"],
+            note=form.cleaned_data["note"],
+        ),
+    )
+    if deposit is not None:
+        messages.success(
+            request, f"v{version.label} deposited. Its text's SHA-256 is {deposit.blob_id}."
+        )
+        return redirect(_version_url(version))
     return render(
         request,
         "protocols/version_deposit.html",

@@ -4,6 +4,7 @@ import of machine scores with a preview, and oracle runs."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import cast
 
 from django import forms
@@ -15,7 +16,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts.access import signed_in_user
-from apps.core.forms import JSONField, add_service_errors
+from apps.core.forms import JSONField, service_on_post
 from apps.core.inputs import json_loads
 from apps.core.words import counted
 from apps.protocols.import_frame import ImportRejected
@@ -89,19 +90,19 @@ def scorers(request: HttpRequest, version_id: int) -> HttpResponse:
     """The scorer roster (enrol scorers while the version is a draft), imports, oracle runs."""
     version = get_rubric_version_for(user=signed_in_user(request), pk=version_id)
     form = ScorerEnrollForm(request.POST or None) if version.is_draft else None
-    if request.method == "POST" and form is not None and form.is_valid():
+
+    def enrol(form: ScorerEnrollForm) -> str:
         data = dict(form.cleaned_data)
         code, role, label = data.pop("code"), data.pop("role"), data.pop("label")
-        try:
-            scorer, _ = scorer_register(user=signed_in_user(request), label=label, **data)
-            scorer_roster_enroll(
-                version=version, scorer=scorer, code=code, role=role, user=signed_in_user(request)
-            )
-        except ValidationError as error:
-            add_service_errors(form, error)
-        else:
-            messages.success(request, f"{code} is on the scorer roster ({scorer}).")
-            return redirect("raters:scorers", code=version.protocol.code, label=version.label)
+        scorer, _ = scorer_register(user=signed_in_user(request), label=label, **data)
+        scorer_roster_enroll(
+            version=version, scorer=scorer, code=code, role=role, user=signed_in_user(request)
+        )
+        return f"{code} is on the scorer roster ({scorer})."
+
+    if form is not None and (enrolled := service_on_post(request, form, partial(enrol, form))):
+        messages.success(request, enrolled)
+        return redirect("raters:scorers", code=version.protocol.code, label=version.label)
     return render(
         request,
         "raters/scorers.html",

@@ -85,21 +85,22 @@ def evaluand_list(request: AuthenticatedHttpRequest) -> HttpResponse:
 def evaluand_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     require_evaluand_writer(user=request.user)
     form = EvaluandForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            evaluand, created = evaluand_register(
-                user=request.user,
-                label=form.cleaned_data["label"],
-                **_identity_values(form.cleaned_data),
-            )
-        except ValidationError as error:
-            add_service_errors(form, error)
+    registered = service_on_post(
+        request,
+        form,
+        lambda: evaluand_register(
+            user=request.user,
+            label=form.cleaned_data["label"],
+            **_identity_values(form.cleaned_data),
+        ),
+    )
+    if registered is not None:
+        evaluand, created = registered
+        if created:
+            messages.success(request, f"Evaluand {evaluand} registered.")
         else:
-            if created:
-                messages.success(request, f"Evaluand {evaluand} registered.")
-            else:
-                messages.info(request, f"This identity is already registered as {evaluand}.")
-            return redirect("responses:evaluand", pk=evaluand.pk)
+            messages.info(request, f"This identity is already registered as {evaluand}.")
+        return redirect("responses:evaluand", pk=evaluand.pk)
     return render(request, "responses/evaluand_form.html", {"form": form, "revising": None})
 
 
@@ -475,20 +476,21 @@ def control_validations(request: AuthenticatedHttpRequest, code: str, label: str
         # Editors and auditors read; recording is the PI's (403 with its reason).
         get_responses_version_for(user=request.user, code=code, label=label, roles=PI_ROLES)
     form = ControlValidationForm(request.POST or None) if is_pi else None
-    if request.method == "POST" and form is not None and form.is_valid():
-        try:
-            record = control_validation_record(
+    if form is not None and (
+        record := service_on_post(
+            request,
+            form,
+            lambda: control_validation_record(
                 version=version, user=request.user, **form.cleaned_data
-            )
-        except ValidationError as error:
-            add_service_errors(form, error)
-        else:
-            messages.success(
-                request,
-                f"Control validation of {record.environment} recorded: {record.result}. "
-                "It is logged and never changed; a later record supersedes it.",
-            )
-            return redirect("responses:control-validations", code=code, label=label)
+            ),
+        )
+    ):
+        messages.success(
+            request,
+            f"Control validation of {record.environment} recorded: {record.result}. "
+            "It is logged and never changed; a later record supersedes it.",
+        )
+        return redirect("responses:control-validations", code=code, label=label)
     return render(
         request,
         "responses/control_validations.html",
