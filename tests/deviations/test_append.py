@@ -173,7 +173,7 @@ def test_a_batch_continues_the_chain_in_order_in_one_insert(
     # on PostgreSQL: the lock, the chain's head, one INSERT (and the savepoint's two)
     with transaction.atomic(), django_assert_max_num_queries(5):
         written = deviation_append_many(protocol=protocol, entries=entries)
-    assert [e.seq for e in written] == [3, 4, 5, 6, 7]
+    assert [e["seq"] for e in written] == [3, 4, 5, 6, 7]
     stored = list(LogEntry.objects.filter(protocol=protocol).order_by("seq"))
     assert [e.rationale for e in stored[2:]] == [f"Batch entry {n}" for n in range(1, 6)]
     assert [e.actor_name for e in stored[2:]] == [pi.username, "system"] * 2 + [pi.username]

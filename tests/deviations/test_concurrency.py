@@ -113,7 +113,7 @@ def test_a_protocol_whose_log_lock_is_held_does_not_block_another_protocols_appe
                 protocol=other,
                 entries=[NewEntry("deviation", f"B {n}", pi) for n in range(1, 4)],
             )
-        assert [e.seq for e in appended] == [1, 2, 3]
+        assert [e["seq"] for e in appended] == [1, 2, 3]
         with pytest.raises(Exception, match="lock timeout"), transaction.atomic():
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL lock_timeout = '200ms'")
