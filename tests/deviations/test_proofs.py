@@ -3,10 +3,12 @@ API from stored subtree roots (issue 33 deliverable 4), checked with the RFC 916
 against roots computed by pymerkle; and the offline verifier's O(log n) inclusion check."""
 
 import base64
+import importlib
 import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.apps import apps as django_apps
 from django.db import connection
 from pymerkle import InmemoryTree
 
@@ -71,7 +73,8 @@ def api(client, protocol, path, **query):
 def test_signing_stores_the_subtree_roots_that_proofs_read(signed):
     protocol, _entries, checkpoint, reference = signed
     stored = set(LogTreeNode.objects.filter(protocol=protocol).values_list("level", "index"))
-    assert stored == {(8, 0), (8, 1), (9, 0)}  # 600 entries: two blocks of 256 and their parent
+    # 600 entries: every perfect subtree of 16 entries and more (37 of 16, 18 of 32, …, 1 of 512)
+    assert stored == {(level, i) for level in range(4, 10) for i in range(SIZE >> level)}
     assert checkpoint.head_hash == reference.get_root(SIZE).hex()
 
 
@@ -228,3 +231,20 @@ def test_an_outsider_and_an_anonymous_caller_get_no_proof(signed, client, outsid
     assert api(client, protocol, "inclusion", seq=1).status_code == 404
     client.logout()
     assert api(client, protocol, "inclusion", seq=1).status_code in (401, 403)
+
+
+def test_the_migration_to_16_entry_blocks_stores_their_roots_for_an_existing_log(protocol):
+    """deviations 0007 over a log whose roots were kept from 256 entries up (as before it): the
+    roots of its 16- to 128-entry subtrees, each the MTH of its entries, and nothing else."""
+    entries = bulk_log(protocol, SIZE)
+    migration = importlib.import_module(
+        "apps.deviations.migrations.0007_store_subtree_roots_from_16_entries"
+    )
+    migration.store_lower_roots(django_apps, None)
+    migration.store_lower_roots(django_apps, None)  # run twice: nothing duplicated
+    stored = {(n.level, n.index): n.hash for n in LogTreeNode.objects.filter(protocol=protocol)}
+    assert set(stored) == {(level, i) for level in range(4, 8) for i in range(SIZE >> level)}
+    leaves = [chain.leaf_hash(e["hash"]) for e in entries]
+    for (level, index), digest in stored.items():
+        block = leaves[index << level : (index + 1) << level]
+        assert digest == chain.merkle_root(block).hex()
