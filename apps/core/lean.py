@@ -1,7 +1,8 @@
 """A lean path for hot API reads (``LeanReadApi``). Apart from ``apps.core.apis`` because that
 module is loaded by DRF's settings (its parser), before ``rest_framework.views`` exists."""
 
-from typing import Any
+import contextlib
+from typing import Any, cast
 
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -50,21 +51,30 @@ class LeanReadApi(APIView):
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if request.method == "GET" and _json_wanted(request):
             user = _lean_user(self, request)
-            if user is not None and self._lean_throttles_allow(request, user):
-                try:
-                    data = self.lean_get(request, user, **kwargs)
-                except self._FALLBACK:
-                    data = None
+            if user is not None:
+                # What DRF's Request sets on the request it wraps (the throttles read it); put
+                # back as it was when the full path takes over, so that DRF authenticates anew.
+                before = request.__dict__.get("user", _UNSET)
+                request.user = user
+                data = None
+                if self._lean_throttles_allow(request):
+                    with contextlib.suppress(*self._FALLBACK):  # the full path answers those
+                        data = self.lean_get(request, user, **kwargs)
                 if data is not None:
                     response = HttpResponse(_RENDERER.render(data), content_type="application/json")
                     response["Allow"] = ", ".join(self.allowed_methods)
                     patch_vary_headers(response, ("Accept",))
                     return response
+                if before is _UNSET:
+                    del request.user
+                else:
+                    request.user = before
         return super().dispatch(request, *args, **kwargs)
 
-    def _lean_throttles_allow(self, request: HttpRequest, user: Any) -> bool:
-        request.user = user  # what DRF's Request sets on the request it wraps
-        if not all(throttle.allow_request(request, self) for throttle in self.get_throttles()):
+    def _lean_throttles_allow(self, request: HttpRequest) -> bool:
+        # DRF's throttles read only the user and the address (META): the plain request has both.
+        plain: Any = request
+        if not all(throttle.allow_request(plain, self) for throttle in self.get_throttles()):
             return False  # the full path refuses it, with DRF's 429 and Retry-After
         request._lean_throttled = True  # type: ignore[attr-defined]
         return True
@@ -76,6 +86,7 @@ class LeanReadApi(APIView):
 
 
 _RENDERER = JSONRenderer()
+_UNSET = object()
 
 
 def _json_wanted(request: HttpRequest) -> bool:
@@ -100,7 +111,7 @@ def _lean_user(view: APIView, request: HttpRequest) -> Any | None:
                 return user
             continue
         try:
-            found = authenticator.authenticate(request)
+            found = authenticator.authenticate(cast(Any, request))  # reads headers only
         except exceptions.AuthenticationFailed:
             return None
         if found is not None:

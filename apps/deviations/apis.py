@@ -211,11 +211,11 @@ class InclusionProofApi(LeanReadApi):
         params = validated(self.InputSerializer, request.query_params)
         return Response(self._proof(protocol, params["seq"], params.get("tree_size")))
 
-    def lean_get(self, request, user, code: str):
+    def lean_get(self, request, user, **kwargs):
         seq, tree_size = request.GET.get("seq"), request.GET.get("tree_size")
         if not _plain_number(seq) or not (tree_size is None or _plain_number(tree_size)):
             return None  # absent, or not plain digits in range: the serializer answers
-        protocol = get_protocol_for(user=user, pk=code, roles=LOG_READER_ROLES)
+        protocol = get_protocol_for(user=user, pk=kwargs["code"], roles=LOG_READER_ROLES)
         return self._proof(protocol, int(seq), None if tree_size is None else int(tree_size))
 
     @staticmethod

@@ -257,7 +257,9 @@ def _append_one(*, protocol: Protocol, new: NewEntry) -> LogEntry:
     return entry
 
 
-def _copy(protocol: Protocol, checked: list[NewEntry], dicts: list[dict[str, Any]], at) -> None:
+def _copy(
+    protocol: Protocol, checked: list[NewEntry], dicts: list[dict[str, Any]], at: datetime
+) -> None:
     """Insert a chained batch: PostgreSQL's COPY (one statement), else a bulk INSERT."""
     if connection.vendor != "postgresql":
         LogEntry.objects.bulk_create(
