@@ -6,6 +6,7 @@ A reviewer (blind) or a stranger gets 404 for every protocol page and endpoint.
 """
 
 from collections.abc import Iterable
+from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
@@ -36,7 +37,7 @@ def get_protocol_for(*, user: User, pk: int | str, roles: Iterable[str]) -> Prot
     # The protocol with the user's roles on it in one query (every API call on a protocol pays
     # for it): one row per role held, or one with none (an anonymous user's pk is None: none).
     # Raw SQL: the ORM took longer to compile this join than PostgreSQL takes to answer it.
-    rows = list(
+    rows: list[Any] = list(  # Protocol rows, each with its held_role
         Protocol.objects.raw(
             f"SELECT p.*, m.role AS held_role FROM {_PROTOCOLS} p LEFT JOIN {_MEMBERSHIPS} m "
             f"ON m.protocol_id = p.id AND m.user_id = %s WHERE p.{by} = %s",
