@@ -173,11 +173,12 @@ def _b64(hashes) -> list[str]:
 
 class InclusionProofApi(LeanReadApi):
     """The RFC 9162 inclusion proof of one entry in the log's Merkle tree, with the signed
-    checkpoint it verifies against: everything the offline verifier needs (``--inclusion``).
+    checkpoint it verifies against: everything the offline verifier needs (``--inclusion``)."""
 
-    A plain successful GET takes ``LeanReadApi``'s path (no DRF request wrapping or
-    negotiation: the proof is the API's hottest read, docs/performance.md); every refusal and
-    every other request takes DRF's, with the same access rule."""
+    # (Not in the docstring, which is the schema's description.) A plain successful GET takes
+    # LeanReadApi's path (no DRF request wrapping or negotiation: the proof is the API's
+    # hottest read, docs/performance.md); every refusal and every other request takes DRF's,
+    # with the same access rule and the same response shape (OutputSerializer documents it).
 
     @extend_schema_serializer(component_name="InclusionProofQuery")
     class InputSerializer(serializers.Serializer):
