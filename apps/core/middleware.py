@@ -30,6 +30,8 @@ from csp.constants import HEADER, HEADER_REPORT_ONLY
 from csp.middleware import CheckableLazyObject
 from csp.utils import build_policy
 from django.conf import settings
+from django.contrib.auth.middleware import AuthenticationMiddleware
+from django.contrib.sessions.middleware import SessionMiddleware
 from django.core.signals import setting_changed
 from django.db import InterfaceError, OperationalError
 from django.dispatch import receiver
@@ -38,7 +40,7 @@ from django.http.request import UnreadablePostError
 from django.http.response import HttpResponseBase
 from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.template import loader
-from django.urls import Resolver404, resolve
+from django.urls import Resolver404, ResolverMatch, resolve
 
 from apps.core.errors import NotFound
 from apps.core.inputs import text_problem
@@ -239,19 +241,27 @@ def _csp_settings_changed(*, setting: str, **kwargs: object) -> None:
 
 
 class TokenAPIMiddleware:
-    """Token-authenticated API requests to a view that asks for it skip the page middleware.
+    """API requests to a view that asks for it skip the page middleware.
 
     A view class with ``page_middleware = False`` (the reviewer queue's next and score, where a
-    request's own CPU is the queue's throughput: docs/performance.md) is called, for a request
-    under ``/api/`` that carries ``Authorization: Token …``, without the middleware that only
-    pages use — sessions, CSRF (DRF exempts its views; a token request never falls back to the
-    session), the signed-in user (DRF's token authentication sets it), messages, htmx, the
-    history request, django-axes (sign-in only), whitenoise (static files) and the trailing-slash
-    redirect. What every answer needs stays: the middleware above this one (security headers,
-    the request guards), X-Frame-Options and the Content-Security-Policy, a Content-Length, and
-    the request guards' answers to a view's exception (``guarded_exception``). Any other request
-    — a session, another scheme, another view, a path that does not resolve — takes the whole
-    stack unchanged.
+    request's own CPU is the queue's throughput, and the log's inclusion proof:
+    docs/performance.md) is called without the middleware that only pages use, for a request
+    under ``/api/`` that carries ``Authorization: Token …`` or that is a GET:
+
+    - a token request skips sessions, CSRF (DRF exempts its views; a token request never falls
+      back to the session), the signed-in user (DRF's token authentication sets it), messages,
+      htmx, the history request, django-axes (sign-in only), whitenoise (static files) and the
+      trailing-slash redirect;
+    - a GET without a token keeps the session and the signed-in user (its caller may be signed
+      in) and skips the rest: a GET changes nothing, so it needs no CSRF check, no messages, no
+      history request, and axes watches sign-ins only.
+
+    What every answer needs stays: the middleware above this one (security headers, the
+    request guards), X-Frame-Options and the Content-Security-Policy, a Content-Length, and the
+    request guards' answers to a view's exception (``guarded_exception``). Any other request —
+    another method with a session, another view, a path that does not resolve — takes the
+    whole stack unchanged. Which paths lead to such a view is remembered per path
+    (``_lean_match``), so the other API requests pay one dictionary lookup.
 
     Place it right after ``RequestGuardMiddleware``.
     """
@@ -260,18 +270,18 @@ class TokenAPIMiddleware:
         self.get_response = get_response
         # The answer's own headers, as the full stack sets them (same classes, same order).
         self.lean = XFrameOptionsMiddleware(CSPMiddleware(self._view))
+        self.lean_session = SessionMiddleware(AuthenticationMiddleware(self.lean))
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
-        if request.path_info.startswith(API_PREFIX) and request.META.get(
-            "HTTP_AUTHORIZATION", ""
-        ).startswith("Token "):
-            try:
-                match = resolve(request.path_info)
-            except Resolver404:
-                return self.get_response(request)
-            if getattr(getattr(match.func, "cls", None), "page_middleware", True) is False:
+        if not request.path_info.startswith(API_PREFIX):
+            return self.get_response(request)
+        token = request.META.get("HTTP_AUTHORIZATION", "").startswith("Token ")
+        if token or request.method == "GET":
+            match = _lean_match(request.path_info)
+            if match is not None:
                 request.resolver_match = match
-                return cast(HttpResponseBase, self.lean(request))  # a sync chain
+                chain = self.lean if token else self.lean_session
+                return cast(HttpResponseBase, chain(request))  # a sync chain
         return self.get_response(request)
 
     @staticmethod
@@ -291,3 +301,33 @@ class TokenAPIMiddleware:
         if not response.streaming and not response.has_header("Content-Length"):
             response.headers["Content-Length"] = str(len(response.content))  # type: ignore[attr-defined]
         return response
+
+
+_LEAN_PATHS: dict[str, ResolverMatch | None] = {}
+_LEAN_PATHS_MAX = 4096
+
+
+def _lean_match(path: str) -> ResolverMatch | None:
+    """The URL match of ``path`` when it leads to a view with ``page_middleware = False``, else
+    None; remembered per path (bounded: emptied when full), since resolving costs as much as a
+    small view (a ResolverMatch is read, never changed, by the views)."""
+    try:
+        return _LEAN_PATHS[path]
+    except KeyError:
+        pass
+    try:
+        match: ResolverMatch | None = resolve(path)
+    except Resolver404:
+        match = None
+    if match is not None and getattr(getattr(match.func, "cls", None), "page_middleware", True):
+        match = None
+    if len(_LEAN_PATHS) >= _LEAN_PATHS_MAX:
+        _LEAN_PATHS.clear()
+    _LEAN_PATHS[path] = match
+    return match
+
+
+@receiver(setting_changed)
+def _urlconf_changed(*, setting: str, **kwargs: object) -> None:
+    if setting == "ROOT_URLCONF":
+        _LEAN_PATHS.clear()

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from apps.accounts.models import Role
 from apps.core.apis import validated
+from apps.core.lean import LeanReadApi
 from apps.deviations import chain
 from apps.deviations.checkpoints import (
     checkpoint_write,
@@ -170,9 +171,14 @@ def _b64(hashes) -> list[str]:
     return [base64.b64encode(h).decode() for h in hashes]
 
 
-class InclusionProofApi(APIView):
+class InclusionProofApi(LeanReadApi):
     """The RFC 9162 inclusion proof of one entry in the log's Merkle tree, with the signed
     checkpoint it verifies against: everything the offline verifier needs (``--inclusion``)."""
+
+    # (Not in the docstring, which is the schema's description.) A plain successful GET takes
+    # LeanReadApi's path (no DRF request wrapping or negotiation: the proof is the API's
+    # hottest read, docs/performance.md); every refusal and every other request takes DRF's,
+    # with the same access rule and the same response shape (OutputSerializer documents it).
 
     @extend_schema_serializer(component_name="InclusionProofQuery")
     class InputSerializer(serializers.Serializer):
@@ -204,14 +210,27 @@ class InclusionProofApi(APIView):
     def get(self, request, code: str):
         protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
         params = validated(self.InputSerializer, request.query_params)
+        return Response(self._proof(protocol, params["seq"], params.get("tree_size")))
+
+    def lean_get(self, request, user, **kwargs):
+        seq, tree_size = request.GET.get("seq"), request.GET.get("tree_size")
+        if not _plain_number(seq) or not (tree_size is None or _plain_number(tree_size)):
+            return None  # absent, or not plain digits in range: the serializer answers
+        protocol = get_protocol_for(user=user, pk=kwargs["code"], roles=LOG_READER_ROLES)
+        return self._proof(protocol, int(seq), None if tree_size is None else int(tree_size))
+
+    @staticmethod
+    def _proof(protocol, seq: int, tree_size: int | None) -> dict:
         entry, size, checkpoint = entry_in_signed_tree(
-            protocol=protocol, seq=params["seq"], tree_size=params.get("tree_size")
+            protocol=protocol, seq=seq, tree_size=tree_size
         )
         seq = entry.seq
         path = inclusion_proof(protocol_id=protocol.pk, seq=seq, tree_size=size)
         leaf = chain.leaf_hash(entry.hash)
         root = chain.root_from_inclusion(leaf, seq - 1, size, path) or chain.EMPTY_ROOT
-        data = {
+        # Already the output's types (OutputSerializer documents them): re-rendering every field
+        # would cost more than the proof on this hot path.
+        return {
             "protocol": protocol.code,
             "seq": seq,
             "leaf_index": seq - 1,
@@ -222,9 +241,18 @@ class InclusionProofApi(APIView):
             "root_hash": base64.b64encode(root).decode(),
             "checkpoint": checkpoint.document.get("note") if checkpoint else None,
         }
-        # Already the output's types (OutputSerializer documents them): re-rendering every field
-        # would cost more than the proof on this hot path.
-        return Response(data)
+
+
+def _plain_number(value: str | None) -> bool:
+    """Whether a query value is plain digits in 1..MAX_SEQ, which ``InputSerializer`` takes as
+    that number (it also takes " 7 " and "7.0", which the lean path leaves to it)."""
+    return (
+        value is not None
+        and 0 < len(value) <= 10
+        and value.isascii()
+        and value.isdigit()
+        and 1 <= int(value) <= MAX_SEQ
+    )
 
 
 class ConsistencyProofApi(APIView):

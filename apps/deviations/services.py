@@ -2,6 +2,7 @@
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -10,12 +11,11 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
-from apps.core.canonical import canonical_json, sha256_hex
+from apps.core.canonical import canonical_json
 from apps.core.rows import full_clean_save
-from apps.deviations.chain import GENESIS_HASH
-from apps.deviations.entries import PAYLOAD_FIELDS
+from apps.deviations.chain import GENESIS_HASH, entry_hash
 from apps.deviations.models import MANUAL_KINDS, EntryKind, LogEntry, OutcomeUnsealing
-from apps.deviations.selectors import entry_dict, protocol_outcomes_visible
+from apps.deviations.selectors import protocol_outcomes_visible
 from apps.protocols.models import Protocol, ProtocolVersion
 from apps.protocols.refs import version_ref
 
@@ -23,16 +23,6 @@ from apps.protocols.refs import version_ref
 _ADVISORY_NAMESPACE = 7_301_001
 _REF_KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 SYSTEM_ACTOR = "system"
-
-
-def entry_hash_payload(entry: Mapping[str, Any]) -> bytes:
-    """The canonical bytes an entry's hash is taken over: its ``PAYLOAD_FIELDS``, from an
-    entry dict as ``selectors.entry_dict`` gives it (see ``docs/deviation-log.md``).
-
-    Encoded with ``apps.core.canonical``; the verifier in ``chain.py`` encodes the same fields
-    with its own copy, and the tests prove both agree.
-    """
-    return canonical_json({name: entry[name] for name in PAYLOAD_FIELDS})
 
 
 def format_timestamp(moment: datetime) -> str:
@@ -141,62 +131,153 @@ def _clean_refs(refs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return cleaned
 
 
-def _append(
-    *,
-    protocol: Protocol,
-    kind: str,
-    rationale: str,
-    actor: User | None,
-    refs: Iterable[Mapping[str, Any]],
-    occurred_on: date | None,
-) -> LogEntry:
+@dataclass(frozen=True)
+class NewEntry:
+    """One entry of a batch for ``deviation_append_many``: the arguments ``deviation_append``
+    takes besides the protocol."""
+
+    kind: str
+    rationale: str
+    actor: User | None = None
+    refs: Iterable[Mapping[str, Any]] = ()
+    occurred_on: date | None = None
+
+
+def _checked(new: NewEntry, *, where: str = "") -> NewEntry:
+    """``new`` with its texts stripped and refs cleaned, or ValidationError naming the field
+    (and, in a batch, the entry: ``where``)."""
+    try:
+        if new.kind not in _KINDS:
+            raise ValidationError(
+                {
+                    "kind": f"{new.kind!r} is not a log entry kind; add it to EntryKind (known: "
+                    f"{', '.join(EntryKind.values)})."
+                }
+            )
+        occurred_on = new.occurred_on
+        if occurred_on is not None and (
+            isinstance(occurred_on, datetime) or not isinstance(occurred_on, date)
+        ):
+            raise ValidationError({"occurred_on": "occurred_on must be a date (no time of day)."})
+        if new.actor is not None and new.actor.pk is None:
+            raise ValidationError(
+                {"actor": "The actor must be a saved user, or None for the system."}
+            )
+        return NewEntry(
+            kind=new.kind,
+            rationale=_clean_text(new.rationale, field="rationale", required=True),
+            actor=new.actor,
+            refs=_clean_refs(new.refs),
+            occurred_on=occurred_on,
+        )
+    except ValidationError as error:
+        if not where:
+            raise
+        raise ValidationError(
+            {f: [f"{where}: {m}" for m in ms] for f, ms in error.message_dict.items()}
+        ) from error
+
+
+_KINDS = frozenset(EntryKind.values)
+# The columns a batch is copied into, in the order ``_copy`` writes them.
+_COPY_COLUMNS = (
+    "protocol_id, protocol_code, seq, recorded_at, actor_id, actor_name, kind, rationale, refs, "
+    "occurred_on, outcome_visible, prev_hash, hash"
+)
+
+
+def _chained(
+    *, protocol: Protocol, entries: list[NewEntry]
+) -> tuple[list[NewEntry], list[dict[str, Any]], datetime]:
+    """Validate every entry, then, under the protocol's log lock, chain and hash them in Python:
+    (the entries cleaned, their exported dicts as ``selectors.entry_dict`` gives them, the time
+    they were recorded)."""
     if not connection.in_atomic_block:
         raise RuntimeError("deviation_append must run inside the caller's transaction")
     if protocol is None or protocol.pk is None:
         raise ValidationError({"protocol": "The log entry needs a saved protocol."})
-    if kind not in EntryKind.values:
-        raise ValidationError(
-            {
-                "kind": f"{kind!r} is not a log entry kind; add it to EntryKind (known: "
-                f"{', '.join(EntryKind.values)})."
-            }
-        )
-    rationale = _clean_text(rationale, field="rationale", required=True)
-    refs = _clean_refs(refs)
-    if occurred_on is not None and (
-        isinstance(occurred_on, datetime) or not isinstance(occurred_on, date)
-    ):
-        raise ValidationError({"occurred_on": "occurred_on must be a date (no time of day)."})
-    if actor is not None and actor.pk is None:
-        raise ValidationError({"actor": "The actor must be a saved user, or None for the system."})
-
+    many = len(entries) > 1
+    checked = [
+        _checked(new, where=f"entry {n}" if many else "") for n, new in enumerate(entries, 1)
+    ]
+    if not checked:
+        return [], [], timezone.now()
+    # Everything above runs before the lock: it is held to the end of the caller's
+    # transaction, and every other append to this protocol waits for it.
     _lock_protocol_log(protocol.pk)
     last_seq, prev_hash, chain_code, recorded_at, outcome_visible = _chain_head(protocol.pk)
-    seq = last_seq + 1
     # One chain, one code: the code its first entry was written under (docs/deviation-log.md).
     protocol_code = chain_code or protocol.code
-    actor_name = actor.get_username() if actor is not None else SYSTEM_ACTOR
-    entry = LogEntry(
+    moment = format_timestamp(recorded_at)
+    dicts = []
+    for seq, new in enumerate(checked, start=last_seq + 1):
+        entry = {
+            "actor": new.actor.get_username() if new.actor is not None else SYSTEM_ACTOR,
+            "kind": new.kind,
+            "occurred_on": new.occurred_on.isoformat() if new.occurred_on else None,
+            "outcome_visible": outcome_visible,
+            "prev_hash": prev_hash,
+            "protocol": protocol_code,
+            "rationale": new.rationale,
+            "recorded_at": moment,
+            "refs": new.refs,
+            "seq": seq,
+        }
+        # The verifier's own encoder (chain.py; the tests prove it gives apps.core.canonical's
+        # bytes), several times faster on entries than the general one.
+        entry["hash"] = prev_hash = entry_hash(entry)
+        dicts.append(entry)
+    return checked, dicts, recorded_at
+
+
+def _model(protocol: Protocol, new: NewEntry, entry: dict[str, Any], at: datetime) -> LogEntry:
+    return LogEntry(
         protocol=protocol,
-        protocol_code=protocol_code,
-        seq=seq,
-        recorded_at=recorded_at,
-        actor=actor,
-        actor_name=actor_name,
-        kind=kind,
-        rationale=rationale,
-        refs=refs,
-        occurred_on=occurred_on,
-        outcome_visible=outcome_visible,
-        prev_hash=prev_hash,
+        protocol_code=entry["protocol"],
+        seq=entry["seq"],
+        recorded_at=at,
+        actor=new.actor,
+        actor_name=entry["actor"],
+        kind=entry["kind"],
+        rationale=entry["rationale"],
+        refs=entry["refs"],
+        occurred_on=new.occurred_on,
+        outcome_visible=entry["outcome_visible"],
+        prev_hash=entry["prev_hash"],
+        hash=entry["hash"],
     )
-    entry.hash = sha256_hex(entry_hash_payload(entry_dict(entry)))
-    # The foreign keys are known to exist; skip the lookups full_clean would make for them.
-    entry.full_clean(
-        exclude=["protocol", "actor"], validate_unique=False, validate_constraints=False
-    )
+
+
+def _append_one(*, protocol: Protocol, new: NewEntry) -> LogEntry:
+    checked, dicts, at = _chained(protocol=protocol, entries=[new])
+    entry = _model(protocol, checked[0], dicts[0], at)
+    # No full_clean: every field it would check is checked by _checked (the kind, the texts,
+    # the refs, the date) or comes from the chain, the protocol and the actor's own row.
     entry.save(force_insert=True)
     return entry
+
+
+def _copy(
+    protocol: Protocol, checked: list[NewEntry], dicts: list[dict[str, Any]], at: datetime
+) -> None:
+    """Insert a chained batch: PostgreSQL's COPY (one statement), else a bulk INSERT."""
+    if connection.vendor != "postgresql":
+        LogEntry.objects.bulk_create(
+            [_model(protocol, new, entry, at) for new, entry in zip(checked, dicts, strict=True)],
+            batch_size=500,
+        )
+        return
+    columns = f"COPY deviations_logentry ({_COPY_COLUMNS}) FROM STDIN"
+    with connection.cursor() as cursor, cursor.cursor.copy(columns) as copy:
+        for new, e in zip(checked, dicts, strict=True):
+            copy.write_row(
+                (
+                    protocol.pk, e["protocol"], e["seq"], at,
+                    new.actor.pk if new.actor is not None else None, e["actor"], e["kind"],
+                    e["rationale"], canonical_json(e["refs"]).decode(), new.occurred_on,
+                    e["outcome_visible"], e["prev_hash"], e["hash"],
+                )
+            )  # fmt: skip
 
 
 def deviation_append(
@@ -224,14 +305,32 @@ def deviation_append(
     """
     if kind == EntryKind.OUTCOME_UNSEALED:
         raise ValidationError({"kind": "outcome_unsealed entries are written by outcome_unseal."})
-    return _append(
-        protocol=protocol,
-        kind=kind,
-        rationale=rationale,
-        actor=actor,
-        refs=refs,
-        occurred_on=occurred_on,
-    )
+    new = NewEntry(kind=kind, rationale=rationale, actor=actor, refs=refs, occurred_on=occurred_on)
+    return _append_one(protocol=protocol, new=new)
+
+
+def deviation_append_many(
+    *, protocol: Protocol, entries: Iterable[NewEntry]
+) -> list[dict[str, Any]]:
+    """Append ``entries`` to the protocol's log, in order, and return them as exported and
+    hashed (``selectors.entry_dict``'s dicts): what a bulk caller (an import, a batch of
+    exclusions) uses instead of one ``deviation_append`` per entry.
+
+    The same rules as ``deviation_append`` (in the caller's transaction; serialised per
+    protocol, never across protocols; the database's time, one for the whole batch; the
+    outcome seal's ``outcome_visible``), and all or nothing: every entry is validated before
+    the lock is taken, and a bad one raises ValidationError naming it ("entry 3: …") and the
+    field, with nothing written. Under the lock the batch costs one read of the chain's head
+    and one statement (PostgreSQL's COPY; a bulk INSERT elsewhere), the hashes computed in
+    Python between them (figures: docs/performance.md, "Appends at scale").
+    """
+    entries = list(entries)
+    if any(new.kind == EntryKind.OUTCOME_UNSEALED for new in entries):
+        raise ValidationError({"kind": "outcome_unsealed entries are written by outcome_unseal."})
+    checked, dicts, at = _chained(protocol=protocol, entries=entries)
+    if dicts:
+        _copy(protocol, checked, dicts, at)
+    return dicts
 
 
 def version_log_append(
@@ -338,13 +437,12 @@ def outcome_unseal(*, version: ProtocolVersion, user: User, confirmation: str) -
         )
     unsealing = OutcomeUnsealing(version=version, unsealed_by=user, confirmation=confirmation)
     full_clean_save(unsealing)
-    _append(
-        protocol=protocol,
+    unsealed = NewEntry(
         kind=EntryKind.OUTCOME_UNSEALED,
         rationale=f"Outcomes of {protocol.code} v{version.label} unsealed by the PI; from this "
         "entry on, outcome data have been seen.",
         actor=user,
         refs=[version_ref(version)],
-        occurred_on=None,
     )
+    _append_one(protocol=protocol, new=unsealed)
     return unsealing

@@ -23,9 +23,10 @@ from django.db import connection
 from apps.deviations import chain
 from apps.deviations.models import LogEntry, LogTreeNode
 
-# Subtrees of 256 entries and more are stored: ~2 rows per 256 entries, and a proof reads at
-# most 2 x 256 entry hashes besides ~log2(n) - 8 stored roots.
-STORED_LEVEL = 8
+# Subtrees of 16 entries and more are stored: ~2 rows per 16 entries (about 125,000 rows per
+# million entries), and a proof reads at most 2 x 16 entry hashes besides ~log2(n) - 4 stored
+# roots. (At 256, a proof hashed two blocks of 256 in Python: half its CPU; docs/performance.md.)
+STORED_LEVEL = 4
 
 
 class TreeReader:
@@ -90,7 +91,7 @@ class TreeReader:
         return sql, [self.protocol_id, *(n for pair in pairs for n in pair)]
 
     def _leaves_query(self, spans: Iterable[tuple[int, int]]) -> tuple[str, list[int]] | None:
-        # Touching ranges merged: a proof's fall in at most two 256-entry blocks.
+        # Touching ranges merged: a proof's fall in at most two 16-entry blocks.
         merged: list[list[int]] = []
         for start, end in sorted(spans):
             if merged and start <= merged[-1][1]:
@@ -130,7 +131,7 @@ class TreeReader:
             return self.leaves[index]
         start, end = index << level, (index + 1) << level
         if level > STORED_LEVEL and self.use_stored:
-            # Not stored (not yet, or removed): from the stored roots of its 256-entry blocks
+            # Not stored (not yet, or removed): from the stored roots of its 16-entry blocks
             # when they are all there, in one query, else from its entries.
             shift = level - STORED_LEVEL
             blocks = LogTreeNode.objects.filter(

@@ -35,7 +35,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from apps.deviations.models import EntryKind
-from apps.deviations.services import deviation_append
+from apps.deviations.services import NewEntry, deviation_append_many
 from apps.items.models import Level
 from apps.protocols.components import registered_components
 from apps.protocols.import_frame import (
@@ -935,27 +935,29 @@ def _log(version, user, response_import, tally: _Tally, schedule) -> None:
     counts = response_import.counts
     refs = import_refs(version, "import", response_import)
     note = f" Note: {response_import.note}" if response_import.note else ""
-    deviation_append(
-        protocol=version.protocol,
-        kind=EntryKind.IMPORT,
-        rationale=(
-            f"Imported {response_import.filename} ({response_import.format}, sha256 "
-            f"{response_import.sha256}): {_summary(counts)}.{note}"
-        ),
-        actor=user,
-        refs=refs,
-    )
-    if counts["platform_losses"]:
-        deviation_append(
-            protocol=version.protocol,
-            kind=EntryKind.PLATFORM_LOSS,
+    entries = [
+        NewEntry(
+            kind=EntryKind.IMPORT,
             rationale=(
-                f"{counts['platform_losses']} platform losses in {response_import.filename}: "
-                "infrastructure failures that never reached the model, counted apart from "
-                "model outcomes."
+                f"Imported {response_import.filename} ({response_import.format}, sha256 "
+                f"{response_import.sha256}): {_summary(counts)}.{note}"
             ),
             actor=user,
             refs=refs,
+        )
+    ]
+    if counts["platform_losses"]:
+        entries.append(
+            NewEntry(
+                kind=EntryKind.PLATFORM_LOSS,
+                rationale=(
+                    f"{counts['platform_losses']} platform losses in {response_import.filename}: "
+                    "infrastructure failures that never reached the model, counted apart from "
+                    "model outcomes."
+                ),
+                actor=user,
+                refs=refs,
+            )
         )
     if tally.reruns:
         listed = ", ".join(
@@ -963,13 +965,16 @@ def _log(version, user, response_import, tally: _Tally, schedule) -> None:
             for administration_id, number in tally.first_reruns
         )
         more = f" and {tally.reruns - 50} more" if tally.reruns > 50 else ""
-        deviation_append(
-            protocol=version.protocol,
-            kind=EntryKind.RERUN,
-            rationale=(
-                f"{tally.reruns} reruns in {response_import.filename}: {listed}{more}. "
-                f"The earlier attempts are kept.{note}"
-            ),
-            actor=user,
-            refs=refs,
+        entries.append(
+            NewEntry(
+                kind=EntryKind.RERUN,
+                rationale=(
+                    f"{tally.reruns} reruns in {response_import.filename}: {listed}{more}. "
+                    f"The earlier attempts are kept.{note}"
+                ),
+                actor=user,
+                refs=refs,
+            )
         )
+    # One lock, one read of the chain's head and one INSERT for the import's entries.
+    deviation_append_many(protocol=version.protocol, entries=entries)

@@ -10,7 +10,7 @@ from django.db import connection, transaction
 from apps.deviations.chain import GENESIS_HASH, entry_hash
 from apps.deviations.models import AppendOnlyError, LogEntry
 from apps.deviations.selectors import chain_verify, entry_dict
-from apps.deviations.services import deviation_append
+from apps.deviations.services import NewEntry, deviation_append, deviation_append_many
 from tests.factories import ProtocolFactory
 
 pytestmark = pytest.mark.django_db
@@ -160,3 +160,35 @@ def test_the_admin_is_read_only_for_the_log(admin_client, protocol, append):
     assert admin_client.get("/admin/deviations/outcomeunsealing/add/").status_code == 403
     entry.refresh_from_db()
     assert entry.rationale.startswith("Entry 1")
+
+
+def test_a_batch_continues_the_chain_in_order_in_one_insert(
+    protocol, pi, append, django_assert_max_num_queries
+):
+    append(protocol, 2)
+    entries = [
+        NewEntry("exclusion", f"Batch entry {n}", pi if n % 2 else None, [{"type": "x", "id": n}])
+        for n in range(1, 6)
+    ]
+    # on PostgreSQL: the lock, the chain's head, one INSERT (and the savepoint's two)
+    with transaction.atomic(), django_assert_max_num_queries(5):
+        written = deviation_append_many(protocol=protocol, entries=entries)
+    assert [e["seq"] for e in written] == [3, 4, 5, 6, 7]
+    stored = list(LogEntry.objects.filter(protocol=protocol).order_by("seq"))
+    assert [e.rationale for e in stored[2:]] == [f"Batch entry {n}" for n in range(1, 6)]
+    assert [e.actor_name for e in stored[2:]] == [pi.username, "system"] * 2 + [pi.username]
+    assert stored[2].prev_hash == stored[1].hash
+    for entry in stored:
+        assert entry_hash(entry_dict(entry)) == entry.hash
+    report = chain_verify(protocol=protocol)
+    assert report.ok and report.verified_through == 7, report.summary()
+
+
+def test_a_batch_with_one_bad_entry_writes_nothing_and_names_the_entry(protocol, pi):
+    entries = [NewEntry("deviation", "fine", pi), NewEntry("deviation", "  ", pi)]
+    with pytest.raises(ValidationError) as refused, transaction.atomic():
+        deviation_append_many(protocol=protocol, entries=entries)
+    assert refused.value.message_dict["rationale"][0].startswith("entry 2: ")
+    with pytest.raises(ValidationError, match="outcome_unseal"), transaction.atomic():
+        deviation_append_many(protocol=protocol, entries=[NewEntry("outcome_unsealed", "x")])
+    assert not LogEntry.objects.filter(protocol=protocol).exists()

@@ -3,12 +3,17 @@ API from stored subtree roots (issue 33 deliverable 4), checked with the RFC 916
 against roots computed by pymerkle; and the offline verifier's O(log n) inclusion check."""
 
 import base64
+import importlib
 import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.apps import apps as django_apps
+from django.core.cache import cache
 from django.db import connection
+from django.test import Client
 from pymerkle import InmemoryTree
+from rest_framework.authtoken.models import Token
 
 from apps.deviations import chain, checkpoints
 from apps.deviations.checkpoints import checkpoint_write
@@ -65,13 +70,15 @@ def signed(protocol, auditor, client):
 
 
 def api(client, protocol, path, **query):
-    return client.get(f"/api/v1/protocols/{protocol.code}/log/proof/{path}", query)
+    headers = {key: query.pop(key) for key in list(query) if key.startswith("HTTP_")}
+    return client.get(f"/api/v1/protocols/{protocol.code}/log/proof/{path}", query, **headers)
 
 
 def test_signing_stores_the_subtree_roots_that_proofs_read(signed):
     protocol, _entries, checkpoint, reference = signed
     stored = set(LogTreeNode.objects.filter(protocol=protocol).values_list("level", "index"))
-    assert stored == {(8, 0), (8, 1), (9, 0)}  # 600 entries: two blocks of 256 and their parent
+    # 600 entries: every perfect subtree of 16 entries and more (37 of 16, 18 of 32, …, 1 of 512)
+    assert stored == {(level, i) for level in range(4, 10) for i in range(SIZE >> level)}
     assert checkpoint.head_hash == reference.get_root(SIZE).hex()
 
 
@@ -228,3 +235,64 @@ def test_an_outsider_and_an_anonymous_caller_get_no_proof(signed, client, outsid
     assert api(client, protocol, "inclusion", seq=1).status_code == 404
     client.logout()
     assert api(client, protocol, "inclusion", seq=1).status_code in (401, 403)
+
+
+def test_the_migration_to_16_entry_blocks_stores_their_roots_for_an_existing_log(protocol):
+    """deviations 0007 over a log whose roots were kept from 256 entries up (as before it): the
+    roots of its 16- to 128-entry subtrees, each the MTH of its entries, and nothing else."""
+    entries = bulk_log(protocol, SIZE)
+    migration = importlib.import_module(
+        "apps.deviations.migrations.0007_store_subtree_roots_from_16_entries"
+    )
+    migration.store_lower_roots(django_apps, None)
+    migration.store_lower_roots(django_apps, None)  # run twice: nothing duplicated
+    stored = {(n.level, n.index): n.hash for n in LogTreeNode.objects.filter(protocol=protocol)}
+    assert set(stored) == {(level, i) for level in range(4, 8) for i in range(SIZE >> level)}
+    leaves = [chain.leaf_hash(e["hash"]) for e in entries]
+    for (level, index), digest in stored.items():
+        block = leaves[index << level : (index + 1) << level]
+        assert digest == chain.merkle_root(block).hex()
+
+
+def test_the_lean_path_answers_as_drfs_whole_path(signed, client):
+    """A plain GET takes the lean path; ``format=json`` makes the same request take DRF's whole
+    path (negotiation, Request, renderer): the same status, body and headers."""
+    protocol = signed[0]
+    lean = api(client, protocol, "inclusion", seq=300)
+    full = api(client, protocol, "inclusion", seq=300, format="json")
+    assert lean.status_code == full.status_code == 200
+    assert lean.content == full.content
+    for header in ("Content-Type", "Allow", "Vary", "X-Frame-Options", "Content-Security-Policy"):
+        assert lean.headers.get(header) == full.headers.get(header), header
+    html = api(client, protocol, "inclusion", seq=300, HTTP_ACCEPT="text/html")
+    assert html.status_code == 200 and html["Content-Type"].startswith("text/html")  # browsable
+
+
+def test_a_token_caller_gets_the_proof_and_a_bad_token_none(signed, auditor, outsider):
+    protocol = signed[0]
+    anonymous = Client()
+    good = Token.objects.create(user=auditor)
+    proof = api(anonymous, protocol, "inclusion", seq=9, HTTP_AUTHORIZATION=f"Token {good.key}")
+    assert proof.status_code == 200 and proof.json()["seq"] == 9
+    bad = api(anonymous, protocol, "inclusion", seq=9, HTTP_AUTHORIZATION="Token nope")
+    assert bad.status_code in (401, 403)  # DRF: 403 when the session scheme is listed first
+    stranger = Token.objects.create(user=outsider)
+    refused = api(anonymous, protocol, "inclusion", seq=9, HTTP_AUTHORIZATION=f"Token {stranger}")
+    assert refused.status_code == 404
+
+
+def test_an_inactive_member_gets_no_proof(signed, auditor, client):
+    protocol = signed[0]
+    auditor.is_active = False
+    auditor.save(update_fields=["is_active"])
+    assert api(client, protocol, "inclusion", seq=9).status_code in (401, 403)
+
+
+def test_a_refused_proof_request_counts_once_against_the_rate(signed, client, outsider):
+    """A refusal is answered by DRF's whole path after the lean one gave up: the user's throttle
+    sees one request, not two."""
+    protocol = signed[0]
+    client.force_login(outsider)
+    cache.clear()
+    assert api(client, protocol, "inclusion", seq=9).status_code == 404
+    assert len(cache.get(f"throttle_user_{outsider.pk}")) == 1
