@@ -1,5 +1,4 @@
 from django.apps import AppConfig
-from django.core.signals import request_started
 
 
 class CoreConfig(AppConfig):
@@ -8,8 +7,5 @@ class CoreConfig(AppConfig):
     verbose_name = "Core"
 
     def ready(self) -> None:
-        from apps.core.dbhealth import check_idle_connections
-
-        # Connected after Django's ``close_old_connections`` (django.db connects it on import),
-        # so it sees each request's connections after Django's own end-of-age closing.
-        request_started.connect(check_idle_connections, dispatch_uid="core.check_idle_connections")
+        # Connects the health check without a round trip (connection_created).
+        from apps.core import dbhealth  # noqa: F401

@@ -1,8 +1,9 @@
 """The persistent connection's health check without a round trip (``apps.core.dbhealth``).
 
-Each request starts with ``request_started``: Django's ``close_old_connections``, then
-``check_idle_connections``, which must keep a healthy idle connection without sending anything
-to the server and close one whose backend the server has ended, before the request uses it.
+A request starts with ``request_started`` (Django's ``close_old_connections``); its first query
+runs Django's health check (``CONN_HEALTH_CHECKS``), which must keep a healthy idle connection
+without sending ``SELECT 1``, and close one whose backend the server has ended, or that was left
+inside a transaction, before the query uses it.
 """
 
 import select
@@ -13,6 +14,7 @@ import psycopg
 import pytest
 from django.core.signals import request_started
 from django.db import connection
+from psycopg import pq
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -21,8 +23,14 @@ def _start_request() -> None:
     request_started.send(sender=None, environ={})
 
 
+def _backend_pid() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return int(cursor.fetchone()[0])
+
+
 @pytest.fixture
-def checked_connection(settings):
+def checked_connection():
     """Django's connection, open, idle, persistent and with health checks on (as in
     production; the test settings close it at each request instead)."""
     connection.ensure_connection()
@@ -32,21 +40,27 @@ def checked_connection(settings):
     connection.health_check_enabled, connection.close_at = enabled, close_at
 
 
-def test_a_healthy_idle_connection_is_kept_and_nothing_is_sent(checked_connection):
+def test_a_healthy_idle_connection_is_kept_and_only_the_query_is_sent(checked_connection):
     raw = checked_connection.connection
+    pid = raw.info.backend_pid
+    _start_request()
     with tempfile.TemporaryFile("w+") as trace:
         raw.pgconn.trace(trace.fileno())
-        _start_request()
+        raw.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+        assert _backend_pid() == pid
         raw.pgconn.untrace()
         trace.seek(0)
-        sent = trace.read()
+        sent = [line.split("\t") for line in trace.read().splitlines()]
+    queries = [f[3] for f in sent if len(f) > 3 and f[0] == "F" and f[2] in ("Query", "Parse")]
     assert checked_connection.connection is raw
-    # Checked for this request: Django's own check (``SELECT 1``) is not sent either.
     assert checked_connection.health_check_done
-    assert sent == ""
+    # Sent by the client ("F"): the query, and no ``SELECT 1`` before it.
+    assert queries == [' "SELECT pg_backend_pid()"'], sent
 
 
-def test_a_connection_the_server_ended_is_closed_before_the_request_uses_it(checked_connection):
+def test_a_connection_the_server_ended_is_replaced_before_the_request_uses_it(
+    checked_connection,
+):
     raw = checked_connection.connection
     pid = raw.info.backend_pid
     params = raw.info.get_parameters()
@@ -66,18 +80,17 @@ def test_a_connection_the_server_ended_is_closed_before_the_request_uses_it(chec
     while not poller.poll(100) and time.monotonic() < deadline:
         pass
     _start_request()
-    assert checked_connection.connection is None
-    with checked_connection.cursor() as cursor:  # the request's first query reconnects
-        cursor.execute("SELECT pg_backend_pid()")
-        assert cursor.fetchone()[0] != pid
+    assert _backend_pid() != pid  # no error: the health check reconnected first
+    assert checked_connection.connection is not raw
 
 
 def test_a_connection_left_inside_a_transaction_is_not_reused(checked_connection):
     raw = checked_connection.connection
+    pid = raw.info.backend_pid
     raw.execute("BEGIN")  # behind Django's back: a transaction nobody will finish
+    _start_request()
     try:
-        _start_request()
-        assert checked_connection.connection is None
+        assert _backend_pid() != pid
     finally:
         if not raw.closed:
             raw.close()
