@@ -8,7 +8,10 @@ Not a test (pytest does not collect it). A cycle is ``POST /api/v1/tasks/next`` 
   time it does not move with the machine's load;
 - Python CPU time and the PostgreSQL backend's CPU time (both move with the load: on two shared
   cores, CPU time per unit of work grows when the other core is busy);
-- with ``--top N``, the N functions with the most own time.
+- the cyclic garbage collector's CPU per cycle (it moves with the load too);
+- with ``--trace FILE``, libpq's protocol trace of one more cycle, and the round trips in it;
+- with ``--top N``, the N functions with the most own time (``PROFILE_DUMP=file`` keeps the
+  profile).
 
 Reproduce (first build the study: the side-by-side script prepares the database
 ``prereg_queue_bench`` and its roles, and ``--build-app`` prints the version and tokens):
