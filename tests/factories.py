@@ -557,7 +557,9 @@ def bulk_scoring_study(*, responses: int, scores_per_response: int) -> ProtocolV
             "inference_settings, harness_version, system_prompt, observation_projection, "
             "toolkit, memory_policy, budgets, retry_policy, identity_sha256, created_at) "
             "VALUES ('bench', 'bench', '', '{}', '{}', '', '', '', '[]', '', '{}', '', "
-            "repeat('b', 64), now()) RETURNING id"
+            "lpad(%s::text, 64, 'b'), now()) RETURNING id",
+            # One evaluand per study: its identity is unique, and a benchmark may build two.
+            [version.pk],
         )
         evaluand_id = cursor.fetchone()[0]
         cursor.execute(

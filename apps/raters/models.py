@@ -265,7 +265,12 @@ class Assignment(models.Model):
 
     task = models.ForeignKey(ScoringTask, on_delete=models.PROTECT, related_name="assignments")
     version = models.ForeignKey(ProtocolVersion, on_delete=models.PROTECT, related_name="+")
-    response = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+")
+    # No index of its own: the (response, reviewer) index below leads with it, and each index
+    # is written on every claim and every submit (docs/performance.md, "The queue nearer its
+    # floor").
+    response = models.ForeignKey(
+        Response, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
     reviewer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments"
     )
@@ -315,13 +320,19 @@ class Score(models.Model):
     """
 
     task = models.ForeignKey(ScoringTask, on_delete=models.PROTECT, related_name="scores")
-    version = models.ForeignKey(ProtocolVersion, on_delete=models.PROTECT, related_name="+")
+    # No index of its own: the (version, response) index below leads with it (as for
+    # Assignment.response).
+    version = models.ForeignKey(
+        ProtocolVersion, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
     response = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="scores")
     reviewer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="scores"
     )
     values = models.JSONField()
-    idempotency_key = models.CharField(max_length=64, unique=True)
+    # Unique by a constraint rather than ``unique=True``, which would add a second,
+    # ``varchar_pattern_ops`` index for LIKE that nothing asks (the key is only matched whole).
+    idempotency_key = models.CharField(max_length=64)
     seconds_spent = models.PositiveIntegerField(null=True, blank=True)
     submitted_at = models.DateTimeField(auto_now_add=True)
     corrects = models.OneToOneField(
@@ -336,6 +347,9 @@ class Score(models.Model):
                 fields=["task"],
                 condition=models.Q(corrects__isnull=True),
                 name="score_one_original_per_task",
+            ),
+            models.UniqueConstraint(
+                fields=["idempotency_key"], name="score_unique_idempotency_key"
             ),
         ]
         indexes = [models.Index(fields=["version", "response"])]

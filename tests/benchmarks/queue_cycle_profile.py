@@ -8,7 +8,10 @@ Not a test (pytest does not collect it). A cycle is ``POST /api/v1/tasks/next`` 
   time it does not move with the machine's load;
 - Python CPU time and the PostgreSQL backend's CPU time (both move with the load: on two shared
   cores, CPU time per unit of work grows when the other core is busy);
-- with ``--top N``, the N functions with the most own time.
+- the cyclic garbage collector's CPU per cycle (it moves with the load too);
+- with ``--trace FILE``, libpq's protocol trace of one more cycle, and the round trips in it;
+- with ``--top N``, the N functions with the most own time (``PROFILE_DUMP=file`` keeps the
+  profile).
 
 Reproduce (first build the study: the side-by-side script prepares the database
 ``prereg_queue_bench`` and its roles, and ``--build-app`` prints the version and tokens):
@@ -20,6 +23,7 @@ Reproduce (first build the study: the side-by-side script prepares the database
 
 import argparse
 import cProfile
+import gc
 import io
 import json
 import os
@@ -38,6 +42,9 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=0, help="print the N costliest functions")
     parser.add_argument("--version", type=int, help="the study's version id (default: newest)")
     parser.add_argument("--reviewer", type=int, default=0, help="which reviewer, in id order")
+    parser.add_argument(
+        "--trace", type=Path, help="write libpq's protocol trace of one more cycle to this file"
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(ROOT / "tests" / "benchmarks"))
@@ -50,6 +57,7 @@ def main() -> None:
     django.setup()
     from django.core.handlers.wsgi import WSGIHandler
     from django.db import connection
+    from psycopg.pq import Trace
     from rest_framework.authtoken.models import Token
 
     from apps.raters.models import ScoringTask
@@ -117,25 +125,54 @@ def main() -> None:
     for _ in range(20):  # warm: connection, prepared statements, caches
         cycle()
     n = args.cycles
+    collecting = {"cpu": 0.0, "runs": 0, "since": 0.0}
+
+    def collected(phase: str, info: dict) -> None:
+        if phase == "start":
+            collecting["since"] = time.process_time()
+        else:
+            collecting["cpu"] += time.process_time() - collecting["since"]
+            collecting["runs"] += 1
+
+    gc.callbacks.append(collected)
     backend, cpu, wall = backend_cpu(), time.process_time(), time.perf_counter()
     for _ in range(n):
         cycle()
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     backend = backend_cpu() - backend
+    gc.callbacks.remove(collected)
     profile = cProfile.Profile()
     profile.enable()
     for _ in range(n):
         cycle()
     profile.disable()
     stats = pstats.Stats(profile)
+    if os.environ.get("PROFILE_DUMP"):
+        profile.dump_stats(os.environ["PROFILE_DUMP"])
     result = {
         "cycles": n,
         "python_calls_per_cycle": round(stats.total_calls / n),  # type: ignore[attr-defined]
         "python_cpu_ms_per_cycle": round(cpu * 1000 / n, 2),
         "postgresql_backend_cpu_ms_per_cycle": round(backend * 1000 / n, 2),
         "wall_ms_per_cycle": round(wall * 1000 / n, 2),
+        # The cyclic garbage collector's share of the Python CPU (its collections per cycle).
+        "gc_cpu_ms_per_cycle": round(collecting["cpu"] * 1000 / n, 3),
+        "gc_runs_per_cycle": round(collecting["runs"] / n, 2),
         "load": os.getloadavg(),
     }
+    if args.trace:
+        # One cycle's messages to the server: each Query (simple protocol) or Sync (extended
+        # protocol) is one round trip.
+        with args.trace.open("w") as out:
+            pgconn = connection.connection.pgconn
+            pgconn.trace(out.fileno())
+            pgconn.set_trace_flags(Trace.SUPPRESS_TIMESTAMPS | Trace.REGRESS_MODE)
+            cycle()
+            pgconn.untrace()
+        sent = [line.split("\t") for line in args.trace.read_text().splitlines()]
+        result["round_trips_per_cycle"] = sum(
+            1 for f in sent if len(f) > 2 and f[0] == "F" and f[2] in ("Query", "Sync")
+        )
     print(json.dumps(result))
     if args.top:
         stats.sort_stats("tottime").print_stats(args.top)
