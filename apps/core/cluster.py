@@ -1,4 +1,4 @@
-"""A multi-node deployment on one machine: ``make cluster`` / ``make cluster-stop`` (docs/cluster.md).
+"""A multi-node deployment on one machine: `make cluster`, `make cluster-stop` (docs/cluster.md).
 
 What it starts, each as a process of its own with its log under ``<run dir>/logs/``:
 
@@ -24,6 +24,7 @@ the signing key and its state) are the same by construction.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import secrets
@@ -206,9 +207,10 @@ class Cluster:
         # with SCRAM (PgBouncer keeps the plain password in the user list, mode 0600 here).
         auth = "scram-sha-256" if password else "trust"
         _write_private(self.run_dir / "userlist.txt", f'"{user}" "{password}"\n')
+        server = f"host={parts.hostname or '127.0.0.1'} port={parts.port or 5432}"
         config = f"""\
 [databases]
-{database} = host={parts.hostname or "127.0.0.1"} port={parts.port or 5432} dbname={database} user={user}
+{database} = {server} dbname={database} user={user}
 
 [pgbouncer]
 listen_addr = 127.0.0.1
@@ -291,7 +293,11 @@ listen stats
     def commands(self) -> dict[str, list[str]]:
         celery = [str(BIN / "celery"), "-A", self.celery_app]
         commands = {
-            "pgbouncer": [_tool("pgbouncer"), *_unprivileged(), str(self.run_dir / "pgbouncer.ini")],
+            "pgbouncer": [
+                _tool("pgbouncer"),
+                *_unprivileged(),
+                str(self.run_dir / "pgbouncer.ini"),
+            ],
             "haproxy": [_tool("haproxy"), "-db", "-f", str(self.run_dir / "haproxy.cfg")],
             "worker1": [*celery, "worker", "-n", "worker1@%h", "--concurrency", "1", "-l", "info"],
             "worker2": [*celery, "worker", "-n", "worker2@%h", "--concurrency", "1", "-l", "info"],
@@ -346,18 +352,14 @@ listen stats
         pid = self.pid(name)
         if pid is None:
             return
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, sig)
-        except ProcessLookupError:
-            pass
         deadline = time.monotonic() + wait
         while _alive(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
         if _alive(pid):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             while _alive(pid):
                 time.sleep(0.05)
         (self.run_dir / "pids" / f"{name}.pid").unlink(missing_ok=True)
