@@ -412,10 +412,17 @@ listen stats
         while not ready():
             pid = self.pid(name)
             if pid is not None and not _alive(pid):
-                raise ClusterError(f"{name} exited; see {self.log(name)}")
+                raise ClusterError(f"{name} exited; {self._tail(name)}")
             if time.monotonic() > deadline:
-                raise ClusterError(f"{name} not ready after {timeout:.0f} s; see {self.log(name)}")
+                raise ClusterError(f"{name} not ready after {timeout:.0f} s; {self._tail(name)}")
             time.sleep(0.2)
+
+    def _tail(self, name: str, lines: int = 15) -> str:
+        try:
+            text = self.log(name).read_text(errors="replace").splitlines()[-lines:]
+        except FileNotFoundError:
+            return f"no log at {self.log(name)}"
+        return f"the end of {self.log(name)}:\n" + "\n".join(text)
 
     def stop(self) -> None:
         """Stop every process the run directory's pid files name, in reverse order."""

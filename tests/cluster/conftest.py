@@ -10,7 +10,6 @@ The workers run ``tests.analysis.blocking_worker`` (the project's Celery app plu
 blocks while a file exists), so that a worker can be killed mid-analysis.
 """
 
-import signal
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +24,8 @@ from tests.conftest import _redis_answers, _skip_or_fail
 
 # A sign-in lockout after this many wrong passwords (the deployed default is 10).
 FAILURE_LIMIT = 4
+# Anonymous API requests a minute per address (the deployed default is 120).
+ANON_RATE = 6
 
 
 @dataclass
@@ -66,6 +67,7 @@ def running(django_db_setup, django_db_blocker, tmp_path_factory):
                 "ANALYSIS_HEARTBEAT_TIMEOUT_SECONDS": "3",
                 "ANALYSIS_HEARTBEAT_INTERVAL_SECONDS": "1",
                 "API_THROTTLE_USER": "100000/minute",
+                "API_THROTTLE_ANON": f"{ANON_RATE}/minute",
                 "PREREGISTRY_ENFORCE_DB_ROLE": "true",
             },
         )
@@ -152,6 +154,3 @@ class _SourceAdapter(requests.adapters.HTTPAdapter):
     def init_poolmanager(self, *args, **kwargs):
         kwargs["source_address"] = (self.source, 0)
         super().init_poolmanager(*args, **kwargs)
-
-
-__all__ = ["FAILURE_LIMIT", "Http", "signal"]

@@ -26,7 +26,7 @@ from apps.raters.selectors import ROLE_REMOVED
 from apps.raters.services import scoring_open
 from apps.responses.models import Attempt
 from config.celery import app
-from tests.cluster.conftest import FAILURE_LIMIT, Http
+from tests.cluster.conftest import ANON_RATE, FAILURE_LIMIT, Http
 from tests.factories import (
     MembershipFactory,
     ProtocolFactory,
@@ -133,6 +133,15 @@ def test_wrong_passwords_are_counted_across_nodes(cluster):
             user.username, "the-right-one"
         )
         assert good.status_code == 429, f"node {i} let a locked-out username in"
+
+
+def test_api_throttles_are_counted_across_nodes(cluster):
+    # Anonymous API requests from one address, alternated over the nodes (4 gunicorn processes):
+    # counted in the shared cache, the rate is the whole cluster's, not each process's.
+    nodes = [Http(cluster.node_url(i % 2), source="127.0.0.79") for i in range(ANON_RATE + 2)]
+    answers = [node.get("/api/v1/registry/protocols").status_code for node in nodes]
+    assert answers[:ANON_RATE] == [200] * ANON_RATE
+    assert answers[ANON_RATE:] == [429, 429]
 
 
 def _work(base: str, token: str, log: list, *, deadline: float, idle_until_done) -> None:
