@@ -383,17 +383,20 @@ listen stats
             for name in names:
                 self.spawn(name)
                 if name == "redis":
-                    self._wait(lambda: answers(self.redis_port), "redis", timeout)
+                    self.wait(lambda: answers(self.redis_port), "redis", timeout)
                 if name == "pgbouncer":
-                    self._wait(lambda: answers(self.pgbouncer_port), "pgbouncer", timeout)
+                    self.wait(lambda: answers(self.pgbouncer_port), "pgbouncer", timeout)
             for i in range(len(self.node_ports)):
-                url = self.node_url(i) + "/healthz"
-                self._wait(lambda url=url: _status(url) == 200, f"node{i + 1}", timeout)
-            self._wait(lambda: _status(self.url + "/healthz") == 200, "haproxy", timeout)
-            self._wait(self.workers_answer, "worker1", timeout)
+                self.wait(lambda i=i: self.node_ready(i), f"node{i + 1}", timeout)
+            self.wait(lambda: _status(self.url + "/healthz") == 200, "haproxy", timeout)
+            self.wait(self.workers_answer, "worker1", timeout)
         except BaseException:
             self.stop()
             raise
+
+    def node_ready(self, index: int) -> bool:
+        """Whether web node ``index`` answers its health check with 200."""
+        return _status(self.node_url(index) + "/healthz") == 200
 
     def workers_answer(self) -> bool:
         """Whether both Celery workers answer a ping through the broker."""
@@ -407,7 +410,9 @@ listen stats
         names = {name.split("@")[0] for reply in replies for name in reply}
         return {"worker1", "worker2"} <= names
 
-    def _wait(self, ready, name: str, timeout: float) -> None:
+    def wait(self, ready, name: str, timeout: float = 120.0) -> None:
+        """Wait until ``ready()`` holds; raise ClusterError, with the end of ``name``'s log,
+        when ``name`` exits first or ``timeout`` seconds pass."""
         deadline = time.monotonic() + timeout
         while not ready():
             pid = self.pid(name)

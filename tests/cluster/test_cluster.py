@@ -20,6 +20,7 @@ from rest_framework.authtoken.models import Token
 from apps.accounts.models import Membership, Role
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.services import analysis_run_request
+from apps.core.cluster import answers as port_answers
 from apps.protocols.models import AnalysisParameter, ProtocolVersion
 from apps.raters.models import Assignment, Score, ScoringTask
 from apps.raters.selectors import ROLE_REMOVED
@@ -339,11 +340,13 @@ def test_pgbouncer_restarted_under_load_answers_only_json_503s_and_loses_nothing
     cluster.kill("pgbouncer", signal.SIGTERM)  # immediate shutdown: every connection cut
     time.sleep(2)
     cluster.spawn("pgbouncer")
+    cluster.wait(lambda: port_answers(cluster.pgbouncer_port), "pgbouncer")
     for thread in threads:
         thread.join()
 
     answers = [entry for log in logs for entry in log]
     statuses = Counter(status for _, status, _, _ in answers)
+    print(f"\nanswers during the PgBouncer restart: {dict(statuses)}")
     assert 503 in statuses, f"the restart was not under load: {statuses}"
     assert set(statuses) <= {200, 201, 503}, statuses  # never a 500
     assert all(kind.startswith("application/json") for _, _, kind, _ in answers)
@@ -356,3 +359,17 @@ def test_pgbouncer_restarted_under_load_answers_only_json_503s_and_loses_nothing
     assert acknowledged <= stored  # nothing acknowledged is lost
     assert not ScoringTask.objects.filter(version=study.version).exclude(state="done").exists()
     assert Membership.objects.filter(protocol=study.version.protocol).exists()
+
+
+def test_with_every_node_down_the_balancer_answers_json_503(cluster):
+    for name in ("node1", "node2"):
+        cluster.kill(name)
+    try:
+        down = Http(cluster.url).post("/api/v1/tasks/next", json={})
+        assert down.status_code == 503
+        assert down.headers["Content-Type"] == "application/json"
+        assert down.json()["detail"]
+    finally:
+        for i, name in enumerate(("node1", "node2")):
+            cluster.spawn(name)
+            cluster.wait(lambda i=i: cluster.node_ready(i), name)
