@@ -347,6 +347,14 @@ listen stats
         (self.run_dir / "pids" / f"{name}.pid").write_text(str(process.pid))
         return process.pid
 
+    def send(self, name: str, sig: int) -> None:
+        """Send ``sig`` to one process of the cluster and its children, and return at once
+        (``SIGSTOP``/``SIGCONT`` pause and resume it)."""
+        pid = self.pid(name)
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, sig)
+
     def kill(self, name: str, sig: int = signal.SIGTERM, *, wait: float = 30.0) -> None:
         """Send ``sig`` to one process of the cluster (and its children) and wait for it."""
         pid = self.pid(name)

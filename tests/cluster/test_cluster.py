@@ -13,6 +13,7 @@ from collections import Counter
 from html.parser import HTMLParser
 
 import pytest
+import requests
 from django.contrib.auth.hashers import Argon2PasswordHasher
 from django.db.models import Count
 from rest_framework.authtoken.models import Token
@@ -361,15 +362,23 @@ def test_pgbouncer_restarted_under_load_answers_only_json_503s_and_loses_nothing
     assert Membership.objects.filter(protocol=study.version.protocol).exists()
 
 
+def _nodes_down(cluster) -> bool:
+    """Whether HAProxy's statistics (CSV) say that both nodes are down."""
+    stats = requests.get(f"http://127.0.0.1:{cluster.stats_port}/;csv", timeout=5).text
+    rows = [line.split(",") for line in stats.splitlines() if line.startswith("nodes,node")]
+    return len(rows) == 2 and all(row[17].startswith("DOWN") for row in rows)
+
+
 def test_with_every_node_down_the_balancer_answers_json_503(cluster):
+    # Both nodes paused (SIGSTOP): their health checks time out and HAProxy takes them out.
     for name in ("node1", "node2"):
-        cluster.kill(name)
+        cluster.send(name, signal.SIGSTOP)
     try:
+        cluster.wait(lambda: _nodes_down(cluster), "haproxy")
         down = Http(cluster.url).post("/api/v1/tasks/next", json={})
         assert down.status_code == 503
         assert down.headers["Content-Type"] == "application/json"
         assert down.json()["detail"]
     finally:
-        for i, name in enumerate(("node1", "node2")):
-            cluster.spawn(name)
-            cluster.wait(lambda i=i: cluster.node_ready(i), name)
+        for name in ("node1", "node2"):
+            cluster.send(name, signal.SIGCONT)
