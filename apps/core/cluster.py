@@ -437,10 +437,15 @@ listen stats
             return f"no log at {self.log(name)}"
         return f"the end of {self.log(name)}:\n" + "\n".join(text)
 
-    def stop(self) -> None:
-        """Stop every process the run directory's pid files name, in reverse order."""
-        for name in reversed(ORDER):
-            self.kill(name)
+    def stop(self, *, wait: float = 30.0) -> None:
+        """Stop every process the run directory's pid files name: SIGTERM to all (the
+        balancer and the nodes first), then SIGKILL to any still alive after ``wait`` seconds."""
+        names = [n for n in reversed(ORDER) if self.pid(n) is not None]
+        for name in names:
+            self.send(name, signal.SIGTERM)
+        deadline = time.monotonic() + wait
+        for name in names:
+            self.kill(name, signal.SIGTERM, wait=max(0.0, deadline - time.monotonic()))
 
     def status(self) -> dict[str, bool]:
         """Which of the cluster's processes are alive."""
