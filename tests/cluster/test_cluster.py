@@ -283,7 +283,9 @@ def test_an_amendment_made_on_node_a_is_seen_by_both_nodes(cluster):
     # And each serves v1.1's plan as frozen (its changed parameter), v1.0's as it was.
     for http in pi_on:
         for label, k in (("1.0", "1"), ("1.1", "2")):
-            plan = http.get(f"/api/v1/protocols/{code}/versions/{label}").json()["parameters"]
+            answer = http.get(f"/api/v1/protocols/{code}/versions/{label}")
+            assert answer.status_code == 200, answer.text
+            plan = answer.json()["parameters"]
             assert {p["name"]: p["value"] for p in plan}["scores_per_response"] == k
 
 
