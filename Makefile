@@ -6,6 +6,8 @@ STAMP := $(VENV)/.installed
 # The development server's port: `make run PORT=8105`.
 PORT ?= 8000
 
+
+.PHONY: cluster cluster-stop test-cluster
 .PHONY: run test test-quick install lint typecheck format migrate worker beat demo-xstest demo-route-choice benchmarks benchmarks-tiny calibrate db-roles check-db-role
 
 install: $(STAMP)
@@ -92,3 +94,18 @@ benchmarks-tiny: install
 calibrate: install
 	nice -n 10 $(BIN)/python -m pytest tests/calibration -m calibration -p no:randomly \
 		-o addopts="-ra --strict-markers" -o timeout=0 --calibration-docs=docs/analysis.md
+
+# Two web nodes behind HAProxy, PgBouncer in transaction mode, two Celery workers, beat and Redis
+# on this machine (docs/cluster.md): DATABASE_URL (the runtime role) and DATABASE_OWNER_URL (the
+# owner, for migrate) name the PostgreSQL; CLUSTER_HTTP_PORT, CLUSTER_NODE_PORTS,
+# CLUSTER_PGBOUNCER_PORT, CLUSTER_REDIS_PORT, CLUSTER_STATS_PORT and CLUSTER_DIR move it.
+cluster: install
+	$(BIN)/python manage.py cluster start
+
+cluster-stop:
+	$(BIN)/python manage.py cluster stop
+
+# The `cluster` marker's tests: they start a cluster of their own on free ports against the test
+# database, and stop it at the end (tests/cluster/conftest.py).
+test-cluster: install
+	$(BIN)/python -m pytest tests/cluster -m cluster -p no:randomly -o addopts="-ra --strict-markers"

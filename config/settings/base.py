@@ -124,9 +124,17 @@ DATABASES["default"]["ATOMIC_REQUESTS"] = False
 # docs/deploy.md ("Database connections") adds them up against PostgreSQL's max_connections.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=0)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("DB_CONN_HEALTH_CHECKS", default=True)
+# Behind PgBouncer in transaction mode (docs/cluster.md) each transaction may run on another
+# server connection: nothing may outlive a transaction on the server. Django's server-side
+# cursors (``.iterator()`` outside a transaction opens a WITH HOLD cursor) are then turned off,
+# and so are prepared statements unless DB_PREPARED_STATEMENTS says otherwise (PgBouncer 1.21+
+# with max_prepared_statements > 0 carries them; Debian 12's 1.18 does not).
+DB_TRANSACTION_POOLER = env.bool("DB_TRANSACTION_POOLER", default=False)
+if DB_TRANSACTION_POOLER:
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
 # The reviewer queue's claim and submit run as server-side prepared statements on PostgreSQL
 # (planned once per connection); off for a pooler that cannot carry them (docs/deploy.md).
-DB_PREPARED_STATEMENTS = env.bool("DB_PREPARED_STATEMENTS", default=True)
+DB_PREPARED_STATEMENTS = env.bool("DB_PREPARED_STATEMENTS", default=not DB_TRANSACTION_POOLER)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_PREPARED_STATEMENTS:
     # Django's own cursors bind parameters client-side and are never prepared whatever this
     # says; the threshold (Django's default None turns preparing off) only lets the statements

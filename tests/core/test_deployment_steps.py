@@ -86,7 +86,7 @@ def test_the_values_the_services_need_are_set_where_the_steps_say(compose, steps
     production = (ROOT / "config" / "settings" / "production.py").read_text()
     required = set(re.findall(r'env(?:\.\w+)?\("(\w+)"\)', production))
     assert {"SECRET_KEY", "ALLOWED_HOSTS"} <= required
-    for service in ("web", "worker"):
+    for service in ("web1", "web2", "worker1", "worker2", "beat"):
         given = _env_keys(steps[compose["services"][service]["env_file"]])
         given |= set(compose["services"][service].get("environment") or {})
         assert required <= given, f"{service}: {sorted(required - given)} unset"
