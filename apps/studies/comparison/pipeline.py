@@ -19,7 +19,7 @@ conditions the plan names, with intervals clustered as the plan says.
   (``stats.proportions.rate_interval``), or a mean with its cluster-robust t interval
   (``stats.comparison.clustered_mean``).
 - Per model × comparison × outcome: the difference (condition − reference) with its
-  cluster-robust interval (``stats.comparison.clustered_difference``: OLS, CR1, t(G − 1);
+  cluster-robust interval (``stats.comparison.clustered_difference``: OLS, CR2, Bell–McCaffrey t;
   unclustered rates: Newcombe's hybrid score interval), and for rates the ratio with its log
   interval (``stats.comparison.clustered_rate_ratio``). Coverage of these intervals is measured
   by tests/calibration/test_comparison_calibration.py (docs/analysis.md).
