@@ -28,10 +28,11 @@ each observation (item, prompt or block; one label per observation when uncluste
   variance V_BB/p_B² + V_AA/p_A² − 2·V_AB/(p_A·p_B) from the cluster-robust covariance of the two
   rates (the cell-means regression y = p_A·[A] + p_B·[B], CR2 and Bell–McCaffrey t as above),
   and the interval exponentiated: the log interval of Katz, D., Baptista, J., Azen, S. P. &
-  Pike, M. C. (1978), "Obtaining confidence intervals for the risk ratio in cohort studies", Biometrics
-  34(3): 469–474, with a cluster-robust variance. Unclustered, it is Katz's interval itself
-  (statsmodels' ``confint_proportions_2indep(compare="ratio", method="log")``). A rate of 0 in
-  either condition has no finite log: the ratio is then unavailable, with the reason.
+  Pike, M. C. (1978), "Obtaining confidence intervals for the risk ratio in cohort studies",
+  Biometrics 34(3): 469–474, with a cluster-robust variance. Unclustered, it is Katz's
+  interval itself (statsmodels' ``confint_proportions_2indep(compare="ratio",
+  method="log")``). A rate of 0 in either condition has no finite log: the ratio is then
+  unavailable, with the reason.
 - **Level of one condition** (:func:`clustered_mean`): the mean with the CR2 standard error of
   the intercept-only regression and Bell–McCaffrey t, as above. Rates of one
   condition use ``stats.proportions.rate_interval`` (Korn–Graubard) instead: never zero-width.
