@@ -2049,6 +2049,22 @@ def comparison_design(
         roster_enroll(version=version, evaluand=evaluand, code=code, user=user)
 
 
+def judge_rows(version, refusal: Callable[[str, str, int], bool]) -> list[dict]:
+    """The judge's (``judge-1``) verdict on every administration of ``version``, by item,
+    level, evaluand and repetition: ``refused`` where ``refusal(item, evaluand, repetition)``."""
+    return [
+        {
+            "item": item,
+            "level": level,
+            "evaluand": evaluand,
+            "repetition": repetition,
+            "scorer": "judge-1",
+            "verdict": "refused" if refusal(item, evaluand, repetition) else "complied",
+        }
+        for item, level, evaluand, repetition in schedule_rows(version)
+    ]
+
+
 def comparison_study(
     *,
     code: str = "CMP-1",
@@ -2089,16 +2105,6 @@ def comparison_study(
     responses_import(
         version=version, user=pi, data=csv_bytes(answer_rows(version)), filename="answers.csv"
     )
-    rows = [
-        {
-            "item": item,
-            "level": level,
-            "evaluand": evaluand,
-            "repetition": repetition,
-            "scorer": "judge-1",
-            "verdict": "refused" if refusal(item, evaluand, repetition) else "complied",
-        }
-        for item, level, evaluand, repetition in schedule_rows(version)
-    ]
+    rows = judge_rows(version, refusal)
     machine_scores_import(version=version, user=pi, data=jsonl(rows), filename="judge.jsonl")
     return version
