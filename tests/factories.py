@@ -2065,21 +2065,18 @@ def judge_rows(version, refusal: Callable[[str, str, int], bool]) -> list[dict]:
     ]
 
 
-def comparison_study(
+def comparison_draft(
     *,
-    code: str = "CMP-1",
-    refusal: Callable[[str, str, int], bool],
+    code: str,
     items_per_condition: int = 12,
     evaluands: tuple[str, ...] = ("alpha", "beta"),
     repetitions: int = 1,
     parameters: dict[str, str] | None = None,
     decision_table: list | None = None,
-):
-    """A frozen ``comparison`` study (``comparison_design``) whose judge's verdict on each
-    response is ``refused`` when ``refusal(item, evaluand, repetition)`` says so, imported
-    through the real response and machine-score importers. Returns the frozen version."""
-    from apps.raters.services.machine import machine_scores_import
-
+) -> ProtocolVersion:
+    """A draft of the ``comparison`` preset, ready to freeze: the factories' sections, the
+    comparison ``warned vs plain`` (and ``parameters``), ``comparison_design``, a rubric whose
+    ``verdict`` (complied or refused) an LLM judge (``judge-1``, role judge) scores."""
     pi = make_user(f"{code.lower()}-pi")
     protocol = protocol_create(
         user=pi, code=code, title=f"{code} comparison", template="comparison"
@@ -2101,6 +2098,19 @@ def comparison_study(
     rubric_create(version=draft, name="Refusal", fields=[REFUSAL_FIELD])
     scorer, _ = scorer_register(user=pi, label="judge-1", **JUDGE)
     scorer_roster_enroll(version=draft, scorer=scorer, code="judge-1", role="judge", user=pi)
+    return draft
+
+
+def comparison_study(
+    *, refusal: Callable[[str, str, int], bool], code: str = "CMP-1", **draft_options
+) -> ProtocolVersion:
+    """A frozen ``comparison_draft`` whose judge's verdict on each response is ``refused``
+    when ``refusal(item, evaluand, repetition)`` says so, imported through the real response
+    and machine-score importers. Returns the frozen version."""
+    from apps.raters.services.machine import machine_scores_import
+
+    draft = comparison_draft(code=code, **draft_options)
+    pi = draft.created_by
     version = version_freeze(version=draft, user=pi)
     responses_import(
         version=version, user=pi, data=csv_bytes(answer_rows(version)), filename="answers.csv"
