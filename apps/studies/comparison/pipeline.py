@@ -22,7 +22,7 @@ conditions the plan names, with intervals clustered as the plan says.
   cluster-robust interval (``stats.comparison.clustered_difference``: OLS, CR2, Bell–McCaffrey t;
   unclustered rates: Newcombe's hybrid score interval), and for rates the ratio with its log
   interval (``stats.comparison.clustered_rate_ratio``). Coverage of these intervals is measured
-  by tests/calibration/test_comparison_calibration.py (docs/analysis.md).
+  by tests/calibration/test_calibration.py (docs/analysis.md).
 
 Named estimates (the decision table's vocabulary), for outcome ``o`` and comparison ``B vs A``:
 ``diff[o][B - A]`` (one value per model; primary), ``ratio[o][B / A]`` (rates; one value per
