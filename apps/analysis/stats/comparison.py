@@ -139,7 +139,8 @@ class _Cluster:
     d: np.ndarray
 
     def adjust(self, v: np.ndarray) -> np.ndarray:
-        return v + self.u @ (self.d * (self.u.T @ v))
+        adjusted: np.ndarray = v + self.u @ (self.d * (self.u.T @ v))
+        return adjusted
 
 
 @dataclass(frozen=True)
