@@ -40,7 +40,7 @@ each observation (item, prompt or block; one label per observation when uncluste
 Below ``DIFFERENCE_MIN_CLUSTERS_FLOOR`` clusters in either condition the estimate is reported and
 its interval is unavailable, with the reason, never approximated. The floor is what the
 calibration suite measured (tests/calibration/test_calibration.py; docs/analysis.md):
-with 10 clusters per condition the clustered intervals cover within a point or two of 95 %.
+with 10 clusters a condition the clustered intervals cover 92.5–96.5 %.
 An estimate with no spread at all (every observation of both conditions alike) has a zero
 standard error: its interval is unavailable too ("no variation"), never the point [d, d].
 """
