@@ -68,7 +68,7 @@ demo-xstest: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo_xstest
 
-.PHONY: demo-crucible demo-route-choice demo-fidelity
+.PHONY: demo-crucible demo-route-choice demo-fidelity demo-comparison
 demo-crucible: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo_crucible
@@ -78,6 +78,9 @@ demo-route-choice: install
 demo-fidelity: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo_fidelity
+demo-comparison: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py demo_comparison
 
 benchmarks: install
 	$(BIN)/python -m pytest tests/benchmarks -p no:randomly -s -o addopts=""

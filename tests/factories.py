@@ -2007,3 +2007,116 @@ def make_witness(folder: Path, name: str = "witness.test/w1") -> Witness:
         log_keys=[signing_key().public_raw],
         origin_prefix="preregistry.local/log/",
     )
+
+
+# The general comparison (issue 34 §10): a two-condition refusal study, a judge scoring it.
+
+REFUSAL_CHOICES = [
+    {"value": "complied", "label": "Complied"},
+    {"value": "refused", "label": "Refused"},
+]
+REFUSAL_FIELD = {
+    "name": "verdict",
+    "kind": "categorical",
+    "choices": REFUSAL_CHOICES,
+    "scored_by": "scorer",
+    "scorer_role": "judge",
+}
+
+
+def comparison_design(
+    version: ProtocolVersion,
+    user: User,
+    *,
+    items_per_condition: int = 12,
+    conditions: tuple[str, ...] = ("plain", "warned"),
+    evaluands: tuple[str, ...] = ("alpha", "beta"),
+) -> None:
+    """A two-condition design on a draft: one level, one family, ``items_per_condition`` items
+    in each of ``conditions`` (``plain-01`` …, ``warned-01`` …, each item's own prompt; item n
+    of each condition linked to ``plain-nn``, its block, when the first condition is
+    ``plain``), each with a one-unit key, and ``evaluands`` on the roster."""
+    level = LevelFactory(version=version, ordinal=0, code="L0")
+    family = FamilyFactory(version=version, code="P", role="discrimination_control")
+    rows = {c: ConditionFactory(version=version, code=c, name=c.title()) for c in conditions}
+    for code, condition in rows.items():
+        for n in range(1, items_per_condition + 1):
+            item = ItemFactory(
+                version=version, family=family, code=f"{code}-{n:02d}", condition=condition
+            )
+            cell = CellFactory(version=version, item=item, level=level)
+            KeyUnitFactory(version=version, cell=cell, position=1)
+    for code in evaluands:
+        evaluand, _ = evaluand_register(user=user, label=f"Model {code}", model=f"model-{code}")
+        roster_enroll(version=version, evaluand=evaluand, code=code, user=user)
+
+
+def judge_rows(version, refusal: Callable[[str, str, int], bool]) -> list[dict]:
+    """The judge's (``judge-1``) verdict on every administration of ``version``, by item,
+    level, evaluand and repetition: ``refused`` where ``refusal(item, evaluand, repetition)``."""
+    return [
+        {
+            "item": item,
+            "level": level,
+            "evaluand": evaluand,
+            "repetition": repetition,
+            "scorer": "judge-1",
+            "verdict": "refused" if refusal(item, evaluand, repetition) else "complied",
+        }
+        for item, level, evaluand, repetition in schedule_rows(version)
+    ]
+
+
+def comparison_draft(
+    *,
+    code: str,
+    items_per_condition: int = 12,
+    evaluands: tuple[str, ...] = ("alpha", "beta"),
+    repetitions: int = 1,
+    parameters: dict[str, str] | None = None,
+    decision_table: list | None = None,
+) -> ProtocolVersion:
+    """A draft of the ``comparison`` preset, ready to freeze: the factories' sections, the
+    comparison ``warned vs plain`` (and ``parameters``), ``comparison_design``, a rubric whose
+    ``verdict`` (complied or refused) an LLM judge (``judge-1``, role judge) scores."""
+    pi = make_user(f"{code.lower()}-pi")
+    protocol = protocol_create(
+        user=pi, code=code, title=f"{code} comparison", template="comparison"
+    )
+    draft = protocol.versions.get(label="1.0")
+    values = {
+        "seed": "11",
+        "comparisons": '["warned vs plain"]',
+        "repetitions": str(repetitions),
+    } | (parameters or {})
+    version_update(
+        version=draft,
+        user=pi,
+        sections=SECTIONS,
+        parameters=values,
+        decision_table=decision_table,
+    )
+    comparison_design(draft, pi, items_per_condition=items_per_condition, evaluands=evaluands)
+    rubric_create(version=draft, name="Refusal", fields=[REFUSAL_FIELD])
+    scorer, _ = scorer_register(user=pi, label="judge-1", **JUDGE)
+    scorer_roster_enroll(version=draft, scorer=scorer, code="judge-1", role="judge", user=pi)
+    return draft
+
+
+def comparison_study(
+    *, refusal: Callable[[str, str, int], bool], code: str = "CMP-1", **draft_options
+) -> ProtocolVersion:
+    """A frozen ``comparison_draft`` whose judge's verdict on each response is ``refused``
+    when ``refusal(item, evaluand, repetition)`` says so, imported through the real response
+    and machine-score importers. Returns the frozen version."""
+    from apps.raters.services.machine import machine_scores_import
+
+    draft = comparison_draft(code=code, **draft_options)
+    pi = draft.created_by
+    version = version_freeze(version=draft, user=pi)
+    responses_import(
+        version=version, user=pi, data=csv_bytes(answer_rows(version)), filename="answers.csv"
+    )
+    rows = judge_rows(version, refusal)
+    machine_scores_import(version=version, user=pi, data=jsonl(rows), filename="judge.jsonl")
+    return version

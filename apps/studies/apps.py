@@ -3,7 +3,7 @@ from importlib import import_module
 from django.apps import AppConfig
 
 # Every built-in study kind, registered in this order (its components run in this order too).
-KINDS = ("opb", "crucible", "paired_blocks", "fidelity", "xstest")
+KINDS = ("opb", "crucible", "paired_blocks", "fidelity", "xstest", "comparison")
 
 
 class StudiesConfig(AppConfig):

@@ -288,3 +288,33 @@ def test_fidelity_the_gate_passes_iff_the_whole_design_computes(
         broken=codes[-1] if broken else "",
     )
     _the_gate_passes_iff_the_whole_design_computes(draft, monkeypatch)
+
+
+@given(
+    items=st.integers(min_value=2, max_value=14),
+    evaluands=st.integers(min_value=1, max_value=2),
+    cluster=st.sampled_from(["item", "prompt", "block", "none"]),
+    min_clusters=st.sampled_from([6, 10, 12]),
+    table=st.booleans(),
+)
+@KINDS
+def test_comparison_the_gate_passes_iff_the_whole_design_computes(
+    monkeypatch, items, evaluands, cluster, min_clusters, table
+):
+    from tests.factories import comparison_draft
+
+    rule = {
+        "id": "R1",
+        "finding": "Warnings raise refusals",
+        "condition": {
+            "all": [{"estimate": "diff[verdict=refused][warned - plain]", "op": ">", "value": 0}]
+        },
+    }
+    draft = comparison_draft(
+        code=f"PROP-CMP-{next(_codes)}",
+        items_per_condition=items,
+        evaluands=("alpha", "beta")[:evaluands],
+        parameters={"cluster": cluster, "min_clusters": str(min_clusters)},
+        decision_table=[rule] if table else [],
+    )
+    _the_gate_passes_iff_the_whole_design_computes(draft, monkeypatch)

@@ -620,3 +620,82 @@ def rare_block_contrast_coverage(
         tally("boot", "block bootstrap-t"),
         tally("score", "Newcombe paired score interval"),
     )
+
+
+# -- the general comparison: differences and ratios between two conditions (issue 34 §10) ------
+
+
+def condition_difference_coverage(
+    n_clusters: int,
+    icc: float,
+    *,
+    design: str = "nested",
+    rates: tuple[float, float] = (0.2, 0.35),
+    runs: int,
+) -> tuple[Coverage, Coverage, Coverage]:
+    """Coverage of the comparison pipeline's intervals for B − A: the difference of clustered
+    rates and their ratio (``stats.comparison.clustered_difference``, ``clustered_rate_ratio``)
+    and the difference of clustered means.
+
+    ``design`` ``nested``: ``n_clusters`` items in each condition (each item in one condition,
+    the pipeline's ``cluster=item`` of a between-item design); ``crossed``: ``n_clusters``
+    blocks, each holding both conditions (``cluster=block``: the same prompt under both), the
+    block's effect shared. Cluster sizes very unequal (``unequal_sizes``, 1 to 60 per condition
+    and cluster). Rates: a cluster's probability is logit-normal with mean ``rates[c]`` and
+    intra-cluster correlation ``icc`` (``logit_normal_for``), so the true rates, difference and
+    ratio are known exactly. Means: y = 0.5·B + u + e, u ~ N(0, icc), e ~ N(0, 1 − icc), so
+    the truth is 0.5. Returns (rate difference, rate ratio, mean difference).
+    """
+    from apps.analysis.stats.comparison import clustered_difference, clustered_rate_ratio
+
+    rng = rng_for(f"comparison/{design}/{n_clusters}/{icc}/{rates}")
+    params = [logit_normal_for(rate, icc) for rate in rates]
+    bounds: dict[str, list[tuple[float, float]]] = {"diff": [], "ratio": [], "mean": []}
+    skipped = 0
+    for _ in range(runs):
+        if design == "nested":
+            arms = np.repeat([0, 1], n_clusters)
+            clusters = np.arange(2 * n_clusters)
+        else:
+            arms = np.tile([0, 1], n_clusters)
+            clusters = np.repeat(np.arange(n_clusters), 2)
+        shared = rng.standard_normal(clusters.max() + 1)[clusters]
+        sizes = unequal_sizes(arms.size, rng).astype(int)
+        arm = np.repeat(arms, sizes)
+        cluster = np.repeat(clusters, sizes)
+        z = np.repeat(shared, sizes)
+        mu = np.array([p[0] for p in params])[arm]
+        sigma = np.array([p[1] for p in params])[arm]
+        y = (rng.random(arm.size) < expit(mu + sigma * z)).astype(float)
+        diff = clustered_difference(y, arm, cluster, confidence=CONFIDENCE)
+        ratio = clustered_rate_ratio(y, arm, cluster, confidence=CONFIDENCE)
+        x = 0.5 * arm + np.sqrt(icc) * z + np.sqrt(1 - icc) * rng.standard_normal(arm.size)
+        mean = clustered_difference(x, arm, cluster, confidence=CONFIDENCE)
+        if diff.interval is None or ratio.interval is None or mean.interval is None:
+            skipped += 1  # every observation alike, or a rate of 0: no interval is claimed
+            continue
+        bounds["diff"].append(diff.interval)
+        bounds["ratio"].append(ratio.interval)
+        bounds["mean"].append(mean.interval)
+    label = f"{design} K={n_clusters} per condition ICC={icc} p={rates[0]}→{rates[1]}"
+    method = "OLS, CR2 cluster-robust, Bell–McCaffrey t"
+    truths = {"diff": rates[1] - rates[0], "ratio": rates[1] / rates[0], "mean": 0.5}
+    names = {
+        "diff": f"rate difference, {method}",
+        "ratio": "rate ratio, log scale, delta method with CR2, Bell–McCaffrey t",
+        "mean": f"mean difference, {method}",
+    }
+    out = []
+    for key in ("diff", "ratio", "mean"):
+        pairs = np.asarray(bounds[key])
+        out.append(
+            _tally(
+                f"two conditions, {label}",
+                names[key],
+                pairs[:, 0],
+                pairs[:, 1],
+                truths[key],
+                skipped=skipped,
+            )
+        )
+    return out[0], out[1], out[2]

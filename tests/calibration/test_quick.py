@@ -55,3 +55,9 @@ def test_quick_rare_zero_one_block_contrast_is_covered_and_never_zero_width():
     )
     assert score.coverage >= 0.93, score.row()
     assert score.extra["zero_width"] == 0, score.row()
+
+
+def test_quick_differences_of_clustered_rates_and_means_cover_near_nominal():
+    # Issue 34 §10 in small: 10 items a condition, ICC 0.2, very unequal item sizes.
+    for result in designs.condition_difference_coverage(10, 0.2, runs=RUNS):
+        assert 0.90 <= result.coverage <= 0.99, result.row()

@@ -128,7 +128,9 @@ def _reads_by_default(kind, monkeypatch) -> dict:
     return settings
 
 
-@pytest.mark.parametrize("kind", ["opb", "crucible", "fidelity", "xstest", "paired_blocks"])
+@pytest.mark.parametrize(
+    "kind", ["opb", "crucible", "fidelity", "xstest", "paired_blocks", "comparison"]
+)
 def test_the_default_the_catalogue_shows_is_the_one_the_pipeline_reads(kind, monkeypatch):
     """A plan that holds no parameter: every value the pipeline takes by default is the
     declared default the draft page shows as "default: …" ("default: none" for None)."""

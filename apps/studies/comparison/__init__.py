@@ -1,0 +1,1 @@
+"""The general comparison: outcomes by condition and model, differences and ratios."""
