@@ -172,7 +172,8 @@ def diagnose_version(
         "size": size_doc,
         "points": points,
         "warnings": diagnosis_warnings(points[0]),
-        "diagnosands": DIAGNOSAND_TITLES,
+        # In the table's order (a list: the canonical encoding sorts an object's keys).
+        "diagnosands": [[name, title] for name, title in DIAGNOSAND_TITLES.items()],
         "parameters": parameters,
         "software": software_versions(),
     }

@@ -50,7 +50,7 @@ def diagnosis_context(diagnosis: DesignDiagnosis | None) -> dict[str, Any]:
     document = diagnosis_document(diagnosis) if diagnosis is not None else None
     if document is None:
         return {"diagnosis": diagnosis, "document": None}
-    names = list(document["diagnosands"])
+    names = [name for name, _ in document["diagnosands"]]
     point = document["points"][0]
     rows = [
         {"estimate": estimate, "cells": [values[n] for n in names]}
@@ -76,7 +76,7 @@ def diagnosis_context(diagnosis: DesignDiagnosis | None) -> dict[str, Any]:
     return {
         "diagnosis": diagnosis,
         "document": document,
-        "columns": [document["diagnosands"][n] for n in names],
+        "columns": [title for _, title in document["diagnosands"]],
         "rows": rows,
         "stages": stages,
         "curve": curve if document.get("size") else [],
