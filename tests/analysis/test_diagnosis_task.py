@@ -123,3 +123,25 @@ def test_a_world_out_of_range_is_refused_before_anything_is_queued(
         )
     assert "size" in error.value.message_dict
     assert not draft.design_diagnoses.exists()
+
+
+def test_an_amendment_shows_how_the_diagnosis_changed(django_capture_on_commit_callbacks):
+    from apps.protocols.diffs import version_diff
+    from apps.protocols.services import version_amend
+
+    draft, pi = _draft("XS-AMEND")
+    first = _request(draft, pi, django_capture_on_commit_callbacks)
+    frozen = freeze(draft, pi)
+    amendment = version_amend(version=frozen, user=pi)
+    # The amendment's draft starts with no diagnosis: the old one diagnosed the old design.
+    assert "design_diagnosis" not in json.loads(version_document_bytes(version=amendment)[0])
+    second = _request(
+        amendment, pi, django_capture_on_commit_callbacks, world={**WORLD, "item_icc": 0.3}
+    )
+    assert second.result_id != first.result_id
+    change = {c["name"]: c for c in version_diff(old=frozen, new=amendment)["components"]}
+    diagnosis = change["design_diagnosis"]
+    assert diagnosis["status"] == "changed"
+    unified = "\n".join(diagnosis["unified"])
+    assert '-    "item_icc": 0,' in unified and '+    "item_icc": 0.3' in unified
+    assert f'+  "sha256": "{second.result_id}"' in unified
