@@ -22,6 +22,22 @@ class AnalysisConfig(AppConfig):
             )
         )
 
+        # The design diagnosis (issue #35): the draft's latest one is part of its frozen
+        # document; its blob is read as the version's documents are.
+        from apps.analysis.diagnosis.selectors import (
+            diagnosis_blob_readable,
+            diagnosis_document_part,
+        )
+
+        register_blob_reader("analysis.diagnosis", diagnosis_blob_readable)
+        register_component(
+            VersionComponent(
+                name="design_diagnosis",
+                document=diagnosis_document_part,
+                omit_empty_document=True,
+            )
+        )
+
         from apps.analysis.refs import run_url
         from apps.deviations.refs import register_ref_type
 

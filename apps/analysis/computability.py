@@ -162,8 +162,10 @@ def _synthetic_signals(card: Any, rng: np.random.Generator) -> dict | None:
     return None if card is None else judged_signals().synthetic(card, rng.random)
 
 
-def synthetic_raw(version: ProtocolVersion) -> _Synthetic:
-    """The raw reads a pipeline's ``assemble`` takes, with synthetic observations of the draft.
+def synthetic_raw(version: ProtocolVersion, *, budget: int | None = None) -> _Synthetic:
+    """The raw reads a pipeline's ``assemble`` takes, with synthetic observations of the draft,
+    on a structural sample of at most ``budget`` administrations (default
+    ``SAMPLE_ADMINISTRATIONS``; the design diagnosis asks for the whole design).
 
     Raises PlanInputError naming the rubric field when a synthetic score drawn from the field's
     domain is refused by the rubric's own check (the rubric could not be scored either).
@@ -208,7 +210,9 @@ def synthetic_raw(version: ProtocolVersion) -> _Synthetic:
         floor=cluster_floor(pipeline_declaration(version_pipeline(version) or ""), parameters),
         named=named_items(parameters, set(items)),
     )
-    sample = structural_sample(structure, budget=SAMPLE_ADMINISTRATIONS)
+    sample = structural_sample(
+        structure, budget=SAMPLE_ADMINISTRATIONS if budget is None else budget
+    )
     keys, evaluands, repetitions, note = (
         sample.cells,
         sample.evaluands,

@@ -23,6 +23,13 @@ def report_headline(document: dict[str, Any], version: ProtocolVersion) -> dict[
     return {"title": _headline_title(entries), "entries": entries}
 
 
+def decision_stages(estimates: Any) -> list[dict[str, Any]]:
+    """Every decision stage of a result's estimates, answered: ``{"where", "findings",
+    "contradictions", "evaluated", "why"}`` (what ``report_headline`` reads; the design
+    diagnosis counts them over simulations)."""
+    return _decision_stages(estimates)
+
+
 def _decision_stages(estimates: Any) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
 

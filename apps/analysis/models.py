@@ -112,3 +112,83 @@ class AnalysisRun(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.state in FINISHED_STATES
+
+
+class DiagnosisState(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class DesignDiagnosis(models.Model):
+    """One design diagnosis of a draft (issue #35): its declared world simulated ``sims`` times
+    through the plan's own pipeline by a Celery worker (``apps.analysis.diagnosis``).
+
+    ``world`` is the world as the PI declared it (the result document holds it filled with the
+    defaults); ``size`` and ``size_values`` name the sample-size curve, if any. The result is a
+    canonical JSON ``Blob``; the draft's latest succeeded diagnosis is part of its frozen
+    document (its hash, world and seed). A diagnosis never changes a version: it is not under
+    the frozen-version guard, and one that finishes after its draft was frozen is refused.
+    """
+
+    version = models.ForeignKey(
+        ProtocolVersion, on_delete=models.PROTECT, related_name="design_diagnoses"
+    )
+    number = models.PositiveIntegerField(help_text="1, 2, … per version.")
+    state = models.CharField(
+        max_length=16, choices=DiagnosisState.choices, default=DiagnosisState.QUEUED
+    )
+    progress = models.PositiveSmallIntegerField(default=0, help_text="Percent done, 0–100.")
+    progress_message = models.CharField(max_length=200, blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    world = models.JSONField(default=dict, blank=True, help_text="The world as declared.")
+    seed = models.BigIntegerField()
+    sims = models.PositiveIntegerField()
+    size = models.CharField(max_length=64, blank=True, help_text="The curve's size parameter.")
+    size_values = models.JSONField(default=list, blank=True)
+    result = models.ForeignKey(
+        Blob,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_column="result_sha256",
+        help_text="The diagnosis document, canonical JSON.",
+    )
+    error = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["version", "number"], name="designdiagnosis_unique_number"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(progress__lte=100), name="designdiagnosis_progress_percent"
+            ),
+            models.CheckConstraint(
+                condition=(
+                    models.Q(state="succeeded", result__isnull=False)
+                    | (~models.Q(state="succeeded") & models.Q(result__isnull=True))
+                ),
+                name="designdiagnosis_result_iff_succeeded",
+            ),
+        ]
+        ordering = ["version", "-number"]
+
+    def __str__(self) -> str:
+        return f"design diagnosis {self.number} of version {self.version_id}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.state in (
+            DiagnosisState.SUCCEEDED,
+            DiagnosisState.FAILED,
+            DiagnosisState.CANCELLED,
+        )

@@ -11,7 +11,7 @@ plots offers none. This module draws any of them with the same settings.
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import matplotlib
@@ -56,8 +56,14 @@ def render_svg(document: dict[str, Any], index: int, width_px: int | None = None
     plots = _plots_of(document)
     if plots is None or not 0 <= index < len(specs):
         raise IndexError(f"no plot {index}")
+    return draw_svg(lambda: plots.figure(document, index), width_px)
+
+
+def draw_svg(draw: Callable[[], Any], width_px: int | None = None) -> bytes:
+    """The deterministic SVG bytes of the matplotlib figure ``draw()`` makes (module
+    docstring), redrawn for ``width_px`` CSS px as ``render_svg`` does."""
     with plt.rc_context(_RC):
-        figure = plots.figure(document, index)
+        figure = draw()
         if width_px is not None:
             width = min(max(width_px, MIN_WIDTH_PX), MAX_WIDTH_PX) / _PX_PER_INCH
             figure.set_size_inches(width, figure.get_size_inches()[1])

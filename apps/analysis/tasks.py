@@ -34,3 +34,12 @@ def reap_when_a_worker_starts(sender: object = None, **kwargs: object) -> None:
     """A worker that starts (after a crash, a deploy, a killed container) asks for the reaper
     at once, so a killed analysis run is recovered even where beat does not run."""
     analysis_runs_reap.delay()
+
+
+@shared_task(name="analysis.design_diagnosis_execute", acks_late=True)
+def design_diagnosis_execute(diagnosis_id: int) -> str:
+    """Run design diagnosis ``diagnosis_id`` if this worker can claim it
+    (``apps.analysis.diagnosis.services.design_diagnosis_perform``)."""
+    from apps.analysis.diagnosis.services import design_diagnosis_perform
+
+    return design_diagnosis_perform(diagnosis_id=diagnosis_id)

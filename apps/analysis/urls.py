@@ -1,10 +1,12 @@
 from django.urls import path
 
 from apps.analysis import apis, views
+from apps.analysis.diagnosis import views as diagnosis
 
 app_name = "analysis"
 
 _RUN = "protocols/<str:code>/v/<str:label>/analysis/<int:number>/"
+_DIAGNOSIS = "protocols/<str:code>/v/<str:label>/diagnosis/"
 
 urlpatterns = [
     path("protocols/<str:code>/v/<str:label>/analysis/", views.run_list, name="runs"),
@@ -18,6 +20,14 @@ urlpatterns = [
     path(f"{_RUN}result.json", views.result_download, name="result"),
     path(f"{_RUN}tidy.csv", views.tidy_download, name="tidy"),
     path(f"{_RUN}plots/<int:index>.svg", views.plot_svg, name="plot"),
+    path(f"{_DIAGNOSIS}", diagnosis.diagnosis_page, name="diagnosis"),
+    path(f"{_DIAGNOSIS}<int:number>/status/", diagnosis.diagnosis_status, name="diagnosis-status"),
+    path(f"{_DIAGNOSIS}<int:number>/cancel/", diagnosis.diagnosis_cancel, name="diagnosis-cancel"),
+    path(
+        f"{_DIAGNOSIS}<int:number>/plots/<int:index>.svg",
+        diagnosis.diagnosis_plot,
+        name="diagnosis-plot",
+    ),
 ]
 
 _API = "protocols/<str:code>/versions/<str:label>/analysis-runs"

@@ -15,6 +15,7 @@ from typing import Any
 from django.db.models import Exists, Max, OuterRef, Q, QuerySet
 from django.utils import timezone
 
+from apps.analysis.diagnosis.selectors import diagnosis_blobs_of, latest_diagnosis
 from apps.analysis.models import AnalysisRun, RunState
 from apps.deviations.models import EntryKind, LogCheckpoint, LogEntry, OutcomeUnsealing
 from apps.deviations.selectors import entry_dicts
@@ -150,13 +151,24 @@ def amendments(*, protocol: Protocol) -> list[LogEntry]:
 
 def blob_is_public(sha256: str) -> bool:
     """Whether a blob is public: the document of a public version that is not withdrawn (a
-    tombstone no longer shows its content), or the inputs or result of a published run."""
+    tombstone no longer shows its content), the design diagnosis such a document names
+    (issue #35 §5), or the inputs or result of a published run."""
     return (
         public_versions().filter(sha256=sha256, withdrawal__isnull=True).exists()
+        or _named_diagnosis_is_public(sha256)
         or RunPublication.objects.filter(
             Q(run__result_id=sha256) | Q(run__inputs_id=sha256)
         ).exists()
     )
+
+
+def _named_diagnosis_is_public(sha256: str) -> bool:
+    live = public_versions().filter(withdrawal__isnull=True)
+    for diagnosis in diagnosis_blobs_of(live).filter(result_id=sha256).select_related("version"):
+        named = latest_diagnosis(diagnosis.version)
+        if named is not None and named.pk == diagnosis.pk:
+            return True
+    return False
 
 
 def view_link(*, token: str) -> ViewLink | None:

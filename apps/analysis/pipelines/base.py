@@ -44,6 +44,7 @@ from decimal import Decimal, InvalidOperation
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Protocol, TypeVar, overload
 
+from apps.analysis.diagnosis.world import WorldModel
 from apps.protocols.components import (
     VersionComponent,
     register_component,
@@ -193,6 +194,9 @@ class Pipeline:
     # The management command that loads the kind's demo (demo is a later layer: named, not
     # imported); empty for a kind without one.
     demo: str = ""
+    # The kind's model of the world for the design diagnosis (issue #35;
+    # ``apps.analysis.diagnosis.world.WorldModel``), or None: no diagnosis for this kind.
+    world: WorldModel | None = None
 
 
 _pipelines: dict[str, Pipeline] = {}

@@ -1,10 +1,11 @@
-"""OPB-01, declared once: its pipeline, report, plots, design checks and demo."""
+"""OPB-01, declared once: its pipeline, report, plots, design checks, demo and diagnosis world."""
 
 from apps.analysis.pipelines import register_study_kind
 from apps.items.design_checks import register_design_check
 from apps.studies.opb import pipeline
 from apps.studies.opb.disclosure import disclosure_problems
 from apps.studies.opb.plots import PLOTS
+from apps.studies.opb.world import WORLD
 
 KIND = register_study_kind(
     pipeline,
@@ -13,6 +14,7 @@ KIND = register_study_kind(
     deviations_of=pipeline.reliability_deviations,
     plots=PLOTS,
     demo="load_demo",
+    world=WORLD,
 )
 # OPB-01 §5: a disclosure item names its base item; a sham matches its inscription.
 register_design_check("opb_disclosure", disclosure_problems)
