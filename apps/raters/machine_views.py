@@ -55,6 +55,16 @@ class ScorerEnrollForm(forms.Form):
         max_length=64, required=False, help_text="Or the SHA-256 of the rubric blob it was given."
     )
     comparison = forms.ChoiceField(choices=Comparison.choices, required=False)
+    params = _JSONField(
+        required=False, help_text='An Inspect scorer\'s parameters as its log records them: {"limit": 5}.'
+    )
+    epochs = forms.CharField(
+        max_length=32,
+        required=False,
+        initial="each",
+        help_text="How its values over a cell's repetitions (Inspect's epochs) combine: each, "
+        "mean, mode, max or at_least:<k>.",
+    )
 
 
 class MachineImportForm(forms.Form):
@@ -92,10 +102,16 @@ def scorers(request: HttpRequest, version_id: int) -> HttpResponse:
     if request.method == "POST" and form is not None and form.is_valid():
         data = dict(form.cleaned_data)
         code, role, label = data.pop("code"), data.pop("role"), data.pop("label")
+        epochs = data.pop("epochs") or "each"
         try:
             scorer, _ = scorer_register(user=signed_in_user(request), label=label, **data)
             scorer_roster_enroll(
-                version=version, scorer=scorer, code=code, role=role, user=signed_in_user(request)
+                version=version,
+                scorer=scorer,
+                code=code,
+                role=role,
+                user=signed_in_user(request),
+                epochs=epochs,
             )
         except ValidationError as error:
             add_service_errors(form, error)
