@@ -9,7 +9,7 @@ roster entry freezes, with the version, how they combine (``ScorerRosterEntry.ep
 |---|---|---|
 | ``each`` | every epoch is its own observation (the default) | any |
 | ``mean`` | the mean of the epochs' values | number, count |
-| ``mode`` | the most frequent value (ties: the first of them in repetition order) | binary, categorical, ordinal, count, number |
+| ``mode`` | the most frequent value (ties: the first in repetition order) | all but text kinds |
 | ``max`` | the largest value | binary, ordinal, count, number |
 | ``at_least:<k>`` | true when at least k epochs are true | binary |
 

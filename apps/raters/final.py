@@ -26,6 +26,7 @@ from django.db.models import Count
 
 from apps.deviations.selectors import outcomes_visible
 from apps.protocols.models import ProtocolVersion
+from apps.raters.epochs import EACH, epochs_reduce
 from apps.raters.models import (
     AuditSample,
     FieldKind,
@@ -37,7 +38,6 @@ from apps.raters.models import (
     ScoredBy,
     ScorerRosterEntry,
 )
-from apps.raters.epochs import EACH, epochs_reduce
 from apps.raters.reliability import LEVEL_FOR_KIND, pair_agreement
 from apps.raters.selectors import final_scores
 from apps.responses.models import Response

@@ -56,7 +56,8 @@ class ScorerEnrollForm(forms.Form):
     )
     comparison = forms.ChoiceField(choices=Comparison.choices, required=False)
     params = _JSONField(
-        required=False, help_text='An Inspect scorer\'s parameters as its log records them: {"limit": 5}.'
+        required=False,
+        help_text='An Inspect scorer\'s parameters as its log records them: {"limit": 5}.',
     )
     epochs = forms.CharField(
         max_length=32,
