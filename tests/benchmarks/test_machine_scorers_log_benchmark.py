@@ -8,7 +8,8 @@ the documented multi-value ``letter_count`` and an appended LLM judge, two epoch
 sample's two epoch entries, as inspect_ai wrote them, are copied into the same archive under
 12,500 ids = 25,000 records (inspect_ai.eval needs minutes per thousand samples here, and
 ``write_eval_log`` time quadratic in the samples). Four scores per record: includes,
-letter_count's a_count and e_count (key paths), judge = 100,000 machine scores for three roster scorers, in one import.
+letter_count's a_count and e_count (key paths), judge = 100,000 machine scores for three
+roster scorers, in one import.
 The design: 12,500 single-level items × 1 evaluand × 2 repetitions, the responses imported from
 the same log first. The log has 25,000 sample entries, above the default archive limit of
 10,000 entries (``PREREGISTRY_ARCHIVE_MAX_ENTRIES``), which the benchmark raises. Measured: the
