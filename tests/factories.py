@@ -1733,9 +1733,11 @@ def machine_study(
     answers: dict[tuple[str, str, int], str] | None = None,
     before_freeze=None,
     parameters: dict[str, str] | None = None,
+    epochs: dict[str, str] | None = None,
 ):
-    """A frozen version with ``fields`` and ``scorers`` (code → (role, identity)), every
-    administration answered (``answers`` by (item, evaluand, repetition) overrides the text)."""
+    """A frozen version with ``fields`` and ``scorers`` (code → (role, identity); ``epochs``:
+    code → how its epochs combine), every administration answered (``answers`` by (item,
+    evaluand, repetition) overrides the text)."""
     draft = build_draft(
         protocol=protocol, user=pi, items=items, evaluands=evaluands, repetitions=repetitions
     )
@@ -1744,7 +1746,14 @@ def machine_study(
     rubric_create(version=draft, name="Machine rubric", fields=fields)
     for code, (role, identity) in scorers.items():
         scorer, _ = scorer_register(user=pi, label=code, **identity)
-        scorer_roster_enroll(version=draft, scorer=scorer, code=code, role=role, user=pi)
+        scorer_roster_enroll(
+            version=draft,
+            scorer=scorer,
+            code=code,
+            role=role,
+            user=pi,
+            epochs=(epochs or {}).get(code, "each"),
+        )
     if before_freeze is not None:
         before_freeze(draft)
     version = version_freeze(version=draft, user=pi)

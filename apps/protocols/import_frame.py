@@ -36,7 +36,7 @@ import gc
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Protocol, TypeVar, cast
 
 from django.core.exceptions import ValidationError
@@ -64,10 +64,15 @@ class ImportProblem:
     label: str = ""
     # What a row is called in this format: "row", or "entry" for a design file's JSON cells.
     unit: str = "row"
+    # The file's name, once the import names it (``file_named``).
+    file: str = ""
 
     @property
     def where(self) -> str:
-        where = f"{self.unit} {self.row}" if self.row is not None else "the file"
+        if self.row is None:
+            where = f"the file {self.file}" if self.file else "the file"
+        else:
+            where = f"{self.unit} {self.row}"
         return f"{where} ({self.label})" if self.label else where
 
     def __str__(self) -> str:
@@ -76,7 +81,13 @@ class ImportProblem:
         return f"{self.where}: {self.message}"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"row": self.row, "field": self.field, "message": self.message, "label": self.label}
+        return {
+            "row": self.row,
+            "field": self.field,
+            "message": self.message,
+            "label": self.label,
+            **({"file": self.file} if self.file else {}),
+        }
 
 
 NO_RECORDS = ImportProblem(None, "", "the file holds no records")
@@ -103,10 +114,10 @@ class ImportRejected(ValidationError):
     then by row: ``problems_by_row``) say where and why, ``total`` counts them all. Its messages
     name each refused row once, with every problem found in it."""
 
-    def __init__(self, problems: Sequence[ImportProblem]):
+    def __init__(self, problems: Sequence[ImportProblem], *, total: int | None = None):
         ordered = problems_by_row(problems)
         self.problems = ordered[:MAX_LISTED_PROBLEMS]
-        self.total = len(ordered)
+        self.total = max(len(ordered), total or 0)
         grouped: dict[tuple[int | None, str], list[ImportProblem]] = {}
         for problem in self.problems:
             grouped.setdefault((problem.row, problem.unit), []).append(problem)
@@ -114,6 +125,19 @@ class ImportRejected(ValidationError):
         if self.total > len(self.problems):
             messages.append(f"… and {self.total - len(self.problems)} more problems")
         super().__init__(messages)
+
+
+@contextmanager
+def file_named(filename: str) -> Iterator[None]:
+    """Name ``filename`` in every problem of the file as a whole that an ``ImportRejected``
+    raised inside reports ("the file answers.csv, mapping: …")."""
+    try:
+        yield
+    except ImportRejected as error:
+        raise ImportRejected(
+            [replace(p, file=filename) if p.row is None else p for p in error.problems],
+            total=error.total,
+        ) from None
 
 
 def numbered(records: Iterable[Numbered], *, header: bool) -> Iterator[tuple[int, Numbered]]:

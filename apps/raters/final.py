@@ -26,6 +26,7 @@ from django.db.models import Count
 
 from apps.deviations.selectors import outcomes_visible
 from apps.protocols.models import ProtocolVersion
+from apps.raters.epochs import EACH, epochs_reduce
 from apps.raters.models import (
     AuditSample,
     FieldKind,
@@ -39,6 +40,7 @@ from apps.raters.models import (
 )
 from apps.raters.reliability import LEVEL_FOR_KIND, pair_agreement
 from apps.raters.selectors import final_scores
+from apps.responses.models import Response
 
 AWAITING_ADJUDICATION = "awaiting_adjudication"
 HUMANS = "reviewers"
@@ -55,8 +57,10 @@ def _combine(kind: str, values: list[Any]) -> Any:
 
 
 def machine_values(version: ProtocolVersion) -> dict[int, dict[str, dict[str, Any]]]:
-    """``{response_id: {scorer code: {field: value}}}`` of every machine score of ``version``."""
-    codes = dict(ScorerRosterEntry.objects.filter(version=version).values_list("scorer_id", "code"))
+    """``{response_id: {scorer code: {field: value}}}`` of every machine score of ``version``,
+    a scorer's epochs combined as its roster entry says (``epochs_combined``)."""
+    roster = ScorerRosterEntry.objects.filter(version=version)
+    codes = dict(roster.values_list("scorer_id", "code"))
     out: dict[int, dict[str, dict[str, Any]]] = defaultdict(lambda: defaultdict(dict))
     for response_id, scorer_id, field, value in (
         MachineScore.objects.filter(version_id=version.pk)
@@ -67,7 +71,40 @@ def machine_values(version: ProtocolVersion) -> dict[int, dict[str, dict[str, An
         code = codes.get(scorer_id)
         if code is not None:
             out[response_id][code][field] = value
+    rules = {code: rule for code, rule in roster.values_list("code", "epochs") if rule != EACH}
+    if rules:
+        epochs_combined(version, out, rules)
     return out
+
+
+def epochs_combined(
+    version: ProtocolVersion, values: dict[int, dict[str, dict[str, Any]]], rules: dict[str, str]
+) -> None:
+    """Combine in place, for each scorer code in ``rules`` (code → rule, ``apps.raters.epochs``),
+    its values of a field over the repetitions of one cell and evaluand (Inspect's epochs): the
+    combined value stays on the group's first scored repetition, the others lose it."""
+    groups: dict[tuple, list[tuple[int, int]]] = defaultdict(list)
+    for response_id, cell_id, evaluand_id, repetition in Response.objects.filter(
+        version_id=version.pk, pk__in=list(values)
+    ).values_list(
+        "pk",
+        "attempt__administration__cell_id",
+        "attempt__administration__evaluand_id",
+        "attempt__administration__repetition",
+    ):
+        groups[(cell_id, evaluand_id)].append((repetition, response_id))
+    for members in groups.values():
+        ordered = [response_id for _, response_id in sorted(members)]
+        for code, rule in rules.items():
+            fields = {f for r in ordered for f in values[r].get(code, {})}
+            for field in sorted(fields):
+                scored = [r for r in ordered if values[r].get(code, {}).get(field) is not None]
+                if not scored:
+                    continue
+                combined = epochs_reduce(rule, [values[r][code][field] for r in scored])
+                values[scored[0]][code][field] = combined
+                for r in scored[1:]:
+                    del values[r][code][field]
 
 
 def final_values(version: ProtocolVersion) -> list[dict[str, Any]]:
@@ -272,6 +309,7 @@ def scorer_roster(version: ProtocolVersion) -> list[dict[str, Any]]:
             "kind": entry.scorer.kind,
             "identity_sha256": entry.scorer.identity_sha256,
             "identity": entry.scorer.identity(),
+            "epochs": entry.epochs,
             "scores": counts.get(entry.scorer_id, 0),
         }
         for entry in ScorerRosterEntry.objects.filter(version=version)

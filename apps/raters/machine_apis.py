@@ -53,6 +53,8 @@ class ScorerEnrollApi(APIView):
         comparison = serializers.ChoiceField(
             choices=Comparison.choices, required=False, allow_blank=True
         )
+        params = serializers.DictField(required=False)
+        epochs = serializers.CharField(max_length=32, required=False, default="each")
 
     @extend_schema(request=InputSerializer, responses=OpenApiTypes.OBJECT)
     def post(self, request, version_id: int):
@@ -60,14 +62,16 @@ class ScorerEnrollApi(APIView):
         data = validated(self.InputSerializer, request.data)
         values = dict(data)
         code, role, label = values.pop("code"), values.pop("role"), values.pop("label", "")
+        epochs = values.pop("epochs", "each")
         scorer, created = scorer_register(user=request.user, label=label, **values)
         scorer_roster_enroll(
-            version=version, scorer=scorer, code=code, role=role, user=request.user
+            version=version, scorer=scorer, code=code, role=role, user=request.user, epochs=epochs
         )
         return Response(
             {
                 "code": code,
                 "role": role,
+                "epochs": epochs,
                 "identity_sha256": scorer.identity_sha256,
                 "scorer_created": created,
             },

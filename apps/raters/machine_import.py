@@ -38,6 +38,7 @@ The mapping (a JSON object; every key optional):
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -48,6 +49,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.utils import timezone
 
+from apps.core.canonical import canonical_json
 from apps.core.rows import full_clean_save
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
@@ -69,6 +71,7 @@ from apps.raters.models import (
     MachineScore,
     MachineScoreImport,
     RubricField,
+    Scorer,
     ScorerRosterEntry,
 )
 from apps.raters.values import score_values_clean
@@ -87,12 +90,17 @@ OWN_TARGETS = ("attempt", "scorer", "fields", "scores")
 # Keys of a CSV or JSON Lines row that are never field names: how it names its response and
 # scorer, and what it says beside the values (kept as the score's detail).
 DETAIL_KEYS = ("detail", "explanation", "answer", "metadata", "note")
+# Keys of a CSV or JSON Lines row that say which judge wrote its values: checked against the
+# frozen identity of each scorer the row gives values from.
+PROVENANCE_KEYS = ("judge_model", "judge_prompt_sha256")
+# An Inspect scorer's parameters that are its identity's model and prompt, not its ``params``.
+INSPECT_MODEL_PARAMS = ("model", "template")
 # Inspect's own score constants (inspect_ai.scorer: CORRECT "C", INCORRECT "I"), read as true and
 # false by a binary field unless the mapping says otherwise.
 INSPECT_BINARY = {"C": True, "I": False}
 _TRUE = {"1", "true", "yes", "y"}
 _SOURCE_HELP = 'give a column, {"column": …} or {"const": …}'
-_SCORE_HELP = 'give a field, or {"field": …, "values": {…}}'
+_SCORE_HELP = 'give a field, or {"field": …, "scorer": …, "values": {…}}'
 _FALSE = {"0", "false", "no", "n"}
 
 
@@ -149,6 +157,44 @@ def _source_spec(source: Any) -> dict | None:
     return spec
 
 
+def _frozen_provenance(scorer: Scorer) -> dict[str, str]:
+    """What a file may say of a scorer's judge, as its frozen identity says it."""
+    prompt_sha256 = scorer.prompt_sha256 or (
+        hashlib.sha256(scorer.prompt.encode()).hexdigest() if scorer.prompt else ""
+    )
+    return {"judge_model": scorer.model, "judge_prompt_sha256": prompt_sha256}
+
+
+def provenance_mismatches(
+    scorer: Scorer, logged: dict[str, Any], model_roles: dict[str, str]
+) -> list[tuple[str, Any, Any]]:
+    """``(element, the log's value, the frozen identity's)`` for each element of what an Inspect
+    log records of a scorer (``logged``: ``{"name", "options"}``, from ``eval.scorers``) that
+    differs from ``scorer``'s frozen identity: its name; its parameters (``params``, the grader
+    model and template apart); its grader model (the ``model`` parameter, else the log's
+    ``grader`` model role), when the log records one; the SHA-256 of its judge template (the
+    ``template`` parameter), when the log records one."""
+    options = logged.get("options") or {}
+    found: list[tuple[str, Any, Any]] = []
+    if logged["name"] != scorer.name:
+        found.append(("name", logged["name"], scorer.name))
+    params = {k: v for k, v in options.items() if k not in INSPECT_MODEL_PARAMS}
+    if canonical_json(params) != canonical_json(scorer.params or {}):
+        found.append(("params", params, scorer.params or {}))
+    model = options.get("model") or model_roles.get("grader")
+    if isinstance(model, list) and len(model) == 1:
+        model = model[0]
+    if model is not None and model != scorer.model:
+        found.append(("model", model, scorer.model))
+    template = options.get("template")
+    if isinstance(template, str):
+        digest = hashlib.sha256(template.encode()).hexdigest()
+        frozen = _frozen_provenance(scorer)["judge_prompt_sha256"]
+        if digest != frozen:
+            found.append(("prompt_sha256", digest, frozen))
+    return found
+
+
 def _text_value(field: RubricField, text: str) -> Any:
     """A CSV cell's text as the value a reviewer's form would give for the field's kind."""
     text = text.strip()
@@ -172,6 +218,28 @@ def _text_value(field: RubricField, text: str) -> Any:
     return text
 
 
+@dataclass(slots=True)
+class _Channel:
+    """One value a row gives: read at ``source`` (a column, or a key path into the record such
+    as ``scores.multi.value.correct``) for the rubric ``field``, from the roster scorer
+    ``scorer`` (None: the row's own scorer)."""
+
+    source: str
+    field: str
+    read: Callable[[dict[str, Any]], tuple[Any, str | None]]
+    scorer: str | None = None
+    inspect_binary: bool = False
+    values: dict | None = None
+
+    def as_mapping(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "field": self.field,
+            "scorer": self.scorer,
+            **({"values": self.values} if self.values is not None else {}),
+        }
+
+
 class _Reader:
     """Resolves the mapping against the file, then checks rows one by one."""
 
@@ -183,16 +251,21 @@ class _Reader:
         records: list[SourceRecord],
         columns: list[str] | None,
         mapping: dict[str, Any],
+        header: dict[str, Any],
     ):
         self.version = version
         self.format = format
         self.records = records
+        self.header = header
         self.problems: list[ImportProblem] = []
         self.planned: list[_Planned] = []
         self.fields = {
             f.name: f for f in RubricField.objects.filter(version=version).order_by("position")
         }
-        self.roster = {e.code: e for e in ScorerRosterEntry.objects.filter(version=version)}
+        self.roster = {
+            e.code: e
+            for e in ScorerRosterEntry.objects.filter(version=version).select_related("scorer")
+        }
         self.columns = columns
         self.names: list[str] = (
             columns
@@ -204,26 +277,32 @@ class _Reader:
             self._file_problem(f"mapping.{key}", f"is not a target; the targets are {targets}")
         self.administration_mapping = self._administration(mapping)
         self.attempt_source = self._attempt(mapping)
-        scorer = self._scorer(mapping)
-        # Without a way to name each row's response and scorer, rows cannot be checked; a field
-        # the mapping or a column names wrongly is the file's problem, and rows still are.
+        # A field the mapping or a column names wrongly is the file's problem, and rows are
+        # still checked; without a way to name each row's response and scorer, they cannot be.
+        before = len(self.problems)
+        self.channels = self._channels(mapping)
+        channel_problems = self.problems[before:]
+        del self.problems[before:]
+        needs_scorer = any(c.scorer is None for c in self.channels) or not self.channels
+        scorer = self._scorer(mapping) if needs_scorer else None
         self.rows_checkable = not self.problems
-        specs = self._field_specs(mapping)
-        self.field_sources = {name: compile_source(spec) for name, spec in specs.items()}
+        self.problems.extend(channel_problems)
+        if not self.channels and not channel_problems and self.rows_checkable:
+            self._file_problem("mapping.fields", "no column names a field the scorers score")
+        self.provenance_checked: set[tuple[str, str]] = set()
         self.normalised = {
             **self.administration_mapping,
-            "fields": specs,
+            "scores": [c.as_mapping() for c in self.channels],
             **({"scorer": scorer} if scorer is not None else {}),
         }
 
     def _file_problem(self, where: str, message: str) -> None:
         self.problems.append(ImportProblem(None, where, message))
 
-    def _field_problem(self, name: str, spec: dict, message: str) -> None:
+    def _field_problem(self, name: str, column: str | None, message: str) -> None:
         """A field that cannot be imported: the file's problem when the file names it as a
         whole (a CSV header column, the mapping, a key on every record), else the problem of
         each record that carries a value for it (a JSON Lines key on some rows only)."""
-        column = spec.get("column")
         carrying = (
             [r for r in self.records if r.fields.get(column) not in (None, "")]
             if column is not None and self.columns is None and self.defaulted
@@ -295,46 +374,98 @@ class _Reader:
         self.scorer_source = compile_source(spec)
         return spec
 
-    def _field_specs(self, mapping: dict[str, Any]) -> dict[str, dict]:
-        self.inspect_binary: set[str] = set()
+    def _channels(self, mapping: dict[str, Any]) -> list[_Channel]:
+        self.scorer_source = None
         given, scores = mapping.get("fields"), mapping.get("scores")
         # Fields found in the file's keys (not named by the mapping): one a record carries is
         # that record's problem when it is wrong.
         self.defaulted = given is None and scores is None
-        specs = self._default_specs() if self.defaulted else self._given_specs(given, scores)
-        return self._machine_fields_only(specs)
+        channels = self._default_channels() if self.defaulted else self._given(given, scores)
+        return self._machine_fields_only(channels)
 
-    def _given_specs(self, given: Any, scores: Any) -> dict[str, dict]:
-        specs: dict[str, dict] = {}
+    def _channel(
+        self,
+        source: str,
+        field: str,
+        *,
+        scorer: str | None = None,
+        values: dict | None = None,
+        inspect_binary: bool = False,
+    ) -> _Channel:
+        spec: dict[str, Any] = {"column": source}
+        if values is not None:
+            spec["values"] = values
+        return _Channel(
+            source=source,
+            field=field,
+            read=compile_source(spec),
+            scorer=scorer,
+            inspect_binary=inspect_binary and values is None,
+            values=values,
+        )
+
+    def _score_source(self, key: str) -> str:
+        """Where a ``scores`` entry reads its value: a key path as given (``scores.multi.value.
+        correct``, a JSON Lines ``verdicts.loss1``); an Inspect score's name alone reads its
+        value (``scores.<name>.value``); a CSV or JSON Lines column as named."""
+        if "." in key or (self.format != "inspect" and key in self.names):
+            return key
+        return f"scores.{key}.value"
+
+    def _given(self, given: Any, scores: Any) -> list[_Channel]:
+        channels: list[_Channel] = []
         if given is not None and not isinstance(given, dict):
             self._file_problem("mapping.fields", "give {field: source}")
             given = {}
         if scores is not None and not isinstance(scores, dict):
-            self._file_problem("mapping.scores", "give {score name: field}")
+            self._file_problem("mapping.scores", "give {score or column: field}")
             scores = {}
         for name, source in (given or {}).items():
             spec = _source_spec(source)
             if spec is None:
                 self._file_problem(f"mapping.fields.{name}", _SOURCE_HELP)
             else:
-                specs[name] = spec
-        for score_name, target in (scores or {}).items():
-            values: Any = None
-            if isinstance(target, dict):
-                values, target = target.get("values"), target.get("field")
-            if not isinstance(target, str) or (values is not None and not isinstance(values, dict)):
-                self._file_problem(f"mapping.scores.{score_name}", _SCORE_HELP)
+                channels.append(
+                    _Channel(
+                        source=spec.get("column", ""),
+                        field=name,
+                        read=compile_source(spec),
+                        values=spec.get("values"),
+                    )
+                )
+        for key, target in (scores or {}).items():
+            where = f"mapping.scores.{key}"
+            spec = {"field": target} if isinstance(target, str) else target
+            if not isinstance(spec, dict) or not isinstance(spec.get("field"), str):
+                self._file_problem(where, _SCORE_HELP)
                 continue
-            specs[target] = {"column": f"scores.{score_name}.value"}
-            if values is None:
-                self.inspect_binary.add(target)
-            else:
-                specs[target]["values"] = values
-        return specs
+            if unknown := set(spec) - {"field", "scorer", "values"}:
+                self._file_problem(where, f"unknown option(s) {', '.join(sorted(unknown))}")
+                continue
+            values, scorer = spec.get("values"), spec.get("scorer")
+            if values is not None and not isinstance(values, dict):
+                self._file_problem(where, "values must be an object {from: to}")
+                continue
+            if scorer is not None and scorer not in self.roster:
+                known = ", ".join(self.roster) or "none"
+                self._file_problem(
+                    where, f"{scorer!r} is not on this version's scorer roster ({known})"
+                )
+                continue
+            channels.append(
+                self._channel(
+                    self._score_source(key),
+                    spec["field"],
+                    scorer=scorer,
+                    values=values,
+                    inspect_binary=True,
+                )
+            )
+        return channels
 
-    def _default_specs(self) -> dict[str, dict]:
-        specs: dict[str, dict] = {}
+    def _default_channels(self) -> list[_Channel]:
         if self.format == "inspect":
+            channels = []
             names = sorted(
                 {name for record in self.records for name in (record.fields.get("scores") or {})}
             )
@@ -343,31 +474,72 @@ class _Reader:
                     self._file_problem(
                         f"scores.{name}",
                         f"the rubric has no field {name!r}; map the score to a field with "
-                        f'{{"scores": {{"{name}": "<field>"}}}}',
+                        f'{{"scores": {{"{name}": "<field>"}}}} (a dict-valued score key by '
+                        f'key: {{"scores.{name}.value.<key>": "<field>"}})',
                     )
                     continue
-                specs[name] = {"column": f"scores.{name}.value"}
-                self.inspect_binary.add(name)
-            return specs
-        reserved = set(ADMINISTRATION_TARGETS) | {"attempt", "scorer"} | set(DETAIL_KEYS)
+                channels.append(self._channel(f"scores.{name}.value", name, inspect_binary=True))
+            return channels
+        reserved = set(ADMINISTRATION_TARGETS) | {"attempt", "scorer"}
+        reserved |= set(DETAIL_KEYS) | set(PROVENANCE_KEYS)
         reserved |= {s["column"] for s in self.administration_mapping.values() if "column" in s}
-        return {name: {"column": name} for name in self.names if name not in reserved}
+        return [self._channel(name, name) for name in self.names if name not in reserved]
 
-    def _machine_fields_only(self, specs: dict[str, dict]) -> dict[str, dict]:
-        kept = {}
-        before = len(self.problems)
-        for name, spec in specs.items():
+    def _machine_fields_only(self, channels: list[_Channel]) -> list[_Channel]:
+        kept = []
+        for channel in channels:
+            name = channel.field
+            column = channel.source if self.defaulted else None
             field = self.fields.get(name)
             if field is None:
-                self._field_problem(name, spec, f"the rubric has no field {name!r}")
+                self._field_problem(name, column, f"the rubric has no field {name!r}")
             elif field.derivation or not field.scorer_scores:
                 why = "is derived" if field.derivation else "is scored by reviewers only"
-                self._field_problem(name, spec, f"field {name!r} {why}: no scorer scores it")
+                self._field_problem(name, column, f"field {name!r} {why}: no scorer scores it")
             else:
-                kept[name] = spec
-        if not kept and len(self.problems) == before and self.rows_checkable:
-            self._file_problem("mapping.fields", "no column names a field the scorers score")
+                kept.append(channel)
         return kept
+
+    # -- provenance ---------------------------------------------------------------------------
+
+    def _log_provenance(self, channel: _Channel, entry: ScorerRosterEntry) -> None:
+        """Once per Inspect score and roster scorer: what the log records of the scorer that
+        wrote the score (``inspect_scorer_provenance``) against its frozen identity."""
+        if self.format != "inspect" or not channel.source.startswith("scores."):
+            return
+        name = channel.source.split(".")[1]
+        if (name, entry.code) in self.provenance_checked:
+            return
+        self.provenance_checked.add((name, entry.code))
+        logged = next((s for s in self.header.get("scorers") or [] if s["name"] == name), None)
+        if logged is None:
+            return
+        for element, said, frozen in provenance_mismatches(
+            entry.scorer, logged, self.header.get("model_roles") or {}
+        ):
+            self._file_problem(
+                f"scores.{name} ({element})",
+                f"the log records {said!r}; the frozen identity of the scorer {entry.code!r} "
+                f"says {frozen!r}",
+            )
+
+    def _row_provenance(self, record: SourceRecord, entries: list[ScorerRosterEntry]) -> None:
+        """A CSV or JSON Lines row's ``judge_model`` and ``judge_prompt_sha256`` against the
+        frozen identity of each scorer it gives values from."""
+        for column in PROVENANCE_KEYS:
+            said = record.fields.get(column)
+            if said in (None, ""):
+                continue
+            said = str(said).strip()
+            for entry in entries:
+                frozen = _frozen_provenance(entry.scorer)[column]
+                if said != frozen:
+                    self._row_problem(
+                        record,
+                        column,
+                        f"{said!r} is not the frozen identity's {frozen or '(none)'!r} "
+                        f"(scorer {entry.code!r})",
+                    )
 
     # -- the rows -------------------------------------------------------------------------
 
@@ -401,7 +573,7 @@ class _Reader:
             if chosen is not None:
                 self.analysed[administration_id] = (chosen["number"], chosen["terminal_outcome"])
         self.needs_units = any(
-            self.fields[name].kind == FieldKind.CHECKLIST for name in self.field_sources
+            self.fields[c.field].kind == FieldKind.CHECKLIST for c in self.channels
         )
         self.units: dict[int, list[tuple[int, bool]]] = defaultdict(list)
         if self.needs_units:
@@ -424,26 +596,30 @@ class _Reader:
                 self.derived_of[f.derived_from].append(f)
         self.schedule = schedule
 
-    def check(self, schedule: _Schedule) -> None:
+    def check(self, schedule: _Schedule, done: set[tuple[str, str]]) -> None:
+        """Check every row; ``done`` holds the (scorer code, field) pairs an earlier import of
+        the same file wrote, skipped here (counted in ``skipped``)."""
         self._load(schedule)
+        self.done, self.skipped = done, Counter[tuple[str, str]]()
         checker = _Checker(schedule, self.administration_mapping)
         for record in self.records:
             administration_id = checker.administration_into(record, self.problems)
-            entry = self._row_scorer(record)
+            entry = self._row_scorer(record) if self.scorer_source is not None else None
             response = (
                 None if administration_id is None else self._row_response(record, administration_id)
             )
-            values, ok = self._row_values(record, entry)
-            if (
-                administration_id is None
-                or response is None
-                or entry is None
-                or not ok
-                or not values
-            ):
-                self._values_alone(record, values)
+            groups, ok = self._row_values(record, entry)
+            given = [g[0] for g in groups.values() if g[0] is not None]
+            if self.format != "inspect":
+                self._row_provenance(record, given)
+            if administration_id is None or response is None or not ok or not groups:
+                self._values_alone(record, {k: v for g in groups.values() for k, v in g[1].items()})
                 continue
-            self._plan(record, administration_id, response, entry, values)
+            for scorer, values in groups.values():
+                if scorer is None:
+                    self._values_alone(record, values)
+                else:
+                    self._plan(record, administration_id, response, scorer, values)
 
     def _values_alone(self, record: SourceRecord, values: dict[str, Any]) -> None:
         """Check a refused row's values on their own (each against its field's domain), so that
@@ -529,13 +705,16 @@ class _Reader:
         return response
 
     def _row_values(
-        self, record: SourceRecord, entry: ScorerRosterEntry | None
-    ) -> tuple[dict[str, Any], bool]:
-        """The row's values (those with a problem left out) and whether it had none."""
-        values: dict[str, Any] = {}
+        self, record: SourceRecord, row_scorer: ScorerRosterEntry | None
+    ) -> tuple[dict[str | None, tuple[ScorerRosterEntry | None, dict[str, Any]]], bool]:
+        """The row's values by scorer (a channel's own roster code, or None for the row's
+        scorer): ``{code: (roster entry or None, {field: value})}``, those with a problem left
+        out, and whether it had none."""
+        groups: dict[str | None, tuple[ScorerRosterEntry | None, dict[str, Any]]] = {}
         ok = True
-        for name, source in self.field_sources.items():
-            value, issue = source(record.fields)
+        for channel in self.channels:
+            name = channel.field
+            value, issue = channel.read(record.fields)
             field = self.fields[name]
             if issue:
                 self._row_problem(record, name, issue)
@@ -546,9 +725,20 @@ class _Reader:
                     self._row_problem(record, name, "contains a NUL character")
                     ok = False
                     continue
-                value = self._typed(field, value)
+                value = self._typed(field, value, channel)
             if value is None:
                 continue  # the row gives no value for this field: nothing to check or write
+            if isinstance(value, dict) and field.kind != FieldKind.SIGNALS:
+                keys = ", ".join(sorted(map(str, value)))
+                self._row_problem(
+                    record,
+                    name,
+                    f"{channel.source} holds several values ({keys}): map one key to the "
+                    f"field, {channel.source}.<key>",
+                )
+                ok = False
+                continue
+            entry = self.roster[channel.scorer] if channel.scorer else row_scorer
             if entry is not None and field.scorer_role != entry.role:
                 self._row_problem(
                     record,
@@ -558,15 +748,18 @@ class _Reader:
                 )
                 ok = False
                 continue
-            values[name] = value
-        return values, ok
+            if entry is not None:
+                self._log_provenance(channel, entry)
+            group = groups.setdefault(channel.scorer, (entry, {}))
+            group[1][name] = value
+        return groups, ok
 
-    def _typed(self, field: RubricField, value: str) -> Any:
+    def _typed(self, field: RubricField, value: str, channel: _Channel) -> Any:
         if self.format == "csv":
             return _text_value(field, value)
         if (
             self.format == "inspect"
-            and field.name in self.inspect_binary
+            and channel.inspect_binary
             and field.kind == FieldKind.BINARY
             and value in INSPECT_BINARY
         ):
@@ -601,6 +794,9 @@ class _Reader:
         where = _describe(self.schedule, administration_id)
         for name, value in cleaned.items():
             if value is None:
+                continue
+            if (entry.code, name) in self.done:
+                self.skipped[(entry.code, name)] += 1
                 continue
             key = (entry.scorer_id, response_id, name)
             if key in self.existing:
@@ -749,6 +945,29 @@ def machine_import_begin(
     return digest, already
 
 
+def _earlier_pairs(
+    version: ProtocolVersion, digest: str
+) -> dict[tuple[str, str], MachineScoreImport]:
+    """The (scorer code, field) pairs earlier imports of the file keyed ``digest`` wrote into
+    ``version``, each with the import that wrote it."""
+    found: dict[tuple[str, str], MachineScoreImport] = {}
+    for earlier in MachineScoreImport.objects.filter(version=version, sha256=digest).order_by(
+        "imported_at"
+    ):
+        for code, field in earlier.pairs:
+            found.setdefault((code, field), earlier)
+    return found
+
+
+def _skipped_message(digest: str, skipped: Counter, done: dict) -> str:
+    pairs = ", ".join(
+        f"{code}/{field} ({n} scores, import of {done[(code, field)].imported_at:%Y-%m-%d %H:%M}"
+        f" UTC)"
+        for (code, field), n in sorted(skipped.items())
+    )
+    return f"this file (sha256 {digest[:16]}…) already gave {pairs}"
+
+
 def import_machine_scores(
     *,
     version: ProtocolVersion,
@@ -761,8 +980,14 @@ def import_machine_scores(
     dry_run: bool,
 ) -> ImportOutcome[MachineScoreImport]:
     """See ``services.machine.machine_scores_import``; runs inside its transaction."""
-    digest, already = machine_import_begin(version, data)
-    if outcome := already():
+    digest, _ = machine_import_begin(version, data)
+
+    def whole_file() -> ImportOutcome[MachineScoreImport] | None:
+        # An import recorded before pairs were (or one that wrote nothing) stands for the file.
+        legacy = MachineScoreImport.objects.filter(version=version, sha256=digest, pairs=[])
+        return already_imported(legacy, digest, counted="scores", noun="machine scores")
+
+    if outcome := whole_file():
         return outcome
     format = file_format(format, filename)
     source = file_records(data, format)
@@ -774,19 +999,31 @@ def import_machine_scores(
         records=source.records,
         columns=source.columns,
         mapping=mapping or {},
+        header=source.header,
     )
     if not reader.rows_checkable:
         problems_refuse(reader.problems)
-    if outcome := version_lock(version, already):
+    if outcome := version_lock(version, whole_file):
         return outcome
-    reader.check(_Schedule(version))
+    done = _earlier_pairs(version, digest)
+    reader.check(_Schedule(version), set(done))
     problems_refuse(reader.problems)
     planned = reader.planned
     counts = _counts(planned, len(source.records))
+    skipped = _skipped_message(digest, reader.skipped, done) if reader.skipped else ""
+    if reader.skipped and not planned:
+        earlier = done[next(iter(sorted(reader.skipped)))]
+        return ImportOutcome(
+            status="already_imported",
+            message=f"Nothing to do: {skipped}. Nothing was written.",
+            counts=earlier.counts,
+            record=earlier,
+        )
+    also = f" Skipped: {skipped}." if skipped else ""
     if dry_run:
         return ImportOutcome(
             status="dry_run",
-            message=f"Ready to import {filename}: {_summary(counts)}. Nothing was written.",
+            message=f"Ready to import {filename}: {_summary(counts)}.{also} Nothing was written.",
             counts=counts,
             preview=_preview(planned),
         )
@@ -805,7 +1042,7 @@ def import_machine_scores(
     )
     return ImportOutcome(
         status="imported",
-        message=f"Imported {filename}: {_summary(counts)}.",
+        message=f"Imported {filename}: {_summary(counts)}.{also}",
         counts=counts,
         record=record,
         preview=_preview(planned),
@@ -822,11 +1059,18 @@ def machine_import_record(
     rationale: Callable[[MachineScoreImport], str],
     **fields: Any,
 ) -> MachineScoreImport:
-    """Write the import record (``fields``: sha256, format, mapping, counts, header), its
+    """Write the import record (``fields``: sha256, format, mapping, counts, header; ``pairs``,
+    the (scorer code, field) pairs of ``planned``, its idempotency key with the hash), its
     ``planned`` scores and its ``import`` log entry (``rationale(record)``), naming the version
     and the record (``import_refs``); runs inside the import's transaction."""
+    pairs = sorted({(p.scorer_code, p.field) for p in planned})
     record = MachineScoreImport(
-        version=version, filename=filename[:255], note=note.strip(), imported_by=user, **fields
+        version=version,
+        filename=filename[:255],
+        note=note.strip(),
+        imported_by=user,
+        pairs=[list(pair) for pair in pairs],
+        **fields,
     )
     full_clean_save(record)
     _write(record, planned)

@@ -56,6 +56,17 @@ class ScorerEnrollForm(forms.Form):
         max_length=64, required=False, help_text="Or the SHA-256 of the rubric blob it was given."
     )
     comparison = forms.ChoiceField(choices=Comparison.choices, required=False)
+    params = _JSONField(
+        required=False,
+        help_text='An Inspect scorer\'s parameters as its log records them: {"limit": 5}.',
+    )
+    epochs = forms.CharField(
+        max_length=32,
+        required=False,
+        initial="each",
+        help_text="How its values over a cell's repetitions (Inspect's epochs) combine: each, "
+        "mean, mode, max or at_least:<k>.",
+    )
 
 
 class MachineImportForm(forms.Form):
@@ -94,9 +105,15 @@ def scorers(request: HttpRequest, version_id: int) -> HttpResponse:
     def enrol(form: ScorerEnrollForm) -> str:
         data = dict(form.cleaned_data)
         code, role, label = data.pop("code"), data.pop("role"), data.pop("label")
+        epochs = data.pop("epochs") or "each"
         scorer, _ = scorer_register(user=signed_in_user(request), label=label, **data)
         scorer_roster_enroll(
-            version=version, scorer=scorer, code=code, role=role, user=signed_in_user(request)
+            version=version,
+            scorer=scorer,
+            code=code,
+            role=role,
+            user=signed_in_user(request),
+            epochs=epochs,
         )
         return f"{code} is on the scorer roster ({scorer})."
 

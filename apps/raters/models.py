@@ -442,7 +442,11 @@ SCORER_IDENTITY_FIELDS = (
     "prompt",
     "prompt_sha256",
     "comparison",
+    "params",
 )
+# Identity elements hashed only when given, so that scorers registered before they existed keep
+# their identity hash (``services.scorers.scorer_identity_sha256``).
+SCORER_IDENTITY_OPTIONAL = ("params",)
 
 
 class Scorer(models.Model):
@@ -465,6 +469,12 @@ class Scorer(models.Model):
     comparison = models.CharField(
         max_length=16, choices=Comparison.choices, blank=True, default=Comparison.NONE
     )
+    params = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="An Inspect scorer's parameters, as its logs record them (grader model and "
+        "template apart: they are the model and the prompt).",
+    )
     identity_sha256 = models.CharField(max_length=64, unique=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
@@ -478,7 +488,11 @@ class Scorer(models.Model):
         return f"{self.label} ({self.identity_sha256[:12]})"
 
     def identity(self) -> dict:
-        return {name: getattr(self, name) for name in SCORER_IDENTITY_FIELDS}
+        return {
+            name: getattr(self, name)
+            for name in SCORER_IDENTITY_FIELDS
+            if name not in SCORER_IDENTITY_OPTIONAL or getattr(self, name)
+        }
 
 
 class ScorerRosterEntry(models.Model):
@@ -492,6 +506,13 @@ class ScorerRosterEntry(models.Model):
     code = models.CharField(max_length=64)
     role = models.SlugField(max_length=64)
     position = models.PositiveSmallIntegerField(default=0)
+    epochs = models.CharField(
+        max_length=32,
+        default="each",
+        help_text="How the scorer's values of one cell and evaluand over its repetitions "
+        "(Inspect's epochs) combine: each (every epoch an observation), mean, mode, max or "
+        "at_least:<k> (apps.raters.epochs).",
+    )
 
     class Meta:
         constraints = [
@@ -508,7 +529,10 @@ class ScorerRosterEntry(models.Model):
 
 
 class MachineScoreImport(models.Model):
-    """One imported file of machine scores. Idempotent by file hash within a version."""
+    """One import of machine scores from a file. Idempotent by (file hash, scorer, field) within
+    a version: ``pairs`` lists the ``[scorer code, field]`` it wrote, so one log can feed
+    several scorers in several imports, and the same pair from the same file is never written
+    twice."""
 
     version = models.ForeignKey(ProtocolVersion, on_delete=models.PROTECT, related_name="+")
     sha256 = models.CharField(max_length=64)
@@ -518,17 +542,14 @@ class MachineScoreImport(models.Model):
     header = models.JSONField(default=dict, blank=True)
     note = models.TextField(blank=True)
     counts = models.JSONField(default=dict)
+    pairs = models.JSONField(default=list, blank=True)
     imported_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
     imported_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["version", "sha256"], name="machinescoreimport_unique_file"
-            ),
-        ]
+        indexes = [models.Index(fields=["version", "sha256"])]
         ordering = ["-imported_at"]
 
     def __str__(self) -> str:

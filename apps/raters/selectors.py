@@ -26,6 +26,7 @@ from apps.items.models import Cell, KeyUnit
 from apps.protocols.components import Problem
 from apps.protocols.models import ProtocolVersion, Withdrawal
 from apps.protocols.parameters import decimal_text
+from apps.raters.epochs import EACH, epochs_fit
 from apps.raters.frozen import frozen_rating, shown_field
 from apps.raters.judged import judged_signals, judged_signals_or_none
 from apps.raters.models import (
@@ -717,7 +718,8 @@ ORACLE_FIELD_KINDS = (FieldKind.BINARY, FieldKind.COUNT, FieldKind.NUMBER)
 
 def scorer_checks(version: ProtocolVersion) -> Iterator[Problem]:
     """Freeze-gate checks: every scorer role a rubric field names has a scorer on the roster,
-    and an oracle's role holds only fields an oracle can write (binary, count, number)."""
+    each scorer's epochs rule gives a value of its role's fields (``apps.raters.epochs``), and
+    an oracle's role holds only fields an oracle can write (binary, count, number)."""
     url = reverse("raters:scorers", args=[version.protocol.code, version.label])
     roster = list(ScorerRosterEntry.objects.filter(version=version).select_related("scorer"))
     roles = {entry.role for entry in roster}
@@ -731,6 +733,19 @@ def scorer_checks(version: ProtocolVersion) -> Iterator[Problem]:
                 url,
             )
     for entry in roster:
+        for field in fields:
+            if (
+                field.scorer_role == entry.role
+                and not field.derivation
+                and not epochs_fit(entry.epochs, field.kind)
+            ):
+                yield Problem(
+                    "epochs_rule_invalid",
+                    f"The scorer {entry.code!r} combines its epochs by {entry.epochs!r}, which "
+                    f"gives no value of the {field.kind} field {field.name!r} "
+                    "(docs/machine-scores.md, Epochs).",
+                    url,
+                )
         if entry.scorer.kind != ScorerKind.ORACLE:
             continue
         for field in fields:
@@ -756,6 +771,8 @@ def scorers_document(version: ProtocolVersion) -> list[dict[str, Any]]:
             "label": entry.scorer.label,
             "identity_sha256": entry.scorer.identity_sha256,
             "identity": entry.scorer.identity(),
+            # Only when not the default, so documents frozen before it existed read the same.
+            **({"epochs": entry.epochs} if entry.epochs != EACH else {}),
         }
         for entry in ScorerRosterEntry.objects.filter(version=version)
         .select_related("scorer")

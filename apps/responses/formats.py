@@ -356,6 +356,14 @@ def _inspect_header(log) -> dict[str, Any]:
         "created": log.eval.created,
         "status": log.status,
         "packages": dict(log.eval.packages or {}),
+        # What the log records of its scorers (appended ones too): name and parameters, and
+        # the models it gave roles (a grader's), checked against a scorer's frozen identity.
+        "scorers": [
+            {"name": s.name, "options": dict(s.options or {})} for s in log.eval.scorers or []
+        ],
+        "model_roles": {
+            role: config.model for role, config in (log.eval.model_roles or {}).items()
+        },
     }
 
 

@@ -22,7 +22,7 @@ from apps.core.rows import full_clean_save
 from apps.deviations.models import EntryKind
 from apps.deviations.selectors import protocol_outcomes_visible
 from apps.deviations.services import version_log_append
-from apps.protocols.import_frame import ImportOutcome, collector_paused
+from apps.protocols.import_frame import ImportOutcome, collector_paused, file_named
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.services import version_require_editable
 from apps.responses.importing import import_file
@@ -186,7 +186,7 @@ def responses_import(
     ``import`` log entry, a ``platform_loss`` entry when the file holds platform losses and a
     ``rerun`` entry when it holds reruns. See ``docs/import-formats.md``.
     """
-    with collector_paused():
+    with collector_paused(), file_named(filename):
         return import_file(
             version=version,
             user=user,

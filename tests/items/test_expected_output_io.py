@@ -154,3 +154,25 @@ def test_a_bad_expected_output_in_a_design_file_is_named_by_row_and_field(pi, fa
     ]
     assert "is not JSON" in refused.value.plan.errors[0].message
     assert not Cell.objects.filter(version=draft).exists()
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_the_design_export_writes_the_expected_outputs_the_import_reads_back(
+    pi, family_a, draft, fmt
+):
+    rows = [
+        'A,a-01,d,,L0,Capital?,no,,unit,text,"Paris, France"',
+        'A,a-01,d,,L5,Capital as JSON?,no,,unit,json,"{""city"": ""Paris"", ""n"": 1}"',
+        "A,a-02,d,,L0,No oracle here,no,,unit,,",
+    ]
+    services.design_import(
+        version=draft, content=(CSV_HEADER + "\n".join(rows) + "\n").encode(), fmt="csv", actor=pi
+    )
+    before = {key: (c.expected_kind, c.expected_output) for key, c in _cells(draft).items()}
+    exported = services.design_export(version=draft, fmt=fmt)
+    assert "expected_kind" in exported and "Paris, France" in exported
+    Cell.objects.filter(version=draft).update(expected_kind="", expected_output=None)
+    services.design_import(version=draft, content=exported.encode(), fmt=fmt, actor=pi)
+    after = {key: (c.expected_kind, c.expected_output) for key, c in _cells(draft).items()}
+    assert after == before
+    assert before[("a-01", "L5")] == ("json", {"city": "Paris", "n": 1})

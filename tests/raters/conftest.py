@@ -19,3 +19,15 @@ def two_studies():
         scoring_open(version=study.version, user=study.pi)
         study_queue_rename(protocol=study.version.protocol, name=name, user=study.pi)
     return first, second, reviewer
+
+
+@pytest.fixture(scope="session")
+def inspect_logs(tmp_path_factory):
+    """Inspect AI logs written by inspect_ai itself, once per session (``tests/inspect_logs``):
+    ``{"two_scorers", "appended", "other_grader": path}``."""
+    from apps.responses.formats import inspect_available
+    from tests.inspect_logs import written_logs
+
+    if not inspect_available():
+        pytest.skip("inspect_ai (extra 'inspect') not installed")
+    return written_logs(tmp_path_factory.mktemp("inspect_logs"))

@@ -61,7 +61,13 @@ def test_every_importer_refuses_a_file_without_records_in_the_same_words(request
         with pytest.raises(ImportRejected) as refused:
             run(version, pi, data, "empty.jsonl")
         assert [p.as_dict() for p in refused.value.problems] == [
-            {"row": None, "field": "", "message": "the file holds no records", "label": ""}
+            {
+                "row": None,
+                "field": "",
+                "message": "the file holds no records",
+                "label": "",
+                "file": "empty.jsonl",
+            }
         ]
     assert _written() == before
 
@@ -71,7 +77,7 @@ def test_the_response_and_machine_importers_ask_for_the_format_in_the_same_words
         with pytest.raises(ImportRejected) as refused:
             run(scored, pi, b"a,b\n1,2\n", "scores.txt")
         assert refused.value.messages == [
-            "the file, format: say which format 'scores.txt' is: csv, jsonl or inspect"
+            "the file scores.txt, format: say which format 'scores.txt' is: csv, jsonl or inspect"
         ]
     assert _written() == 1  # the study's own responses
 

@@ -76,7 +76,7 @@ def test_a_key_on_every_jsonl_row_is_the_files_problem_and_rows_are_still_checke
     rows[2]["loss1"] = -1
     refusal = _refusal(two_roles, pi, jsonl(rows), "judge.jsonl")
     assert [(p.row, p.field) for p in refusal.problems] == [(None, "fidelty"), (3, "loss1")]
-    assert refusal.messages[0].startswith("the file, fidelty: the rubric has no field")
+    assert refusal.messages[0].startswith("the file judge.jsonl, fidelty: the rubric has no field")
 
 
 def test_a_csv_column_is_the_files_problem_and_another_roles_value_blames_its_row_only(
@@ -90,7 +90,9 @@ def test_a_csv_column_is_the_files_problem_and_another_roles_value_blames_its_ro
     refusal = _refusal(two_roles, pi, csv_bytes(rows), "judge.csv")
     found = [(p.row, p.field) for p in refusal.problems]
     assert found == [(None, "fidelty"), (6, "complied"), (11, "fidelity")]
-    assert str(refusal.problems[0]) == "the file, fidelty: the rubric has no field 'fidelty'"
+    assert (
+        str(refusal.problems[0]) == "the file judge.csv, fidelty: the rubric has no field 'fidelty'"
+    )
 
 
 def test_a_good_file_with_an_empty_column_of_another_role_imports(two_roles, pi):

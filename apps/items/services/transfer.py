@@ -811,9 +811,24 @@ def _export_rows(version: ProtocolVersion) -> list[dict[str, Any]]:
                     for u in sorted(cell.key_units.all(), key=lambda u: u.position)
                 ],
                 "base_item": _base_code(item),
+                "expected_kind": cell.expected_kind,
+                "expected_output": cell.expected_output if cell.expected_kind else None,
             }
         )
+    # Only a design with an expected output has the columns, so exports of the others read as
+    # they always did.
+    if not any(row["expected_kind"] for row in rows):
+        for row in rows:
+            del row["expected_kind"], row["expected_output"]
     return rows
+
+
+def _csv_expected(kind: str, value: Any) -> str:
+    if not kind:
+        return ""
+    if kind == "json":
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return str(value)
 
 
 def _csv_key(units: list[KeyUnitSpec]) -> str:
@@ -834,8 +849,9 @@ def version_integrity_verify_for_export(version: ProtocolVersion) -> None:
 
 
 def design_export(*, version: ProtocolVersion, fmt: str) -> str:
-    """The version's cells (items, cells, keys) as CSV or JSON text that ``design_import``
-    reads back unchanged. Items without any cell have no row.
+    """The version's cells (items, cells, keys, and the cells' expected outputs when any cell
+    has one: ``EXPECTED_COLUMNS``) as CSV or JSON text that ``design_import`` reads back
+    unchanged. Items without any cell have no row.
 
     A frozen version's rows are checked against its hash and its freeze entry first
     (``version_integrity_require``): raises ``IntegrityAlarm`` (a ValidationError) rather than
@@ -843,11 +859,17 @@ def design_export(*, version: ProtocolVersion, fmt: str) -> str:
     """
     version_integrity_verify_for_export(version)
     rows = _export_rows(version)
+    expected = bool(rows) and "expected_kind" in rows[0]
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\r\n")
-        writer.writerow(COLUMNS)
+        writer.writerow([*COLUMNS, *(EXPECTED_COLUMNS if expected else ())])
         for row in rows:
+            tail = (
+                [row["expected_kind"], _csv_expected(row["expected_kind"], row["expected_output"])]
+                if expected
+                else []
+            )
             writer.writerow(
                 [
                     row["family"],
@@ -860,6 +882,7 @@ def design_export(*, version: ProtocolVersion, fmt: str) -> str:
                     row["absent_reason"],
                     _csv_key(row["key"]),
                     row["base_item"],
+                    *tail,
                 ]
             )
         return buffer.getvalue()

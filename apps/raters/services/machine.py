@@ -18,7 +18,7 @@ from apps.accounts.models import User
 from apps.core.rows import full_clean_save
 from apps.deviations.models import EntryKind
 from apps.deviations.services import version_log_append
-from apps.protocols.import_frame import ImportOutcome, collector_paused
+from apps.protocols.import_frame import ImportOutcome, collector_paused, file_named
 from apps.protocols.models import ProtocolVersion, VersionState
 from apps.raters.judged import judged_signals_or_none
 from apps.raters.machine_import import import_machine_scores
@@ -59,37 +59,40 @@ def machine_scores_import(
     unknown response, unknown field, a field the scorer's role does not score, a value outside
     the field's domain (checked as a reviewer's value is), a duplicate, a scorer not on the
     roster — any problem raises ``ImportRejected`` naming each row and field, and nothing is
-    written. The same file (SHA-256) twice is a no-op that says so. Writes one ``import`` log
-    entry naming the scorers, the file's SHA-256 and the counts.
+    written; a problem of the file as a whole names it (``file_named``). Idempotent by (file
+    SHA-256, scorer, field): one log may feed several scorers, each in its own import, and the
+    pairs an earlier import of the same file wrote are skipped (all of them: a no-op that says
+    so). Writes one ``import`` log entry naming the scorers, the file's SHA-256 and the counts.
     """
-    judged = judged_signals_or_none()
-    if (
-        judged is not None
-        and judged.judged_by_scorer(version)
-        and (format or guess_format(filename)) == "jsonl"
-    ):
-        # Seed 003: an LLM judge's loss1 documents, validated and re-derived on the way in.
-        scorer = (mapping or {}).get("scorer")
-        return judged.judge_import(
-            version=version,
-            user=user,
-            data=data,
-            filename=filename,
-            scorer_code=scorer.get("const") if isinstance(scorer, dict) else scorer,
-            note=note,
-            dry_run=dry_run,
-        )
-    with collector_paused():
-        return import_machine_scores(
-            version=version,
-            user=user,
-            data=data,
-            filename=filename,
-            format=format,
-            mapping=mapping,
-            note=note,
-            dry_run=dry_run,
-        )
+    with file_named(filename):
+        judged = judged_signals_or_none()
+        if (
+            judged is not None
+            and judged.judged_by_scorer(version)
+            and (format or guess_format(filename)) == "jsonl"
+        ):
+            # Seed 003: an LLM judge's loss1 documents, validated and re-derived on the way in.
+            scorer = (mapping or {}).get("scorer")
+            return judged.judge_import(
+                version=version,
+                user=user,
+                data=data,
+                filename=filename,
+                scorer_code=scorer.get("const") if isinstance(scorer, dict) else scorer,
+                note=note,
+                dry_run=dry_run,
+            )
+        with collector_paused():
+            return import_machine_scores(
+                version=version,
+                user=user,
+                data=data,
+                filename=filename,
+                format=format,
+                mapping=mapping,
+                note=note,
+                dry_run=dry_run,
+            )
 
 
 # -- Oracle runs ---------------------------------------------------------------------------

@@ -21,8 +21,10 @@ from apps.core.canonical import canonical_json, sha256_hex
 from apps.core.rows import full_clean_save, row_copy
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.services import version_require_editable
+from apps.raters.epochs import epochs_problem
 from apps.raters.models import (
     SCORER_IDENTITY_FIELDS,
+    SCORER_IDENTITY_OPTIONAL,
     Comparison,
     Scorer,
     ScorerKind,
@@ -35,8 +37,17 @@ _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
 def scorer_identity_sha256(identity: dict[str, Any]) -> str:
-    """SHA-256 of the canonical JSON of a scorer's identity (every ``SCORER_IDENTITY_FIELDS``)."""
-    return sha256_hex(canonical_json({name: identity[name] for name in SCORER_IDENTITY_FIELDS}))
+    """SHA-256 of the canonical JSON of a scorer's identity (every ``SCORER_IDENTITY_FIELDS``;
+    an optional element, ``params``, only when given, so older identities keep their hash)."""
+    return sha256_hex(
+        canonical_json(
+            {
+                name: identity[name]
+                for name in SCORER_IDENTITY_FIELDS
+                if name not in SCORER_IDENTITY_OPTIONAL or identity.get(name)
+            }
+        )
+    )
 
 
 def _typed_identity(identity: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -44,7 +55,7 @@ def _typed_identity(identity: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
     errors: dict[str, str] = {}
     for name in SCORER_IDENTITY_FIELDS:
         value = identity.get(name)
-        if name == "inference_settings":
+        if name in ("inference_settings", "params"):
             value = {} if value is None else value
             if not isinstance(value, dict):
                 errors[name] = "must be a JSON object."
@@ -108,7 +119,9 @@ def scorer_register(*, user: User | None, label: str, **identity: Any) -> tuple[
     ``identity`` holds ``kind`` (harness_grader, oracle, llm_judge, script), ``name``,
     ``version`` and, as they apply, ``model``, ``provider``, ``inference_settings`` (object),
     ``prompt`` or ``prompt_sha256`` (an LLM judge's), ``comparison`` (an oracle's: exact,
-    normalised, json_equal, items). Raises ValidationError naming each bad element.
+    normalised, json_equal, items), ``params`` (an Inspect scorer's parameters as its logs
+    record them, its ``model`` and ``template`` apart: those are ``model`` and the prompt).
+    Raises ValidationError naming each bad element.
     """
     values = _identity_values(identity)
     digest = scorer_identity_sha256(values)
@@ -129,13 +142,23 @@ def scorer_register(*, user: User | None, label: str, **identity: Any) -> tuple[
 
 @transaction.atomic
 def scorer_roster_enroll(
-    *, version: ProtocolVersion, scorer: Scorer, code: str, role: str, user: User
+    *,
+    version: ProtocolVersion,
+    scorer: Scorer,
+    code: str,
+    role: str,
+    user: User,
+    epochs: str = "each",
 ) -> ScorerRosterEntry:
     """Register ``scorer`` on the draft ``version``'s scorer roster under ``code`` in ``role``
-    (the role rubric fields name in ``scorer_role``)."""
+    (the role rubric fields name in ``scorer_role``), its values over a cell's repetitions
+    (Inspect's epochs) combined by ``epochs`` (``apps.raters.epochs``: each, mean, mode, max,
+    at_least:<k>)."""
     version_require_editable(version)
-    code, role = code.strip(), role.strip()
+    code, role, epochs = code.strip(), role.strip(), (epochs or "each").strip()
     errors = {}
+    if problem := epochs_problem(epochs):
+        errors["epochs"] = problem
     if not _CODE.match(code):
         errors["code"] = "Use letters, digits, '.', '_' and '-', starting with a letter or digit."
     if not _ROLE.match(role):
@@ -153,6 +176,7 @@ def scorer_roster_enroll(
         scorer=scorer,
         code=code,
         role=role,
+        epochs=epochs,
         position=0 if last is None else last + 1,
     )
     return full_clean_save(entry)
@@ -168,6 +192,6 @@ def scorer_roster_remove(*, entry: ScorerRosterEntry, user: User) -> None:
 def scorers_copy(source: ProtocolVersion, target: ProtocolVersion) -> None:
     """An amendment's draft gets the same scorer roster."""
     ScorerRosterEntry.objects.bulk_create(
-        row_copy(entry, ("scorer_id", "code", "role", "position"), version=target)
+        row_copy(entry, ("scorer_id", "code", "role", "position", "epochs"), version=target)
         for entry in ScorerRosterEntry.objects.filter(version=source)
     )
