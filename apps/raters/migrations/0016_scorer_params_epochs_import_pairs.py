@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('protocols', '0004_opb_deposit'),
-        ('raters', '0014_scoring_closing'),
+        ('raters', '0015_fewer_indexes_on_assignment_and_score'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
