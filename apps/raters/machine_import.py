@@ -33,7 +33,12 @@ The mapping (a JSON object; every key optional):
     score);
 ``scores``
     Inspect logs: ``{score name: rubric field}`` or ``{score name: {"field": f, "values":
-    {...}}}``, read from ``sample.scores[name].value`` (default: scores named like a field).
+    {...}}}``, read from ``sample.scores[name].value`` (default: scores named like a field);
+``confidence``
+    the scorer's confidence in [0, 1], optional (a source; default: the ``confidence`` column
+    or key of a CSV or JSON Lines row, which applies to every value of the row; for an Inspect
+    log, each score's ``metadata.confidence``, since inspect_ai's ``Score`` has no confidence
+    of its own and ``metadata`` is where a scorer puts what it adds to a value).
 """
 
 from __future__ import annotations
@@ -83,7 +88,7 @@ from apps.responses.models import Attempt, analysed_attempt
 
 PREVIEW_ROWS = 20
 ADMINISTRATION_TARGETS = ("position", *ADMINISTRATION_BY_KEY)
-OWN_TARGETS = ("attempt", "scorer", "fields", "scores")
+OWN_TARGETS = ("attempt", "scorer", "fields", "scores", "confidence")
 # Keys of a CSV or JSON Lines row that are never field names: how it names its response and
 # scorer, and what it says beside the values (kept as the score's detail).
 DETAIL_KEYS = ("detail", "explanation", "answer", "metadata", "note")
@@ -106,6 +111,7 @@ class _Planned:
     value: Any
     detail: dict[str, Any]
     administration: str
+    confidence: float | None = None
 
 
 def planned_score(
@@ -116,6 +122,7 @@ def planned_score(
     value: Any,
     detail: dict[str, Any],
     administration: str,
+    confidence: float | None = None,
 ) -> _Planned:
     """The score ``entry``'s scorer gives ``field`` of a response, as ``record`` says."""
     return _Planned(
@@ -127,6 +134,7 @@ def planned_score(
         value=value,
         detail=detail,
         administration=administration,
+        confidence=confidence,
     )
 
 
@@ -210,10 +218,12 @@ class _Reader:
         self.rows_checkable = not self.problems
         specs = self._field_specs(mapping)
         self.field_sources = {name: compile_source(spec) for name, spec in specs.items()}
+        confidence = self._confidence(mapping, specs)
         self.normalised = {
             **self.administration_mapping,
             "fields": specs,
             **({"scorer": scorer} if scorer is not None else {}),
+            **({"confidence": confidence} if confidence else {}),
         }
 
     def _file_problem(self, where: str, message: str) -> None:
@@ -295,6 +305,50 @@ class _Reader:
         self.scorer_source = compile_source(spec)
         return spec
 
+    def _confidence(self, mapping: dict[str, Any], specs: dict[str, dict]) -> dict[str, dict]:
+        """``{field: source}`` of each field's confidence (see the module's docstring)."""
+        given = mapping.get("confidence")
+        if given is None and self.format != "inspect" and "confidence" in self.names:
+            given = "confidence"
+        chosen: dict[str, dict] = {}
+        if given is not None:
+            spec = _source_spec(given)
+            if spec is None:
+                self._file_problem("mapping.confidence", _SOURCE_HELP)
+            else:
+                chosen = dict.fromkeys(specs, spec)
+        elif self.format == "inspect":
+            for name, spec in specs.items():
+                column = spec.get("column", "")
+                if column.startswith("scores.") and column.endswith(".value"):
+                    chosen[name] = {"column": column[: -len("value")] + "metadata.confidence"}
+        self.confidence_sources = {name: compile_source(s) for name, s in chosen.items()}
+        return chosen
+
+    def _row_confidence(self, record: SourceRecord) -> dict[str, float]:
+        """The row's confidence per field; a value that is not a number in [0, 1] is the row's
+        problem (named once, however many fields it applies to)."""
+        out: dict[str, float] = {}
+        refused: set[str] = set()
+        for name, source in self.confidence_sources.items():
+            raw, issue = source(record.fields)
+            if raw is None or raw == "":
+                continue
+            number = None
+            if not isinstance(raw, bool):
+                try:
+                    number = float(str(raw).strip()) if isinstance(raw, str) else float(raw)
+                except (TypeError, ValueError):
+                    number = None
+            if issue or number is None or not 0.0 <= number <= 1.0:
+                message = issue or f"{raw!r} is not a confidence: give a number from 0 to 1"
+                if message not in refused:
+                    refused.add(message)
+                    self._row_problem(record, "confidence", message)
+                continue
+            out[name] = number
+        return out
+
     def _field_specs(self, mapping: dict[str, Any]) -> dict[str, dict]:
         self.inspect_binary: set[str] = set()
         given, scores = mapping.get("fields"), mapping.get("scores")
@@ -349,7 +403,8 @@ class _Reader:
                 specs[name] = {"column": f"scores.{name}.value"}
                 self.inspect_binary.add(name)
             return specs
-        reserved = set(ADMINISTRATION_TARGETS) | {"attempt", "scorer"} | set(DETAIL_KEYS)
+        reserved = set(ADMINISTRATION_TARGETS) | {"attempt", "scorer", "confidence"}
+        reserved |= set(DETAIL_KEYS)
         reserved |= {s["column"] for s in self.administration_mapping.values() if "column" in s}
         return {name: {"column": name} for name in self.names if name not in reserved}
 
@@ -434,6 +489,7 @@ class _Reader:
                 None if administration_id is None else self._row_response(record, administration_id)
             )
             values, ok = self._row_values(record, entry)
+            confidence = self._row_confidence(record) if self.confidence_sources else {}
             if (
                 administration_id is None
                 or response is None
@@ -443,7 +499,7 @@ class _Reader:
             ):
                 self._values_alone(record, values)
                 continue
-            self._plan(record, administration_id, response, entry, values)
+            self._plan(record, administration_id, response, entry, values, confidence)
 
     def _values_alone(self, record: SourceRecord, values: dict[str, Any]) -> None:
         """Check a refused row's values on their own (each against its field's domain), so that
@@ -580,6 +636,7 @@ class _Reader:
         response: tuple,
         entry: ScorerRosterEntry,
         values: dict[str, Any],
+        confidence: dict[str, float],
     ) -> None:
         _, response_id, words, cell_id = response
         subset = [self.fields[name] for name in values]
@@ -620,7 +677,16 @@ class _Reader:
             else:
                 self.seen[key] = record.row
                 self.planned.append(
-                    planned_score(record, entry, response_id, name, value, detail, where)
+                    planned_score(
+                        record,
+                        entry,
+                        response_id,
+                        name,
+                        value,
+                        detail,
+                        where,
+                        confidence.get(name),
+                    )
                 )
 
     def _detail(self, record: SourceRecord) -> dict[str, Any]:
@@ -691,6 +757,7 @@ def _write(record: MachineScoreImport, planned: list[_Planned]) -> None:
                     detail=p.detail,
                     source=record,
                     source_row=p.row,
+                    confidence=p.confidence,
                 )
                 for p in planned
             ],
@@ -708,7 +775,7 @@ def _write(record: MachineScoreImport, planned: list[_Planned]) -> None:
         connection.cursor() as cursor,
         cursor.copy(
             "COPY raters_machinescore (version_id, response_id, scorer_id, field, value, detail, "
-            "source_id, oracle_run_id, source_row, created_at) FROM STDIN"
+            "source_id, oracle_run_id, source_row, created_at, confidence) FROM STDIN"
         ) as copy,
     ):
         for start in range(0, len(planned), 5000):
@@ -717,9 +784,11 @@ def _write(record: MachineScoreImport, planned: list[_Planned]) -> None:
                 if last_detail[0] != id(p.detail):
                     last_detail = (id(p.detail), _JSON.encode(p.detail).replace("\\", "\\\\"))
                 value = _JSON.encode(p.value).replace("\\", "\\\\")
+                confidence = "\\N" if p.confidence is None else repr(p.confidence)
                 out.append(
                     f"{version_id}\t{p.response_id}\t{p.scorer_id}\t{p.field}\t{value}\t"
-                    f"{last_detail[1]}{tail}{p.row}\t{now}\n"
+                    f"{last_detail[1]}{tail}{p.row}\t{now}\t"
+                    f"{confidence}\n"
                 )
             copy.write("".join(out))
 
