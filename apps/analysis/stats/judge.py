@@ -41,6 +41,7 @@ resamples items with their responses' weights.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,16 @@ from apps.analysis.stats.reliability import Level, krippendorff_alpha
 # suite checks for the other cluster-bootstrap intervals (bootstrap.MIN_CLUSTERS_FLOOR).
 MIN_CLUSTERS = 10
 DEFAULT_REPLICATES = 999
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """The cluster bootstrap's settings: ``replicates`` draws of the items, intervals at
+    ``confidence``, numpy's ``default_rng(seed)``."""
+
+    replicates: int = DEFAULT_REPLICATES
+    confidence: float = 0.95
+    seed: int = 0
 
 
 def confusion(
@@ -145,10 +156,7 @@ def compare(
     level: Level,
     n_categories: int | None,
     weights: npt.ArrayLike | None = None,
-    interval: bool = True,
-    replicates: int = DEFAULT_REPLICATES,
-    confidence: float = 0.95,
-    seed: int = 0,
+    bootstrap: Bootstrap | None = None,
 ) -> dict[str, Any]:
     """Agreement of a machine scorer with a human reference over the responses both coded.
 
@@ -159,8 +167,7 @@ def compare(
         level: the field's level of measurement (α's difference function).
         n_categories: k for fields with categories (κ and the confusion matrix), else None.
         weights: inverse inclusion probabilities of a stratified audit, or None (all 1).
-        interval: whether to bootstrap intervals for α and κ.
-        replicates, confidence, seed: the bootstrap's (numpy ``default_rng(seed)``).
+        bootstrap: the settings of the intervals for α and κ; None: no intervals.
 
     Returns:
         ``{"n", "clusters", "weighted", "percent_agreement", "kappa", "kappa_interval",
@@ -206,7 +213,7 @@ def compare(
         tables = np.zeros((len(names), n_categories, n_categories))
         np.add.at(tables, (codes, h.astype(int), m.astype(int)), w)
         out["kappa"] = _finite(kappa_of_tables(tables.sum(axis=0)))
-    if not interval:
+    if bootstrap is None:
         return out
     if len(names) < MIN_CLUSTERS:
         out["note"] = (
@@ -214,8 +221,8 @@ def compare(
             "bootstrap's calibrated floor; docs/machine-scores.md)"
         )
         return out
-    rng = np.random.default_rng(seed)
-    draws = cluster_weights(len(names), replicates, rng)
+    replicates, confidence = bootstrap.replicates, bootstrap.confidence
+    draws = cluster_weights(len(names), replicates, np.random.default_rng(bootstrap.seed))
     if tables is not None and out["kappa"] is not None:
         flat = tables.reshape(len(names), -1)
         replicate_tables = (draws @ flat).reshape(replicates, n_categories, n_categories)
@@ -248,9 +255,7 @@ def judge_validation(
     level: Level,
     labels: Sequence[str] | None,
     weights: Mapping[str, float] | None = None,
-    replicates: int = DEFAULT_REPLICATES,
-    confidence: float = 0.95,
-    seed: int = 0,
+    bootstrap: Bootstrap | None = None,
 ) -> dict[str, Any]:
     """One machine scorer on one field against the human audit.
 
@@ -264,7 +269,7 @@ def judge_validation(
             else None (then no confusion matrix, per-class figures or κ).
         weights: response key → 1/πᵢ for a stratified audit (responses without a weight are
             left out), or None.
-        replicates, confidence, seed: the cluster bootstrap's.
+        bootstrap: the cluster bootstrap's settings (default ``Bootstrap()``).
 
     Returns:
         ``{"n", "weighted", "confusion": {"labels", "counts", "weighted"} | None, "classes":
@@ -299,9 +304,7 @@ def judge_validation(
         level=level,
         n_categories=n_categories,
         weights=w,
-        replicates=replicates,
-        confidence=confidence,
-        seed=seed,
+        bootstrap=bootstrap or Bootstrap(),
     )
     result["reviewers"] = []
     for reviewer, values in sorted(reviewers.items()):
@@ -316,7 +319,6 @@ def judge_validation(
                     level=level,
                     n_categories=n_categories,
                     weights=None if weights is None else [weights[k] for k in keys],
-                    interval=False,
                 ),
             }
         )

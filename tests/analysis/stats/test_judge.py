@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score, confusion_matrix, precision_recall_fscore_support
 
-from apps.analysis.stats.judge import MIN_CLUSTERS, compare, judge_validation
+from apps.analysis.stats.judge import MIN_CLUSTERS, Bootstrap, compare, judge_validation
 
 LABELS = ["comply", "refuse", "partial"]
 
@@ -29,7 +29,7 @@ def test_confusion_and_per_class_figures_equal_scikit_learn():
         clusters=dict(zip(keys, clusters, strict=True)),
         level="nominal",
         labels=LABELS,
-        replicates=99,
+        bootstrap=Bootstrap(replicates=99),
     )
     # Keys sort as text; scikit-learn gets the same responses in the same order.
     order = sorted(range(len(keys)), key=lambda i: keys[i])
@@ -64,9 +64,7 @@ def test_weighted_figures_equal_scikit_learn_with_sample_weights():
     human, machine, clusters = _data(seed=4)
     weights = np.where(machine == 0, 4.0, 1.0)
     table = confusion_matrix(human, machine, labels=[0, 1, 2], sample_weight=weights)
-    result = compare(
-        human, machine, clusters, level="nominal", n_categories=3, weights=weights, interval=False
-    )
+    result = compare(human, machine, clusters, level="nominal", n_categories=3, weights=weights)
     assert result["kappa"] == pytest.approx(
         cohen_kappa_score(human, machine, sample_weight=weights), abs=1e-12
     )
@@ -83,7 +81,7 @@ def test_weighted_figures_equal_scikit_learn_with_sample_weights():
         level="nominal",
         labels=LABELS,
         weights=dict(zip(keys, weights, strict=True)),
-        replicates=49,
+        bootstrap=Bootstrap(replicates=49),
     )
     assert [c["precision"] for c in validated["classes"]] == pytest.approx(list(precision))
     assert [c["recall"] for c in validated["classes"]] == pytest.approx(list(recall))
@@ -102,7 +100,7 @@ def test_each_reviewer_is_compared_on_the_responses_they_scored():
         clusters=dict(zip(keys, clusters, strict=True)),
         level="nominal",
         labels=LABELS,
-        replicates=49,
+        bootstrap=Bootstrap(replicates=49),
     )
     ann, bob = result["reviewers"]
     assert (ann["reviewer"], ann["n"], bob["reviewer"], bob["n"]) == ("ann", 25, "bob", 30)
@@ -115,7 +113,14 @@ def test_each_reviewer_is_compared_on_the_responses_they_scored():
 
 def test_too_few_items_give_no_interval_and_say_why():
     human, machine, clusters = _data(n=30, items=MIN_CLUSTERS - 1)
-    result = compare(human, machine, clusters, level="nominal", n_categories=3, replicates=49)
+    result = compare(
+        human,
+        machine,
+        clusters,
+        level="nominal",
+        n_categories=3,
+        bootstrap=Bootstrap(replicates=49),
+    )
     assert result["alpha"] is not None and result["alpha_interval"] is None
     assert "fewer than 10" in result["note"]
 
@@ -125,7 +130,14 @@ def test_ordinal_and_interval_fields_get_alpha_at_their_level():
     human = rng.normal(size=60)
     machine = human + rng.normal(scale=0.5, size=60)
     clusters = [i // 3 for i in range(60)]
-    result = compare(human, machine, clusters, level="interval", n_categories=None, replicates=49)
+    result = compare(
+        human,
+        machine,
+        clusters,
+        level="interval",
+        n_categories=None,
+        bootstrap=Bootstrap(replicates=49),
+    )
     assert result["kappa"] is None
     assert result["alpha"] == pytest.approx(
         krippendorff.alpha(
@@ -154,9 +166,7 @@ def test_stratified_weights_recover_the_population_agreement_the_sample_misses()
         take = rng.choice(members, size=int(np.ceil(f * members.size)), replace=False)
         drawn[take] = True
     clusters = list(range(int(drawn.sum())))
-    plain = compare(
-        human[drawn], machine[drawn], clusters, level="nominal", n_categories=3, interval=False
-    )
+    plain = compare(human[drawn], machine[drawn], clusters, level="nominal", n_categories=3)
     weighted = compare(
         human[drawn],
         machine[drawn],
