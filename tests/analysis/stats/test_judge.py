@@ -174,7 +174,6 @@ def test_stratified_weights_recover_the_population_agreement_the_sample_misses()
         level="nominal",
         n_categories=3,
         weights=1 / fraction[drawn],
-        interval=False,
     )
     assert truth == pytest.approx(0.915, abs=0.01)
     assert plain["percent_agreement"] < truth - 0.1  # the oversampled rare verdicts bias it
