@@ -272,10 +272,12 @@ def judge_validation(
         bootstrap: the cluster bootstrap's settings (default ``Bootstrap()``).
 
     Returns:
-        ``{"n", "weighted", "confusion": {"labels", "counts", "weighted"} | None, "classes":
-        [...], "final": compare(...), "reviewers": [{"reviewer", **compare(...)}]}``; per-class
-        figures and the final comparison are weighted when ``weights`` is given (``counts``
-        stays the plain count of responses). The intervals are the final comparison's; each
+        ``{"n", "weighted", "confusion": {"labels", "rows": [{"reviewers": label, "counts":
+        [...], "weighted"?: [...]}]} | None, "classes": [...], "final": compare(...),
+        "reviewers": [{"reviewer", **compare(...)}]}``: confusion row i is the responses the
+        reviewers' final value puts in class i, by the machine's class (columns in ``labels``'
+        order); per-class figures and the final comparison are weighted when ``weights`` is
+        given (``counts`` stays the plain count of responses, ``weighted`` the HT estimate). The intervals are the final comparison's; each
         reviewer's comparison gives point estimates.
 
     Raises:
@@ -293,8 +295,14 @@ def judge_validation(
         table = counts if w is None else confusion(human, judged, len(labels), w)
         result["confusion"] = {
             "labels": list(labels),
-            "counts": counts.astype(int).tolist(),
-            "weighted": None if w is None else table.round(6).tolist(),
+            "rows": [
+                {
+                    "reviewers": label,
+                    "counts": counts[i].astype(int).tolist(),
+                    **({} if w is None else {"weighted": table[i].round(6).tolist()}),
+                }
+                for i, label in enumerate(labels)
+            ],
         }
         result["classes"] = per_class(table, labels)
     result["final"] = compare(

@@ -35,7 +35,7 @@ def test_confusion_and_per_class_figures_equal_scikit_learn():
     order = sorted(range(len(keys)), key=lambda i: keys[i])
     y_true, y_pred = human[order], machine[order]
     expected = confusion_matrix(y_true, y_pred, labels=[0, 1, 2])
-    assert result["confusion"]["counts"] == expected.tolist()
+    assert [row["counts"] for row in result["confusion"]["rows"]] == expected.tolist()
     precision, recall, f1, support = precision_recall_fscore_support(
         y_true, y_pred, labels=[0, 1, 2], zero_division=np.nan
     )
