@@ -277,8 +277,9 @@ def judge_validation(
         "reviewers": [{"reviewer", **compare(...)}]}``: confusion row i is the responses the
         reviewers' final value puts in class i, by the machine's class (columns in ``labels``'
         order); per-class figures and the final comparison are weighted when ``weights`` is
-        given (``counts`` stays the plain count of responses, ``weighted`` the HT estimate). The intervals are the final comparison's; each
-        reviewer's comparison gives point estimates.
+        given (``counts`` stays the plain count of responses, ``weighted`` the HT estimate).
+        The intervals are the final comparison's; each reviewer's comparison gives point
+        estimates.
 
     Raises:
         KeyError: a response key with no cluster. ValueError: as ``compare``.
