@@ -234,3 +234,14 @@ def test_zero_one_block_contrasts_are_covered_by_the_score_interval(
     _check_mc_se(score)
     assert score.coverage >= 0.935, score.row()
     assert score.extra["zero_width"] == 0, score.row()
+
+
+@pytest.mark.parametrize(("items", "per_item"), [(12, 4), (30, 4), (60, 2)])
+def test_judge_alpha_and_kappa_intervals_cover_a_known_agreement(
+    items, per_item, calibration_table
+):
+    # Issue 34 §5: α and κ of a judge against the humans, items resampled with their responses.
+    for result in designs.judge_coverage(items=items, per_item=per_item, runs=600):
+        calibration_table(result)
+        assert result.mc_se <= 0.012, result.row()
+        assert 0.92 <= result.coverage <= 0.975, result.row()
