@@ -212,7 +212,7 @@ def compare(
         # counts times these (one matrix product for every replicate at once).
         tables = np.zeros((len(names), n_categories, n_categories))
         np.add.at(tables, (codes, h.astype(int), m.astype(int)), w)
-        out["kappa"] = _finite(kappa_of_tables(tables.sum(axis=0)))
+        out["kappa"] = _finite(float(kappa_of_tables(tables.sum(axis=0))))
     if bootstrap is None:
         return out
     if len(names) < MIN_CLUSTERS:
@@ -224,8 +224,8 @@ def compare(
     replicates, confidence = bootstrap.replicates, bootstrap.confidence
     draws = cluster_weights(len(names), replicates, np.random.default_rng(bootstrap.seed))
     if tables is not None and out["kappa"] is not None:
-        flat = tables.reshape(len(names), -1)
-        replicate_tables = (draws @ flat).reshape(replicates, n_categories, n_categories)
+        k = tables.shape[-1]
+        replicate_tables = (draws @ tables.reshape(len(names), -1)).reshape(replicates, k, k)
         kappas = kappa_of_tables(replicate_tables)
         if np.isfinite(kappas).any():
             out["kappa_interval"] = list(
