@@ -19,6 +19,7 @@ from apps.analysis.selectors import inputs_document, result_document
 from apps.analysis.services import analysis_run_perform, analysis_run_request
 from apps.deviations.services import outcome_unseal
 from apps.protocols.plans import AUDIT_STRATA
+from apps.raters.audit_strata import audit_strata_read
 from apps.raters.final import machine_dashboard
 from apps.raters.models import AuditSample
 from apps.raters.services import score_submit, scoring_open, task_next
@@ -185,3 +186,21 @@ def _plots(client, version, run) -> list[str]:
     from apps.analysis.plots import plot_specs
 
     return [spec.title for spec in plot_specs(result_document(run))]
+
+
+def test_confidence_bands_and_unnamed_strata_read_as_documented():
+    strata = audit_strata_read(
+        json.dumps({"by": "confidence", "bands": [0.8, 0.5], "fractions": {"0-0.5": 1}}), 0.2
+    )
+    assert strata is not None
+    assert [strata.band(c) for c in (0.0, 0.49, 0.5, 0.8, 1.0)] == [
+        "0-0.5",
+        "0-0.5",
+        "0.5-0.8",
+        "0.8-1",
+        "0.8-1",
+    ]
+    # A stratum the fractions do not name takes default_fraction, else audit_fraction.
+    assert (strata.fraction("0-0.5"), strata.fraction("0.8-1")) == (1.0, 0.2)
+    assert audit_strata_read("", 0.2) is None
+    assert audit_strata_read('{"by": "colour", "fractions": {}}', None) is None
