@@ -144,6 +144,23 @@ def kappa_of_tables(tables: np.ndarray) -> np.ndarray:
     return np.where(np.isclose(expected, 1.0) | (total <= 0), np.nan, kappa)
 
 
+def nominal_alpha_of_tables(tables: np.ndarray) -> np.ndarray:
+    """Krippendorff's α (nominal) of two coders from each k × k table of their joint codes
+    (shape (..., k, k); every unit coded by both), NaN where undefined. The coincidence matrix
+    is o = T + Tᵀ (each unit's two pairable values, Krippendorff 2011 §"coincidences"), n_c its
+    margins, n = Σ n_c, and α = 1 − (n − 1) Σ_{c≠k} o_ck / Σ_{c≠k} n_c n_k. Equal to the
+    ``krippendorff`` package on the same data (tests/analysis/stats/test_judge.py); used for the
+    bootstrap replicates only, where calling the package once per replicate is too slow."""
+    coincidences = tables + np.swapaxes(tables, -1, -2)
+    margins = coincidences.sum(axis=-1)
+    n = margins.sum(axis=-1)
+    observed = n - np.trace(coincidences, axis1=-2, axis2=-1)
+    expected = n**2 - np.sum(margins**2, axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alpha = 1.0 - (n - 1) * observed / expected
+    return np.where(expected > 0, alpha, np.nan)
+
+
 def _finite(value: float) -> float | None:
     return float(value) if np.isfinite(value) else None
 
@@ -206,12 +223,15 @@ def compare(
     out["percent_agreement"] = float(np.sum(w * (h == m)) / np.sum(w))
     alpha = krippendorff_alpha(np.vstack([h, m]), level)
     out["alpha"], out["note"] = alpha.alpha, alpha.note
-    tables = None
+    tables = counts = None
     if n_categories is not None:
-        # Per item, its responses' weighted table: a replicate's table is then the draw
-        # counts times these (one matrix product for every replicate at once).
+        # Per item, its responses' weighted table (and for α, unweighted counts): a
+        # replicate's table is then the draw counts times these (one matrix product for every
+        # replicate at once).
         tables = np.zeros((len(names), n_categories, n_categories))
         np.add.at(tables, (codes, h.astype(int), m.astype(int)), w)
+        counts = np.zeros_like(tables)
+        np.add.at(counts, (codes, h.astype(int), m.astype(int)), 1.0)
         out["kappa"] = _finite(float(kappa_of_tables(tables.sum(axis=0))))
     if bootstrap is None:
         return out
@@ -231,7 +251,16 @@ def compare(
             out["kappa_interval"] = list(
                 expanded_percentile_interval(kappas, confidence, len(names))
             )
-    if out["alpha"] is not None:
+    if out["alpha"] is not None and level == "nominal" and counts is not None:
+        k = counts.shape[-1]
+        alphas = nominal_alpha_of_tables(
+            (draws @ counts.reshape(len(names), -1)).reshape(replicates, k, k)
+        )
+        if np.isfinite(alphas).any():
+            out["alpha_interval"] = list(
+                expanded_percentile_interval(alphas, confidence, len(names))
+            )
+    elif out["alpha"] is not None:
         members = [np.flatnonzero(codes == i) for i in range(len(names))]
         alphas = np.full(replicates, np.nan)
         pair = np.vstack([h, m])

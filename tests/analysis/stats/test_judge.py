@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score, confusion_matrix, precision_recall_fscore_support
 
-from apps.analysis.stats.judge import MIN_CLUSTERS, Bootstrap, compare, judge_validation
+from apps.analysis.stats.judge import (
+    MIN_CLUSTERS,
+    Bootstrap,
+    compare,
+    judge_validation,
+    nominal_alpha_of_tables,
+)
 
 LABELS = ["comply", "refuse", "partial"]
 
@@ -180,3 +186,20 @@ def test_stratified_weights_recover_the_population_agreement_the_sample_misses()
     assert weighted["percent_agreement"] == pytest.approx(truth, abs=0.015)
     # κ, being chance-corrected, moves less; weighted it is the population's too.
     assert weighted["kappa"] == pytest.approx(cohen_kappa_score(human, machine), abs=0.04)
+
+
+def test_the_replicates_alpha_from_tables_equals_the_krippendorff_package():
+    rng = np.random.default_rng(5)
+    for k in (2, 3, 4):
+        for _ in range(20):
+            human = rng.integers(0, k, 30)
+            machine = np.where(rng.random(30) < 0.7, human, rng.integers(0, k, 30))
+            if np.unique(np.concatenate([human, machine])).size < 2:
+                continue
+            table = np.zeros((k, k))
+            np.add.at(table, (human, machine), 1)
+            expected = krippendorff.alpha(
+                reliability_data=np.vstack([human, machine]).astype(float),
+                level_of_measurement="nominal",
+            )
+            assert nominal_alpha_of_tables(table) == pytest.approx(expected, abs=1e-12)
