@@ -240,8 +240,9 @@ def test_zero_one_block_contrasts_are_covered_by_the_score_interval(
 def test_judge_alpha_and_kappa_intervals_cover_a_known_agreement(
     items, per_item, calibration_table
 ):
-    # Issue 34 §5: α and κ of a judge against the humans, items resampled with their responses.
-    for result in designs.judge_coverage(items=items, per_item=per_item, runs=600):
+    # Issue 34 §5: α and κ of a judge against the humans, items resampled with their responses
+    # (600 runs each gave 94.0 % at 12 items, 94.7–94.8 % at 30, 94.2–94.3 % at 60 × 2).
+    for result in designs.judge_coverage(items=items, per_item=per_item, runs=RUNS):
         calibration_table(result)
-        assert result.mc_se <= 0.012, result.row()
-        assert 0.92 <= result.coverage <= 0.975, result.row()
+        _check_mc_se(result)
+        assert 0.925 <= result.coverage <= 0.97, result.row()

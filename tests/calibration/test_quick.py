@@ -58,6 +58,6 @@ def test_quick_rare_zero_one_block_contrast_is_covered_and_never_zero_width():
 
 
 def test_quick_judge_alpha_and_kappa_intervals_cover_a_known_agreement():
-    # Issue 34 §5 in small: 60 runs of 20 items × 4 audited responses, 199 replicates.
-    for result in designs.judge_coverage(items=20, per_item=4, runs=60, replicates=199):
-        assert 0.85 <= result.coverage <= 1.0, result.row()
+    # Issue 34 §5 in small: 150 runs of 20 items × 4 audited responses, 299 replicates.
+    for result in designs.judge_coverage(items=20, per_item=4, runs=150, replicates=299):
+        assert 0.88 <= result.coverage <= 0.99, result.row()
