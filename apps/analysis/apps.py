@@ -42,3 +42,12 @@ class AnalysisConfig(AppConfig):
         from apps.deviations.refs import register_ref_type
 
         register_ref_type("analysis_run", run_url)
+
+        # Judge validation (issue 34 §5): a section and a plot on every kind's report, and the
+        # same figures on the scoring dashboard once the outcomes are unsealed.
+        from apps.analysis import judge
+        from apps.analysis.pipelines import SharedReport, register_shared_report
+        from apps.raters.final import register_dashboard_part
+
+        register_shared_report(SharedReport("judge_validation", judge.REPORT, judge.PLOTS))
+        register_dashboard_part("validation", judge.dashboard_validation)

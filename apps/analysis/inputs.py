@@ -24,8 +24,10 @@ from typing import Any
 from apps.analysis.pipelines.base import RecordTerms, registered_pipelines
 from apps.items.models import Cell, Condition, Family, Item, KeyUnit, Level, PanelFlag
 from apps.protocols.models import ProtocolVersion
-from apps.raters.final import agreement_inputs, final_values
+from apps.raters.audit_strata import audit_weights
+from apps.raters.final import agreement_inputs, final_values, validation_inputs
 from apps.raters.models import RubricField
+from apps.raters.plan import rating_plan
 from apps.raters.selectors import partial_primary_scores
 from apps.responses.models import (
     Administration,
@@ -425,6 +427,42 @@ def machine_agreement_inputs(version: ProtocolVersion) -> list[dict[str, Any]]:
             coder: dict(sorted((keys[k], v) for k, v in values.items()))
             for coder, values in entry["coders"].items()
         }
+    return inputs
+
+
+def judge_validation_inputs(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """What judge validation is computed from (``apps.raters.final.validation_inputs``; empty
+    when no machine-scored field has human values), each response named by its
+    administration's position and attempt number (``"12.1"``) and its cluster by its item's
+    code. With a stratified audit in the plan (``audit_strata``) only the audited responses
+    are compared, each with its stratum and Horvitz–Thompson weight."""
+    strata = rating_plan(version).audit_strata
+    weights = audit_weights(version, strata) if strata is not None else None
+    inputs = validation_inputs(version, weights)
+    if not inputs:
+        return []
+    keys: dict[str, str] = {}
+    items: dict[str, str] = {}
+    for pk, position, number, item in Attempt.objects.filter(
+        version=version, response__isnull=False
+    ).values_list(
+        "response__pk", "administration__position", "number", "administration__cell__item__code"
+    ):
+        keys[str(pk)] = f"{position}.{number}"
+        items[keys[str(pk)]] = item
+
+    def renamed(values: dict[str, Any]) -> dict[str, Any]:
+        return dict(sorted((keys[k], v) for k, v in values.items()))
+
+    for entry in inputs:
+        entry["scorers"] = {code: renamed(v) for code, v in entry["scorers"].items()}
+        entry["final"] = renamed(entry["final"])
+        entry["reviewers"] = {name: renamed(v) for name, v in entry["reviewers"].items()}
+        for part in ("weights", "strata"):
+            if part in entry:
+                entry[part] = renamed(entry[part])
+        used = set(entry["final"]).union(*entry["scorers"].values(), *entry["reviewers"].values())
+        entry["clusters"] = {k: items[k] for k in sorted(used)}
     return inputs
 
 

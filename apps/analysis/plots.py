@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.typing import RcKeyType
 
-from apps.analysis.pipelines.base import KindPlots, PlotSpec, get_pipeline
+from apps.analysis.pipelines.base import KindPlots, PlotSpec, get_pipeline, shared_reports
 
 _RC: dict[RcKeyType, Any] = {
     "svg.hashsalt": "preregistry",
@@ -35,10 +35,21 @@ COLOURS = ("#0b5cad", "#a4161a", "#1d6b35", "#8a4b00", "#5a3e8a", "#4a5360")
 
 
 def plot_specs(document: dict[str, Any]) -> list[PlotSpec]:
-    """The plots a result document offers, numbered from 0 (its kind's; none for a kind that
-    is not registered or has no plots)."""
-    plots = _plots_of(document)
-    return [] if plots is None else plots.specs(document)
+    """The plots a result document offers, numbered from 0: its kind's (none for a kind that
+    is not registered or has no plots), then the shared report parts' (``SharedReport``)."""
+    return [spec for spec, _plots, _own in _all_plots(document)]
+
+
+def _all_plots(document: dict[str, Any]) -> list[tuple[PlotSpec, KindPlots, int]]:
+    """Each plot's page-wide spec, the ``KindPlots`` that draws it and its own index there."""
+    sources = [_plots_of(document)] + [part.plots for part in shared_reports()]
+    out: list[tuple[PlotSpec, KindPlots, int]] = []
+    for plots in sources:
+        if plots is None:
+            continue
+        for spec in plots.specs(document):
+            out.append((PlotSpec(len(out), spec.title, spec.alt), plots, spec.index))
+    return out
 
 
 # The narrowest and widest a plot is drawn for (CSS px): a phone's column to a wide screen.
@@ -52,11 +63,11 @@ def render_svg(document: dict[str, Any], index: int, width_px: int | None = None
     width it is shown at, its text keeping its size (issue #37 §8: on a 375 px screen the plot
     is drawn for 340 px, not an 800 px figure shrunk or scrolled); None keeps the kind's own
     size. Raises IndexError for an unknown plot."""
-    specs = plot_specs(document)
-    plots = _plots_of(document)
-    if plots is None or not 0 <= index < len(specs):
+    every = _all_plots(document)
+    if not 0 <= index < len(every):
         raise IndexError(f"no plot {index}")
-    return draw_svg(lambda: plots.figure(document, index), width_px)
+    _spec, plots, own = every[index]
+    return draw_svg(lambda: plots.figure(document, own), width_px)
 
 
 def draw_svg(draw: Callable[[], Any], width_px: int | None = None) -> bytes:

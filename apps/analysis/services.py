@@ -42,12 +42,14 @@ from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.analysis import inputs as data
+from apps.analysis.judge import validation_from_inputs
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.pipelines import get_pipeline, pipeline_kinds
 from apps.analysis.pipelines.base import (
     RESULT_DOCUMENT_TYPE,
     Pipeline,
     PlanInputError,
+    PlanReader,
     seed_from,
     software_versions,
 )
@@ -392,6 +394,10 @@ def _collect_consistently(pipeline: Pipeline, version: ProtocolVersion) -> dict[
         machine = data.machine_agreement_inputs(version)
         if machine:
             collected = {**collected, "machine_agreement": machine}
+        # A machine scorer against the human audit (issue 34 §5); only where there is one.
+        validation = data.judge_validation_inputs(version)
+        if validation:
+            collected = {**collected, "judge_validation": validation}
         # Responses that several scorers of one role left with no final value (issue 34 §7).
         unresolved = data.unresolved_finals(version)
         if unresolved:
@@ -457,6 +463,14 @@ def _perform(run: AnalysisRun, attempt: int, progress: Callable[[int, str], None
             estimates = {
                 **estimates,
                 "machine_agreement": agreement_from_inputs(inputs["machine_agreement"]),
+            }
+        if inputs.get("judge_validation"):
+            coverage = PlanReader(run.parameters).number("interval_coverage", default=0.95)
+            estimates = {
+                **estimates,
+                "judge_validation": validation_from_inputs(
+                    inputs["judge_validation"], seed=run.seed, confidence=coverage
+                ),
             }
         if inputs.get("unresolved_finals"):
             listed = inputs["unresolved_finals"]

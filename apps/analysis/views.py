@@ -25,7 +25,7 @@ from apps.analysis.computability import data_shortfall
 from apps.analysis.forms import RunRequestForm
 from apps.analysis.headline import report_headline
 from apps.analysis.models import AnalysisRun, RunState
-from apps.analysis.pipelines import ReportTemplate, get_pipeline
+from apps.analysis.pipelines import ReportTemplate, get_pipeline, shared_reports
 from apps.analysis.plots import plot_specs, render_svg
 from apps.analysis.selectors import (
     result_bytes,
@@ -119,7 +119,7 @@ def report_sections_context(document: dict[str, Any]) -> dict[str, Any]:
     """The kind's own report sections for a result ``document`` (``Pipeline.report``): the
     context's ``report_sections`` (template names, included in order by the shared report page
     and by the registry's public run page), with what each section adds to the context."""
-    sections = _report_of(document["kind"])
+    sections = (*_report_of(document["kind"]), *(part.report for part in shared_reports()))
     context: dict[str, Any] = {"report_sections": [section.template for section in sections]}
     for section in sections:
         if section.context is not None:

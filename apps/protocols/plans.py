@@ -296,6 +296,41 @@ AUDIT_FRACTION = ParameterSpec(
     help_text="The share of machine-scored responses blind reviewers also score (rounded up), "
     "drawn with the seed when scoring opens.",
 )
+# A stratified audit (issue 34 §6; apps/raters/audit_strata.py): the strata and the fraction of
+# each the reviewers audit, frozen with the plan so the draw is fixed by the seed and the
+# analysis can weight each audited response by its inverse inclusion probability.
+AUDIT_STRATA_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "by": {"enum": ["value", "confidence", "condition"]},
+        "field": {"type": "string", "minLength": 1, "maxLength": 64},
+        "bands": {
+            "type": "array",
+            "minItems": 1,
+            "items": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+        },
+        "fractions": {
+            "type": "object",
+            "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1},
+        },
+        "default_fraction": {"type": "number", "minimum": 0, "maximum": 1},
+    },
+    "required": ["by", "fractions"],
+    "additionalProperties": False,
+}
+AUDIT_STRATA = ParameterSpec(
+    "audit_strata",
+    "human audit sample (strata)",
+    ParameterKind.JSON,
+    required=False,
+    schema=AUDIT_STRATA_SCHEMA,
+    help_text="A stratified audit, as JSON: by the machine's value of a field, its confidence "
+    "band or the condition, with the fraction of each stratum reviewers audit, e.g. "
+    '{"by": "confidence", "field": "label", "bands": [0.5, 0.8], "fractions": {"0-0.5": 1, '
+    '"0.5-0.8": 0.5, "0.8-1": 0.1}}. Unnamed strata take default_fraction (else '
+    "audit_fraction). The analysis weights each audited response by its inverse inclusion "
+    "probability (docs/machine-scores.md).",
+)
 INTERVAL_METHOD = ParameterSpec(
     "interval_method",
     "interval method",
@@ -666,6 +701,7 @@ GENERIC = PlanTemplate(
         INTERVAL_COVERAGE,
         AUDIT_COUNT,
         AUDIT_FRACTION,
+        AUDIT_STRATA,
     ),
 )
 

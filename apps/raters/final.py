@@ -20,6 +20,7 @@ The analysis reads final values only through ``final_values`` (``apps.analysis.i
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from django.db.models import Count
@@ -289,6 +290,86 @@ def agreement_from_inputs(inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _labels(field: RubricField) -> list[str] | None:
+    if field.kind == FieldKind.BINARY:
+        return ["false", "true"]  # _code: False → 0, True → 1
+    if field.kind in (FieldKind.CATEGORICAL, FieldKind.ORDINAL):
+        return [str(c["value"]) for c in field.choices]
+    return None
+
+
+def validation_inputs(
+    version: ProtocolVersion, weights: dict[int, dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """What judge validation (issue 34 §5) is computed from: per machine-scored field of an
+    α-capable kind with human values, ``{"field", "kind", "level", "labels", "scorers": {code:
+    {response: code}}, "final": {response: code}, "reviewers": {username: {response: code}},
+    "clusters": {response: item code}}``, plus ``"weights"`` and ``"strata"`` ({response:
+    …}) when ``weights`` (``audit_strata.audit_weights``) is given: then only the audited
+    responses are compared. Responses are keyed by their id as text; empty when no field has
+    both a machine and a human value."""
+    fields = [
+        f
+        for f in RubricField.objects.filter(version=version).order_by("position")
+        if f.scorer_scores and f.kind in LEVEL_FOR_KIND
+    ]
+    if not fields:
+        return []
+    roles = dict(ScorerRosterEntry.objects.filter(version=version).values_list("code", "role"))
+    machine = machine_values(version)
+    rows = final_scores(version)
+    kept = None if weights is None else set(weights)
+    out = []
+    for field in fields:
+        scorers: dict[str, dict[str, float]] = defaultdict(dict)
+        for response_id, by_scorer in machine.items():
+            if kept is not None and response_id not in kept:
+                continue
+            for code, values in by_scorer.items():
+                if roles.get(code) == field.scorer_role and values.get(field.name) is not None:
+                    scorers[code][str(response_id)] = _code(field, values[field.name])
+        final: dict[str, float] = {}
+        reviewers: dict[str, dict[str, float]] = defaultdict(dict)
+        for row in rows:
+            key = str(row["response_id"])
+            if kept is not None and row["response_id"] not in kept:
+                continue
+            if row["status"] != AWAITING_ADJUDICATION and row["final"].get(field.name) is not None:
+                final[key] = _code(field, row["final"][field.name])
+            for original in row["originals"]:
+                if original["values"].get(field.name) is not None:
+                    reviewers[original["reviewer"]][key] = _code(
+                        field, original["values"][field.name]
+                    )
+        if not scorers or not (final or reviewers):
+            continue
+        entry: dict[str, Any] = {
+            "field": field.name,
+            "kind": field.kind,
+            "level": LEVEL_FOR_KIND[field.kind],
+            "labels": _labels(field),
+            "scorers": {code: dict(sorted(v.items())) for code, v in sorted(scorers.items())},
+            "final": dict(sorted(final.items())),
+            "reviewers": {r: dict(sorted(v.items())) for r, v in sorted(reviewers.items())},
+        }
+        if weights is not None:
+            entry["weights"] = {str(pk): w["weight"] for pk, w in sorted(weights.items())}
+            entry["strata"] = {str(pk): w["stratum"] for pk, w in sorted(weights.items())}
+        out.append(entry)
+    return out
+
+
+# What later apps add to the machine-scoring dashboard once outcomes are unsealed (the analysis
+# app registers judge validation, computed by its statistics): name → compute(version).
+_dashboard_parts: dict[str, Callable[[ProtocolVersion], Any]] = {}
+
+
+def register_dashboard_part(name: str, compute: Callable[[ProtocolVersion], Any]) -> None:
+    """Add ``compute(version)``'s answer to ``machine_dashboard`` under ``name`` (None while the
+    outcomes are sealed)."""
+    _dashboard_parts[name] = compute
+
+
 def machine_agreement(version: ProtocolVersion) -> list[dict[str, Any]]:
     """The PI's dashboard: ``agreement_from_inputs(agreement_inputs(version))``."""
     return agreement_from_inputs(agreement_inputs(version))
@@ -321,8 +402,10 @@ def scorer_roster(version: ProtocolVersion) -> list[dict[str, Any]]:
 def machine_dashboard(version: ProtocolVersion) -> dict[str, Any]:
     """The PI's view of machine scoring: the scorer roster with counts, imports, oracle runs,
     the audit sample's size, and — once outcomes are unsealed — the agreement per field
-    (``"agreement": None`` while sealed)."""
+    (``"agreement": None`` while sealed), and each registered part (``register_dashboard_part``;
+    None while sealed)."""
     roster = scorer_roster(version)
+    visible = bool(roster) and outcomes_visible(version)
     return {
         "scorers": roster,
         "imports": [
@@ -350,5 +433,9 @@ def machine_dashboard(version: ProtocolVersion) -> dict[str, Any]:
             for run in OracleRun.objects.filter(version=version).select_related("scorer")
         ],
         "audit_sample": AuditSample.objects.filter(version=version).count(),
-        "agreement": machine_agreement(version) if roster and outcomes_visible(version) else None,
+        "agreement": machine_agreement(version) if visible else None,
+        **{
+            name: compute(version) if visible else None
+            for name, compute in _dashboard_parts.items()
+        },
     }

@@ -33,7 +33,12 @@ The mapping (a JSON object; every key optional):
     score);
 ``scores``
     Inspect logs: ``{score name: rubric field}`` or ``{score name: {"field": f, "values":
-    {...}}}``, read from ``sample.scores[name].value`` (default: scores named like a field).
+    {...}}}``, read from ``sample.scores[name].value`` (default: scores named like a field);
+``confidence``
+    the scorer's confidence in [0, 1], optional (a source; default: the ``confidence`` column
+    or key of a CSV or JSON Lines row, which applies to every value of the row; for an Inspect
+    log, each score's ``metadata.confidence``, since inspect_ai's ``Score`` has no confidence
+    of its own and ``metadata`` is where a scorer puts what it adds to a value).
 """
 
 from __future__ import annotations
@@ -86,7 +91,7 @@ from apps.responses.models import Attempt, analysed_attempt
 
 PREVIEW_ROWS = 20
 ADMINISTRATION_TARGETS = ("position", *ADMINISTRATION_BY_KEY)
-OWN_TARGETS = ("attempt", "scorer", "fields", "scores")
+OWN_TARGETS = ("attempt", "scorer", "fields", "scores", "confidence")
 # Keys of a CSV or JSON Lines row that are never field names: how it names its response and
 # scorer, and what it says beside the values (kept as the score's detail).
 DETAIL_KEYS = ("detail", "explanation", "answer", "metadata", "note")
@@ -114,6 +119,7 @@ class _Planned:
     value: Any
     detail: dict[str, Any]
     administration: str
+    confidence: float | None = None
 
 
 def planned_score(
@@ -124,6 +130,7 @@ def planned_score(
     value: Any,
     detail: dict[str, Any],
     administration: str,
+    confidence: float | None = None,
 ) -> _Planned:
     """The score ``entry``'s scorer gives ``field`` of a response, as ``record`` says."""
     return _Planned(
@@ -135,6 +142,7 @@ def planned_score(
         value=value,
         detail=detail,
         administration=administration,
+        confidence=confidence,
     )
 
 
@@ -290,10 +298,12 @@ class _Reader:
         if not self.channels and not channel_problems and self.rows_checkable:
             self._file_problem("mapping.fields", "no column names a field the scorers score")
         self.provenance_checked: set[tuple[str, str]] = set()
+        confidence = self._confidence(mapping)
         self.normalised = {
             **self.administration_mapping,
             "scores": [c.as_mapping() for c in self.channels],
             **({"scorer": scorer} if scorer is not None else {}),
+            **({"confidence": confidence} if confidence else {}),
         }
 
     def _file_problem(self, where: str, message: str) -> None:
@@ -373,6 +383,56 @@ class _Reader:
             return None
         self.scorer_source = compile_source(spec)
         return spec
+
+    def _confidence(self, mapping: dict[str, Any]) -> dict[str, dict]:
+        """``{channel source: confidence source}`` of each channel's confidence (see the module's
+        docstring): the mapping's ``confidence`` or a row's ``confidence`` column for every
+        channel, or, in an Inspect log, each score's own ``metadata.confidence``."""
+        given = mapping.get("confidence")
+        if given is None and self.format != "inspect" and "confidence" in self.names:
+            given = "confidence"
+        chosen: dict[str, dict] = {}
+        if given is not None:
+            spec = _source_spec(given)
+            if spec is None:
+                self._file_problem("mapping.confidence", _SOURCE_HELP)
+            else:
+                chosen = {c.source: spec for c in self.channels}
+        elif self.format == "inspect":
+            for channel in self.channels:
+                if channel.source.startswith("scores."):
+                    score = channel.source.split(".")[1]
+                    chosen[channel.source] = {"column": f"scores.{score}.metadata.confidence"}
+        self.confidence_sources = {
+            (c.scorer, c.field): compile_source(chosen[c.source])
+            for c in self.channels
+            if c.source in chosen
+        }
+        return chosen
+
+    def _row_confidence(self, record: SourceRecord) -> dict[tuple[str | None, str], float]:
+        """The row's confidence per (channel scorer, field); a value that is not a number in
+        [0, 1] is the row's problem (named once, however many values it applies to)."""
+        out: dict[tuple[str | None, str], float] = {}
+        refused: set[str] = set()
+        for key, source in self.confidence_sources.items():
+            raw, issue = source(record.fields)
+            if raw is None or raw == "":
+                continue
+            number = None
+            if not isinstance(raw, bool):
+                try:
+                    number = float(str(raw).strip()) if isinstance(raw, str) else float(raw)
+                except (TypeError, ValueError):
+                    number = None
+            if issue or number is None or not 0.0 <= number <= 1.0:
+                message = issue or f"{raw!r} is not a confidence: give a number from 0 to 1"
+                if message not in refused:
+                    refused.add(message)
+                    self._row_problem(record, "confidence", message)
+                continue
+            out[key] = number
+        return out
 
     def _channels(self, mapping: dict[str, Any]) -> list[_Channel]:
         self.scorer_source = None
@@ -480,7 +540,7 @@ class _Reader:
                     continue
                 channels.append(self._channel(f"scores.{name}.value", name, inspect_binary=True))
             return channels
-        reserved = set(ADMINISTRATION_TARGETS) | {"attempt", "scorer"}
+        reserved = set(ADMINISTRATION_TARGETS) | {"attempt", "scorer", "confidence"}
         reserved |= set(DETAIL_KEYS) | set(PROVENANCE_KEYS)
         reserved |= {s["column"] for s in self.administration_mapping.values() if "column" in s}
         return [self._channel(name, name) for name in self.names if name not in reserved]
@@ -609,17 +669,19 @@ class _Reader:
                 None if administration_id is None else self._row_response(record, administration_id)
             )
             groups, ok = self._row_values(record, entry)
+            confidence = self._row_confidence(record) if self.confidence_sources else {}
             given = [g[0] for g in groups.values() if g[0] is not None]
             if self.format != "inspect":
                 self._row_provenance(record, given)
             if administration_id is None or response is None or not ok or not groups:
                 self._values_alone(record, {k: v for g in groups.values() for k, v in g[1].items()})
                 continue
-            for scorer, values in groups.values():
+            for code, (scorer, values) in groups.items():
                 if scorer is None:
                     self._values_alone(record, values)
                 else:
-                    self._plan(record, administration_id, response, scorer, values)
+                    own = {f: c for (sc, f), c in confidence.items() if sc == code}
+                    self._plan(record, administration_id, response, scorer, values, own)
 
     def _values_alone(self, record: SourceRecord, values: dict[str, Any]) -> None:
         """Check a refused row's values on their own (each against its field's domain), so that
@@ -773,6 +835,7 @@ class _Reader:
         response: tuple,
         entry: ScorerRosterEntry,
         values: dict[str, Any],
+        confidence: dict[str, float],
     ) -> None:
         _, response_id, words, cell_id = response
         subset = [self.fields[name] for name in values]
@@ -816,7 +879,16 @@ class _Reader:
             else:
                 self.seen[key] = record.row
                 self.planned.append(
-                    planned_score(record, entry, response_id, name, value, detail, where)
+                    planned_score(
+                        record,
+                        entry,
+                        response_id,
+                        name,
+                        value,
+                        detail,
+                        where,
+                        confidence.get(name),
+                    )
                 )
 
     def _detail(self, record: SourceRecord) -> dict[str, Any]:
@@ -887,6 +959,7 @@ def _write(record: MachineScoreImport, planned: list[_Planned]) -> None:
                     detail=p.detail,
                     source=record,
                     source_row=p.row,
+                    confidence=p.confidence,
                 )
                 for p in planned
             ],
@@ -904,7 +977,7 @@ def _write(record: MachineScoreImport, planned: list[_Planned]) -> None:
         connection.cursor() as cursor,
         cursor.copy(
             "COPY raters_machinescore (version_id, response_id, scorer_id, field, value, detail, "
-            "source_id, oracle_run_id, source_row, created_at) FROM STDIN"
+            "source_id, oracle_run_id, source_row, created_at, confidence) FROM STDIN"
         ) as copy,
     ):
         for start in range(0, len(planned), 5000):
@@ -913,9 +986,11 @@ def _write(record: MachineScoreImport, planned: list[_Planned]) -> None:
                 if last_detail[0] != id(p.detail):
                     last_detail = (id(p.detail), _JSON.encode(p.detail).replace("\\", "\\\\"))
                 value = _JSON.encode(p.value).replace("\\", "\\\\")
+                confidence = "\\N" if p.confidence is None else repr(p.confidence)
                 out.append(
                     f"{version_id}\t{p.response_id}\t{p.scorer_id}\t{p.field}\t{value}\t"
-                    f"{last_detail[1]}{tail}{p.row}\t{now}\n"
+                    f"{last_detail[1]}{tail}{p.row}\t{now}\t"
+                    f"{confidence}\n"
                 )
             copy.write("".join(out))
 

@@ -593,7 +593,10 @@ class MachineScore(models.Model):
 
     ``value`` is checked exactly as a reviewer's value of the field is (``apps.raters.values``);
     ``detail`` keeps what the source said beside it (an Inspect score's answer and explanation,
-    an oracle's items correct and N). A scorer scores a response's field once.
+    an oracle's items correct and N). A scorer scores a response's field once. ``confidence``,
+    optional, is the scorer's own confidence in the value, in [0, 1] (Argilla's
+    ``suggestion.score``; an Inspect score's ``metadata.confidence``): a stratified audit may
+    oversample low-confidence verdicts by it (docs/machine-scores.md).
     """
 
     # Denormalised for queries by version, as on Attempt; the response's version is the truth.
@@ -634,11 +637,18 @@ class MachineScore(models.Model):
     )
     source_row = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    confidence = models.FloatField(null=True, blank=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
                 fields=["scorer", "response", "field"], name="machinescore_unique_field"
+            ),
+            # The importer checks it row by row; the database refuses any other path's.
+            models.CheckConstraint(
+                condition=models.Q(confidence__isnull=True)
+                | models.Q(confidence__gte=0, confidence__lte=1),
+                name="machinescore_confidence_unit_interval",
             ),
         ]
         indexes = [models.Index(fields=["version", "field"])]

@@ -13,6 +13,7 @@ does not carry a parameter still gives a working queue.
 | ``agreement_minimum`` | the minimum α (also read as ``reliability_minimum``) | 0.667 |
 | ``audit_count`` | machine-scored responses reviewers also score (a number) | none |
 | ``audit_fraction`` | the same as a share of the responses, in (0, 1] | none |
+| ``audit_strata`` | a stratified audit's strata and fractions (``raters.audit_strata``) | none |
 | ``drift_epsilon`` | seed 003's frozen drift tolerance ε, in [0, 1) | none (refused) |
 
 The default minimum is Krippendorff's (2004) lowest acceptable α for tentative conclusions.
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from apps.protocols.models import ProtocolVersion
+from apps.raters.audit_strata import AuditStrata, audit_strata_read
 
 DEFAULT_K = 2
 DEFAULT_DELTA = Decimal("0.1")
@@ -40,6 +42,7 @@ class RatingPlan:
     audit_count: int | None = None
     audit_fraction: Decimal | None = None
     drift_epsilon: Decimal | None = None
+    audit_strata: AuditStrata | None = None
 
 
 def _decimal(value: str | None) -> Decimal | None:
@@ -86,4 +89,8 @@ def rating_plan(version: ProtocolVersion) -> RatingPlan:
         drift_epsilon=drift_epsilon
         if drift_epsilon is not None and 0 <= drift_epsilon < 1
         else None,
+        audit_strata=audit_strata_read(
+            values.get("audit_strata"),
+            float(audit_fraction) if audit_fraction is not None and audit_fraction > 0 else None,
+        ),
     )

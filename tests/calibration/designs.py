@@ -699,3 +699,68 @@ def condition_difference_coverage(
             )
         )
     return out[0], out[1], out[2]
+
+
+# -- judge validation: α and κ of a machine scorer, items resampled (issue 34 §5) --------------
+
+
+def judge_truth(prevalence: float, accuracy: float) -> tuple[float, float]:
+    """The population's Cohen's κ and Krippendorff's α (nominal) of a binary judge that agrees
+    with the humans with probability ``accuracy``, independently of the label, when the humans'
+    label is 1 with probability ``prevalence``: κ = (p_o − p_e) / (1 − p_e) (Cohen 1960), and
+    α = 1 − D_o / D_e, its large-sample form (Krippendorff 2011: D_o the share of disagreeing
+    pairs, D_e = 1 − Σ_c π_c² over the pooled values)."""
+    judge = accuracy * prevalence + (1 - accuracy) * (1 - prevalence)
+    chance = prevalence * judge + (1 - prevalence) * (1 - judge)
+    kappa = (accuracy - chance) / (1 - chance)
+    pooled = (prevalence + judge) / 2
+    alpha = 1 - (1 - accuracy) / (1 - pooled**2 - (1 - pooled) ** 2)
+    return kappa, alpha
+
+
+def judge_coverage(
+    *,
+    items: int,
+    per_item: int,
+    runs: int,
+    replicates: int = 499,
+    prevalence: float = 0.4,
+    accuracy: float = 0.85,
+    spread: float = 8.0,
+) -> tuple[Coverage, Coverage]:
+    """A judge with known agreement, items resampled: the coverage of α's and κ's intervals.
+
+    Each of ``items`` items has its own prevalence ~ Beta(prevalence·s, (1 − prevalence)·s) and
+    its own judge accuracy ~ Beta(accuracy·s, (1 − accuracy)·s) (s = ``spread``), so responses
+    to one item are alike in both (the clustering the bootstrap must respect); ``per_item``
+    audited responses each. The population's κ and α are ``judge_truth(prevalence,
+    accuracy)``. Intervals are ``stats.judge.compare``'s, exactly as a run computes them.
+    """
+    from apps.analysis.stats.judge import Bootstrap, compare
+
+    name = f"judge K={items} m={per_item} p={prevalence} acc={accuracy}"
+    rng = rng_for(name)
+    kappa_truth, alpha_truth = judge_truth(prevalence, accuracy)
+    bounds = {name: (np.full(runs, np.nan), np.full(runs, np.nan)) for name in ("alpha", "kappa")}
+    clusters = np.repeat(np.arange(items), per_item)
+    for r in range(runs):
+        item_rate = rng.beta(prevalence * spread, (1 - prevalence) * spread, items)[clusters]
+        item_accuracy = rng.beta(accuracy * spread, (1 - accuracy) * spread, items)[clusters]
+        human = (rng.random(clusters.size) < item_rate).astype(float)
+        judge = np.where(rng.random(clusters.size) < item_accuracy, human, 1 - human)
+        result = compare(
+            human,
+            judge,
+            list(clusters),
+            level="nominal",
+            n_categories=2,
+            bootstrap=Bootstrap(replicates, CONFIDENCE, int(rng.integers(2**31))),
+        )
+        for key, (lo, hi) in bounds.items():
+            if result[f"{key}_interval"] is not None:
+                lo[r], hi[r] = result[f"{key}_interval"]
+    method = "cluster bootstrap (items), expanded percentile"
+    return (
+        _tally(f"{name} α", method, *bounds["alpha"], alpha_truth),
+        _tally(f"{name} κ", method, *bounds["kappa"], kappa_truth),
+    )

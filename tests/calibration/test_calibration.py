@@ -252,3 +252,15 @@ def test_differences_and_ratios_between_two_conditions_cover(
     for result in results:
         _check_mc_se(result)
         assert 0.92 <= result.coverage <= 0.97, result.row()
+
+
+@pytest.mark.parametrize(("items", "per_item"), [(12, 4), (30, 4), (60, 2)])
+def test_judge_alpha_and_kappa_intervals_cover_a_known_agreement(
+    items, per_item, calibration_table
+):
+    # Issue 34 §5: α and κ of a judge against the humans, items resampled with their responses
+    # (2,000 runs each gave 93.5–93.6 % at 12 items × 4, 94.7 % at 30 × 4, 94.0 % at 60 × 2).
+    for result in designs.judge_coverage(items=items, per_item=per_item, runs=RUNS):
+        calibration_table(result)
+        _check_mc_se(result)
+        assert 0.925 <= result.coverage <= 0.97, result.row()

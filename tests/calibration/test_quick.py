@@ -61,3 +61,9 @@ def test_quick_differences_of_clustered_rates_and_means_cover_near_nominal():
     # Issue 34 §10 in small: 10 items a condition, ICC 0.2, very unequal item sizes.
     for result in designs.condition_difference_coverage(10, 0.2, runs=RUNS):
         assert 0.90 <= result.coverage <= 0.99, result.row()
+
+
+def test_quick_judge_alpha_and_kappa_intervals_cover_a_known_agreement():
+    # Issue 34 §5 in small: 150 runs of 20 items × 4 audited responses, 299 replicates.
+    for result in designs.judge_coverage(items=20, per_item=4, runs=150, replicates=299):
+        assert 0.88 <= result.coverage <= 0.99, result.row()

@@ -278,6 +278,32 @@ def register_study_kind(
     )
 
 
+@dataclass(frozen=True)
+class SharedReport:
+    """A report part every kind's result may show (judge validation, ``apps.analysis.judge``):
+    its section, included after the kind's own, and its plots, numbered after the kind's. Each
+    answers for what the result holds (no section content, no plot, when it holds nothing of
+    it), so the shared report page asks no ``if kind ==``."""
+
+    name: str
+    report: ReportTemplate
+    plots: KindPlots | None = None
+
+
+_shared_reports: dict[str, SharedReport] = {}
+
+
+def register_shared_report(part: SharedReport) -> SharedReport:
+    """Register (or replace) a shared report part under its ``name``."""
+    _shared_reports[part.name] = part
+    return part
+
+
+def shared_reports() -> list[SharedReport]:
+    """The shared report parts, in registration order."""
+    return list(_shared_reports.values())
+
+
 def unregister_pipeline(kind: str) -> None:
     """Remove a pipeline and its components (tests register throwaway kinds)."""
     pipeline = _pipelines.pop(kind, None)

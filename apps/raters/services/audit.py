@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 
 from apps.protocols.models import ProtocolVersion
+from apps.raters.audit_strata import audit_candidates, response_strata, stratified_targets
 from apps.raters.models import AuditSample, RubricField, ScoredBy
-from apps.raters.plan import rating_plan
+from apps.raters.plan import RatingPlan, rating_plan
 from apps.raters.services.queue import keyed_order
-from apps.responses.models import Exclusion, Response
 
 
 def audit_sample_draw(*, version: ProtocolVersion) -> int:
@@ -26,18 +26,20 @@ def audit_sample_draw(*, version: ProtocolVersion) -> int:
     and the response (``keyed_order(seed, "audit:<id>")``), so the sample is fixed by the seed
     and unrelated to the design's order. Each opening tops the sample up to its target over the
     responses then present; a response once drawn stays drawn.
+
+    With ``audit_strata`` in the plan the sample is stratified (``apps.raters.audit_strata``):
+    each stratum is topped up to ⌈f_h · N_h⌉ of its N_h responses, in the same keyed order,
+    and ``audit_count`` is not read.
     """
     plan = rating_plan(version)
-    if plan.audit_count is None and plan.audit_fraction is None:
+    if plan.audit_count is None and plan.audit_fraction is None and plan.audit_strata is None:
         return 0
     if not RubricField.objects.filter(version=version).exclude(scored_by=ScoredBy.REVIEWERS):
         return 0  # nothing is machine-scored: there is nothing to audit
-    candidates = list(
-        Response.objects.filter(version_id=version.pk)
-        .exclude(pk__in=Exclusion.objects.filter(version=version).values("attempt__response"))
-        .values_list("pk", flat=True)
-    )
+    candidates = audit_candidates(version)
     drawn = set(AuditSample.objects.filter(version=version).values_list("response_id", flat=True))
+    if plan.audit_strata is not None:
+        return _stratified_draw(version, plan, candidates, drawn)
     if plan.audit_count is not None:
         target = min(plan.audit_count, len(candidates))
     else:
@@ -53,3 +55,23 @@ def audit_sample_draw(*, version: ProtocolVersion) -> int:
         [AuditSample(version=version, response_id=pk) for pk in order[:wanted]]
     )
     return min(wanted, len(order))
+
+
+def _stratified_draw(
+    version: ProtocolVersion, plan: RatingPlan, candidates: list[int], drawn: set[int]
+) -> int:
+    assert plan.audit_strata is not None
+    of = response_strata(version, plan.audit_strata, candidates)
+    added: list[int] = []
+    for stratum, target in stratified_targets(plan.audit_strata, of).items():
+        members = [pk for pk in candidates if of[pk] == stratum]
+        wanted = target - sum(1 for pk in members if pk in drawn)
+        order = sorted(
+            (pk for pk in members if pk not in drawn),
+            key=lambda pk: keyed_order(plan.seed, f"audit:{pk}"),
+        )
+        added += order[: max(wanted, 0)]
+    AuditSample.objects.bulk_create(
+        [AuditSample(version=version, response_id=pk) for pk in sorted(added)]
+    )
+    return len(added)

@@ -53,6 +53,7 @@ from apps.protocols.models import ParameterKind, ProtocolVersion
 from apps.protocols.plans import (
     AUDIT_COUNT,
     AUDIT_FRACTION,
+    AUDIT_STRATA,
     EXCLUSION_REASONS,
     INTERVAL_COVERAGE,
     MIN_CLUSTERS,
@@ -565,6 +566,7 @@ FIDELITY_TEMPLATE = register_plan_template(
             RESERVATION_MINUTES,
             AUDIT_COUNT,
             AUDIT_FRACTION,
+            AUDIT_STRATA,
             replace(REPETITIONS, default="1"),
         ),
         # No drift ε is read unless the plan gives one (scoring refuses signals without it,

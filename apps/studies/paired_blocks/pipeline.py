@@ -83,6 +83,7 @@ from apps.protocols.models import ParameterKind, ProtocolVersion
 from apps.protocols.plans import (
     AUDIT_COUNT,
     AUDIT_FRACTION,
+    AUDIT_STRATA,
     BOOTSTRAP_REPLICATES,
     INTERVAL_COVERAGE,
     REPETITIONS,
@@ -1650,6 +1651,7 @@ ROUTE_CHOICE = register_plan_template(
             replace(REPETITIONS, default="64"),
             AUDIT_COUNT,
             AUDIT_FRACTION,
+            AUDIT_STRATA,
         ),
         defaults={"interval_coverage": "0.95", "bootstrap_replicates": "10000"},
         required_sections=("hypotheses", "design", "exclusions", "analysis"),
