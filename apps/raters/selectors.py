@@ -65,6 +65,10 @@ ROLE_REMOVED = (
 VERSION_WITHDRAWN = (
     "This version was withdrawn: its scoring is closed and your score was not stored."
 )
+SCORING_CLOSED = (
+    "Scoring of this version was closed (an amendment superseded it): your reservation has "
+    "ended and your score was not stored."
+)
 
 
 def queue_versions(
@@ -668,10 +672,14 @@ def scoring_dashboard(version: ProtocolVersion) -> dict[str, Any]:
 def scoring_refusal(*, reviewer: User, version_id: int) -> str | None:
     """Why ``reviewer`` may not score (or read) a task of version ``version_id`` now, or None.
 
-    Two indexed reads: the version's withdrawal tombstone and the reviewer's membership.
+    Three indexed reads: the version's withdrawal tombstone, its scoring closing (issue #37 §7:
+    closing ends the reservations, and a score sent after it on a released reservation would
+    otherwise be taken as a late one) and the reviewer's membership.
     """
     if Withdrawal.objects.filter(version_id=version_id).exists():
         return VERSION_WITHDRAWN
+    if ScoringClosing.objects.filter(version_id=version_id).exists():
+        return SCORING_CLOSED
     holds_role = Membership.objects.filter(
         user_id=reviewer.pk,
         role=Role.REVIEWER,

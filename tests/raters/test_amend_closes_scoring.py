@@ -106,3 +106,30 @@ def test_a_closing_can_be_neither_undone_nor_rewritten(in_scoring):
     with pytest.raises(DatabaseError, match=r"append-only|permission denied"), transaction.atomic():
         ScoringClosing.objects.filter(pk=closing.pk).update(reason="never mind")
     assert ScoringClosing.objects.get(pk=closing.pk).reason == "v1.1 amends it"
+
+
+def test_a_score_sent_after_scoring_closed_is_refused_and_not_stored(client, in_scoring):
+    """A reviewer who held a task when the amendment closed scoring cannot store a score on the
+    released reservation: before the fix it was taken as a late submission (201), a score on a
+    version the PI had closed."""
+    from apps.protocols.services import version_amend
+    from apps.raters.models import Score
+    from apps.raters.selectors import SCORING_CLOSED
+    from apps.raters.services.queue import task_next
+
+    study = in_scoring
+    reviewer = study.reviewers[0]
+    held = task_next(reviewer=reviewer)
+    held.task.refresh_from_db()
+    version_amend(version=study.version, user=study.pi, close_work=True)
+    held.refresh_from_db()
+    assert held.outcome == "released"
+    client.force_login(reviewer)
+    response = client.post(
+        f"/api/v1/tasks/{held.task.token}/score",
+        {"values": {"label": "1_full_compliance"}, "idempotency_key": "after-closing"},
+        content_type="application/json",
+    )
+    assert response.status_code == 400, response.content
+    assert SCORING_CLOSED in str(response.json())
+    assert not Score.objects.filter(task=held.task).exists()

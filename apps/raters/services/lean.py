@@ -190,6 +190,7 @@ allowed AS (
                 JOIN protocols_protocolversion pv ON pv.protocol_id = m.protocol_id
                 WHERE pv.id = %(version)s AND m.user_id = %(reviewer)s AND m.role = 'reviewer')
     AND NOT EXISTS (SELECT 1 FROM protocols_withdrawal w WHERE w.version_id = %(version)s)
+    AND NOT EXISTS (SELECT 1 FROM raters_scoringclosing c WHERE c.version_id = %(version)s)
     AND (%(key)s::text IS NULL OR EXISTS (
              SELECT 1 FROM authtoken_token k JOIN accounts_user u ON u.id = k.user_id
              WHERE k.key = %(key)s AND k.user_id = %(reviewer)s AND u.is_active))),

@@ -28,7 +28,8 @@ from apps.raters.services.queue import lock_reviewer
 
 
 class ScoringClosed(ValidationError):
-    """The reviewer may no longer score this task (role removed, or version withdrawn)."""
+    """The reviewer may no longer score this task (role removed, version withdrawn, or its
+    scoring closed)."""
 
 
 def scoring_refusal_check(*, reviewer: User, version_id: int) -> None:
