@@ -116,7 +116,13 @@ def test_an_inspect_scores_metadata_confidence_is_read(shared_data, protocol, pi
         protocol=protocol,
         pi=pi,
         fields=FIELDS[:1],
-        scorers={"judge": ("judge", JUDGE)},
+        # The log's scorer, as its frozen identity must name it (the import checks provenance).
+        scorers={
+            "judge": (
+                "judge",
+                {"kind": "harness_grader", "name": "includes", "version": "inspect_ai 0.3"},
+            )
+        },
         items=["xs-1", "xs-2", "xs-3"],
         evaluands={"mock": "mockllm/model"},
         repetitions=2,
