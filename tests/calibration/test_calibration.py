@@ -187,11 +187,13 @@ def test_f_att_cells_with_many_exact_zeros_cover(n_clusters, calibration_table):
     assert 0.935 <= result.coverage <= 0.965, result.row()
 
 
-@pytest.mark.xfail(reason=SKEWED_REASON, strict=False)
+# Issue #36 §2: the product's rate interval (stats.proportions.clustered_rate_interval) is the
+# hull of Korn–Graubard, which alone missed here (83.1–92.2 % from K = 20 on, truth above:
+# docs/analysis.md), and the beta-binomial profile-likelihood interval.
 @pytest.mark.parametrize("n_clusters", [10, 20, 40, 80])
 @pytest.mark.parametrize("rate", [0.005, 0.01, 0.02, 0.05, 0.1])
 def test_rare_clustered_rates_cover_at_icc_0_3(rate, n_clusters, calibration_table):
-    result = designs.skewed_clustered(n_clusters, 0.3, rate, method="korn_graubard", runs=RUNS)
+    result = designs.skewed_clustered(n_clusters, 0.3, rate, method="clustered_rate", runs=RUNS)
     calibration_table(result)
     _check_mc_se(result)
     assert result.coverage >= 0.94, result.row()
