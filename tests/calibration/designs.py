@@ -35,6 +35,7 @@ from apps.analysis.stats.bootstrap import (
 )
 from apps.analysis.stats.decision import evaluate_decision_table
 from apps.analysis.stats.proportions import (
+    METHOD,
     beta_binomial_interval,
     clustered_rate_interval,
     korn_graubard_interval,
@@ -43,6 +44,7 @@ from apps.protocols.plans import OPB
 
 CONFIDENCE = 0.95
 SEED = 20261201
+RATE_HULL_LABEL = "Korn–Graubard ∪ beta-binomial profile likelihood (the rate interval)"
 
 
 def rng_for(name: str) -> np.random.Generator:
@@ -133,7 +135,7 @@ def clustered_binary(
     return _tally(name, label, lo, hi, rate)
 
 
-# -- 2. rates: Korn–Graubard ------------------------------------------------------------------
+# -- 2. rates: Korn–Graubard, and its hull with the beta-binomial for larger clusters ---------
 
 
 def rare_rate(
@@ -154,10 +156,16 @@ def rare_rate(
     sums = rng.binomial(repetitions, probs).astype(float)
     lo, hi = np.empty(runs), np.empty(runs)
     widths_zero = 0
+    method = ""
     for r in range(runs):
-        _, (lo[r], hi[r]), _, _ = korn_graubard_interval(sums[r], sizes, confidence=CONFIDENCE)
+        _, (lo[r], hi[r]), _, _, method = clustered_rate_interval(
+            sums[r], sizes, confidence=CONFIDENCE
+        )
         widths_zero += hi[r] <= lo[r]
-    return _tally(name, "Korn–Graubard", lo, hi, rate, zero_width=int(widths_zero))
+    # The product's rate interval: Korn–Graubard alone for clusters of one response, else its
+    # hull with the beta-binomial interval (stats.proportions.clustered_rate_interval).
+    label = "Korn–Graubard" if method == METHOD else RATE_HULL_LABEL
+    return _tally(name, label, lo, hi, rate, zero_width=int(widths_zero))
 
 
 # -- 3. OPB-01-shaped F_att: beta regression with item random intercepts and slopes -----------
@@ -496,7 +504,7 @@ def skewed_clustered(
         lo[r], hi[r] = max(lo[r], 0.0), min(hi[r], 1.0)
     label = {
         "korn_graubard": "Korn–Graubard",
-        "clustered_rate": "Korn–Graubard ∪ beta-binomial profile likelihood (the rate interval)",
+        "clustered_rate": RATE_HULL_LABEL,
         "beta_binomial": "beta-binomial profile likelihood, F(1, K − 1)",
     }.get(method, "cluster bootstrap-t")
     given = np.isfinite(lo)
