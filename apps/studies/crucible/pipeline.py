@@ -81,7 +81,6 @@ from apps.analysis.stats.acceptance import (
 from apps.analysis.stats.bootstrap import (
     MIN_CLUSTERS_FLOOR,
     PERCENTILE_CALIBRATED_CLUSTERS,
-    Aggregation,
     BootstrapResult,
     IntervalMethod,
     family_cluster_bootstrap,
@@ -953,11 +952,7 @@ def _axis_estimates(
                         cell["note"] = _unavailable(plan, result)
                     cell.update(
                         _percentile_sensitivity(
-                            plan,
-                            result,
-                            family_values,
-                            sub_seed(seed, KIND, evaluand, rung, axis),
-                            aggregation="cluster_mean",
+                            plan, result, family_values, sub_seed(seed, KIND, evaluand, rung, axis)
                         )
                     )
                 else:
@@ -970,12 +965,7 @@ def _axis_estimates(
 
 
 def _percentile_sensitivity(
-    plan: _Plan,
-    result: BootstrapResult,
-    values: pd.Series,
-    seed: int,
-    *,
-    aggregation: Aggregation = "observation",
+    plan: _Plan, result: BootstrapResult, values: pd.Series, seed: int
 ) -> dict[str, Any]:
     """A percentile interval from fewer families than the suite shows it covers with (issue #36
     §3): its measured coverage there (``bootstrap.percentile_coverage_measured``) and the
@@ -991,7 +981,6 @@ def _percentile_sensitivity(
         values.to_numpy(),
         values.index.to_numpy(),
         seed=seed,
-        aggregation=aggregation,
         replicates=plan.replicates,
         confidence=plan.confidence,
         min_clusters=plan.min_families,
