@@ -110,8 +110,8 @@ def test_the_f_att_slope_bootstrap_covers_from_ten_items(items, calibration_tabl
     spec = designs.FattDesign(items=items, slope=0.0, slope_sd=0.2)
     result = designs.fatt_bootstrap_coverage(spec, runs=BOOTSTRAP_RUNS)
     calibration_table(result)
-    _check_mc_se(result)
-    if items >= 10:  # 6 items are below the floor: shown, not a target
+    if items >= 10:  # 6 items are below the floor: shown, not a target (nor its MC SE)
+        _check_mc_se(result)
         assert result.coverage >= 0.93 - 2 * result.mc_se, result.row()
 
 
