@@ -17,6 +17,8 @@ FLOOR = [{"code": "floor", "floors": [{"axis": "axis1", "minimum": 0.6}]}]
 def _run(inputs, **parameters):
     parameters.setdefault("bootstrap_replicates", "500")
     parameters.setdefault("acceptance_policies", FLOOR)
+    # The seed's own plan (the crucible preset): §9.1's percentile interval, acknowledged.
+    parameters.setdefault("bootstrap_interval", "percentile")
     text = {k: v if isinstance(v, str) else json.dumps(v) for k, v in parameters.items()}
     return compute(inputs, parameters=text, seed=7)
 
@@ -190,7 +192,14 @@ def test_the_interval_covers_a_known_truth_at_about_its_nominal_rate():
             random_seed=1000 + index,
         )
         # The axis-estimate step of compute() alone: the sensitivity model is not under test.
-        plan = _Plan(inputs, {"bootstrap_replicates": "400", "acceptance_policies": "[]"})
+        plan = _Plan(
+            inputs,
+            {
+                "bootstrap_replicates": "400",
+                "acceptance_policies": "[]",
+                "bootstrap_interval": "percentile",
+            },
+        )
         by_cell = {("E1", "R0"): inputs["episodes"]}
         (cell,) = _axis_estimates(plan, inputs["episodes"], by_cell, index)[2]
         low, high = cell["interval"]

@@ -160,3 +160,31 @@ def test_rates_per_evaluand_and_a_most_collapsing_axis_only_where_the_data_separ
     mixed = compute(_inputs(rows), parameters={"cluster_by": "dialogue"}, seed=1)["collapse"]
     assert mixed["most_collapsing_separable"] is False
     assert mixed["most_collapsing_note"].startswith("not separable")
+
+
+def test_rates_are_pooled_over_evaluands_only_where_the_plan_asks():
+    # Issue #36 §5: two evaluands, 20 dialogues each, fidelity 18/20 and 8/20; the pooled 26/40
+    # describes neither. By default (and under the seed's template) nothing is pooled.
+    from django.template.loader import render_to_string
+
+    rows = []
+    for n in range(1, 41):
+        row = _row(n, f"card-{n % 8}", fails=("A3",) if n % 10 < (1 if n <= 20 else 6) else ())
+        row["evaluand"] = "good" if n <= 20 else "poor"
+        rows.append(row)
+    apart = compute(_inputs(rows), parameters={"cluster_by": "dialogue"}, seed=1)
+    assert apart["pooled_rates"] is False and apart["evaluands"] == 2
+    assert apart["fidelity"] is None and apart["axes"] == {} and apart["drift"] is None
+    assert apart["by_evaluand"]["good"]["fidelity"]["rate"] == pytest.approx(18 / 20)
+    html = render_to_string("studies/fidelity/report.html", {"estimates": apart, "plots": []})
+    assert 'id="rates-per-evaluand"' in html and 'id="fidelity-by-evaluand"' in html
+    assert "Axes and drift" not in html
+    pooled = compute(
+        _inputs(rows), parameters={"cluster_by": "dialogue", "pooled_rates": "true"}, seed=1
+    )
+    assert pooled["fidelity"]["rate"] == pytest.approx(26 / 40)
+    assert pooled["by_evaluand"] == apart["by_evaluand"]
+    html = render_to_string("studies/fidelity/report.html", {"estimates": pooled, "plots": []})
+    assert "pooled over the 2 evaluands as the plan asks" in html
+    specs = {s.name: s.default for s in PLAN_TEMPLATES["fidelity"].parameter_specs()}
+    assert specs["pooled_rates"] == "false"

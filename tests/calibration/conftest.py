@@ -48,6 +48,7 @@ def calibration_table(request: pytest.FixtureRequest):
             rows.append(("coverage", result.row()))
         else:
             rows.append(("decision", result))
+        print(rows[-1][1], flush=True)  # seen as it comes with -s: a long run shows progress
 
     return record
 

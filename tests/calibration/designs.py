@@ -34,11 +34,17 @@ from apps.analysis.stats.bootstrap import (
     studentized_interval,
 )
 from apps.analysis.stats.decision import evaluate_decision_table
-from apps.analysis.stats.proportions import korn_graubard_interval
+from apps.analysis.stats.proportions import (
+    METHOD,
+    beta_binomial_interval,
+    clustered_rate_interval,
+    korn_graubard_interval,
+)
 from apps.protocols.plans import OPB
 
 CONFIDENCE = 0.95
 SEED = 20261201
+RATE_HULL_LABEL = "Korn–Graubard ∪ beta-binomial profile likelihood (the rate interval)"
 
 
 def rng_for(name: str) -> np.random.Generator:
@@ -129,7 +135,7 @@ def clustered_binary(
     return _tally(name, label, lo, hi, rate)
 
 
-# -- 2. rates: Korn–Graubard ------------------------------------------------------------------
+# -- 2. rates: Korn–Graubard, and its hull with the beta-binomial for larger clusters ---------
 
 
 def rare_rate(
@@ -150,10 +156,16 @@ def rare_rate(
     sums = rng.binomial(repetitions, probs).astype(float)
     lo, hi = np.empty(runs), np.empty(runs)
     widths_zero = 0
+    method = ""
     for r in range(runs):
-        _, (lo[r], hi[r]), _, _ = korn_graubard_interval(sums[r], sizes, confidence=CONFIDENCE)
+        _, (lo[r], hi[r]), _, _, method = clustered_rate_interval(
+            sums[r], sizes, confidence=CONFIDENCE
+        )
         widths_zero += hi[r] <= lo[r]
-    return _tally(name, "Korn–Graubard", lo, hi, rate, zero_width=int(widths_zero))
+    # The product's rate interval: Korn–Graubard alone for clusters of one response, else its
+    # hull with the beta-binomial interval (stats.proportions.clustered_rate_interval).
+    label = "Korn–Graubard" if method == METHOD else RATE_HULL_LABEL
+    return _tally(name, label, lo, hi, rate, zero_width=int(widths_zero))
 
 
 # -- 3. OPB-01-shaped F_att: beta regression with item random intercepts and slopes -----------
@@ -446,8 +458,10 @@ def skewed_clustered(
     E[p] = ``rate`` and the 0/1 outcomes' ICC ``icc`` (:func:`logit_normal_for`), so the truth
     of both aggregations is ``rate``. ``outcome="binary"``: each observation is 0/1;
     ``outcome="fatt"``: each is a discrete F_att, Binomial(4, pₖ)/4, so most are exactly 0
-    at a mean of 0.08. ``method``: ``"studentized"`` (the cluster bootstrap-t of means) or
-    ``"korn_graubard"`` (the product's rate interval).
+    at a mean of 0.08. ``method``: ``"studentized"`` (the cluster bootstrap-t of means),
+    ``"korn_graubard"``, ``"beta_binomial"`` (``stats.proportions.beta_binomial_interval``) or
+    ``"clustered_rate"`` (the product's rate interval, the hull of the two:
+    ``stats.proportions.clustered_rate_interval``).
     """
     name = f"skewed {outcome} K={n_clusters} ICC={icc} p={rate} {aggregation} sizes 1–60"
     rng = rng_for(name)
@@ -463,6 +477,14 @@ def skewed_clustered(
             _, (lo[r], hi[r]), _, _ = korn_graubard_interval(
                 sums, sizes, aggregation=aggregation, confidence=CONFIDENCE
             )
+            continue
+        if method == "clustered_rate":
+            _, (lo[r], hi[r]), _, _, _ = clustered_rate_interval(
+                sums, sizes, aggregation=aggregation, confidence=CONFIDENCE
+            )
+            continue
+        if method == "beta_binomial":
+            _, (lo[r], hi[r]) = beta_binomial_interval(sums, sizes, confidence=CONFIDENCE)
             continue
         if aggregation == "cluster_mean":
             estimate = float(np.mean(sums / sizes))
@@ -480,7 +502,11 @@ def skewed_clustered(
             lo[r] = hi[r] = np.nan
             continue
         lo[r], hi[r] = max(lo[r], 0.0), min(hi[r], 1.0)
-    label = "Korn–Graubard" if method == "korn_graubard" else "cluster bootstrap-t"
+    label = {
+        "korn_graubard": "Korn–Graubard",
+        "clustered_rate": RATE_HULL_LABEL,
+        "beta_binomial": "beta-binomial profile likelihood, F(1, K − 1)",
+    }.get(method, "cluster bootstrap-t")
     given = np.isfinite(lo)
     if not given.all():
         label += f" (no interval in {100 * (1 - given.mean()):.1f} % of runs)"

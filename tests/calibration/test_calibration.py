@@ -17,6 +17,10 @@ Targets (issue #19):
 
 import pytest
 
+from apps.analysis.stats.bootstrap import (
+    PERCENTILE_CALIBRATED_CLUSTERS,
+    PERCENTILE_COVERAGE_MEASURED,
+)
 from tests.calibration import designs
 
 pytestmark = pytest.mark.calibration
@@ -54,12 +58,16 @@ def test_six_clusters_are_below_the_floor_and_the_figure_shows_why(
 @pytest.mark.parametrize("n_clusters", [3, 6, 10, 20, 40, 80])
 def test_the_percentile_interval_crucible_preregisters_under_covers(n_clusters, calibration_table):
     # Not a target: docs/analysis.md and docs/crucible.md say the crucible pipeline's percentile
-    # interval (CRUCIBLE §9.1, min_families 3 by default) covers less than its nominal level.
+    # interval (CRUCIBLE §9.1) covers less than its nominal level below 80 families, which is why
+    # the freeze gate asks for its acknowledgement there.
     result = designs.clustered_binary(
         n_clusters, 0.2, aggregation="cluster_mean", runs=RUNS, method="percentile"
     )
     calibration_table(result)
-    if n_clusters <= 10:
+    # The figures each crucible percentile interval carries (issue #36 §3) are these runs'.
+    stated = PERCENTILE_COVERAGE_MEASURED[n_clusters]
+    assert abs(result.coverage - stated) <= 2 * result.mc_se, (stated, result.row())
+    if n_clusters < PERCENTILE_CALIBRATED_CLUSTERS:
         assert result.coverage < 0.935, result.row()
 
 
@@ -102,8 +110,8 @@ def test_the_f_att_slope_bootstrap_covers_from_ten_items(items, calibration_tabl
     spec = designs.FattDesign(items=items, slope=0.0, slope_sd=0.2)
     result = designs.fatt_bootstrap_coverage(spec, runs=BOOTSTRAP_RUNS)
     calibration_table(result)
-    _check_mc_se(result)
-    if items >= 10:  # 6 items are below the floor: shown, not a target
+    if items >= 10:  # 6 items are below the floor: shown, not a target (nor its MC SE)
+        _check_mc_se(result)
         assert result.coverage >= 0.93 - 2 * result.mc_se, result.row()
 
 
@@ -187,11 +195,13 @@ def test_f_att_cells_with_many_exact_zeros_cover(n_clusters, calibration_table):
     assert 0.935 <= result.coverage <= 0.965, result.row()
 
 
-@pytest.mark.xfail(reason=SKEWED_REASON, strict=False)
+# Issue #36 §2: the product's rate interval (stats.proportions.clustered_rate_interval) is the
+# hull of Korn–Graubard, which alone missed here (83.1–92.2 % from K = 20 on, truth above:
+# docs/analysis.md), and the beta-binomial profile-likelihood interval.
 @pytest.mark.parametrize("n_clusters", [10, 20, 40, 80])
 @pytest.mark.parametrize("rate", [0.005, 0.01, 0.02, 0.05, 0.1])
 def test_rare_clustered_rates_cover_at_icc_0_3(rate, n_clusters, calibration_table):
-    result = designs.skewed_clustered(n_clusters, 0.3, rate, method="korn_graubard", runs=RUNS)
+    result = designs.skewed_clustered(n_clusters, 0.3, rate, method="clustered_rate", runs=RUNS)
     calibration_table(result)
     _check_mc_se(result)
     assert result.coverage >= 0.94, result.row()

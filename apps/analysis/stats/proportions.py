@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+from scipy.optimize import brentq, minimize_scalar
+from scipy.special import betaln, expit, logit
 from scipy.stats import beta as beta_distribution
 from scipy.stats import t as t_distribution
 
@@ -133,6 +135,137 @@ def korn_graubard_interval(
     return rate, (lower, upper), float(n_eff), float(design_effect)
 
 
+BETA_BINOMIAL_METHOD = (
+    "beta-binomial profile likelihood, F(1, K − 1) reference (Williams 1975; Prentice 1986)"
+)
+# The product's interval of a clustered rate (issue #36 §2): the hull of the two below.
+CLUSTERED_METHOD = (
+    "the hull of Korn–Graubard (Clopper–Pearson on the design-effect effective sample size) "
+    "and the beta-binomial profile-likelihood interval"
+)
+# logit ρ, the beta-binomial intra-cluster correlation, is profiled over this grid — ρ from
+# 8·10⁻⁷ (binomial to 6 digits) to 0.998, steps of 0.25 — with a parabola through the best
+# point and its neighbours (one array operation per π instead of an optimiser's loop).
+_LOGIT_RHO_GRID = np.linspace(-14.0, 6.0, 81)
+_RHO_SCALE = 1.0 / expit(_LOGIT_RHO_GRID) - 1.0
+
+
+def _profile_loglik(x: np.ndarray, n: np.ndarray, w: np.ndarray, logit_pi: float) -> float:
+    """max over ρ of Σₖ log P(xₖ | nₖ, π, ρ), up to the binomial coefficients (which cancel
+    in a likelihood ratio), at π = expit(``logit_pi``); (x, n) are the distinct clusters and
+    ``w`` how many clusters each stands for."""
+    pi = float(expit(logit_pi))
+    a, b = pi * _RHO_SCALE, (1.0 - pi) * _RHO_SCALE
+    terms = betaln(x[:, None] + a, (n - x)[:, None] + b) - betaln(a, b)
+    loglik = w @ terms
+    best = int(np.argmax(loglik))
+    if 0 < best < loglik.size - 1:
+        left, top, right = loglik[best - 1 : best + 2]
+        curvature = 2.0 * top - left - right
+        if curvature > 0:  # the parabola's vertex through the three points
+            return float(top + (right - left) ** 2 / (8.0 * curvature))
+    return float(loglik[best])
+
+
+def beta_binomial_interval(
+    sums: npt.ArrayLike, sizes: npt.ArrayLike, *, confidence: float = 0.95
+) -> tuple[float, tuple[float, float]]:
+    """Profile-likelihood interval of the mean of a beta-binomial model of clustered counts.
+
+    Cluster k's count xₖ of nₖ is Binomial(nₖ, pₖ) with pₖ ~ Beta(π(1/ρ − 1), (1 − π)(1/ρ − 1)):
+    mean π, intra-cluster correlation ρ (Williams, D. A. 1975, "The analysis of binary responses
+    from toxicological experiments involving reproduction and teratogenicity", Biometrics 31(4):
+    949–952; Prentice, R. L. 1986, "Binary regression using an extended beta-binomial
+    distribution", JASA 81(394): 321–327). π̂ is the maximum-likelihood estimate; the interval is
+    every π whose profile log-likelihood (maximised over ρ) is within q/2 of the maximum, with q
+    the (1 − α) quantile of F(1, K − 1) (= t²₍K₋₁₎, the small-sample reference for an estimate
+    from K clusters, as Korn & Graubard's K − 1 df; Pawitan 2001, *In All Likelihood*, §2.6 on
+    profile-likelihood intervals). Profiled on the logit scale, so the limits stay in [0, 1];
+    no event in any cluster gives [0, u] with u > 0 (every event: [l, 1]).
+
+    Args:
+        sums: length-K counts per cluster (integers in [0, size]).
+        sizes: length-K cluster sizes (positive integers).
+        confidence: e.g. 0.95.
+
+    Returns:
+        ``(π̂, (lower, upper))``.
+
+    Raises:
+        ValueError: fewer than 2 clusters, non-integer counts or sizes, counts outside
+            [0, size], ``confidence`` outside (0, 1).
+    """
+    x = np.asarray(sums, dtype=float)
+    n = np.asarray(sizes, dtype=float)
+    if x.ndim != 1 or x.shape != n.shape or x.size < 2:
+        raise ValueError("sums and sizes must be equal-length 1-D arrays of at least 2 clusters")
+    if np.any(n <= 0) or np.any(x < 0) or np.any(x > n):
+        raise ValueError("each cluster needs size > 0 and 0 <= count <= size")
+    if np.any(x != np.round(x)) or np.any(n != np.round(n)):
+        raise ValueError("counts and sizes must be whole numbers")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    cutoff = float(t_distribution.ppf(0.5 + confidence / 2.0, x.size - 1) ** 2) / 2.0
+    events, total = float(x.sum()), float(n.sum())
+    pairs, w = np.unique(np.column_stack([x, n]), axis=0, return_counts=True)
+    x, n, w = pairs[:, 0], pairs[:, 1], w.astype(float)
+    edge = 30.0  # logit π of ±30: π within 10⁻¹³ of a bound
+    if events in (0.0, total):
+        # The likelihood's supremum (0) is at π → 0 (or 1); one limit is the bound.
+        top, estimate = 0.0, events / total
+        start = -edge if events == 0 else edge
+    else:
+        fit = minimize_scalar(
+            lambda lp: -_profile_loglik(x, n, w, lp),
+            bracket=(float(logit(events / total)) - 0.5, float(logit(events / total))),
+            options={"xtol": 1e-5},
+        )
+        top, start = -float(fit.fun), float(fit.x)
+        estimate = float(expit(start))
+
+    def gap(lp: float) -> float:
+        return _profile_loglik(x, n, w, lp) - (top - cutoff)
+
+    lower = 0.0 if events == 0 else float(expit(brentq(gap, -edge, start, xtol=1e-6)))
+    upper = 1.0 if events == total else float(expit(brentq(gap, start, edge, xtol=1e-6)))
+    return estimate, (lower, upper)
+
+
+def clustered_rate_interval(
+    sums: npt.ArrayLike,
+    sizes: npt.ArrayLike,
+    *,
+    aggregation: Aggregation = "observation",
+    confidence: float = 0.95,
+) -> tuple[float, tuple[float, float], float, float, str]:
+    """The product's interval of a clustered rate: the hull of Korn–Graubard and beta-binomial.
+
+    :func:`korn_graubard_interval` covers where clusters are small or nearly independent and
+    the rate is rare, and under-covers with ICC 0.3 and unequal cluster sizes (1–60), with the
+    truth above the interval; :func:`beta_binomial_interval` covers there (tests/calibration,
+    docs/analysis.md: issue #36 §2). The reported interval spans both, so it is never narrower
+    than the Korn–Graubard interval it replaces. With every cluster of size 1 the beta-binomial
+    is the binomial, whose exact interval Korn–Graubard already is: it alone is reported.
+
+    Returns:
+        ``(rate, (lower, upper), effective n*, design effect, method)``: the rate, n* and the
+        design effect as :func:`korn_graubard_interval` gives them; ``method`` names what the
+        interval is.
+
+    Raises:
+        ValueError: as :func:`korn_graubard_interval`.
+    """
+    rate, (lower, upper), n_eff, deff = korn_graubard_interval(
+        sums, sizes, aggregation=aggregation, confidence=confidence
+    )
+    m = np.asarray(sizes, dtype=float)
+    s = np.asarray(sums, dtype=float)
+    if np.all(m == 1) or np.any(s != np.round(s)):
+        return rate, (lower, upper), n_eff, deff, METHOD
+    _, (bb_lower, bb_upper) = beta_binomial_interval(s, m, confidence=confidence)
+    return rate, (min(lower, bb_lower), max(upper, bb_upper)), n_eff, deff, CLUSTERED_METHOD
+
+
 def rate_interval(
     values: npt.ArrayLike,
     clusters: npt.ArrayLike,
@@ -141,10 +274,11 @@ def rate_interval(
     confidence: float = 0.95,
     min_clusters: int = RATE_MIN_CLUSTERS_FLOOR,
 ) -> RateInterval:
-    """A binary outcome's rate with its Korn–Graubard interval, clustered.
+    """A binary outcome's rate with its clustered interval.
 
-    The interval of :func:`korn_graubard_interval` (Korn & Graubard 1998; Clopper & Pearson
-    1934), over the per-cluster counts of ``values``.
+    The interval of :func:`clustered_rate_interval` over the per-cluster counts of ``values``:
+    Korn–Graubard (Korn & Graubard 1998; Clopper & Pearson 1934), widened where needed to the
+    beta-binomial profile-likelihood interval (Williams 1975; Prentice 1986).
 
     Args:
         values: 1-D array of 0/1 outcomes (e.g. refusal R per response).
@@ -179,10 +313,10 @@ def rate_interval(
             design_effect=None,
             note=unavailable_note(k, required),
         )
-    rate, bounds, n_eff, deff = korn_graubard_interval(
+    rate, bounds, n_eff, deff, method = clustered_rate_interval(
         sums, sizes, aggregation=aggregation, confidence=confidence
     )
-    return result(rate=rate, interval=bounds, effective_n=n_eff, design_effect=deff)
+    return result(rate=rate, interval=bounds, effective_n=n_eff, design_effect=deff, method=method)
 
 
 @dataclass(frozen=True)
@@ -236,7 +370,9 @@ def label_rates(
     confidence: float = 0.95,
     min_clusters: int = RATE_MIN_CLUSTERS_FLOOR,
 ) -> LabelRates:
-    """Rate of each label per group, with an item-clustered Korn–Graubard interval.
+    """Rate of each label per group, with an item-clustered interval (Korn–Graubard; the hull
+    with the beta-binomial interval where items hold several responses:
+    :func:`clustered_rate_interval`).
 
     The rate is count / n over all rows of the group (the full-sample rate of CRUCIBLE §6.2,
     i.e. ``aggregation="observation"`` in bootstrap.py); each label's interval is the
@@ -274,6 +410,7 @@ def label_rates(
         raise ValueError(f"labels not in the label set {list(labels)!r}: {unknown!r}")
 
     required = max(min_clusters, RATE_MIN_CLUSTERS_FLOOR)
+    method = METHOD  # the hull's name once any group's clusters hold more than one response
     groups = [(ALL_ROWS, data)] if group is None else list(data.groupby(group, sort=True))
     rows: list[LabelRate] = []
     for group_key, frame in groups:
@@ -289,9 +426,10 @@ def label_rates(
         note = ""
         if len(items) >= required:
             for j in range(len(labels)):
-                _, intervals[j], effective[j], _ = korn_graubard_interval(
+                _, intervals[j], effective[j], _, used = clustered_rate_interval(
                     sums[:, j], sizes, aggregation="observation", confidence=confidence
                 )
+                method = used if used != METHOD else method
         else:
             note = unavailable_note(len(items), required)
         for j, lab in enumerate(labels):
@@ -315,4 +453,5 @@ def label_rates(
         replicates=replicates,
         seed=seed,
         min_clusters=required,
+        method=method,
     )

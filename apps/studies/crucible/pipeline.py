@@ -80,9 +80,11 @@ from apps.analysis.stats.acceptance import (
 )
 from apps.analysis.stats.bootstrap import (
     MIN_CLUSTERS_FLOOR,
+    PERCENTILE_CALIBRATED_CLUSTERS,
     BootstrapResult,
     IntervalMethod,
     family_cluster_bootstrap,
+    percentile_coverage_measured,
 )
 from apps.analysis.stats.hierarchical import RESPONSE_FAMILIES, disagreements, fit_axis
 from apps.analysis.stats.json_schema import closed_object, records
@@ -173,6 +175,34 @@ RESPONSE_FAMILY_SCHEMA: dict[str, Any] = {
     "additionalProperties": {"enum": list(RESPONSE_FAMILIES)},
 }
 
+BOOTSTRAP_INTERVAL = ParameterSpec(
+    "bootstrap_interval",
+    "bootstrap interval",
+    ParameterKind.CHOICE,
+    choices=tuple(BOOTSTRAP_INTERVALS),
+    default="bootstrap_t",
+    help_text="bootstrap_t (the default): the calibrated cluster bootstrap-t, no interval below "
+    "10 families whatever min_families says. percentile: the interval CRUCIBLE §9.1 "
+    f"preregisters, which under-covers below {PERCENTILE_CALIBRATED_CLUSTERS} families; the "
+    "freeze gate refuses it for a design with fewer unless percentile_undercoverage_acknowledged "
+    "is true, and every such interval then carries its measured coverage and the bootstrap-t "
+    "beside it (docs/analysis.md).",
+)
+# The explicit acknowledgement a plan freezes to keep the percentile interval where the suite
+# shows it under-covers (issue #36 §3): the seed's own choice (§9.1) stays possible, never silent.
+PERCENTILE_ACKNOWLEDGED = ParameterSpec(
+    "percentile_undercoverage_acknowledged",
+    "percentile interval's under-coverage acknowledged",
+    ParameterKind.BOOLEAN,
+    required=False,
+    default="false",
+    help_text="true: the plan keeps the percentile interval with fewer than "
+    f"{PERCENTILE_CALIBRATED_CLUSTERS} scenario families, knowing it covers less than its "
+    "level there (86 % at 6 families, 91 % at 10, for a nominal 95 %; docs/analysis.md); each "
+    "such interval is reported with that measured coverage and the calibrated bootstrap-t "
+    "beside it as a sensitivity. Read only with bootstrap_interval = percentile.",
+)
+
 PARAMETERS = (
     SEED,
     ParameterSpec(
@@ -184,17 +214,8 @@ PARAMETERS = (
         default="10000",
         help_text="Family resamples drawn for every bootstrap interval (CRUCIBLE §9.1).",
     ),
-    ParameterSpec(
-        "bootstrap_interval",
-        "bootstrap interval",
-        ParameterKind.CHOICE,
-        choices=tuple(BOOTSTRAP_INTERVALS),
-        default="percentile",
-        seed_template="crucible",
-        help_text="percentile: the interval CRUCIBLE §9.1 preregisters (under-covers with few "
-        "families); bootstrap_t: the calibrated cluster bootstrap-t, no interval below 10 "
-        "families whatever min_families says (docs/analysis.md).",
-    ),
+    BOOTSTRAP_INTERVAL,
+    PERCENTILE_ACKNOWLEDGED,
     ParameterSpec(
         "interval_coverage",
         INTERVAL_COVERAGE.label,
@@ -538,7 +559,11 @@ class _Plan:
         self.confidence = reader.number("interval_coverage", default=0.95)
         self.min_families = reader.integer("min_families", default=3)
         self.bootstrap_interval = reader.choice(
-            "bootstrap_interval", choices=tuple(BOOTSTRAP_INTERVALS), default="percentile"
+            "bootstrap_interval", choices=tuple(BOOTSTRAP_INTERVALS), default="bootstrap_t"
+        )
+        self.percentile_acknowledged = self.bootstrap_interval == "percentile" and (
+            reader.choice(PERCENTILE_ACKNOWLEDGED.name, choices=("true", "false"), default="false")
+            == "true"
         )
         self.method = BOOTSTRAP_INTERVALS[self.bootstrap_interval]
         # The families an interval needs: the plan's minimum, raised to the bootstrap-t's
@@ -709,6 +734,7 @@ def compute(
             "replicates": plan.replicates,
             "min_families": plan.min_families,
             "required_families": plan.required_families,
+            "percentile_undercoverage_acknowledged": plan.percentile_acknowledged,
             "aggregation_rule": plan.rule,
         },
         "axes": axes_out,
@@ -924,6 +950,11 @@ def _axis_estimates(
                     )
                     if not result.interval_available:
                         cell["note"] = _unavailable(plan, result)
+                    cell.update(
+                        _percentile_sensitivity(
+                            plan, result, family_values, sub_seed(seed, KIND, evaluand, rung, axis)
+                        )
+                    )
                 else:
                     cell["note"] = "not observed"
                 point[(evaluand, rung, axis)] = cell["estimate"]
@@ -931,6 +962,40 @@ def _axis_estimates(
                 coverage_out += _coverage_cells(plan, evaluand, rung, axis, in_scope, cell_episodes)
 
     return values, summaries, axes_out, coverage_out, point
+
+
+def _percentile_sensitivity(
+    plan: _Plan, result: BootstrapResult, values: pd.Series, seed: int
+) -> dict[str, Any]:
+    """A percentile interval from fewer families than the suite shows it covers with (issue #36
+    §3): its measured coverage there (``bootstrap.percentile_coverage_measured``) and the
+    calibrated bootstrap-t on the same values and seed beside it, as a sensitivity. {} for the
+    bootstrap-t, for no interval and from ``PERCENTILE_CALIBRATED_CLUSTERS`` families on."""
+    if (
+        plan.method != "percentile"
+        or not result.interval_available
+        or result.n_clusters >= PERCENTILE_CALIBRATED_CLUSTERS
+    ):
+        return {}
+    calibrated = family_cluster_bootstrap(
+        values.to_numpy(),
+        values.index.to_numpy(),
+        seed=seed,
+        replicates=plan.replicates,
+        confidence=plan.confidence,
+        min_clusters=plan.min_families,
+        method="studentized",
+    )
+    sensitivity: dict[str, Any] = {
+        "method": INTERVAL_METHOD_NAMES["bootstrap_t"],
+        "interval": interval(calibrated.interval),
+    }
+    if not calibrated.interval_available:
+        sensitivity["note"] = _unavailable(plan, calibrated)
+    return {
+        "percentile_coverage": percentile_coverage_measured(result.n_clusters),
+        "calibrated_interval": sensitivity,
+    }
 
 
 def _unavailable(plan: _Plan, result: BootstrapResult) -> str:
@@ -1213,6 +1278,7 @@ def _difference(plan: _Plan, diffs: pd.Series, seed: int) -> dict[str, Any]:
         method=plan.method,
     )
     out.update(estimate=result.estimate, interval=interval(result.interval))
+    out.update(_percentile_sensitivity(plan, result, diffs, seed))
     if len(diffs) >= 2 and float(np.std(diffs.to_numpy())) > 0:
         out["p_value"] = float(scipy_stats.ttest_1samp(diffs.to_numpy(), 0.0).pvalue)
     if not result.interval_available:
@@ -1350,6 +1416,12 @@ CRUCIBLE = register_plan_template(
             SCORES_PER_RESPONSE,
             RESERVATION_MINUTES,
         ),
+        # §9.1 preregisters the percentile interval: the seed's template keeps it, with the
+        # acknowledgement that it under-covers with the seed's few families (issue #36 §3).
+        defaults={
+            BOOTSTRAP_INTERVAL.name: "percentile",
+            PERCENTILE_ACKNOWLEDGED.name: "true",
+        },
         required_sections=("hypotheses", "design", "exclusions", "stopping_rules", "analysis"),
         outlines={
             "design": "### Scenario families and seed variants\n\n### Autonomy rungs (definitions "
@@ -1361,3 +1433,35 @@ CRUCIBLE = register_plan_template(
         },
     )
 )
+
+
+def gate_checks(version: ProtocolVersion) -> list[Any]:
+    """The freeze gate's refusal of a silent under-covering interval (issue #36 §3): a plan that
+    chooses the percentile interval for a design of fewer than
+    ``PERCENTILE_CALIBRATED_CLUSTERS`` scenario families, where the calibration suite shows it
+    covers less than 93.5 % at a nominal 95 %, without freezing
+    ``percentile_undercoverage_acknowledged = true`` (``percentile_unacknowledged``)."""
+    from apps.items.models import Family
+    from apps.protocols.components import Problem
+    from apps.protocols.gate import edit_url
+    from apps.protocols.plans import version_pipeline
+
+    if version_pipeline(version) != KIND:
+        return []
+    parameters = data.plan_parameters(version)
+    chosen = (parameters.get(BOOTSTRAP_INTERVAL.name) or "").strip() or BOOTSTRAP_INTERVAL.default
+    acknowledged = (parameters.get(PERCENTILE_ACKNOWLEDGED.name) or "").strip() == "true"
+    families = Family.objects.filter(version=version).count()
+    if chosen != "percentile" or acknowledged or families >= PERCENTILE_CALIBRATED_CLUSTERS:
+        return []
+    return [
+        Problem(
+            "percentile_unacknowledged",
+            f"the plan chooses the percentile interval for {families} scenario families, fewer "
+            f"than the {PERCENTILE_CALIBRATED_CLUSTERS} from which the calibration suite shows it "
+            f"covers 93.5 % ({percentile_coverage_measured(max(families, 2))}): choose "
+            "bootstrap_t, or set percentile_undercoverage_acknowledged to true, and each such "
+            "interval is reported with its measured coverage and the bootstrap-t beside it",
+            edit_url(version, f"param-{PERCENTILE_ACKNOWLEDGED.name}"),
+        )
+    ]

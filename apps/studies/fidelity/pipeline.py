@@ -5,10 +5,12 @@ verdict (the derived ``fidelity``, ``loss1``, ``drift_flag`` and each axis's pas
 reviewers' judged signals, or the LLM judge's re-derived verdict where the rubric's final-value
 rule says so) is read through ``apps.raters.final``. Reported:
 
-- the fidelity rate (share of dialogues with ``fidelity`` true) with a Korn–Graubard interval
-  clustered by card (the cell: item × level, every dialogue enacting one card) or by dialogue,
-  as the plan's ``cluster_by`` says (``stats.proportions.rate_interval``: Clopper–Pearson on
-  the design-effect effective n);
+- per evaluand (``by_evaluand``), the fidelity rate (share of dialogues with ``fidelity``
+  true) with an interval clustered by card (the cell: item × level, every dialogue enacting one
+  card) or by dialogue, as the plan's ``cluster_by`` says (``stats.proportions.rate_interval``:
+  Korn–Graubard's Clopper–Pearson on the design-effect effective n, widened to the
+  beta-binomial profile-likelihood interval where clusters hold several dialogues); pooled over
+  evaluands only where the plan's ``pooled_rates`` asks (or with a single evaluand);
 - each axis's pass rate (A1–A5) and the drift rate, with the same interval;
 - the loss1 distribution (count of each of 0, .2, …, 1) and its mean;
 - which axis collapses most often, by card level: per axis and the card's level on that axis,
@@ -48,7 +50,12 @@ from apps.analysis.pipelines.common import (
     interval,
     number,
 )
-from apps.analysis.stats.proportions import METHOD, RATE_MIN_CLUSTERS_FLOOR, rate_interval
+from apps.analysis.stats.proportions import (
+    CLUSTERED_METHOD,
+    METHOD,
+    RATE_MIN_CLUSTERS_FLOOR,
+    rate_interval,
+)
 from apps.protocols.models import ParameterKind, ProtocolVersion
 from apps.protocols.plans import (
     AUDIT_COUNT,
@@ -82,6 +89,16 @@ CLUSTER_BY = ParameterSpec(
     help_text="card: dialogues enacting the same PolicyCard (the cell) are one cluster of the "
     "rates' Korn–Graubard intervals; dialogue: every dialogue is its own cluster.",
 )
+POOLED_RATES = ParameterSpec(
+    "pooled_rates",
+    "rates pooled over evaluands",
+    ParameterKind.BOOLEAN,
+    required=False,
+    default="false",
+    help_text="false (the default, and seed 003's: it judges each dialogue of an evaluand and "
+    "pools nothing): the fidelity, axis and drift rates are reported per evaluand only. true: "
+    "also pooled over every evaluand, for a plan whose question is about them together.",
+)
 DRIFT_EPSILON = ParameterSpec(
     "drift_epsilon",
     "drift tolerance ε",
@@ -106,6 +123,7 @@ DECLARATION = PipelineDeclaration(
         replace(INTERVAL_COVERAGE, default="0.95"),  # what ``compute`` reads when unset
         MIN_CLUSTERS,
         CLUSTER_BY,
+        POOLED_RATES,
         DRIFT_EPSILON,
         EXCLUSION_REASONS,
     ),
@@ -289,6 +307,7 @@ def _rate(
         "rate": result.rate,
         "interval": interval(result.interval),
         "clusters": result.n_clusters,
+        "interval_method": result.method,
     }
     if result.note:
         out["note"] = result.note
@@ -333,6 +352,7 @@ def _by_evaluand(
         groups[str(row["evaluand"])].append(row)
     return {
         evaluand: {
+            "evaluand": evaluand,
             "fidelity": _rate(group, "fidelity", cluster, confidence, min_clusters),
             "drift": _rate(group, "drift_flag", cluster, confidence, min_clusters),
             "axes": {a: _rate(group, a, cluster, confidence, min_clusters) for a in AXES},
@@ -463,11 +483,15 @@ def compute(
     min_clusters = plan.integer("min_clusters", default=RATE_MIN_CLUSTERS_FLOOR)
     cluster = plan.choice("cluster_by", choices=("card", "dialogue"), default="card")
     plan.number("drift_epsilon", default=None)  # recorded: the raters applied it at scoring
+    pooled = plan.choice("pooled_rates", choices=("true", "false"), default="false") == "true"
     rows = inputs["rows"]
     progress(20, "Fidelity and axis rates")
     fidelity = None
     axes, drift = {}, None
-    if rows:
+    # Rates are per evaluand (issue #36 §5); pooled over evaluands only where the plan asks.
+    # With one evaluand the pooled rate is that evaluand's, so it is given as before.
+    evaluands = len({row["evaluand"] for row in rows})
+    if rows and (pooled or evaluands == 1):
         fidelity = _rate(rows, "fidelity", cluster, confidence, min_clusters)
         axes = {axis: _rate(rows, axis, cluster, confidence, min_clusters) for axis in AXES}
         drift = _rate(rows, "drift_flag", cluster, confidence, min_clusters)
@@ -479,7 +503,12 @@ def compute(
     }
     observed = Counter((r["card"],) for r in rows)
     return {
-        "interval": {"method": f"{cluster}-clustered {METHOD}", "confidence": confidence},
+        "interval": {
+            "method": f"{cluster}-clustered {CLUSTERED_METHOD if cluster == 'card' else METHOD}",
+            "confidence": confidence,
+        },
+        "pooled_rates": pooled,
+        "evaluands": evaluands,
         "fidelity": fidelity,
         "axes": axes,
         "drift": drift,
@@ -532,6 +561,10 @@ def tidy(inputs: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
 
 def estimates_of(result: dict[str, Any]) -> dict[str, list[EstimateValue]]:
     def rate(part: dict[str, Any] | None) -> EstimateValue:
+        if not part and result.get("by_evaluand"):
+            return EstimateValue(
+                None, "rates are per evaluand: the plan does not pool them (pooled_rates)"
+            )
         if not part:
             return EstimateValue(None, "no dialogue has a verdict")
         return EstimateValue(float(part["rate"]))
@@ -562,6 +595,7 @@ FIDELITY_TEMPLATE = register_plan_template(
             "interval_coverage",
             "min_clusters",
             "cluster_by",
+            "pooled_rates",
             "drift_epsilon",
             RESERVATION_MINUTES,
             AUDIT_COUNT,

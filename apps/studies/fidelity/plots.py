@@ -33,9 +33,15 @@ def _fidelity_figure(estimates: dict[str, Any]) -> Figure:
 
 # One plot of the whole result, once it has a fidelity rate.
 PLOTS = panel_plots(
-    lambda estimates: [estimates] if estimates.get("fidelity") else [],
-    describe=lambda _: (
-        "Fidelity, axis pass and drift rates",
+    # Pooled when the plan pools (or one evaluand), else one plot per evaluand (issue #36 §5).
+    lambda estimates: (
+        [estimates]
+        if estimates.get("fidelity")
+        else [part for part in (estimates.get("by_evaluand") or {}).values() if part["fidelity"]]
+    ),
+    describe=lambda part: (
+        "Fidelity, axis pass and drift rates"
+        + (f" of evaluand {part['evaluand']}" if part.get("evaluand") else ""),
         "Horizontal bars: the fidelity rate, the pass rate of each axis A1 to A5 and the "
         "drift rate, each with its clustered interval.",
     ),

@@ -6,8 +6,9 @@ reviewers' checklist), A_att on L3–L5 from the executable units, R, H per 100 
 Per surface (evaluand), in the §9 order — Family B, then Family A, then the disclosure arms:
 
 - cells (family × level): mean F_att and A_att with a cluster bootstrap-t interval
-  (``stats.bootstrap.family_cluster_bootstrap``), refusal rate R with the Korn–Graubard interval
-  (``stats.proportions.rate_interval``, never zero-width), and the number of responses whose
+  (``stats.bootstrap.family_cluster_bootstrap``), refusal rate R with the clustered rate
+  interval (``stats.proportions.rate_interval``: the hull of Korn–Graubard and the beta-binomial
+  profile-likelihood interval, never zero-width), and the number of responses whose
   F_att could not be computed (left out of every F_att estimate). The cluster is
   the **item**: within a family × level cell the items play the part CRUCIBLE §9.1 gives to
   scenario families (the repetitions are its seeds), and OPB-01 has only two or three families,

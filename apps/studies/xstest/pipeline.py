@@ -6,7 +6,9 @@ contrasts), its evaluands the models, its items the prompts. Reported:
 
 - per evaluand × prompt type, the rate of each label (count / n over the final labels) with an
   item-clustered Korn–Graubard interval (``stats.proportions.label_rates``: Clopper–Pearson on
-  the design-effect effective n; never zero-width, even for a count of 0);
+  the design-effect effective n; never zero-width, even for a count of 0), widened to its hull
+  with the beta-binomial profile-likelihood interval where items hold several responses
+  (``stats.proportions.clustered_rate_interval``; XSTest has one per item, so not there);
 - Krippendorff's α between the primary reviewers, per evaluand and overall (nominal unless the
   plan says ordinal), against the plan's minimum, and beside it the percent agreement and
   Fleiss' κ the XSTest paper reports (``stats.agreement``);
@@ -227,6 +229,7 @@ def compute(
     rows = pd.DataFrame(inputs["rows"])
     names = {p["code"]: p["name"] for p in inputs["prompt_types"]}
     rates = []
+    method = METHOD  # Korn–Graubard, or its hull once items hold several responses
     progress(20, "Label rates")
     if not rows.empty:
         for prompt_type in sorted(rows["prompt_type"].unique()):
@@ -242,6 +245,7 @@ def compute(
                 confidence=confidence,
                 min_clusters=min_clusters,
             )
+            method = result.method if result.method != METHOD else method
             for rate in result.rates:
                 rates.append(
                     {
@@ -278,7 +282,7 @@ def compute(
     return {
         "labels": labels,
         "interval": {
-            "method": f"item-clustered {METHOD}",
+            "method": f"item-clustered {method}",
             "confidence": confidence,
             "replicates": replicates,
         },

@@ -103,3 +103,87 @@ def test_to_dict_serialises_canonically():
         _table(), label="final_label", cluster="prompt", group="model", labels=LABELS, seed=1
     )
     assert canonical_json(result.to_dict()).startswith(b'{"confidence":0.95,"labels":[')
+
+
+# -- the beta-binomial profile-likelihood interval (issue #36 §2) ------------------------------
+
+
+def _betabinom_mle(x, n):
+    """(π̂, ρ̂, max log-likelihood) by scipy.stats.betabinom and a 2-D Nelder–Mead: an
+    independent path to the estimate beta_binomial_interval profiles."""
+    from scipy.optimize import minimize
+    from scipy.special import expit
+    from scipy.stats import betabinom
+
+    def negative(theta):
+        pi, rho = expit(theta)
+        s = 1 / rho - 1
+        return -betabinom.logpmf(x, n, pi * s, (1 - pi) * s).sum()
+
+    best = minimize(negative, [0.0, -2.0], method="Nelder-Mead", options={"xatol": 1e-8})
+    pi, rho = expit(best.x)
+    return pi, rho, -best.fun
+
+
+def test_the_beta_binomial_estimate_is_the_maximum_likelihood_one():
+    from apps.analysis.stats.proportions import beta_binomial_interval
+
+    x = np.array([0, 3, 1, 7, 0, 2, 5, 0, 1, 4])
+    n = np.array([10, 12, 8, 15, 5, 9, 20, 3, 7, 11])
+    estimate, (low, high) = beta_binomial_interval(x, n)
+    pi, rho, _ = _betabinom_mle(x, n)
+    assert rho > 0.01  # overdispersed data: a real beta-binomial fit, not the binomial limit
+    assert estimate == pytest.approx(pi, abs=1e-4)
+    assert low < estimate < high
+
+
+def test_with_one_response_per_cluster_it_is_the_binomial_likelihood_ratio_interval():
+    # Clusters of one: ρ drops out and the profile is the binomial log-likelihood, so the
+    # limits solve 2[ℓ(p̂) − ℓ(p)] = t²₍K₋₁₎ for x = 12 of K = 40 (scipy.stats.binom).
+    from scipy.optimize import brentq
+    from scipy.stats import binom
+    from scipy.stats import t as t_dist
+
+    from apps.analysis.stats.proportions import beta_binomial_interval
+
+    x = np.r_[np.ones(12), np.zeros(28)]
+    q = t_dist.ppf(0.975, 39) ** 2
+
+    def gap(p):
+        return 2 * (binom.logpmf(12, 40, 0.3) - binom.logpmf(12, 40, p)) - q
+
+    expected = (brentq(gap, 1e-6, 0.3), brentq(gap, 0.3, 1 - 1e-6))
+    _, (low, high) = beta_binomial_interval(x, np.ones(40))
+    assert (low, high) == pytest.approx(expected, abs=1e-5)
+
+
+def test_no_event_gives_a_positive_upper_limit_never_a_zero_width_interval():
+    from apps.analysis.stats.proportions import beta_binomial_interval
+
+    estimate, (low, high) = beta_binomial_interval(np.zeros(8), np.array([3, 9, 1, 20, 5, 2, 7, 4]))
+    assert estimate == 0.0 and low == 0.0 and 0.0 < high < 1.0
+
+
+def test_the_rate_interval_is_never_narrower_than_korn_graubard():
+    from apps.analysis.stats.proportions import (
+        CLUSTERED_METHOD,
+        clustered_rate_interval,
+        korn_graubard_interval,
+    )
+
+    x = np.array([0, 0, 0, 9, 0, 1, 0, 0, 0, 0, 14, 0])
+    n = np.array([3, 40, 8, 30, 1, 12, 60, 5, 2, 9, 25, 4])
+    _, (kg_low, kg_high), _, _ = korn_graubard_interval(x, n)
+    rate, (low, high), _, _, method = clustered_rate_interval(x, n)
+    assert low <= kg_low and high >= kg_high and low < rate < high
+    assert method == CLUSTERED_METHOD
+    # Clusters of one: Korn–Graubard alone (the exact binomial interval).
+    ones = clustered_rate_interval(np.r_[np.ones(3), np.zeros(37)], np.ones(40))
+    assert ones[4].startswith("Korn–Graubard")
+
+
+def test_beta_binomial_refuses_fractional_counts():
+    from apps.analysis.stats.proportions import beta_binomial_interval
+
+    with pytest.raises(ValueError, match="whole numbers"):
+        beta_binomial_interval([0.5, 1], [2, 2])
