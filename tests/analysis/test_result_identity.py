@@ -61,7 +61,10 @@ pytestmark = pytest.mark.django_db
 # response of both studies is scored, none awaits adjudication or is partly scored, and
 # main's α was already computed over the primaries' pre-adjudication values of scored ones.
 # OPB: 8ecd8ddf… on main, now 6b4ae3be…; XSTest: 406880a9… on main, now d620a932….
-OPB_RESULT_SHA256 = "6b4ae3be3861aafb336578ab9c583168fc667cc3718ba8faec5bb26923f56087"
+# OPB re-pinned at the merge of the clustered-rate interval (issue #36 §2): compared key by key
+# with the document before it (6b4ae3be…), only the refusal rate R's interval and its
+# interval_method differ, in 24 cells and 32 methods, and each new interval contains the old.
+OPB_RESULT_SHA256 = "c8658a8e53253fcbeeada826fc4ddea72d84a8861532bf1cf461f8e58fe155ba"
 # XSTest re-pinned on branch abuild (issue #22), when xstest_study began to freeze through the
 # real gate (section text, key units and typed parameters enter the frozen document): compared
 # key by key with the document of 1c45378e…, only "protocol.sha256" and "input_sha256" differ;
