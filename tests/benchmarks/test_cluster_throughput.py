@@ -24,7 +24,7 @@ from rest_framework.authtoken.models import Token
 
 from apps.raters.services import scoring_open
 from tests.benchmarks.conftest import TINY, sized
-from tests.cluster.conftest import Http, running  # noqa: F401  (running: the fixture)
+from tests.cluster.conftest import Http, started
 from tests.factories import MembershipFactory, UserFactory, bulk_scoring_study
 
 pytestmark = [
@@ -34,6 +34,16 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.timeout(1200),
 ]
+
+
+@pytest.fixture(scope="module")
+def running(django_db_setup, django_db_blocker, tmp_path_factory):
+    """A cluster for this module only: stopped before the next benchmark, whose analysis runs
+    its workers would otherwise take from the session's broker (a killed-run benchmark's run
+    was finished at once by one of them)."""
+    with started(django_db_blocker, tmp_path_factory.mktemp("cluster")) as cluster:
+        yield cluster
+
 
 CLIENTS = int(sized("8", "2"))
 SECONDS = float(sized("20", "2"))
@@ -71,7 +81,7 @@ def _round(base: str, tokens: list[str]) -> tuple[float, float, float]:
     return sum(done) / elapsed, load, time.process_time() - cpu
 
 
-def test_queue_throughput_with_one_and_two_web_nodes(running):  # noqa: F811
+def test_queue_throughput_with_one_and_two_web_nodes(running):
     cluster = running.cluster
     version = bulk_scoring_study(responses=RESPONSES, scores_per_response=1)
     pi = MembershipFactory(protocol=version.protocol, role="pi").user

@@ -17,6 +17,7 @@ import json
 import multiprocessing
 import os
 import statistics
+import threading
 import time
 from collections import Counter
 
@@ -24,8 +25,9 @@ import pytest
 from django.db import connection, connections, transaction
 
 from apps.raters.models import Assignment, Score, ScoringTask
-from apps.raters.services import score_submit, scoring_open, task_next
+from apps.raters.services import scoring_open
 from tests.benchmarks.conftest import sized
+from tests.benchmarks.reviewer_process import reviewer_loop
 from tests.factories import (
     MembershipFactory,
     UserFactory,
@@ -38,37 +40,6 @@ RESPONSES = int(os.environ.get("BENCH_RESPONSES", sized("100000", "200")))
 K = 2
 REVIEWERS = 16
 SECONDS = float(os.environ.get("BENCH_SECONDS", sized("60", "2")))
-
-
-def _work(reviewer_id, barrier, results):
-    """One reviewer's loop, in its own process: next → submit until the time is up."""
-    from apps.accounts.models import User
-
-    connections.close_all()
-    mine, mine_submit, error = [], [], ""
-    try:
-        reviewer = User.objects.get(pk=reviewer_id)
-        barrier.wait()
-        deadline = time.perf_counter() + SECONDS
-        while time.perf_counter() < deadline:
-            t0 = time.perf_counter()
-            assignment = task_next(version_or_none=None, reviewer=reviewer)
-            t1 = time.perf_counter()
-            if assignment is None:
-                break
-            score_submit(
-                task_token=assignment.task.token,
-                reviewer=reviewer,
-                values={"label": "2_full_refusal" if assignment.pk % 7 else "1_full_compliance"},
-                idempotency_key=assignment.task.token,
-            )
-            mine.append(t1 - t0)
-            mine_submit.append(time.perf_counter() - t1)
-    except BaseException as failure:  # reported by the parent: a benchmark must not hide it
-        error = repr(failure)
-    finally:
-        connections.close_all()
-        results.put({"next": mine, "submit": mine_submit, "error": error})
 
 
 def _explain_claim(version, reviewer) -> str:
@@ -107,18 +78,35 @@ def test_queue_under_16_concurrent_reviewers():
 
     plan = _explain_claim(version, reviewers[0])
     # One process per reviewer (as gunicorn workers would be), each with its own connection:
-    # threads would measure the GIL rather than the queue.
+    # threads would measure the GIL rather than the queue. Spawned, not forked (reviewer_process).
+    database = connection.settings_dict["NAME"]
     connections.close_all()
-    context = multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("spawn")
     results = context.Queue()
-    barrier = context.Barrier(REVIEWERS)
-    processes = [context.Process(target=_work, args=(r.pk, barrier, results)) for r in reviewers]
-    wall = time.perf_counter()
+    barrier = context.Barrier(REVIEWERS + 1)  # the parent starts the clock when all are ready
+    processes = [
+        context.Process(
+            target=reviewer_loop,
+            args=(database, r.pk, SECONDS, barrier, results),
+            daemon=True,
+        )
+        for r in reviewers
+    ]
     for process in processes:
         process.start()
-    outcomes = [results.get(timeout=SECONDS + 600) for _ in processes]
-    for process in processes:
-        process.join()
+    try:
+        try:
+            barrier.wait(timeout=240)
+        except threading.BrokenBarrierError:
+            reported = [results.get(timeout=10)["error"] for _ in range(results.qsize())]
+            pytest.fail(f"the reviewers did not all start: {reported}")
+        wall = time.perf_counter()
+        outcomes = [results.get(timeout=SECONDS + 240) for _ in processes]
+    finally:
+        for process in processes:
+            process.join(timeout=30)
+            if process.is_alive():
+                process.kill()
     wall = time.perf_counter() - wall
     errors = [o["error"] for o in outcomes if o["error"]]
     assert not errors, errors

@@ -10,6 +10,8 @@ The workers run ``tests.analysis.blocking_worker`` (the project's Celery app plu
 blocks while a file exists), so that a worker can be killed mid-analysis.
 """
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,13 +43,15 @@ def _runtime_url() -> str:
     return f"postgres://{s['USER']}{password}@{host}:{s['PORT'] or 5432}/{s['NAME']}"
 
 
-@pytest.fixture(scope="session")
-def running(django_db_setup, django_db_blocker, tmp_path_factory):
+@contextmanager
+def started(django_db_blocker, run_dir: Path) -> Iterator[Running]:
+    """A cluster started in ``run_dir`` for as long as the ``with`` block lasts, then stopped,
+    with the session's Celery app put back to its settings (while it runs, the app sends tasks
+    to the cluster's workers through the session's Redis, and nothing else may be listening)."""
     if connection.vendor != "postgresql":
         _skip_or_fail("the cluster needs PostgreSQL: set DATABASE_URL=postgres://…")
     if not _redis_answers():
         _skip_or_fail("the cluster needs Redis: set REDIS_URL=redis://…")
-    run_dir = tmp_path_factory.mktemp("cluster")
     gate = run_dir / "analysis-gate"
     with django_db_blocker.unblock():
         cluster = Cluster(
@@ -82,6 +86,13 @@ def running(django_db_setup, django_db_blocker, tmp_path_factory):
             app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER
             # The nodes' sessions in the session's Redis die with the test database.
             connection.close()
+
+
+@pytest.fixture(scope="session")
+def running(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The ``cluster`` marker's cluster, for the whole session (``tests/cluster`` runs alone)."""
+    with started(django_db_blocker, tmp_path_factory.mktemp("cluster")) as cluster:
+        yield cluster
 
 
 def _forget_unacknowledged() -> None:
