@@ -65,9 +65,17 @@ def _strata(entry: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def dashboard_validation(version: Any) -> list[dict[str, Any]]:
-    """The scoring dashboard's judge validation (outcomes unsealed): computed on request from
-    the same inputs a run reads, with the plan's seed and interval coverage."""
+    """The scoring dashboard's judge validation (outcomes unsealed): from the same inputs a run
+    reads, with the plan's seed and interval coverage.
+
+    The inputs are read on every request (a few indexed queries); the bootstrap over them
+    (``REPLICATES`` draws per scorer and field, seconds on a large audit) runs once per distinct
+    input and is kept in the cache under the inputs' SHA-256, so that the dashboard, its API and
+    the scorers page, viewed again and again between two imports, do not redraw it."""
+    from django.core.cache import cache
+
     from apps.analysis.inputs import judge_validation_inputs
+    from apps.core.canonical import canonical_json, sha256_hex
     from apps.raters.plan import rating_plan
 
     inputs = judge_validation_inputs(version)
@@ -78,7 +86,17 @@ def dashboard_validation(version: Any) -> list[dict[str, Any]]:
         confidence = float(coverage) if coverage else 0.95
     except ValueError:
         confidence = 0.95
-    return validation_from_inputs(inputs, seed=rating_plan(version).seed, confidence=confidence)
+    seed = rating_plan(version).seed
+    key = "judge-validation:" + sha256_hex(
+        canonical_json(
+            {"inputs": inputs, "seed": seed, "confidence": str(confidence), "r": REPLICATES}
+        )
+    )
+    cached: list[dict[str, Any]] | None = cache.get(key)
+    if cached is None:
+        cached = validation_from_inputs(inputs, seed=seed, confidence=confidence)
+        cache.set(key, cached, timeout=24 * 3600)
+    return cached
 
 
 # -- the report: one section and one plot, whatever the kind -----------------------------------
