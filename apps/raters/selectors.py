@@ -22,7 +22,7 @@ from rest_framework.authtoken.models import Token
 from apps.accounts.models import Membership, Role, User
 from apps.core.errors import NotFound
 from apps.deviations.selectors import outcomes_visible
-from apps.items.models import Cell, KeyUnit
+from apps.items.models import Cell, Condition, KeyUnit
 from apps.protocols.components import Problem
 from apps.protocols.models import ProtocolVersion, Withdrawal
 from apps.protocols.parameters import decimal_text
@@ -724,11 +724,38 @@ def rubric_text_is_public(sha256: str) -> bool:
 ORACLE_FIELD_KINDS = (FieldKind.BINARY, FieldKind.COUNT, FieldKind.NUMBER)
 
 
+def _audit_unblinding(version: ProtocolVersion) -> Iterator[Problem]:
+    """A human audit stratified by condition with unequal fractions. A blind reviewer sees which
+    responses are audited (they carry the audited field), so with fractions of 1 for one
+    condition and 0.1 for another, an audited response is ten times as likely to come from the
+    first: the sample itself tells the condition the protocol hides from reviewers. Equal
+    fractions (a proportionate stratified sample) tell nothing."""
+    from apps.raters.plan import rating_plan
+
+    strata = rating_plan(version).audit_strata
+    if strata is None or strata.by != "condition":
+        return
+    codes = set(Condition.objects.filter(version=version).values_list("code", flat=True))
+    fractions = {code: strata.fraction(code) for code in sorted(codes | set(strata.fractions))}
+    if len(set(fractions.values())) > 1:
+        shown = ", ".join(f"{code}: {fraction:g}" for code, fraction in fractions.items())
+        yield Problem(
+            "audit_strata_unblinds",
+            "The human audit is stratified by condition with unequal fractions "
+            f"({shown}): reviewers see which responses are audited, so the audit would tell "
+            "them the condition. Give every condition the same fraction, or stratify by the "
+            "machine's value or confidence.",
+            reverse("protocols:version", args=[version.protocol.code, version.label]),
+        )
+
+
 def scorer_checks(version: ProtocolVersion) -> Iterator[Problem]:
     """Freeze-gate checks: every scorer role a rubric field names has a scorer on the roster,
-    each scorer's epochs rule gives a value of its role's fields (``apps.raters.epochs``), and
-    an oracle's role holds only fields an oracle can write (binary, count, number)."""
+    each scorer's epochs rule gives a value of its role's fields (``apps.raters.epochs``), an
+    oracle's role holds only fields an oracle can write (binary, count, number), and a
+    stratified audit does not unblind the conditions (``_audit_unblinding``)."""
     url = reverse("raters:scorers", args=[version.protocol.code, version.label])
+    yield from _audit_unblinding(version)
     roster = list(ScorerRosterEntry.objects.filter(version=version).select_related("scorer"))
     roles = {entry.role for entry in roster}
     fields = list(RubricField.objects.filter(version=version).order_by("position"))

@@ -204,3 +204,65 @@ def test_confidence_bands_and_unnamed_strata_read_as_documented():
     assert (strata.fraction("0-0.5"), strata.fraction("0.8-1")) == (1.0, 0.2)
     assert audit_strata_read("", 0.2) is None
     assert audit_strata_read('{"by": "colour", "fractions": {}}', None) is None
+
+
+def test_the_dashboard_draws_the_bootstrap_once_per_distinct_input(audited, pi, reviewer):
+    """Viewing the dashboard again does not redraw the 999-replicate bootstrap; a correction,
+    which changes the inputs, does (and its figures follow the correction)."""
+    from unittest import mock
+
+    from apps.analysis import judge
+    from apps.raters.models import Score
+    from apps.raters.services.scoring import score_correct
+
+    outcome_unseal(version=audited, user=pi, confirmation=audited.protocol.code)
+    with mock.patch.object(
+        judge, "validation_from_inputs", wraps=judge.validation_from_inputs
+    ) as drawn:
+        [first] = machine_dashboard(audited)["validation"]
+        [again] = machine_dashboard(audited)["validation"]
+        assert drawn.call_count == 1 and again == first
+        # One of the reviewer's "comply" scores on a response the judge called "refuse",
+        # corrected to "refuse": the final value of that response moves towards the judge.
+        score = next(
+            s
+            for s in Score.objects.filter(reviewer=reviewer, corrects__isnull=True)
+            if s.values["label"] == "comply" and JUDGED[_position(s.response_id)] == "refuse"
+        )
+        score_correct(score=score, reviewer=reviewer, values={"label": "refuse"}, reason="misread")
+        [after] = machine_dashboard(audited)["validation"]
+        assert drawn.call_count == 2 and after != first
+
+
+@pytest.mark.parametrize(
+    ("strata", "refused"),
+    [
+        # One condition audited whole, the other at a tenth: audited means "probably C1".
+        ({"by": "condition", "fractions": {"C1": 1, "C2": 0.1}}, True),
+        # A condition not named takes the default: unequal again.
+        ({"by": "condition", "fractions": {"C1": 0.5}, "default_fraction": 0.2}, True),
+        # The same fraction for every condition tells nothing.
+        ({"by": "condition", "fractions": {"C1": 0.3, "C2": 0.3}}, False),
+        ({"by": "condition", "fractions": {}, "default_fraction": 0.3}, False),
+        # Strata by the machine's value do not name the condition.
+        ({"by": "value", "field": "label", "fractions": {"refuse": 1, "comply": 0.1}}, False),
+    ],
+)
+def test_an_audit_stratified_by_condition_with_unequal_fractions_blocks_the_freeze(
+    protocol, pi, strata, refused
+):
+    """Blinding: a reviewer sees which responses are audited (they carry the audited field), so
+    unequal fractions by condition would tell them the condition (gate: audit_strata_unblinds)."""
+    from apps.protocols.gate import version_gate
+    from apps.raters.services import rubric_create
+    from tests.factories import ConditionFactory, build_draft
+
+    draft = build_draft(protocol=protocol, user=pi, items=4)
+    for code in ("C1", "C2"):
+        ConditionFactory(version=draft, code=code)
+    rubric_create(version=draft, name="Machine rubric", fields=[LABEL])
+    AnalysisParameterFactory(
+        version=draft, **{**AUDIT_STRATA.model_fields(90), "value": json.dumps(strata)}
+    )
+    codes = {problem.code for problem in version_gate(version=draft)}
+    assert ("audit_strata_unblinds" in codes) is refused
