@@ -1,7 +1,9 @@
 """The benchmarks' size setting and marker.
 
 Every test here is marked ``benchmark``. ``BENCHMARK_SIZE=tiny`` runs each once at a tiny size
-(``make benchmarks-tiny``, which CI runs) so that none rots unnoticed; its figures mean nothing.
+(``make benchmarks-tiny``, about 4½ minutes; run it before a change lands, so that none rots
+unnoticed: CI does not, since a measurement on a shared machine is not a pass or a fail); its
+figures mean nothing.
 The recorded figures (docs/performance.md) come from the full size, the default
 (``make benchmarks``).
 """
