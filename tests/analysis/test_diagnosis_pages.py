@@ -60,9 +60,21 @@ def test_declare_run_read_freeze_and_publish(client, django_capture_on_commit_ca
     membership_grant(user=reviewer, protocol_id=draft.protocol_id, role=Role.REVIEWER)
     client.force_login(reviewer)
     assert client.get(url).status_code == 404
+    # An auditor reads no draft still being written: neither its page nor its diagnosis blob,
+    # until the version is frozen.
+    auditor = UserFactory()
+    membership_grant(user=auditor, protocol_id=draft.protocol_id, role=Role.AUDITOR)
+    blob_url = f"/api/v1/blob/{diagnosis.result_id}"
+    client.force_login(auditor)
+    assert client.get(url).status_code == 403
+    assert client.get(blob_url).status_code == 404
     client.force_login(pi)
+    assert client.get(blob_url).status_code == 200
 
     frozen = freeze(draft, pi)
+    client.force_login(auditor)
+    assert client.get(blob_url).status_code == 200
+    client.force_login(pi)
     page = client.get(version_page).content.decode()
     assert "Frozen with this version" in page and diagnosis.result_id[:16] in page
     version_publish(version=frozen, user=pi)

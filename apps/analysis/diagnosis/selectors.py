@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 from apps.accounts.models import Membership, User
 from apps.accounts.selectors import SIGHTED_ROLES
 from apps.analysis.models import DesignDiagnosis, DiagnosisState
+from apps.protocols.access import EDIT_ROLES
 from apps.protocols.models import ProtocolVersion
 
 
@@ -58,12 +59,17 @@ def diagnosis_document_part(version: ProtocolVersion) -> dict[str, Any] | None:
 
 
 def diagnosis_blob_readable(user: User, sha256: str) -> bool:
-    """Blob-reading rule for diagnosis documents: the protocol's sighted members (PI, editors,
-    auditors), as for its versions' documents; never a reviewer."""
-    protocol_ids = DesignDiagnosis.objects.filter(result_id=sha256).values("version__protocol_id")
-    return Membership.objects.filter(
-        user=user, protocol_id__in=protocol_ids, role__in=SIGHTED_ROLES
-    ).exists()
+    """Blob-reading rule for diagnosis documents, the rule of the version it diagnoses: a
+    frozen (or set-aside) version's by the protocol's sighted members (PI, editors, auditors);
+    a draft still being written's by its PI and editors only, as its pages are
+    (``apps.protocols.access``); never a reviewer's."""
+    for version in ProtocolVersion.objects.filter(design_diagnoses__result_id=sha256).distinct():
+        roles = EDIT_ROLES if version.is_editable else SIGHTED_ROLES
+        if Membership.objects.filter(
+            user=user, protocol_id=version.protocol_id, role__in=roles
+        ).exists():
+            return True
+    return False
 
 
 def diagnosis_blobs_of(versions: QuerySet[ProtocolVersion]) -> QuerySet[DesignDiagnosis]:
