@@ -13,7 +13,8 @@ at 990,000 entries (the signer's state file, as if it had signed an hour of appe
    it chained, hashed and added to the tree): target ≤ 10 s;
 2. the signer's whole round from there (verify, store roots, consistency proof, sign);
 3. an inclusion proof served by the API (``GET …/log/proof/inclusion?seq=N``, the test client,
-   signed in as an auditor), p50 over 200 random entries: target ≤ 5 ms; measured interleaved,
+   as an auditor signed in, and as a program calls it, with an API token), p50 over 200 random
+   entries: target ≤ 5 ms, checked on the token's figure; measured interleaved,
    request by request, with the same proof through DRF's whole path as main served it before
    the lean path (``BeforeInclusionProofApi``) and with the proof alone, each with its wall
    time and this process's CPU time per request, and the load averages printed;
@@ -31,6 +32,7 @@ import pytest
 from django.db import connection, transaction
 from django.test import Client
 from django.urls import path
+from rest_framework.authtoken.models import Token
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -182,15 +184,18 @@ def serve_inclusion_proofs(protocol, signed_size, auditor, settings):
     settings.ROOT_URLCONF = __name__
     client = Client()
     client.force_login(auditor)
+    # A program's request (a witness, the offline verifier's fetch, a script): an API token.
+    token = Client(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=auditor).key}")
     rng = random.Random(33)
     after = f"/api/v1/protocols/{protocol.code}/log/proof/inclusion"
     before = "/" + BEFORE.replace("<str:code>", protocol.code)
     for url in (after, before):  # warm-up (imports, connection, URL caches)
         for _ in range(5):
             assert client.get(url, {"seq": 1, "tree_size": signed_size}).status_code == 200
+            assert token.get(url, {"seq": 1, "tree_size": signed_size}).status_code == 200
     backend = backend_pid(connection)
     times: dict[str, tuple[list[float], list[float], list[float]]] = {
-        name: ([], [], []) for name in ("before", "after", "alone")
+        name: ([], [], []) for name in ("before", "after", "token", "alone")
     }
     loads = [os.getloadavg()]
     for n in range(PROOFS):
@@ -198,11 +203,13 @@ def serve_inclusion_proofs(protocol, signed_size, auditor, settings):
         calls = {
             "before": lambda q=query: client.get(before, q),
             "after": lambda q=query: client.get(after, q),
+            "token": lambda q=query: token.get(after, q),
             "alone": lambda q=query: tree.inclusion_proof(
                 protocol_id=protocol.pk, seq=q["seq"], tree_size=signed_size
             ),
         }
-        order = ["before", "after", "alone"] if n % 2 else ["after", "before", "alone"]
+        order = ["before", "after", "token"] if n % 2 else ["token", "after", "before"]
+        order.append("alone")
         bodies = {}
         for name in order:
             wall, cpu, database, result = _timed(calls[name], backend)
@@ -211,7 +218,8 @@ def serve_inclusion_proofs(protocol, signed_size, auditor, settings):
             times[name][2].append(database)
             bodies[name] = result
         assert bodies["after"].status_code == bodies["before"].status_code == 200
-        assert bodies["after"].content == bodies["before"].content  # the same answer
+        assert bodies["token"].status_code == 200
+        assert bodies["after"].content == bodies["before"].content == bodies["token"].content
     loads.append(os.getloadavg())
     print(
         f"\n[bench] inclusion proof in a tree of {signed_size:,}, {PROOFS} requests each, "
@@ -220,7 +228,8 @@ def serve_inclusion_proofs(protocol, signed_size, auditor, settings):
     )
     for name, label in (
         ("before", "API before (DRF's whole path, every middleware)"),
-        ("after", "API after (the lean path)"),
+        ("after", "API after (the lean path), signed in (session)"),
+        ("token", "API after (the lean path), an API token"),
         ("alone", "the proof alone (tree.inclusion_proof)"),
     ):
         walls, cpus, database = times[name]
@@ -229,7 +238,9 @@ def serve_inclusion_proofs(protocol, signed_size, auditor, settings):
             f"CPU per request p50 {_ms(cpus):.2f} ms, mean {statistics.mean(cpus) * 1000:.2f} ms"
             f" in this process, mean {statistics.mean(database) * 1000:.2f} ms in PostgreSQL"
         )
-    return _ms(times["after"][0])
+    # The target is checked on a program's request: proofs are fetched by witnesses, the offline
+    # verifier's fetch and scripts, with a token; the signed-in figure is printed beside it.
+    return _ms(times["token"][0])
 
 
 def verify_everything(protocol, signed_size, note):
