@@ -28,11 +28,12 @@ class LeanReadApi(APIView):
     would answer in JSON (no ``format`` parameter, no ``Accept`` that asks for HTML), by an
     active signed-in user (the session, as DRF's ``SessionAuthentication`` reads it) or a valid
     ``Authorization: Token`` (``TokenAuthentication``, in that order, as in settings), after
-    the view's throttles allow it. Any ``Http404``, ``PermissionDenied`` or validation error
-    ``lean_get`` raises hands the request to the full path too, so that every refusal is the
-    one DRF gives (same status, body and timing path); the throttles then do not count it
-    twice. The body is DRF's ``JSONRenderer``'s bytes, with the ``Allow`` and ``Vary: Accept``
-    headers DRF sets. ``page_middleware = False`` also lets ``TokenAPIMiddleware`` skip the
+    the view's permission classes and throttles allow it. Any ``Http404``,
+    ``PermissionDenied`` or validation error ``lean_get`` raises hands the request to the full
+    path too, so that every refusal is the one DRF gives (same status, body and timing path);
+    the throttles then do not count it twice. The body is DRF's ``JSONRenderer``'s bytes, with
+    the ``Allow`` and ``Vary: Accept`` headers DRF sets. ``page_middleware = False`` also lets
+    ``TokenAPIMiddleware`` skip the
     page-only middleware for these requests.
     """
 
@@ -57,7 +58,7 @@ class LeanReadApi(APIView):
                 before = request.__dict__.get("user", _UNSET)
                 request.user = user
                 data = None
-                if self._lean_throttles_allow(request):
+                if self._lean_permitted(request) and self._lean_throttles_allow(request):
                     with contextlib.suppress(*self._FALLBACK):  # the full path answers those
                         data = self.lean_get(request, user, **kwargs)
                 if data is not None:
@@ -70,6 +71,13 @@ class LeanReadApi(APIView):
                 else:
                     request.user = before
         return super().dispatch(request, *args, **kwargs)
+
+    def _lean_permitted(self, request: HttpRequest) -> bool:
+        # The view's permission classes, as DRF's check_permissions asks them (they read the
+        # user and the method, which the plain request has); a refusal goes to the full path,
+        # which answers it with DRF's own 403.
+        plain: Any = request
+        return all(permission.has_permission(plain, self) for permission in self.get_permissions())
 
     def _lean_throttles_allow(self, request: HttpRequest) -> bool:
         # DRF's throttles read only the user and the address (META): the plain request has both.

@@ -296,3 +296,39 @@ def test_a_refused_proof_request_counts_once_against_the_rate(signed, client, ou
     cache.clear()
     assert api(client, protocol, "inclusion", seq=9).status_code == 404
     assert len(cache.get(f"throttle_user_{outsider.pk}")) == 1
+
+
+def test_answered_proofs_count_against_the_rate_and_the_next_gets_a_429(
+    signed, client, auditor, monkeypatch
+):
+    """The lean path answers successful reads itself: it still applies the view's throttles, so
+    a caller past the rate gets DRF's 429 with Retry-After, and each answered proof counts once."""
+    from rest_framework.throttling import UserRateThrottle
+
+    protocol = signed[0]
+    monkeypatch.setattr(UserRateThrottle, "THROTTLE_RATES", {"user": "3/minute", "anon": None})
+    cache.clear()
+    client.force_login(auditor)
+    answers = [api(client, protocol, "inclusion", seq=seq).status_code for seq in (1, 2, 3, 4)]
+    assert answers == [200, 200, 200, 429]
+    assert len(cache.get(f"throttle_user_{auditor.pk}")) == 3
+    refused = api(client, protocol, "inclusion", seq=5)
+    assert refused.status_code == 429 and "Retry-After" in refused
+
+
+def test_the_lean_path_applies_the_views_permission_classes(signed, client, auditor, monkeypatch):
+    """A permission class that refuses is honoured on the lean path too (the full path answers
+    with its 403), not only IsAuthenticated's rule the lean path's active-user check mirrors."""
+    from rest_framework.permissions import BasePermission
+
+    from apps.deviations.apis import InclusionProofApi
+
+    class Never(BasePermission):
+        def has_permission(self, request, view):
+            return False
+
+    protocol = signed[0]
+    client.force_login(auditor)
+    assert api(client, protocol, "inclusion", seq=1).status_code == 200
+    monkeypatch.setattr(InclusionProofApi, "permission_classes", [Never])
+    assert api(client, protocol, "inclusion", seq=1).status_code == 403
