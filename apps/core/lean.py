@@ -123,5 +123,6 @@ def _lean_user(view: APIView, request: HttpRequest) -> Any | None:
         except exceptions.AuthenticationFailed:
             return None
         if found is not None:
+            request.lean_auth = found[1]  # type: ignore[attr-defined]  # what DRF's request.auth holds
             return found[0]
     return None

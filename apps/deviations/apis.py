@@ -7,9 +7,12 @@ from django.urls import reverse
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
+from rest_framework.authentication import SessionAuthentication
+from rest_framework.authtoken.models import Token
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.accounts.authentication import CachedTokenAuthentication
 from apps.accounts.models import Role
 from apps.core.apis import validated
 from apps.core.lean import LeanReadApi
@@ -206,9 +209,14 @@ class InclusionProofApi(LeanReadApi):
             allow_null=True, help_text="The C2SP signed checkpoint of tree_size, when signed."
         )
 
+    # A program's token is read once per process; the access query re-checks it (get_protocol_for).
+    authentication_classes = [SessionAuthentication, CachedTokenAuthentication]
+
     @extend_schema(parameters=[InputSerializer], responses=OutputSerializer)
     def get(self, request, code: str):
-        protocol = get_protocol_for(user=request.user, pk=code, roles=LOG_READER_ROLES)
+        protocol = get_protocol_for(
+            user=request.user, pk=code, roles=LOG_READER_ROLES, token_key=_token_key(request.auth)
+        )
         params = validated(self.InputSerializer, request.query_params)
         return Response(self._proof(protocol, params["seq"], params.get("tree_size")))
 
@@ -216,7 +224,12 @@ class InclusionProofApi(LeanReadApi):
         seq, tree_size = request.GET.get("seq"), request.GET.get("tree_size")
         if not _plain_number(seq) or not (tree_size is None or _plain_number(tree_size)):
             return None  # absent, or not plain digits in range: the serializer answers
-        protocol = get_protocol_for(user=user, pk=kwargs["code"], roles=LOG_READER_ROLES)
+        protocol = get_protocol_for(
+            user=user,
+            pk=kwargs["code"],
+            roles=LOG_READER_ROLES,
+            token_key=_token_key(getattr(request, "lean_auth", None)),
+        )
         return self._proof(protocol, int(seq), None if tree_size is None else int(tree_size))
 
     @staticmethod
@@ -241,6 +254,11 @@ class InclusionProofApi(LeanReadApi):
             "root_hash": base64.b64encode(root).decode(),
             "checkpoint": checkpoint.document.get("note") if checkpoint else None,
         }
+
+
+def _token_key(auth) -> str | None:
+    """The key of the API token a request was authenticated by, or None (a session)."""
+    return auth.key if isinstance(auth, Token) else None
 
 
 def _plain_number(value: str | None) -> bool:

@@ -11,6 +11,8 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
+from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import AuthenticationFailed
 
 from apps.accounts.access import require_roles, roles_allow
 from apps.accounts.models import Membership, Role, User
@@ -22,29 +24,50 @@ READ_ROLES = SIGHTED_ROLES
 MAX_ID = 2**63 - 1  # a bigint's largest value: a larger number is no protocol's id
 _PROTOCOLS = Protocol._meta.db_table
 _MEMBERSHIPS = Membership._meta.db_table
+_TOKENS = Token._meta.db_table
+_USERS = User._meta.db_table
 EDIT_ROLES = frozenset({Role.PI, Role.EDITOR})
 PI_ROLES = frozenset({Role.PI})
 
 
-def get_protocol_for(*, user: User, pk: int | str, roles: Iterable[str]) -> Protocol:
+def get_protocol_for(
+    *, user: User, pk: int | str, roles: Iterable[str], token_key: str | None = None
+) -> Protocol:
     """The protocol ``pk`` (id or code) if ``user`` holds one of ``roles`` on it.
 
-    Raises Http404 (unknown, or the user must not know it exists) or PermissionDenied.
+    ``token_key``: the API token the request came with when its user was read from a
+    per-process cache (``apps.accounts.authentication.CachedTokenAuthentication``); the same
+    statement then checks that the token still exists and its user is active, so that a token
+    revoked in any process stops working at once. Raises Http404 (unknown, or the user must not
+    know it exists), PermissionDenied, or AuthenticationFailed (a dead token, before anything
+    about the protocol is said).
     """
     by = "id" if str(pk).isascii() and str(pk).isdigit() else "code"
     if by == "id" and int(pk) > MAX_ID:
         raise Http404("No such protocol.")
     # The protocol with the user's roles on it in one query (every API call on a protocol pays
-    # for it): one row per role held, or one with none (an anonymous user's pk is None: none).
+    # for it): one row per role held, or one with none (an anonymous user's pk is None: none);
+    # one row with no protocol when there is none, so that the token's check still answers.
     # Raw SQL: the ORM took longer to compile this join than PostgreSQL takes to answer it.
-    rows: list[Any] = list(  # Protocol rows, each with its held_role
+    live = "TRUE"
+    params: list[Any] = []
+    if token_key is not None:
+        live = (
+            f"EXISTS (SELECT 1 FROM {_TOKENS} k JOIN {_USERS} u ON u.id = k.user_id "
+            "WHERE k.key = %s AND k.user_id = %s AND u.is_active)"
+        )
+        params = [token_key, user.pk]
+    rows: list[Any] = list(  # Protocol rows, each with its held_role and token_live
         Protocol.objects.raw(
-            f"SELECT p.*, m.role AS held_role FROM {_PROTOCOLS} p LEFT JOIN {_MEMBERSHIPS} m "
-            f"ON m.protocol_id = p.id AND m.user_id = %s WHERE p.{by} = %s",
-            [user.pk, int(pk) if by == "id" else str(pk)],
+            f"SELECT p.*, m.role AS held_role, t.token_live FROM (SELECT {live} AS token_live) t "
+            f"LEFT JOIN {_PROTOCOLS} p ON p.{by} = %s "
+            f"LEFT JOIN {_MEMBERSHIPS} m ON m.protocol_id = p.id AND m.user_id = %s",
+            [*params, int(pk) if by == "id" else str(pk), user.pk],
         )
     )
-    if not rows:
+    if not rows[0].token_live:
+        raise AuthenticationFailed("Invalid token.")
+    if rows[0].pk is None:
         raise Http404("No such protocol.")
     roles_allow(held=frozenset(r.held_role for r in rows if r.held_role), roles=roles)
     return rows[0]

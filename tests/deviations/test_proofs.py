@@ -332,3 +332,26 @@ def test_the_lean_path_applies_the_views_permission_classes(signed, client, audi
     assert api(client, protocol, "inclusion", seq=1).status_code == 200
     monkeypatch.setattr(InclusionProofApi, "permission_classes", [Never])
     assert api(client, protocol, "inclusion", seq=1).status_code == 403
+
+
+@pytest.mark.parametrize("revoke", ["token deleted", "user deactivated"])
+def test_a_token_revoked_in_another_process_reads_no_more_proofs(signed, auditor, revoke):
+    """The proof reads its caller's token from a per-process cache; the access query checks
+    the token again, so a revocation made elsewhere (here: SQL that no signal of this process
+    sees) refuses the very next request, on the lean path and the full one alike."""
+    protocol = signed[0]
+    key = Token.objects.create(user=auditor).key
+    caller = Client(HTTP_AUTHORIZATION=f"Token {key}")
+    assert api(caller, protocol, "inclusion", seq=9).status_code == 200  # now cached
+    with connection.cursor() as cursor:
+        if revoke == "token deleted":
+            cursor.execute("DELETE FROM authtoken_token WHERE key = %s", [key])
+        else:
+            cursor.execute("UPDATE accounts_user SET is_active = FALSE WHERE id = %s", [auditor.pk])
+    for query in ({"seq": 9}, {"seq": "x"}):  # the lean path, and the full one (a bad seq)
+        refused = api(caller, protocol, "inclusion", **query)
+        assert refused.status_code in (401, 403), refused.content
+        assert b"inclusion_path" not in refused.content
+    # Nor does it learn whether a protocol exists.
+    unknown = caller.get("/api/v1/protocols/NO-SUCH/log/proof/inclusion", {"seq": 1})
+    assert unknown.status_code in (401, 403)
