@@ -147,6 +147,15 @@ class DesignDiagnosis(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    queued_at = models.DateTimeField(
+        null=True, blank=True, help_text="When its message was last sent to the workers."
+    )
+    attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="Claims by a worker (a killed worker's diagnosis is claimed again)."
+    )
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="The running worker's last sign of life."
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
     world = models.JSONField(default=dict, blank=True, help_text="The world as declared.")
     seed = models.BigIntegerField()

@@ -37,7 +37,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, connections, transaction
-from django.db.models import F, Max
+from django.db.models import F, Max, QuerySet
 from django.utils import timezone
 
 from apps.accounts.models import User
@@ -75,14 +75,16 @@ def heartbeat_timeout() -> timedelta:
 
 
 @contextmanager
-def _heartbeat(*, run_id: int, attempt: int) -> Iterator[None]:
-    """Beat for ``attempt`` every ``ANALYSIS_HEARTBEAT_INTERVAL_SECONDS`` while the body runs.
+def heartbeat(rows: QuerySet[Any], *, name: str) -> Iterator[None]:
+    """Set ``heartbeat_at`` of ``rows`` (the one row a worker owns, filtered so that it matches
+    only while this worker owns it) every ``ANALYSIS_HEARTBEAT_INTERVAL_SECONDS`` while the body
+    runs: analysis runs and design diagnoses alike.
 
     A thread of its own, so that a long computation that reports no progress (one model fit
     can take minutes) never looks abandoned, and the heartbeat timeout can be short: a killed
     worker's run is requeued within the timeout plus the reaper's period (issue #33: it took
-    314 s). The thread uses its own database connection and stops when the attempt no longer
-    owns the run. Off when the interval is 0.
+    314 s). The thread uses its own database connection and stops when the filter no longer
+    matches (the row was reaped, reclaimed or finished). Off when the interval is 0.
     """
     interval = float(getattr(settings, "ANALYSIS_HEARTBEAT_INTERVAL_SECONDS", 0) or 0)
     if interval <= 0:
@@ -93,16 +95,14 @@ def _heartbeat(*, run_id: int, attempt: int) -> Iterator[None]:
     def beat() -> None:
         try:
             while not stop.wait(interval):
-                if not AnalysisRun.objects.filter(
-                    pk=run_id, state=RunState.RUNNING, attempts=attempt
-                ).update(heartbeat_at=timezone.now()):
+                if not rows.update(heartbeat_at=timezone.now()):
                     return
-        except Exception:  # a missed beat is the reaper's business, never the run's failure
-            logger.warning("heartbeat of analysis run %s stopped", run_id, exc_info=True)
+        except Exception:  # a missed beat is the reaper's business, never the work's failure
+            logger.warning("heartbeat of %s stopped", name, exc_info=True)
         finally:
             connections.close_all()  # this thread's own connections
 
-    thread = threading.Thread(target=beat, name=f"analysis-heartbeat-{run_id}", daemon=True)
+    thread = threading.Thread(target=beat, name=f"heartbeat-{name}", daemon=True)
     thread.start()
     try:
         yield
@@ -439,7 +439,10 @@ def analysis_run_perform(*, run_id: int) -> str:
     def progress(percent: int, message: str) -> None:
         analysis_run_progress(run_id=run_id, attempt=attempt, percent=percent, message=message)
 
-    with _heartbeat(run_id=run_id, attempt=attempt):
+    with heartbeat(
+        AnalysisRun.objects.filter(pk=run_id, state=RunState.RUNNING, attempts=attempt),
+        name=f"analysis run {run_id}",
+    ):
         return _perform(run, attempt, progress)
 
 

@@ -23,10 +23,12 @@ def computability_check(version_id: int, key: str) -> str:
 
 @shared_task(name="analysis.runs_reap")
 def analysis_runs_reap() -> dict:
-    """Requeue or fail runs whose worker died; resend queue messages that were lost."""
+    """Requeue or fail runs and design diagnoses whose worker died; resend queue messages that
+    were lost."""
+    from apps.analysis.diagnosis.services import design_diagnoses_reap
     from apps.analysis.services import analysis_runs_reap as reap
 
-    return reap()
+    return {**reap(), "diagnoses": design_diagnoses_reap()}
 
 
 @worker_ready.connect

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import F, Max, QuerySet
 from django.utils import timezone
 
 from apps.accounts.models import User
@@ -39,6 +41,7 @@ from apps.analysis.diagnosis.engine import (
 from apps.analysis.diagnosis.world import WorldError, world_filled
 from apps.analysis.models import DesignDiagnosis, DiagnosisState
 from apps.analysis.pipelines.base import PlanInputError
+from apps.analysis.services import MAX_ATTEMPTS, heartbeat, heartbeat_timeout
 from apps.core.canonical import canonical_json
 from apps.core.rows import full_clean_save
 from apps.protocols.models import ProtocolVersion, VersionState
@@ -106,6 +109,7 @@ def design_diagnosis_request(
         size=size,
         size_values=sorted(set(size_values or [])) if size else [],
         progress_message="Waiting for a worker",
+        queued_at=timezone.now(),
     )
     full_clean_save(diagnosis)
     transaction.on_commit(lambda: _enqueue(diagnosis.pk))
@@ -127,73 +131,138 @@ def design_diagnosis_cancel(*, diagnosis: DesignDiagnosis) -> DesignDiagnosis:
     return DesignDiagnosis.objects.get(pk=diagnosis.pk)
 
 
-def _end(diagnosis_id: int, state: str, message: str, error: str = "") -> None:
-    DesignDiagnosis.objects.filter(pk=diagnosis_id, state=DiagnosisState.RUNNING).update(
+def _mine(diagnosis_id: int, attempt: int) -> QuerySet[DesignDiagnosis]:
+    """The diagnosis while claim ``attempt`` of it runs (not reaped, reclaimed or finished)."""
+    return DesignDiagnosis.objects.filter(
+        pk=diagnosis_id, state=DiagnosisState.RUNNING, attempts=attempt
+    )
+
+
+def _end(diagnosis_id: int, attempt: int, state: str, message: str, error: str = "") -> None:
+    _mine(diagnosis_id, attempt).update(
         state=state, finished_at=timezone.now(), progress_message=message[:200], error=error
     )
 
 
 def design_diagnosis_perform(*, diagnosis_id: int) -> str:
     """The Celery task's work (module docstring): returns the state it left the diagnosis in,
-    or ``"not claimed"``."""
+    or ``"not claimed"``. While it runs, a heartbeat thread marks the row alive
+    (``apps.analysis.services.heartbeat``); ``design_diagnoses_reap`` claims a silent one
+    again."""
     claimed = DesignDiagnosis.objects.filter(
         pk=diagnosis_id, state=DiagnosisState.QUEUED, cancel_requested=False
-    ).update(state=DiagnosisState.RUNNING, progress=0, progress_message="Started")
+    ).update(
+        state=DiagnosisState.RUNNING,
+        progress=0,
+        progress_message="Started",
+        attempts=F("attempts") + 1,
+        heartbeat_at=timezone.now(),
+    )
     if not claimed:
         return "not claimed"
     diagnosis = DesignDiagnosis.objects.select_related("version").get(pk=diagnosis_id)
+    attempt = diagnosis.attempts
     last = [0.0]
 
     def progress(percent: int, message: str) -> None:
         now = time.monotonic()
         if now - last[0] >= PROGRESS_EVERY_SECONDS or percent >= 100:
             last[0] = now
-            DesignDiagnosis.objects.filter(pk=diagnosis_id).update(
-                progress=max(0, min(99, percent)), progress_message=message[:200]
+            _mine(diagnosis_id, attempt).update(
+                progress=max(0, min(99, percent)),
+                progress_message=message[:200],
+                heartbeat_at=timezone.now(),
             )
 
     def cancelled() -> bool:
         return bool(DesignDiagnosis.objects.filter(pk=diagnosis_id, cancel_requested=True).exists())
 
     try:
-        document = diagnose_version(
-            version=diagnosis.version,
-            world=diagnosis.world,
-            sims=diagnosis.sims,
-            seed=diagnosis.seed,
-            size=diagnosis.size,
-            values=diagnosis.size_values,
-            progress=progress,
-            cancelled=cancelled,
-        )
+        with heartbeat(_mine(diagnosis_id, attempt), name=f"design diagnosis {diagnosis_id}"):
+            document = diagnose_version(
+                version=diagnosis.version,
+                world=diagnosis.world,
+                sims=diagnosis.sims,
+                seed=diagnosis.seed,
+                size=diagnosis.size,
+                values=diagnosis.size_values,
+                progress=progress,
+                cancelled=cancelled,
+            )
     except DiagnosisCancelled as error:
-        _end(diagnosis_id, DiagnosisState.CANCELLED, f"Cancelled: {error}")
+        _end(diagnosis_id, attempt, DiagnosisState.CANCELLED, f"Cancelled: {error}")
         return DiagnosisState.CANCELLED
     except (DiagnosisUnavailable, WorldError, PlanInputError) as error:
-        _end(diagnosis_id, DiagnosisState.FAILED, "Failed", str(error))
+        _end(diagnosis_id, attempt, DiagnosisState.FAILED, "Failed", str(error))
         return DiagnosisState.FAILED
     except Exception as error:  # the pipeline's own failure: the PI sees why, the log the rest
         logger.exception("design diagnosis %s failed", diagnosis_id)
-        _end(diagnosis_id, DiagnosisState.FAILED, "Failed", f"The pipeline failed: {error}")
+        _end(
+            diagnosis_id, attempt, DiagnosisState.FAILED, "Failed", f"The pipeline failed: {error}"
+        )
         return DiagnosisState.FAILED
-    return _complete(diagnosis_id, document)
+    return _complete(diagnosis_id, attempt, document)
+
+
+def design_diagnoses_reap(*, now: datetime | None = None) -> dict[str, list[int]]:
+    """Claim again, or fail, diagnoses whose worker stopped answering; resend lost messages.
+
+    As ``apps.analysis.services.analysis_runs_reap`` does for runs (beat calls both): a
+    ``running`` diagnosis with no heartbeat for ``heartbeat_timeout()`` is queued again (the
+    same world and seed give the same result) while it has had fewer than ``MAX_ATTEMPTS``
+    claims, else failed with "worker lost"; a ``queued`` one waiting longer than the timeout
+    has its message sent again (the claim makes a duplicate harmless). Each change is one
+    conditional UPDATE. Returns the diagnosis ids per action.
+    """
+    now = now or timezone.now()
+    cutoff = now - heartbeat_timeout()
+    done: dict[str, list[int]] = {"requeued": [], "failed": [], "resent": []}
+    stale = DesignDiagnosis.objects.filter(state=DiagnosisState.RUNNING, heartbeat_at__lt=cutoff)
+    for diagnosis_id, attempts in stale.values_list("pk", "attempts"):
+        same = _mine(diagnosis_id, attempts).filter(heartbeat_at__lt=cutoff)
+        with transaction.atomic():
+            if attempts < MAX_ATTEMPTS:
+                if same.update(
+                    state=DiagnosisState.QUEUED,
+                    queued_at=now,
+                    progress=0,
+                    progress_message=f"Requeued: the worker stopped answering (claim {attempts})",
+                ):
+                    done["requeued"].append(diagnosis_id)
+                    transaction.on_commit(partial(_enqueue, diagnosis_id))
+            elif same.update(
+                state=DiagnosisState.FAILED,
+                finished_at=now,
+                error=f"worker lost: no heartbeat since the last of {attempts} claims; run "
+                "it again",
+                progress_message="Failed",
+            ):
+                done["failed"].append(diagnosis_id)
+    waiting = DesignDiagnosis.objects.filter(state=DiagnosisState.QUEUED, queued_at__lt=cutoff)
+    for diagnosis_id in waiting.values_list("pk", flat=True):
+        with transaction.atomic():
+            if waiting.filter(pk=diagnosis_id).update(queued_at=now):
+                done["resent"].append(diagnosis_id)
+                transaction.on_commit(partial(_enqueue, diagnosis_id))
+    return done
 
 
 @transaction.atomic
-def _complete(diagnosis_id: int, document: dict[str, Any]) -> str:
+def _complete(diagnosis_id: int, attempt: int, document: dict[str, Any]) -> str:
     diagnosis = DesignDiagnosis.objects.get(pk=diagnosis_id)
     # The freeze locks this row too: a diagnosis is attached to a draft, or to nothing.
     version = ProtocolVersion.objects.select_for_update().get(pk=diagnosis.version_id)
     if version.state != VersionState.DRAFT:
         _end(
             diagnosis_id,
+            attempt,
             DiagnosisState.FAILED,
             "Failed",
             "The version was frozen while the diagnosis ran; diagnose the next draft instead.",
         )
         return DiagnosisState.FAILED
     blob = blob_store(content=canonical_json(document))
-    updated = DesignDiagnosis.objects.filter(pk=diagnosis_id, state=DiagnosisState.RUNNING).update(
+    updated = _mine(diagnosis_id, attempt).update(
         state=DiagnosisState.SUCCEEDED,
         result=blob,
         progress=100,
