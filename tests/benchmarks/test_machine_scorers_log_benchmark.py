@@ -15,8 +15,13 @@ the same log first. The log has 25,000 sample entries, above the default archive
 10,000 entries (``PREREGISTRY_ARCHIVE_MAX_ENTRIES``), which the benchmark raises. Measured: the
 wall time of ``machine_scores_import`` (read the log sample by sample, check the provenance,
 resolve each record's response, check every value, COPY, the log entry, the commit).
+
+``BENCH_SAMPLES=<n>`` sets the ids per epoch (default 12,500); ``BENCH_PROFILE=<path>`` writes a
+cProfile of the timed call to ``<path>`` (read it with ``python -m pstats <path>``), e.g.
+``BENCH_SAMPLES=1500 BENCH_PROFILE=/tmp/scorers.prof``.
 """
 
+import cProfile
 import json
 import os
 import time
@@ -136,11 +141,18 @@ def test_import_100k_machine_scores_from_one_multi_scorer_log(protocol, pi, sett
     log = _big_log(tmp_path)
     version = _frozen_version(protocol, pi, log)
     setup_seconds = time.perf_counter() - started
+    profile = os.environ.get("BENCH_PROFILE")
+    profiler = cProfile.Profile() if profile else None
     started = time.perf_counter()
+    if profiler is not None:
+        profiler.enable()
     outcome = machine_scores_import(
         version=version, user=pi, data=log, filename="big.eval", mapping=MAPPING
     )
     seconds = time.perf_counter() - started
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(profile)
     load = os.getloadavg()
     scores = 2 * SAMPLES * 4
     assert outcome.counts["scores"] == scores
