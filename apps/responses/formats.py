@@ -340,9 +340,10 @@ def _inspect_record(row: int, sample, model: str) -> SourceRecord:
     # then holds those fields, and ``completion`` and ``terminal_outcome`` when read.
     raw = sample.model_dump(mode="json")
     fields = {**raw, "model": model}
-    if hasattr(sample, "output"):
+    declared = type(sample).model_fields
+    if "output" in declared:
         fields["completion"] = sample.output.completion if sample.output is not None else ""
-    if all(hasattr(sample, name) for name in _DERIVED_FIELDS["terminal_outcome"]):
+    if all(name in declared for name in _DERIVED_FIELDS["terminal_outcome"]):
         fields["terminal_outcome"] = inspect_terminal_outcome(sample)
     return SourceRecord(
         row=row, fields=fields, raw=raw, label=f"sample {sample.id}, epoch {sample.epoch}"
