@@ -429,13 +429,18 @@ def _sample_subset(names: frozenset[str]) -> Any:
     from pydantic import ConfigDict, Field, create_model
 
     declared = EvalSample.model_fields
+    definitions: dict[str, Any] = {
+        name: (declared[name].annotation, declared[name]) for name in sorted(names)
+    }
+    # Keys inspect_ai migrates (``EvalSample.migrate_deprecated``): a sample that has one is
+    # read whole, by inspect_ai.
+    definitions.update(
+        {name: (Any, Field(default=None, exclude=True)) for name in _DEPRECATED_KEYS}
+    )
     return create_model(
         "EvalSampleSubset",
         __config__=ConfigDict(protected_namespaces=(), ser_json_inf_nan="constants"),
-        **{name: (declared[name].annotation, declared[name]) for name in sorted(names)},
-        # Keys inspect_ai migrates (``EvalSample.migrate_deprecated``): a sample that has one
-        # is read whole, by inspect_ai.
-        **{name: (Any, Field(default=None, exclude=True)) for name in _DEPRECATED_KEYS},
+        **definitions,
     )
 
 
