@@ -146,6 +146,32 @@ def planned_score(
     )
 
 
+def _source_keys(source: Any) -> set[str]:
+    """The top-level keys of a record a source may read: a column's first dotted part (and the
+    column itself: a key may hold a dot)."""
+    column = source if isinstance(source, str) else None
+    if isinstance(source, dict) and isinstance(source.get("column"), str):
+        column = source["column"]
+    return {column, column.split(".")[0]} if column else set()
+
+
+def sample_keys(mapping: dict[str, Any]) -> set[str]:
+    """The top-level fields of an Inspect sample an import with ``mapping`` reads: Inspect's own
+    defaults (``id``, ``model``, ``epoch``, ``scores``) and every column the mapping names. An
+    ``.eval`` log's samples are read for these alone (``formats.stream_inspect``): 25,000 whole
+    samples, validated by inspect_ai, took most of a 100,000-score import."""
+    keys = {"id", "model", "epoch", "scores"}
+    for target in (*ADMINISTRATION_TARGETS, "attempt", "scorer", "confidence"):
+        keys |= _source_keys(mapping.get(target))
+    fields = mapping.get("fields")
+    for source in fields.values() if isinstance(fields, dict) else ():
+        keys |= _source_keys(source)
+    scores = mapping.get("scores")
+    for key in scores if isinstance(scores, dict) else ():
+        keys |= _source_keys(key)
+    return keys
+
+
 def _describe(schedule: _Schedule, pk: int) -> str:
     position, item, level, evaluand_id, repetition = schedule.entries[pk]
     code = schedule.code_of.get(evaluand_id, f"evaluand {evaluand_id}")
@@ -1065,9 +1091,9 @@ def import_machine_scores(
     if outcome := whole_file():
         return outcome
     format = file_format(format, filename)
-    source = file_records(data, format)
     if mapping is not None and not isinstance(mapping, dict):
         raise ImportRejected([ImportProblem(None, "mapping", "must be a JSON object")])
+    source = file_records(data, format, sample_keys(mapping or {}))
     reader = _Reader(
         version=version,
         format=format,

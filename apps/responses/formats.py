@@ -21,6 +21,7 @@ a time, for large files).
 import codecs
 import contextlib
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -28,7 +29,7 @@ import os
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -335,13 +336,15 @@ def inspect_terminal_outcome(sample) -> str:
 
 
 def _inspect_record(row: int, sample, model: str) -> SourceRecord:
+    # ``sample`` is an EvalSample, or a subset of its fields (``_sample_subset``): the record
+    # then holds those fields, and ``completion`` and ``terminal_outcome`` when read.
     raw = sample.model_dump(mode="json")
-    fields = {
-        **raw,
-        "model": model,
-        "completion": sample.output.completion if sample.output is not None else "",
-        "terminal_outcome": inspect_terminal_outcome(sample),
-    }
+    fields = {**raw, "model": model}
+    declared = type(sample).model_fields
+    if "output" in declared:
+        fields["completion"] = sample.output.completion if sample.output is not None else ""
+    if all(name in declared for name in _DERIVED_FIELDS["terminal_outcome"]):
+        fields["terminal_outcome"] = inspect_terminal_outcome(sample)
     return SourceRecord(
         row=row, fields=fields, raw=raw, label=f"sample {sample.id}, epoch {sample.epoch}"
     )
@@ -382,17 +385,16 @@ def _sample_order(name: str) -> tuple[int, str]:
     )
 
 
-def _eval_sample_entries(path: str) -> list[zipfile.ZipInfo]:
+def _eval_sample_entries(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
     """The ``samples/*.json`` entries of an ``.eval`` archive (the last of a repeated name, as
     inspect_ai reads them), in its order; raises ``FileUnreadable`` naming a sample larger than
     ``INSPECT_SAMPLE_MAX_MB``, checked from the directory before any sample is inflated."""
     limit = inspect_sample_max_mb() * 2**20
-    with zipfile.ZipFile(path) as archive:
-        entries = {
-            entry.filename: entry
-            for entry in archive.infolist()
-            if entry.filename.startswith("samples/") and entry.filename.endswith(".json")
-        }
+    entries = {
+        entry.filename: entry
+        for entry in archive.infolist()
+        if entry.filename.startswith("samples/") and entry.filename.endswith(".json")
+    }
     too_large = [
         ImportProblem(
             None,
@@ -408,37 +410,120 @@ def _eval_sample_entries(path: str) -> list[zipfile.ZipInfo]:
     return sorted(entries.values(), key=lambda entry: _sample_order(entry.filename))
 
 
+# Top-level keys of samples written by older inspect_ai, which ``EvalSample`` migrates.
+_DEPRECATED_KEYS = ("score", "transcript")
+# What a record holds beside the sample's own fields, and the sample fields each is made from.
+_DERIVED_FIELDS = {
+    "model": (),
+    "completion": ("output",),
+    "terminal_outcome": ("error", "limit", "output"),
+}
+
+
+@functools.cache
+def _sample_subset(names: frozenset[str]) -> Any:
+    """A pydantic model of the ``EvalSample`` fields ``names`` only, each declared exactly as
+    inspect_ai declares it (same type, default and validators), its other fields ignored: the
+    JSON parser skips them without building a Python object."""
+    from inspect_ai.log import EvalSample
+    from pydantic import ConfigDict, Field, create_model
+
+    declared = EvalSample.model_fields
+    definitions: dict[str, Any] = {
+        name: (declared[name].annotation, declared[name]) for name in sorted(names)
+    }
+    # Keys inspect_ai migrates (``EvalSample.migrate_deprecated``): a sample that has one is
+    # read whole, by inspect_ai.
+    definitions.update(
+        {name: (Any, Field(default=None, exclude=True)) for name in _DEPRECATED_KEYS}
+    )
+    return create_model(
+        "EvalSampleSubset",
+        __config__=ConfigDict(protected_namespaces=(), ser_json_inf_nan="constants"),
+        **definitions,
+    )
+
+
+def inspect_sample_fields(keys: Iterable[str]) -> frozenset[str] | None:
+    """The ``EvalSample`` fields a reader needs to give a record the top-level ``keys`` (a
+    sample's own fields, and ``model``, ``completion``, ``terminal_outcome``): always ``id``
+    and ``epoch``, which label a record. None when only the whole sample will do (a key
+    inspect_ai resolves against the rest of the sample: ``timelines``)."""
+    from inspect_ai.log import EvalSample
+
+    names = {"id", "epoch"}
+    for key in keys:
+        names.update(_DERIVED_FIELDS.get(key, ()))
+        if key in EvalSample.model_fields:
+            names.add(key)
+    if "timelines" in names:
+        return None
+    return frozenset(names)
+
+
+def _subset_sample(data: bytes, fields: frozenset[str]) -> Any | None:
+    """The sample ``data`` (a JSON entry of an ``.eval`` archive) read as ``_sample_subset``;
+    None when the subset cannot read it (a sample written before ``scores`` replaced
+    ``score``, JSON that is not valid, a text the JSON parser refuses such as a lone
+    surrogate), which the whole sample's reader then reads, or refuses, as it always has."""
+    import pydantic
+    from inspect_ai._util.constants import get_deserializing_context
+
+    try:
+        sample = _sample_subset(fields).model_validate_json(
+            data, context=get_deserializing_context()
+        )
+    except (pydantic.ValidationError, ValueError):
+        return None
+    if any(getattr(sample, name) is not None for name in _DEPRECATED_KEYS):
+        return None
+    return sample
+
+
 def _eval_records(
-    path: str, entries: list[zipfile.ZipInfo], model: str, cleanup
+    archive: zipfile.ZipFile,
+    entries: list[zipfile.ZipInfo],
+    model: str,
+    cleanup: Callable[[], None],
+    fields: frozenset[str] | None = None,
 ) -> Iterator[SourceRecord]:
     from inspect_ai._util.constants import get_deserializing_context
     from inspect_ai.log import EvalSample
 
     try:
-        with zipfile.ZipFile(path) as archive:
-            for row, entry in enumerate(entries, start=1):
-                try:
+        for row, entry in enumerate(entries, start=1):
+            try:
+                data = archive.read(entry)
+                sample = None if fields is None else _subset_sample(data, fields)
+                if sample is None:
                     sample = EvalSample.model_validate(
-                        json.loads(archive.read(entry)), context=get_deserializing_context()
+                        json.loads(data), context=get_deserializing_context()
                     )
-                except Exception as error:  # pydantic, zlib, JSON: each means "not a sample"
-                    raise _not_a_log(error) from error
-                record = _inspect_record(row, sample, model)
-                del sample  # one sample in memory at a time
-                if found := json_problem(record.raw):
-                    raise FileUnreadable([ImportProblem(row, found[0], found[1], record.label)])
-                yield record
+            except Exception as error:  # pydantic, zlib, JSON: each means "not a sample"
+                raise _not_a_log(error) from error
+            record = _inspect_record(row, sample, model)
+            del sample, data  # one sample in memory at a time
+            if found := json_problem(record.raw):
+                raise FileUnreadable([ImportProblem(row, found[0], found[1], record.label)])
+            yield record
     finally:
         cleanup()
 
 
-def stream_inspect(opener: Opener) -> SourceStream:
+def stream_inspect(opener: Opener, keys: Iterable[str] | None = None) -> SourceStream:
     """Open an Inspect AI log (``.eval`` or ``.json``); an ``.eval`` log's samples are read one at
     a time, so memory is bounded by the largest sample, never by the log.
 
     Each sample × epoch becomes one record. Its fields are the sample as Inspect writes it, plus
     ``model`` (the log's model), ``completion`` (the output's text) and ``terminal_outcome``
     (derived by ``inspect_terminal_outcome``). Its raw record is the sample alone.
+
+    ``keys`` (None: all) names the top-level fields a reader will use (a machine-score import
+    uses ``id``, ``epoch``, ``scores`` and what its mapping names): each ``.eval`` sample is
+    then read for those fields alone (``inspect_sample_fields``), each validated as inspect_ai
+    validates it, the rest of the sample parsed but neither validated nor kept, and the check
+    of the text kept (``json_problem``) applies to what is kept. A sample the subset cannot
+    read is read whole, as without ``keys``. A ``.json`` log is always read whole.
 
     Limits (settings), checked before anything is inflated: the archive's (``archive_problems``:
     total, entries, ratio); each sample's declared size (``INSPECT_SAMPLE_MAX_MB``); a ``.json``
@@ -451,6 +536,7 @@ def stream_inspect(opener: Opener) -> SourceStream:
         raise FileUnreadable([ImportProblem(None, "format", INSPECT_MISSING)]) from None
     # inspect_ai reads from a path: the upload is copied to a temporary file block by block.
     handle = tempfile.NamedTemporaryFile(suffix=".log", delete=False)  # noqa: SIM115 (closed in cleanup)
+    archive: zipfile.ZipFile | None = None
     try:
         with opener() as stream:
             shutil.copyfileobj(stream, handle, 1 << 20)
@@ -468,7 +554,10 @@ def stream_inspect(opener: Opener) -> SourceStream:
             handle.name = path  # type: ignore[misc]  # removed under this name in cleanup
             try:
                 log = read_eval_log(path, header_only=True)
-                entries = _eval_sample_entries(path)
+                # One reading of the archive's directory for every sample (25,000 entries: a
+                # third of a second each time it is read).
+                archive = zipfile.ZipFile(path)
+                entries = _eval_sample_entries(archive)
             except FileUnreadable:
                 raise
             except Exception as error:  # inspect_ai raises many kinds; each means "not a log"
@@ -481,7 +570,14 @@ def stream_inspect(opener: Opener) -> SourceStream:
                         )
                     ]
                 )
-            records = _eval_records(path, entries, log.eval.model, lambda: _remove(path))
+            opened = archive
+
+            def cleanup() -> None:
+                opened.close()
+                _remove(path)
+
+            fields = None if keys is None else inspect_sample_fields(keys)
+            records = _eval_records(archive, entries, log.eval.model, cleanup, fields)
             return SourceStream(
                 format="inspect", records=records, problems=[], header=_inspect_header(log)
             )
@@ -516,6 +612,8 @@ def stream_inspect(opener: Opener) -> SourceStream:
             format="inspect", records=iter(whole), problems=[], header=_inspect_header(log)
         )
     except BaseException:
+        if archive is not None:
+            archive.close()
         handle.close()
         _remove(handle.name)
         raise
@@ -526,9 +624,10 @@ def _remove(path: str) -> None:
         os.remove(path)
 
 
-def read_inspect(data: bytes) -> SourceFile:
-    """Read a whole Inspect AI log (``.eval`` or ``.json``): ``stream_inspect``'s records, kept."""
-    return _materialise(stream_inspect(source_opener(data)))
+def read_inspect(data: bytes, keys: Iterable[str] | None = None) -> SourceFile:
+    """Read a whole Inspect AI log (``.eval`` or ``.json``): ``stream_inspect``'s records, kept
+    (``keys``: the fields to read of each sample, as ``stream_inspect`` says; None: all)."""
+    return _materialise(stream_inspect(source_opener(data), keys))
 
 
 def stream_file(data: Any, format: str) -> SourceStream:
@@ -548,12 +647,14 @@ def stream_file(data: Any, format: str) -> SourceStream:
     )
 
 
-def read_file(data: bytes, format: str) -> SourceFile:
-    """Read ``data`` as ``format`` (``csv``, ``jsonl`` or ``inspect``)."""
-    readers = {
+def read_file(data: bytes, format: str, keys: Iterable[str] | None = None) -> SourceFile:
+    """Read ``data`` as ``format`` (``csv``, ``jsonl`` or ``inspect``); ``keys`` names the fields
+    of an Inspect AI sample to read (``stream_inspect``; None: all), and is ignored by the
+    other formats, whose rows are read whole."""
+    readers: dict[str, Callable[[bytes], SourceFile]] = {
         "csv": read_csv,
         "jsonl": read_jsonl,
-        "inspect": read_inspect,
+        "inspect": lambda data: read_inspect(data, keys),
     }
     if format not in readers:
         raise FileUnreadable(
@@ -572,11 +673,11 @@ def file_format(format: str | None, filename: str) -> str:
     return found
 
 
-def file_records(data: bytes, format: str) -> SourceFile:
-    """The whole file read as ``format``; raises ``ImportRejected`` with every unreadable row, or
-    when the file holds no records."""
+def file_records(data: bytes, format: str, keys: Iterable[str] | None = None) -> SourceFile:
+    """The whole file read as ``format`` (``keys``: as ``read_file`` says); raises
+    ``ImportRejected`` with every unreadable row, or when the file holds no records."""
     try:
-        source = read_file(data, format)
+        source = read_file(data, format, keys)
     except FileUnreadable as error:
         raise ImportRejected(error.problems) from error
     if not source.records:
