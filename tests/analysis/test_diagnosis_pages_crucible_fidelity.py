@@ -30,9 +30,7 @@ def _run(client, capture, draft, code, world, **form):
     assert diagnosis.progress == 100
     shown = client.get(url)
     assert shown.status_code == 200
-    status = client.get(
-        reverse("analysis:diagnosis-status", args=[code, "1.0", diagnosis.number])
-    )
+    status = client.get(reverse("analysis:diagnosis-status", args=[code, "1.0", diagnosis.number]))
     assert status.status_code == 200 and "Succeeded" in status.content.decode()
     svg = client.get(
         reverse("analysis:diagnosis-plot", args=[code, "1.0", diagnosis.number, 0]) + "?w=340"
