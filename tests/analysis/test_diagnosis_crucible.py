@@ -136,6 +136,17 @@ def test_the_world_is_the_studys_own_with_ranges_and_the_seed_curve_reproducible
     assert first["size"]["draft"] == 2
     # The fast path: at most 999 replicates, and the §9.2 models left out.
     assert first["parameters"]["bootstrap_replicates"] == "999"
+    # Platform losses, incidents and ungraded axes go through the pipeline's own statuses:
+    # the estimates are still computed, from fewer episodes.
+    lossy = diagnose_version(
+        version=draft,
+        world={**world, "platform_loss": 0.2, "incident_rate": 0.2, "axis_absence": 0.2},
+        sims=3,
+        seed=4,
+    )
+    estimates = _estimates(lossy)
+    assert estimates[f"{AXIS} · E1 · R0"]["not_computed"]["value"] == 0.0
+    assert estimates[f"{CHANNEL} rate · E2 · R1"]["not_computed"]["value"] == 0.0
 
 
 def test_leaving_out_the_sensitivity_models_changes_nothing_else():
