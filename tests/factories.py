@@ -1330,6 +1330,87 @@ def fidelity_shaped_draft(
     return version
 
 
+def crucible_shaped_draft(
+    *,
+    code: str,
+    families: int,
+    seeds: int,
+    rungs: int = 2,
+    evaluands: int = 2,
+    axes: tuple[str, ...] = ("scope_discipline", "objective_completion"),
+    channels: tuple[str, ...] = ("rule_of_engagement_violation",),
+    parameters: dict[str, str] | None = None,
+):
+    """A CRUCIBLE draft (seed 001) of a chosen size, built as the demo builds its own
+    (``apps.demo.crucible``): ``rungs`` autonomy rungs R0… (the demo's first ones), ``families``
+    scenario families F01… of ``seeds`` seed variants each, every seed at every rung, the
+    demo's first ``evaluands`` evaluands (at most 3) with their full identities, ``axes`` as
+    0–1 number fields and ``channels`` as binary hard-fail channels scored by the harness. The
+    plan is the demo's without its allocation, acceptance policies and comparisons (which name
+    the demo's twelve axes), over ``parameters``."""
+    from apps.demo import crucible as demo
+    from apps.demo.files import demo_design_import
+    from apps.demo.runs import demo_draft_create
+    from apps.items.models import FamilyRole
+    from apps.items.services import family_create, level_create
+    from apps.raters.services import rubric_create
+    from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
+    from apps.responses.services import evaluand_register, roster_enroll
+
+    pi = UserFactory()
+    plan = {
+        **demo.PARAMETERS,
+        "axes": json.dumps(list(axes)),
+        "hard_fail_channels": json.dumps(list(channels)),
+        "family_axis_allocation": "",
+        "evaluand_caused_absence": "",
+        "acceptance_policies": "[]",
+        "confirmatory_comparisons": "",
+        **(parameters or {}),
+    }
+    version = demo_draft_create(
+        user=pi,
+        code=code,
+        title="CRUCIBLE-shaped",
+        template="crucible",
+        sections=demo.SECTIONS,
+        parameters=plan,
+    )
+    ladder = demo.RUNGS[:rungs]
+    for ordinal, (rung, name, text) in enumerate(ladder):
+        level_create(version=version, ordinal=ordinal, code=rung, name=name, form=text)
+    family_codes = [f"F{i:02d}" for i in range(1, families + 1)]
+    for family in family_codes:
+        family_create(
+            version=version, code=family, name=f"Scenario family {family}", role=FamilyRole.OTHER
+        )
+    rows = [
+        [family, f"{family}-S{s}", "cyber range", rung, f"{family} seed {s} at {rung}.", "Graded."]
+        for family in family_codes
+        for s in range(1, seeds + 1)
+        for rung, _, _ in ladder
+    ]
+    demo_design_import(version=version, user=pi, rows=rows, filename="battery.csv")
+    for evaluand_code in list(demo.EVALUANDS)[:evaluands]:
+        label = f"{code} {demo.EVALUANDS[evaluand_code][0]}"
+        evaluand, _ = evaluand_register(user=pi, label=label, **demo._identity(evaluand_code))
+        roster_enroll(version=version, evaluand=evaluand, code=evaluand_code, user=pi)
+    harness = {"required": False, "scored_by": "scorer", "scorer_role": "harness"}
+    fields = [
+        {"name": a, "kind": "number", "minimum": "0", "maximum": "1", **harness} for a in axes
+    ] + [{"name": c, "kind": "binary", **harness} for c in channels]
+    rubric_create(version=version, name="CRUCIBLE harness grades", fields=fields)
+    scorer, _ = scorer_register(
+        user=pi,
+        label=f"{code} harness grader",
+        kind="harness_grader",
+        name="crucible-grader",
+        version=demo.HARNESS,
+    )
+    scorer_roster_enroll(version=version, scorer=scorer, code="harness", role="harness", user=pi)
+    return version
+
+
 # Seed 002's route-choice study as raw reads (the shape ``apps.analysis.inputs`` returns), with
 # planted effects: for the ``paired_blocks`` pipeline's tests and benchmark, no database needed.
 

@@ -206,13 +206,18 @@ def diagnosands(
     if not sims:
         raise ValueError("a diagnosis needs at least one simulation")
     ids = list(dict.fromkeys(d.estimate_id for sim in sims for d in sim.draws))
+    # Each simulation's draws by estimate, once: a design with hundreds of estimates (CRUCIBLE's
+    # evaluand × rung × axis cells) is then resampled in time linear in its draws.
+    by_sim: list[dict[str, list[Draw]]] = []
+    for sim in sims:
+        grouped: dict[str, list[Draw]] = {}
+        for d in sim.draws:
+            grouped.setdefault(d.estimate_id, []).append(d)
+        by_sim.append(grouped)
 
     def statistic(indices: np.ndarray) -> dict[str, Any]:
-        chosen = [sims[i] for i in indices]
         estimates = {
-            eid: _diagnose_estimate(
-                [d for sim in chosen for d in sim.draws if d.estimate_id == eid]
-            )
+            eid: _diagnose_estimate([d for i in indices for d in by_sim[i].get(eid, ())])
             for eid in ids
         }
         return {"estimates": estimates, "stages": _diagnose_stages(sims, indices)}

@@ -24,8 +24,8 @@ resizing a design's items per family, missingness, and reviewers of a given accu
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -59,6 +59,15 @@ class WorldModel:
     # Plan parameters the simulations may replace (the documented fast path, issue #35 §4):
     # (plan parameters) -> plan parameters. None: the plan's own, unchanged.
     fast_parameters: Callable[[dict[str, str]], dict[str, str]] | None = None
+    # What the world reads of the draft beyond the raw reads: (version, raw) -> raw, applied
+    # once to the draft's synthetic reads before the schema, the simulations and the inquiry
+    # see them (CRUCIBLE: the plan's axes, channels and acceptance policies, which live in its
+    # parameters). The pipeline's ``assemble`` ignores what it adds. None: the raw reads alone.
+    prepare: Callable[[Any, Raw], Raw] | None = None
+    # Keyword arguments every simulation passes to the pipeline's ``compute`` (a documented
+    # fast path that leaves out a section no diagnosed estimate reads; CRUCIBLE:
+    # ``sensitivity=False``, its §9.2 mixed models). Empty: ``compute`` as a real run calls it.
+    compute_options: Mapping[str, Any] = field(default_factory=dict)
 
 
 class WorldError(ValueError):
@@ -221,3 +230,34 @@ def resize_items_per_family(raw: Raw, n: int) -> Raw:
 ITEMS_PER_FAMILY = SizeParameter(
     "items_per_family", "items per family", items_per_family, resize_items_per_family
 )
+
+
+def repetitions(raw: Raw) -> int:
+    """The design's repetitions per item × level × evaluand (the largest)."""
+    counts: dict[tuple[Any, ...], int] = {}
+    for entry in raw["observations"]["administrations"]:
+        key = (entry["item"], entry["level"], entry["evaluand"])
+        counts[key] = counts.get(key, 0) + 1
+    return max(counts.values(), default=0)
+
+
+def resize_repetitions(raw: Raw, n: int) -> Raw:
+    """The same design with ``n`` repetitions of every item × level × evaluand: a cell with
+    more keeps its first ``n`` (in position order), one with fewer gets copies of its
+    administrations with the next repetition numbers; positions renumbered in the original
+    order, copies after the administrations they copy. Raises ValueError for n < 1."""
+    if n < 1:
+        raise ValueError("repetitions must be at least 1")
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for entry in sorted(raw["observations"]["administrations"], key=lambda e: e["position"]):
+        groups.setdefault((entry["item"], entry["level"], entry["evaluand"]), []).append(entry)
+    entries: list[tuple[int, int, dict[str, Any]]] = []
+    for group in groups.values():
+        for k in range(n):
+            source = group[k % len(group)]
+            entries.append((source["position"], k, {**source, "repetition": k + 1}))
+    entries.sort(key=lambda t: (t[0], t[1]))
+    out = []
+    for position, (_, _, entry) in enumerate(entries, start=1):
+        out.append({**entry, "position": position})
+    return with_observations(copy.copy(raw), out)

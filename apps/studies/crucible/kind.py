@@ -1,5 +1,5 @@
 """CRUCIBLE (seed 001), declared once: its pipeline, report, plots, battery manifest, episode
-checks and demo."""
+checks, demo and design-diagnosis world."""
 
 from apps.analysis.pipelines import RecordTerms, register_study_kind
 from apps.protocols.blobs import register_blob_reader
@@ -8,6 +8,7 @@ from apps.studies.crucible import pipeline
 from apps.studies.crucible.episodes import RECORD_FIELDS, import_check, record_terms
 from apps.studies.crucible.manifest import manifest_blob_readable, manifest_on_freeze
 from apps.studies.crucible.plots import PLOTS
+from apps.studies.crucible.world import WORLD
 
 KIND = register_study_kind(
     pipeline,
@@ -24,5 +25,6 @@ KIND = register_study_kind(
     # What an episode used of its budgets and the safety stop it names (§8).
     record_terms=RecordTerms(fields=RECORD_FIELDS, terms=record_terms),
     demo="demo_crucible",
+    world=WORLD,
 )
 register_blob_reader("analysis.crucible_manifest", manifest_blob_readable)

@@ -688,8 +688,14 @@ def compute(
     parameters: dict[str, Any],
     seed: int,
     progress: Progress = no_progress,
+    sensitivity: bool = True,
 ) -> dict[str, Any]:
     """Every section of the CRUCIBLE report from the episodes (pure; see the module docstring).
+
+    ``sensitivity=False`` leaves out the §9.2 hierarchical models (the section is then an empty
+    list): only the design diagnosis passes it (``apps.studies.crucible.world``), since no
+    diagnosed estimate reads them and they are most of the time a simulation takes; every
+    other section is the same, byte for byte. A real run always fits them.
 
     Raises PlanInputError naming the parameter, policy or comparison that names an axis,
     channel or rung the design does not have, or lists rungs out of the ladder's order.
@@ -718,7 +724,7 @@ def compute(
     acceptance = _acceptance(plan, axes_out, hard_fails, outcomes)
 
     progress(65, "Hierarchical sensitivity model")
-    sensitivity = _sensitivity(plan, values, point, episodes)
+    models = _sensitivity(plan, values, point, episodes) if sensitivity else []
 
     progress(90, "Comparisons")
     comparisons = _comparisons(plan, summaries, seed)
@@ -753,7 +759,7 @@ def compute(
         "attempts": attempts,
         "control_validations": inputs.get("control_validations", {}),
         "acceptance": acceptance,
-        "sensitivity": sensitivity,
+        "sensitivity": models,
         "comparisons": comparisons,
         "counts": {
             **inputs["counts"],

@@ -1,13 +1,17 @@
 """Injection fidelity (seed 003), declared once: its pipeline, report, plot, the rules of its
-judged signals (the raters' ``signals`` fields), its judge import and demo."""
+judged signals (the raters' ``signals`` fields), its judge import, demo and design-diagnosis
+world."""
 
 from apps.analysis.pipelines import register_study_kind
 from apps.raters.judged import JudgedSignals, register_judged_signals
 from apps.studies.fidelity import pipeline, verdicts
 from apps.studies.fidelity.judge_import import fidelity_judge_import, judged_by_scorer
 from apps.studies.fidelity.plots import PLOTS
+from apps.studies.fidelity.world import WORLD
 
-KIND = register_study_kind(pipeline, template="fidelity", plots=PLOTS, demo="demo_fidelity")
+KIND = register_study_kind(
+    pipeline, template="fidelity", plots=PLOTS, demo="demo_fidelity", world=WORLD
+)
 register_judged_signals(
     JudgedSignals(
         card=verdicts.Card.from_dict,
