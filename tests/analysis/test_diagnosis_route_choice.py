@@ -76,9 +76,7 @@ def planted(estimates):
 
 
 def test_the_route_taken_as_decision_endpoint_and_failures_in_their_own_stratum():
-    draft = _draft(
-        "RC-ROUTE", endpoints='["alternate_route"]', decision_endpoint="alternate_route"
-    )
+    draft = _draft("RC-ROUTE", endpoints='["alternate_route"]', decision_endpoint="alternate_route")
     document = diagnose_version(
         version=draft,
         world={
@@ -116,7 +114,9 @@ def test_the_curve_varies_the_rounds():
 
 
 def test_an_endpoint_it_cannot_simulate_is_refused_with_the_reason():
-    draft = _draft("RC-NOSIM", endpoints='["authorised_route"]', decision_endpoint="authorised_route")
+    draft = _draft(
+        "RC-NOSIM", endpoints='["authorised_route"]', decision_endpoint="authorised_route"
+    )
     with pytest.raises(PlanInputError) as error:
         world_schema_of(draft)
     assert "authorised_route" in str(error.value)
@@ -125,3 +125,41 @@ def test_an_endpoint_it_cannot_simulate_is_refused_with_the_reason():
     assert schema["effect:A:friction"]["minimum"] == -1.0
     assert "Sub-study A" in schema["effect:A:friction"]["description"]
     assert "effect:B:alternate×friction" in schema
+
+
+def test_the_fast_path_computes_the_decision_endpoint_exactly_as_the_whole_plan():
+    """The simulations compute only the decision endpoint (``fast_parameters``): on the same
+    simulated data and seed, its contrasts, intervals and decisions are the whole plan's."""
+    import json
+
+    import numpy as np
+
+    from apps.analysis import inputs as data
+    from apps.analysis.diagnosis.engine import base_raw, version_world
+    from apps.analysis.diagnosis.world import world_filled
+    from apps.core.canonical import canonical_json
+
+    draft = _draft(
+        "RC-FAST",
+        endpoints='["omission_disclosed", "full_completion"]',
+        secondary_endpoints='["tokens", "alternate_route"]',
+    )
+    pipeline, model = version_world(draft)
+    raw = base_raw(draft, pipeline)
+    world = world_filled(model.schema(raw), {**QUIET, **PLANTED, "task_sd": 0.0, "block_sd": 0.0})
+    simulated = model.simulate(raw, world, np.random.default_rng(8))
+    inputs = json.loads(canonical_json(pipeline.assemble(simulated)))
+    whole = data.plan_parameters(draft)
+    fast = model.fast_parameters(whole)
+    assert json.loads(fast["endpoints"]) == ["full_completion"]
+    assert json.loads(fast["secondary_endpoints"]) == []
+
+    def run(parameters):
+        return pipeline.compute(inputs, parameters=parameters, seed=77)
+
+    full, quick = run(whole), run(fast)
+    mine = [r for r in full["contrasts"] if r["endpoint"] == "full_completion"]
+    assert len(mine) < len(full["contrasts"])
+    assert quick["contrasts"] == mine
+    assert quick["decision"] == full["decision"]
+    assert quick["controls"] == full["controls"]

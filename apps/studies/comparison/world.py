@@ -198,7 +198,7 @@ def simulate(raw: Raw, world: dict[str, Any], rng: np.random.Generator) -> Raw:
                     + own[(entry["item"], name)]
                     + rng.normal(0, sd * np.sqrt(1 - icc))
                 )
-                final[name] = max(0, int(round(value))) if field["kind"] == "count" else value
+                final[name] = max(0, round(value)) if field["kind"] == "count" else value
                 continue
             values = _values(field)
             p = own[(entry["item"], name)]
@@ -280,6 +280,4 @@ ITEMS_PER_CONDITION = SizeParameter(
     "items_per_condition", "items per condition", items_per_condition, resize_items_per_condition
 )
 
-WORLD = WorldModel(
-    schema=schema, simulate=simulate, inquiry=inquiry, sizes=(ITEMS_PER_CONDITION,)
-)
+WORLD = WorldModel(schema=schema, simulate=simulate, inquiry=inquiry, sizes=(ITEMS_PER_CONDITION,))

@@ -40,11 +40,16 @@ else the block bootstrap's) excluding 0.
 
 The size of the curve is the rounds: each task's task blocks per model (seed 002: a model's
 task blocks in a sub-study are its tasks × rounds).
+
+The simulations compute only the decision endpoint's contrasts (``fast_parameters``): exact,
+not an approximation — the other endpoints are never read by the inquiry, and every endpoint's
+bootstrap draws from its own seed.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -199,7 +204,8 @@ def schema(raw: Raw) -> dict[str, Any]:
             1e9,
         )
         properties["residual_sd"] = number(
-            "Residual SD", f"The SD of one administration's {endpoint} around its block's mean.",
+            "Residual SD",
+            f"The SD of one administration's {endpoint} around its block's mean.",
             1.0,
             0.0,
             1e9,
@@ -224,75 +230,78 @@ def _n_design(raw: Raw) -> int:
     return int(2 ** len(_factors(raw)))
 
 
+def _mean(
+    world: dict[str, Any], sub: str, contrasts: list[str], code: dict[str, float], base: float
+) -> float:
+    """μ of one administration (module docstring) over its task's and block's ``base``."""
+    mu = float(world["baseline"]) + base
+    for contrast in contrasts:
+        effect = float(world[_effect_name(sub, contrast)])
+        if "×" in contrast:
+            first, second = contrast.split("×")
+            mu += effect * code[first] * code[second] / 4
+        else:
+            mu += effect * code[contrast] / 2
+    return mu
+
+
+def _failed(adm: dict[str, Any]) -> None:
+    """Mark ``adm``'s session an infrastructure failure (transport), as an import records it."""
+    adm["terminal_outcome"] = "platform_loss"
+    if "columns" in adm:
+        adm["columns"]["infrastructure_failure"] = "transport"
+        return
+    record = adm["record"]
+    metadata = {**record.get("metadata", {}), "infrastructure_failure": "transport"}
+    adm["record"] = {**record, "metadata": metadata}
+
+
 def simulate(raw: Raw, world: dict[str, Any], rng: np.random.Generator) -> Raw:
     endpoint, kind = _endpoint_kind(raw)
-    parameters = raw.get("parameters") or {}
     design = raw["design"]
     family_sub = sub_study_map(_sub_studies(raw), [f["code"] for f in design["families"]])
     family_of = {i["code"]: i["family"] for i in design["items"]}
     factors = {f["name"]: f["levels"] for f in _factors(raw)}
     contrasts = _contrasts(raw)
     n_design = _n_design(raw)
-    tools = _route_tools(json_parameter(parameters, "tool_routes", None) or {})
-    task_effect = {
-        item: rng.normal(0, float(world["task_sd"])) for item in sorted(family_of)
-    }
+    tools = _route_tools(json_parameter(raw.get("parameters") or {}, "tool_routes", None) or {})
+    task_effect = {item: rng.normal(0, float(world["task_sd"])) for item in sorted(family_of)}
     block_effect: dict[tuple[Any, ...], float] = {}
+    failure, lost = float(world["infrastructure_failure"]), float(world["missingness"])
     observed = {
         (a["item"], a["level"], a["evaluand"], a["repetition"]): a
         for a in raw["observations"]["administrations"]
     }
     entries: dict[tuple[Any, ...], dict[str, Any]] = {}
     blocks = []
-    for adm in raw["task_blocks"]["administrations"]:
-        key = (adm["item"], adm["level"], adm["evaluand"], adm["repetition"])
-        entry = observed.get(key)
-        adm = dict(adm)
+    for source in raw["task_blocks"]["administrations"]:
+        key = (source["item"], source["level"], source["evaluand"], source["repetition"])
+        adm = dict(source)
         if "columns" in adm:
             adm["columns"] = dict(adm["columns"] or {})
+        blocks.append(adm)
+        entry = observed.get(key)
         if entry is None:
-            blocks.append(adm)
             continue
-        block = (adm["item"], adm["level"], adm["evaluand"], (adm["repetition"] - 1) // n_design)
+        block = (*key[:3], (adm["repetition"] - 1) // n_design)
         if block not in block_effect:
             block_effect[block] = rng.normal(0, float(world["block_sd"]))
         u = rng.random()
-        if u < float(world["infrastructure_failure"]):
+        if u < failure + lost:
             entries[key] = missing(entry)
-            adm["terminal_outcome"] = "platform_loss"
-            if "columns" in adm:
-                adm["columns"]["infrastructure_failure"] = "transport"
-            else:
-                adm["record"] = {
-                    **adm["record"],
-                    "metadata": {
-                        **adm["record"].get("metadata", {}),
-                        "infrastructure_failure": "transport",
-                    },
-                }
-            blocks.append(adm)
+            if u < failure:
+                _failed(adm)
             continue
-        if u < float(world["infrastructure_failure"]) + float(world["missingness"]):
-            entries[key] = missing(entry)
-            blocks.append(adm)
-            continue
-        sub = family_sub[family_of[adm["item"]]]
         code = {n: 1.0 if adm["assignment"].get(n) == lv[1] else -1.0 for n, lv in factors.items()}
-        mu = float(world["baseline"]) + task_effect[adm["item"]] + block_effect[block]
-        for contrast in contrasts:
-            effect = float(world[_effect_name(sub, contrast)])
-            if "×" in contrast:
-                first, second = contrast.split("×")
-                mu += effect * code[first] * code[second] / 4
-            else:
-                mu += effect * code[contrast] / 2
+        sub = family_sub[family_of[adm["item"]]]
+        mu = _mean(world, sub, contrasts, code, task_effect[adm["item"]] + block_effect[block])
         value: Any
         if kind in ("binary", "route"):
             value = bool(rng.random() < min(max(mu, 0.0), 1.0))
         else:
             value = mu + rng.normal(0, float(world["residual_sd"]))
             if kind in ("count", "column"):
-                value = max(0, int(round(value)))
+                value = max(0, round(value))
         entry = {**entry, "status": "scored"}
         if kind in ("binary", "count", "number"):
             entry["final"] = {**(entry.get("final") or {}), endpoint: value}
@@ -302,7 +311,6 @@ def simulate(raw: Raw, world: dict[str, Any], rng: np.random.Generator) -> Raw:
         else:
             _set_column(adm, endpoint, value)
         entries[key] = entry
-        blocks.append(adm)
     out = copy.copy(raw)
     out["task_blocks"] = {**raw["task_blocks"], "administrations": blocks}
     ordered = [
@@ -399,8 +407,30 @@ def resize_rounds(raw: Raw, n: int) -> Raw:
     return with_observations(out, entries)
 
 
-ROUNDS = SizeParameter(
-    "rounds", "rounds (task blocks per task and model)", rounds, resize_rounds
-)
+def fast_parameters(parameters: dict[str, str]) -> dict[str, str]:
+    """The plan's parameters with only the decision endpoint left among its endpoints (in the
+    list it was in): the diagnosis reads nothing else, and each endpoint's contrasts draw from
+    their own seed (``sub_seed(seed, kind, model, sub-study, endpoint)``), so the decision
+    endpoint's estimates, intervals and decisions are those the whole plan computes, exactly
+    (tests/analysis/test_diagnosis_route_choice.py); the controls, read apart, are kept."""
+    decision = (parameters.get("decision_endpoint") or "").strip() or "authorised_route"
+    primary = _list(parameters, "endpoints")
+    secondary = _list(parameters, "secondary_endpoints")
+    return {
+        **parameters,
+        "endpoints": json.dumps([e for e in primary if e == decision]),
+        "secondary_endpoints": json.dumps(
+            [e for e in secondary if e == decision and e not in primary]
+        ),
+    }
 
-WORLD = WorldModel(schema=schema, simulate=simulate, inquiry=inquiry, sizes=(ROUNDS,))
+
+ROUNDS = SizeParameter("rounds", "rounds (task blocks per task and model)", rounds, resize_rounds)
+
+WORLD = WorldModel(
+    schema=schema,
+    simulate=simulate,
+    inquiry=inquiry,
+    sizes=(ROUNDS,),
+    fast_parameters=fast_parameters,
+)
