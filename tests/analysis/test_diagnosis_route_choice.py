@@ -163,3 +163,34 @@ def test_the_fast_path_computes_the_decision_endpoint_exactly_as_the_whole_plan(
     assert quick["contrasts"] == mine
     assert quick["decision"] == full["decision"]
     assert quick["controls"] == full["controls"]
+
+
+@pytest.mark.parametrize("endpoint", ["items_completed", "tokens"])
+def test_a_count_endpoint_rubric_field_or_session_column(endpoint):
+    """A count (the oracle's ``items_completed``, the session's ``tokens``): the planted
+    contrast is estimated without bias beyond its noise and found; its interval is the block
+    bootstrap's."""
+    draft = _draft(
+        f"RC-{endpoint[:4].upper()}", endpoints=f'["{endpoint}"]', decision_endpoint=endpoint
+    )
+    document = diagnose_version(
+        version=draft,
+        world={
+            **QUIET,
+            "effect:A:friction": 3.0,
+            "baseline": 20.0,
+            "task_sd": 0.5,
+            "block_sd": 0.5,
+            "residual_sd": 1.0,
+        },
+        sims=4,
+        seed=6,
+    )
+    found = document["points"][0]["estimates"]["A_friction · model-1"]
+    assert found["power"]["value"] == 1.0
+    assert found["not_computed"]["value"] == 0.0
+    # Within a block the task's and block's effects cancel: one block's contrast (4 values
+    # against 4) has variance 1/4 + 1/4 of the residual's, so one estimate over 16 blocks has
+    # SD sqrt(0.5 / 16) = 0.18 and the mean of 4 about 0.09 (rounding adds 1/12 per value):
+    # 0.5 is over 5 of those SDs.
+    assert found["mean_estimate"]["value"] == pytest.approx(3.0, abs=0.5)
