@@ -197,10 +197,18 @@ def resize_items_per_family(raw: Raw, n: int) -> Raw:
     with their cells and administrations, in turn. Raises ValueError for n < 1."""
     if n < 1:
         raise ValueError("items per family must be at least 1")
+    return resize_items_per_group(raw, n, lambda item: item["family"])
+
+
+def resize_items_per_group(raw: Raw, n: int, group: Callable[[dict[str, Any]], Any]) -> Raw:
+    """``resize_items_per_family`` over any grouping of the items (``group(item)``: its
+    family, its condition): ``n`` items in every group. Raises ValueError for n < 1."""
+    if n < 1:
+        raise ValueError("items per group must be at least 1")
     design = raw["design"]
-    by_family: dict[str, list[dict[str, Any]]] = {}
+    by_family: dict[Any, list[dict[str, Any]]] = {}
     for item in design["items"]:
-        by_family.setdefault(item["family"], []).append(item)
+        by_family.setdefault(group(item), []).append(item)
     plan: list[tuple[str, str]] = []  # (new code, source code)
     for items in by_family.values():
         for k in range(n):

@@ -1,5 +1,5 @@
 """Route choice (seed 002), declared once: its pipeline, report, plots, sub-study gate and
-import checks, fixtures in the frozen document, and demo."""
+import checks, fixtures in the frozen document, demo and design-diagnosis world."""
 
 from typing import Any
 
@@ -7,6 +7,7 @@ from apps.analysis.pipelines import register_study_kind
 from apps.protocols.components import VersionComponent
 from apps.studies.paired_blocks import pipeline
 from apps.studies.paired_blocks.plots import PLOTS
+from apps.studies.paired_blocks.world import WORLD
 
 
 def _sub_study_sections(document: dict[str, Any]) -> dict[str, Any]:
@@ -34,4 +35,5 @@ KIND = register_study_kind(
         ),
     ),
     demo="demo_route_choice",
+    world=WORLD,
 )
