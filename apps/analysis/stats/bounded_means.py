@@ -34,6 +34,7 @@ gives the screen and the suite's figures.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -214,20 +215,20 @@ def bounded_mean_interval(
     sums = np.bincount(codes, weights=x, minlength=k)
     sizes = np.bincount(codes, minlength=k).astype(float)
     mean = float(np.mean(sums / sizes)) if aggregation == "cluster_mean" else float(x.mean())
-    base = {
-        "n_clusters": k,
-        "n_observations": int(x.size),
-        "confidence": confidence,
-        "min_clusters": required,
-    }
+    base = partial(
+        BoundedMean,
+        n_clusters=k,
+        n_observations=int(x.size),
+        confidence=confidence,
+        min_clusters=required,
+    )
     if k < required:
-        return BoundedMean(
+        return base(
             estimate=mean,
             interval=None,
             method=HULL_METHOD,
             effective_events=None,
             note=unavailable_note(k, required),
-            **base,
         )
     per_unit = x * u
     whole = np.round(per_unit)
@@ -244,11 +245,10 @@ def bounded_mean_interval(
         replicates=replicates,
         confidence=confidence,
     )
-    return BoundedMean(
+    return base(
         estimate=estimate,
         interval=interval,
         method=method,
         effective_events=events,
         note=note,
-        **base,
     )
