@@ -62,6 +62,12 @@ HULL_METHOD = (
     f"{BOOTSTRAP_T_MIN_EFFECTIVE_EVENTS:g}"
 )
 BOOTSTRAP_T_METHOD = METHOD_NAMES["studentized"]
+# What an interval unavailable for too few clusters would have been (E* is not computed then).
+RULE_METHOD = (
+    f"{BOOTSTRAP_T_METHOD} where the effective number of events is at least "
+    f"{BOOTSTRAP_T_MIN_EFFECTIVE_EVENTS:g}, else the hull of Korn–Graubard and the "
+    "beta-binomial profile-likelihood interval of the units' counts"
+)
 NOT_COUNTS_NOTE = (
     "interval unavailable: the effective number of events ({events:.1f}) is below "
     f"{BOOTSTRAP_T_MIN_EFFECTIVE_EVENTS:g}, where the cluster bootstrap-t under-covers, and the "
@@ -226,7 +232,7 @@ def bounded_mean_interval(
         return base(
             estimate=mean,
             interval=None,
-            method=HULL_METHOD,
+            method=RULE_METHOD,
             effective_events=None,
             note=unavailable_note(k, required),
         )

@@ -12,6 +12,7 @@ from apps.analysis.stats.bounded_means import (
     BOOTSTRAP_T_METHOD,
     BOOTSTRAP_T_MIN_EFFECTIVE_EVENTS,
     HULL_METHOD,
+    RULE_METHOD,
     bounded_mean_interval,
     effective_events,
 )
@@ -82,6 +83,7 @@ def test_fewer_clusters_than_the_floor_have_no_interval():
     values, clusters = _cells(8, 10, 0.4, np.random.default_rng(2))
     result = bounded_mean_interval(values, clusters, seed=1, min_clusters=6)
     assert result.interval is None and result.min_clusters == 10
+    assert result.method == RULE_METHOD
     assert "fewer than the minimum of 10" in result.note
 
 
