@@ -33,6 +33,11 @@ from apps.analysis.stats.bootstrap import (
     replicate_means,
     studentized_interval,
 )
+from apps.analysis.stats.bounded_means import (
+    BOOTSTRAP_T_METHOD,
+    BOOTSTRAP_T_MIN_EFFECTIVE_EVENTS,
+    bounded_mean_from_clusters,
+)
 from apps.analysis.stats.decision import evaluate_decision_table
 from apps.analysis.stats.proportions import (
     METHOD,
@@ -45,6 +50,11 @@ from apps.protocols.plans import OPB
 CONFIDENCE = 0.95
 SEED = 20261201
 RATE_HULL_LABEL = "Korn–Graubard ∪ beta-binomial profile likelihood (the rate interval)"
+BOUNDED_MEAN_LABEL = (
+    "bounded mean: bootstrap-t where E* ≥ "
+    f"{BOOTSTRAP_T_MIN_EFFECTIVE_EVENTS:g} ({{share:.0f}} % of runs), else Korn–Graubard ∪ "
+    "beta-binomial"
+)
 
 
 def rng_for(name: str) -> np.random.Generator:
@@ -109,12 +119,16 @@ def clustered_binary(
     aggregations. The interval is ``stats.bootstrap.studentized_interval``, as
     ``family_cluster_bootstrap`` forms it, or with ``method="percentile"`` the plain percentile
     interval of ``family_cluster_bootstrap(method="percentile")`` (what the ``crucible``
-    pipeline reports, as CRUCIBLE §9.1 preregisters), on the same simulated data.
+    pipeline reports, as CRUCIBLE §9.1 preregisters), on the same simulated data; with
+    ``method="bounded_mean"`` the interval of F_att and A_att cell means
+    (``stats.bounded_means``: the bootstrap-t or the rate hull, by the effective number of
+    events).
     """
     name = f"binary K={n_clusters} ICC={icc} p={rate} {aggregation}"
     rng = rng_for(name)
     lo, hi = np.empty(runs), np.empty(runs)
     s = 1.0 / icc - 1.0
+    methods_used: dict[str, int] = {}
     for r in range(runs):
         sizes = rng.integers(2, 21, size=n_clusters).astype(float)
         sums = rng.binomial(sizes.astype(int), rng.beta(rate * s, (1 - rate) * s, n_clusters))
@@ -123,6 +137,20 @@ def clustered_binary(
             estimate = float(np.mean(sums / sizes))
         else:
             estimate = float(sums.sum() / sizes.sum())
+        if method == "bounded_mean":
+            _, interval, used, _, _ = bounded_mean_from_clusters(
+                sums,
+                sizes,
+                sums,
+                sizes,
+                seed=int(rng.integers(2**32)),
+                aggregation=aggregation,
+                replicates=replicates,
+                confidence=CONFIDENCE,
+            )
+            methods_used[used] = methods_used.get(used, 0) + 1
+            lo[r], hi[r] = interval if interval is not None else (np.nan, np.nan)
+            continue
         weights = cluster_weights(n_clusters, replicates, rng)
         if method == "percentile":
             reps = replicate_means(weights, sums, sizes, aggregation)
@@ -131,8 +159,16 @@ def clustered_binary(
         (lo[r], hi[r]), _, _ = studentized_interval(
             weights, sums, sizes, estimate, aggregation, CONFIDENCE
         )
-    label = "cluster percentile bootstrap" if method == "percentile" else "cluster bootstrap-t"
-    return _tally(name, label, lo, hi, rate)
+    label = {
+        "percentile": "cluster percentile bootstrap",
+        "bounded_mean": BOUNDED_MEAN_LABEL.format(
+            share=100 * methods_used.get(BOOTSTRAP_T_METHOD, 0) / runs
+        ),
+    }.get(method, "cluster bootstrap-t")
+    given = np.isfinite(lo)
+    if not given.all():
+        label += f" (no interval in {100 * (1 - given.mean()):.1f} % of runs)"
+    return _tally(name, label, lo[given], hi[given], rate, unavailable=int((~given).sum()))
 
 
 # -- 2. rates: Korn–Graubard, and its hull with the beta-binomial for larger clusters ---------
@@ -461,13 +497,16 @@ def skewed_clustered(
     at a mean of 0.08. ``method``: ``"studentized"`` (the cluster bootstrap-t of means),
     ``"korn_graubard"``, ``"beta_binomial"`` (``stats.proportions.beta_binomial_interval``) or
     ``"clustered_rate"`` (the product's rate interval, the hull of the two:
-    ``stats.proportions.clustered_rate_interval``).
+    ``stats.proportions.clustered_rate_interval``) or ``"bounded_mean"`` (the product's
+    interval of F_att and A_att cell means, ``stats.bounded_means``, the units' counts being
+    the outcomes' steps).
     """
     name = f"skewed {outcome} K={n_clusters} ICC={icc} p={rate} {aggregation} sizes 1–60"
     rng = rng_for(name)
     mu, sigma = logit_normal_for(rate, icc)
     steps = 4 if outcome == "fatt" else 1
     lo, hi = np.empty(runs), np.empty(runs)
+    methods_used: dict[str, int] = {}
     for r in range(runs):
         sizes = unequal_sizes(n_clusters, rng)
         p = expit(mu + sigma * rng.standard_normal(n_clusters))
@@ -485,6 +524,22 @@ def skewed_clustered(
             continue
         if method == "beta_binomial":
             _, (lo[r], hi[r]) = beta_binomial_interval(sums, sizes, confidence=CONFIDENCE)
+            continue
+        if method == "bounded_mean":
+            # The product's interval of F_att / A_att cell means (issue #36 §1): the units'
+            # counts are the outcomes' steps (4 per F_att response, 1 per 0/1 outcome).
+            _, interval, used, _, _ = bounded_mean_from_clusters(
+                sums,
+                sizes,
+                sums * steps,
+                sizes * steps,
+                seed=int(rng.integers(2**32)),
+                aggregation=aggregation,
+                replicates=replicates,
+                confidence=CONFIDENCE,
+            )
+            methods_used[used] = methods_used.get(used, 0) + 1
+            lo[r], hi[r] = interval if interval is not None else (np.nan, np.nan)
             continue
         if aggregation == "cluster_mean":
             estimate = float(np.mean(sums / sizes))
@@ -506,11 +561,22 @@ def skewed_clustered(
         "korn_graubard": "Korn–Graubard",
         "clustered_rate": RATE_HULL_LABEL,
         "beta_binomial": "beta-binomial profile likelihood, F(1, K − 1)",
+        "bounded_mean": BOUNDED_MEAN_LABEL.format(
+            share=100 * methods_used.get(BOOTSTRAP_T_METHOD, 0) / runs
+        ),
     }.get(method, "cluster bootstrap-t")
     given = np.isfinite(lo)
     if not given.all():
         label += f" (no interval in {100 * (1 - given.mean()):.1f} % of runs)"
-    return _tally(name, label, lo[given], hi[given], rate, unavailable=int((~given).sum()))
+    return _tally(
+        name,
+        label,
+        lo[given],
+        hi[given],
+        rate,
+        unavailable=int((~given).sum()),
+        bootstrap_t_runs=methods_used.get(BOOTSTRAP_T_METHOD, 0),
+    )
 
 
 def task_clustered_coverage(

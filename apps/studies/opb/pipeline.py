@@ -5,8 +5,10 @@ reviewers' checklist), A_att on L3–L5 from the executable units, R, H per 100 
 
 Per surface (evaluand), in the §9 order — Family B, then Family A, then the disclosure arms:
 
-- cells (family × level): mean F_att and A_att with a cluster bootstrap-t interval
-  (``stats.bootstrap.family_cluster_bootstrap``), refusal rate R with the clustered rate
+- cells (family × level): mean F_att and A_att with the interval of shares of units
+  (``stats.bounded_means.bounded_mean_interval``: the cluster bootstrap-t where the cell has at
+  least 30 effective events, else the hull of Korn–Graubard and the beta-binomial interval of
+  the units' counts; issue #36 §1), refusal rate R with the clustered rate
   interval (``stats.proportions.rate_interval``: the hull of Korn–Graubard and the beta-binomial
   profile-likelihood interval, never zero-width), and the number of responses whose
   F_att could not be computed (left out of every F_att estimate). The cluster is
@@ -82,13 +84,12 @@ from apps.analysis.stats.beta_bootstrap import (
 )
 from apps.analysis.stats.betareg import fit_beta_regression, squeeze_unit_interval
 from apps.analysis.stats.bootstrap import (
-    METHOD_NAMES,
     MIN_CLUSTERS_FLOOR,
     Aggregation,
     expanded_percentile_interval,
-    family_cluster_bootstrap,
     unavailable_note,
 )
+from apps.analysis.stats.bounded_means import bounded_mean_interval
 from apps.analysis.stats.decision import (
     ANALYSIS_ORDER,
     Criterion,
@@ -692,6 +693,9 @@ def _frame(inputs: dict[str, Any]) -> pd.DataFrame:
     return df.sort_values("position", kind="stable").reset_index(drop=True)
 
 
+UNITS_OF = {"f_att": "required_units", "a_att": "executable_required"}
+
+
 def _cell(frame: pd.DataFrame, column: str, plan: _Plan, seed: int) -> dict[str, Any]:
     values = frame[column].dropna()
     if values.empty:
@@ -705,22 +709,26 @@ def _cell(frame: pd.DataFrame, column: str, plan: _Plan, seed: int) -> dict[str,
             confidence=plan.confidence,
             min_clusters=plan.min_clusters or RATE_MIN_CLUSTERS_FLOOR,
         ).as_cell()
-    result = family_cluster_bootstrap(
+    # F_att and A_att are shares of the item's required (executable) units: the bootstrap-t
+    # where the cell has enough effective events, else the rate hull of the units' counts
+    # (stats.bounded_means, issue #36 §1).
+    units = frame.loc[values.index, UNITS_OF[column]]
+    result = bounded_mean_interval(
         values.to_numpy(float),
         clusters.to_numpy(object),
+        units.to_numpy(float),
         seed=seed,
         aggregation=plan.aggregation,
         replicates=plan.replicates,
         confidence=plan.confidence,
         min_clusters=plan.min_clusters or MIN_CLUSTERS_FLOOR,
-        support=(0.0, 1.0),
     )
     out = {
         "estimate": result.estimate,
         "interval": interval(result.interval),
         "n": result.n_observations,
         "n_items": result.n_clusters,
-        "interval_method": METHOD_NAMES[result.method],
+        "interval_method": result.method,
     }
     if result.note:
         out["note"] = result.note

@@ -1,0 +1,102 @@
+"""stats.bounded_means: the interval of clustered shares of units (issue #36 §1).
+
+Its coverage is measured by simulation in tests/calibration (``skewed_clustered`` with
+``method="bounded_mean"``); these tests check which method each case gets and the edge cases.
+"""
+
+import numpy as np
+import pytest
+
+from apps.analysis.stats.bootstrap import NO_SPREAD_NOTE, family_cluster_bootstrap
+from apps.analysis.stats.bounded_means import (
+    BOOTSTRAP_T_METHOD,
+    BOOTSTRAP_T_MIN_EFFECTIVE_EVENTS,
+    HULL_METHOD,
+    RULE_METHOD,
+    bounded_mean_interval,
+    effective_events,
+)
+from apps.analysis.stats.proportions import beta_binomial_interval, korn_graubard_interval
+
+
+def _cells(k, per, rate, rng):
+    clusters = np.repeat(np.arange(k), per)
+    values = (rng.random(clusters.size) < rate).astype(float)
+    return values, clusters
+
+
+def test_many_effective_events_give_the_cluster_bootstrap_t():
+    values, clusters = _cells(20, 10, 0.4, np.random.default_rng(1))
+    result = bounded_mean_interval(values, clusters, seed=7, replicates=999)
+    assert result.effective_events >= BOOTSTRAP_T_MIN_EFFECTIVE_EVENTS
+    assert result.method == BOOTSTRAP_T_METHOD
+    expected = family_cluster_bootstrap(
+        values, clusters, seed=7, aggregation="observation", replicates=999, support=(0, 1)
+    )
+    assert result.interval == pytest.approx(expected.interval)
+    assert result.estimate == pytest.approx(values.mean())
+
+
+def test_few_events_give_the_hull_of_korn_graubard_and_the_beta_binomial_on_units():
+    # F_att in quarters (4 required units per item): 12 items, mostly exact zeros.
+    rng = np.random.default_rng(3)
+    clusters = np.repeat(np.arange(12), 5)
+    missed = rng.binomial(4, np.repeat(rng.beta(0.3, 3.0, 12), 5))
+    values = missed / 4
+    result = bounded_mean_interval(values, clusters, np.full(values.size, 4), seed=1)
+    assert result.effective_events < BOOTSTRAP_T_MIN_EFFECTIVE_EVENTS
+    assert result.method == HULL_METHOD
+    sums = np.bincount(clusters, weights=values)
+    sizes = np.bincount(clusters).astype(float)
+    _, kg, _, _ = korn_graubard_interval(sums, sizes)
+    _, bb = beta_binomial_interval(np.bincount(clusters, weights=missed), 4 * sizes)
+    assert result.interval == pytest.approx((min(kg[0], bb[0]), max(kg[1], bb[1])))
+    assert result.interval[0] <= result.estimate <= result.interval[1]
+
+
+def test_a_cell_of_exact_zeros_gets_an_interval_that_is_never_zero_width():
+    clusters = np.repeat(np.arange(10), 3)
+    result = bounded_mean_interval(np.zeros(30), clusters, np.full(30, 4), seed=1)
+    assert result.estimate == 0.0
+    assert result.interval[0] == 0.0 and result.interval[1] > 0.0
+
+
+def test_few_events_and_values_that_are_not_counts_of_units_have_no_interval():
+    clusters = np.repeat(np.arange(10), 3)
+    values = np.zeros(30)
+    values[:4] = 0.3  # 0.3 of 4 units is no whole count: an F_att averaged over raters, say
+    result = bounded_mean_interval(values, clusters, np.full(30, 4), seed=1)
+    assert result.interval is None
+    assert result.note.startswith("interval unavailable")
+    assert "not whole counts" in result.note
+
+
+def test_many_events_with_no_spread_between_clusters_have_no_interval():
+    clusters = np.repeat(np.arange(12), 10)
+    values = np.tile([0.0, 1.0], 60)  # every item at 0.5
+    result = bounded_mean_interval(values, clusters, seed=1)
+    assert result.method == BOOTSTRAP_T_METHOD
+    assert result.interval is None and result.note == NO_SPREAD_NOTE
+
+
+def test_fewer_clusters_than_the_floor_have_no_interval():
+    values, clusters = _cells(8, 10, 0.4, np.random.default_rng(2))
+    result = bounded_mean_interval(values, clusters, seed=1, min_clusters=6)
+    assert result.interval is None and result.min_clusters == 10
+    assert result.method == RULE_METHOD
+    assert "fewer than the minimum of 10" in result.note
+
+
+def test_effective_events_is_the_korn_graubard_effective_count():
+    sums, sizes = np.array([0.0, 1, 2, 0, 5]), np.array([3.0, 4, 6, 2, 9])
+    mean, _, n_eff, _ = korn_graubard_interval(sums, sizes)
+    assert effective_events(sums, sizes) == pytest.approx(n_eff * min(mean, 1 - mean))
+
+
+@pytest.mark.parametrize(
+    ("values", "units"),
+    [([0.5, 1.5] * 6, None), ([0.5, np.nan] * 6, None), ([0.5] * 12, [0, 1] * 6)],
+)
+def test_bad_input_is_refused(values, units):
+    with pytest.raises(ValueError):
+        bounded_mean_interval(values, np.repeat(np.arange(6), 2), units, seed=1)
