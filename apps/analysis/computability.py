@@ -78,6 +78,7 @@ GATE_VERSION = "computability/2"  # /2: verdicts carry warnings
 SYNTHETIC_SEED = 12  # fixed: the same draft always gets the same synthetic data
 GATE_REPLICATES = 50
 SYNTHETIC_RATERS = ("synthetic-reviewer-1", "synthetic-reviewer-2")
+SYNTHETIC_EVALUAND = "synthetic-evaluand"  # the gate's stand-in while the roster is empty
 CACHE_SECONDS = 7 * 24 * 3600
 # Above this many planned administrations the gate runs as a Celery task with progress (issue
 # #32 §2): the draft page polls it, and the freeze waits for its verdict.
@@ -162,6 +163,18 @@ def _synthetic_signals(card: Any, rng: np.random.Generator) -> dict | None:
     return None if card is None else judged_signals().synthetic(card, rng.random)
 
 
+def gate_evaluands(version: ProtocolVersion) -> list[str]:
+    """The roster's evaluand codes in roster order, or the one stand-in
+    ``SYNTHETIC_EVALUAND`` when the roster is empty: whom the gate's synthetic data are for."""
+    from apps.responses.models import RosterEntry
+
+    return list(
+        RosterEntry.objects.filter(version=version)
+        .order_by("position")
+        .values_list("code", flat=True)
+    ) or [SYNTHETIC_EVALUAND]
+
+
 def synthetic_raw(version: ProtocolVersion, *, budget: int | None = None) -> _Synthetic:
     """The raw reads a pipeline's ``assemble`` takes, with synthetic observations of the draft,
     on a structural sample of at most ``budget`` administrations (default
@@ -173,7 +186,6 @@ def synthetic_raw(version: ProtocolVersion, *, budget: int | None = None) -> _Sy
     from apps.items.selectors import design_schedule_inputs
     from apps.raters.models import RubricField
     from apps.raters.values import score_values_clean
-    from apps.responses.models import RosterEntry
 
     design = data.design(version)
     parameters = data.plan_parameters(version)
@@ -193,11 +205,7 @@ def synthetic_raw(version: ProtocolVersion, *, budget: int | None = None) -> _Sy
         if family["max_level"] is not None and ordinal > family["max_level"]:
             continue  # nothing above a family's stopping level
         keys.append((item_code, ordinal))
-    evaluands = list(
-        RosterEntry.objects.filter(version=version)
-        .order_by("position")
-        .values_list("code", flat=True)
-    ) or ["synthetic-evaluand"]
+    evaluands = gate_evaluands(version)
     repetitions = max(1, _plan_int(parameters, "repetitions", 1))
     planned = len(keys) * len(evaluands) * repetitions
     structure = Structure(

@@ -93,6 +93,28 @@ def _plots_of(document: dict[str, Any]) -> KindPlots | None:
         return None
 
 
+def forest(
+    ax: Axes,
+    points: Sequence[tuple[float, Sequence[float] | None]],
+    labels: Sequence[str],
+    *,
+    fontsize: float,
+) -> None:
+    """Forest-plot rows on ``ax``, the first at the top: each point's estimate as a dot and its
+    interval (``None``: none) as a bar, in the second colour where the interval excludes 0; a
+    line at zero and one y tick a row, labelled ``labels``."""
+    ys = list(range(len(points)))[::-1]
+    for y, (estimate, interval) in zip(ys, points, strict=True):
+        excludes = bool(interval and (interval[0] > 0 or interval[1] < 0))
+        colour = COLOURS[1] if excludes else COLOURS[0]
+        if interval:
+            ax.plot(interval, [y, y], color=colour, linewidth=2)
+        ax.plot([estimate], [y], marker="o", color=colour, markersize=5)
+    ax.axvline(0, color="#333333", linewidth=0.8)
+    ax.set_yticks(ys, labels, fontsize=fontsize)
+    ax.set_ylim(-0.6, max(ys, default=0) + 0.6)
+
+
 def errorbar(
     ax: Axes,
     xs: Sequence[float],

@@ -39,8 +39,7 @@ from django.db import transaction
 from apps.accounts.models import User
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.selectors import result_document
-from apps.analysis.services import analysis_run_perform, analysis_run_request
-from apps.demo.runs import demo_draft_create, demo_outcomes_unseal
+from apps.demo.runs import demo_draft_create, demo_outcomes_unseal, demo_run_analysed
 from apps.items.models import FactorRole, FamilyRole
 from apps.items.services import (
     cell_save,
@@ -433,13 +432,8 @@ def route_choice_build(*, user: User) -> RouteDemo:
         mapping={"scorer": {"const": "omission-check"}},
         note="Omission-disclosure checks (synthetic)",
     )
-    run = version.analysis_runs.filter(state=RunState.SUCCEEDED).order_by("-number").first()
-    if run is None:
-        run = analysis_run_request(version=version, user=user)
-        run.refresh_from_db()
-        if run.state == RunState.QUEUED:
-            analysis_run_perform(run_id=run.pk)
-            run.refresh_from_db()
+    succeeded = version.analysis_runs.filter(state=RunState.SUCCEEDED).order_by("-number")
+    run = succeeded.first() or demo_run_analysed(version=version, pi=user)
     demo_outcomes_unseal(version=version, pi=user)
     return RouteDemo(version=version, run=run, sessions=len(records))
 

@@ -83,7 +83,10 @@ def _parse_private_key(text: bytes, *, where: str) -> Ed25519PrivateKey:
         ) from error
 
 
-def _create_key_file(path: Path) -> None:
+def create_key_file(path: Path) -> None:
+    """Write a new Ed25519 private key to ``path`` as unencrypted PKCS#8 PEM, readable by its
+    owner only (mode 0600), creating its folder. Raises FileExistsError when ``path`` exists
+    (never overwrites a key)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     pem = Ed25519PrivateKey.generate().private_bytes(
         serialization.Encoding.PEM,
@@ -93,7 +96,6 @@ def _create_key_file(path: Path) -> None:
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(descriptor, "wb") as file:
         file.write(pem)
-    logger.warning("created a new log signing key in %s", path)
 
 
 _cached: dict[tuple[str, str], SigningKey] = {}
@@ -116,7 +118,8 @@ def signing_key() -> SigningKey | None:
     elif path:
         file = Path(path)
         if not file.exists() and getattr(settings, "LOG_SIGNING_KEY_CREATE", False):
-            _create_key_file(file)
+            create_key_file(file)
+            logger.warning("created a new log signing key in %s", file)
         try:
             private = _parse_private_key(file.read_bytes(), where=f"LOG_SIGNING_KEY_FILE {file}")
         except OSError as error:

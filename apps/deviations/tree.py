@@ -15,7 +15,7 @@ the checkpoint it starts from, falling back to the entries themselves when they 
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.db import connection
@@ -83,12 +83,11 @@ class TreeReader:
             return None
         # OR-ed equalities, which PostgreSQL answers with one index probe each on the unique
         # (protocol, level, index) index (a row-value IN list may scan the protocol's rows).
-        matches = " OR ".join(['(level = %s AND "index" = %s)'] * len(pairs))
-        sql = (
-            'SELECT level, "index", hash FROM deviations_logtreenode WHERE protocol_id = %s '
-            f"AND ({matches})"
+        return self._or_query(
+            'SELECT level, "index", hash FROM deviations_logtreenode',
+            '(level = %s AND "index" = %s)',
+            pairs,
         )
-        return sql, [self.protocol_id, *(n for pair in pairs for n in pair)]
 
     def _leaves_query(self, spans: Iterable[tuple[int, int]]) -> tuple[str, list[int]] | None:
         # Touching ranges merged: a proof's fall in at most two 16-entry blocks.
@@ -100,12 +99,20 @@ class TreeReader:
                 merged.append([start, end])
         if not merged:
             return None
-        where = " OR ".join(["(seq > %s AND seq <= %s)"] * len(merged))
-        sql = (
-            "SELECT -1 AS level, seq, hash FROM deviations_logentry WHERE protocol_id = %s "
-            f"AND ({where})"
+        return self._or_query(
+            "SELECT -1 AS level, seq, hash FROM deviations_logentry",
+            "(seq > %s AND seq <= %s)",
+            merged,
         )
-        return sql, [self.protocol_id, *(n for span in merged for n in span)]
+
+    def _or_query(
+        self, select: str, match: str, pairs: Sequence[Sequence[int]]
+    ) -> tuple[str, list[int]]:
+        """``select`` over this protocol's rows matching any of ``pairs``: ``match`` (a condition
+        with two placeholders) OR-ed once a pair, and its parameters."""
+        where = " OR ".join([match] * len(pairs))
+        sql = f"{select} WHERE protocol_id = %s AND ({where})"
+        return sql, [self.protocol_id, *(n for pair in pairs for n in pair)]
 
     def _read(self, sql: str, params: list[int]) -> None:
         leaf, fromhex = chain.leaf_hash, bytes.fromhex

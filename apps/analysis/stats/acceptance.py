@@ -30,6 +30,7 @@ from typing import Any, cast
 
 from scipy.stats import beta as beta_distribution
 
+from apps.analysis.stats.checks import check_confidence
 from apps.analysis.stats.json_schema import closed_object, records
 
 NO_ACCEPTABLE_RUNG = "no acceptable rung observed"
@@ -160,8 +161,7 @@ def clopper_pearson_upper(count: int, n: int, confidence: float) -> float:
     """
     if not 0 <= count <= n:
         raise ValueError(f"need 0 <= count <= n, got count={count}, n={n}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    check_confidence(confidence)
     if count == n:
         return 1.0
     return float(beta_distribution.ppf(confidence, count + 1, n - count))

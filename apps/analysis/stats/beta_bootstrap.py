@@ -29,6 +29,7 @@ from apps.analysis.stats.bootstrap import (
     expanded_percentile_interval,
     unavailable_note,
 )
+from apps.analysis.stats.checks import cluster_codes
 
 MAX_ITERATIONS = 50
 TOLERANCE = 1e-9
@@ -382,10 +383,7 @@ def beta_cluster_bootstrap(
     if replicates < 1:
         raise ValueError(f"replicates must be >= 1, got {replicates}")
     labels = pd.Series(np.asarray(clusters, dtype=object))
-    if labels.isna().any():
-        raise ValueError("cluster labels are missing")
-    codes, uniques = pd.factorize(labels, sort=True)
-    n_clusters = len(uniques)
+    codes, n_clusters = cluster_codes(labels)
     empty = np.empty((0, X.shape[1] + 1))
     min_clusters = max(min_clusters, BOOTSTRAP_SLOPE_MIN_CLUSTERS_FLOOR)
     if n_clusters < min_clusters:

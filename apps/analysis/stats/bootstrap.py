@@ -36,6 +36,8 @@ import pandas as pd
 from scipy.stats import norm
 from scipy.stats import t as t_dist
 
+from apps.analysis.stats.checks import check_confidence
+
 Aggregation = Literal["cluster_mean", "observation"]
 AGGREGATIONS = ("cluster_mean", "observation")
 IntervalMethod = Literal["studentized", "percentile"]
@@ -133,7 +135,7 @@ def percentile_interval(replicate_values: np.ndarray, confidence: float) -> tupl
     Raises:
         ValueError: ``confidence`` not in (0, 1) or no finite replicate values.
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     finite = replicate_values[np.isfinite(replicate_values)]
     if finite.size == 0:
         raise ValueError("no finite bootstrap replicates to form an interval")
@@ -181,7 +183,7 @@ def studentized_interval(
         ValueError: no replicate with a positive standard error while SE > 0, or a
             ``confidence`` outside (0, 1).
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     k = sums.size
     se = cluster_standard_error(sums, sizes, estimate, aggregation)
     w = weights.astype(float)
@@ -220,7 +222,7 @@ def expanded_percentile_interval(
     Raises:
         ValueError: ``n_clusters`` < 2, ``confidence`` not in (0, 1) or no finite replicates.
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     if n_clusters < 2:
         raise ValueError(f"n_clusters must be >= 2, got {n_clusters}")
     tail = (1.0 - confidence) / 2.0
@@ -288,7 +290,7 @@ def family_cluster_bootstrap(
         raise ValueError(f"min_clusters must be >= 1, got {min_clusters}")
     if method not in INTERVAL_METHODS:
         raise ValueError(f"method must be one of {INTERVAL_METHODS}, got {method!r}")
-    _check_confidence(confidence)
+    check_confidence(confidence)
     required = max(min_clusters, MIN_CLUSTERS_FLOOR) if method == "studentized" else min_clusters
 
     sums = np.bincount(codes, weights=x, minlength=n_clusters)
@@ -509,11 +511,6 @@ def _cluster_codes(clusters: npt.ArrayLike, shape: tuple[int, ...]) -> tuple[np.
 def _check_finite(x: np.ndarray, name: str) -> None:
     if not np.all(np.isfinite(x)):
         raise ValueError(f"{name} must be finite; first bad index {int(np.argmin(np.isfinite(x)))}")
-
-
-def _check_confidence(confidence: float) -> None:
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
 
 
 def _count(value: object, what: str) -> int:

@@ -57,6 +57,8 @@ import pandas as pd
 from scipy.stats import t as t_distribution
 from statsmodels.stats.proportion import confint_proportions_2indep
 
+from apps.analysis.stats.checks import check_confidence, cluster_codes
+
 DIFFERENCE_MIN_CLUSTERS_FLOOR = 10
 CLUSTERED = "OLS with CR2 cluster-robust standard errors, Bell–McCaffrey t"
 NEWCOMBE = "Newcombe hybrid score (method 10), unclustered"
@@ -105,15 +107,8 @@ def _arrays(
         raise ValueError("y must be finite")
     if not np.all((marks == 0) | (marks == 1)):
         raise ValueError("treated must be 0 or 1")
-    if labels.isna().any():
-        raise ValueError("cluster labels are missing")
-    codes, uniques = pd.factorize(labels, sort=True)
-    return values, marks, np.asarray(codes), len(uniques)
-
-
-def _check_confidence(confidence: float) -> None:
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    codes, k = cluster_codes(labels)
+    return values, marks, codes, k
 
 
 def _too_few(marks: np.ndarray, codes: np.ndarray, required: int) -> str:
@@ -221,7 +216,7 @@ def clustered_difference(
         ValueError: mismatched or non-finite inputs, a condition with no observation, a
             ``confidence`` outside (0, 1).
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     values, marks, codes, g = _arrays(y, treated, clusters)
     if not (marks == 1).any() or not (marks == 0).any():
         raise ValueError("both conditions need at least one observation")
@@ -251,7 +246,7 @@ def clustered_mean(
 ) -> Comparison:
     """The mean of one condition with its cluster-robust interval (intercept-only OLS, CR2,
     Bell–McCaffrey t; module docstring). Raises ValueError as :func:`clustered_difference`."""
-    _check_confidence(confidence)
+    check_confidence(confidence)
     values, _, codes, g = _arrays(y, np.zeros(np.size(y)), clusters)
     if values.size == 0:
         raise ValueError("no observation")
@@ -283,7 +278,7 @@ def independent_rate_difference(
     Raises:
         ValueError: outcomes not 0/1, a condition with no observation, bad ``confidence``.
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     values, marks, _, _ = _arrays(y, treated, np.arange(np.size(y)))
     if not np.all((values == 0) | (values == 1)):
         raise ValueError("rates need outcomes of 0 or 1")
@@ -325,7 +320,7 @@ def clustered_rate_ratio(
     Raises:
         ValueError: outcomes not 0/1, a condition with no observation, bad ``confidence``.
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     values, marks, codes, g = _arrays(y, treated, clusters)
     if not np.all((values == 0) | (values == 1)):
         raise ValueError("rates need outcomes of 0 or 1")

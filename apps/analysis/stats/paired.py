@@ -29,6 +29,7 @@ from apps.analysis.stats.bootstrap import (
     family_cluster_bootstrap,
     unavailable_note,
 )
+from apps.analysis.stats.checks import check_confidence
 
 # The paired t interval with fewer pairs than this is not reported: the same floor as the
 # other analytic (t(K − 1)) intervals of the calibration suite (docs/analysis.md).
@@ -99,8 +100,7 @@ def paired_contrast(
         raise ValueError("no pairs: a paired contrast needs at least one pair")
     if not np.all(np.isfinite(d)):
         raise ValueError("differences must be finite")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    check_confidence(confidence)
     equivalence = 1 - 2 * (1 - confidence)
     k = int(d.size)
     if method == "analytic":
@@ -190,8 +190,7 @@ def newcombe_paired_interval(
     n = a + b + c + d
     if n == 0:
         raise ValueError("no pairs: the paired 2×2 table is empty")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    check_confidence(confidence)
     alpha = 1 - confidence
     p1, p2 = (a + b) / n, (a + c) / n
     l1, u1 = (float(x) for x in proportion_confint(a + b, n, alpha, method="wilson"))

@@ -36,6 +36,7 @@ from apps.analysis.stats.bootstrap import (
     cluster_standard_error,
     unavailable_note,
 )
+from apps.analysis.stats.checks import check_confidence, cluster_codes, cluster_counts
 
 METHOD = "Korn–Graubard: Clopper–Pearson on the design-effect effective sample size"
 # The fewest clusters the calibration suite measured the interval at: it covers 99 % there
@@ -108,14 +109,8 @@ def korn_graubard_interval(
         ValueError: fewer than 2 clusters, sizes not positive, counts outside [0, size],
             ``confidence`` outside (0, 1).
     """
-    s = np.asarray(sums, dtype=float)
-    m = np.asarray(sizes, dtype=float)
-    if s.ndim != 1 or s.shape != m.shape or s.size < 2:
-        raise ValueError("sums and sizes must be equal-length 1-D arrays of at least 2 clusters")
-    if np.any(m <= 0) or np.any(s < 0) or np.any(s > m):
-        raise ValueError("each cluster needs size > 0 and 0 <= count <= size")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    s, m = cluster_counts(sums, sizes)
+    check_confidence(confidence)
     k, n = s.size, float(m.sum())
     rate = float(np.mean(s / m)) if aggregation == "cluster_mean" else float(s.sum() / n)
     variance = cluster_standard_error(s, m, rate, aggregation) ** 2
@@ -195,16 +190,10 @@ def beta_binomial_interval(
         ValueError: fewer than 2 clusters, non-integer counts or sizes, counts outside
             [0, size], ``confidence`` outside (0, 1).
     """
-    x = np.asarray(sums, dtype=float)
-    n = np.asarray(sizes, dtype=float)
-    if x.ndim != 1 or x.shape != n.shape or x.size < 2:
-        raise ValueError("sums and sizes must be equal-length 1-D arrays of at least 2 clusters")
-    if np.any(n <= 0) or np.any(x < 0) or np.any(x > n):
-        raise ValueError("each cluster needs size > 0 and 0 <= count <= size")
+    x, n = cluster_counts(sums, sizes)
     if np.any(x != np.round(x)) or np.any(n != np.round(n)):
         raise ValueError("counts and sizes must be whole numbers")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    check_confidence(confidence)
     cutoff = float(t_distribution.ppf(0.5 + confidence / 2.0, x.size - 1) ** 2) / 2.0
     events, total = float(x.sum()), float(n.sum())
     pairs, w = np.unique(np.column_stack([x, n]), axis=0, return_counts=True)
@@ -296,13 +285,10 @@ def rate_interval(
         raise ValueError("values and clusters must be non-empty 1-D arrays of equal length")
     if not np.all((x == 0) | (x == 1)):
         raise ValueError("values must all be 0 or 1")
-    if labels.isna().any():
-        raise ValueError("cluster labels are missing")
-    codes, uniques = pd.factorize(labels, sort=True)
-    sums = np.bincount(codes, weights=x, minlength=len(uniques))
-    sizes = np.bincount(codes, minlength=len(uniques)).astype(float)
+    codes, k = cluster_codes(labels)
+    sums = np.bincount(codes, weights=x, minlength=k)
+    sizes = np.bincount(codes, minlength=k).astype(float)
     required = max(min_clusters, RATE_MIN_CLUSTERS_FLOOR)
-    k = len(uniques)
     result = partial(RateInterval, n=int(x.size), n_clusters=k, confidence=confidence)
     if k < required:
         rate = float(np.mean(sums / sizes)) if aggregation == "cluster_mean" else x.mean()

@@ -28,6 +28,7 @@ from apps.analysis.stats.bootstrap import (
     cluster_weights,
     percentile_interval,
 )
+from apps.analysis.stats.checks import check_confidence
 
 SHARED_LEVELS = (0, 1, 2, 3)
 # Default for "β_B is small": 0.05 F_att units per level, i.e. 15 points over L0–L3. The plan
@@ -190,8 +191,7 @@ def op_ratio(
         )
     if replicates < 1:
         raise ValueError(f"replicates must be >= 1, got {replicates}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    check_confidence(confidence)
     _check_levels(levels)
     columns = [value, level, item, family]
     missing = [c for c in columns if c not in data.columns]

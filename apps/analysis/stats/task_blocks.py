@@ -59,6 +59,7 @@ from apps.analysis.stats.bootstrap import (
     replicate_means,
     studentized_interval,
 )
+from apps.analysis.stats.checks import check_confidence
 from apps.analysis.stats.paired import newcombe_paired_interval
 
 BootstrapMethod = Literal["studentized", "percentile"]
@@ -322,8 +323,7 @@ def paired_contrasts(
         raise ValueError(f"values must be blocks × conditions, got shape {y.shape}")
     if np.isinf(y).any():
         raise ValueError("values must be finite or NaN")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    check_confidence(confidence)
     if replicates < 1:
         raise ValueError(f"replicates must be >= 1, got {replicates}")
     if method not in BOOTSTRAP_METHODS:

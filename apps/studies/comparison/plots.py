@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from apps.analysis.pipelines.base import panel_plots
-from apps.analysis.plots import COLOURS
+from apps.analysis.plots import forest
 
 
 def _panels(estimates: dict[str, Any]) -> list[tuple[str, str]]:
@@ -33,17 +33,12 @@ def _figure(estimates: dict[str, Any], panel: tuple[str, str]) -> Figure:
         if (r["condition"], r["reference"]) == panel and r.get("estimate") is not None
     ]
     figure, ax = plt.subplots(figsize=(5.2, 0.9 + 0.32 * max(1, len(rows))))
-    ys = list(range(len(rows)))[::-1]
-    for y, row in zip(ys, rows, strict=True):
-        interval = row.get("interval")
-        excludes = bool(interval and (interval[0] > 0 or interval[1] < 0))
-        colour = COLOURS[1] if excludes else COLOURS[0]
-        if interval:
-            ax.plot(interval, [y, y], color=colour, linewidth=2)
-        ax.plot([row["estimate"]], [y], marker="o", color=colour, markersize=5)
-    ax.axvline(0, color="#333333", linewidth=0.8)
-    ax.set_yticks(ys, [f"{r['outcome']} · {r['evaluand']}" for r in rows], fontsize=8)
-    ax.set_ylim(-0.6, max(ys, default=0) + 0.6)
+    forest(
+        ax,
+        [(r["estimate"], r.get("interval")) for r in rows],
+        [f"{r['outcome']} · {r['evaluand']}" for r in rows],
+        fontsize=8,
+    )
     ax.set_xlabel(f"difference ({condition} − {reference})")
     figure.tight_layout()
     return figure

@@ -656,6 +656,23 @@ class _Plan:
                     where="parameter response_families",
                 )
 
+    def bootstrap(
+        self, family_values: pd.Series, seed: int, method: IntervalMethod | None = None
+    ) -> BootstrapResult:
+        """The frozen family-clustered bootstrap (CRUCIBLE §9.1) of the mean of
+        ``family_values`` (one summary a family, indexed by family): the plan's replicates,
+        coverage and minimum families, and its interval method unless ``method`` names one."""
+        return family_cluster_bootstrap(
+            family_values.to_numpy(),
+            family_values.index.to_numpy(),
+            seed=seed,
+            aggregation="cluster_mean",
+            replicates=self.replicates,
+            confidence=self.confidence,
+            min_clusters=self.min_families,
+            method=method or self.method,
+        )
+
 
 MODEL_EPISODE = ("scored", "unscored", "no_response")
 
@@ -935,15 +952,8 @@ def _axis_estimates(
                 }
                 if observed_n:
                     family_values, n_seeds = summaries[(evaluand, rung, axis)]
-                    result = family_cluster_bootstrap(
-                        family_values.to_numpy(),
-                        family_values.index.to_numpy(),
-                        seed=sub_seed(seed, KIND, evaluand, rung, axis),
-                        aggregation="cluster_mean",
-                        replicates=plan.replicates,
-                        confidence=plan.confidence,
-                        min_clusters=plan.min_families,
-                        method=plan.method,
+                    result = plan.bootstrap(
+                        family_values, sub_seed(seed, KIND, evaluand, rung, axis)
                     )
                     cell.update(
                         families=list(family_values.index),
@@ -983,15 +993,7 @@ def _percentile_sensitivity(
         or result.n_clusters >= PERCENTILE_CALIBRATED_CLUSTERS
     ):
         return {}
-    calibrated = family_cluster_bootstrap(
-        values.to_numpy(),
-        values.index.to_numpy(),
-        seed=seed,
-        replicates=plan.replicates,
-        confidence=plan.confidence,
-        min_clusters=plan.min_families,
-        method="studentized",
-    )
+    calibrated = plan.bootstrap(values, seed, method="studentized")
     sensitivity: dict[str, Any] = {
         "method": INTERVAL_METHOD_NAMES["bootstrap_t"],
         "interval": interval(calibrated.interval),
@@ -1274,15 +1276,7 @@ def _difference(plan: _Plan, diffs: pd.Series, seed: int) -> dict[str, Any]:
     if len(diffs) == 0:
         out["note"] = "no family observed for both evaluands"
         return out
-    result = family_cluster_bootstrap(
-        diffs.to_numpy(),
-        diffs.index.to_numpy(),
-        seed=seed,
-        replicates=plan.replicates,
-        confidence=plan.confidence,
-        min_clusters=plan.min_families,
-        method=plan.method,
-    )
+    result = plan.bootstrap(diffs, seed)
     out.update(estimate=result.estimate, interval=interval(result.interval))
     out.update(_percentile_sensitivity(plan, result, diffs, seed))
     if len(diffs) >= 2 and float(np.std(diffs.to_numpy())) > 0:

@@ -553,17 +553,13 @@ def synthetic(version: ProtocolVersion, raw: dict[str, Any]) -> dict[str, Any]:
     blocks per model"); counted on the whole planned schedule, not the gate's sample; and when
     the plan names an endpoint no import can fill (``unfillable``).
     """
+    from apps.analysis.computability import gate_evaluands
     from apps.analysis.import_shapes import session_columns, synthetic_session
     from apps.items.selectors import design_schedule_inputs
     from apps.responses.components import _entries
-    from apps.responses.models import RosterEntry
 
     parameters = data.plan_parameters(version)
-    codes = list(
-        RosterEntry.objects.filter(version=version)
-        .order_by("position")
-        .values_list("code", flat=True)
-    ) or ["synthetic-evaluand"]
+    codes = gate_evaluands(version)
     try:
         entries, _ = _entries(version, codes)
     except Exception as error:  # the schedule's own refusal, in the PI's words

@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from apps.analysis.pipelines.base import panel_plots
-from apps.analysis.plots import COLOURS as _COLOURS
+from apps.analysis.plots import forest
 
 
 def _describe(panel: tuple[str, str]) -> tuple[str, str]:
@@ -67,17 +67,12 @@ def forest_figure(rows: list[dict[str, Any]]) -> Figure:
     limit = max([0.1, *bounds]) * 1.1
     for ax, endpoint in zip(axes[:, 0], endpoints, strict=True):
         mine = [r for r in shown if r["endpoint"] == endpoint]
-        ys = list(range(len(mine)))[::-1]
-        for y, r in zip(ys, mine, strict=True):
-            interval = _interval(r)
-            excludes = bool(interval and (interval[0] > 0 or interval[1] < 0))
-            colour = _COLOURS[1] if excludes else _COLOURS[0]
-            if interval:
-                ax.plot(interval, [y, y], color=colour, linewidth=2)
-            ax.plot([r["estimate"]], [y], marker="o", color=colour, markersize=5)
-        ax.axvline(0, color="#333333", linewidth=0.8)
-        ax.set_yticks(ys, [r["contrast"] for r in mine], fontsize=10)
-        ax.set_ylim(-0.6, max(ys, default=0) + 0.6)
+        forest(
+            ax,
+            [(r["estimate"], _interval(r)) for r in mine],
+            [r["contrast"] for r in mine],
+            fontsize=10,
+        )
         ax.set_xlim(-limit, limit)
         ax.set_title(endpoint, fontsize=10, loc="left")
         ax.tick_params(axis="x", labelsize=9)

@@ -22,7 +22,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.deviations import chain
-from apps.deviations.checkpoints import trusted_public_keys
+from apps.deviations.checkpoints import create_key_file, trusted_public_keys
 from apps.deviations.witness import MAX_BODY, Answer, Witness
 
 
@@ -31,14 +31,7 @@ def load_or_create_key(path: Path, *, create: bool) -> Ed25519PrivateKey:
     if not path.exists():
         if not create:
             raise CommandError(f"{path} does not exist (give --create-key to create it)")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        pem = Ed25519PrivateKey.generate().private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-        path.touch(mode=0o600)
-        path.write_bytes(pem)
+        create_key_file(path)
     key = serialization.load_pem_private_key(path.read_bytes(), password=None)
     if not isinstance(key, Ed25519PrivateKey):
         raise CommandError(f"{path} is not an Ed25519 private key")
