@@ -502,25 +502,36 @@ def _perform(run: AnalysisRun, attempt: int, progress: Callable[[int, str], None
 
 
 def analysis_runs_reap(*, now: datetime | None = None) -> dict[str, list[int]]:
-    """Requeue or fail runs whose worker stopped answering; re-send lost queue messages.
+    """Requeue or fail runs whose worker stopped answering; re-send lost queue messages
+    (``reap_stale`` with the runs' queue). Returns the run ids per action."""
+    return reap_stale(AnalysisRun.objects.all(), enqueue=_enqueue, now=now)
 
-    - ``running`` with a heartbeat older than ``heartbeat_timeout()``: requeued (and sent to a
-      worker again) while it has had fewer than ``MAX_ATTEMPTS`` claims, else failed with
-      "worker lost".
+
+def reap_stale(
+    rows: QuerySet[Any],
+    *,
+    enqueue: Callable[[int], None],
+    now: datetime | None = None,
+) -> dict[str, list[int]]:
+    """The reaper of worker-run rows (analysis runs, design diagnoses: ``state``, ``attempts``,
+    ``heartbeat_at``, ``queued_at``, ``progress``, ``progress_message``, ``finished_at``,
+    ``error``), which beat calls every 15 s:
+
+    - ``running`` with a heartbeat older than ``heartbeat_timeout()``: queued again (and sent
+      to a worker again by ``enqueue``) while it has had fewer than ``MAX_ATTEMPTS`` claims,
+      else failed with "worker lost";
     - ``queued`` for longer than the timeout: its message is sent again (the claim makes a
       duplicate harmless).
 
     Each change is one conditional UPDATE, so a worker's heartbeat or claim racing the reaper
-    wins or loses cleanly. Returns the run ids per action.
+    wins or loses cleanly. Returns the row ids per action: requeued, failed, resent.
     """
     now = now or timezone.now()
     cutoff = now - heartbeat_timeout()
     done: dict[str, list[int]] = {"requeued": [], "failed": [], "resent": []}
-    stale = AnalysisRun.objects.filter(state=RunState.RUNNING, heartbeat_at__lt=cutoff)
-    for run_id, attempts in stale.values_list("pk", "attempts"):
-        same = AnalysisRun.objects.filter(
-            pk=run_id, state=RunState.RUNNING, attempts=attempts, heartbeat_at__lt=cutoff
-        )
+    stale = rows.filter(state=RunState.RUNNING, heartbeat_at__lt=cutoff)
+    for pk, attempts in stale.values_list("pk", "attempts"):
+        same = stale.filter(pk=pk, attempts=attempts)
         with transaction.atomic():
             if attempts < MAX_ATTEMPTS:
                 if same.update(
@@ -529,22 +540,19 @@ def analysis_runs_reap(*, now: datetime | None = None) -> dict[str, list[int]]:
                     progress=0,
                     progress_message=f"Requeued: the worker stopped answering (claim {attempts})",
                 ):
-                    done["requeued"].append(run_id)
-                    transaction.on_commit(partial(_enqueue, run_id))
+                    done["requeued"].append(pk)
+                    transaction.on_commit(partial(enqueue, pk))
             elif same.update(
                 state=RunState.FAILED,
                 finished_at=now,
                 error=f"worker lost: no heartbeat since the last of {attempts} claims",
                 progress_message="Failed",
             ):
-                done["failed"].append(run_id)
-    for run_id in AnalysisRun.objects.filter(
-        state=RunState.QUEUED, queued_at__lt=cutoff
-    ).values_list("pk", flat=True):
+                done["failed"].append(pk)
+    waiting = rows.filter(state=RunState.QUEUED, queued_at__lt=cutoff)
+    for pk in waiting.values_list("pk", flat=True):
         with transaction.atomic():
-            if AnalysisRun.objects.filter(
-                pk=run_id, state=RunState.QUEUED, queued_at__lt=cutoff
-            ).update(queued_at=now):
-                done["resent"].append(run_id)
-                transaction.on_commit(partial(_enqueue, run_id))
+            if waiting.filter(pk=pk).update(queued_at=now):
+                done["resent"].append(pk)
+                transaction.on_commit(partial(enqueue, pk))
     return done

@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import time
 from datetime import datetime
-from functools import partial
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -41,7 +40,7 @@ from apps.analysis.diagnosis.engine import (
 from apps.analysis.diagnosis.world import WorldError, world_filled
 from apps.analysis.models import DesignDiagnosis, DiagnosisState
 from apps.analysis.pipelines.base import PlanInputError
-from apps.analysis.services import MAX_ATTEMPTS, heartbeat, heartbeat_timeout
+from apps.analysis.services import heartbeat, reap_stale
 from apps.core.canonical import canonical_json
 from apps.core.rows import full_clean_save
 from apps.protocols.models import ProtocolVersion, VersionState
@@ -205,46 +204,10 @@ def design_diagnosis_perform(*, diagnosis_id: int) -> str:
 
 
 def design_diagnoses_reap(*, now: datetime | None = None) -> dict[str, list[int]]:
-    """Claim again, or fail, diagnoses whose worker stopped answering; resend lost messages.
-
-    As ``apps.analysis.services.analysis_runs_reap`` does for runs (beat calls both): a
-    ``running`` diagnosis with no heartbeat for ``heartbeat_timeout()`` is queued again (the
-    same world and seed give the same result) while it has had fewer than ``MAX_ATTEMPTS``
-    claims, else failed with "worker lost"; a ``queued`` one waiting longer than the timeout
-    has its message sent again (the claim makes a duplicate harmless). Each change is one
-    conditional UPDATE. Returns the diagnosis ids per action.
-    """
-    now = now or timezone.now()
-    cutoff = now - heartbeat_timeout()
-    done: dict[str, list[int]] = {"requeued": [], "failed": [], "resent": []}
-    stale = DesignDiagnosis.objects.filter(state=DiagnosisState.RUNNING, heartbeat_at__lt=cutoff)
-    for diagnosis_id, attempts in stale.values_list("pk", "attempts"):
-        same = _mine(diagnosis_id, attempts).filter(heartbeat_at__lt=cutoff)
-        with transaction.atomic():
-            if attempts < MAX_ATTEMPTS:
-                if same.update(
-                    state=DiagnosisState.QUEUED,
-                    queued_at=now,
-                    progress=0,
-                    progress_message=f"Requeued: the worker stopped answering (claim {attempts})",
-                ):
-                    done["requeued"].append(diagnosis_id)
-                    transaction.on_commit(partial(_enqueue, diagnosis_id))
-            elif same.update(
-                state=DiagnosisState.FAILED,
-                finished_at=now,
-                error=f"worker lost: no heartbeat since the last of {attempts} claims; run "
-                "it again",
-                progress_message="Failed",
-            ):
-                done["failed"].append(diagnosis_id)
-    waiting = DesignDiagnosis.objects.filter(state=DiagnosisState.QUEUED, queued_at__lt=cutoff)
-    for diagnosis_id in waiting.values_list("pk", flat=True):
-        with transaction.atomic():
-            if waiting.filter(pk=diagnosis_id).update(queued_at=now):
-                done["resent"].append(diagnosis_id)
-                transaction.on_commit(partial(_enqueue, diagnosis_id))
-    return done
+    """Claim again, or fail, diagnoses whose worker stopped answering; resend lost messages:
+    ``apps.analysis.services.reap_stale``, as for runs (beat calls both). A diagnosis queued
+    again gives the same document (the same world and seed). Returns the ids per action."""
+    return reap_stale(DesignDiagnosis.objects.all(), enqueue=_enqueue, now=now)
 
 
 @transaction.atomic
