@@ -33,8 +33,7 @@ class LeanReadApi(APIView):
     path too, so that every refusal is the one DRF gives (same status, body and timing path);
     the throttles then do not count it twice. The body is DRF's ``JSONRenderer``'s bytes, with
     the ``Allow`` and ``Vary: Accept`` headers DRF sets. ``page_middleware = False`` also lets
-    ``TokenAPIMiddleware`` skip the
-    page-only middleware for these requests.
+    ``TokenAPIMiddleware`` skip the page-only middleware for these requests.
     """
 
     page_middleware = False
