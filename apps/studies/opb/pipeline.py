@@ -1270,6 +1270,7 @@ def _surface(
     seed: int,
     tick: Callable[[], None],
     reliability: dict[str, Any],
+    refusal_models: bool,
 ) -> dict[str, Any]:
     surface = df[df["evaluand"] == evaluand]
     labels = (KIND, evaluand)
@@ -1309,7 +1310,7 @@ def _surface(
                 in_shared, n_squeeze, plan, sub_seed(seed, *labels, arm, "beta")
             )
             stage[f"beta_{arm}"] = _clean(betas[arm])
-            stage["refusal_model"] = _refusal_models(in_shared)
+            stage.update({"refusal_model": _refusal_models(in_shared)} if refusal_models else {})
             if arm == "A":
                 stage["tost_beta_A"] = _tost(betas[arm], plan)
                 stage["descriptive_levels"] = [
@@ -1428,8 +1429,15 @@ def compute(
     parameters: dict[str, Any],
     seed: int,
     progress: Progress = no_progress,
+    refusal_models: bool = True,
 ) -> dict[str, Any]:
-    """The OPB-01 analysis of ``inputs`` (see the module docstring). Pure: no ORM, no clock."""
+    """The OPB-01 analysis of ``inputs`` (see the module docstring). Pure: no ORM, no clock.
+
+    ``refusal_models=False`` leaves out each stage's refusal models (R by level: a mixed
+    logistic and a GEE fit, ``stage["refusal_model"]`` absent): only the design diagnosis
+    passes it (``apps.studies.opb.world``), since no diagnosed estimate, test or decision reads
+    them and they are 40 % of a simulation's time (docs/performance.md, "Design diagnosis").
+    """
     plan = _Plan(parameters)
     df = _frame(inputs)
     progress(12, "Reliability of F_att")
@@ -1450,7 +1458,9 @@ def compute(
             f"Surface {min(len(evaluands), 1 + (done[0] - 1) // 4)} of {len(evaluands)}",
         )
 
-    surfaces = [_surface(df, e, plan, inputs, seed, tick, reliability) for e in evaluands]
+    surfaces = [
+        _surface(df, e, plan, inputs, seed, tick, reliability, refusal_models) for e in evaluands
+    ]
 
     observed = Counter((r["evaluand"], r["family"], r["level"]) for r in inputs["rows"])
     by_cell: Counter[Any] = Counter()

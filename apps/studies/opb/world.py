@@ -171,4 +171,11 @@ def inquiry(raw: Raw, world: dict[str, Any], result: dict[str, Any]) -> list[Dra
     return draws
 
 
-WORLD = WorldModel(schema=schema, simulate=simulate, inquiry=inquiry, sizes=(ITEMS_PER_FAMILY,))
+WORLD = WorldModel(
+    schema=schema,
+    simulate=simulate,
+    inquiry=inquiry,
+    sizes=(ITEMS_PER_FAMILY,),
+    # The refusal models feed no diagnosed estimate, test or decision (pipeline.compute).
+    compute_options={"refusal_models": False},
+)
