@@ -12,15 +12,24 @@ unsealed (``apps.raters.final.register_dashboard_part``). The statistics are
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from apps.analysis.pipelines.base import KindPlots, PlotSpec, ReportTemplate
-from apps.analysis.stats.judge import Bootstrap, judge_validation
+from apps.analysis.pipelines.base import KindPlots, PlanReader, PlotSpec, ReportTemplate
+from apps.analysis.stats.judge import DEFAULT_REPLICATES, Bootstrap, judge_validation
 
-# Replicates of the item-clustered bootstrap: fixed (not the plan's bootstrap_replicates,
-# which a study sets for its own estimates, up to 10,000), so that the dashboard, which
-# computes on request, and the report give the same intervals for the same seed.
-REPLICATES = 999
+# Replicates of the item-clustered bootstrap: the statistics' own default, fixed (not the
+# plan's bootstrap_replicates, which a study sets for its own estimates, up to 10,000), so that
+# the dashboard, which computes on request, and the report give the same intervals for the same
+# seed.
+REPLICATES = DEFAULT_REPLICATES
+
+
+def judge_confidence(parameters: Mapping[str, str]) -> float:
+    """The intervals' coverage: the plan's ``interval_coverage`` read as every run reads it
+    (``PlanReader``), 0.95 when unset. Raises ValueError naming the parameter when its text is
+    not a finite number (the freeze refuses such a value)."""
+    return PlanReader(parameters).number("interval_coverage", default=0.95)
 
 
 def validation_from_inputs(
@@ -75,18 +84,17 @@ def dashboard_validation(version: Any) -> list[dict[str, Any]]:
     from django.core.cache import cache
 
     from apps.analysis.inputs import judge_validation_inputs
+    from apps.analysis.pipelines.base import seed_from
     from apps.core.canonical import canonical_json, sha256_hex
-    from apps.raters.plan import rating_plan
 
     inputs = judge_validation_inputs(version)
     if not inputs:
         return []
-    coverage = dict(version.parameters.values_list("name", "value")).get("interval_coverage")
-    try:
-        confidence = float(coverage) if coverage else 0.95
-    except ValueError:
-        confidence = 0.95
-    seed = rating_plan(version).seed
+    # The plan read as a run of this version reads it (analysis.services): the same seed and
+    # coverage, so the dashboard's intervals are the report's.
+    parameters = dict(version.parameters.values_list("name", "value"))
+    confidence = judge_confidence(parameters)
+    seed, _ = seed_from(parameters, version.sha256)
     key = "judge-validation:" + sha256_hex(
         canonical_json(
             {"inputs": inputs, "seed": seed, "confidence": str(confidence), "r": REPLICATES}
