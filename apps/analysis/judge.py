@@ -13,6 +13,7 @@ unsealed (``apps.raters.final.register_dashboard_part``). The statistics are
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from apps.analysis.pipelines.base import KindPlots, PlanReader, PlotSpec, ReportTemplate
@@ -140,6 +141,24 @@ def _fmt(value: float | None) -> str:
     return "not defined" if value is None else f"{value:.2f}"
 
 
+@dataclass(frozen=True)
+class Series:
+    """How one statistic of a row's ``final`` is drawn: its legend label, marker, colour (an
+    index into ``plots.COLOURS``) and vertical shift within the row."""
+
+    label: str
+    marker: str
+    colour: int
+    shift: float
+
+
+# Keyed by the statistic's name in the result, so each is drawn and labelled as itself.
+SERIES = {
+    "alpha": Series("α", "o", 0, 0.12),
+    "kappa": Series("κ", "s", 1, -0.12),
+}
+
+
 def figure(document: dict[str, Any], index: int) -> Any:
     """α (circles) and κ (squares) per scorer and field, with their intervals: one row each,
     labels on the left, drawn to stay readable when redrawn for a 340 px column."""
@@ -153,9 +172,7 @@ def figure(document: dict[str, Any], index: int) -> Any:
     fig = Figure(figsize=(6.4, 0.9 + 0.55 * len(rows)))
     ax = fig.subplots()
     ys = list(range(len(rows)))[::-1]
-    for offset, (name, marker, colour) in enumerate(
-        (("alpha", "o", COLOURS[0]), ("kappa", "s", COLOURS[1]))
-    ):
+    for name, series in SERIES.items():
         for y, row in zip(ys, rows, strict=True):
             value = row["final"][name]
             if value is None:
@@ -168,12 +185,12 @@ def figure(document: dict[str, Any], index: int) -> Any:
             )
             ax.errorbar(
                 [value],
-                [y + (0.12 if offset == 0 else -0.12)],
+                [y + series.shift],
                 xerr=err,
-                fmt=marker,
-                color=colour,
+                fmt=series.marker,
+                color=COLOURS[series.colour],
                 capsize=3,
-                label="α" if offset == 0 else "κ",
+                label=series.label,
             )
     handles, labels = ax.get_legend_handles_labels()
     unique = dict(zip(labels, handles, strict=True))
@@ -196,13 +213,11 @@ def _low(row: dict[str, Any]) -> float:
 
 def section_context(document: dict[str, Any]) -> dict[str, Any]:
     """The section's rows and the index of its plot among the page's plots (after the kind's)."""
-    from apps.analysis.plots import plot_specs as page_plots
+    from apps.analysis.plots import page_plot
 
-    specs = page_plots(document)
-    own = plot_specs(document)
     return {
         "judge_validation": document.get("estimates", {}).get("judge_validation", []),
-        "judge_plot": specs[len(specs) - len(own)] if own else None,
+        "judge_plot": page_plot(document, PLOTS, 0),
     }
 
 
