@@ -12,15 +12,25 @@ unsealed (``apps.raters.final.register_dashboard_part``). The statistics are
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from apps.analysis.pipelines.base import KindPlots, PlotSpec, ReportTemplate
-from apps.analysis.stats.judge import Bootstrap, judge_validation
+from apps.analysis.pipelines.base import KindPlots, PlanReader, PlotSpec, ReportTemplate
+from apps.analysis.stats.judge import DEFAULT_REPLICATES, Bootstrap, judge_validation
 
-# Replicates of the item-clustered bootstrap: fixed (not the plan's bootstrap_replicates,
-# which a study sets for its own estimates, up to 10,000), so that the dashboard, which
-# computes on request, and the report give the same intervals for the same seed.
-REPLICATES = 999
+# Replicates of the item-clustered bootstrap: the statistics' own default, fixed (not the
+# plan's bootstrap_replicates, which a study sets for its own estimates, up to 10,000), so that
+# the dashboard, which computes on request, and the report give the same intervals for the same
+# seed.
+REPLICATES = DEFAULT_REPLICATES
+
+
+def judge_confidence(parameters: Mapping[str, str]) -> float:
+    """The intervals' coverage: the plan's ``interval_coverage`` read as every run reads it
+    (``PlanReader``), 0.95 when unset. Raises ValueError naming the parameter when its text is
+    not a finite number (the freeze refuses such a value)."""
+    return PlanReader(parameters).number("interval_coverage", default=0.95)
 
 
 def validation_from_inputs(
@@ -75,18 +85,17 @@ def dashboard_validation(version: Any) -> list[dict[str, Any]]:
     from django.core.cache import cache
 
     from apps.analysis.inputs import judge_validation_inputs
+    from apps.analysis.pipelines.base import seed_from
     from apps.core.canonical import canonical_json, sha256_hex
-    from apps.raters.plan import rating_plan
 
     inputs = judge_validation_inputs(version)
     if not inputs:
         return []
-    coverage = dict(version.parameters.values_list("name", "value")).get("interval_coverage")
-    try:
-        confidence = float(coverage) if coverage else 0.95
-    except ValueError:
-        confidence = 0.95
-    seed = rating_plan(version).seed
+    # The plan read as a run of this version reads it (analysis.services): the same seed and
+    # coverage, so the dashboard's intervals are the report's.
+    parameters = dict(version.parameters.values_list("name", "value"))
+    confidence = judge_confidence(parameters)
+    seed, _ = seed_from(parameters, version.sha256)
     key = "judge-validation:" + sha256_hex(
         canonical_json(
             {"inputs": inputs, "seed": seed, "confidence": str(confidence), "r": REPLICATES}
@@ -132,6 +141,24 @@ def _fmt(value: float | None) -> str:
     return "not defined" if value is None else f"{value:.2f}"
 
 
+@dataclass(frozen=True)
+class Series:
+    """How one statistic of a row's ``final`` is drawn: its legend label, marker, colour (an
+    index into ``plots.COLOURS``) and vertical shift within the row."""
+
+    label: str
+    marker: str
+    colour: int
+    shift: float
+
+
+# Keyed by the statistic's name in the result, so each is drawn and labelled as itself.
+SERIES = {
+    "alpha": Series("α", "o", 0, 0.12),
+    "kappa": Series("κ", "s", 1, -0.12),
+}
+
+
 def figure(document: dict[str, Any], index: int) -> Any:
     """α (circles) and κ (squares) per scorer and field, with their intervals: one row each,
     labels on the left, drawn to stay readable when redrawn for a 340 px column."""
@@ -145,9 +172,7 @@ def figure(document: dict[str, Any], index: int) -> Any:
     fig = Figure(figsize=(6.4, 0.9 + 0.55 * len(rows)))
     ax = fig.subplots()
     ys = list(range(len(rows)))[::-1]
-    for offset, (name, marker, colour) in enumerate(
-        (("alpha", "o", COLOURS[0]), ("kappa", "s", COLOURS[1]))
-    ):
+    for name, series in SERIES.items():
         for y, row in zip(ys, rows, strict=True):
             value = row["final"][name]
             if value is None:
@@ -160,12 +185,12 @@ def figure(document: dict[str, Any], index: int) -> Any:
             )
             ax.errorbar(
                 [value],
-                [y + (0.12 if offset == 0 else -0.12)],
+                [y + series.shift],
                 xerr=err,
-                fmt=marker,
-                color=colour,
+                fmt=series.marker,
+                color=COLOURS[series.colour],
                 capsize=3,
-                label="α" if offset == 0 else "κ",
+                label=series.label,
             )
     handles, labels = ax.get_legend_handles_labels()
     unique = dict(zip(labels, handles, strict=True))
@@ -188,13 +213,11 @@ def _low(row: dict[str, Any]) -> float:
 
 def section_context(document: dict[str, Any]) -> dict[str, Any]:
     """The section's rows and the index of its plot among the page's plots (after the kind's)."""
-    from apps.analysis.plots import plot_specs as page_plots
+    from apps.analysis.plots import page_plot
 
-    specs = page_plots(document)
-    own = plot_specs(document)
     return {
         "judge_validation": document.get("estimates", {}).get("judge_validation", []),
-        "judge_plot": specs[len(specs) - len(own)] if own else None,
+        "judge_plot": page_plot(document, PLOTS, 0),
     }
 
 

@@ -40,6 +40,15 @@ def plot_specs(document: dict[str, Any]) -> list[PlotSpec]:
     return [spec for spec, _plots, _own in _all_plots(document)]
 
 
+def page_plot(document: dict[str, Any], plots: KindPlots, index: int) -> PlotSpec | None:
+    """The page-wide spec of plot ``index`` of ``plots`` (a kind's or a shared part's), found
+    by whose plot it is rather than by its place among the page's; None when the document does
+    not offer it."""
+    return next(
+        (spec for spec, own, i in _all_plots(document) if own is plots and i == index), None
+    )
+
+
 def _all_plots(document: dict[str, Any]) -> list[tuple[PlotSpec, KindPlots, int]]:
     """Each plot's page-wide spec, the ``KindPlots`` that draws it and its own index there."""
     sources = [_plots_of(document)] + [part.plots for part in shared_reports()]

@@ -42,14 +42,13 @@ from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.analysis import inputs as data
-from apps.analysis.judge import validation_from_inputs
+from apps.analysis.judge import judge_confidence, validation_from_inputs
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.pipelines import get_pipeline, pipeline_kinds
 from apps.analysis.pipelines.base import (
     RESULT_DOCUMENT_TYPE,
     Pipeline,
     PlanInputError,
-    PlanReader,
     seed_from,
     software_versions,
 )
@@ -468,11 +467,12 @@ def _perform(run: AnalysisRun, attempt: int, progress: Callable[[int, str], None
                 "machine_agreement": agreement_from_inputs(inputs["machine_agreement"]),
             }
         if inputs.get("judge_validation"):
-            coverage = PlanReader(run.parameters).number("interval_coverage", default=0.95)
             estimates = {
                 **estimates,
                 "judge_validation": validation_from_inputs(
-                    inputs["judge_validation"], seed=run.seed, confidence=coverage
+                    inputs["judge_validation"],
+                    seed=run.seed,
+                    confidence=judge_confidence(run.parameters),
                 ),
             }
         if inputs.get("unresolved_finals"):

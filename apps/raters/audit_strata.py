@@ -8,7 +8,10 @@ says how responses are split and which fraction of each stratum the reviewers au
     ``value`` (the machine's value of ``field``), ``confidence`` (its confidence, in the bands
     ``bands`` cut: ``[0.5, 0.8]`` gives ``0-0.5``, ``0.5-0.8``, ``0.8-1``; the lowest of the
     response's scores of ``field``, or of all its scores without a field) or ``condition``
-    (the item's condition code);
+    (the item's condition code). A value and a confidence are the response's own, as imported
+    (epoch by epoch, whatever the scorer's ``epochs`` rule): the unit judge validation compares
+    (``apps.raters.final.comparison_inputs`` says why), so the weights below are the draw's
+    inclusion probabilities of the responses compared;
 ``fractions``
     ``{stratum: fraction in [0, 1]}``; a stratum not named takes ``default_fraction`` (else
     the plan's ``audit_fraction``, else 0). A response with no value, no confidence or no

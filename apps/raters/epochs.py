@@ -19,6 +19,8 @@ one difference of shape: the value keeps the field's kind (``at_least`` gives tr
 not 1.0 or 0.0), so it is checked and analysed as the field's values are. A reduced value
 stands for the cell and evaluand: it is the value of the group's first scored repetition,
 and the scorer has no value of that field on the others (``apps.raters.final.machine_values``).
+Agreement, judge validation and the audit's strata compare the scorer with the reviewers epoch
+by epoch instead, on each response's own value (``apps.raters.final.comparison_inputs``).
 
 No Django imports.
 """

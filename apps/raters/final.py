@@ -14,13 +14,16 @@ or nothing"): the response is unresolved (``unresolved`` in its row), the comput
 warns of such a rule before the freeze (``unresolvable_rules``) and the report counts and lists
 the unresolved responses.
 
-The analysis reads final values only through ``final_values`` (``apps.analysis.inputs``).
+The analysis reads final values only through ``final_values`` (``apps.analysis.inputs``), in
+which a scorer's epochs are combined by its frozen rule; agreement and judge validation read
+each response's own machine value (``comparison_inputs`` says why).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Count
@@ -57,9 +60,14 @@ def _combine(kind: str, values: list[Any]) -> Any:
     return None
 
 
-def machine_values(version: ProtocolVersion) -> dict[int, dict[str, dict[str, Any]]]:
+def machine_values(
+    version: ProtocolVersion, *, per_epoch: bool = False
+) -> dict[int, dict[str, dict[str, Any]]]:
     """``{response_id: {scorer code: {field: value}}}`` of every machine score of ``version``,
-    a scorer's epochs combined as its roster entry says (``epochs_combined``)."""
+    a scorer's epochs combined as its roster entry says (``epochs_combined``): the values the
+    final values, and so every estimate, are taken from. With ``per_epoch`` each response keeps
+    its own values, as imported: what a reviewer who read that response is compared with
+    (``comparison_inputs``)."""
     roster = ScorerRosterEntry.objects.filter(version=version)
     codes = dict(roster.values_list("scorer_id", "code"))
     out: dict[int, dict[str, dict[str, Any]]] = defaultdict(lambda: defaultdict(dict))
@@ -73,7 +81,7 @@ def machine_values(version: ProtocolVersion) -> dict[int, dict[str, dict[str, An
         if code is not None:
             out[response_id][code][field] = value
     rules = {code: rule for code, rule in roster.values_list("code", "epochs") if rule != EACH}
-    if rules:
+    if rules and not per_epoch:
         epochs_combined(version, out, rules)
     return out
 
@@ -220,35 +228,87 @@ def _code(field: RubricField, value: Any) -> float:
     return float(value)
 
 
+@dataclass(frozen=True)
+class ComparisonInputs:
+    """What agreement and judge validation compare, read once: the machine-scored fields of an
+    α-capable kind (rubric order), the roster's code → role, every response's machine values
+    epoch by epoch (``machine_values(per_epoch=True)``) and the reviewers' rows
+    (``final_scores``)."""
+
+    fields: list[RubricField]
+    roles: dict[str, str]
+    machine: dict[int, dict[str, dict[str, Any]]]
+    rows: list[dict[str, Any]]
+
+    def scorers(
+        self, field: RubricField, kept: set[int] | None = None
+    ) -> dict[str, dict[str, float]]:
+        """``{scorer code: {response id as text: code}}``: the values of ``field`` by the
+        scorers of its role (of the responses in ``kept`` when given)."""
+        out: dict[str, dict[str, float]] = defaultdict(dict)
+        for response_id, by_scorer in self.machine.items():
+            if kept is not None and response_id not in kept:
+                continue
+            for code, values in by_scorer.items():
+                if self.roles.get(code) == field.scorer_role and values.get(field.name) is not None:
+                    out[code][str(response_id)] = _code(field, values[field.name])
+        return out
+
+    def final(self, field: RubricField, kept: set[int] | None = None) -> dict[str, float]:
+        """``{response id as text: code}``: the reviewers' final values of ``field`` (agreed or
+        adjudicated; none while awaiting adjudication)."""
+        return {
+            str(row["response_id"]): _code(field, row["final"][field.name])
+            for row in self.rows
+            if (kept is None or row["response_id"] in kept)
+            and row["status"] != AWAITING_ADJUDICATION
+            and row["final"].get(field.name) is not None
+        }
+
+
+def comparison_inputs(version: ProtocolVersion) -> ComparisonInputs | None:
+    """The shared reads of ``agreement_inputs`` and ``validation_inputs``; None when no field
+    is machine-scored and of an α-capable kind.
+
+    The unit compared is the response, each with the machine's value of that response as
+    imported, epoch by epoch, whatever the scorer's ``epochs`` rule: a reviewer scores one
+    response (one epoch's text), so the machine's verdict on the same text is what their value
+    checks. A combined value (``epochs_combined``) summarises the scorer's verdicts on every
+    epoch of a cell and evaluand; set against one epoch's human value it would count the
+    epochs' own variation as the scorer's error (``at_least:2`` over a correct true and a
+    correct false gives false, which a reviewer of the first epoch rightly calls true). The
+    audit's strata (``audit_strata.response_strata``) are the same unit's, so the
+    Horvitz–Thompson weights are the draw's inclusion probabilities of these responses.
+    """
+    fields = [
+        f
+        for f in RubricField.objects.filter(version=version).order_by("position")
+        if f.scorer_scores and f.kind in LEVEL_FOR_KIND
+    ]
+    if not fields:
+        return None
+    return ComparisonInputs(
+        fields=fields,
+        roles=dict(ScorerRosterEntry.objects.filter(version=version).values_list("code", "role")),
+        machine=machine_values(version, per_epoch=True),
+        rows=final_scores(version),
+    )
+
+
 def agreement_inputs(version: ProtocolVersion) -> list[dict[str, Any]]:
     """For each machine-scored field (α-capable kinds), the coders' coded values per response:
     ``[{"field", "kind", "level", "categories", "coders": {code or "reviewers": {response key:
     code}}}]``; responses are keyed by ``response_key`` (a natural key when given). The
-    reviewers' values are their final values (agreed or adjudicated)."""
-    fields = [
-        f
-        for f in RubricField.objects.filter(version=version).order_by("position")
-        if f.scored_by != ScoredBy.REVIEWERS and f.kind in LEVEL_FOR_KIND
-    ]
-    if not fields:
+    reviewers' values are their final values (agreed or adjudicated); the machine's, each
+    response's own (epoch by epoch, ``comparison_inputs``)."""
+    read = comparison_inputs(version)
+    if read is None:
         return []
-    roles = dict(ScorerRosterEntry.objects.filter(version=version).values_list("code", "role"))
-    machine = machine_values(version)
-    humans = {
-        row["response_id"]: row["final"]
-        for row in final_scores(version)
-        if row["status"] != AWAITING_ADJUDICATION
-    }
     out = []
-    for field in fields:
-        coders: dict[str, dict[str, float]] = defaultdict(dict)
-        for response_id, by_scorer in machine.items():
-            for code, values in by_scorer.items():
-                if roles.get(code) == field.scorer_role and values.get(field.name) is not None:
-                    coders[code][str(response_id)] = _code(field, values[field.name])
-        for response_id, values in humans.items():
-            if values.get(field.name) is not None:
-                coders[HUMANS][str(response_id)] = _code(field, values[field.name])
+    for field in read.fields:
+        coders = read.scorers(field)
+        if final := read.final(field):
+            coders[HUMANS] = final
         out.append(
             {
                 "field": field.name,
@@ -306,39 +366,24 @@ def validation_inputs(
     {response: code}}, "final": {response: code}, "reviewers": {username: {response: code}},
     "clusters": {response: item code}}``, plus ``"weights"`` and ``"strata"`` ({response:
     …}) when ``weights`` (``audit_strata.audit_weights``) is given: then only the audited
-    responses are compared. Responses are keyed by their id as text; empty when no field has
-    both a machine and a human value."""
-    fields = [
-        f
-        for f in RubricField.objects.filter(version=version).order_by("position")
-        if f.scorer_scores and f.kind in LEVEL_FOR_KIND
-    ]
-    if not fields:
+    responses are compared. Responses are keyed by their id as text, each with the machine's
+    value of that response (epoch by epoch: ``comparison_inputs`` says why); empty when no
+    field has both a machine and a human value."""
+    read = comparison_inputs(version)
+    if read is None:
         return []
-    roles = dict(ScorerRosterEntry.objects.filter(version=version).values_list("code", "role"))
-    machine = machine_values(version)
-    rows = final_scores(version)
     kept = None if weights is None else set(weights)
     out = []
-    for field in fields:
-        scorers: dict[str, dict[str, float]] = defaultdict(dict)
-        for response_id, by_scorer in machine.items():
-            if kept is not None and response_id not in kept:
-                continue
-            for code, values in by_scorer.items():
-                if roles.get(code) == field.scorer_role and values.get(field.name) is not None:
-                    scorers[code][str(response_id)] = _code(field, values[field.name])
-        final: dict[str, float] = {}
+    for field in read.fields:
+        scorers = read.scorers(field, kept)
+        final = read.final(field, kept)
         reviewers: dict[str, dict[str, float]] = defaultdict(dict)
-        for row in rows:
-            key = str(row["response_id"])
+        for row in read.rows:
             if kept is not None and row["response_id"] not in kept:
                 continue
-            if row["status"] != AWAITING_ADJUDICATION and row["final"].get(field.name) is not None:
-                final[key] = _code(field, row["final"][field.name])
             for original in row["originals"]:
                 if original["values"].get(field.name) is not None:
-                    reviewers[original["reviewer"]][key] = _code(
+                    reviewers[original["reviewer"]][str(row["response_id"])] = _code(
                         field, original["values"][field.name]
                     )
         if not scorers or not (final or reviewers):

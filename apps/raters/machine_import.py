@@ -43,7 +43,6 @@ The mapping (a JSON object; every key optional):
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -78,6 +77,7 @@ from apps.raters.models import (
     RubricField,
     Scorer,
     ScorerRosterEntry,
+    prompt_sha256_of,
 )
 from apps.raters.values import score_values_clean
 from apps.responses.formats import SourceRecord, file_format, file_records
@@ -193,10 +193,7 @@ def _source_spec(source: Any) -> dict | None:
 
 def _frozen_provenance(scorer: Scorer) -> dict[str, str]:
     """What a file may say of a scorer's judge, as its frozen identity says it."""
-    prompt_sha256 = scorer.prompt_sha256 or (
-        hashlib.sha256(scorer.prompt.encode()).hexdigest() if scorer.prompt else ""
-    )
-    return {"judge_model": scorer.model, "judge_prompt_sha256": prompt_sha256}
+    return {"judge_model": scorer.model, "judge_prompt_sha256": scorer.frozen_prompt_sha256}
 
 
 def provenance_mismatches(
@@ -222,8 +219,8 @@ def provenance_mismatches(
         found.append(("model", model, scorer.model))
     template = options.get("template")
     if isinstance(template, str):
-        digest = hashlib.sha256(template.encode()).hexdigest()
-        frozen = _frozen_provenance(scorer)["judge_prompt_sha256"]
+        digest = prompt_sha256_of(template)
+        frozen = scorer.frozen_prompt_sha256
         if digest != frozen:
             found.append(("prompt_sha256", digest, frozen))
     return found
@@ -617,9 +614,11 @@ class _Reader:
             if said in (None, ""):
                 continue
             said = str(said).strip()
+            # A hash is the same hash in either case of hex digit (the frozen one is lowercase).
+            compared = said.lower() if column == "judge_prompt_sha256" else said
             for entry in entries:
                 frozen = _frozen_provenance(entry.scorer)[column]
-                if said != frozen:
+                if compared != frozen:
                     self._row_problem(
                         record,
                         column,

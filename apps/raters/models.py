@@ -8,6 +8,7 @@ correction is a new score that names the one it corrects and why.
 from django.conf import settings
 from django.db import models
 
+from apps.core.canonical import sha256_hex
 from apps.protocols.models import Protocol, ProtocolVersion
 from apps.responses.models import Response
 
@@ -449,6 +450,15 @@ SCORER_IDENTITY_FIELDS = (
 SCORER_IDENTITY_OPTIONAL = ("params",)
 
 
+def prompt_sha256_of(text: str) -> str:
+    """The SHA-256 (64 lowercase hex digits) of a judge prompt: of the UTF-8 bytes of its text
+    exactly as frozen (``Scorer.prompt``: not stripped, line endings as given). What an import
+    file's ``judge_prompt_sha256`` and an Inspect log's ``template`` are compared with
+    (``Scorer.frozen_prompt_sha256``); a rubric blob holding the same text (UTF-8) has this
+    hash too."""
+    return sha256_hex(text.encode("utf-8"))
+
+
 class Scorer(models.Model):
     """A machine scorer's frozen identity: a harness grader, an oracle, an LLM judge or a script.
 
@@ -486,6 +496,15 @@ class Scorer(models.Model):
 
     def __str__(self) -> str:
         return f"{self.label} ({self.identity_sha256[:12]})"
+
+    @property
+    def frozen_prompt_sha256(self) -> str:
+        """The SHA-256 of the judge's prompt: ``prompt_sha256`` when the identity gives the hash
+        (registration refuses one that is not its ``prompt``'s), else ``prompt_sha256_of`` its
+        ``prompt``; empty for a scorer with no prompt."""
+        if self.prompt_sha256:
+            return self.prompt_sha256
+        return prompt_sha256_of(self.prompt) if self.prompt else ""
 
     def identity(self) -> dict:
         return {

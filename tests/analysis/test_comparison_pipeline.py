@@ -9,6 +9,7 @@ from django.template.loader import render_to_string
 from apps.analysis.computability import version_computability
 from apps.analysis.models import AnalysisRun
 from apps.analysis.pipelines import get_pipeline
+from apps.analysis.pipelines.base import PlanInputError
 from apps.analysis.plots import plot_specs, render_svg
 from apps.analysis.selectors import result_document
 from apps.analysis.services import analysis_run_perform, analysis_run_request
@@ -196,3 +197,21 @@ def test_the_report_section_renders_the_differences():
         {"estimates": document["estimates"], "plots": [], "run": run, "version": version},
     )
     assert NAME in html and "warned − plain" in html
+
+
+@pytest.mark.parametrize("name", ["outcomes", "comparisons"])
+def test_a_malformed_json_parameter_is_named_as_in_every_pipeline(name):
+    fields = [{"name": "verdict", "kind": "binary", "choices": []}]
+    parameters = {"outcomes": '["verdict"]', "comparisons": '["b vs a"]', name: '["b vs a"'}
+    inputs = {"fields": fields, "conditions": ["a", "b"], "rows": []}
+    with pytest.raises(PlanInputError) as refused:
+        get_pipeline("comparison").compute(inputs, parameters=parameters, seed=1)
+    assert f"plan parameter {name!r} is not JSON" in str(refused.value)
+    assert refused.value.where == f"parameter {name}"
+
+
+def test_outcomes_that_are_not_a_list_are_refused_naming_the_parameter():
+    fields = [{"name": "verdict", "kind": "binary", "choices": []}]
+    with pytest.raises(PlanInputError, match="not a list") as refused:
+        read_outcomes('{"verdict": 1}', fields)
+    assert refused.value.where == "parameter outcomes"

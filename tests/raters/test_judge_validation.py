@@ -266,3 +266,24 @@ def test_an_audit_stratified_by_condition_with_unequal_fractions_blocks_the_free
     )
     codes = {problem.code for problem in version_gate(version=draft)}
     assert ("audit_strata_unblinds" in codes) is refused
+
+
+def test_the_dashboard_reads_the_plans_seed_and_coverage_as_a_run_does(audited, pi):
+    """One reading of the plan (``judge_confidence``, ``seed_from``): the dashboard's figures
+    and intervals are the run's, and a coverage that is not a number is named, not replaced."""
+    from apps.analysis.judge import judge_confidence
+
+    run = analysis_run_request(version=audited, user=pi)
+    analysis_run_perform(run_id=run.pk)
+    [reported] = result_document(AnalysisRun.objects.get(pk=run.pk))["estimates"][
+        "judge_validation"
+    ]
+    outcome_unseal(version=audited, user=pi, confirmation=audited.protocol.code)
+    [shown] = machine_dashboard(audited)["validation"]
+    for name in ("alpha", "kappa", "percent_agreement", "alpha_interval", "kappa_interval"):
+        assert shown["final"][name] == pytest.approx(reported["final"][name], abs=1e-9), name
+    assert judge_confidence({}) == 0.95
+    assert judge_confidence({"interval_coverage": " 0.9 "}) == 0.9
+    for text in ("nan", "ninety", "inf"):
+        with pytest.raises(ValueError, match="interval_coverage"):
+            judge_confidence({"interval_coverage": text})

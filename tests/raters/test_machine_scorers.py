@@ -278,3 +278,46 @@ def test_a_jsonl_file_gives_two_scorers_columns_to_their_fields(protocol, pi):
         version=version, user=pi, data=data, filename="two.jsonl", mapping=only_b
     )
     assert again.status == "already_imported"
+
+
+# A prompt whose bytes depend on the encoding and on its line endings: hashed as frozen.
+PROMPT = "Évalue la réponse :\r\n{answer}\n"
+
+
+def test_a_rows_prompt_hash_is_checked_against_the_utf8_bytes_of_the_frozen_prompt(protocol, pi):
+    judge = {**{k: v for k, v in JUDGE.items() if k != "prompt_sha256"}, "prompt": PROMPT}
+    version = machine_study(
+        protocol=protocol, pi=pi, fields=JUDGE_FIELDS, scorers={"judge": ("judge", judge)}
+    )
+    frozen = hashlib.sha256(PROMPT.encode("utf-8")).hexdigest()
+    other = hashlib.sha256(b"Evalue la reponse :\n{answer}\n").hexdigest()
+    rows = [
+        {"position": p, "scorer": "judge", "fidelity": True, "judge_prompt_sha256": frozen}
+        for p in (1, 2, 3)
+    ]
+    rows[1]["judge_prompt_sha256"] = other
+    with pytest.raises(ImportRejected) as refused:
+        machine_scores_import(version=version, user=pi, data=jsonl(rows), filename="j.jsonl")
+    (problem,) = refused.value.problems
+    assert (problem.row, problem.field) == (2, "judge_prompt_sha256")
+    assert repr(other) in problem.message and repr(frozen) in problem.message
+    # The frozen prompt's hash, in either case of hex digit, is accepted on every row.
+    rows[1]["judge_prompt_sha256"] = frozen.upper()
+    outcome = machine_scores_import(version=version, user=pi, data=jsonl(rows), filename="j.jsonl")
+    assert outcome.counts["scores"] == 3
+
+
+def test_a_judge_given_a_prompt_and_another_prompts_hash_is_refused_naming_both(pi):
+    from apps.raters.models import prompt_sha256_of
+    from apps.raters.services.scorers import scorer_register
+
+    other = hashlib.sha256(b"Another prompt.").hexdigest()
+    identity = {**JUDGE, "prompt": PROMPT, "prompt_sha256": other}
+    with pytest.raises(ValidationError) as refused:
+        scorer_register(user=pi, label="judge", **identity)
+    [message] = refused.value.message_dict["prompt_sha256"]
+    assert repr(other) in message and repr(prompt_sha256_of(PROMPT)) in message
+    scorer, created = scorer_register(
+        user=pi, label="judge", **{**identity, "prompt_sha256": prompt_sha256_of(PROMPT)}
+    )
+    assert created and scorer.frozen_prompt_sha256 == hashlib.sha256(PROMPT.encode()).hexdigest()

@@ -22,8 +22,8 @@ reviewer's own — and gives:
   percentile interval of the replicates (Hesterberg 2015, Am. Stat. 69(4) §4.2; the percentile
   interval of Efron & Tibshirani 1993 §13.3 widened for K clusters,
   ``bootstrap.expanded_percentile_interval``), whose coverage the calibration suite checks
-  (tests/calibration/, ``designs.judge_coverage``). Below ``MIN_CLUSTERS`` items no interval is
-  given, with the reason.
+  (tests/calibration/, ``designs.judge_coverage``). Below ``bootstrap.MIN_CLUSTERS_FLOOR``
+  items no interval is given, with the reason.
 
 **Weights (stratified audits).** When the audit sample was drawn with unequal probabilities
 (stratified by the machine's value, its confidence or the condition, with the fractions frozen
@@ -47,12 +47,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from apps.analysis.stats.bootstrap import cluster_weights, expanded_percentile_interval
+from apps.analysis.stats.bootstrap import (
+    MIN_CLUSTERS_FLOOR,
+    cluster_weights,
+    expanded_percentile_interval,
+)
 from apps.analysis.stats.reliability import Level, krippendorff_alpha
 
-# The fewest items (clusters) an interval is given from: the cluster floor the calibration
-# suite checks for the other cluster-bootstrap intervals (bootstrap.MIN_CLUSTERS_FLOOR).
-MIN_CLUSTERS = 10
+# The bootstrap's replicates: fewer than the studies' own default (bootstrap.DEFAULT_REPLICATES)
+# because the scoring dashboard draws it on request; the fewest items an interval is given from
+# is the cluster floor the calibration suite checks for every cluster bootstrap
+# (bootstrap.MIN_CLUSTERS_FLOOR).
 DEFAULT_REPLICATES = 999
 
 
@@ -235,10 +240,10 @@ def compare(
         out["kappa"] = _finite(float(kappa_of_tables(tables.sum(axis=0))))
     if bootstrap is None:
         return out
-    if len(names) < MIN_CLUSTERS:
+    if len(names) < MIN_CLUSTERS_FLOOR:
         out["note"] = (
-            f"intervals unavailable: {len(names)} items, fewer than {MIN_CLUSTERS} (the cluster "
-            "bootstrap's calibrated floor; docs/machine-scores.md)"
+            f"intervals unavailable: {len(names)} items, fewer than {MIN_CLUSTERS_FLOOR} (the "
+            "cluster bootstrap's calibrated floor; docs/machine-scores.md)"
         )
         return out
     replicates, confidence = bootstrap.replicates, bootstrap.confidence

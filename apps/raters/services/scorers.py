@@ -29,6 +29,7 @@ from apps.raters.models import (
     Scorer,
     ScorerKind,
     ScorerRosterEntry,
+    prompt_sha256_of,
 )
 
 _CODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -80,6 +81,15 @@ def _kind_problems(values: dict[str, Any]) -> dict[str, str]:
         errors["version"] = "Give the scorer's version (or commit)."
     if values["prompt_sha256"] and not _SHA256.match(values["prompt_sha256"]):
         errors["prompt_sha256"] = "a SHA-256: 64 lowercase hex digits (a rubric blob's hash)."
+    elif values["prompt"] and values["prompt_sha256"]:
+        # Both given: one prompt, so one hash (what import files are checked against).
+        computed = prompt_sha256_of(values["prompt"])
+        if computed != values["prompt_sha256"]:
+            errors["prompt_sha256"] = (
+                f"{values['prompt_sha256']!r} is not the SHA-256 of the prompt given "
+                f"({computed!r}, of its UTF-8 text exactly as given): give the prompt, its "
+                "hash, or both agreeing."
+            )
     if kind == ScorerKind.LLM_JUDGE:
         required = {
             "model": "An LLM judge names its model (identifier and snapshot).",

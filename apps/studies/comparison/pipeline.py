@@ -32,7 +32,6 @@ decision table is evaluated once per model: a name without a model reads that mo
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
@@ -47,6 +46,7 @@ from apps.analysis.pipelines.base import (
     PlanInputError,
     PlanReader,
     Progress,
+    json_parameter,
     no_progress,
 )
 from apps.analysis.pipelines.common import (
@@ -230,6 +230,20 @@ def ratio_name(outcome: str, pair: Pair, model: str = "") -> str:
     )
 
 
+def _entries(name: str, text: Any) -> list[Any]:
+    """The plan parameter ``name``, a JSON list, given as its text (read by ``json_parameter``,
+    whose error names the parameter, as every pipeline's does) or already read.
+
+    Raises PlanInputError naming the parameter when it is not JSON or not a list."""
+    entries = json_parameter({name: text}, name, []) if isinstance(text, str) else text or []
+    if not isinstance(entries, list):
+        raise PlanInputError(
+            f"plan parameter {name!r} is not a list: give a JSON list of text entries",
+            where=f"parameter {name}",
+        )
+    return entries
+
+
 def read_comparisons(text: Any, conditions: list[str] | None) -> list[Pair]:
     """The plan's ``comparisons`` (a JSON list text, or the list) as pairs.
 
@@ -238,7 +252,7 @@ def read_comparisons(text: Any, conditions: list[str] | None) -> list[Pair]:
     a pair named twice.
     """
     where = "parameter comparisons"
-    entries = json.loads(text) if isinstance(text, str) and text.strip() else text or []
+    entries = _entries("comparisons", text)
     if not isinstance(entries, list) or not entries:
         raise PlanInputError(
             'the plan names no comparison: list them as ["<condition> vs <reference>"]',
@@ -278,7 +292,7 @@ def read_outcomes(text: Any, fields: list[dict[str, Any]]) -> list[Outcome]:
     no outcome at all.
     """
     by_name = {f["name"]: f for f in fields}
-    entries = json.loads(text) if isinstance(text, str) and text.strip() else text or []
+    entries = _entries("outcomes", text)
     out: list[Outcome] = []
     if not entries:
         for f in fields:

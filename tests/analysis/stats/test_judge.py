@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score, confusion_matrix, precision_recall_fscore_support
 
+from apps.analysis.stats.bootstrap import MIN_CLUSTERS_FLOOR
 from apps.analysis.stats.judge import (
-    MIN_CLUSTERS,
     Bootstrap,
     compare,
     judge_validation,
@@ -118,7 +118,7 @@ def test_each_reviewer_is_compared_on_the_responses_they_scored():
 
 
 def test_too_few_items_give_no_interval_and_say_why():
-    human, machine, clusters = _data(n=30, items=MIN_CLUSTERS - 1)
+    human, machine, clusters = _data(n=30, items=MIN_CLUSTERS_FLOOR - 1)
     result = compare(
         human,
         machine,
