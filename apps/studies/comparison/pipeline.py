@@ -48,6 +48,7 @@ from apps.analysis.pipelines.base import (
     PlanReader,
     Progress,
     no_progress,
+    numeric_parameters,
 )
 from apps.analysis.pipelines.common import (
     binary,
@@ -613,12 +614,7 @@ def _decisions(
     name with one (``…[model]``) that model's, whichever model's turn it is."""
     if not table:
         return {"evaluated": False, "note": "the plan has no decision table"}
-    numeric = {}
-    for name, text in parameters.items():
-        try:
-            numeric[name] = float(text)
-        except (TypeError, ValueError):
-            continue
+    numeric = numeric_parameters(parameters)
     per_model, own = _named(differences)
     out: list[dict[str, Any]] = []
     for model in sorted(per_model):

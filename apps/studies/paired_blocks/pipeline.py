@@ -63,6 +63,7 @@ from apps.analysis.pipelines.base import (
     Progress,
     json_parameter,
     no_progress,
+    numeric_parameters,
     sub_seed,
 )
 from apps.analysis.pipelines.common import binary, exclusion_records, exclusion_summary, number
@@ -1263,12 +1264,7 @@ def _decisions(
 ) -> dict[str, Any]:
     if not table:
         return {"evaluated": False, "note": "the plan has no decision table"}
-    numeric = {}
-    for name, text in parameters.items():
-        try:
-            numeric[name] = float(text)
-        except (TypeError, ValueError):
-            continue
+    numeric = numeric_parameters(parameters)
     per_model: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for r in results:
         if r["endpoint"] != endpoint or "×" in r["contrast"] or r["estimate"] is None:
