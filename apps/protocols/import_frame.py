@@ -41,7 +41,9 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 
 from django.core.exceptions import ValidationError
 from django.db.models import Model, QuerySet
+from django.forms import BaseForm
 
+from apps.core.words import counted
 from apps.protocols.models import ProtocolVersion, VersionState
 from apps.protocols.refs import version_ref
 
@@ -125,6 +127,17 @@ class ImportRejected(ValidationError):
         if self.total > len(self.problems):
             messages.append(f"… and {self.total - len(self.problems)} more problems")
         super().__init__(messages)
+
+    @property
+    def nothing_imported(self) -> str:
+        """The refusal in words, as every answer opens it: "Nothing was imported: 3 problems"."""
+        return f"Nothing was imported: {counted(self.total, 'problem')}"
+
+    def on_form(self, form: BaseForm) -> tuple[list[ImportProblem], int]:
+        """Put the refusal on an upload page's ``form``, above the list of its problems, and
+        return what the page lists: ``(problems, total)``."""
+        form.add_error(None, f"{self.nothing_imported}, listed below.")
+        return self.problems, self.total
 
 
 @contextmanager
