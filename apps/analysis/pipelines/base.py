@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import platform
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -483,24 +482,6 @@ def json_parameter(parameters: Mapping[str, Any], name: str, default: Any) -> An
         raise PlanInputError(
             f"plan parameter {name!r} is not JSON: {error}", where=f"parameter {name}"
         ) from None
-
-
-def numeric_parameters(parameters: Mapping[str, Any]) -> dict[str, float]:
-    """The plan parameters whose text reads as a finite number, as floats (name → value).
-
-    What a decision table's conditions may name (``{"value": "epsilon"}``,
-    ``apps.analysis.stats.decision.evaluate_decision_table``): every other parameter (JSON,
-    a choice, blank, ``nan``) is left out, so a rule naming it is reported as lacking it.
-    """
-    out = {}
-    for name, text in parameters.items():
-        try:
-            value = float(str(text).strip())
-        except ValueError:
-            continue
-        if math.isfinite(value):
-            out[name] = value
-    return out
 
 
 def seed_from(parameters: Mapping[str, str], protocol_sha256: str) -> tuple[int, str]:

@@ -48,7 +48,6 @@ from apps.analysis.pipelines.base import (
     PlanReader,
     Progress,
     no_progress,
-    numeric_parameters,
 )
 from apps.analysis.pipelines.common import (
     binary,
@@ -67,7 +66,7 @@ from apps.analysis.stats.comparison import (
     clustered_rate_ratio,
     independent_rate_difference,
 )
-from apps.analysis.stats.decision import evaluate_decision_table
+from apps.analysis.stats.decision import evaluate_decision_table, numeric_parameters
 from apps.analysis.stats.proportions import METHOD as RATE_METHOD
 from apps.analysis.stats.proportions import rate_interval
 from apps.protocols.models import ParameterKind, ProtocolVersion

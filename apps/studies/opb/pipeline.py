@@ -65,7 +65,6 @@ from apps.analysis.pipelines.base import (
     PlanReader,
     Progress,
     no_progress,
-    numeric_parameters,
     sub_seed,
 )
 from apps.analysis.pipelines.common import (
@@ -95,6 +94,7 @@ from apps.analysis.stats.decision import (
     ANALYSIS_ORDER,
     Criterion,
     evaluate_decision_table,
+    numeric_parameters,
 )
 from apps.analysis.stats.mixed_logit import fit_gee_logit, fit_mixed_logit
 from apps.analysis.stats.paired import ANALYTIC_MIN_PAIRS, paired_contrast

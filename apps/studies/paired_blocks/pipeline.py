@@ -63,11 +63,10 @@ from apps.analysis.pipelines.base import (
     Progress,
     json_parameter,
     no_progress,
-    numeric_parameters,
     sub_seed,
 )
 from apps.analysis.pipelines.common import binary, exclusion_records, exclusion_summary, number
-from apps.analysis.stats.decision import evaluate_decision_table
+from apps.analysis.stats.decision import evaluate_decision_table, numeric_parameters
 from apps.analysis.stats.json_schema import closed_object, records
 from apps.analysis.stats.task_blocks import (
     BOOTSTRAP_METHODS,
