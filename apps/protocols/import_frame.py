@@ -124,9 +124,16 @@ class ImportRejected(ValidationError):
         for problem in self.problems:
             grouped.setdefault((problem.row, problem.unit), []).append(problem)
         messages = [_row_message(group) for group in grouped.values()]
-        if self.total > len(self.problems):
-            messages.append(f"… and {self.total - len(self.problems)} more problems")
+        if self.unlisted:
+            messages.append(self.unlisted)
         super().__init__(messages)
+
+    @property
+    def unlisted(self) -> str:
+        """Those counted in ``total`` but not listed, in words ("… and 12 more problems");
+        "" when every problem is listed."""
+        more = self.total - len(self.problems)
+        return f"… and {more} more problems" if more > 0 else ""
 
     @property
     def nothing_imported(self) -> str:

@@ -90,8 +90,8 @@ class ImportCommand(BaseCommand):
         except ImportRejected as rejected:
             for problem in rejected.problems:
                 self.stderr.write(str(problem))
-            if rejected.total > len(rejected.problems):
-                self.stderr.write(f"… and {rejected.total - len(rejected.problems)} more problems")
+            if rejected.unlisted:
+                self.stderr.write(rejected.unlisted)
             raise CommandError(f"{rejected.nothing_imported}.") from None
         except (ValidationError, PermissionDenied) as error:
             messages = getattr(error, "messages", None) or [str(error)]
