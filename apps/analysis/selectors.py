@@ -53,6 +53,16 @@ def inputs_document(run: AnalysisRun) -> dict[str, Any]:
     return document
 
 
+def result_filename(code: str, label: str, run: AnalysisRun) -> str:
+    """The download name of ``run``'s result document (on the team's and the public pages)."""
+    return f"{code}-v{label}-analysis-{run.number}-{run.result_sha256[:16]}.json"
+
+
+def tidy_filename(code: str, label: str, run: AnalysisRun) -> str:
+    """The download name of ``run``'s tidy data (``tidy_csv``)."""
+    return f"{code}-v{label}-analysis-{run.number}-tidy.csv"
+
+
 def tidy_csv(run: AnalysisRun) -> str:
     """The run's tidy data as CSV: one row per analysed response, from its stored inputs."""
     header, rows = get_pipeline(run.kind).tidy(inputs_document(run))

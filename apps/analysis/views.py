@@ -12,7 +12,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
@@ -30,12 +30,15 @@ from apps.analysis.plots import plot_specs, render_svg
 from apps.analysis.selectors import (
     result_bytes,
     result_document,
+    result_filename,
     run_is_sealed,
     runs_of,
     tidy_csv,
+    tidy_filename,
 )
 from apps.analysis.services import analysis_run_request
-from apps.core.views import attachment
+from apps.core.forms import add_service_errors
+from apps.core.views import attachment, polled_status, svg_plot
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.plans import version_pipeline
 
@@ -75,8 +78,7 @@ def run_list(request: AuthenticatedHttpRequest, code: str, label: str) -> HttpRe
                 reason=form.cleaned_data["reason"],
             )
         except ValidationError as error:
-            for field, errors in error.message_dict.items():
-                form.add_error(field if field in form.fields else None, errors)
+            add_service_errors(form, error)
         else:
             messages.success(request, f"Analysis run {run.number} is queued.")
             return redirect("analysis:report", code=code, label=label, number=run.number)
@@ -165,10 +167,12 @@ def run_status(
     """The status fragment the report page polls (htmx). When the run has finished, asks the
     browser to reload the page so the report (or the failure) shows in full."""
     run = get_run_for(user=signed_in_user(request), code=code, label=label, number=number)
-    response = render(request, "analysis/_run_status.html", _report_context(request, run))
-    if run.is_finished and request.headers.get("HX-Request"):
-        response["HX-Refresh"] = "true"
-    return response
+    return polled_status(
+        request,
+        "analysis/_run_status.html",
+        _report_context(request, run),
+        finished=run.is_finished,
+    )
 
 
 def _unsealed_result_run(
@@ -189,7 +193,7 @@ def result_download(
 ) -> HttpResponse:
     """The result document: the blob's exact bytes."""
     run = _unsealed_result_run(request, code, label, number)
-    name = f"{code}-v{label}-analysis-{run.number}-{run.result_sha256[:16]}.json"
+    name = result_filename(code, label, run)
     return attachment(result_bytes(run), content_type="application/json", filename=name)
 
 
@@ -200,7 +204,7 @@ def tidy_download(
 ) -> HttpResponse:
     """The tidy data (one row per analysed response) as CSV, from the run's stored inputs."""
     run = _unsealed_result_run(request, code, label, number)
-    name = f"{code}-v{label}-analysis-{run.number}-tidy.csv"
+    name = tidy_filename(code, label, run)
     return attachment(tidy_csv(run), content_type="text/csv; charset=utf-8", filename=name)
 
 
@@ -213,9 +217,4 @@ def plot_svg(
     (CSS px) draws it for that width (``render_svg``), as the report's narrow-screen source
     asks."""
     run = _unsealed_result_run(request, code, label, number)
-    width = request.GET.get("w", "")
-    try:
-        svg = render_svg(result_document(run), index, int(width) if width.isdigit() else None)
-    except IndexError as error:
-        raise Http404("No such plot.") from error
-    return HttpResponse(svg, content_type="image/svg+xml")
+    return svg_plot(request, lambda width: render_svg(result_document(run), index, width))

@@ -1,11 +1,15 @@
-"""Pages that belong to no single app (the health check and the home redirect), and the file
-download every app answers with (``attachment``)."""
+"""Pages that belong to no single app (the health check and the home redirect), and the
+responses several apps answer with: a file download (``attachment``), a plot drawn for the
+page's width (``svg_plot``) and the status fragment a page polls (``polled_status``)."""
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
+from django.shortcuts import render
 from django.template import loader
 
 from apps.core.dbroles import role_problems
@@ -16,6 +20,31 @@ def attachment(content: bytes | str, *, content_type: str, filename: str) -> Htt
     ``filename`` (ASCII, quoted as it is given)."""
     response = HttpResponse(content, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+NO_SUCH_PLOT = "No such plot."
+
+
+def svg_plot(request: HttpRequest, draw: Callable[[int | None], bytes]) -> HttpResponse:
+    """An SVG plot: ``draw(width)`` with the page's ``?w=`` (CSS px; None unless digits), which
+    raises IndexError for a plot that is not there (a 404)."""
+    width = request.GET.get("w", "")
+    try:
+        svg = draw(int(width) if width.isdigit() else None)
+    except IndexError as error:
+        raise Http404(NO_SUCH_PLOT) from error
+    return HttpResponse(svg, content_type="image/svg+xml")
+
+
+def polled_status(
+    request: HttpRequest, template: str, context: dict[str, Any], *, finished: bool
+) -> HttpResponse:
+    """The status fragment ``template`` a page polls (htmx). Once ``finished``, ``HX-Refresh``
+    asks the browser to reload the page, so what finished (a report, a failure) shows in full."""
+    response = render(request, template, context)
+    if finished and request.headers.get("HX-Request"):
+        response["HX-Refresh"] = "true"
     return response
 
 

@@ -4,6 +4,7 @@ from typing import Any
 from django import forms
 
 from apps.accounts.models import Role
+from apps.core.forms import add_service_errors
 from apps.core.inputs import json_loads
 from apps.protocols.models import SECTION_FIELDS, ParameterKind, ProtocolVersion
 from apps.protocols.parameters import allowed_choices
@@ -133,8 +134,7 @@ class DepositForm(forms.Form):
                 pasted=data.get("text") or "", upload=data.get("file")
             )
         except forms.ValidationError as error:
-            for field, errors in error.message_dict.items():
-                self.add_error(field, errors)
+            add_service_errors(self, error)
         return data
 
 

@@ -41,7 +41,9 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 
 from django.core.exceptions import ValidationError
 from django.db.models import Model, QuerySet
+from django.forms import BaseForm
 
+from apps.core.words import counted
 from apps.protocols.models import ProtocolVersion, VersionState
 from apps.protocols.refs import version_ref
 
@@ -122,9 +124,27 @@ class ImportRejected(ValidationError):
         for problem in self.problems:
             grouped.setdefault((problem.row, problem.unit), []).append(problem)
         messages = [_row_message(group) for group in grouped.values()]
-        if self.total > len(self.problems):
-            messages.append(f"… and {self.total - len(self.problems)} more problems")
+        if self.unlisted:
+            messages.append(self.unlisted)
         super().__init__(messages)
+
+    @property
+    def unlisted(self) -> str:
+        """Those counted in ``total`` but not listed, in words ("… and 12 more problems");
+        "" when every problem is listed."""
+        more = self.total - len(self.problems)
+        return f"… and {more} more problems" if more > 0 else ""
+
+    @property
+    def nothing_imported(self) -> str:
+        """The refusal in words, as every answer opens it: "Nothing was imported: 3 problems"."""
+        return f"Nothing was imported: {counted(self.total, 'problem')}"
+
+    def on_form(self, form: BaseForm) -> tuple[list[ImportProblem], int]:
+        """Put the refusal on an upload page's ``form``, above the list of its problems, and
+        return what the page lists: ``(problems, total)``."""
+        form.add_error(None, f"{self.nothing_imported}, listed below.")
+        return self.problems, self.total
 
 
 @contextmanager

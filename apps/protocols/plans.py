@@ -69,8 +69,9 @@ class ParameterSpec:
         """The default a plan of preset ``template`` gets: none outside the seed's preset."""
         return self.default if not self.seed_template or template == self.seed_template else ""
 
-    def model_fields(self, position: int) -> dict[str, Any]:
-        """Field values for an ``AnalysisParameter`` row seeded from this spec."""
+    def _described(self) -> dict[str, Any]:
+        """What the spec is and which values it takes: the part a seeded row and the catalogue
+        say alike."""
         return {
             "name": self.name,
             "label": self.label,
@@ -78,6 +79,12 @@ class ParameterSpec:
             "unit": self.unit,
             "required": self.required,
             "choices": list(self.choices),
+        }
+
+    def model_fields(self, position: int) -> dict[str, Any]:
+        """Field values for an ``AnalysisParameter`` row seeded from this spec."""
+        return {
+            **self._described(),
             "minimum": None if self.minimum is None else Decimal(self.minimum),
             "maximum": None if self.maximum is None else Decimal(self.maximum),
             "value": self.default,
@@ -89,12 +96,7 @@ class ParameterSpec:
     def catalogue(self) -> dict[str, Any]:
         """The spec as the catalogue shows it (page, API, docs)."""
         return {
-            "name": self.name,
-            "label": self.label,
-            "kind": self.kind,
-            "unit": self.unit,
-            "required": self.required,
-            "choices": list(self.choices),
+            **self._described(),
             "minimum": self.minimum,
             "maximum": self.maximum,
             "default": self.default,

@@ -18,8 +18,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from apps.accounts.access import signed_in_user
 from apps.core.forms import JSONField, service_on_post
 from apps.core.inputs import json_loads
-from apps.core.words import counted
-from apps.protocols.import_frame import ImportRejected
+from apps.protocols.import_frame import ImportProblem, ImportRejected
 from apps.raters.access import get_rubric_version_for
 from apps.raters.final import machine_dashboard
 from apps.raters.machine_import import with_scorer
@@ -138,7 +137,8 @@ def machine_import(request: HttpRequest, version_id: int) -> HttpResponse:
         .values_list("code", flat=True)
     )
     form = MachineImportForm(request.POST or None, request.FILES or None, codes=codes)
-    problems, total = [], 0
+    problems: list[ImportProblem] = []
+    total = 0
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         if problem := upload_size_problem(upload):
@@ -161,10 +161,7 @@ def machine_import(request: HttpRequest, version_id: int) -> HttpResponse:
                     dry_run=True,
                 )
             except ImportRejected as rejected:
-                problems, total = rejected.problems, rejected.total
-                form.add_error(
-                    None, f"Nothing was imported: {counted(total, 'problem')}, listed below."
-                )
+                problems, total = rejected.on_form(form)
             except ValidationError as error:
                 form.add_error(None, error.messages)
             else:

@@ -38,7 +38,13 @@ from django.views.decorators.http import require_GET, require_POST
 from apps.accounts.access import AuthenticatedHttpRequest
 from apps.analysis.access import get_run_for
 from apps.analysis.headline import report_headline
-from apps.analysis.selectors import result_bytes, result_document, tidy_csv
+from apps.analysis.selectors import (
+    result_bytes,
+    result_document,
+    result_filename,
+    tidy_csv,
+    tidy_filename,
+)
 from apps.analysis.views import report_sections_context
 from apps.core.access import first_or_404
 from apps.core.views import attachment
@@ -419,7 +425,7 @@ def _run_download(run, content: bytes | str, content_type: str, name: str) -> Ht
 def run_result(request: HttpRequest, code: str, label: str, number: int) -> HttpResponse:
     """The published run's result document, byte for byte."""
     run = access.get_public_run(code=code, label=label, number=number)
-    name = f"{code}-v{label}-analysis-{number}-{(run.result_id or '')[:16]}.json"
+    name = result_filename(code, label, run)
     return _run_download(run, result_bytes(run), "application/json", name)
 
 
@@ -427,7 +433,7 @@ def run_result(request: HttpRequest, code: str, label: str, number: int) -> Http
 def run_tidy(request: HttpRequest, code: str, label: str, number: int) -> HttpResponse:
     """The published run's tidy data as CSV."""
     run = access.get_public_run(code=code, label=label, number=number)
-    name = f"{code}-v{label}-analysis-{number}-tidy.csv"
+    name = tidy_filename(code, label, run)
     return _run_download(run, tidy_csv(run), "text/csv; charset=utf-8", name)
 
 

@@ -12,7 +12,6 @@ from rest_framework.response import Response
 
 from apps.core.apis import validated
 from apps.core.inputs import json_loads
-from apps.core.words import counted
 from apps.protocols.import_frame import ImportOutcome, ImportRejected
 from apps.responses.forms import upload_size_problem
 
@@ -74,7 +73,7 @@ def refused_import_answer(rejected: ImportRejected) -> Response:
     hundred) and ``error_count`` (all of them): nothing was written."""
     return Response(
         {
-            "detail": f"Nothing was imported: {counted(rejected.total, 'problem')}.",
+            "detail": f"{rejected.nothing_imported}.",
             "errors": [problem.as_dict() for problem in rejected.problems],
             "error_count": rejected.total,
         },

@@ -16,7 +16,6 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.accounts.models import User
-from apps.core.words import counted
 from apps.protocols.import_frame import ImportRejected
 from apps.protocols.models import ProtocolVersion
 from apps.responses.access import require_version_role
@@ -91,11 +90,9 @@ class ImportCommand(BaseCommand):
         except ImportRejected as rejected:
             for problem in rejected.problems:
                 self.stderr.write(str(problem))
-            if rejected.total > len(rejected.problems):
-                self.stderr.write(f"… and {rejected.total - len(rejected.problems)} more problems")
-            raise CommandError(
-                f"Nothing was imported: {counted(rejected.total, 'problem')}."
-            ) from None
+            if rejected.unlisted:
+                self.stderr.write(rejected.unlisted)
+            raise CommandError(f"{rejected.nothing_imported}.") from None
         except (ValidationError, PermissionDenied) as error:
             messages = getattr(error, "messages", None) or [str(error)]
             raise CommandError(" ".join(messages)) from None

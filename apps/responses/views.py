@@ -17,8 +17,7 @@ from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
 from apps.core.access import first_or_404
 from apps.core.forms import add_service_errors, service_on_post
-from apps.core.words import counted
-from apps.protocols.import_frame import ImportRejected
+from apps.protocols.import_frame import ImportProblem, ImportRejected
 from apps.responses.access import (
     PI_ROLES,
     READ_ROLES,
@@ -253,7 +252,8 @@ def import_upload(request: AuthenticatedHttpRequest, code: str, label: str) -> H
     form = ImportUploadForm(
         request.POST if posted else None, request.FILES if posted else None, roster_codes=codes
     )
-    problems, total = [], 0
+    problems: list[ImportProblem] = []
+    total = 0
     kept: dict | None = None
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
@@ -285,10 +285,7 @@ def import_upload(request: AuthenticatedHttpRequest, code: str, label: str) -> H
                 dry_run=True,
             )
         except ImportRejected as rejected:
-            problems, total = rejected.problems, rejected.total
-            form.add_error(
-                None, f"Nothing was imported: {counted(total, 'problem')}, listed below."
-            )
+            problems, total = rejected.on_form(form)
             kept = kept or _keep(request, version, upload)
         except ValidationError as error:
             add_service_errors(form, error)

@@ -62,6 +62,20 @@ def test_the_pi_starts_a_run_from_the_page(client, study, django_capture_on_comm
     assert run.requested_by == study.pi and run.state == RunState.QUEUED
 
 
+def test_a_refusal_without_a_field_is_shown_on_the_run_form(client, study, monkeypatch):
+    from django.core.exceptions import ValidationError
+
+    def refuse(**kwargs):
+        raise ValidationError("The version's workers are paused.")
+
+    monkeypatch.setattr("apps.analysis.views.analysis_run_request", refuse)
+    client.force_login(study.pi)
+    page = client.post(_url("runs", study), {"kind": "opb", "reason": "", "below_minimum": "True"})
+    assert page.status_code == 200
+    assert "The version&#x27;s workers are paused." in page.content.decode()
+    assert not AnalysisRun.objects.exists()
+
+
 @pytest.mark.parametrize(
     ("who", "status"), [("reviewer", 404), ("outsider", 404), ("editor", 403), ("auditor", 200)]
 )

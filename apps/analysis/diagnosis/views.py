@@ -28,6 +28,8 @@ from apps.analysis.diagnosis.services import design_diagnosis_cancel, design_dia
 from apps.analysis.models import DesignDiagnosis
 from apps.analysis.pipelines.base import PlanInputError
 from apps.core.access import first_or_404
+from apps.core.forms import add_service_errors
+from apps.core.views import NO_SUCH_PLOT, polled_status, svg_plot
 from apps.protocols.access import EDIT_ROLES, READ_ROLES, get_version_by_label_for
 from apps.protocols.models import ProtocolVersion
 
@@ -126,8 +128,7 @@ def diagnosis_page(request: AuthenticatedHttpRequest, code: str, label: str) -> 
                 size_values=form.cleaned_data["size_values"],
             )
         except ValidationError as error:
-            for field, errors in error.message_dict.items():
-                form.add_error(field if field in form.fields else None, errors)
+            add_service_errors(form, error)
         else:
             messages.success(request, f"Design diagnosis {diagnosis.number} is queued.")
             return redirect("analysis:diagnosis", code=code, label=label)
@@ -156,12 +157,12 @@ def diagnosis_status(
     """The progress fragment the page polls (htmx); once finished, the page reloads."""
     version = _version(request, code, label, READ_ROLES)
     diagnosis = _diagnosis(version, number)
-    response = render(
-        request, "analysis/_diagnosis_status.html", {"version": version, "running": diagnosis}
+    return polled_status(
+        request,
+        "analysis/_diagnosis_status.html",
+        {"version": version, "running": diagnosis},
+        finished=diagnosis.is_finished,
     )
-    if diagnosis.is_finished and request.headers.get("HX-Request"):
-        response["HX-Refresh"] = "true"
-    return response
 
 
 @login_required
@@ -182,11 +183,6 @@ def diagnosis_plot(
 ) -> HttpResponse:
     version = _version(request, code, label, READ_ROLES)
     document = diagnosis_document(_diagnosis(version, number))
-    width = request.GET.get("w", "")
-    try:
-        if document is None:
-            raise IndexError(index)
-        svg = diagnosis_svg(document, index, int(width) if width.isdigit() else None)
-    except IndexError as error:
-        raise Http404("No such plot.") from error
-    return HttpResponse(svg, content_type="image/svg+xml")
+    if document is None:
+        raise Http404(NO_SUCH_PLOT)
+    return svg_plot(request, lambda width: diagnosis_svg(document, index, width))

@@ -216,6 +216,25 @@ def exclusive_pairs(table: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]
     return sorted(pairs, key=lambda p: (order[p[0]], order[p[1]]))
 
 
+def numeric_parameters(parameters: Mapping[str, Any]) -> dict[str, float]:
+    """The plan parameters whose text reads as a finite number, as floats (name → value).
+
+    What a decision table's conditions may name (``{"value": "epsilon"}``, the ``parameters`` of
+    ``evaluate_decision_table``) out of a run's parameter snapshot (name → text): every other
+    parameter (JSON, a choice, blank, ``nan``) is left out, so a rule naming it is reported as
+    lacking it.
+    """
+    out = {}
+    for name, text in parameters.items():
+        try:
+            value = float(str(text).strip())
+        except ValueError:
+            continue
+        if math.isfinite(value):
+            out[name] = value
+    return out
+
+
 def evaluate_decision_table(
     estimates: Mapping[str, Mapping[str, Any]],
     parameters: Mapping[str, float],

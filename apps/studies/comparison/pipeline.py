@@ -66,7 +66,7 @@ from apps.analysis.stats.comparison import (
     clustered_rate_ratio,
     independent_rate_difference,
 )
-from apps.analysis.stats.decision import evaluate_decision_table
+from apps.analysis.stats.decision import evaluate_decision_table, numeric_parameters
 from apps.analysis.stats.proportions import METHOD as RATE_METHOD
 from apps.analysis.stats.proportions import rate_interval
 from apps.protocols.models import ParameterKind, ProtocolVersion
@@ -627,12 +627,7 @@ def _decisions(
     name with one (``…[model]``) that model's, whichever model's turn it is."""
     if not table:
         return {"evaluated": False, "note": "the plan has no decision table"}
-    numeric = {}
-    for name, text in parameters.items():
-        try:
-            numeric[name] = float(text)
-        except (TypeError, ValueError):
-            continue
+    numeric = numeric_parameters(parameters)
     per_model, own = _named(differences)
     out: list[dict[str, Any]] = []
     for model in sorted(per_model):

@@ -94,6 +94,7 @@ from apps.analysis.stats.decision import (
     ANALYSIS_ORDER,
     Criterion,
     evaluate_decision_table,
+    numeric_parameters,
 )
 from apps.analysis.stats.mixed_logit import fit_gee_logit, fit_mixed_logit
 from apps.analysis.stats.paired import ANALYTIC_MIN_PAIRS, paired_contrast
@@ -606,7 +607,7 @@ class _Plan:
             raise ValueError("plan parameter 'bootstrap_replicates' must be at least 1")
         # TOST at α = 1 − coverage reads the (1 − 2α) interval.
         self.tost_alpha = 1.0 - self.confidence
-        self.numeric = _numeric_parameters(parameters)
+        self.numeric = numeric_parameters(parameters)
         # The disclosure rules (8.6, 8.8) name it; a plan without it reads its declared default,
         # recorded in the settings like every default.
         if "disclosure_epsilon" not in self.numeric:
@@ -615,18 +616,6 @@ class _Plan:
     @property
     def aggregation(self) -> Aggregation:
         return "cluster_mean" if self.aggregation_level == "item_level" else "observation"
-
-
-def _numeric_parameters(parameters: dict[str, Any]) -> dict[str, float]:
-    out = {}
-    for name, text in parameters.items():
-        try:
-            value = float(str(text).strip())
-        except ValueError:
-            continue
-        if np.isfinite(value):
-            out[name] = value
-    return out
 
 
 # What each analysed row holds of its response and its scores, in the order of the CSV download.

@@ -66,7 +66,7 @@ from apps.analysis.pipelines.base import (
     sub_seed,
 )
 from apps.analysis.pipelines.common import binary, exclusion_records, exclusion_summary, number
-from apps.analysis.stats.decision import evaluate_decision_table
+from apps.analysis.stats.decision import evaluate_decision_table, numeric_parameters
 from apps.analysis.stats.json_schema import closed_object, records
 from apps.analysis.stats.task_blocks import (
     BOOTSTRAP_METHODS,
@@ -1263,12 +1263,7 @@ def _decisions(
 ) -> dict[str, Any]:
     if not table:
         return {"evaluated": False, "note": "the plan has no decision table"}
-    numeric = {}
-    for name, text in parameters.items():
-        try:
-            numeric[name] = float(text)
-        except (TypeError, ValueError):
-            continue
+    numeric = numeric_parameters(parameters)
     per_model: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for r in results:
         if r["endpoint"] != endpoint or "×" in r["contrast"] or r["estimate"] is None:

@@ -6,6 +6,7 @@ from apps.analysis.stats.decision import (
     ANALYSIS_ORDER,
     contradiction_warnings,
     evaluate_decision_table,
+    numeric_parameters,
     order_family_analyses,
     validate_decision_table,
 )
@@ -236,3 +237,31 @@ def test_excludes_must_name_rules_of_the_table():
     table = [dict(OPB01_DECISION_TABLE[0], excludes=["OPB01-9.9"])]
     with pytest.raises(ValueError, match=r"excludes: no rule 'OPB01-9\.9'"):
         validate_decision_table(table)
+
+
+def test_only_finite_numbers_among_the_parameters_reach_the_decision_table():
+    parameters = {
+        "epsilon": " 0.05 ",
+        "seed": "3",
+        "outcomes": '["refusal"]',
+        "cluster": "item",
+        "blank": "",
+        "missing": None,
+        "not_a_number": "nan",
+        "too_far": "inf",
+    }
+    assert numeric_parameters(parameters) == {"epsilon": 0.05, "seed": 3.0}
+
+
+def test_a_rule_naming_a_parameter_that_is_not_a_number_is_refused_by_name():
+    table = [
+        {
+            "id": "R1",
+            "finding": "Within tolerance.",
+            "condition": {"all": [{"estimate": "d", "op": "within", "value": "tolerance"}]},
+        }
+    ]
+    with pytest.raises(ValueError, match="tolerance"):
+        evaluate_decision_table(
+            {"d": est(0.0, -0.01, 0.01)}, numeric_parameters({"tolerance": "wide"}), table=table
+        )
