@@ -1,6 +1,8 @@
 """The diagnosands checked against analytic results (issue #35, "Checked by"), on designs
 declared in the test itself: nothing here reads our pipelines, only the diagnosis engine."""
 
+import re
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -130,3 +132,24 @@ def test_findings_not_evaluable_and_contradictory_shares():
     assert _within(result["contradictory"], 0.1, 3)
     assert _within(result["finding:A"], 0.8, 3)
     assert _within(result["finding:B"], 0.1, 3)
+
+
+def test_a_biased_estimate_is_warned_and_an_unbiased_one_is_not():
+    from apps.analysis.diagnosis.engine import diagnosis_warnings
+
+    def run_once(rng: np.random.Generator, i: int) -> Simulation:
+        noise = 0.01 * rng.standard_normal(2)
+        return Simulation(
+            draws=[
+                Draw("shifted", 0.3 + noise[0], estimand=0.0),  # bias 0.3, MC SE ≈ 0.001
+                Draw("centred", noise[1], estimand=0.0),
+            ]
+        )
+
+    point = diagnosands(simulate(run_once, sims=100, seed=4), seed=4)
+    warned = " ".join(diagnosis_warnings(point))
+    # 0.3 within a few MC SE (0.001), printed to 3 significant digits.
+    assert re.search(
+        r"shifted: its estimate misses the planted value by \+0\.(29[6-9]|30[0-4]?) ", warned
+    )
+    assert "centred" not in warned

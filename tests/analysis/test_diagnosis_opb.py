@@ -1,8 +1,17 @@
 """The design diagnosis of an OPB-01-shaped draft through the opb pipeline's own compute
 (issue #35, "Checked by"): a planted large slope of Family B is found in nearly every
 simulation, and Family A's null slope (β_A = 0) is "found" (its interval excludes 0) at about
-the interval's nominal 5 %. Short here; the long version runs under the ``calibration``
-marker (``make calibrate``)."""
+the interval's nominal 5 % and covered at about 95 %. Short here; the long version runs under
+the ``calibration`` marker (``make calibrate``).
+
+The null's bias is not 0, and is not asserted to be: beta regression of F_att, a share of key
+units, is biased upward for a flat mean when Family A's keys hold more units at higher levels
+(3 at L0, 4–5 at L3 in this design), through the exact 0s that fewer units make commoner
+(docs/analysis.md, "β of F_att under a null"; the mechanism pinned in
+``tests/analysis/stats/test_betareg.py``). What is asserted is that the diagnosis shows that
+estimator's bias and no other: the world plants a flat mean F_att, so the mean β̂_A must match
+the same beta regression fitted directly to simulated item × level means of this design
+(``NULL_BIAS``)."""
 
 import json
 
@@ -27,6 +36,12 @@ WORLD = {
 }
 
 
+# The mean β̂_A of the pipeline's beta regression (item × level means squeezed with n = 56)
+# under WORLD, fitted directly to 1,900 simulated draws of this design's Family A shares
+# (8 items, its keys' units per level, 2 repetitions): +0.044, MC SE 0.004 (docs/analysis.md).
+NULL_BIAS, NULL_BIAS_SE = 0.044, 0.004
+
+
 def _diagnose(monkeypatch, sims, seed):
     draft = opb_shaped_draft(
         monkeypatch,
@@ -47,8 +62,10 @@ def _check(estimates, k):
     assert planted["power"]["value"] >= 0.9
     assert planted["type_s_rate"]["value"] == 0.0
     null = estimates["beta_A"]
-    # Bias 0 for the null slope within k MC SE, and the finding at the nominal 5 %.
-    assert abs(null["bias"]["value"]) <= k * null["bias"]["se"]
+    # The null slope's bias is the estimator's own (module docstring), within k SE of both
+    # Monte Carlo errors; the finding at the nominal 5 % and 0 covered at 95 % regardless.
+    bias, bias_se = null["bias"]["value"], null["bias"]["se"]
+    assert abs(bias - NULL_BIAS) <= k * (bias_se**2 + NULL_BIAS_SE**2) ** 0.5
     assert null["power"]["value"] <= 0.05 + k * max(null["power"]["se"], 0.05 / k)
     assert null["coverage"]["value"] >= 0.95 - k * max(null["coverage"]["se"], 0.05 / k)
     # β_LF = β_A − β_B is planted at −1.5: found, with the right sign.

@@ -46,6 +46,9 @@ MAX_SIMS = 5_000
 MAX_SIZES = 8
 POWER_TARGET = 0.8
 COVERAGE_FLOOR = 0.93
+# A bias beyond this many Monte Carlo SEs is reported: an unbiased estimator is flagged by
+# chance in about 0.3 % of estimates (a normal's two-sided tail beyond 3 SD).
+BIAS_MC_SE = 3.0
 
 
 class DiagnosisUnavailable(ValueError):
@@ -227,9 +230,18 @@ def _one(
 
 def diagnosis_warnings(point: dict[str, Any]) -> list[str]:
     """Plain-word warnings on one point of a diagnosis (issue #35 §6): a finding or test whose
-    power is below ``POWER_TARGET``, an interval whose coverage is below ``COVERAGE_FLOOR``."""
+    power is below ``POWER_TARGET``, an interval whose coverage is below ``COVERAGE_FLOOR``,
+    an estimate whose mean misses its planted value by more than ``BIAS_MC_SE`` Monte Carlo SEs
+    (e.g. OPB's β_A under a null: docs/analysis.md, "β of F_att under a null")."""
     out = []
     for name, values in point["estimates"].items():
+        bias, bias_se = values["bias"]["value"], values["bias"]["se"]
+        if bias is not None and bias_se is not None and abs(bias) > BIAS_MC_SE * bias_se > 0:
+            out.append(
+                f"{name}: its estimate misses the planted value by {bias:+.3g} on average "
+                f"({abs(bias) / bias_se:.1f} Monte Carlo SE): the estimator is biased in this "
+                "world, so its power and coverage include that bias."
+            )
         power = values["power"]["value"]
         if power is not None and power < POWER_TARGET:
             out.append(

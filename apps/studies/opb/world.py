@@ -19,6 +19,17 @@ inquiry: β_A, β_B, their difference β_LF = β_A − β_B, and β_force, each 
 regression is attenuated toward 0, Zeger, Liang and Albert 1988, Biometrics 44:1049 — the
 diagnosis shows that bias rather than hiding it). An estimate's test is its interval excluding
 0; the §8 decision table's findings are counted from its own decision stage.
+
+Under a null (β_f = 0, item slope SD 0) the world's mean F_att is the same at every level,
+whatever the number of key units a level's cells hold: each unit is withheld with probability
+μ, so E[F_att | item] = μ (measured: 0.1994, 0.2003, 0.1998, 0.1995 at L0–L3, MC SE 0.0013);
+refusals (R) do not enter F_att. The pipeline's β of such a null is nevertheless biased upward
+when a family's keys hold more units at higher levels (OPB-01's Family A: 3 at L0, 4–5 at L3):
+beta regression fitted to the squeezed shares k/K, whose exact 0s are commoner with fewer
+units, is misspecified for them (+0.058 in the 2-repetition diagnosis of
+``tests/analysis/test_diagnosis_opb.py``; none with equal keys). That bias belongs to the
+preregistered estimator, not to this world, and the diagnosis shows it: docs/analysis.md,
+"β of F_att under a null".
 """
 
 from __future__ import annotations
