@@ -52,6 +52,7 @@ def _lock_protocol_log(protocol_id: int) -> None:
                 "SELECT pg_advisory_xact_lock(%s, %s)",
                 [_ADVISORY_NAMESPACE, protocol_id % 2**31],
             )
+        _sequence_after_commit(protocol_id)
 
 
 # One round trip for everything an append reads, taken after the lock: under READ COMMITTED a
@@ -334,30 +335,62 @@ def _staged(protocol_id: int, row: _Row) -> bool:
             ],
         )  # fmt: skip
         staged = cursor.fetchone() is not None
-    if staged:
-        _sequence_after_commit(protocol_id)
+    # Either way this transaction must look for staged entries once it ends: its own, or those
+    # staged by others while it held the lock.
+    _sequence_after_commit(protocol_id)
     return staged
 
 
 class _Sequencer:
-    """The on-commit callback that chains a protocol's staged entries (one per transaction)."""
+    """The on-commit callback that chains a protocol's staged entries (``_combine``)."""
 
     def __init__(self, protocol_id: int) -> None:
         self.protocol_id = protocol_id
 
     def __call__(self) -> None:
-        pending_sequence(protocol_id=self.protocol_id)
+        _combine(self.protocol_id)
 
 
 def _sequence_after_commit(protocol_id: int) -> None:
-    # Once per protocol and transaction, however many entries it stages. A savepoint rolled back
-    # drops its staged rows and the callbacks registered inside it together, so "registered"
-    # still means "this transaction's staged rows will be sequenced". robust: the caller's
+    # Once per protocol and transaction, however many entries it stages or appends. A savepoint
+    # rolled back drops its staged rows and the callbacks registered inside it together, so a
+    # callback found here will run once the rows it is for have committed. robust: the caller's
     # change has committed by then; a failure is logged and the beat task chains the rows.
-    registered = connection.run_on_commit
-    if any(getattr(c[1], "protocol_id", None) == protocol_id for c in registered):
-        return
+    for registered in connection.run_on_commit:
+        callback = registered[1]  # (savepoint ids, callback, robust)
+        if isinstance(callback, _Sequencer) and callback.protocol_id == protocol_id:
+            return
     transaction.on_commit(_Sequencer(protocol_id), robust=True)
+
+
+_ANY_STAGED_SQL = "SELECT EXISTS (SELECT 1 FROM deviations_pendingentry WHERE protocol_id = %s)"
+
+
+def _combine(protocol_id: int) -> None:
+    """After the commit of a transaction that staged entries of the protocol or held its log
+    lock: chain every committed staged entry, unless another transaction holds the lock.
+
+    Flat combining (Hendler et al. 2010): whoever holds the lock chains every staged entry it
+    sees, and nobody waits for it. A writer whose entry was staged tries the lock once its
+    transaction has committed; if another transaction holds it, that one will look again when
+    it ends, as every holder does here: after releasing the lock it looks for staged rows (a
+    new statement, so it sees every row committed while it held the lock, including those
+    whose writers found the lock taken and left), and tries again while there are some. So a
+    committed staged entry is chained by its own writer or by the holder that made it leave,
+    unless that holder rolls back: then by the next append to the protocol or the beat task
+    (``pending_sequence_all``).
+    """
+    key = [_ADVISORY_NAMESPACE, protocol_id % 2**31]
+    while True:
+        with connection.cursor() as cursor:
+            cursor.execute(_ANY_STAGED_SQL, [protocol_id])
+            if not cursor.fetchone()[0]:
+                return
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", key)
+            if not cursor.fetchone()[0]:
+                return  # its holder looks again when it ends
+            _chain_pending(protocol_id)
 
 
 def _loaded_refs(refs: Any) -> list[dict[str, Any]]:
@@ -394,17 +427,15 @@ def _chain_pending(protocol_id: int) -> tuple[_Head, int]:
 
 
 def pending_sequence(*, protocol_id: int) -> int:
-    """Chain the protocol's staged entries (``PendingEntry``) in a transaction of its own and
-    return how many it chained; 0 on SQLite, which never stages.
+    """Chain the protocol's staged entries (``PendingEntry``) in a transaction of its own, waiting
+    for the protocol's log lock, and return how many it chained; 0 on SQLite, which never
+    stages.
 
-    What a writer whose entry was staged runs once its transaction has committed
-    (``transaction.on_commit``), and what the beat task runs for rows whose writer died between
-    its commit and this call. Waits for the protocol's log lock, then chains every committed
-    staged entry in queue order as one batch (one read of the head, one COPY, the rows deleted
-    in the same transaction): the first of many waiting writers chains them all and the others
-    find none, committing no write (flat combining; docs/deviation-log.md, "Appends under
-    contention"). Entry times are the database's clock now, and ``outcome_visible`` the seal's
-    state now, as for any append.
+    What the beat task runs (``pending_sequence_all``) for rows left behind: by a writer killed
+    between its commit and chaining them, or while a transaction that held the lock rolled
+    back. Every committed staged entry is chained in queue order as one batch (one read of the
+    head, one COPY, the rows deleted in the same transaction); entry times are the database's
+    clock now and ``outcome_visible`` the seal's state now, as for any append.
     """
     if connection.vendor != "postgresql":
         return 0
