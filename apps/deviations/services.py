@@ -1,7 +1,6 @@
 """Writes of the deviation log and the outcome seal. ``deviation_append`` is the only way in."""
 
 import json
-import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +30,6 @@ from apps.protocols.refs import version_ref
 _ADVISORY_NAMESPACE = 7_301_001
 _REF_KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 SYSTEM_ACTOR = "system"
-logger = logging.getLogger(__name__)
 
 
 def format_timestamp(moment: datetime) -> str:
