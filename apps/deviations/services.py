@@ -362,6 +362,12 @@ def _sequence_after_commit(protocol_id: int) -> None:
 
 
 _ANY_STAGED_SQL = "SELECT EXISTS (SELECT 1 FROM deviations_pendingentry WHERE protocol_id = %s)"
+# Run outside a transaction, so a lock it gets is held only while it runs: whether the lock is
+# free, and whether anything is staged, in one round trip.
+_PEEK_SQL = (
+    "SELECT pg_try_advisory_xact_lock(%s, %s), "
+    "EXISTS (SELECT 1 FROM deviations_pendingentry WHERE protocol_id = %s)"
+)
 
 
 def _combine(protocol_id: int) -> None:
@@ -381,9 +387,16 @@ def _combine(protocol_id: int) -> None:
     key = [_ADVISORY_NAMESPACE, protocol_id % 2**31]
     while True:
         with connection.cursor() as cursor:
-            cursor.execute(_ANY_STAGED_SQL, [protocol_id])
-            if not cursor.fetchone()[0]:
-                return
+            cursor.execute(_PEEK_SQL, [*key, protocol_id])
+            free, any_staged = cursor.fetchone()
+            if not free:
+                return  # its holder looks again when it ends
+            if not any_staged:
+                # The peek held the lock for a moment; a writer it turned away has committed
+                # its row before trying, so a look after the peek finds it.
+                cursor.execute(_ANY_STAGED_SQL, [protocol_id])
+                if not cursor.fetchone()[0]:
+                    return
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", key)
             if not cursor.fetchone()[0]:
