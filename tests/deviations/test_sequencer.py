@@ -31,10 +31,14 @@ WRITERS = 16
 APPENDS_EACH = 12
 
 
+class HolderRolledBack(Exception):
+    pass
+
+
 @contextmanager
-def lock_held_by_another_transaction(protocol, actor, rationale="holder"):
+def lock_held_by_another_transaction(protocol, actor, rationale="holder", *, roll_back=False):
     """A thread (its own connection) appends ``rationale`` chained and keeps its transaction,
-    and so the protocol's log lock, open until the body ends; then it commits."""
+    and so the protocol's log lock, open until the body ends; then it commits (or rolls back)."""
     holding, release, errors = threading.Event(), threading.Event(), []
 
     def hold():
@@ -46,6 +50,10 @@ def lock_held_by_another_transaction(protocol, actor, rationale="holder"):
                 )  # fmt: skip
                 holding.set()
                 assert release.wait(timeout=60)
+                if roll_back:
+                    raise HolderRolledBack
+        except HolderRolledBack:
+            pass
         except Exception as error:  # reported below; a thread's exception is otherwise lost
             errors.append(error)
         finally:
@@ -280,6 +288,18 @@ def test_entries_staged_before_an_unsealing_are_chained_as_written_before_it(pro
     by_rationale = {e.rationale: e for e in entries}
     assert by_rationale["staged while sealed"].outcome_visible is False
     assert entries[-1].kind == "outcome_unsealed" and entries[-1].outcome_visible is True
+
+
+def test_rows_turned_away_by_a_holder_that_rolls_back_wait_for_the_beat_task(protocol, pi):
+    holder = lock_held_by_another_transaction(protocol, pi, "rolled back", roll_back=True)
+    # The append commits; its writer finds the lock held and leaves.
+    with holder, transaction.atomic():
+        assert deviation_append(protocol=protocol, kind="deviation", rationale="kept") is None
+    # The holder's look for staged rows runs only after a commit: the row waits, not lost.
+    assert staged(protocol) == 1 and rationales(protocol) == []
+    assert pending_sequence_task() == {str(protocol.pk): 1}
+    assert rationales(protocol) == ["kept"]
+    assert_one_unbroken_chain(protocol, 1)
 
 
 def test_the_runtime_role_cannot_update_or_truncate_pending_rows_but_deletes_them(protocol, pi):
