@@ -361,13 +361,13 @@ def _sequence_after_commit(protocol_id: int) -> None:
     transaction.on_commit(_Sequencer(protocol_id), robust=True)
 
 
-_ANY_STAGED_SQL = "SELECT EXISTS (SELECT 1 FROM deviations_pendingentry WHERE protocol_id = %s)"
-# Run outside a transaction, so a lock it gets is held only while it runs: whether the lock is
-# free, and whether anything is staged, in one round trip.
-_PEEK_SQL = (
-    "SELECT pg_try_advisory_xact_lock(%s, %s), "
-    "EXISTS (SELECT 1 FROM deviations_pendingentry WHERE protocol_id = %s)"
-)
+# Run outside a transaction, in one round trip: NULL when nothing of the protocol is staged;
+# else whether its log lock was free. CASE evaluates the lock function only when rows are
+# staged, so a peek that finds none never holds the lock, not even for the moment it runs.
+_PEEK_SQL = """
+    SELECT CASE WHEN EXISTS (SELECT 1 FROM deviations_pendingentry WHERE protocol_id = %s)
+                THEN pg_try_advisory_xact_lock(%s, %s) END
+"""
 
 
 def _combine(protocol_id: int) -> None:
@@ -387,16 +387,15 @@ def _combine(protocol_id: int) -> None:
     key = [_ADVISORY_NAMESPACE, protocol_id % 2**31]
     while True:
         with connection.cursor() as cursor:
-            cursor.execute(_PEEK_SQL, [*key, protocol_id])
-            free, any_staged = cursor.fetchone()
-            if not free:
-                return  # its holder looks again when it ends
-            if not any_staged:
-                # The peek held the lock for a moment; a writer it turned away has committed
-                # its row before trying, so a look after the peek finds it.
-                cursor.execute(_ANY_STAGED_SQL, [protocol_id])
-                if not cursor.fetchone()[0]:
-                    return
+            cursor.execute(_PEEK_SQL, [protocol_id, *key])
+            free = cursor.fetchone()[0]
+        if free is None:
+            return  # nothing staged
+        if not free:
+            return  # its holder looks again when it ends
+        # Rows are staged and the lock was free; the peek held it for a moment, and whoever it
+        # turned away had committed its row first, so the batch below (or the holder that
+        # beats us to the lock, when it looks again) chains it.
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", key)
             if not cursor.fetchone()[0]:
