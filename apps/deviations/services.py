@@ -58,12 +58,16 @@ def _lock_protocol_log(protocol_id: int) -> None:
 # appender it waited for, and every entry staged by a transaction that has committed.
 # clock_timestamp(), not now(): the lock may have been waited for, and entry times must rise
 # along the chain. The protocol's code is the chain's (its first entry's), else the protocol's.
+# "Anything staged?" reads the newest staged row, by a backward index scan: rows are deleted as
+# they are chained, so the oldest index entries are dead until VACUUM, and a forward scan (or an
+# index-only one, which never marks them dead) would step over all of them on every append.
 _HEAD_SQL = """
     SELECT last.seq, last.hash, coalesce(last.protocol_code, p.code), clock_timestamp(),
            EXISTS (SELECT 1 FROM deviations_outcomeunsealing u
                    JOIN protocols_protocolversion v ON v.id = u.version_id
                    WHERE v.protocol_id = %(protocol)s),
-           EXISTS (SELECT 1 FROM deviations_pendingentry WHERE protocol_id = %(protocol)s)
+           (SELECT kind FROM deviations_pendingentry WHERE protocol_id = %(protocol)s
+            ORDER BY id DESC LIMIT 1) IS NOT NULL
     FROM protocols_protocol p
     LEFT JOIN LATERAL (SELECT seq, hash, protocol_code FROM deviations_logentry
                        WHERE protocol_id = %(protocol)s ORDER BY seq DESC LIMIT 1) AS last ON true
@@ -365,7 +369,8 @@ def _sequence_after_commit(protocol_id: int) -> None:
 # else whether its log lock was free. CASE evaluates the lock function only when rows are
 # staged, so a peek that finds none never holds the lock, not even for the moment it runs.
 _PEEK_SQL = """
-    SELECT CASE WHEN EXISTS (SELECT 1 FROM deviations_pendingentry WHERE protocol_id = %s)
+    SELECT CASE WHEN (SELECT kind FROM deviations_pendingentry WHERE protocol_id = %s
+                      ORDER BY id DESC LIMIT 1) IS NOT NULL
                 THEN pg_try_advisory_xact_lock(%s, %s) END
 """
 

@@ -16,10 +16,19 @@ PENDING_GUARD = custom_guard(
         FOR EACH ROW EXECUTE FUNCTION preregistry_refuse_change();
     CREATE TRIGGER deviations_pendingentry_no_truncate BEFORE TRUNCATE ON deviations_pendingentry
         FOR EACH STATEMENT EXECUTE FUNCTION preregistry_refuse_change();
+    -- A queue: every row is deleted within moments of its insert. Vacuum it after a fixed
+    -- number of dead rows, not a fraction of a table that is almost always empty.
+    ALTER TABLE deviations_pendingentry SET (
+        autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000,
+        autovacuum_vacuum_cost_delay = 0
+    );
     """,
     """
     DROP TRIGGER IF EXISTS deviations_pendingentry_no_update ON deviations_pendingentry;
     DROP TRIGGER IF EXISTS deviations_pendingentry_no_truncate ON deviations_pendingentry;
+    ALTER TABLE deviations_pendingentry RESET (
+        autovacuum_vacuum_scale_factor, autovacuum_vacuum_threshold, autovacuum_vacuum_cost_delay
+    );
     """,
 )
 
