@@ -151,12 +151,13 @@ class PendingEntryQuerySet(models.QuerySet):
 
 class PendingEntry(models.Model):
     """A log entry staged by ``deviation_append`` while another transaction held the protocol's
-    log lock, waiting for its place in the chain (``services.sequence_pending``).
+    log lock, waiting for its place in the chain (``services._combine`` after its
+    writer commits; ``services.pending_sequence`` for leftovers).
 
     It holds the validated fields of a ``NewEntry``; the chain's own fields (seq, hashes, the
     time, ``outcome_visible``, the protocol's code) are given when it is chained, and the row is
     deleted in the transaction that chains it. Inserted in the caller's transaction, so it
-    exists exactly when the change it records committed. ``id`` is the queue's order. On
+    exists only if the change it records committed. ``id`` is the queue's order. On
     PostgreSQL a trigger refuses UPDATE (the runtime role holds no UPDATE either); INSERT,
     SELECT and DELETE stay allowed. Nothing reads these rows as log entries: the verifier,
     pages, exports and checkpoints read ``LogEntry`` only (docs/deviation-log.md, "Appends

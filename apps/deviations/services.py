@@ -550,12 +550,13 @@ def deviation_append(
     is appending to this protocol: the usual case, and always on SQLite) this call takes it and
     chains the entry, after any staged ones, and returns the ``LogEntry``. When another
     transaction holds it, the entry is staged instead (a ``PendingEntry`` row in the caller's
-    transaction, so no lock is held across the caller's commit) and None is returned: once the
-    caller's transaction commits, ``pending_sequence`` chains it before the commit returns to
-    the caller (``transaction.on_commit``), batched with every other staged entry of the
-    protocol; if it rolls back, the entry never existed. ``chained=True`` always waits for the
-    lock and returns the chained entry: for a caller that reads its own entry back in the same
-    transaction (docs/deviation-log.md, "Appends under contention").
+    transaction, so no lock is held across the caller's commit) and None is returned. Once the
+    caller's transaction commits (``transaction.on_commit``), the entry is chained in a batch
+    with every other staged entry of the protocol, by this writer if the lock is free by then,
+    else by the transaction holding it as soon as that one ends (``_combine``; the beat task
+    after a crash); if the caller rolls back, the entry never existed. ``chained=True`` always
+    waits for the lock and returns the chained entry: for a caller that reads its own entry
+    back in the same transaction (docs/deviation-log.md, "Appends under contention").
 
     ``kind`` is an ``EntryKind`` value (``outcome_unsealed`` is written only by
     ``outcome_unseal``); ``rationale`` must not be blank; ``refs`` are ``{"type", "id",
