@@ -11,10 +11,18 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Now
 
 from apps.deviations.chain import GENESIS_HASH
 
-__all__ = ["GENESIS_HASH", "EntryKind", "LogEntry", "LogTreeNode", "OutcomeUnsealing"]
+__all__ = [
+    "GENESIS_HASH",
+    "EntryKind",
+    "LogEntry",
+    "LogTreeNode",
+    "OutcomeUnsealing",
+    "PendingEntry",
+]
 
 
 class EntryKind(models.TextChoices):
@@ -132,6 +140,57 @@ class LogEntry(AppendOnlyModel):
     @property
     def kind_label(self) -> str:
         return EntryKind(self.kind).label if self.kind in EntryKind.values else self.kind
+
+
+class PendingEntryQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise AppendOnlyError("PendingEntry rows are never updated: they are chained or kept")
+
+    update.queryset_only = True  # type: ignore[attr-defined]
+
+
+class PendingEntry(models.Model):
+    """A log entry staged by ``deviation_append`` while another transaction held the protocol's
+    log lock, waiting for its place in the chain (``services._combine`` after its
+    writer commits; ``services.pending_sequence`` for leftovers).
+
+    It holds the validated fields of a ``NewEntry``; the chain's own fields (seq, hashes, the
+    time, ``outcome_visible``, the protocol's code) are given when it is chained, and the row is
+    deleted in the transaction that chains it. Inserted in the caller's transaction, so it
+    exists only if the change it records committed. ``id`` is the queue's order. On
+    PostgreSQL a trigger refuses UPDATE (the runtime role holds no UPDATE either); INSERT,
+    SELECT and DELETE stay allowed. Nothing reads these rows as log entries: the verifier,
+    pages, exports and checkpoints read ``LogEntry`` only (docs/deviation-log.md, "Appends
+    under contention").
+    """
+
+    protocol = models.ForeignKey("protocols.Protocol", on_delete=models.PROTECT, related_name="+")
+    kind = models.CharField(max_length=32)
+    rationale = models.TextField()
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, related_name="+"
+    )
+    # The actor's username when the entry was staged (what the chained entry hashes).
+    actor_name = models.CharField(max_length=150)
+    refs = models.JSONField(default=list, blank=True)
+    occurred_on = models.DateField(null=True, blank=True)
+    created_at = models.DateTimeField(db_default=Now())
+
+    objects = PendingEntryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["protocol", "id"]
+        verbose_name_plural = "pending entries"
+        # The sequencer's read: one protocol's rows in queue order.
+        indexes = [models.Index(fields=["protocol", "id"], name="pendingentry_queue")]
+
+    def __str__(self) -> str:
+        return f"{self.protocol_id} pending {self.pk} {self.kind}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AppendOnlyError("PendingEntry rows are never updated: they are chained or kept")
+        super().save(*args, **kwargs)
 
 
 class OutcomeUnsealing(AppendOnlyModel):

@@ -12,7 +12,7 @@ from django.db.models import Count, Max, QuerySet
 from apps.accounts.models import Role, User
 from apps.deviations.chain import ChainReport, verify_chain
 from apps.deviations.entries import ENTRY_COLUMNS, ENTRY_FIELDS
-from apps.deviations.models import LogEntry, OutcomeUnsealing
+from apps.deviations.models import LogEntry, OutcomeUnsealing, PendingEntry
 from apps.protocols.models import Protocol, ProtocolVersion
 
 # Who reads a protocol's log: its auditors and PI, and its editors, who record deviations in it
@@ -36,6 +36,13 @@ def protocol_outcomes_visible(*, protocol_id: int) -> bool:
     Once outcomes have been seen, every later log entry of the protocol says so.
     """
     return OutcomeUnsealing.objects.filter(version__protocol_id=protocol_id).exists()
+
+
+def pending_count(*, protocol_id: int) -> int:
+    """How many entries of the protocol are staged and not yet chained (``PendingEntry``): under
+    contention, for the moment between a writer's commit and the batch that chains it; longer
+    only when a writer died in between, until the beat task chains them."""
+    return PendingEntry.objects.filter(protocol_id=protocol_id).count()
 
 
 def unsealing_for(version: ProtocolVersion | int) -> OutcomeUnsealing | None:

@@ -1,10 +1,11 @@
 """Writes of the deviation log and the outcome seal. ``deviation_append`` is the only way in."""
 
+import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, Literal, NamedTuple, overload
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
@@ -14,7 +15,13 @@ from apps.accounts.models import User
 from apps.core.canonical import canonical_json
 from apps.core.rows import full_clean_save
 from apps.deviations.chain import GENESIS_HASH, entry_hash
-from apps.deviations.models import MANUAL_KINDS, EntryKind, LogEntry, OutcomeUnsealing
+from apps.deviations.models import (
+    MANUAL_KINDS,
+    EntryKind,
+    LogEntry,
+    OutcomeUnsealing,
+    PendingEntry,
+)
 from apps.deviations.selectors import protocol_outcomes_visible
 from apps.protocols.models import Protocol, ProtocolVersion
 from apps.protocols.refs import version_ref
@@ -43,30 +50,49 @@ def _lock_protocol_log(protocol_id: int) -> None:
                 "SELECT pg_advisory_xact_lock(%s, %s)",
                 [_ADVISORY_NAMESPACE, protocol_id % 2**31],
             )
+        _sequence_after_commit(protocol_id)
 
 
 # One round trip for everything an append reads, taken after the lock: under READ COMMITTED a
 # statement that starts after pg_advisory_xact_lock returned sees every entry committed by the
-# appender it waited for. clock_timestamp(), not now(): the lock may have been waited for, and
-# entry times must rise along the chain.
+# appender it waited for, and every entry staged by a transaction that has committed.
+# clock_timestamp(), not now(): the lock may have been waited for, and entry times must rise
+# along the chain. The protocol's code is the chain's (its first entry's), else the protocol's.
+# "Anything staged?" reads the newest staged row, by a backward index scan: rows are deleted as
+# they are chained, so the oldest index entries are dead until VACUUM, and a forward scan (or an
+# index-only one, which never marks them dead) would step over all of them on every append.
 _HEAD_SQL = """
-    SELECT last.seq, last.hash, last.protocol_code, clock_timestamp(),
+    SELECT last.seq, last.hash, coalesce(last.protocol_code, p.code), clock_timestamp(),
            EXISTS (SELECT 1 FROM deviations_outcomeunsealing u
                    JOIN protocols_protocolversion v ON v.id = u.version_id
-                   WHERE v.protocol_id = %(protocol)s)
-    FROM (SELECT 1) AS one
+                   WHERE v.protocol_id = %(protocol)s),
+           (SELECT kind FROM deviations_pendingentry WHERE protocol_id = %(protocol)s
+            ORDER BY id DESC LIMIT 1) IS NOT NULL
+    FROM protocols_protocol p
     LEFT JOIN LATERAL (SELECT seq, hash, protocol_code FROM deviations_logentry
                        WHERE protocol_id = %(protocol)s ORDER BY seq DESC LIMIT 1) AS last ON true
+    WHERE p.id = %(protocol)s
 """
 
 
-def _chain_head(protocol_id: int) -> tuple[int, str, str | None, datetime, bool]:
-    """(last seq or 0, its hash or the genesis hash, the protocol code the chain was written
-    under or None for a new chain, the time now, whether outcomes were seen)."""
+class _Head(NamedTuple):
+    """What chaining reads under the lock: the last seq (0 for a new chain), its hash (the
+    genesis hash), the chain's protocol code, the time now, whether outcomes were seen, and
+    whether entries are staged for the protocol (always False on SQLite)."""
+
+    seq: int
+    hash: str
+    code: str
+    now: datetime
+    visible: bool
+    pending: bool
+
+
+def _chain_head(protocol_id: int) -> _Head:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(_HEAD_SQL, {"protocol": protocol_id})
-            last_seq, last_hash, code, now, visible = cursor.fetchone()
+            last_seq, last_hash, code, now, visible, pending = cursor.fetchone()
     else:
         last = (
             LogEntry.objects.filter(protocol_id=protocol_id)
@@ -75,10 +101,12 @@ def _chain_head(protocol_id: int) -> tuple[int, str, str | None, datetime, bool]
             .first()
         )
         last_seq, last_hash, code = last or (None, None, None)
+        code = code or Protocol.objects.values_list("code", flat=True).get(pk=protocol_id)
         now, visible = timezone.now(), protocol_outcomes_visible(protocol_id=protocol_id)
+        pending = False
     if last_seq is None:
-        return 0, GENESIS_HASH, None, now, visible
-    return last_seq, last_hash, code, now, visible
+        return _Head(0, GENESIS_HASH, code, now, visible, pending)
+    return _Head(last_seq, last_hash, code, now, visible, pending)
 
 
 # PostgreSQL text cannot hold NUL, and a lone surrogate has no UTF-8 encoding.
@@ -186,98 +214,318 @@ _COPY_COLUMNS = (
 )
 
 
-def _chained(
-    *, protocol: Protocol, entries: list[NewEntry]
-) -> tuple[list[NewEntry], list[dict[str, Any]], datetime]:
-    """Validate every entry, then, under the protocol's log lock, chain and hash them in Python:
-    (the entries cleaned, their exported dicts as ``selectors.entry_dict`` gives them, the time
-    they were recorded)."""
+@dataclass(frozen=True)
+class _Row:
+    """A checked entry as chaining reads it: what it hashes besides the chain's own fields."""
+
+    kind: str
+    rationale: str
+    actor_id: int | None
+    actor_name: str
+    refs: list[dict[str, Any]]
+    occurred_on: date | None
+
+
+def _row(new: NewEntry) -> _Row:
+    return _Row(
+        kind=new.kind,
+        rationale=new.rationale,
+        actor_id=new.actor.pk if new.actor is not None else None,
+        actor_name=new.actor.get_username() if new.actor is not None else SYSTEM_ACTOR,
+        refs=[dict(ref) for ref in new.refs],
+        occurred_on=new.occurred_on,
+    )
+
+
+def _validated(protocol: Protocol, entries: list[NewEntry]) -> list[NewEntry]:
+    """Every entry checked (``_checked``), before any lock is taken."""
     if not connection.in_atomic_block:
         raise RuntimeError("deviation_append must run inside the caller's transaction")
     if protocol is None or protocol.pk is None:
         raise ValidationError({"protocol": "The log entry needs a saved protocol."})
     many = len(entries) > 1
-    checked = [
-        _checked(new, where=f"entry {n}" if many else "") for n, new in enumerate(entries, 1)
-    ]
-    if not checked:
-        return [], [], timezone.now()
-    # Everything above runs before the lock: it is held to the end of the caller's
-    # transaction, and every other append to this protocol waits for it.
-    _lock_protocol_log(protocol.pk)
-    last_seq, prev_hash, chain_code, recorded_at, outcome_visible = _chain_head(protocol.pk)
-    # One chain, one code: the code its first entry was written under (docs/deviation-log.md).
-    protocol_code = chain_code or protocol.code
-    moment = format_timestamp(recorded_at)
+    return [_checked(new, where=f"entry {n}" if many else "") for n, new in enumerate(entries, 1)]
+
+
+def _link(rows: Sequence[_Row], head: _Head) -> list[dict[str, Any]]:
+    """``rows`` chained after ``head`` and hashed in Python: their exported dicts, as
+    ``selectors.entry_dict`` gives them."""
+    moment = format_timestamp(head.now)
+    prev_hash = head.hash
     dicts = []
-    for seq, new in enumerate(checked, start=last_seq + 1):
+    for seq, row in enumerate(rows, start=head.seq + 1):
         entry = {
-            "actor": new.actor.get_username() if new.actor is not None else SYSTEM_ACTOR,
-            "kind": new.kind,
-            "occurred_on": new.occurred_on.isoformat() if new.occurred_on else None,
-            "outcome_visible": outcome_visible,
+            "actor": row.actor_name,
+            "kind": row.kind,
+            "occurred_on": row.occurred_on.isoformat() if row.occurred_on else None,
+            "outcome_visible": head.visible,
             "prev_hash": prev_hash,
-            "protocol": protocol_code,
-            "rationale": new.rationale,
+            "protocol": head.code,
+            "rationale": row.rationale,
             "recorded_at": moment,
-            "refs": new.refs,
+            "refs": row.refs,
             "seq": seq,
         }
         # The verifier's own encoder (chain.py; the tests prove it gives apps.core.canonical's
         # bytes), several times faster on entries than the general one.
         entry["hash"] = prev_hash = entry_hash(entry)
         dicts.append(entry)
-    return checked, dicts, recorded_at
+    return dicts
 
 
-def _model(protocol: Protocol, new: NewEntry, entry: dict[str, Any], at: datetime) -> LogEntry:
-    return LogEntry(
+def _copy(protocol_id: int, rows: list[_Row], dicts: list[dict[str, Any]], at: datetime) -> None:
+    """Insert a chained batch: PostgreSQL's COPY (one statement), else a bulk INSERT."""
+    if connection.vendor != "postgresql":
+        LogEntry.objects.bulk_create(
+            [
+                LogEntry(
+                    protocol_id=protocol_id,
+                    protocol_code=e["protocol"],
+                    seq=e["seq"],
+                    recorded_at=at,
+                    actor_id=row.actor_id,
+                    actor_name=e["actor"],
+                    kind=e["kind"],
+                    rationale=e["rationale"],
+                    refs=e["refs"],
+                    occurred_on=row.occurred_on,
+                    outcome_visible=e["outcome_visible"],
+                    prev_hash=e["prev_hash"],
+                    hash=e["hash"],
+                )
+                for row, e in zip(rows, dicts, strict=True)
+            ],
+            batch_size=500,
+        )
+        return
+    columns = f"COPY deviations_logentry ({_COPY_COLUMNS}) FROM STDIN"
+    with connection.cursor() as cursor, cursor.cursor.copy(columns) as copy:
+        for row, e in zip(rows, dicts, strict=True):
+            copy.write_row(
+                (
+                    protocol_id, e["protocol"], e["seq"], at, row.actor_id, e["actor"], e["kind"],
+                    e["rationale"], canonical_json(e["refs"]).decode(), row.occurred_on,
+                    e["outcome_visible"], e["prev_hash"], e["hash"],
+                )
+            )  # fmt: skip
+
+
+# Stages an entry unless the protocol's log lock is free, in one round trip: when
+# pg_try_advisory_xact_lock gets the lock (held to the end of the transaction, as
+# _lock_protocol_log's; also when this transaction already holds it) nothing is inserted and the
+# caller chains the entry itself.
+_STAGE_SQL = """
+    INSERT INTO deviations_pendingentry
+        (protocol_id, kind, rationale, actor_id, actor_name, refs, occurred_on, created_at)
+    SELECT %s, %s, %s, %s, %s, %s::jsonb, %s, clock_timestamp()
+    WHERE NOT pg_try_advisory_xact_lock(%s, %s)
+    RETURNING id
+"""
+
+
+def _staged(protocol_id: int, row: _Row) -> bool:
+    """On PostgreSQL: True when another transaction holds the protocol's log lock and ``row`` was
+    staged (a PendingEntry, in the caller's transaction, chained after its commit); False when
+    the lock was free and is now held by this transaction."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _STAGE_SQL,
+            [
+                protocol_id, row.kind, row.rationale, row.actor_id, row.actor_name,
+                canonical_json(row.refs).decode(), row.occurred_on,
+                _ADVISORY_NAMESPACE, protocol_id % 2**31,
+            ],
+        )  # fmt: skip
+        staged = cursor.fetchone() is not None
+    # Either way this transaction must look for staged entries once it ends: its own, or those
+    # staged by others while it held the lock.
+    _sequence_after_commit(protocol_id)
+    return staged
+
+
+class _Sequencer:
+    """The on-commit callback that chains a protocol's staged entries (``_combine``)."""
+
+    def __init__(self, protocol_id: int) -> None:
+        self.protocol_id = protocol_id
+
+    def __call__(self) -> None:
+        _combine(self.protocol_id)
+
+
+def _sequence_after_commit(protocol_id: int) -> None:
+    # Once per protocol and transaction, however many entries it stages or appends. A savepoint
+    # rolled back drops its staged rows and the callbacks registered inside it together, so a
+    # callback found here will run once the rows it is for have committed. robust: the caller's
+    # change has committed by then; a failure is logged and the beat task chains the rows.
+    for registered in connection.run_on_commit:
+        callback = registered[1]  # (savepoint ids, callback, robust)
+        if isinstance(callback, _Sequencer) and callback.protocol_id == protocol_id:
+            return
+    transaction.on_commit(_Sequencer(protocol_id), robust=True)
+
+
+# Run outside a transaction, in one round trip: NULL when nothing of the protocol is staged;
+# else whether its log lock was free. CASE evaluates the lock function only when rows are
+# staged, so a peek that finds none never holds the lock, not even for the moment it runs.
+_PEEK_SQL = """
+    SELECT CASE WHEN (SELECT kind FROM deviations_pendingentry WHERE protocol_id = %s
+                      ORDER BY id DESC LIMIT 1) IS NOT NULL
+                THEN pg_try_advisory_xact_lock(%s, %s) END
+"""
+
+
+def _combine(protocol_id: int) -> None:
+    """After the commit of a transaction that staged entries of the protocol or held its log
+    lock: chain every committed staged entry, unless another transaction holds the lock.
+
+    Flat combining (Hendler et al. 2010): whoever holds the lock chains every staged entry it
+    sees, and nobody waits for it. A writer whose entry was staged tries the lock once its
+    transaction has committed; if another transaction holds it, that one will look again when
+    it ends, as every holder does here: after releasing the lock it looks for staged rows (a
+    new statement, so it sees every row committed while it held the lock, including those
+    whose writers found the lock taken and left), and tries again while there are some. So a
+    committed staged entry is chained by its own writer or by the holder that made it leave,
+    unless that holder rolls back: then by the next append to the protocol or the beat task
+    (``pending_sequence_all``).
+    """
+    key = [_ADVISORY_NAMESPACE, protocol_id % 2**31]
+    while True:
+        with connection.cursor() as cursor:
+            cursor.execute(_PEEK_SQL, [protocol_id, *key])
+            free = cursor.fetchone()[0]
+        if free is None:
+            return  # nothing staged
+        if not free:
+            return  # its holder looks again when it ends
+        # Rows are staged and the lock was free; the peek held it for a moment, and whoever it
+        # turned away had committed its row first, so the batch below (or the holder that
+        # beats us to the lock, when it looks again) chains it.
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", key)
+            if not cursor.fetchone()[0]:
+                return  # its holder looks again when it ends
+            _chain_pending(protocol_id)
+
+
+def _loaded_refs(refs: Any) -> list[dict[str, Any]]:
+    # Django's psycopg setup hands jsonb over as text; a plain psycopg cursor parses it.
+    return list(json.loads(refs) if isinstance(refs, str | bytes) else refs)
+
+
+def _chain_pending(protocol_id: int) -> tuple[_Head, int]:
+    """Under the protocol's log lock: chain every staged entry of the protocol this transaction
+    sees (those of committed transactions, and its own), in queue order, before anything else
+    is appended. (The head after them, how many were chained.)"""
+    head = _chain_head(protocol_id)
+    if not head.pending:
+        return head, 0
+    with connection.cursor() as cursor:
+        # Only a holder of the lock deletes staged rows, so each row read here is chained once;
+        # a row whose transaction has not committed is not seen, and is sequenced after it does.
+        cursor.execute(
+            "DELETE FROM deviations_pendingentry WHERE protocol_id = %s "
+            "RETURNING id, kind, rationale, actor_id, actor_name, refs, occurred_on",
+            [protocol_id],
+        )
+        staged = sorted(cursor.fetchall())
+    rows = [
+        _Row(kind, rationale, actor_id, actor_name, _loaded_refs(refs), occurred_on)
+        for _id, kind, rationale, actor_id, actor_name, refs, occurred_on in staged
+    ]
+    if not rows:
+        return head._replace(pending=False), 0
+    dicts = _link(rows, head)
+    _copy(protocol_id, rows, dicts, head.now)
+    last = dicts[-1]
+    return head._replace(seq=last["seq"], hash=last["hash"], pending=False), len(rows)
+
+
+def pending_sequence(*, protocol_id: int) -> int:
+    """Chain the protocol's staged entries (``PendingEntry``) in a transaction of its own, waiting
+    for the protocol's log lock, and return how many it chained; 0 on SQLite, which never
+    stages.
+
+    What the beat task runs (``pending_sequence_all``) for rows left behind: by a writer killed
+    between its commit and chaining them, or while a transaction that held the lock rolled
+    back. Every committed staged entry is chained in queue order as one batch (one read of the
+    head, one COPY, the rows deleted in the same transaction); entry times are the database's
+    clock now and ``outcome_visible`` the seal's state now, as for any append.
+    """
+    if connection.vendor != "postgresql":
+        return 0
+    with transaction.atomic():
+        _lock_protocol_log(protocol_id)
+        _head, chained = _chain_pending(protocol_id)
+    return chained
+
+
+def pending_sequence_all() -> dict[int, int]:
+    """``pending_sequence`` for every protocol with staged entries (the beat task): {protocol id:
+    entries chained}, leaving out protocols whose rows another sequencer chained first."""
+    staged = PendingEntry.objects.order_by("protocol_id").values_list("protocol_id", flat=True)
+    protocol_ids = list(staged.distinct())
+    chained = {pk: pending_sequence(protocol_id=pk) for pk in protocol_ids}
+    return {pk: n for pk, n in chained.items() if n}
+
+
+def _append_one(*, protocol: Protocol, new: NewEntry, wait: bool) -> LogEntry | None:
+    (checked,) = _validated(protocol, [new])
+    row = _row(checked)
+    # Everything above runs before the lock: it is held to the end of the caller's
+    # transaction, and every other append to this protocol waits for it or is staged.
+    if connection.vendor == "postgresql" and not wait:
+        if _staged(protocol.pk, row):
+            return None
+    else:
+        _lock_protocol_log(protocol.pk)
+    head, _staged_before = _chain_pending(protocol.pk)
+    (e,) = _link([row], head)
+    entry = LogEntry(
         protocol=protocol,
-        protocol_code=entry["protocol"],
-        seq=entry["seq"],
-        recorded_at=at,
-        actor=new.actor,
-        actor_name=entry["actor"],
-        kind=entry["kind"],
-        rationale=entry["rationale"],
-        refs=entry["refs"],
-        occurred_on=new.occurred_on,
-        outcome_visible=entry["outcome_visible"],
-        prev_hash=entry["prev_hash"],
-        hash=entry["hash"],
+        protocol_code=e["protocol"],
+        seq=e["seq"],
+        recorded_at=head.now,
+        actor=checked.actor,
+        actor_name=e["actor"],
+        kind=e["kind"],
+        rationale=e["rationale"],
+        refs=e["refs"],
+        occurred_on=checked.occurred_on,
+        outcome_visible=e["outcome_visible"],
+        prev_hash=e["prev_hash"],
+        hash=e["hash"],
     )
-
-
-def _append_one(*, protocol: Protocol, new: NewEntry) -> LogEntry:
-    checked, dicts, at = _chained(protocol=protocol, entries=[new])
-    entry = _model(protocol, checked[0], dicts[0], at)
     # No full_clean: every field it would check is checked by _checked (the kind, the texts,
     # the refs, the date) or comes from the chain, the protocol and the actor's own row.
     entry.save(force_insert=True)
     return entry
 
 
-def _copy(
-    protocol: Protocol, checked: list[NewEntry], dicts: list[dict[str, Any]], at: datetime
-) -> None:
-    """Insert a chained batch: PostgreSQL's COPY (one statement), else a bulk INSERT."""
-    if connection.vendor != "postgresql":
-        LogEntry.objects.bulk_create(
-            [_model(protocol, new, entry, at) for new, entry in zip(checked, dicts, strict=True)],
-            batch_size=500,
-        )
-        return
-    columns = f"COPY deviations_logentry ({_COPY_COLUMNS}) FROM STDIN"
-    with connection.cursor() as cursor, cursor.cursor.copy(columns) as copy:
-        for new, e in zip(checked, dicts, strict=True):
-            copy.write_row(
-                (
-                    protocol.pk, e["protocol"], e["seq"], at,
-                    new.actor.pk if new.actor is not None else None, e["actor"], e["kind"],
-                    e["rationale"], canonical_json(e["refs"]).decode(), new.occurred_on,
-                    e["outcome_visible"], e["prev_hash"], e["hash"],
-                )
-            )  # fmt: skip
+@overload
+def deviation_append(
+    *,
+    protocol: Protocol,
+    kind: str,
+    rationale: str,
+    actor: User | None = ...,
+    refs: Iterable[Mapping[str, Any]] = ...,
+    occurred_on: date | None = ...,
+    chained: Literal[True],
+) -> LogEntry: ...
+
+
+@overload
+def deviation_append(
+    *,
+    protocol: Protocol,
+    kind: str,
+    rationale: str,
+    actor: User | None = ...,
+    refs: Iterable[Mapping[str, Any]] = ...,
+    occurred_on: date | None = ...,
+    chained: bool = ...,
+) -> LogEntry | None: ...
 
 
 def deviation_append(
@@ -288,25 +536,38 @@ def deviation_append(
     actor: User | None = None,
     refs: Iterable[Mapping[str, Any]] = (),
     occurred_on: date | None = None,
-) -> LogEntry:
-    """Append one entry to the protocol's log and return it.
+    chained: bool = False,
+) -> LogEntry | None:
+    """Append one entry to the protocol's log: return it chained, or None when it was staged.
 
     Runs inside the caller's transaction, so the entry and the change it records commit or roll
-    back together; raises RuntimeError when called outside one. Appends to one protocol are
-    serialised (an advisory lock held to the end of the transaction), so the chain never forks
-    or gaps. The time is the database's clock; ``outcome_visible`` is not a parameter: it is true
-    exactly when outcomes of one of the protocol's versions have been unsealed.
+    back together; raises RuntimeError when called outside one. The time is the database's
+    clock when the entry is chained; ``outcome_visible`` is not a parameter: it is true exactly
+    when outcomes of one of the protocol's versions have been unsealed by then.
+
+    Appends to one protocol are serialised by an advisory lock held to the end of the
+    transaction, so the chain never forks or gaps. When the lock is free (no other transaction
+    is appending to this protocol: the usual case, and always on SQLite) this call takes it and
+    chains the entry, after any staged ones, and returns the ``LogEntry``. When another
+    transaction holds it, the entry is staged instead (a ``PendingEntry`` row in the caller's
+    transaction, so no lock is held across the caller's commit) and None is returned. Once the
+    caller's transaction commits (``transaction.on_commit``), the entry is chained in a batch
+    with every other staged entry of the protocol, by this writer if the lock is free by then,
+    else by the transaction holding it as soon as that one ends (``_combine``; the beat task
+    after a crash); if the caller rolls back, the entry never existed. ``chained=True`` always
+    waits for the lock and returns the chained entry: for a caller that reads its own entry
+    back in the same transaction (docs/deviation-log.md, "Appends under contention").
 
     ``kind`` is an ``EntryKind`` value (``outcome_unsealed`` is written only by
     ``outcome_unseal``); ``rationale`` must not be blank; ``refs`` are ``{"type", "id",
     "label"}`` references to the objects concerned (flat values only: text, integers, booleans,
     null); ``occurred_on`` is the day a recorded deviation happened, when that is not today.
-    Raises ValidationError naming the field for bad input.
+    Raises ValidationError naming the field for bad input, before anything is written.
     """
     if kind == EntryKind.OUTCOME_UNSEALED:
         raise ValidationError({"kind": "outcome_unsealed entries are written by outcome_unseal."})
     new = NewEntry(kind=kind, rationale=rationale, actor=actor, refs=refs, occurred_on=occurred_on)
-    return _append_one(protocol=protocol, new=new)
+    return _append_one(protocol=protocol, new=new, wait=chained)
 
 
 def deviation_append_many(
@@ -316,21 +577,51 @@ def deviation_append_many(
     hashed (``selectors.entry_dict``'s dicts): what a bulk caller (an import, a batch of
     exclusions) uses instead of one ``deviation_append`` per entry.
 
-    The same rules as ``deviation_append`` (in the caller's transaction; serialised per
-    protocol, never across protocols; the database's time, one for the whole batch; the
-    outcome seal's ``outcome_visible``), and all or nothing: every entry is validated before
-    the lock is taken, and a bad one raises ValidationError naming it ("entry 3: …") and the
-    field, with nothing written. Under the lock the batch costs one read of the chain's head
-    and one statement (PostgreSQL's COPY; a bulk INSERT elsewhere), the hashes computed in
-    Python between them (figures: docs/performance.md, "Appends at scale").
+    The same rules as ``deviation_append`` with ``chained=True`` (in the caller's transaction;
+    serialised per protocol, never across protocols, waiting for the lock; staged entries
+    chained first; the database's time, one for the whole batch; the outcome seal's
+    ``outcome_visible``), and all or nothing: every entry is validated before the lock is
+    taken, and a bad one raises ValidationError naming it ("entry 3: …") and the field, with
+    nothing written. Under the lock the batch costs one read of the chain's head and one
+    statement (PostgreSQL's COPY; a bulk INSERT elsewhere), the hashes computed in Python
+    between them (figures: docs/performance.md, "Appends at scale").
     """
     entries = list(entries)
     if any(new.kind == EntryKind.OUTCOME_UNSEALED for new in entries):
         raise ValidationError({"kind": "outcome_unsealed entries are written by outcome_unseal."})
-    checked, dicts, at = _chained(protocol=protocol, entries=entries)
-    if dicts:
-        _copy(protocol, checked, dicts, at)
+    checked = _validated(protocol, entries)
+    if not checked:
+        return []
+    _lock_protocol_log(protocol.pk)
+    head, _staged_before = _chain_pending(protocol.pk)
+    rows = [_row(new) for new in checked]
+    dicts = _link(rows, head)
+    _copy(protocol.pk, rows, dicts, head.now)
     return dicts
+
+
+@overload
+def version_log_append(
+    version: ProtocolVersion,
+    *,
+    kind: str,
+    rationale: str,
+    actor: User | None = ...,
+    refs: Iterable[Mapping[str, Any]] = ...,
+    chained: Literal[True],
+) -> LogEntry: ...
+
+
+@overload
+def version_log_append(
+    version: ProtocolVersion,
+    *,
+    kind: str,
+    rationale: str,
+    actor: User | None = ...,
+    refs: Iterable[Mapping[str, Any]] = ...,
+    chained: bool = ...,
+) -> LogEntry | None: ...
 
 
 def version_log_append(
@@ -340,15 +631,18 @@ def version_log_append(
     rationale: str,
     actor: User | None = None,
     refs: Iterable[Mapping[str, Any]] = (),
-) -> LogEntry:
+    chained: bool = False,
+) -> LogEntry | None:
     """``deviation_append`` for an act on one version: the entry goes to the version's protocol's
-    log and names the version (``version_ref``) before ``refs``. Same errors and transaction."""
+    log and names the version (``version_ref``) before ``refs``. Same errors, transaction and
+    return (None when staged, unless ``chained``)."""
     return deviation_append(
         protocol=version.protocol,
         kind=kind,
         rationale=rationale,
         actor=actor,
         refs=[version_ref(version), *refs],
+        chained=chained,
     )
 
 
@@ -388,6 +682,7 @@ def deviation_record(
                 "recorded once it has happened."
             }
         )
+    # chained: the user is shown the entry they recorded, with its place in the chain.
     return deviation_append(
         protocol=protocol,
         kind=kind,
@@ -395,6 +690,7 @@ def deviation_record(
         actor=user,
         refs=refs,
         occurred_on=occurred_on,
+        chained=True,
     )
 
 
@@ -412,6 +708,9 @@ def outcome_unseal(*, version: ProtocolVersion, user: User, confirmation: str) -
     # Before any check: a second PI unsealing at the same moment waits here, then is told the
     # seal is already broken (instead of hitting the one-to-one constraint).
     _lock_protocol_log(protocol.pk)
+    # Entries staged by transactions that committed before the seal broke take their places
+    # now, recorded as written before outcomes were seen (the unsealing row does not exist yet).
+    _chain_pending(protocol.pk)
     if version.state != "frozen":
         raise ValidationError(
             {
@@ -444,5 +743,5 @@ def outcome_unseal(*, version: ProtocolVersion, user: User, confirmation: str) -
         actor=user,
         refs=[version_ref(version)],
     )
-    _append_one(protocol=protocol, new=unsealed)
+    _append_one(protocol=protocol, new=unsealed, wait=True)
     return unsealing

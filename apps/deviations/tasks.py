@@ -1,8 +1,18 @@
-"""Celery tasks of the deviation log: signed checkpoints on a schedule, and their delivery."""
+"""Celery tasks of the deviation log: staged entries chained, signed checkpoints on a schedule,
+and their delivery."""
 
 from typing import Any
 
 from celery import shared_task
+
+
+@shared_task(name="deviations.pending_sequence")
+def pending_sequence_task() -> dict[str, int]:
+    """Chain the entries staged under contention whose writer died between its commit and
+    sequencing them (beat schedule; a live writer's are chained before its commit returns)."""
+    from apps.deviations.services import pending_sequence_all
+
+    return {str(pk): n for pk, n in pending_sequence_all().items()}
 
 
 @shared_task(name="deviations.checkpoints_write")

@@ -44,6 +44,7 @@ from apps.deviations.selectors import (
     log_actors,
     log_entries,
     log_readable_protocols,
+    pending_count,
     protocol_outcomes_visible,
     unsealing_for,
     versions_with_seal,
@@ -96,6 +97,7 @@ def protocol_log(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
             "versions": versions_with_seal(protocol_id=protocol.pk),
             "can_record": bool(roles & DEVIATION_WRITER_ROLES),
             "can_unseal": Role.PI in roles,
+            "pending": pending_count(protocol_id=protocol.pk),
         },
     )
 

@@ -279,6 +279,7 @@ def _record_alarm(version: ProtocolVersion, verdict: IntegrityVerdict) -> None:
             "until the rows are restored.",
             actor=None,
             refs=[alarm_ref],
+            chained=True,  # the check above reads the chained entries only
         )
 
 

@@ -460,8 +460,15 @@ def version_freeze(*, version: ProtocolVersion, user: User) -> ProtocolVersion:
             f"{version.amendment_rationale.strip()}"
         )
         refs = [version_ref(version), version_ref(predecessor)]
+    # chained: the integrity check trusts a frozen version's hash only through this entry
+    # (apps.protocols.integrity), so it is in the chain before the freeze commits.
     deviation_append(
-        protocol=version.protocol, kind=kind, rationale=rationale, actor=user, refs=refs
+        protocol=version.protocol,
+        kind=kind,
+        rationale=rationale,
+        actor=user,
+        refs=refs,
+        chained=True,
     )
     given.refresh_from_db()
     return version

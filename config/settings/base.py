@@ -266,6 +266,13 @@ CELERY_BEAT_SCHEDULE: dict = {
     # Every 15 s, so a killed run is requeued within timeout + 15 s (45 s; docs/analysis.md).
     "analysis-runs-reap": {"task": "analysis.runs_reap", "schedule": 15.0},
 }
+# Log entries staged under contention whose writer died before chaining them (a live writer
+# chains them as its transaction commits): chained within this many seconds
+# (apps/deviations/services.py, docs/deviation-log.md "Appends under contention").
+CELERY_BEAT_SCHEDULE["deviations-pending-sequence"] = {
+    "task": "deviations.pending_sequence",
+    "schedule": 5.0,
+}
 # Signed checkpoints of every log's head (apps/deviations/checkpoints.py, docs/deploy.md).
 CELERY_BEAT_SCHEDULE["deviations-checkpoints-write"] = {
     "task": "deviations.checkpoints_write",

@@ -86,8 +86,9 @@ def test_sixteen_parallel_writers_single_and_batched_produce_one_unbroken_chain(
 
 def test_a_protocol_whose_log_lock_is_held_does_not_block_another_protocols_appends(protocol, pi):
     """One writer holds protocol A's log lock (its transaction has appended and not ended); a
-    second connection appends to protocol B at once, and an append to A from it waits (shown by
-    a lock timeout), so the lock really was held while B's append went through."""
+    second connection appends to protocol B at once, and an append to A from it that must be
+    chained at once waits (shown by a lock timeout), so the lock really was held while B's
+    append went through. (A plain append to A would be staged: test_sequencer.py.)"""
     other = ProtocolFactory()
     holding, release, errors = threading.Event(), threading.Event(), []
 
@@ -117,7 +118,9 @@ def test_a_protocol_whose_log_lock_is_held_does_not_block_another_protocols_appe
         with pytest.raises(Exception, match="lock timeout"), transaction.atomic():
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL lock_timeout = '200ms'")
-            deviation_append(protocol=protocol, kind="deviation", rationale="waits", actor=pi)
+            deviation_append(
+                protocol=protocol, kind="deviation", rationale="waits", actor=pi, chained=True
+            )
     finally:
         release.set()
         holder.join(timeout=30)

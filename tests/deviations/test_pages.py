@@ -365,3 +365,21 @@ def test_a_version_ref_links_to_the_versions_page(
     html = client.get(log_url(protocol)).content.decode()
     url = reverse("protocols:version", kwargs={"code": protocol.code, "label": "1.0"})
     assert f'<a href="{url}">{protocol.code} v1.0</a>' in html
+
+
+def test_the_log_says_how_many_entries_wait_for_their_place_in_the_chain(
+    client, auditor, protocol, pi, append
+):
+    from apps.deviations.models import PendingEntry
+
+    append(protocol, 2)
+    client.force_login(auditor)
+    assert "waiting for" not in client.get(log_url(protocol)).content.decode()
+    for n in range(3):  # staged under contention, not yet chained
+        PendingEntry.objects.create(
+            protocol=protocol, kind="deviation", rationale=f"staged {n}", actor_name="system"
+        )
+    html = client.get(log_url(protocol)).content.decode()
+    assert "2 entries." in html
+    assert "3 more entries are waiting for their places in the chain" in html
+    assert "staged 0" not in html  # not an entry until it is chained
