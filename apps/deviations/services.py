@@ -273,28 +273,30 @@ def _link(rows: Sequence[_Row], head: _Head) -> list[dict[str, Any]]:
     return dicts
 
 
+def _model(protocol_id: int, row: _Row, e: dict[str, Any], at: datetime) -> LogEntry:
+    """The unsaved row of a chained entry (``e``: its exported dict, as ``_link`` gives it)."""
+    return LogEntry(
+        protocol_id=protocol_id,
+        protocol_code=e["protocol"],
+        seq=e["seq"],
+        recorded_at=at,
+        actor_id=row.actor_id,
+        actor_name=e["actor"],
+        kind=e["kind"],
+        rationale=e["rationale"],
+        refs=e["refs"],
+        occurred_on=row.occurred_on,
+        outcome_visible=e["outcome_visible"],
+        prev_hash=e["prev_hash"],
+        hash=e["hash"],
+    )
+
+
 def _copy(protocol_id: int, rows: list[_Row], dicts: list[dict[str, Any]], at: datetime) -> None:
     """Insert a chained batch: PostgreSQL's COPY (one statement), else a bulk INSERT."""
     if connection.vendor != "postgresql":
         LogEntry.objects.bulk_create(
-            [
-                LogEntry(
-                    protocol_id=protocol_id,
-                    protocol_code=e["protocol"],
-                    seq=e["seq"],
-                    recorded_at=at,
-                    actor_id=row.actor_id,
-                    actor_name=e["actor"],
-                    kind=e["kind"],
-                    rationale=e["rationale"],
-                    refs=e["refs"],
-                    occurred_on=row.occurred_on,
-                    outcome_visible=e["outcome_visible"],
-                    prev_hash=e["prev_hash"],
-                    hash=e["hash"],
-                )
-                for row, e in zip(rows, dicts, strict=True)
-            ],
+            [_model(protocol_id, row, e, at) for row, e in zip(rows, dicts, strict=True)],
             batch_size=500,
         )
         return
@@ -481,21 +483,8 @@ def _append_one(*, protocol: Protocol, new: NewEntry, wait: bool) -> LogEntry | 
         _lock_protocol_log(protocol.pk)
     head, _staged_before = _chain_pending(protocol.pk)
     (e,) = _link([row], head)
-    entry = LogEntry(
-        protocol=protocol,
-        protocol_code=e["protocol"],
-        seq=e["seq"],
-        recorded_at=head.now,
-        actor=checked.actor,
-        actor_name=e["actor"],
-        kind=e["kind"],
-        rationale=e["rationale"],
-        refs=e["refs"],
-        occurred_on=checked.occurred_on,
-        outcome_visible=e["outcome_visible"],
-        prev_hash=e["prev_hash"],
-        hash=e["hash"],
-    )
+    entry = _model(protocol.pk, row, e, head.now)
+    entry.protocol, entry.actor = protocol, checked.actor
     # No full_clean: every field it would check is checked by _checked (the kind, the texts,
     # the refs, the date) or comes from the chain, the protocol and the actor's own row.
     entry.save(force_insert=True)
