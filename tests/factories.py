@@ -521,10 +521,12 @@ def api_url(version: ProtocolVersion, tail: str) -> str:
 
 
 def bulk_scoring_study(*, responses: int, scores_per_response: int) -> ProtocolVersion:
-    """A frozen version with ``responses`` responses (100 items × one level × one evaluand,
-    ``responses // 100`` repetitions), the ``xstest`` rubric and ``scores_per_response``, written
-    by SQL for the queue and scoring-open benchmarks (PostgreSQL only). Frozen by hand
-    (``frozen_by_hand``, which says why)."""
+    """A frozen version with ``responses`` responses (``items`` items × one level × one
+    evaluand, ``responses // items`` repetitions; 100 items, or more where a cell would pass
+    10,000 repetitions, since a repetition is a smallint), the ``xstest`` rubric and
+    ``scores_per_response``, written by SQL for the queue and scoring-open benchmarks
+    (PostgreSQL only). Frozen by hand (``frozen_by_hand``, which says why)."""
+    items = max(100, -(-responses // 10_000))
     version = ProtocolVersionFactory()
     set_parameters(version, scores_per_response=scores_per_response, seed=99)
     rubric_apply_template(version=version, template="xstest")
@@ -543,8 +545,8 @@ def bulk_scoring_study(*, responses: int, scores_per_response: int) -> ProtocolV
         family_id = cursor.fetchone()[0]
         cursor.execute(
             "INSERT INTO items_item (version_id, family_id, code, domain, notes) "
-            "SELECT %s, %s, 'item-' || n, '', '' FROM generate_series(1, 100) n",
-            [version.pk, family_id],
+            "SELECT %s, %s, 'item-' || n, '', '' FROM generate_series(1, %s) n",
+            [version.pk, family_id, items],
         )
         cursor.execute(
             "INSERT INTO items_cell (version_id, item_id, level_id, prompt, absent, absent_reason) "
@@ -567,7 +569,7 @@ def bulk_scoring_study(*, responses: int, scores_per_response: int) -> ProtocolV
             "repetition, block, assignment) "
             "SELECT %s, row_number() OVER (), c.id, %s, r, 0, '{}' "
             "FROM items_cell c, generate_series(1, %s) r WHERE c.version_id = %s",
-            [version.pk, evaluand_id, responses // 100, version.pk],
+            [version.pk, evaluand_id, responses // items, version.pk],
         )
     frozen_by_hand(version)
     with connections["default"].cursor() as cursor:
