@@ -307,7 +307,8 @@ def provision(  # noqa: PLR0913 (keyword-only role settings)
     """Create the two roles and the database (idempotent), as a superuser at ``admin_url``.
 
     ``owner``: LOGIN, not a superuser, no CREATEROLE; CREATEDB only with ``createdb`` (the test
-    suite creates its test database as the owner). ``runtime``: LOGIN and nothing else. The
+    suite creates its test database as the owner). ``runtime``: LOGIN and nothing else, with
+    ``jit = off`` as its setting. The
     database is created owned by ``owner`` (or handed to it); ``adopt`` also hands it every
     table, sequence, view and function of the public schema that another role owns (an existing
     single-role deployment). With ``createdb`` a left-over ``test_<database>`` is handed to the
@@ -338,6 +339,12 @@ def provision(  # noqa: PLR0913 (keyword-only role settings)
                 statement = sql.SQL("{} PASSWORD {}").format(statement, sql.Literal(password))
             conn.execute(statement)
             done.append(f"{'updated' if exists else 'created'} role {role}")
+        # No JIT for the runtime role: its statements are short, and once a table grows past a
+        # few million rows a plan's estimated cost crosses jit_above_cost and every execution
+        # pays a compilation of ~15 ms (the queue's submit at 10 M tasks went from ~1.3 to
+        # 16 ms: docs/performance.md, "Ten million tasks"). A role setting reaches the server
+        # session through PgBouncer too, where a startup option would not.
+        conn.execute(sql.SQL("ALTER ROLE {} SET jit = off").format(sql.Identifier(runtime)))
         # Neither role may be a member of the other (membership is ownership for ALTER TABLE).
         for member, of in ((runtime, owner), (owner, runtime)):
             conn.execute(

@@ -67,6 +67,16 @@ def test_the_suite_runs_as_a_runtime_role_that_is_neither_superuser_nor_owner(tw
 
 @pytest.mark.postgres
 @pytest.mark.django_db
+def test_the_runtime_role_runs_without_jit(two_roles):
+    # provision sets it on the role: a JIT compilation on each execution of a short statement
+    # once a large table's estimate crosses jit_above_cost (docs/performance.md).
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW jit")
+        assert cursor.fetchone()[0] == "off"
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
 def test_session_replication_role_replica_is_refused(two_roles):
     message = _refused("SET session_replication_role = replica")
     assert "permission denied to set parameter" in message
