@@ -66,23 +66,25 @@ class AppendOnlyError(Exception):
     """Raised when code tries to change or delete a row that may only be appended."""
 
 
-class AppendOnlyQuerySet(models.QuerySet):
+class NoUpdateQuerySet(models.QuerySet):
     def update(self, **kwargs):
         raise AppendOnlyError(f"{self.model.__name__} rows are append-only: no update")
-
-    def delete(self):
-        raise AppendOnlyError(f"{self.model.__name__} rows are append-only: no delete")
 
     # Django's flag on a queryset method (never copied to the manager); the stubs know no
     # attributes on functions.
     update.queryset_only = True  # type: ignore[attr-defined]
+
+
+class AppendOnlyQuerySet(NoUpdateQuerySet):
+    def delete(self):
+        raise AppendOnlyError(f"{self.model.__name__} rows are append-only: no delete")
+
     delete.queryset_only = True  # type: ignore[attr-defined]
 
 
-class AppendOnlyModel(models.Model):
-    """Rows that are inserted once and never changed or deleted by the application."""
-
-    objects = AppendOnlyQuerySet.as_manager()
+class NoUpdateModel(models.Model):
+    """Rows that are inserted once and never changed by the application (they may be deleted:
+    ``PendingEntry``). A subclass's manager is ``NoUpdateQuerySet``'s or a subclass's."""
 
     class Meta:
         abstract = True
@@ -91,6 +93,15 @@ class AppendOnlyModel(models.Model):
         if not self._state.adding:
             raise AppendOnlyError(f"{type(self).__name__} rows are append-only: no update")
         super().save(*args, **kwargs)
+
+
+class AppendOnlyModel(NoUpdateModel):
+    """Rows that are inserted once and never changed or deleted by the application."""
+
+    objects = AppendOnlyQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
 
     def delete(self, *args, **kwargs):
         raise AppendOnlyError(f"{type(self).__name__} rows are append-only: no delete")
@@ -142,14 +153,7 @@ class LogEntry(AppendOnlyModel):
         return EntryKind(self.kind).label if self.kind in EntryKind.values else self.kind
 
 
-class PendingEntryQuerySet(models.QuerySet):
-    def update(self, **kwargs):
-        raise AppendOnlyError("PendingEntry rows are never updated: they are chained or kept")
-
-    update.queryset_only = True  # type: ignore[attr-defined]
-
-
-class PendingEntry(models.Model):
+class PendingEntry(NoUpdateModel):
     """A log entry staged by ``deviation_append`` while another transaction held the protocol's
     log lock, waiting for its place in the chain (``services._combine`` after its
     writer commits; ``services.pending_sequence`` for leftovers).
@@ -176,7 +180,7 @@ class PendingEntry(models.Model):
     occurred_on = models.DateField(null=True, blank=True)
     created_at = models.DateTimeField(db_default=Now())
 
-    objects = PendingEntryQuerySet.as_manager()
+    objects = NoUpdateQuerySet.as_manager()
 
     class Meta:
         ordering = ["protocol", "id"]
@@ -186,11 +190,6 @@ class PendingEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.protocol_id} pending {self.pk} {self.kind}"
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise AppendOnlyError("PendingEntry rows are never updated: they are chained or kept")
-        super().save(*args, **kwargs)
 
 
 class OutcomeUnsealing(AppendOnlyModel):
