@@ -7,6 +7,7 @@ correction is a new score that names the one it corrects and why.
 
 from django.conf import settings
 from django.db import models
+from django.utils.functional import cached_property
 
 from apps.core.canonical import sha256_hex
 from apps.protocols.models import Protocol, ProtocolVersion
@@ -497,11 +498,12 @@ class Scorer(models.Model):
     def __str__(self) -> str:
         return f"{self.label} ({self.identity_sha256[:12]})"
 
-    @property
+    @cached_property
     def frozen_prompt_sha256(self) -> str:
         """The SHA-256 of the judge's prompt: ``prompt_sha256`` when the identity gives the hash
         (registration refuses one that is not its ``prompt``'s), else ``prompt_sha256_of`` its
-        ``prompt``; empty for a scorer with no prompt."""
+        ``prompt``; empty for a scorer with no prompt. Cached on the instance: an import checks
+        it on every row, and a scorer's identity never changes once registered."""
         if self.prompt_sha256:
             return self.prompt_sha256
         return prompt_sha256_of(self.prompt) if self.prompt else ""
