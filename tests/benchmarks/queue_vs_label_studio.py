@@ -28,6 +28,10 @@ Reproduce (about 25 minutes for the four rounds on two busy cores):
     .venv/bin/python tests/benchmarks/queue_vs_label_studio.py \\
         --tasks 20000 200000 --k 1 2 --seconds 60 --single 200
 
+For ratios on a quiet machine, give each round fresh databases (Label Studio slows as its task
+table grows, so ``--reuse-databases`` flatters later rounds) and ``--settle 1.0`` (each measured
+run waits until the 1-minute load average is below 1).
+
 Label Studio's license (Apache 2.0) allows this use; nothing of it is copied into the project.
 """
 
@@ -65,6 +69,19 @@ def log(message: str) -> None:
 
 def load() -> list[str]:
     return Path("/proc/loadavg").read_text().split()[:3]
+
+
+def settle(below: float | None, most_s: float = 300) -> None:
+    """Wait until the 1-minute load average is below ``below`` (at most ``most_s`` seconds), so
+    that each run starts on a machine the previous run has left (issue #38: "load below 1
+    before each round"). ``None`` does not wait."""
+    if below is None:
+        return
+    deadline = time.time() + most_s
+    while float(load()[0]) >= below and time.time() < deadline:
+        time.sleep(5)
+    if float(load()[0]) >= below:
+        log(f"load still {load()[0]} after {most_s:.0f} s; running anyway")
 
 
 def psql(db: str, sql: str) -> str:
@@ -272,6 +289,9 @@ print(json.dumps({{"admin": Token.objects.get_or_create(user=admin)[0].key, "tok
                 self.port, "POST", f"/api/projects/{project}/import", self.admin, chunk, 1800
             )
             assert status == 201, body[:300]
+        # Autovacuum is off on this machine: without statistics Label Studio's planner reads the
+        # new tasks blind (one A/B measured it 10-25 % slower), so both databases are analysed.
+        psql(self.db, "ANALYZE")
         return project
 
     def next_path(self, project: int) -> str:
@@ -736,6 +756,12 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=REVIEWERS)
     parser.add_argument("--chained", action="store_true", help="Preregistry: score with next")
     parser.add_argument(
+        "--settle",
+        type=float,
+        metavar="LOAD",
+        help="before each measured run, wait (up to 5 min) until the 1-minute load is below LOAD",
+    )
+    parser.add_argument(
         "--warm", type=int, default=5, help="unmeasured cycles per client before each round"
     )
     parser.add_argument("--ls-venv", type=Path, default=Path("/work/lsvenv"))
@@ -796,6 +822,8 @@ def main() -> None:
                     for system, port, target, tokens, server, db in _systems(
                         app, version, ls, project
                     ):
+                        if measured:
+                            settle(args.settle)
                         result = run(
                             system,
                             port=port,
