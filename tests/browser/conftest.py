@@ -80,6 +80,13 @@ class Journey:
         self.click_and_wait(self.page.get_by_role("button", name="Sign in"))
         assert "/login/" not in self.page.url, f"{username} could not sign in"
 
+    def autofocused(self) -> None:
+        """Wait until the page's ``autofocus`` has given an element the focus. Browsers apply it
+        after the load event, and on a loaded machine a key pressed at once goes to the body."""
+        self.page.wait_for_function(
+            "() => document.activeElement && document.activeElement !== document.body"
+        )
+
     def click_and_wait(self, locator) -> None:
         """Click ``locator`` (a submit button or a link) and wait for the page it loads."""
         with self.page.expect_navigation():

@@ -18,6 +18,7 @@ def test_keyboard_sign_in(journey):
     make_user("kim-keyboard")
     page = journey.page
     journey.go("/login/")
+    journey.autofocused()
     assert _focused(page) == "username"  # the form's first field has the focus
     page.keyboard.type("kim-keyboard")
     page.keyboard.press("Tab")

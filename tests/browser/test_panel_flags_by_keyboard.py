@@ -29,10 +29,12 @@ def test_panel_flags_by_keyboard(journey):
     assert "Item 1 of 6" in page.content()
     journey.snap("first-item")
     # The flag button has the focus: Enter flags A01; Tab then Enter does not flag A02.
+    journey.autofocused()
     assert _focused(page) == "Flag: could cause harm"
     with page.expect_navigation():
         page.keyboard.press("Enter")
     assert "Item 2 of 6" in page.content()
+    journey.autofocused()
     page.keyboard.press("Tab")
     assert _focused(page) == "Do not flag"
     with page.expect_navigation():

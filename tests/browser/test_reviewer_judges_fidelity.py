@@ -44,9 +44,7 @@ def test_reviewer_judges_fidelity(journey, study):
     page = journey.page
     journey.sign_in("jordan-judge")
     journey.go("/queue/")
-    # The start button takes the focus by `autofocus`, which a loaded machine may apply after
-    # the page's load event: Enter pressed before it would go nowhere.
-    page.wait_for_function("document.activeElement && document.activeElement.type === 'submit'")
+    journey.autofocused()  # the start button
     with page.expect_navigation():
         page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r"/tasks/[^/]+/$"))

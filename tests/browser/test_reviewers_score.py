@@ -62,6 +62,7 @@ def test_reviewers_score(journey, study):
         assert page.get_by_role("status").first.inner_text().startswith("Done 0 / ")
         journey.snap(f"reviewer{n}-queue")
         # The start button has the focus: Enter starts the first task.
+        journey.autofocused()
         with page.expect_navigation():
             page.keyboard.press("Enter")
         for task in range(len(study.responses)):
