@@ -24,6 +24,21 @@ class RunState(models.TextChoices):
 FINISHED_STATES = (RunState.SUCCEEDED, RunState.FAILED)
 
 
+def _document(column: str, help_text: str) -> "models.ForeignKey[Blob | None, Blob | None]":
+    """A document a run or a diagnosis writes once, in the transaction that finishes it: a
+    ``Blob`` (kept forever, so protected), null until then, in a column named for the hash it
+    holds (``column``)."""
+    return models.ForeignKey(
+        Blob,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_column=column,
+        help_text=help_text,
+    )
+
+
 class AnalysisRun(models.Model):
     """One run of a version's analysis plan (pipeline ``kind``: ``opb``, ``xstest``, …).
 
@@ -54,24 +69,11 @@ class AnalysisRun(models.Model):
     protocol_sha256 = models.CharField(max_length=64)
     parameters = models.JSONField(default=dict)
     seed = models.BigIntegerField()
-    inputs = models.ForeignKey(
-        Blob,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="+",
-        db_column="input_sha256",
-        help_text="The canonical JSON of the data the run read (its hash is the input hash).",
+    inputs = _document(
+        "input_sha256",
+        "The canonical JSON of the data the run read (its hash is the input hash).",
     )
-    result = models.ForeignKey(
-        Blob,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="+",
-        db_column="result_sha256",
-        help_text="The result document, canonical JSON.",
-    )
+    result = _document("result_sha256", "The result document, canonical JSON.")
     error = models.TextField(blank=True)
     rerun_of = models.ForeignKey(
         "self", on_delete=models.PROTECT, null=True, blank=True, related_name="reruns"
@@ -162,15 +164,7 @@ class DesignDiagnosis(models.Model):
     sims = models.PositiveIntegerField()
     size = models.CharField(max_length=64, blank=True, help_text="The curve's size parameter.")
     size_values = models.JSONField(default=list, blank=True)
-    result = models.ForeignKey(
-        Blob,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="+",
-        db_column="result_sha256",
-        help_text="The diagnosis document, canonical JSON.",
-    )
+    result = _document("result_sha256", "The diagnosis document, canonical JSON.")
     error = models.TextField(blank=True)
 
     class Meta:

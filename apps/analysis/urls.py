@@ -2,19 +2,16 @@ from django.urls import path
 
 from apps.analysis import apis, views
 from apps.analysis.diagnosis import views as diagnosis
+from apps.protocols.addressing import API_PREFIX, PAGE_PREFIX
 
 app_name = "analysis"
 
-_RUN = "protocols/<str:code>/v/<str:label>/analysis/<int:number>/"
-_DIAGNOSIS = "protocols/<str:code>/v/<str:label>/diagnosis/"
+_RUN = PAGE_PREFIX + "analysis/<int:number>/"
+_DIAGNOSIS = PAGE_PREFIX + "diagnosis/"
 
 urlpatterns = [
-    path("protocols/<str:code>/v/<str:label>/analysis/", views.run_list, name="runs"),
-    path(
-        "protocols/<str:code>/v/<str:label>/analysis/latest/",
-        views.latest_report,
-        name="latest",
-    ),
+    path(PAGE_PREFIX + "analysis/", views.run_list, name="runs"),
+    path(PAGE_PREFIX + "analysis/latest/", views.latest_report, name="latest"),
     path(_RUN, views.run_report, name="report"),
     path(f"{_RUN}status/", views.run_status, name="status"),
     path(f"{_RUN}result.json", views.result_download, name="result"),
@@ -30,7 +27,7 @@ urlpatterns = [
     ),
 ]
 
-_API = "protocols/<str:code>/versions/<str:label>/analysis-runs"
+_API = API_PREFIX + "analysis-runs"
 
 api_urlpatterns = [
     path(_API, apis.AnalysisRunStartApi.as_view(), name="run-start"),

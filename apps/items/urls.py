@@ -58,6 +58,10 @@ urlpatterns = [
 
 _a = "protocols/<str:protocol_code>/versions/<str:label>/design"
 
+# Every part has the same three endpoints, an item too (it has no listing page of its own, so
+# its plural is given here).
+_API_PARTS = [*_PARTS, (ITEM, "items")]
+
 
 def _api(part: DesignPart[Any], action: str) -> Callable[..., HttpResponseBase]:
     """``apis.<Part><action>Api``, one of the part's endpoints (``apis.part_endpoints``)."""
@@ -71,7 +75,7 @@ api_urlpatterns = [
     path(f"{_a}/problems", apis.DesignProblemsApi.as_view(), name="design-problems"),
     *(
         route
-        for part, plural in _PARTS
+        for part, plural in _API_PARTS
         for one in [f"{_a}/{plural}/<str:{part.key}>"]
         for route in (
             path(f"{_a}/{plural}", _api(part, "Create"), name=f"{part.noun}-create"),
@@ -80,9 +84,6 @@ api_urlpatterns = [
         )
     ),
     path(f"{_a}/levels/default", apis.LevelScaleDefaultApi.as_view(), name="levels-default"),
-    path(f"{_a}/items", apis.ItemCreateApi.as_view(), name="item-create"),
-    path(f"{_a}/items/<str:code>/update", apis.ItemUpdateApi.as_view(), name="item-update"),
-    path(f"{_a}/items/<str:code>/delete", apis.ItemDeleteApi.as_view(), name="item-delete"),
     path(
         f"{_a}/items/<str:item_code>/cells/<str:level_code>",
         apis.CellSaveApi.as_view(),

@@ -272,3 +272,27 @@ class Deposit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.version} (deposited, {self.blob_id})"
+
+
+class FileImport(models.Model):
+    """One file imported into a version, as every import stores it (``import_frame``): keyed
+    within its version by the SHA-256 of its bytes, with the file's name, the mapping it was read
+    with, what it wrote (``counts``), who imported it and when. Each import's own record
+    (``ResponseImport``, ``MachineScoreImport``) adds its ``version`` (with its own reverse name),
+    its ``format``, the file's ``header``, the importer's ``note`` and whatever else it keeps."""
+
+    sha256 = models.CharField(max_length=64)
+    filename = models.CharField(max_length=255)
+    mapping = models.JSONField(default=dict, blank=True)
+    counts = models.JSONField(default=dict)
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["-imported_at"]
+
+    def __str__(self) -> str:
+        return f"{self.filename} ({self.sha256[:12]})"

@@ -1,10 +1,10 @@
 from django.urls import path
 
 from apps.protocols import apis, views
+from apps.protocols.addressing import API_PREFIX
+from apps.protocols.addressing import PAGE_PREFIX as _V
 
 app_name = "protocols"
-
-_V = "protocols/<str:code>/v/<str:label>/"
 
 urlpatterns = [
     path("protocols/", views.protocol_list, name="list"),
@@ -26,7 +26,8 @@ urlpatterns = [
     path(_V + "history/", views.version_history_page, name="history"),
 ]
 
-_AV = "protocols/<str:code>/versions/<str:label>"
+# The version itself; its resources are below it.
+_AV = API_PREFIX.removesuffix("/")
 
 api_urlpatterns = [
     path("protocols", apis.ProtocolListCreateApi.as_view(), name="protocols"),

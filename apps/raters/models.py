@@ -10,7 +10,7 @@ from django.db import models
 from django.utils.functional import cached_property
 
 from apps.core.canonical import sha256_hex
-from apps.protocols.models import Protocol, ProtocolVersion
+from apps.protocols.models import FileImport, Protocol, ProtocolVersion
 from apps.responses.models import Response
 
 
@@ -549,32 +549,20 @@ class ScorerRosterEntry(models.Model):
         return self.code
 
 
-class MachineScoreImport(models.Model):
+class MachineScoreImport(FileImport):
     """One import of machine scores from a file. Idempotent by (file hash, scorer, field) within
     a version: ``pairs`` lists the ``[scorer code, field]`` it wrote, so one log can feed
     several scorers in several imports, and the same pair from the same file is never written
     twice."""
 
     version = models.ForeignKey(ProtocolVersion, on_delete=models.PROTECT, related_name="+")
-    sha256 = models.CharField(max_length=64)
-    filename = models.CharField(max_length=255)
     format = models.CharField(max_length=16)
-    mapping = models.JSONField(default=dict, blank=True)
     header = models.JSONField(default=dict, blank=True)
     note = models.TextField(blank=True)
-    counts = models.JSONField(default=dict)
     pairs = models.JSONField(default=list, blank=True)
-    imported_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
-    )
-    imported_at = models.DateTimeField(auto_now_add=True)
 
-    class Meta:
+    class Meta(FileImport.Meta):
         indexes = [models.Index(fields=["version", "sha256"])]
-        ordering = ["-imported_at"]
-
-    def __str__(self) -> str:
-        return f"{self.filename} ({self.sha256[:12]})"
 
 
 class OracleRunState(models.TextChoices):

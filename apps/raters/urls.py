@@ -75,7 +75,7 @@ api_urlpatterns = [
     path("tasks/<str:token>/correction", apis.TaskCorrectionApi.as_view(), name="task-correction"),
     path("tasks/<str:token>/skip", apis.TaskSkipApi.as_view(), name="task-skip"),
     *[
-        path(_AV.rstrip("/") + "/" + tail, by_label(cls.as_view(), rename=_SCORER), name=name)
+        path(_AV + tail, by_label(cls.as_view(), rename=_SCORER), name=name)
         for tail, cls, name in _VERSION_APIS
     ],
     # Deprecated: the same resources by the version's database id redirect (308) there.
@@ -88,13 +88,9 @@ api_urlpatterns = [
         for tail, cls, name in _VERSION_APIS
     ],
     # Seed 003: the rubric's text at its content address.
+    path(_AV + "rubric/text", fidelity_apis.RubricTextApi.as_view(), name="rubric-text"),
     path(
-        "protocols/<str:code>/versions/<str:label>/rubric/text",
-        fidelity_apis.RubricTextApi.as_view(),
-        name="rubric-text",
-    ),
-    path(
-        "protocols/<str:code>/versions/<str:label>/rubric/text/publish",
+        _AV + "rubric/text/publish",
         fidelity_apis.RubricTextPublishApi.as_view(),
         name="rubric-text-publish",
     ),

@@ -1,5 +1,6 @@
 from django.urls import path
 
+from apps.protocols.addressing import API_PREFIX, PAGE_PREFIX
 from apps.registry import apis, views
 
 app_name = "registry"
@@ -28,16 +29,14 @@ urlpatterns = [
     path(_V + "runs/<int:number>/tidy.csv", views.run_tidy, name="run-tidy"),
     # The PI's side.
     path(_PI + "publish/", views.publish_page, name="publish"),
-    path(_PI + "v/<str:label>/publish/", views.publish_action, name="publish-version"),
-    path(_PI + "v/<str:label>/embargo/end/", views.embargo_end_action, name="embargo-end"),
-    path(_PI + "v/<str:label>/view-links/", views.view_link_create_action, name="view-link-new"),
+    path(PAGE_PREFIX + "publish/", views.publish_action, name="publish-version"),
+    path(PAGE_PREFIX + "embargo/end/", views.embargo_end_action, name="embargo-end"),
+    path(PAGE_PREFIX + "view-links/", views.view_link_create_action, name="view-link-new"),
     path(
         _PI + "view-links/<int:pk>/revoke/", views.view_link_revoke_action, name="view-link-revoke"
     ),
     path(
-        _PI + "v/<str:label>/analysis/<int:number>/publish/",
-        views.run_publish_action,
-        name="run-publish",
+        PAGE_PREFIX + "analysis/<int:number>/publish/", views.run_publish_action, name="run-publish"
     ),
 ]
 
@@ -59,16 +58,8 @@ api_urlpatterns = [
         name="run",
     ),
     # The PI's writes (signed in, PI role).
-    path(
-        "protocols/<str:code>/versions/<str:label>/publication",
-        apis.PublishApi.as_view(),
-        name="publish",
-    ),
-    path(
-        "protocols/<str:code>/versions/<str:label>/publication/end-embargo",
-        apis.EmbargoEndApi.as_view(),
-        name="embargo-end",
-    ),
+    path(API_PREFIX + "publication", apis.PublishApi.as_view(), name="publish"),
+    path(API_PREFIX + "publication/end-embargo", apis.EmbargoEndApi.as_view(), name="embargo-end"),
     path("protocols/<str:code>/view-links", apis.ViewLinkCreateApi.as_view(), name="view-links"),
     path(
         "protocols/<str:code>/view-links/<int:pk>/revoke",

@@ -13,7 +13,7 @@ from django.db import models
 
 from apps.core.canonical import canonical_json, sha256_hex
 from apps.items.models import Cell
-from apps.protocols.models import ProtocolVersion
+from apps.protocols.models import FileImport, ProtocolVersion
 
 # The elements of an evaluand's identity, in the order of CRUCIBLE §2's tuple.
 IDENTITY_FIELDS = (
@@ -134,34 +134,23 @@ class ImportFormat(models.TextChoices):
     INSPECT = "inspect", "Inspect AI log"
 
 
-class ResponseImport(models.Model):
-    """One imported file: who imported what, when, with what counts. Idempotent by file hash."""
+class ResponseImport(FileImport):
+    """One imported file of responses: who imported what, when, with what counts. Idempotent by
+    file hash."""
 
     version = models.ForeignKey(ProtocolVersion, on_delete=models.PROTECT, related_name="imports")
-    sha256 = models.CharField(max_length=64)
-    filename = models.CharField(max_length=255)
     format = models.CharField(max_length=16, choices=ImportFormat.choices)
-    mapping = models.JSONField(default=dict, blank=True)
     header = models.JSONField(
         default=dict,
         blank=True,
         help_text="What the file says about itself (an Inspect log's eval header), as received.",
     )
     note = models.TextField(blank=True, help_text="Why this file was imported (reruns, say).")
-    counts = models.JSONField(default=dict)
-    imported_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
-    )
-    imported_at = models.DateTimeField(auto_now_add=True)
 
-    class Meta:
+    class Meta(FileImport.Meta):
         constraints = [
             models.UniqueConstraint(fields=["version", "sha256"], name="import_unique_file"),
         ]
-        ordering = ["-imported_at"]
-
-    def __str__(self) -> str:
-        return f"{self.filename} ({self.sha256[:12]})"
 
 
 class TerminalOutcome(models.TextChoices):

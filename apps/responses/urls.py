@@ -1,11 +1,13 @@
 from django.urls import path
 
+from apps.protocols.addressing import API_PREFIX as _AV
+from apps.protocols.addressing import PAGE_PREFIX as _V
 from apps.responses import apis, views
 
 app_name = "responses"
 
 # A version's pages live under its protocol, as the design's do: /protocols/OPB-01/v/1.1/…
-_V = "protocols/<str:code>/v/<str:label>/"
+# (apps/protocols/addressing.py).
 _A = _V + "attempts/<int:position>/<int:number>/"
 
 urlpatterns = [
@@ -30,7 +32,6 @@ urlpatterns = [
     path(_V + "control-validations/", views.control_validations, name="control-validations"),
 ]
 
-_AV = "protocols/<str:code>/versions/<str:label>/"
 _AA = _AV + "attempts/<int:position>/<int:number>"
 
 api_urlpatterns = [
