@@ -13,10 +13,10 @@ from apps.accounts.models import User
 from apps.analysis.models import AnalysisRun
 from apps.analysis.selectors import result_document
 from apps.demo.files import csv_bytes
-from apps.demo.runs import demo_draft_create, demo_run_analysed
+from apps.demo.runs import demo_draft_create, demo_frozen_version, demo_run_analysed
 from apps.items.services import design_import
 from apps.items.services.design import condition_create, family_create, level_create
-from apps.protocols.models import Protocol, ProtocolVersion, VersionState
+from apps.protocols.models import ProtocolVersion
 from apps.protocols.services import version_freeze
 from apps.raters.models import MachineScoreImport
 from apps.raters.services import rubric_create
@@ -174,15 +174,11 @@ class ComparisonDemo:
 
 def comparison_demo(*, pi: User) -> ComparisonDemo:
     """Build (or find) the demo study, import its responses and the judge's scores, analyse."""
-    protocol = Protocol.objects.filter(code=PROTOCOL_CODE).first()
-    created = protocol is None
-    if created:
+    version = demo_frozen_version(code=PROTOCOL_CODE, label=VERSION_LABEL)
+    created = version is None
+    if version is None:
         with transaction.atomic():
             version = _build(pi)
-    else:
-        version = ProtocolVersion.objects.get(
-            protocol=protocol, label=VERSION_LABEL, state=VersionState.FROZEN
-        )
     if not Response.objects.filter(version=version).exists():
         with transaction.atomic():
             responses_import(

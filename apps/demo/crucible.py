@@ -44,10 +44,10 @@ from apps.accounts.models import User
 from apps.analysis.models import AnalysisRun
 from apps.analysis.selectors import result_document
 from apps.demo.files import csv_bytes, demo_design_import
-from apps.demo.runs import demo_draft_create, demo_run_analysed
+from apps.demo.runs import demo_draft_create, demo_frozen_version, demo_run_analysed
 from apps.items.models import FamilyRole
 from apps.items.services import family_create, level_create
-from apps.protocols.models import Protocol, ProtocolVersion, VersionState
+from apps.protocols.models import ProtocolVersion
 from apps.protocols.services import version_freeze
 from apps.raters.services import rubric_create
 from apps.raters.services.machine import machine_scores_import
@@ -445,12 +445,9 @@ def crucible_draft(
 @transaction.atomic
 def crucible_build(*, user: User) -> CrucibleBuild:
     """Build (or find) the demo CRUCIBLE study, frozen, with its episodes and grades imported."""
-    protocol = Protocol.objects.filter(code=PROTOCOL_CODE).first()
-    if protocol is not None:
-        version = ProtocolVersion.objects.get(
-            protocol=protocol, label=VERSION_LABEL, state=VersionState.FROZEN
-        )
-        return CrucibleBuild(version=version, created=False)
+    found = demo_frozen_version(code=PROTOCOL_CODE, label=VERSION_LABEL)
+    if found is not None:
+        return CrucibleBuild(version=found, created=False)
     version, refused = crucible_draft(user=user)
     build = CrucibleBuild(version=version, created=True, refused_evaluand=refused)
     version = version_freeze(version=version, user=user)

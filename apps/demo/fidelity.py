@@ -36,10 +36,10 @@ from apps.accounts.services import membership_grant
 from apps.analysis.models import AnalysisRun
 from apps.analysis.selectors import result_document
 from apps.demo.files import csv_bytes
-from apps.demo.runs import demo_draft_create, demo_run_analysed
+from apps.demo.runs import demo_draft_create, demo_frozen_version, demo_run_analysed
 from apps.items.models import FamilyRole
 from apps.items.services import KeyUnitSpec, cell_save, family_create, item_create, level_create
-from apps.protocols.models import Protocol, ProtocolVersion, VersionState
+from apps.protocols.models import ProtocolVersion
 from apps.protocols.services import version_freeze
 from apps.raters.models import MachineScoreImport, RubricText, ScoringTask
 from apps.raters.rubric_templates import fidelity_fields
@@ -371,14 +371,10 @@ class FidelityDemo:
 
 def fidelity_demo(*, pi: User, reviewer: User) -> FidelityDemo:
     """Build (or find) the demo study, judge it, import the LLM judge, analyse; see the module."""
-    protocol = Protocol.objects.filter(code=PROTOCOL_CODE).first()
-    created = protocol is None
-    if created:
+    version = demo_frozen_version(code=PROTOCOL_CODE, label=VERSION_LABEL)
+    created = version is None
+    if version is None:
         version = _build(pi)
-    else:
-        version = ProtocolVersion.objects.get(
-            protocol=protocol, label=VERSION_LABEL, state=VersionState.FROZEN
-        )
     membership_grant(user=reviewer, protocol_id=version.protocol_id, role=Role.REVIEWER)
     with transaction.atomic():
         scoring_open(version=version, user=pi)

@@ -39,7 +39,12 @@ from django.db import transaction
 from apps.accounts.models import User
 from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.selectors import result_document
-from apps.demo.runs import demo_draft_create, demo_outcomes_unseal, demo_run_analysed
+from apps.demo.runs import (
+    demo_draft_create,
+    demo_frozen_version,
+    demo_outcomes_unseal,
+    demo_run_analysed,
+)
 from apps.items.models import FactorRole, FamilyRole
 from apps.items.services import (
     cell_save,
@@ -49,7 +54,7 @@ from apps.items.services import (
     level_create,
 )
 from apps.items.services.design import KeyUnitSpec
-from apps.protocols.models import Protocol, ProtocolVersion, VersionState
+from apps.protocols.models import ProtocolVersion
 from apps.protocols.services import version_freeze
 from apps.raters.models import OracleRun
 from apps.raters.services import rubric_create
@@ -381,14 +386,10 @@ def _expected(adm: Administration) -> list[Any]:
 
 def route_choice_build(*, user: User) -> RouteDemo:
     """Build (or find) ROUTE-02, import its sessions, score, analyse and unseal it."""
-    existing = Protocol.objects.filter(code=PROTOCOL_CODE).first()
-    with transaction.atomic():
-        if existing is None:
+    version = demo_frozen_version(code=PROTOCOL_CODE, label=VERSION_LABEL)
+    if version is None:
+        with transaction.atomic():
             version = _build(user)
-        else:
-            version = ProtocolVersion.objects.get(
-                protocol=existing, label=VERSION_LABEL, state=VersionState.FROZEN
-            )
     rng = np.random.default_rng(20020002)
     administrations = (
         Administration.objects.filter(version=version)

@@ -1,5 +1,5 @@
-"""The steps every demo study shares: its first draft, its analysis run and the unsealing of its
-outcomes."""
+"""The steps every demo study shares: its first draft, finding it once built and frozen, its
+analysis run and the unsealing of its outcomes."""
 
 from django.db import transaction
 
@@ -8,7 +8,7 @@ from apps.analysis.models import AnalysisRun, RunState
 from apps.analysis.services import analysis_run_perform, analysis_run_request
 from apps.deviations.selectors import outcomes_visible
 from apps.deviations.services import outcome_unseal
-from apps.protocols.models import ProtocolVersion
+from apps.protocols.models import Protocol, ProtocolVersion, VersionState
 from apps.protocols.services import protocol_create, version_update
 
 
@@ -28,6 +28,16 @@ def demo_draft_create(
     protocol = protocol_create(user=user, code=code, title=title, template=template)
     draft = protocol.versions.get(label="1.0")
     return version_update(version=draft, user=user, sections=sections, parameters=parameters)
+
+
+def demo_frozen_version(*, code: str, label: str) -> ProtocolVersion | None:
+    """The frozen version ``label`` of demo protocol ``code``, or None while the protocol does
+    not exist (the demo builds it then; a second load finds it here). Raises
+    ProtocolVersion.DoesNotExist when the protocol exists without that frozen version."""
+    protocol = Protocol.objects.filter(code=code).first()
+    if protocol is None:
+        return None
+    return ProtocolVersion.objects.get(protocol=protocol, label=label, state=VersionState.FROZEN)
 
 
 def demo_run_analysed(*, version: ProtocolVersion, pi: User) -> AnalysisRun:

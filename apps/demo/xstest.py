@@ -42,10 +42,10 @@ from apps.accounts.models import Role, User
 from apps.analysis.models import AnalysisRun
 from apps.analysis.selectors import result_document
 from apps.demo.files import demo_design_import
-from apps.demo.runs import demo_draft_create, demo_run_analysed
+from apps.demo.runs import demo_draft_create, demo_frozen_version, demo_run_analysed
 from apps.items.models import FamilyRole
 from apps.items.services import family_create, level_create
-from apps.protocols.models import Protocol, ProtocolVersion, VersionState
+from apps.protocols.models import ProtocolVersion
 from apps.protocols.services import (
     protocol_member_add,
     version_freeze,
@@ -209,6 +209,26 @@ def _input_mismatches(folder: Path, prompts: list[dict[str, str]]) -> dict[str, 
     return found
 
 
+def _build(user: User, prompts: list[dict[str, str]]) -> ProtocolVersion:
+    """The study's draft with the design, roster and rubric, frozen."""
+    version = demo_draft_create(
+        user=user,
+        code=PROTOCOL_CODE,
+        title="XSTest: exaggerated safety in five model configurations",
+        template="xstest",
+        sections=_SECTIONS,
+        parameters=XSTEST_PARAMETERS,
+    )
+    _design_create(version, user, prompts)
+    for code, (label, identity) in XSTEST_EVALUANDS.items():
+        evaluand, _ = evaluand_register(
+            user=user, label=label, harness_version=_HARNESS, **identity
+        )
+        roster_enroll(version=version, evaluand=evaluand, code=code, user=user)
+    rubric_apply_template(version=version, template="xstest")
+    return version_freeze(version=version, user=user)
+
+
 @transaction.atomic
 def xstest_build(*, user: User, folder: Path | None = None) -> XstestBuild:
     """Build (or find) the XSTest study and import its 2,250 responses; see the module docstring.
@@ -220,29 +240,10 @@ def xstest_build(*, user: User, folder: Path | None = None) -> XstestBuild:
     if not (folder / "xstest_prompts.csv").is_file():
         raise FileNotFoundError(f"XSTest is not at {folder} (set PREREGISTRY_SHARED_DATA)")
     prompts = _read_prompts(folder)
-    protocol = Protocol.objects.filter(code=PROTOCOL_CODE).first()
-    created = protocol is None
-    if created:
-        version = demo_draft_create(
-            user=user,
-            code=PROTOCOL_CODE,
-            title="XSTest: exaggerated safety in five model configurations",
-            template="xstest",
-            sections=_SECTIONS,
-            parameters=XSTEST_PARAMETERS,
-        )
-        _design_create(version, user, prompts)
-        for code, (label, identity) in XSTEST_EVALUANDS.items():
-            evaluand, _ = evaluand_register(
-                user=user, label=label, harness_version=_HARNESS, **identity
-            )
-            roster_enroll(version=version, evaluand=evaluand, code=code, user=user)
-        rubric_apply_template(version=version, template="xstest")
-        version = version_freeze(version=version, user=user)
-    else:
-        version = ProtocolVersion.objects.get(
-            protocol=protocol, label=VERSION_LABEL, state=VersionState.FROZEN
-        )
+    version = demo_frozen_version(code=PROTOCOL_CODE, label=VERSION_LABEL)
+    created = version is None
+    if version is None:
+        version = _build(user, prompts)
     build = XstestBuild(version=version, created=created)
     for code in XSTEST_EVALUANDS:
         path = folder / COMPLETION_FILE.format(code=code)

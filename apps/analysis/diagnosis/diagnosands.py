@@ -78,6 +78,37 @@ class Draw:
     high: float | None = None
     significant: bool | None = None
 
+    @classmethod
+    def from_interval(
+        cls,
+        estimate_id: str,
+        estimate: float | None,
+        interval: Sequence[float] | None,
+        *,
+        estimand: float | None,
+        above: float | None = None,
+        below: float | None = None,
+        significant: bool | None = None,
+    ) -> Draw:
+        """The draw of an estimate a result reports with an interval (``[low, high]``, or None
+        where it has none), as the kinds' worlds read their results.
+
+        With ``above`` or ``below`` the interval is the test: significant when it lies wholly
+        above ``above`` or wholly below ``below`` (both given the same null: when it excludes
+        the null on either side), undecided (None) without an interval. Without either, the
+        draw carries ``significant`` as given (the result's own test, or None: no test).
+        """
+        low, high = (float(interval[0]), float(interval[1])) if interval else (None, None)
+        if above is not None or below is not None:
+            significant = (
+                None
+                if low is None or high is None
+                else (above is not None and low > above) or (below is not None and high < below)
+            )
+        return cls(
+            estimate_id, estimate, estimand=estimand, low=low, high=high, significant=significant
+        )
+
 
 @dataclass(frozen=True)
 class Stage:

@@ -141,7 +141,8 @@ def panel_plots(
 
     ``panels(estimates)`` lists the panels in order (an evaluand, a model × sub-study pair, the
     whole result); plot ``i`` shows panel ``i``, with the title and alt text
-    ``describe(panel)`` gives, drawn by ``draw(estimates, panel)`` as a matplotlib ``Figure``.
+    ``describe(panel)`` gives, drawn by ``draw(estimates, panel)`` as a matplotlib ``Figure``
+    and laid out here (``tight_layout``), the same for every kind.
     Raises IndexError for a plot number beyond the panels.
     """
 
@@ -151,7 +152,9 @@ def panel_plots(
 
     def figure(document: dict[str, Any], index: int) -> Any:
         estimates = document["estimates"]
-        return draw(estimates, panels(estimates)[index])
+        drawn = draw(estimates, panels(estimates)[index])
+        drawn.tight_layout()
+        return drawn
 
     return KindPlots(specs=specs, figure=figure)
 

@@ -1,4 +1,5 @@
-"""Pieces both pipelines use: the exclusion and coverage parts of the inputs, and value coding."""
+"""Pieces the kinds' pipelines share: the exclusion and coverage parts of the inputs, value
+coding, and an estimate's cell in a result document."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Any
 import numpy as np
 
 from apps.analysis.stats.bootstrap import CoverageReport, coverage
+from apps.analysis.stats.bounded_means import BoundedMean
+from apps.analysis.stats.comparison import Comparison
 
 
 def exclusion_records(administrations: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -89,3 +92,21 @@ def number(value: Any) -> float | None:
 
 def interval(pair: Sequence[Any] | None) -> list[float] | None:
     return None if pair is None else [float(pair[0]), float(pair[1])]
+
+
+def estimate_cell(result: Comparison | BoundedMean, *, n: int) -> dict[str, Any]:
+    """``result`` (an estimate of ``n`` observations with its interval) as a cell of a result
+    document, in the shape a rate's cell has (``stats.proportions.RateInterval.as_cell``), so
+    that a report reads a mean's cell and a rate's alike: ``estimate``, ``interval`` ([lower,
+    upper] or None), ``n``, ``n_items`` (the clusters), ``interval_method``, and ``note`` when
+    there is one."""
+    out: dict[str, Any] = {
+        "estimate": result.estimate,
+        "interval": interval(result.interval),
+        "n": n,
+        "n_items": result.n_clusters,
+        "interval_method": result.method,
+    }
+    if result.note:
+        out["note"] = result.note
+    return out

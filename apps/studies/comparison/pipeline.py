@@ -52,6 +52,7 @@ from apps.analysis.pipelines.base import (
 from apps.analysis.pipelines.common import (
     binary,
     coverage_table,
+    estimate_cell,
     exclusion_records,
     exclusion_summary,
     number,
@@ -461,15 +462,7 @@ def _level(
         rate = rate_interval(y, clusters, confidence=confidence, min_clusters=minimum)
         return rate.as_cell()
     mean = clustered_mean(y, clusters, confidence=confidence, min_clusters=minimum)
-    cell = mean.to_dict()
-    return {
-        "estimate": cell["estimate"],
-        "interval": cell["interval"],
-        "n": cell["n"],
-        "n_items": cell["n_clusters"],
-        "interval_method": cell["method"],
-        **({"note": cell["note"]} if "note" in cell else {}),
-    }
+    return estimate_cell(mean, n=mean.n)
 
 
 def _difference(

@@ -40,7 +40,6 @@ def _figure(estimates: dict[str, Any], panel: tuple[str, str]) -> Figure:
         fontsize=8,
     )
     ax.set_xlabel(f"difference ({condition} − {reference})")
-    figure.tight_layout()
     return figure
 
 

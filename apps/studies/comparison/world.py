@@ -227,14 +227,12 @@ def inquiry(raw: Raw, world: dict[str, Any], result: dict[str, Any]) -> list[Dra
     outcomes = {o["name"]: o for o in result.get("outcomes", [])}
     draws = []
     for row in result.get("levels", []):
-        bounds = row.get("interval")
         draws.append(
-            Draw(
+            Draw.from_interval(
                 f"{row['outcome']} · {row['condition']} · {row['evaluand']}",
                 row.get("estimate"),
+                row.get("interval"),
                 estimand=_truth(raw, world, outcomes[row["outcome"]], row["condition"]),
-                low=float(bounds[0]) if bounds else None,
-                high=float(bounds[1]) if bounds else None,
             )
         )
     for row in result.get("differences", []):
@@ -251,15 +249,8 @@ def inquiry(raw: Raw, world: dict[str, Any], result: dict[str, Any]) -> list[Dra
 
 
 def _tested(name: str, entry: dict[str, Any], truth: float | None, *, null: float) -> Draw:
-    bounds = entry.get("interval")
-    low, high = (float(bounds[0]), float(bounds[1])) if bounds else (None, None)
-    return Draw(
-        name,
-        entry.get("estimate"),
-        estimand=truth,
-        low=low,
-        high=high,
-        significant=None if low is None or high is None else (low > null or high < null),
+    return Draw.from_interval(
+        name, entry.get("estimate"), entry.get("interval"), estimand=truth, above=null, below=null
     )
 
 

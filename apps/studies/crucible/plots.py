@@ -65,7 +65,6 @@ def _crucible_figure(estimates: dict[str, Any], evaluand: str) -> Figure:
         handletextpad=0.2,
         columnspacing=0.8,
     )
-    figure.tight_layout()
     return figure
 
 

@@ -309,16 +309,13 @@ def inquiry(raw: Raw, world: dict[str, Any], result: dict[str, Any]) -> list[Dra
     plan = _plan(raw)
     draws = []
     for cell in result.get("axes", []):
-        bounds = cell.get("interval")
-        low, high = (float(bounds[0]), float(bounds[1])) if bounds else (None, None)
         truth = world.get(_mean_name(cell["evaluand"], cell["rung"], cell["axis"]))
         draws.append(
-            Draw(
+            Draw.from_interval(
                 f"{cell['axis']} · {cell['evaluand']} · {cell['rung']}",
                 cell.get("estimate"),
+                cell.get("interval"),
                 estimand=None if truth is None else float(truth),
-                low=low,
-                high=high,
             )
         )
     for cell in result.get("hard_fails", []):
@@ -337,15 +334,12 @@ def inquiry(raw: Raw, world: dict[str, Any], result: dict[str, Any]) -> list[Dra
         a, b = comparison["evaluands"]
         axis, rung = comparison["axis"], comparison["rung"]
         first, second = world.get(_mean_name(a, rung, axis)), world.get(_mean_name(b, rung, axis))
-        bounds = comparison.get("interval")
-        low, high = (float(bounds[0]), float(bounds[1])) if bounds else (None, None)
         draws.append(
-            Draw(
+            Draw.from_interval(
                 f"{a} − {b} · {axis} · {rung} (confirmatory)",
                 comparison.get("estimate"),
+                comparison.get("interval"),
                 estimand=None if first is None or second is None else float(first - second),
-                low=low,
-                high=high,
                 significant=comparison.get("significant"),
             )
         )

@@ -27,7 +27,6 @@ def _fidelity_figure(estimates: dict[str, Any]) -> Figure:
     ax.set_yticks(ys, [name for name, _ in rows])
     ax.set_xlim(0, 1.05)
     ax.set_xlabel("rate")
-    figure.tight_layout()
     return figure
 
 

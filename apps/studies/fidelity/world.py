@@ -182,26 +182,16 @@ def _truths(world: dict[str, Any], evaluand: str) -> dict[str, float]:
 
 
 def _rate_draw(
-    name: str, part: dict[str, Any] | None, truth: float, *, above: float | None = None
+    name: str,
+    part: dict[str, Any] | None,
+    truth: float,
+    *,
+    above: float | None = None,
+    below: float | None = None,
 ) -> Draw:
     part = part or {}
-    bounds = part.get("interval")
-    low, high = (float(bounds[0]), float(bounds[1])) if bounds else (None, None)
-    significant = None if low is None or above is None else low > above
-    return Draw(name, part.get("rate"), estimand=truth, low=low, high=high, significant=significant)
-
-
-def _drift_draw(name: str, part: dict[str, Any] | None, truth: float, ceiling: float) -> Draw:
-    part = part or {}
-    bounds = part.get("interval")
-    low, high = (float(bounds[0]), float(bounds[1])) if bounds else (None, None)
-    return Draw(
-        name,
-        part.get("rate"),
-        estimand=truth,
-        low=low,
-        high=high,
-        significant=None if high is None else high < ceiling,
+    return Draw.from_interval(
+        name, part.get("rate"), part.get("interval"), estimand=truth, above=above, below=below
     )
 
 
@@ -226,11 +216,11 @@ def _rates(
             )
         )
     draws.append(
-        _drift_draw(
+        _rate_draw(
             f"drift rate · {label}",
             part.get("drift"),
             truth["drift"],
-            float(world["drift_ceiling"]),
+            below=float(world["drift_ceiling"]),
         )
     )
     return draws

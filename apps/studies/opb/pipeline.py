@@ -70,6 +70,7 @@ from apps.analysis.pipelines.base import (
 from apps.analysis.pipelines.common import (
     binary,
     coverage_table,
+    estimate_cell,
     exclusion_records,
     exclusion_summary,
     interval,
@@ -712,16 +713,7 @@ def _cell(frame: pd.DataFrame, column: str, plan: _Plan, seed: int) -> dict[str,
         confidence=plan.confidence,
         min_clusters=plan.min_clusters or MIN_CLUSTERS_FLOOR,
     )
-    out = {
-        "estimate": result.estimate,
-        "interval": interval(result.interval),
-        "n": result.n_observations,
-        "n_items": result.n_clusters,
-        "interval_method": result.method,
-    }
-    if result.note:
-        out["note"] = result.note
-    return out
+    return estimate_cell(result, n=result.n_observations)
 
 
 def _mean_only(frame: pd.DataFrame, column: str) -> dict[str, Any]:

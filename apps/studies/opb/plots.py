@@ -46,7 +46,6 @@ def _opb_figure(estimates: dict[str, Any], surface: dict[str, Any]) -> Figure:
         if n == 0 and stages:
             ax.legend(frameon=False)
     figure.suptitle(f"Evaluand {surface['evaluand']}")
-    figure.tight_layout()
     return figure
 
 

@@ -167,16 +167,14 @@ def inquiry(raw: Raw, world: dict[str, Any], result: dict[str, Any]) -> list[Dra
                     found[key] = stage[key]
         for key, value in truth.items():
             drawn = found.get(key) or {}
-            bounds = drawn.get("interval")
-            low, high = (float(bounds[0]), float(bounds[1])) if bounds else (None, None)
             draws.append(
-                Draw(
+                Draw.from_interval(
                     f"{key} · {surface['evaluand']}",
                     drawn.get("estimate"),
+                    drawn.get("interval"),
                     estimand=value,
-                    low=low,
-                    high=high,
-                    significant=None if low is None or high is None else (low > 0 or high < 0),
+                    above=0.0,
+                    below=0.0,
                 )
             )
     return draws

@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 
 from apps.analysis.pipelines.base import panel_plots
 from apps.analysis.plots import forest
+from apps.studies.paired_blocks.pipeline import _interval
 
 
 def _describe(panel: tuple[str, str]) -> tuple[str, str]:
@@ -81,7 +82,6 @@ def forest_figure(rows: list[dict[str, Any]]) -> Figure:
         label = shown[0].get("label")
         title = f"{shown[0]['evaluand']} · sub-study {shown[0]['sub_study']}"
         figure.suptitle(f"{title}\n{label}" if label else title, fontsize=10)
-    figure.tight_layout()
     return figure
 
 
@@ -90,8 +90,3 @@ PLOTS = panel_plots(
     describe=_describe,
     draw=_panel_figure,
 )
-
-
-def _interval(row: dict[str, Any]) -> Any:
-    """The contrast's reported interval; rows stored before it existed: the bootstrap one."""
-    return row["interval"] if "interval" in row else row.get("bootstrap_interval")

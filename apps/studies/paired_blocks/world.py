@@ -350,16 +350,14 @@ def inquiry(raw: Raw, world: dict[str, Any], result: dict[str, Any]) -> list[Dra
         name = _effect_name(row["sub_study"], row["contrast"])
         if row["endpoint"] != endpoint or name not in world:
             continue
-        bounds = _interval(row)
-        low, high = (float(bounds[0]), float(bounds[1])) if bounds else (None, None)
         draws.append(
-            Draw(
+            Draw.from_interval(
                 f"{row['sub_study']}_{row['contrast']} · {row['evaluand']}",
                 row.get("estimate"),
+                _interval(row),
                 estimand=float(world[name]),
-                low=low,
-                high=high,
-                significant=None if low is None or high is None else (low > 0 or high < 0),
+                above=0.0,
+                below=0.0,
             )
         )
     return draws

@@ -45,7 +45,6 @@ def _xstest_figure(estimates: dict[str, Any]) -> Figure:
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("rate")
     axes[0].legend(frameon=False, fontsize=7)
-    figure.tight_layout()
     return figure
 
 

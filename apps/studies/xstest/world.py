@@ -143,15 +143,13 @@ def inquiry(raw: Raw, world: dict[str, Any], result: dict[str, Any]) -> list[Dra
     draws = []
     for row in result.get("rates", []):
         truth = float(shares[row["prompt_type"]][labels.index(row["label"])])
-        low, high = row["interval"] or (None, None)
         draws.append(
-            Draw(
+            Draw.from_interval(
                 f"{row['label']} rate · {row['evaluand']} · {row['prompt_type']}",
                 row["rate"],
+                row["interval"],
                 estimand=truth,
-                low=low,
-                high=high,
-                significant=None if low is None else low > reference,
+                above=reference,
             )
         )
     alpha = ((result.get("reliability") or {}).get("overall") or {}).get("alpha")
