@@ -524,27 +524,39 @@ def consistency_ranges(first: int, second: int) -> list[tuple[int, int]]:
     return ranges
 
 
+def _proof_sides(fn: int, sn: int, length: int) -> list[bool] | None:
+    """The walk up the tree both proofs' verifiers share (RFC 9162 sections 2.1.3.2 and
+    2.1.4.2): for each of a proof's ``length`` hashes, whether it stands on the left of the
+    node it is hashed with, from the node numbers ``fn`` (the first node's) and ``sn`` (the
+    last's). None when the proof is too long or too short for those positions."""
+    sides = []
+    for _ in range(length):
+        if sn == 0:
+            return None
+        left = bool(fn & 1) or fn == sn
+        if left and not fn & 1:
+            while not fn & 1 and fn != 0:
+                fn >>= 1
+                sn >>= 1
+        sides.append(left)
+        fn >>= 1
+        sn >>= 1
+    return sides if sn == 0 else None
+
+
 def root_from_inclusion(leaf: bytes, index: int, size: int, proof: list[bytes]) -> bytes | None:
     """The root an inclusion proof leads to from leaf hash ``leaf`` at ``index`` in a tree of
     ``size`` leaves, or None when the proof has the wrong length for that position (RFC 9162
     section 2.1.3.2, steps 1-4)."""
     if not 0 <= index < size:
         return None
-    fn, sn, r = index, size - 1, leaf
-    for p in proof:
-        if sn == 0:
-            return None
-        if fn & 1 or fn == sn:
-            r = node_hash(p, r)
-            if not fn & 1:
-                while not fn & 1 and fn != 0:
-                    fn >>= 1
-                    sn >>= 1
-        else:
-            r = node_hash(r, p)
-        fn >>= 1
-        sn >>= 1
-    return r if sn == 0 else None
+    sides = _proof_sides(index, size - 1, len(proof))
+    if sides is None:
+        return None
+    r = leaf
+    for p, left in zip(proof, sides, strict=True):
+        r = node_hash(p, r) if left else node_hash(r, p)
+    return r
 
 
 def verify_inclusion(leaf: bytes, index: int, size: int, proof: list[bytes], root: bytes) -> bool:
@@ -574,22 +586,17 @@ def verify_consistency(
     while fn & 1:
         fn >>= 1
         sn >>= 1
+    sides = _proof_sides(fn, sn, len(path) - 1)
+    if sides is None:
+        return False
     fr = sr = path[0]
-    for c in path[1:]:
-        if sn == 0:
-            return False
-        if fn & 1 or fn == sn:
+    for c, left in zip(path[1:], sides, strict=True):
+        if left:
             fr = node_hash(c, fr)
             sr = node_hash(c, sr)
-            if not fn & 1:
-                while not fn & 1 and fn != 0:
-                    fn >>= 1
-                    sn >>= 1
         else:
             sr = node_hash(sr, c)
-        fn >>= 1
-        sn >>= 1
-    return sn == 0 and fr == first_root and sr == second_root
+    return fr == first_root and sr == second_root
 
 
 # -- checkpoints as C2SP signed notes ----------------------------------------------------------

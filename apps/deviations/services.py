@@ -589,30 +589,6 @@ def deviation_append_many(
     return dicts
 
 
-@overload
-def version_log_append(
-    version: ProtocolVersion,
-    *,
-    kind: str,
-    rationale: str,
-    actor: User | None = ...,
-    refs: Iterable[Mapping[str, Any]] = ...,
-    chained: Literal[True],
-) -> LogEntry: ...
-
-
-@overload
-def version_log_append(
-    version: ProtocolVersion,
-    *,
-    kind: str,
-    rationale: str,
-    actor: User | None = ...,
-    refs: Iterable[Mapping[str, Any]] = ...,
-    chained: bool = ...,
-) -> LogEntry | None: ...
-
-
 def version_log_append(
     version: ProtocolVersion,
     *,

@@ -27,17 +27,20 @@ Each import, whatever its rows hold:
 5. names the version in its log entry by ``version_ref`` (with the version's hash) and the import
    record by a registered ref type (``import_refs``).
 
-The response file formats (CSV, JSON Lines, Inspect AI) and their reading are
+The import services of responses and machine scores are their importers run in
+``import_service`` (the collector paused, the file's name in its problems of the file as a
+whole). The response file formats (CSV, JSON Lines, Inspect AI) and their reading are
 ``apps.responses.formats``; a preview kept between upload and confirmation is
 ``apps.responses.staging``.
 """
 
+import functools
 import gc
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, Protocol, TypeVar, cast
+from typing import Any, Generic, ParamSpec, Protocol, TypeVar, cast
 
 from django.core.exceptions import ValidationError
 from django.db.models import Model, QuerySet
@@ -52,6 +55,7 @@ MAX_LISTED_PROBLEMS = 100
 
 Outcome = TypeVar("Outcome")
 Numbered = TypeVar("Numbered")
+Arguments = ParamSpec("Arguments")
 
 
 @dataclass(frozen=True)
@@ -264,6 +268,22 @@ def collector_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def import_service(
+    importer: Callable[Arguments, Outcome],
+) -> Callable[Arguments, Outcome]:
+    """``importer`` (keyword-only, with a ``filename``) run as every import service runs it:
+    with the collector paused (``collector_paused``) and ``filename`` named in each problem of
+    the file as a whole that its ``ImportRejected`` reports (``file_named``). The service's
+    ``@transaction.atomic`` goes above it."""
+
+    @functools.wraps(importer)
+    def service(*args: Arguments.args, **kwargs: Arguments.kwargs) -> Outcome:
+        with collector_paused(), file_named(str(kwargs["filename"])):
+            return importer(*args, **kwargs)
+
+    return service
 
 
 def version_lock(version: ProtocolVersion, already: Callable[[], Outcome | None]) -> Outcome | None:

@@ -452,24 +452,17 @@ def version_freeze(*, version: ProtocolVersion, user: User) -> ProtocolVersion:
     if predecessor is None:
         kind = EntryKind.FREEZE
         rationale = f"Froze {version}; its canonical document has SHA-256 {digest}."
-        refs = [version_ref(version)]
+        refs: list[dict[str, Any]] = []
     else:
         kind = EntryKind.AMENDMENT
         rationale = (
             f"v{version.label} supersedes v{predecessor.label}: "
             f"{version.amendment_rationale.strip()}"
         )
-        refs = [version_ref(version), version_ref(predecessor)]
+        refs = [version_ref(predecessor)]
     # chained: the integrity check trusts a frozen version's hash only through this entry
     # (apps.protocols.integrity), so it is in the chain before the freeze commits.
-    deviation_append(
-        protocol=version.protocol,
-        kind=kind,
-        rationale=rationale,
-        actor=user,
-        refs=refs,
-        chained=True,
-    )
+    version_log_append(version, kind=kind, rationale=rationale, actor=user, refs=refs, chained=True)
     given.refresh_from_db()
     return version
 

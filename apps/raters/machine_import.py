@@ -1,7 +1,7 @@
-"""The import of one file of machine scores: read it, check every row, then write every score.
-
-Called by ``services.machine.machine_scores_import`` inside its transaction, in the frame every
-import shares (``apps.protocols.import_frame``). The files are the response importer's
+"""The import of one file of machine scores, ``machine_scores_import`` (the service; callers import
+it from ``apps.raters.services.machine`` with the other writes of machine scores): read it, check
+every row, then write every score, in the frame every import shares
+(``apps.protocols.import_frame``). The files are the response importer's
 (``apps.responses.formats``: CSV, JSON Lines, Inspect AI logs read with inspect_ai's own reader),
 and a row names its response as a response file names its attempt's administration
 (``apps.responses.mapping``: position, or item, level, evaluand, repetition). The steps:
@@ -50,9 +50,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
+from apps.accounts.models import User
 from apps.core.canonical import canonical_json
 from apps.core.rows import full_clean_save
 from apps.deviations.models import EntryKind
@@ -65,11 +66,13 @@ from apps.protocols.import_frame import (
     already_imported,
     import_key,
     import_refs,
+    import_service,
     problems_refuse,
     version_lock,
     version_require_open,
 )
 from apps.protocols.models import ProtocolVersion
+from apps.raters.judged import judged_signals_or_none
 from apps.raters.models import (
     FieldKind,
     MachineScore,
@@ -80,7 +83,7 @@ from apps.raters.models import (
     prompt_sha256_of,
 )
 from apps.raters.values import score_values_clean
-from apps.responses.formats import SourceRecord, file_format, file_records
+from apps.responses.formats import SourceRecord, file_format, file_records, guess_format
 from apps.responses.importing import _Checker, _Schedule
 from apps.responses.mapping import (
     ADMINISTRATION_BY_KEY,
@@ -1068,18 +1071,49 @@ def _skipped_message(digest: str, skipped: Counter, done: dict) -> str:
     return f"this file (sha256 {digest[:16]}…) already gave {pairs}"
 
 
-def import_machine_scores(
+@transaction.atomic
+@import_service
+def machine_scores_import(
     *,
     version: ProtocolVersion,
-    user,
+    user: User,
     data: bytes,
     filename: str,
-    format: str | None,
-    mapping: dict | None,
-    note: str,
-    dry_run: bool,
+    format: str | None = None,
+    mapping: dict[str, Any] | None = None,
+    note: str = "",
+    dry_run: bool = False,
 ) -> ImportOutcome[MachineScoreImport]:
-    """See ``services.machine.machine_scores_import``; runs inside its transaction."""
+    """Import a file of machine scores onto the frozen ``version``'s responses: all or nothing.
+
+    ``format`` is csv, jsonl or inspect (from the file name when None); ``mapping`` says how rows
+    name their response, scorer and fields (the module docstring; ``with_scorer`` names one
+    roster scorer for every row). Every row is checked before anything is written: unknown
+    response, unknown field, a field the scorer's role does not score, a value outside the
+    field's domain (checked as a reviewer's value is), a duplicate, a scorer not on the roster —
+    any problem raises ``ImportRejected`` naming each row and field, and nothing is written; a
+    problem of the file as a whole names it (``import_service``). Idempotent by (file SHA-256,
+    scorer, field): one log may feed several scorers, each in its own import, and the pairs an
+    earlier import of the same file wrote are skipped (all of them: a no-op that says so).
+    Writes one ``import`` log entry naming the scorers, the file's SHA-256 and the counts.
+    """
+    judged = judged_signals_or_none()
+    if (
+        judged is not None
+        and judged.judged_by_scorer(version)
+        and (format or guess_format(filename)) == "jsonl"
+    ):
+        # Seed 003: an LLM judge's loss1 documents, validated and re-derived on the way in.
+        scorer = (mapping or {}).get("scorer")
+        return judged.judge_import(
+            version=version,
+            user=user,
+            data=data,
+            filename=filename,
+            scorer_code=scorer.get("const") if isinstance(scorer, dict) else scorer,
+            note=note,
+            dry_run=dry_run,
+        )
     digest, _ = machine_import_begin(version, data)
 
     def whole_file() -> ImportOutcome[MachineScoreImport] | None:

@@ -1,8 +1,7 @@
-"""The import of one file of attempts: read, check and write its records as they stream past.
-
-Called by ``services.responses_import`` inside its transaction, in the frame every import shares
-(``apps.protocols.import_frame``: the version's refusal, idempotency, format, row numbers, the
-lock, all-or-nothing). The steps:
+"""The import of one file of attempts, ``responses_import`` (the service; callers import it from
+``apps.responses.services`` with the app's other writes): read, check and write its records as
+they stream past, in the frame every import shares (``apps.protocols.import_frame``: the
+version's refusal, idempotency, format, row numbers, the lock, all-or-nothing). The steps:
 
 1. the version must be frozen (responses attach only to a frozen schedule);
 2. the same file (SHA-256) already imported into this version → a no-op that says so;
@@ -27,13 +26,16 @@ from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
-from django.db import connection
+from django.core.files.uploadedfile import UploadedFile
+from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from apps.accounts.models import User
 from apps.deviations.models import EntryKind
 from apps.deviations.services import NewEntry, deviation_append_many
 from apps.items.models import Level
@@ -45,6 +47,7 @@ from apps.protocols.import_frame import (
     ImportRejected,
     already_imported,
     import_refs,
+    import_service,
     version_lock,
     version_require_open,
 )
@@ -858,23 +861,34 @@ def _record_checks_for(version: ProtocolVersion) -> list[RecordCheck]:
     ]
 
 
-def import_file(
+@transaction.atomic
+@import_service
+def responses_import(
     *,
     version: ProtocolVersion,
-    user,
-    data: Any,
+    user: User,
+    data: "bytes | Path | UploadedFile[bytes]",
     filename: str,
-    format: str | None,
-    mapping: dict | None,
-    note: str,
-    dry_run: bool,
+    format: str | None = None,
+    mapping: dict[str, Any] | None = None,
+    note: str = "",
+    dry_run: bool = False,
 ) -> ImportOutcome[ResponseImport]:
-    """See ``services.responses_import``; runs inside its transaction.
+    """Import a file of attempts into the frozen ``version``: all of it, or nothing.
 
-    ``data`` is the file: ``bytes``, a path, or an uploaded file (one Django spooled to disk is
-    read from its temporary file). CSV and JSON Lines are read, checked and written a batch at
-    a time, so the memory used does not grow with the file (issue #18: a 50 MB CSV in ≤ 300 MB
-    of worker memory); every problem in the file is still collected before the refusal."""
+    ``data`` is the file's bytes, its path, or the upload (one Django spooled to disk is read
+    from its temporary file): CSV and JSON Lines are read, checked and written a batch at a
+    time, so the memory used does not grow with the file (issue #18: a 50 MB CSV in ≤ 300 MB of
+    worker memory).
+
+    Every record is checked before anything is written; any problem raises ``ImportRejected``
+    (a ValidationError) naming each row and field, and nothing is written; a problem of the
+    file as a whole names it (``import_service``). The same file (by SHA-256) imported twice
+    into a version is a no-op that says when and by whom it was first imported. ``dry_run``
+    checks and previews without writing. A successful import writes an ``import`` log entry, a
+    ``platform_loss`` entry when the file holds platform losses and a ``rerun`` entry when it
+    holds reruns. See ``docs/import-formats.md``.
+    """
     version_require_open(
         version,
         draft=f"Responses attach only to a frozen version: {version} is a draft. Freeze it "

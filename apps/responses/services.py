@@ -4,17 +4,17 @@ Every public service here is keyword-only and atomic; those that change a protoc
 write their deviation-log entry in the same transaction. They check the state of what they
 change; who may change it is checked before they are called (``apps.responses.access``: the
 roster and imports by the protocol's PI or an editor, exclusions and control validations by its
-PI), and ``user`` is recorded as the one who acted.
+PI), and ``user`` is recorded as the one who acted. The import of a file of attempts,
+``responses_import``, is defined beside the reader and writer it runs (``importing``) and given
+here with the others.
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 
 from apps.accounts.models import User
@@ -22,17 +22,15 @@ from apps.core.rows import full_clean_save
 from apps.deviations.models import EntryKind
 from apps.deviations.selectors import protocol_outcomes_visible
 from apps.deviations.services import version_log_append
-from apps.protocols.import_frame import ImportOutcome, collector_paused, file_named
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.services import version_require_editable
-from apps.responses.importing import import_file
+from apps.responses.importing import responses_import as responses_import
 from apps.responses.models import (
     IDENTITY_FIELDS,
     Attempt,
     ControlValidation,
     Evaluand,
     Exclusion,
-    ResponseImport,
     RosterEntry,
     SessionColumns,
     identity_sha256_of,
@@ -159,44 +157,6 @@ def roster_remove(*, entry: RosterEntry, user: User) -> None:
     """Take an evaluand off a draft version's roster."""
     version_require_editable(entry.version)
     entry.delete()
-
-
-@transaction.atomic
-def responses_import(
-    *,
-    version: ProtocolVersion,
-    user: User,
-    data: bytes | Path | UploadedFile[bytes],
-    filename: str,
-    format: str | None = None,
-    mapping: dict[str, Any] | None = None,
-    note: str = "",
-    dry_run: bool = False,
-) -> ImportOutcome[ResponseImport]:
-    """Import a file of attempts into the frozen ``version``: all of it, or nothing.
-
-    ``data`` is the file's bytes, its path, or the upload (one spooled to disk is read from
-    there): CSV and JSON Lines are read, checked and written a batch at a time, so memory does
-    not grow with the file.
-
-    Every record is checked before anything is written; any problem raises ``ImportRejected``
-    (a ValidationError) naming each row and field, and nothing is written. The same file (by
-    SHA-256) imported twice into a version is a no-op that says when and by whom it was first
-    imported. ``dry_run`` checks and previews without writing. A successful import writes an
-    ``import`` log entry, a ``platform_loss`` entry when the file holds platform losses and a
-    ``rerun`` entry when it holds reruns. See ``docs/import-formats.md``.
-    """
-    with collector_paused(), file_named(filename):
-        return import_file(
-            version=version,
-            user=user,
-            data=data,
-            filename=filename,
-            format=format,
-            mapping=mapping,
-            note=note,
-            dry_run=dry_run,
-        )
 
 
 @transaction.atomic

@@ -4,11 +4,11 @@ Machine scores never enter the reviewers' queue and are never read by anything a
 reaches (``apps.raters.selectors.task_content`` reads no machine score). docs/machine-scores.md
 describes the whole flow. Who may import or run an oracle (the protocol's PI or an editor) is
 checked before these are called (``apps.raters.access``); they check the version and the file.
+The import of a file of machine scores, ``machine_scores_import``, is defined beside the reader
+and writer it runs (``apps.raters.machine_import``) and given here with the others.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -18,13 +18,10 @@ from apps.accounts.models import User
 from apps.core.rows import full_clean_save
 from apps.deviations.models import EntryKind
 from apps.deviations.services import version_log_append
-from apps.protocols.import_frame import ImportOutcome, collector_paused, file_named
 from apps.protocols.models import ProtocolVersion, VersionState
-from apps.raters.judged import judged_signals_or_none
-from apps.raters.machine_import import import_machine_scores
+from apps.raters.machine_import import machine_scores_import as machine_scores_import
 from apps.raters.models import (
     MachineScore,
-    MachineScoreImport,
     OracleRun,
     OracleRunState,
     RubricField,
@@ -33,66 +30,9 @@ from apps.raters.models import (
 )
 from apps.raters.oracle import oracle_compare, oracle_value
 from apps.raters.refs import oracle_run_ref
-from apps.responses.formats import guess_format
 from apps.responses.models import Exclusion, Response
 
 _ORACLE_CHUNK = 2000
-
-
-@transaction.atomic
-def machine_scores_import(
-    *,
-    version: ProtocolVersion,
-    user: User,
-    data: bytes,
-    filename: str,
-    format: str | None = None,
-    mapping: dict[str, Any] | None = None,
-    note: str = "",
-    dry_run: bool = False,
-) -> ImportOutcome[MachineScoreImport]:
-    """Import a file of machine scores onto the frozen ``version``'s responses: all or nothing.
-
-    ``format`` is csv, jsonl or inspect (from the file name when None); ``mapping`` says how rows
-    name their response, scorer and fields (``apps.raters.machine_import``; ``with_scorer``
-    names one roster scorer for every row). Every row is checked before anything is written:
-    unknown response, unknown field, a field the scorer's role does not score, a value outside
-    the field's domain (checked as a reviewer's value is), a duplicate, a scorer not on the
-    roster — any problem raises ``ImportRejected`` naming each row and field, and nothing is
-    written; a problem of the file as a whole names it (``file_named``). Idempotent by (file
-    SHA-256, scorer, field): one log may feed several scorers, each in its own import, and the
-    pairs an earlier import of the same file wrote are skipped (all of them: a no-op that says
-    so). Writes one ``import`` log entry naming the scorers, the file's SHA-256 and the counts.
-    """
-    with file_named(filename):
-        judged = judged_signals_or_none()
-        if (
-            judged is not None
-            and judged.judged_by_scorer(version)
-            and (format or guess_format(filename)) == "jsonl"
-        ):
-            # Seed 003: an LLM judge's loss1 documents, validated and re-derived on the way in.
-            scorer = (mapping or {}).get("scorer")
-            return judged.judge_import(
-                version=version,
-                user=user,
-                data=data,
-                filename=filename,
-                scorer_code=scorer.get("const") if isinstance(scorer, dict) else scorer,
-                note=note,
-                dry_run=dry_run,
-            )
-        with collector_paused():
-            return import_machine_scores(
-                version=version,
-                user=user,
-                data=data,
-                filename=filename,
-                format=format,
-                mapping=mapping,
-                note=note,
-                dry_run=dry_run,
-            )
 
 
 # -- Oracle runs ---------------------------------------------------------------------------
