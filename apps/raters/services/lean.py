@@ -37,6 +37,7 @@ check runs.
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, TypeVar
 
 import psycopg
@@ -88,31 +89,28 @@ _ELIGIBLE = """
 """
 
 
-def _claim_sql(n_versions: int, partly_scored: bool) -> str:
-    """The claim for ``n_versions`` versions (each with its own offset): partly scored responses
-    first (when some version has k ≥ 2), then each version's fresh tasks from the reviewer's
-    offset up, then below it. Every candidate CTE stops at its first row, and the UNION ALL under
-    LIMIT 1 reads the next CTE only when the ones before it found nothing."""
+@lru_cache(maxsize=64)
+def _claim_sql(partly_scored: tuple[bool, ...]) -> str:
+    """The claim for ``len(partly_scored)`` versions in the reviewer's order, each with its own
+    offset: partly scored responses first (in every version whose flag is set, that is k ≥ 2,
+    in version order), then each version's fresh tasks; within each, from the reviewer's offset
+    up, then below it. Every candidate CTE is one version, one queue rank and one side of the
+    offset, so it is a range of ``scoringtask_queue`` read in its own order and stops at its
+    first eligible row; the UNION ALL under LIMIT 1 reads the next CTE only when the ones before
+    it found nothing. (One CTE over every version's partly scored tasks, ordered by the offset's
+    side, was sorted whole: 23.6 ms against 0.14 ms for the first row of a 20,000-response k = 2
+    study with 1,437 partly scored tasks; docs/performance.md.)"""
     ctes = []
     branches = []
-    if partly_scored:
-        ctes.append(
-            f"""c0 AS (
-  SELECT t.id FROM raters_scoringtask t
-  JOIN unnest(%(vids)s::bigint[], %(offsets)s::bigint[]) WITH ORDINALITY AS q(vid, off, ord)
-    ON q.vid = t.version_id
-  WHERE t.version_id = ANY(%(vids_partly)s::bigint[]) AND t.state = 'open'
-    AND t.queue_rank = 0 {_ELIGIBLE}
-  ORDER BY q.ord, (t.shuffle_key < q.off), t.shuffle_key, t.id
-  LIMIT 1 FOR UPDATE OF t SKIP LOCKED)"""
-        )
-        branches.append("SELECT id FROM c0")
-    for i in range(n_versions):
-        for name, compare in ((f"c{i}a", ">="), (f"c{i}b", "<")):
+    ranks = [(0, i) for i, partly in enumerate(partly_scored) if partly]
+    ranks += [(1, i) for i in range(len(partly_scored))]
+    for rank, i in ranks:
+        for side, compare in (("a", ">="), ("b", "<")):
+            name = f"c{i}{'p' if rank == 0 else ''}{side}"
             ctes.append(
                 f"""{name} AS (
   SELECT t.id FROM raters_scoringtask t
-  WHERE t.version_id = %(v{i})s AND t.state = 'open' AND t.queue_rank = 1
+  WHERE t.version_id = %(v{i})s AND t.state = 'open' AND t.queue_rank = {rank}
     AND t.shuffle_key {compare} %(o{i})s {_ELIGIBLE}
   ORDER BY t.shuffle_key, t.id
   LIMIT 1 FOR UPDATE SKIP LOCKED)"""
@@ -316,20 +314,18 @@ def claim(
     """The reviewer's live reservation in any of the versions ``held`` (``fresh`` False), or
     else a task newly reserved from ``versions`` (True), with what its page shows; None when
     nothing is open to them. The caller holds the advisory lock."""
-    partly = [v.version_id for v in versions if v.rating.plan.k >= 2]
     params: dict[str, Any] = {
         "reviewer": reviewer_id,
         "held": held,
         "vids": [v.version_id for v in versions],
-        "offsets": offsets,
-        "vids_partly": partly,
         "minutes": [v.rating.plan.reservation_minutes for v in versions],
         "token": new_token(),
     }
     for i, (v, offset) in enumerate(zip(versions, offsets, strict=True)):
         params[f"v{i}"] = v.version_id
         params[f"o{i}"] = offset
-    rows = _rows(_claim_sql(len(versions), bool(partly)), params)
+    partly = tuple(v.rating.plan.k >= 2 for v in versions)
+    rows = _rows(_claim_sql(partly), params)
     if not rows:
         return None
     return Claim(*rows[0])
