@@ -16,7 +16,10 @@ Targets (issue #19):
 - F_att / A_att cell means (issue #36 §1, ``stats.bounded_means``): ≥ 93.5 % on the skewed
   designs (logit-normal clusters of 1–60, p = 0.05–0.1, F_att with many exact zeros) and on the
   designs the bootstrap-t is calibrated on; the band's upper edge is not asserted (the rule is
-  conservative where events are few: docs/analysis.md).
+  conservative where events are few: docs/analysis.md);
+- CRUCIBLE's acceptance verdicts (issue #36 §3): a rung exactly at its policy's limits is
+  accepted on its floor (interval's lower bound) in at most 2.5 % of runs and on its hard-fail
+  rate ceiling (exact upper bound) in at most 5 %, plus Monte Carlo slack.
 """
 
 import pytest
