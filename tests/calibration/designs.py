@@ -6,8 +6,9 @@ numpy: one generator per design (seeded from the design's name), simulations sta
 wherever the product function accepts a batch (the beta-regression fits and sandwiches), and one
 ``replicates × clusters`` draw matrix per run for the bootstrap.
 
-The figures this module produces are the table in docs/analysis.md; ``python -m
-tests.calibration.report`` prints it.
+The figures this module produces are the table in docs/analysis.md, which ``make calibrate``
+writes from the runs of ``test_calibration`` (conftest.py); ``screen_cell_means`` draws the cell
+means' designs through the same ``draw_*`` functions to compare rules on the suite's own data.
 """
 
 from __future__ import annotations
