@@ -69,7 +69,11 @@ pytestmark = pytest.mark.django_db
 # before it (c8658a8e…), only the interval_method of the F_att and A_att cells differs, in 82
 # cells (56 F_att, 26 A_att); every interval there was and is unavailable (3 or 6 items, below
 # the floor of 10), so no figure changes.
-OPB_RESULT_SHA256 = "c8080b996c88fdf258cc5ef2a95e19db8c3a5eab4a91119dabce74a51a630fe2"
+# OPB re-pinned on branch s44-calib (issue #36 §1: the cell means' rule reads the estimate's
+# skewness γ* in place of E* ≥ 30): compared key by key with the document before it
+# (c8080b99…), only the interval_method of the same 82 cells differs (56 F_att, 26 A_att), whose
+# intervals are still unavailable below the floor of 10 items, so no figure changes.
+OPB_RESULT_SHA256 = "9460822eeb8195eb13ddcaeb7c656900ec6f7cd6091ecd70b45a83b141a87907"
 # XSTest re-pinned on branch abuild (issue #22), when xstest_study began to freeze through the
 # real gate (section text, key units and typed parameters enter the frozen document): compared
 # key by key with the document of 1c45378e…, only "protocol.sha256" and "input_sha256" differ;

@@ -22,6 +22,10 @@ COVERAGE_HEADER = (
     "|---|---|---|---|---|---|"
 )
 DECISION_HEADER = "| truth (β_A, β_B) | findings (share of runs) |\n|---|---|"
+ACCEPTANCE_HEADER = (
+    "| design | floor met (lower bound ≥ truth) | ceiling met (exact upper bound ≤ truth) "
+    "| rung accepted | runs |\n|---|---|---|---|---|"
+)
 _ROWS = pytest.StashKey[dict[str, list[tuple[str, str]]]]()
 _ITEMS = pytest.StashKey[list[pytest.Item]]()
 
@@ -40,14 +44,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture
 def calibration_table(request: pytest.FixtureRequest):
-    """``record(result)``: keep a Coverage (or a decision row's text) for the table."""
+    """``record(result)``: keep a Coverage (or a decision row's text, or with
+    ``kind="acceptance"`` an acceptance row's) for the table."""
     rows = request.config.stash[_ROWS].setdefault(request.node.nodeid, [])
 
-    def record(result: Coverage | str) -> None:
+    def record(result: Coverage | str, kind: str = "decision") -> None:
         if isinstance(result, Coverage):
             rows.append(("coverage", result.row()))
         else:
-            rows.append(("decision", result))
+            rows.append((kind, result))
         print(rows[-1][1], flush=True)  # seen as it comes with -s: a long run shows progress
 
     return record
@@ -58,6 +63,7 @@ def table(config: pytest.Config, items: list[pytest.Item]) -> str:
     ordered = [row for item in items for row in recorded.get(item.nodeid, [])]
     coverage = [text for kind, text in ordered if kind == "coverage"]
     decision = [text for kind, text in ordered if kind == "decision"]
+    acceptance = [text for kind, text in ordered if kind == "acceptance"]
     parts = []
     if coverage:
         parts.append("\n".join([COVERAGE_HEADER, *coverage]))
@@ -66,6 +72,14 @@ def table(config: pytest.Config, items: list[pytest.Item]) -> str:
             "The decision table (OPB-01 §8, the interval criterion, ε = 0.15 logit per level, "
             "10 items per family, item random slope SD 0.2, analytic intervals):\n\n"
             + "\n".join([DECISION_HEADER, *decision])
+        )
+    if acceptance:
+        parts.append(
+            "CRUCIBLE's acceptance verdict for a rung exactly at its policy's limits (a floor on "
+            "the axis interval's lower bound, a hard-fail rate ceiling; issue #36 §3): a "
+            "verdict that accepts it is a false acceptance, at most 2.5 % for the floor and "
+            "5 % for the ceiling by the bounds' levels:\n\n"
+            + "\n".join([ACCEPTANCE_HEADER, *acceptance])
         )
     return "\n\n".join(parts)
 

@@ -6,8 +6,9 @@ numpy: one generator per design (seeded from the design's name), simulations sta
 wherever the product function accepts a batch (the beta-regression fits and sandwiches), and one
 ``replicates × clusters`` draw matrix per run for the bootstrap.
 
-The figures this module produces are the table in docs/analysis.md; ``python -m
-tests.calibration.report`` prints it.
+The figures this module produces are the table in docs/analysis.md, which ``make calibrate``
+writes from the runs of ``test_calibration`` (conftest.py); ``screen_cell_means`` draws the cell
+means' designs through the same ``draw_*`` functions to compare rules on the suite's own data.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from apps.analysis.stats.bootstrap import (
     studentized_interval,
 )
 from apps.analysis.stats.bounded_means import (
+    BOOTSTRAP_T_MAX_SKEWNESS,
     BOOTSTRAP_T_METHOD,
-    BOOTSTRAP_T_MIN_EFFECTIVE_EVENTS,
     bounded_mean_from_clusters,
 )
 from apps.analysis.stats.decision import evaluate_decision_table
@@ -51,8 +52,8 @@ CONFIDENCE = 0.95
 SEED = 20261201
 RATE_HULL_LABEL = "Korn–Graubard ∪ beta-binomial profile likelihood (the rate interval)"
 BOUNDED_MEAN_LABEL = (
-    "bounded mean: bootstrap-t where E* ≥ "
-    f"{BOOTSTRAP_T_MIN_EFFECTIVE_EVENTS:g} ({{share:.0f}} % of runs), else Korn–Graubard ∪ "
+    "bounded mean: bootstrap-t where γ* ≤ "
+    f"{BOOTSTRAP_T_MAX_SKEWNESS:g} ({{share:.0f}} % of runs), else Korn–Graubard ∪ "
     "beta-binomial"
 )
 
@@ -102,6 +103,24 @@ def _tally(design: str, method: str, lo: np.ndarray, hi: np.ndarray, truth, **ex
 # -- 1. clustered binary outcomes: the cluster bootstrap-t --------------------------------------
 
 
+def binary_name(n_clusters: int, icc: float, rate: float, aggregation: str) -> str:
+    """The name (and generator seed) of a :func:`clustered_binary` design."""
+    return f"binary K={n_clusters} ICC={icc} p={rate} {aggregation}"
+
+
+def draw_binary(
+    n_clusters: int, icc: float, rate: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """One run of :func:`clustered_binary`'s data: the clusters' (event counts, sizes).
+
+    Sizes 2–20; cluster probabilities Beta(rate·s, (1 − rate)·s), s = 1/icc − 1.
+    """
+    s = 1.0 / icc - 1.0
+    sizes = rng.integers(2, 21, size=n_clusters).astype(float)
+    sums = rng.binomial(sizes.astype(int), rng.beta(rate * s, (1 - rate) * s, n_clusters))
+    return sums.astype(float), sizes
+
+
 def clustered_binary(
     n_clusters: int,
     icc: float,
@@ -121,18 +140,15 @@ def clustered_binary(
     interval of ``family_cluster_bootstrap(method="percentile")`` (what the ``crucible``
     pipeline reports, as CRUCIBLE §9.1 preregisters), on the same simulated data; with
     ``method="bounded_mean"`` the interval of F_att and A_att cell means
-    (``stats.bounded_means``: the bootstrap-t or the rate hull, by the effective number of
-    events).
+    (``stats.bounded_means``: the bootstrap-t or the rate hull, by the estimate's skewness
+    γ*).
     """
-    name = f"binary K={n_clusters} ICC={icc} p={rate} {aggregation}"
+    name = binary_name(n_clusters, icc, rate, aggregation)
     rng = rng_for(name)
     lo, hi = np.empty(runs), np.empty(runs)
-    s = 1.0 / icc - 1.0
     methods_used: dict[str, int] = {}
     for r in range(runs):
-        sizes = rng.integers(2, 21, size=n_clusters).astype(float)
-        sums = rng.binomial(sizes.astype(int), rng.beta(rate * s, (1 - rate) * s, n_clusters))
-        sums = sums.astype(float)
+        sums, sizes = draw_binary(n_clusters, icc, rate, rng)
         if aggregation == "cluster_mean":
             estimate = float(np.mean(sums / sizes))
         else:
@@ -477,6 +493,28 @@ def unequal_sizes(n_clusters: int, rng: np.random.Generator) -> np.ndarray:
     return np.clip(np.round(np.exp(rng.normal(np.log(8), 1.0, n_clusters))), 1, 60)
 
 
+# Units per response: a 0/1 outcome is one unit, the discrete F_att a share of 4.
+STEPS = {"binary": 1, "fatt": 4}
+
+
+def skewed_name(n_clusters: int, icc: float, rate: float, outcome: str, aggregation: str) -> str:
+    """The name (and generator seed) of a :func:`skewed_clustered` design."""
+    return f"skewed {outcome} K={n_clusters} ICC={icc} p={rate} {aggregation} sizes 1–60"
+
+
+def draw_skewed(
+    n_clusters: int, mu: float, sigma: float, steps: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """One run of :func:`skewed_clustered`'s data: the clusters' (sums of values, sizes).
+
+    Sizes :func:`unequal_sizes`; logit pₖ ~ N(``mu``, ``sigma``²); each response's value is
+    Binomial(``steps``, pₖ) / ``steps``.
+    """
+    sizes = unequal_sizes(n_clusters, rng)
+    p = expit(mu + sigma * rng.standard_normal(n_clusters))
+    return rng.binomial(sizes.astype(int) * steps, p) / steps, sizes
+
+
 def skewed_clustered(
     n_clusters: int,
     icc: float,
@@ -501,17 +539,14 @@ def skewed_clustered(
     interval of F_att and A_att cell means, ``stats.bounded_means``, the units' counts being
     the outcomes' steps).
     """
-    name = f"skewed {outcome} K={n_clusters} ICC={icc} p={rate} {aggregation} sizes 1–60"
+    name = skewed_name(n_clusters, icc, rate, outcome, aggregation)
     rng = rng_for(name)
     mu, sigma = logit_normal_for(rate, icc)
-    steps = 4 if outcome == "fatt" else 1
+    steps = STEPS[outcome]
     lo, hi = np.empty(runs), np.empty(runs)
     methods_used: dict[str, int] = {}
     for r in range(runs):
-        sizes = unequal_sizes(n_clusters, rng)
-        p = expit(mu + sigma * rng.standard_normal(n_clusters))
-        trials = sizes.astype(int) * steps
-        sums = rng.binomial(trials, p) / steps
+        sums, sizes = draw_skewed(n_clusters, mu, sigma, steps, rng)
         if method == "korn_graubard":
             _, (lo[r], hi[r]), _, _ = korn_graubard_interval(
                 sums, sizes, aggregation=aggregation, confidence=CONFIDENCE
@@ -856,3 +891,101 @@ def judge_coverage(
         _tally(f"{name} α", method, *bounds["alpha"], alpha_truth),
         _tally(f"{name} κ", method, *bounds["kappa"], kappa_truth),
     )
+
+
+# -- CRUCIBLE's acceptance verdicts at the policy's limits (issue #36 §3, §6) ------------------
+
+
+def _family_probabilities(
+    mean: float, icc: float, families: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Per-family probabilities Beta(mean·s, (1 − mean)·s), s = 1/icc − 1 (all ``mean`` at
+    ICC 0), so the 0/1 outcomes' intra-family correlation is ``icc``."""
+    if icc == 0:
+        return np.full(families, mean)
+    s = 1.0 / icc - 1.0
+    return rng.beta(mean * s, (1 - mean) * s, families)
+
+
+def acceptance_at_the_limits(
+    *,
+    families: int,
+    episodes: int,
+    fail_icc: float,
+    ungraded: float,
+    runs: int,
+    floor: float = 0.6,
+    ceiling: float = 0.05,
+    axis_icc: float = 0.2,
+    replicates: int = 999,
+) -> dict:
+    """How often CRUCIBLE's acceptance verdict accepts a rung that sits exactly at its limits.
+
+    One evaluand × rung: ``families`` scenario families × ``episodes`` episodes. Its policy
+    (``stats.acceptance.rung_failures``) has a floor on the axis interval's lower bound and a
+    ceiling on one hard-fail channel's rate. The axis: each episode scores 0/1 with its
+    family's probability (:func:`_family_probabilities`: mean ``floor``, ICC ``axis_icc``), so
+    the true axis mean is the floor; its interval is the ``crucible`` pipeline's default, the
+    family bootstrap-t of ``stats.bootstrap.family_cluster_bootstrap`` (family means). The
+    channel: each episode fails with its family's probability (mean ``ceiling``, ICC
+    ``fail_icc``), so the true rate is the ceiling; a share ``ungraded`` of episodes is not
+    graded, its failures unseen and counted as not failing (the default). Returns the shares of
+    runs in which the floor, the ceiling and the whole policy are met (each is a false
+    acceptance here), the runs and the design's name.
+    """
+    from apps.analysis.stats.acceptance import rung_failures
+    from apps.analysis.stats.bootstrap import family_cluster_bootstrap
+
+    name = (
+        f"acceptance {families} families × {episodes} episodes, hard-fail ICC {fail_icc}, "
+        f"{100 * ungraded:g} % ungraded"
+    )
+    rng = rng_for(name)
+    policy = {
+        "code": "limits",
+        "floors": [{"axis": "axis", "minimum": floor, "on": "lower_bound"}],
+        "hard_fail_ceilings": [{"channel": "fail", "maximum": ceiling, "on": "rate"}],
+    }
+    family = np.repeat(np.arange(families), episodes)
+    met = {"floor": 0, "ceiling": 0, "rung": 0}
+    for _ in range(runs):
+        scores = (
+            rng.random(family.size) < _family_probabilities(floor, axis_icc, families, rng)[family]
+        )
+        failed = (
+            rng.random(family.size)
+            < _family_probabilities(ceiling, fail_icc, families, rng)[family]
+        )
+        graded = rng.random(family.size) >= ungraded
+        axis = family_cluster_bootstrap(
+            scores.astype(float),
+            family,
+            seed=int(rng.integers(2**32)),
+            aggregation="cluster_mean",
+            replicates=replicates,
+            confidence=CONFIDENCE,
+            support=(0.0, 1.0),
+        )
+        count = int(np.sum(failed & graded))
+        cells = {
+            "axes": {
+                "axis": {
+                    "estimate": axis.estimate,
+                    "interval": axis.interval,
+                    "n_families": families,
+                }
+            },
+            "hard_fails": {
+                "fail": {
+                    "count": count,
+                    "rate": count / family.size,
+                    "episodes": family.size,
+                    "graded": int(graded.sum()),
+                }
+            },
+        }
+        failures = rung_failures(policy, **cells, incidents=0, confidence=CONFIDENCE)
+        met["floor"] += not any(f.startswith("axis:") for f in failures)
+        met["ceiling"] += not any(f.startswith("fail:") for f in failures)
+        met["rung"] += not failures
+    return {key: value / runs for key, value in met.items()} | {"runs": runs, "design": name}

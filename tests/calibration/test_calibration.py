@@ -16,7 +16,10 @@ Targets (issue #19):
 - F_att / A_att cell means (issue #36 §1, ``stats.bounded_means``): ≥ 93.5 % on the skewed
   designs (logit-normal clusters of 1–60, p = 0.05–0.1, F_att with many exact zeros) and on the
   designs the bootstrap-t is calibrated on; the band's upper edge is not asserted (the rule is
-  conservative where events are few: docs/analysis.md).
+  conservative where events are few: docs/analysis.md);
+- CRUCIBLE's acceptance verdicts (issue #36 §3): a rung exactly at its policy's limits is
+  accepted on its floor (interval's lower bound) in at most 2.5 % of runs and on its hard-fail
+  rate ceiling (exact upper bound) in at most 5 %, plus Monte Carlo slack.
 """
 
 import pytest
@@ -169,12 +172,13 @@ def test_simple_effects_cover_at_their_nominal_level(contrast, calibration_table
 # Issue #36 §1: the independent simulation's designs — logit-normal clusters of very unequal
 # size (1–60), skewed and rare means of 0/1 outcomes, discrete F_att with many exact zeros. The
 # cluster bootstrap-t alone misses here (68–94 %, truth above the interval); the product's
-# interval of F_att / A_att cell means (stats.bounded_means) uses it only where the data hold
-# at least 30 effective events (E* = Korn–Graubard's n* × min(ȳ, 1 − ȳ)), else the rate hull of
-# the units' counts. Both are recorded on the same design: the bootstrap-t's row shows why the
-# rule exists. The target asserted is the band's lower edge, 93.5 %: the interval must not
-# under-cover. Where the hull is used with few events it is conservative (up to 99 % at 10
-# clusters: docs/analysis.md says where the band's upper edge, 96.5 %, is not met).
+# interval of F_att / A_att cell means (stats.bounded_means) uses it only where the estimate's
+# skewness as a binomial proportion of Korn–Graubard's n* trials, γ* = |1 − 2ȳ| / √(n* ȳ(1 − ȳ)),
+# is at most 0.16, else the rate hull of the units' counts. Both are recorded on the same design:
+# the bootstrap-t's row shows why the rule exists. The target asserted is the band's lower edge,
+# 93.5 %: the interval must not under-cover. Where the hull is used with few events it is
+# conservative (up to 99 % at 10 clusters: docs/analysis.md says where the band's upper edge,
+# 96.5 %, is not met).
 SKEWED_TARGET = 0.935
 
 
@@ -209,7 +213,7 @@ def test_the_cell_mean_interval_covers_where_the_bootstrap_t_did(
     n_clusters, icc, aggregation, calibration_table
 ):
     # The designs the bootstrap-t is calibrated on (rate 0.3, clusters of 2–20), through the
-    # cell means' interval that now chooses it by E*: it must still cover there.
+    # cell means' interval that chooses it by γ*: it must still cover there.
     result = designs.clustered_binary(
         n_clusters, icc, aggregation=aggregation, runs=RUNS, method="bounded_mean"
     )
@@ -267,6 +271,40 @@ def test_zero_one_block_contrasts_are_covered_by_the_score_interval(
     _check_mc_se(score)
     assert score.coverage >= 0.935, score.row()
     assert score.extra["zero_width"] == 0, score.row()
+
+
+# Issue #36 §3, §6: CRUCIBLE's acceptance verdicts. A rung whose true axis mean is its policy's
+# floor (on the interval's lower bound) and whose true hard-fail rate is its ceiling (on the
+# exact upper bound) should be accepted rarely: the floor in at most 2.5 % of runs (the lower
+# end of a two-sided 95 % interval), the ceiling in at most 5 % (a one-sided 95 % bound). The
+# Clopper–Pearson bound takes episodes as independent and ungraded episodes as not failing (the
+# policy's default): the designs with failures clustered in families (ICC 0.1) or 10 % of
+# episodes ungraded show what that costs, and are reported, not asserted.
+ACCEPTANCE_SLACK = 3  # Monte Carlo SEs
+
+
+@pytest.mark.parametrize(
+    ("families", "episodes", "fail_icc", "ungraded"),
+    [(10, 6, 0.0, 0.0), (20, 6, 0.0, 0.0), (20, 6, 0.1, 0.0), (20, 6, 0.0, 0.1)],
+)
+def test_a_rung_at_its_policy_limits_is_rarely_accepted(
+    families, episodes, fail_icc, ungraded, calibration_table
+):
+    rates = designs.acceptance_at_the_limits(
+        families=families, episodes=episodes, fail_icc=fail_icc, ungraded=ungraded, runs=RUNS
+    )
+    calibration_table(
+        f"| {rates['design']} | {100 * rates['floor']:.1f} % | {100 * rates['ceiling']:.1f} % "
+        f"| {100 * rates['rung']:.1f} % | {rates['runs']} |",
+        kind="acceptance",
+    )
+
+    def bound(p):
+        return p + ACCEPTANCE_SLACK * (p * (1 - p) / rates["runs"]) ** 0.5
+
+    assert rates["floor"] <= bound(0.025), rates
+    if fail_icc == 0 and ungraded == 0:
+        assert rates["ceiling"] <= bound(0.05), rates
 
 
 @pytest.mark.parametrize("design", ["nested", "crossed"])

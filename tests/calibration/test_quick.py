@@ -72,9 +72,19 @@ def test_quick_judge_alpha_and_kappa_intervals_cover_a_known_agreement():
 def test_quick_skewed_cell_means_do_not_under_cover():
     # Issue #36 §1 in small: logit-normal clusters of 1–60, p = 0.05, ICC 0.3, 20 items, where
     # the bootstrap-t alone covered 82 %; the cell means' interval (stats.bounded_means) uses
-    # the rate hull when the effective number of events is below 30.
+    # the rate hull where the estimate's skewness γ* is above 0.16 (few effective events).
     result = designs.skewed_clustered(20, 0.3, 0.05, method="bounded_mean", runs=200)
     assert result.coverage >= 0.91, result.row()
     assert result.extra["unavailable"] == 0, result.row()
     fatt = designs.skewed_clustered(20, 0.2, 0.08, outcome="fatt", method="bounded_mean", runs=200)
     assert fatt.coverage >= 0.91, fatt.row()
+
+
+def test_quick_a_rung_at_its_policy_limits_is_rarely_accepted():
+    # Issue #36 §3 in small: a rung exactly at its floor (lower bound) and rate ceiling (exact
+    # upper bound), 10 families × 6 episodes, 200 runs of 299 replicates.
+    rates = designs.acceptance_at_the_limits(
+        families=10, episodes=6, fail_icc=0.0, ungraded=0.0, runs=200, replicates=299
+    )
+    assert rates["floor"] <= 0.07, rates
+    assert rates["ceiling"] <= 0.10, rates

@@ -7,28 +7,37 @@ small (or near 1), its clusters unequal in size and strongly correlated, the clu
 bootstrap-t under-covers, with the truth above the interval: the mean of a right-skewed cluster
 distribution is carried by a few clusters a small sample often lacks (68–94 % at 10–80 items in
 ``tests/calibration``'s skewed designs; docs/analysis.md). The interval here chooses between two
-methods by a quantity computed from the data, the **effective number of events**
+methods by how skewed the estimate's sampling distribution is, read from the data as the
+skewness of a binomial proportion of n* trials,
 
-    E* = n* · min(ȳ, 1 − ȳ),
+    γ* = |1 − 2ȳ| / √(n* · ȳ · (1 − ȳ)),
 
-Korn & Graubard's (1998, Survey Methodology 24(2)) effective sample size n* = n / deff (with
-their K − 1 degrees-of-freedom scaling) times the smaller of the mean and its complement — the
-number of independent "events" the clustered sample is worth:
+with n* Korn & Graubard's (1998, Survey Methodology 24(2)) effective sample size n / deff (with
+their K − 1 degrees-of-freedom scaling) and ȳ the mean (the skewness of Binomial(n, p) / n is
+(1 − 2p) / √(n·p·(1 − p)): Johnson, Kemp & Kotz 2005, *Univariate Discrete Distributions*, 3rd
+ed., §3.2). How far a studentised interval's coverage falls from nominal grows with the
+skewness of what it averages (Hall 1992, *The Bootstrap and Edgeworth Expansion*, §3.5; Boos &
+Hughes-Oliver 2000, Am. Stat. 54(2)); for a small mean γ*² ≈ 1 / E*, E* = n* · min(ȳ, 1 − ȳ) the
+**effective number of events** the clustered sample is worth, so a bound on γ* is a bound on E*
+that relaxes as the mean moves away from 0 and 1:
 
-- E* ≥ ``BOOTSTRAP_T_MIN_EFFECTIVE_EVENTS``: the cluster bootstrap-t of
-  ``stats.bootstrap.family_cluster_bootstrap`` (Davison & Hinkley 1997 §5.2.1; Cameron,
-  Gelbach & Miller 2008), calibrated where the sampling distribution is near symmetric;
-- below it: the hull of Korn–Graubard on the mean (the responses' values summed per cluster)
+- γ* ≤ ``BOOTSTRAP_T_MAX_SKEWNESS`` (0.16: E* ≥ 39 for a mean near 0, 33 at 5 %, 28 at 10 %, 9
+  at 30 %): the cluster bootstrap-t of ``stats.bootstrap.family_cluster_bootstrap`` (Davison &
+  Hinkley 1997 §5.2.1; Cameron, Gelbach & Miller 2008), calibrated where the sampling
+  distribution is near symmetric;
+- above it: the hull of Korn–Graubard on the mean (the responses' values summed per cluster)
   and the beta-binomial profile-likelihood interval of the units' counts per cluster (Williams
   1975, Biometrics 31(4); Prentice 1986, JASA 81(394); ``stats.proportions``), the interval
   ``clustered_rate_interval`` reports for rates (issue #36 §2). The beta-binomial's π is the
   expected share of an item's units missed; the cell mean estimates it when an item's F_att
   does not depend on its number of units or responses (the rates' assumption too).
 
-Where E* is below the threshold and the values are not whole counts of their units (an F_att
+Where γ* is above the bound and the values are not whole counts of their units (an F_att
 averaged over raters, say), neither calibrated interval applies and the interval is reported
-unavailable with that reason. The threshold, 30, was chosen by simulation: docs/analysis.md
-gives the screen and the suite's figures.
+unavailable with that reason. The bound was chosen by simulation on the calibration suite's own
+designs (``tests/calibration/screen_cell_means.py``): docs/analysis.md gives the screen and the
+suite's figures. It replaced E* ≥ 30, which sent means near 0.3 from 10–20 clusters to the
+conservative hull (96.7–97.9 % where the bootstrap-t alone covers 94–96 %).
 """
 
 from __future__ import annotations
@@ -54,25 +63,26 @@ from apps.analysis.stats.bootstrap import (
 )
 from apps.analysis.stats.proportions import beta_binomial_interval, korn_graubard_interval
 
-# Below this many effective events (E*, the module docstring) the bootstrap-t is not used.
-BOOTSTRAP_T_MIN_EFFECTIVE_EVENTS = 30.0
+# The bootstrap-t is used where γ*, the skewness of the estimate (module docstring), is at most
+# this; the rate hull above it.
+BOOTSTRAP_T_MAX_SKEWNESS = 0.16
 HULL_METHOD = (
     "the hull of Korn–Graubard (on the mean) and the beta-binomial profile-likelihood interval "
-    "(on the units' counts), chosen because the effective number of events is below "
-    f"{BOOTSTRAP_T_MIN_EFFECTIVE_EVENTS:g}"
+    "(on the units' counts), chosen because the estimate's skewness γ* (as a binomial "
+    f"proportion of the effective sample size) is above {BOOTSTRAP_T_MAX_SKEWNESS:g}"
 )
 BOOTSTRAP_T_METHOD = METHOD_NAMES["studentized"]
-# What an interval unavailable for too few clusters would have been (E* is not computed then).
+# What an interval unavailable for too few clusters would have been (γ* is not computed then).
 RULE_METHOD = (
-    f"{BOOTSTRAP_T_METHOD} where the effective number of events is at least "
-    f"{BOOTSTRAP_T_MIN_EFFECTIVE_EVENTS:g}, else the hull of Korn–Graubard and the "
-    "beta-binomial profile-likelihood interval of the units' counts"
+    f"{BOOTSTRAP_T_METHOD} where the estimate's skewness γ* (as a binomial proportion of the "
+    f"effective sample size) is at most {BOOTSTRAP_T_MAX_SKEWNESS:g}, else the hull of "
+    "Korn–Graubard and the beta-binomial profile-likelihood interval of the units' counts"
 )
 NOT_COUNTS_NOTE = (
-    "interval unavailable: the effective number of events ({events:.1f}) is below "
-    f"{BOOTSTRAP_T_MIN_EFFECTIVE_EVENTS:g}, where the cluster bootstrap-t under-covers, and the "
-    "values are not whole counts of their units, which the interval for that case needs "
-    "(docs/analysis.md, issue #36)"
+    "interval unavailable: the estimate's skewness γ* ({skewness:.3g}, from {events:.1f} "
+    f"effective events) is above {BOOTSTRAP_T_MAX_SKEWNESS:g}, where the cluster bootstrap-t "
+    "under-covers, and the values are not whole counts of their units, which the interval for "
+    "that case needs (docs/analysis.md, issue #36)"
 )
 # Values × units within this of a whole number count as whole (F_att stored as a decimal).
 _WHOLE = 1e-6
@@ -116,6 +126,53 @@ def effective_events(
     return float(n_eff * min(mean, 1.0 - mean))
 
 
+def estimate_skewness(estimate: float, effective_n: float) -> float:
+    """γ* = |1 − 2ȳ| / √(n* · ȳ · (1 − ȳ)), the skewness of a binomial proportion ȳ of n*
+    trials (module docstring); ∞ for a mean of 0 or 1 or no effective sample."""
+    spread = effective_n * estimate * (1.0 - estimate)
+    if spread <= 0.0:
+        return float("inf")
+    return abs(1.0 - 2.0 * estimate) / float(np.sqrt(spread))
+
+
+def bootstrap_t_interval(
+    sums: np.ndarray,
+    sizes: np.ndarray,
+    estimate: float,
+    *,
+    seed: int,
+    aggregation: Aggregation,
+    replicates: int,
+    confidence: float,
+) -> tuple[float, float] | None:
+    """The cluster bootstrap-t of ``bootstrap.family_cluster_bootstrap``, clipped to [0, 1];
+    ``None`` where the clusters (or every replicate) show no spread, as that function gives
+    no interval there."""
+    if cluster_standard_error(sums, sizes, estimate, aggregation) == 0.0:
+        return None
+    weights = cluster_weights(sums.size, replicates, np.random.default_rng(seed))
+    try:
+        (lower, upper), _, _ = studentized_interval(
+            weights, sums, sizes, estimate, aggregation, confidence
+        )
+    except ValueError:  # no replicate with spread
+        return None
+    return max(lower, 0.0), min(upper, 1.0)
+
+
+def rate_hull_interval(
+    korn_graubard: tuple[float, float],
+    counts: npt.ArrayLike,
+    trials: npt.ArrayLike,
+    *,
+    confidence: float,
+) -> tuple[float, float]:
+    """The hull of a Korn–Graubard interval and the beta-binomial profile-likelihood interval
+    of the units' ``counts`` out of ``trials`` per cluster (``proportions``)."""
+    _, (bb_lower, bb_upper) = beta_binomial_interval(counts, trials, confidence=confidence)
+    return min(korn_graubard[0], bb_lower), max(korn_graubard[1], bb_upper)
+
+
 def bounded_mean_from_clusters(
     sums: npt.ArrayLike,
     sizes: npt.ArrayLike,
@@ -146,31 +203,28 @@ def bounded_mean_from_clusters(
     """
     s = np.asarray(sums, dtype=float)
     m = np.asarray(sizes, dtype=float)
-    estimate, (kg_lower, kg_upper), n_eff, _ = korn_graubard_interval(
+    estimate, korn_graubard, n_eff, _ = korn_graubard_interval(
         s, m, aggregation=aggregation, confidence=confidence
     )
     events = float(n_eff * min(estimate, 1.0 - estimate))
-    if events >= BOOTSTRAP_T_MIN_EFFECTIVE_EVENTS:
-        if cluster_standard_error(s, m, estimate, aggregation) == 0.0:
-            return estimate, None, BOOTSTRAP_T_METHOD, events, NO_SPREAD_NOTE
-        weights = cluster_weights(s.size, replicates, np.random.default_rng(seed))
-        try:
-            (lower, upper), _, _ = studentized_interval(
-                weights, s, m, estimate, aggregation, confidence
-            )
-        except ValueError:  # no replicate with spread: as family_cluster_bootstrap, none
-            return estimate, None, BOOTSTRAP_T_METHOD, events, NO_SPREAD_NOTE
-        return estimate, (max(lower, 0.0), min(upper, 1.0)), BOOTSTRAP_T_METHOD, events, ""
+    skewness = estimate_skewness(estimate, n_eff)
+    if skewness <= BOOTSTRAP_T_MAX_SKEWNESS:
+        interval = bootstrap_t_interval(
+            s,
+            m,
+            estimate,
+            seed=seed,
+            aggregation=aggregation,
+            replicates=replicates,
+            confidence=confidence,
+        )
+        note = NO_SPREAD_NOTE if interval is None else ""
+        return estimate, interval, BOOTSTRAP_T_METHOD, events, note
     if counts is None or trials is None:
-        return estimate, None, HULL_METHOD, events, NOT_COUNTS_NOTE.format(events=events)
-    _, (bb_lower, bb_upper) = beta_binomial_interval(counts, trials, confidence=confidence)
-    return (
-        estimate,
-        (min(kg_lower, bb_lower), max(kg_upper, bb_upper)),
-        HULL_METHOD,
-        events,
-        "",
-    )
+        note = NOT_COUNTS_NOTE.format(skewness=skewness, events=events)
+        return estimate, None, HULL_METHOD, events, note
+    interval = rate_hull_interval(korn_graubard, counts, trials, confidence=confidence)
+    return estimate, interval, HULL_METHOD, events, ""
 
 
 def bounded_mean_interval(
@@ -186,8 +240,8 @@ def bounded_mean_interval(
 ) -> BoundedMean:
     """Mean of clustered shares of units (F_att, A_att, 0/1) with a calibrated interval.
 
-    The method by the effective number of events (module docstring): the cluster bootstrap-t
-    from ``BOOTSTRAP_T_MIN_EFFECTIVE_EVENTS`` on, else the hull of Korn–Graubard and the
+    The method by the estimate's skewness γ* (module docstring): the cluster bootstrap-t up to
+    ``BOOTSTRAP_T_MAX_SKEWNESS``, else the hull of Korn–Graubard and the
     beta-binomial interval of the units' counts; no interval (with the reason) where neither
     applies, with fewer than ``min_clusters`` clusters (raised to ``MIN_CLUSTERS_FLOOR``, the
     fewest the suite measured), or where every cluster has the same value and the bootstrap-t

@@ -6,15 +6,17 @@ Its coverage is measured by simulation in tests/calibration (``skewed_clustered`
 
 import numpy as np
 import pytest
+from scipy.stats import binom
 
 from apps.analysis.stats.bootstrap import NO_SPREAD_NOTE, family_cluster_bootstrap
 from apps.analysis.stats.bounded_means import (
+    BOOTSTRAP_T_MAX_SKEWNESS,
     BOOTSTRAP_T_METHOD,
-    BOOTSTRAP_T_MIN_EFFECTIVE_EVENTS,
     HULL_METHOD,
     RULE_METHOD,
     bounded_mean_interval,
     effective_events,
+    estimate_skewness,
 )
 from apps.analysis.stats.proportions import beta_binomial_interval, korn_graubard_interval
 
@@ -25,16 +27,47 @@ def _cells(k, per, rate, rng):
     return values, clusters
 
 
+def _skewness(values, clusters):
+    sums = np.bincount(clusters, weights=values)
+    sizes = np.bincount(clusters).astype(float)
+    mean, _, n_eff, _ = korn_graubard_interval(sums, sizes)
+    return estimate_skewness(mean, n_eff)
+
+
 def test_many_effective_events_give_the_cluster_bootstrap_t():
     values, clusters = _cells(20, 10, 0.4, np.random.default_rng(1))
     result = bounded_mean_interval(values, clusters, seed=7, replicates=999)
-    assert result.effective_events >= BOOTSTRAP_T_MIN_EFFECTIVE_EVENTS
+    assert result.effective_events >= 30
+    assert _skewness(values, clusters) <= BOOTSTRAP_T_MAX_SKEWNESS
     assert result.method == BOOTSTRAP_T_METHOD
     expected = family_cluster_bootstrap(
         values, clusters, seed=7, aggregation="observation", replicates=999, support=(0, 1)
     )
     assert result.interval == pytest.approx(expected.interval)
     assert result.estimate == pytest.approx(values.mean())
+
+
+def test_a_mean_away_from_the_bounds_gets_the_bootstrap_t_from_fewer_effective_events():
+    # 12 items × 4 responses, 19 events (mean 0.40): about 16 effective events, too few for a
+    # mean near 0 (E* ≥ 39 there), but the estimate's skewness as a proportion is small.
+    clusters = np.repeat(np.arange(12), 4)
+    events = [1, 2, 1, 2, 2, 1, 2, 1, 2, 2, 1, 2]
+    values = np.concatenate([[1.0] * e + [0.0] * (4 - e) for e in events])
+    result = bounded_mean_interval(values, clusters, seed=7, replicates=999)
+    assert result.effective_events < 30
+    assert _skewness(values, clusters) <= BOOTSTRAP_T_MAX_SKEWNESS
+    assert result.method == BOOTSTRAP_T_METHOD
+
+
+def test_the_estimates_skewness_is_a_binomial_proportions():
+    # Johnson, Kemp & Kotz 2005 §3.2: Binomial(n, p) has skewness (1 − 2p) / √(n p (1 − p)),
+    # and a proportion of n trials the same.
+    for n, p in ((40, 0.1), (25, 0.3), (300, 0.02), (12, 0.8)):
+        assert estimate_skewness(p, n) == pytest.approx(abs(float(binom(n, p).stats("s"))))
+    assert estimate_skewness(0.5, 10) == 0.0
+    assert estimate_skewness(0.0, 50) == estimate_skewness(1.0, 50) == float("inf")
+    # For a small mean the bound reads as a number of effective events: 1/γ*² ≈ E*.
+    assert estimate_skewness(0.001, 39_000) == pytest.approx(1 / np.sqrt(39), rel=2e-3)
 
 
 def test_few_events_give_the_hull_of_korn_graubard_and_the_beta_binomial_on_units():
@@ -44,7 +77,7 @@ def test_few_events_give_the_hull_of_korn_graubard_and_the_beta_binomial_on_unit
     missed = rng.binomial(4, np.repeat(rng.beta(0.3, 3.0, 12), 5))
     values = missed / 4
     result = bounded_mean_interval(values, clusters, np.full(values.size, 4), seed=1)
-    assert result.effective_events < BOOTSTRAP_T_MIN_EFFECTIVE_EVENTS
+    assert _skewness(values, clusters) > BOOTSTRAP_T_MAX_SKEWNESS
     assert result.method == HULL_METHOD
     sums = np.bincount(clusters, weights=values)
     sizes = np.bincount(clusters).astype(float)
