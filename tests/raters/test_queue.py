@@ -168,6 +168,46 @@ def test_partly_scored_responses_are_finished_first():
     assert a.response_id not in scored_by_first
 
 
+@pytest.mark.parametrize("lean_path", [True, False], ids=["lean", "orm"])
+def test_partly_scored_responses_of_every_version_come_before_any_fresh_task(
+    lean_path, monkeypatch
+):
+    # Two k = 2 studies that share a reviewer: the claim serves the partly scored responses of
+    # every such version, in version order, before any fresh task of any version (lean.py's
+    # _claim_sql; queue.py's _claim_in_order on the ORM path, which must decide the same).
+    if not lean_path:
+        monkeypatch.setattr("apps.raters.services.lean.available", lambda: False)
+    older = frozen_study(responses=12)
+    newer = frozen_study(responses=12)
+    assert older.version.pk < newer.version.pk
+    both = older.reviewers[0]
+    MembershipFactory(user=both, protocol=newer.version.protocol, role="reviewer")
+    for study in (older, newer):
+        scoring_open(version=study.version, user=study.pi)
+    # Another reviewer scores three responses of each study once (partly scored at k = 2).
+    partly = {}
+    for study in (older, newer):
+        other = study.reviewers[1]
+        scored = set()
+        for _ in range(3):
+            a = task_next(version_or_none=study.version, reviewer=other)
+            scored.add(a.response_id)
+            _score(a, other)
+        partly[study.version.pk] = scored
+    served = []
+    for _ in range(7):
+        a = task_next(version_or_none=None, reviewer=both)
+        served.append((a.version_id, a.response_id))
+        _score(a, both)
+    versions = [v for v, _ in served]
+    assert versions[:6] == [older.version.pk] * 3 + [newer.version.pk] * 3
+    assert {r for _, r in served[:3]} == partly[older.version.pk]
+    assert {r for _, r in served[3:6]} == partly[newer.version.pk]
+    # Then fresh tasks, the older version's first.
+    assert served[6][0] == older.version.pk
+    assert served[6][1] not in partly[older.version.pk]
+
+
 def test_each_reviewer_has_an_own_order_fixed_by_the_seed():
     study = frozen_study(responses=40, reviewers=6, parameters={"scores_per_response": 1})
     scoring_open(version=study.version, user=study.pi)
