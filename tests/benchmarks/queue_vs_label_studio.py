@@ -22,8 +22,9 @@ answer back without ``http.client`` (0.36 against 0.65 ms of client CPU per cycl
 two cores the 16 client processes share the CPU with the server they measure. Each run reports
 the clients' CPU per cycle beside the server's.
 
-Both servers run under gunicorn with 4 sync workers (``BENCH_APP_WORKERS`` changes Preregistry's) on the same PostgreSQL (Preregistry with its
-production settings: persistent connections). Server CPU per cycle is the CPU time of the
+Both servers run under gunicorn with 4 sync workers (``BENCH_APP_WORKERS`` changes Preregistry's)
+on the same PostgreSQL (Preregistry with its production settings: persistent connections). Server
+CPU per cycle is the CPU time of the
 gunicorn workers, plus, for Preregistry, of its PostgreSQL backends (persistent, so they can be
 measured; Label Studio opens a connection per request, whose backends exit before they can be
 read, so its figure leaves the database out).
