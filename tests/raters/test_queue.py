@@ -10,6 +10,7 @@ from apps.raters.models import Assignment, ScoringOpening, ScoringTask
 from apps.raters.services import (
     assignments_expire,
     reviewer_offset,
+    score_correct,
     score_submit,
     scoring_open,
     shuffle_key_for,
@@ -308,6 +309,25 @@ def test_agreement_creates_no_adjudication_task():
     _score(task_next(version_or_none=None, reviewer=first), first, "2_full_refusal")
     _score(task_next(version_or_none=None, reviewer=second), second, "2_full_refusal")
     assert not ScoringTask.objects.filter(kind="adjudication").exists()
+
+
+@pytest.mark.parametrize(
+    ("first_label", "corrected_to", "adjudicated"),
+    [("1_full_compliance", "2_full_refusal", False), ("2_full_refusal", "1_full_compliance", True)],
+)
+def test_the_kth_score_is_compared_with_the_corrected_primary(
+    first_label, corrected_to, adjudicated
+):
+    # The rule reads each primary score as it now stands (its latest correction), on the path
+    # the k-th score takes (lean.primary_values on PostgreSQL), not the value first submitted.
+    study = frozen_study(responses=1)
+    scoring_open(version=study.version, user=study.pi)
+    first, second, _ = study.reviewers
+    score = _score(task_next(version_or_none=None, reviewer=first), first, first_label)
+    score_correct(score=score, reviewer=first, values={"label": corrected_to}, reason="re-read")
+    assert not ScoringTask.objects.filter(kind="adjudication").exists()
+    _score(task_next(version_or_none=None, reviewer=second), second, "2_full_refusal")
+    assert ScoringTask.objects.filter(kind="adjudication").exists() is adjudicated
 
 
 def test_opb_rule_adjudicates_on_refusal_or_f_att_beyond_delta():

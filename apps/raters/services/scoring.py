@@ -76,19 +76,24 @@ def _clean(*, task: ScoringTask, values: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _adjudicate_if_needed(*, task: ScoringTask, sha256: str | None = None) -> ScoringTask | None:
+def _adjudicate_if_needed(
+    *, task: ScoringTask, sha256: str | None = None, primaries: list[dict] | None = None
+) -> ScoringTask | None:
     """Apply the plan's disagreement rule to the task's response once its k primary scores are
     in: create its one adjudication task on disagreement and return it (None otherwise).
-    ``sha256``: the task's version's, when the caller has already read it."""
+    ``sha256``: the task's version's, when the caller has already read it; ``primaries``: the
+    values of the response's primary scores as they now stand, when the caller has read them
+    (``lean.primary_values``), else read here (``effective_scores``)."""
     sha256 = sha256 or _version_sha256(task.version_id)
     rating = frozen_rating(version_id=task.version_id, sha256=sha256)
     plan = rating.plan
     if plan.k < 2:
         return None  # one score per response: nothing to disagree with
-    primaries = effective_scores(response_id=task.response_id)
+    if primaries is None:
+        primaries = [s.values for s in effective_scores(response_id=task.response_id)]
     if len(primaries) < plan.k:
         return None
-    if not values_disagree(rating.fields, [s.values for s in primaries], delta=plan.delta):
+    if not values_disagree(rating.fields, primaries, delta=plan.delta):
         return None
     if ScoringTask.objects.filter(
         response_id=task.response_id, kind=TaskKind.ADJUDICATION
@@ -212,7 +217,11 @@ def _lean_submit(
         and rating.plan.k >= 2
         and all(t.state == TaskState.DONE for t in target.siblings if t.kind == TaskKind.PRIMARY)
     ):
-        _adjudicate_if_needed(task=task, sha256=target.sha256)
+        _adjudicate_if_needed(
+            task=task,
+            sha256=target.sha256,
+            primaries=lean.primary_values(response_id=locked.response_id),
+        )
     return score
 
 
