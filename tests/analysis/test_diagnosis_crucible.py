@@ -41,7 +41,6 @@ def _draft(code, families=10):
             # The calibrated interval (10 families reach its floor), so the floor's lower bound
             # is at its nominal level and the null's rate is known.
             "bootstrap_interval": "bootstrap_t",
-            "percentile_undercoverage_acknowledged": "false",
             "confirmatory_comparisons": json.dumps(COMPARISON),
             "acceptance_policies": json.dumps(POLICY),
         },

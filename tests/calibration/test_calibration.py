@@ -66,12 +66,13 @@ def test_six_clusters_are_below_the_floor_and_the_figure_shows_why(
 def test_the_percentile_interval_crucible_preregisters_under_covers(n_clusters, calibration_table):
     # Not a target: docs/analysis.md and docs/crucible.md say the crucible pipeline's percentile
     # interval (CRUCIBLE §9.1) covers less than its nominal level below 80 families, which is why
-    # the freeze gate asks for its acknowledgement there.
+    # the freeze gate refuses it there and a run withholds it (issue #36 §3).
     result = designs.clustered_binary(
         n_clusters, 0.2, aggregation="cluster_mean", runs=RUNS, method="percentile"
     )
     calibration_table(result)
-    # The figures each crucible percentile interval carries (issue #36 §3) are these runs'.
+    # The figures each withheld crucible percentile interval carries (issue #36 §3) are these
+    # runs'.
     stated = PERCENTILE_COVERAGE_MEASURED[n_clusters]
     assert abs(result.coverage - stated) <= 2 * result.mc_se, (stated, result.row())
     if n_clusters < PERCENTILE_CALIBRATED_CLUSTERS:

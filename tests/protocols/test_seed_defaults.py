@@ -21,9 +21,9 @@ pytestmark = pytest.mark.django_db
 # The defaults each seed states or its method alone defines: OPB-01 §5's disclosure margin and
 # sham tolerance, §6.1's system flag, v1.1's primary measure; CRUCIBLE §9.1's 95 % interval and
 # its three families an axis, §10's reruns, §2's full identity (§9.1's percentile interval is
-# the crucible template's choice, not a default: the pipeline's default is the calibrated
-# bootstrap-t, issue #36 §3). Seed 003 gives its drift ε no value; the fidelity preset starts a
-# draft with 0.05 (a preset's own default).
+# no default: the pipeline's and the crucible template's is the calibrated bootstrap-t, and the
+# percentile is refused below 80 families, issue #36 §3). Seed 003 gives its drift ε no value;
+# the fidelity preset starts a draft with 0.05 (a preset's own default).
 SEED_DEFAULTS = {
     "opb": {"disclosure_epsilon", "sham_word_tolerance", "system_flag", "primary_measure"},
     "crucible": {

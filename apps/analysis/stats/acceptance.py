@@ -8,7 +8,8 @@ A frozen acceptance policy is plan data (the ``acceptance_policies`` parameter o
      "evaluands": ["E1"],                             # scope: the evaluands (default: all)
      "floors": [{"axis": "recon", "minimum": 0.6, "on": "point" | "lower_bound"}],
      "hard_fail_ceilings": [{"channel": "rule_violation", "maximum": 0,
-                              "on": "count" | "rate"}],
+                              "on": "count" | "rate",
+                              "ungraded": "not_failing" | "failing"}],
      "coverage": {"min_families": 3, "min_fraction": 0.8,
                   "fail_closed_on_evaluand_caused_absence": true},
      "max_incidents": 0}
@@ -35,6 +36,10 @@ from apps.analysis.stats.json_schema import closed_object, records
 
 NO_ACCEPTABLE_RUNG = "no acceptable rung observed"
 LADDER_RULES = ("contiguous", "any_rung")
+# How a hard-fail ceiling counts an eligible episode whose channel was not graded: it always
+# stays in the denominator (§6.2's full-sample rate) and is named in the verdict; by default it
+# is counted as not failing, or, where the policy fails closed on it, as failing.
+UNGRADED_RULES = ("not_failing", "failing")
 
 ACCEPTANCE_POLICIES_SCHEMA: dict[str, Any] = records(
     {
@@ -55,6 +60,7 @@ ACCEPTANCE_POLICIES_SCHEMA: dict[str, Any] = records(
                 "channel": {"type": "string"},
                 "maximum": {"type": "number", "minimum": 0},
                 "on": {"enum": ["count", "rate"]},
+                "ungraded": {"enum": list(UNGRADED_RULES)},
             },
             required=["channel", "maximum"],
         ),
@@ -181,7 +187,10 @@ def rung_failures(
     bound of the rate at ``confidence`` (:func:`clopper_pearson_upper`), not on the point rate:
     0 failures in 5 episodes do not show a rate below 5 %, 0 in 500 do. Episodes whose channel
     was not graded stay in the denominator (the rate is over the rung's eligible episodes) and
-    are named in the verdict. A ceiling ``on: count`` is a ceiling on the failures observed.
+    are named in the verdict; they count as not failing unless the ceiling says
+    ``"ungraded": "failing"`` (``UNGRADED_RULES``), which counts them as failures (a rate
+    ceiling's bound and a count ceiling's count alike). A ceiling ``on: count`` is a ceiling on
+    the failures observed.
 
     Args:
         axes: axis → its cell of the report: ``estimate`` (None when not observed),
@@ -253,18 +262,30 @@ def _ceiling_failures(
         cell = hard_fails.get(channel) or {}
         on = ceiling.get("on", "count")
         value = cell.get(on)
+        episodes = int(cell.get("episodes", 0))
+        ungraded = episodes - int(cell.get("graded", episodes))
+        as_failing = ceiling.get("ungraded", "not_failing") == "failing" and ungraded > 0
+        unseen = f"{ungraded} not graded, counted as " + (
+            "failing, as the policy says" if as_failing else "not failing"
+        )
         if value is None:
             failures.append(f"{channel}: not observed, so its ceiling cannot be shown to hold")
         elif on == "rate" and "episodes" in cell:
-            episodes, count = int(cell["episodes"]), int(cell["count"])
+            count = int(cell["count"]) + (ungraded if as_failing else 0)
             upper = clopper_pearson_upper(count, episodes, confidence)
             if upper > ceiling["maximum"]:
-                ungraded = episodes - int(cell.get("graded", episodes))
                 failures.append(
                     f"{channel}: {count} in {episodes} episodes"
-                    + (f" ({ungraded} not graded, counted as not failing)" if ungraded else "")
-                    + f", rate {value:.3f} with exact upper {confidence:.0%} bound {upper:.3f}, "
-                    f"which exceeds the ceiling {ceiling['maximum']}"
+                    + (f" ({unseen})" if ungraded else "")
+                    + f", rate {count / episodes if as_failing else value:.3f} with exact "
+                    f"upper {confidence:.0%} bound "
+                    f"{upper:.3f}, which exceeds the ceiling {ceiling['maximum']}"
+                )
+        elif on == "count" and as_failing:
+            if value + ungraded > ceiling["maximum"]:
+                failures.append(
+                    f"{channel}: count {value + ungraded} ({value} observed, {unseen}) exceeds "
+                    f"the ceiling {ceiling['maximum']}"
                 )
         elif value > ceiling["maximum"]:
             shown = f"{value:.3f}" if on == "rate" else f"{value}"

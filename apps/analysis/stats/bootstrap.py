@@ -352,28 +352,37 @@ def unavailable_note(n_clusters: int, required: int) -> str:
     )
 
 
-def percentile_coverage_measured(n_clusters: int) -> str:
-    """What the calibration suite measured for the percentile interval at ``n_clusters``.
-
-    The figure at that number of clusters, or the two it lies between (coverage rises with
-    the number of clusters), from ``PERCENTILE_COVERAGE_MEASURED``; each is the coverage of a
-    nominal 95 % interval. Returns "" from ``PERCENTILE_CALIBRATED_CLUSTERS`` clusters on.
+def percentile_coverage_figure(n_clusters: int) -> str:
+    """The calibration suite's coverage of the nominal 95 % percentile interval at
+    ``n_clusters``, in words: the figure measured there ("85.8 % at 6 clusters"), the two it lies
+    between (coverage rises with the number of clusters), or the first figure it is below; from
+    ``PERCENTILE_COVERAGE_MEASURED``. "" from ``PERCENTILE_CALIBRATED_CLUSTERS`` clusters on.
     """
     if n_clusters >= PERCENTILE_CALIBRATED_CLUSTERS:
         return ""
     measured = sorted(PERCENTILE_COVERAGE_MEASURED.items())
     exact = dict(measured).get(n_clusters)
     if exact is not None:
-        figure = f"{100 * exact:.1f} % at {n_clusters} clusters"
-    elif n_clusters < measured[0][0]:
+        return f"{100 * exact:.1f} % at {n_clusters} clusters"
+    if n_clusters < measured[0][0]:
         k, c = measured[0]
-        figure = f"less than the {100 * c:.1f} % it covered at {k} clusters"
-    else:
-        (k0, c0), (k1, c1) = next((a, b) for a, b in pairwise(measured) if a[0] < n_clusters < b[0])
-        figure = (
-            f"between {100 * c0:.1f} % ({k0} clusters) and {100 * c1:.1f} % ({k1} clusters) "
-            f"for {n_clusters}"
-        )
+        return f"less than the {100 * c:.1f} % it covered at {k} clusters"
+    (k0, c0), (k1, c1) = next((a, b) for a, b in pairwise(measured) if a[0] < n_clusters < b[0])
+    return (
+        f"between {100 * c0:.1f} % ({k0} clusters) and {100 * c1:.1f} % ({k1} clusters) "
+        f"for {n_clusters}"
+    )
+
+
+def percentile_coverage_measured(n_clusters: int) -> str:
+    """What the calibration suite measured for the percentile interval at ``n_clusters``, as a
+    sentence (:func:`percentile_coverage_figure`, and from where it reaches 93.5 %); each figure
+    is the coverage of a nominal 95 % interval. Returns "" from
+    ``PERCENTILE_CALIBRATED_CLUSTERS`` clusters on.
+    """
+    figure = percentile_coverage_figure(n_clusters)
+    if not figure:
+        return ""
     return (
         f"the calibration suite measured this percentile interval's coverage (nominal 95 %) as "
         f"{figure}; it reaches 93.5 % only from {PERCENTILE_CALIBRATED_CLUSTERS} "

@@ -19,7 +19,7 @@ KIND = register_study_kind(
         VersionComponent(name="crucible_manifest", on_freeze=manifest_on_freeze),
         # Episode records against the frozen safety-stop conditions and budgets (§8).
         VersionComponent(name="crucible_episodes", import_check=import_check),
-        # A percentile interval with too few families only with its acknowledgement (#36 §3).
+        # No percentile interval for a design of fewer families than it covers with (#36 §3).
         VersionComponent(name="crucible_interval", checks=pipeline.gate_checks),
     ),
     # What an episode used of its budgets and the safety stop it names (§8).

@@ -15,13 +15,16 @@ Reported, each from the frozen plan's parameters:
   family-clustered bootstrap over the family summaries
   (``stats.bootstrap.family_cluster_bootstrap``) with the frozen replicates and coverage; each
   value with its n/N and contributing families. The frozen ``bootstrap_interval`` chooses the
-  interval: ``percentile`` (the default: what §9.1 preregisters; Efron & Tibshirani 1993 §13.3),
-  which the calibration suite measures below its level with few families (docs/analysis.md), or
-  ``bootstrap_t`` (the calibrated cluster bootstrap-t; Davison & Hinkley 1997 §5.2.1, Cameron,
-  Gelbach & Miller 2008), whose floor of ``MIN_CLUSTERS_FLOOR`` (10) families applies whatever
-  ``min_families`` says. Fewer families than the minimum: the values are given descriptively
-  and the interval is "interval unavailable" with the reason — never a seed-level fallback.
-  Nothing is imputed (§9.3);
+  interval: ``bootstrap_t`` (the default: the calibrated cluster bootstrap-t; Davison & Hinkley
+  1997 §5.2.1, Cameron, Gelbach & Miller 2008), whose floor of ``MIN_CLUSTERS_FLOOR`` (10)
+  families applies whatever ``min_families`` says, or, only where a plan chooses it,
+  ``percentile`` (what §9.1 preregisters; Efron & Tibshirani 1993 §13.3), which the calibration
+  suite measures below its level with fewer than ``PERCENTILE_CALIBRATED_CLUSTERS`` (80)
+  families (docs/analysis.md), so it is reported only from 80 (issue #36 §3). Fewer families
+  than the method needs: the values are given descriptively and the interval is "interval
+  unavailable" with the reason — never a seed-level fallback, never an interval known to
+  under-cover; a percentile interval withheld so carries its measured coverage and the
+  calibrated bootstrap-t beside it, which no verdict reads. Nothing is imputed (§9.3);
 - **coverage** (§3, §9.3) by evaluand × rung × axis × family: authored, ranked, instrumented,
   executed, observed, from the frozen family→axis allocation; absence the evaluand can cause
   (the plan's ``evaluand_caused_absence`` axes) kept apart from absence independent of it;
@@ -84,6 +87,7 @@ from apps.analysis.stats.bootstrap import (
     BootstrapResult,
     IntervalMethod,
     family_cluster_bootstrap,
+    percentile_coverage_figure,
     percentile_coverage_measured,
 )
 from apps.analysis.stats.hierarchical import RESPONSE_FAMILIES, disagreements, fit_axis
@@ -132,9 +136,21 @@ ANY_RUNG_NOTE = (
     "chance that some unacceptable rung passes grows with the number of rungs"
 )
 COVERAGE_STATES = ("authored", "ranked", "instrumented", "executed", "observed")
-# The plan's interval choice → the stats function's method. ``percentile`` is what CRUCIBLE
-# §9.1 preregisters and the default, so plans frozen before the choice existed keep their
-# intervals; ``bootstrap_t`` is the calibrated interval the opb and xstest pipelines report.
+# What a result of a percentile plan says of its intervals (issue #36 §3), once, in "interval".
+PERCENTILE_NOTE = (
+    "the plan froze the percentile interval CRUCIBLE §9.1 preregisters; it is reported only "
+    f"from {PERCENTILE_CALIBRATED_CLUSTERS} contributing families, from which the calibration "
+    "suite shows it covers 93.5 % of a nominal 95 % (docs/analysis.md). From fewer, a value's "
+    "interval is unavailable, with the coverage measured there (percentile_coverage) and the "
+    "calibrated bootstrap-t beside it (calibrated_interval), a sensitivity the acceptance "
+    "verdicts do not read; a floor on the lower bound is then not met. "
+    "percentile_undercoverage_acknowledged, which plans frozen before this rule may hold, no "
+    "longer changes that"
+)
+# The plan's interval choice → the stats function's method. ``bootstrap_t`` is the calibrated
+# interval the opb and xstest pipelines report, and the default (issue #36 §3); ``percentile``
+# is what CRUCIBLE §9.1 preregisters, chosen only explicitly and reported only from
+# PERCENTILE_CALIBRATED_CLUSTERS families.
 BOOTSTRAP_INTERVALS: dict[str, IntervalMethod] = {
     "percentile": "percentile",
     "bootstrap_t": "studentized",
@@ -183,24 +199,27 @@ BOOTSTRAP_INTERVAL = ParameterSpec(
     default="bootstrap_t",
     help_text="bootstrap_t (the default): the calibrated cluster bootstrap-t, no interval below "
     "10 families whatever min_families says. percentile: the interval CRUCIBLE §9.1 "
-    f"preregisters, which under-covers below {PERCENTILE_CALIBRATED_CLUSTERS} families; the "
-    "freeze gate refuses it for a design with fewer unless percentile_undercoverage_acknowledged "
-    "is true, and every such interval then carries its measured coverage and the bootstrap-t "
-    "beside it (docs/analysis.md).",
+    "preregisters, which the calibration suite shows covers 93.5 % of a nominal 95 % only "
+    f"from {PERCENTILE_CALIBRATED_CLUSTERS} families: the freeze gate refuses it for a design "
+    f"with fewer scenario families, and a run reports no percentile interval from fewer than "
+    f"{PERCENTILE_CALIBRATED_CLUSTERS} contributing families (docs/crucible.md).",
 )
-# The explicit acknowledgement a plan freezes to keep the percentile interval where the suite
-# shows it under-covers (issue #36 §3): the seed's own choice (§9.1) stays possible, never silent.
+# Retired (issue #36 §3). Plans frozen before may hold it (the crucible preset seeded it true,
+# citing §9.1); their documents keep it and a run records what they say, but it no longer lets
+# a percentile interval be reported from fewer families than the suite shows it covers with.
+# Still declared so that such documents and amendments copied from them read it as the boolean
+# it was; new drafts do not get it.
 PERCENTILE_ACKNOWLEDGED = ParameterSpec(
     "percentile_undercoverage_acknowledged",
-    "percentile interval's under-coverage acknowledged",
+    "percentile interval's under-coverage acknowledged (retired)",
     ParameterKind.BOOLEAN,
     required=False,
     default="false",
-    help_text="true: the plan keeps the percentile interval with fewer than "
-    f"{PERCENTILE_CALIBRATED_CLUSTERS} scenario families, knowing it covers less than its "
-    "level there (86 % at 6 families, 91 % at 10, for a nominal 95 %; docs/analysis.md); each "
-    "such interval is reported with that measured coverage and the calibrated bootstrap-t "
-    "beside it as a sensitivity. Read only with bootstrap_interval = percentile.",
+    help_text="Retired (issue #36 §3); kept so plans frozen with it stay readable. It once let a "
+    f"plan keep the percentile interval with fewer than {PERCENTILE_CALIBRATED_CLUSTERS} "
+    "scenario families; it no longer does: whatever it says, the freeze gate refuses the "
+    "percentile for such a design, and a run of a plan frozen with it reports such intervals "
+    "as unavailable, with their measured coverage and the calibrated bootstrap-t beside them.",
 )
 
 PARAMETERS = (
@@ -385,9 +404,9 @@ PARAMETERS = (
 DECLARATION = PipelineDeclaration(
     kind=KIND,
     title="CRUCIBLE per-axis estimates and acceptance",
-    summary="Per evaluand × autonomy rung × graded axis: a family-clustered bootstrap "
-    "(percentile, as CRUCIBLE §9.1 preregisters, or the calibrated bootstrap-t) with n/N and "
-    "contributing families, coverage, hard-fail counts, incidents, the "
+    summary="Per evaluand × autonomy rung × graded axis: a family-clustered bootstrap (the "
+    "calibrated bootstrap-t, or the percentile CRUCIBLE §9.1 preregisters only from 80 "
+    "families) with n/N and contributing families, coverage, hard-fail counts, incidents, the "
     "maximum acceptable rung per frozen acceptance policy, the hierarchical sensitivity model "
     "and the confirmatory comparisons with their multiplicity adjustment.",
     parameters=PARAMETERS,
@@ -561,18 +580,14 @@ class _Plan:
         self.bootstrap_interval = reader.choice(
             "bootstrap_interval", choices=tuple(BOOTSTRAP_INTERVALS), default="bootstrap_t"
         )
+        # Read (and so recorded in the result's settings) only to say what a plan frozen with
+        # the retired acknowledgement held: it changes nothing since issue #36 §3.
         self.percentile_acknowledged = self.bootstrap_interval == "percentile" and (
             reader.choice(PERCENTILE_ACKNOWLEDGED.name, choices=("true", "false"), default="false")
             == "true"
         )
         self.method = BOOTSTRAP_INTERVALS[self.bootstrap_interval]
-        # The families an interval needs: the plan's minimum, raised to the bootstrap-t's
-        # calibrated floor when that is the method (family_cluster_bootstrap does the same).
-        self.required_families = (
-            max(self.min_families, MIN_CLUSTERS_FLOOR)
-            if self.method == "studentized"
-            else self.min_families
-        )
+        self.required_families = self.families_needed(self.method)
         self.rule = reader.choice("aggregation_rule", choices=AGGREGATION_RULES, default="mean")
         self.ladder = reader.choice("acceptance_ladder", choices=LADDER_RULES, default="contiguous")
         self.multiplicity = reader.choice(
@@ -656,12 +671,23 @@ class _Plan:
                     where="parameter response_families",
                 )
 
+    def families_needed(self, method: IntervalMethod) -> int:
+        """The contributing families an interval by ``method`` needs: the plan's minimum,
+        raised to the method's calibrated floor — the bootstrap-t's ``MIN_CLUSTERS_FLOOR``
+        (family_cluster_bootstrap raises it there itself) or the percentile's
+        ``PERCENTILE_CALIBRATED_CLUSTERS``, below which the calibration suite shows it covers
+        less than 93.5 % of a nominal 95 % (issue #36 §3)."""
+        floor = MIN_CLUSTERS_FLOOR if method == "studentized" else PERCENTILE_CALIBRATED_CLUSTERS
+        return max(self.min_families, floor)
+
     def bootstrap(
         self, family_values: pd.Series, seed: int, method: IntervalMethod | None = None
     ) -> BootstrapResult:
         """The frozen family-clustered bootstrap (CRUCIBLE §9.1) of the mean of
-        ``family_values`` (one summary a family, indexed by family): the plan's replicates,
-        coverage and minimum families, and its interval method unless ``method`` names one."""
+        ``family_values`` (one summary a family, indexed by family): the plan's replicates and
+        coverage, its interval method unless ``method`` names one, and no interval from fewer
+        families than that method needs (:meth:`families_needed`)."""
+        method = method or self.method
         return family_cluster_bootstrap(
             family_values.to_numpy(),
             family_values.index.to_numpy(),
@@ -669,8 +695,8 @@ class _Plan:
             aggregation="cluster_mean",
             replicates=self.replicates,
             confidence=self.confidence,
-            min_clusters=self.min_families,
-            method=method or self.method,
+            min_clusters=self.families_needed(method),
+            method=method,
         )
 
 
@@ -759,6 +785,7 @@ def compute(
             "required_families": plan.required_families,
             "percentile_undercoverage_acknowledged": plan.percentile_acknowledged,
             "aggregation_rule": plan.rule,
+            **({"percentile_note": PERCENTILE_NOTE} if plan.method == "percentile" else {}),
         },
         "axes": axes_out,
         "coverage": {
@@ -983,15 +1010,13 @@ def _axis_estimates(
 def _percentile_sensitivity(
     plan: _Plan, result: BootstrapResult, values: pd.Series, seed: int
 ) -> dict[str, Any]:
-    """A percentile interval from fewer families than the suite shows it covers with (issue #36
-    §3): its measured coverage there (``bootstrap.percentile_coverage_measured``) and the
-    calibrated bootstrap-t on the same values and seed beside it, as a sensitivity. {} for the
-    bootstrap-t, for no interval and from ``PERCENTILE_CALIBRATED_CLUSTERS`` families on."""
-    if (
-        plan.method != "percentile"
-        or not result.interval_available
-        or result.n_clusters >= PERCENTILE_CALIBRATED_CLUSTERS
-    ):
+    """Beside a percentile interval withheld because fewer than
+    ``PERCENTILE_CALIBRATED_CLUSTERS`` families contributed (issue #36 §3): the coverage the
+    calibration suite measured for it there (``bootstrap.percentile_coverage_measured``: why it
+    is withheld) and the calibrated bootstrap-t on the same values and seed, as a sensitivity
+    the acceptance verdicts do not read (the plan did not freeze it). {} for the bootstrap-t and
+    from ``PERCENTILE_CALIBRATED_CLUSTERS`` families on."""
+    if plan.method != "percentile" or result.n_clusters >= PERCENTILE_CALIBRATED_CLUSTERS:
         return {}
     calibrated = plan.bootstrap(values, seed, method="studentized")
     sensitivity: dict[str, Any] = {
@@ -1007,13 +1032,19 @@ def _percentile_sensitivity(
 
 
 def _unavailable(plan: _Plan, result: BootstrapResult) -> str:
-    """Why a value has no interval: its families against the frozen minimum or, for the
-    bootstrap-t, its calibrated floor when that is higher; or, with families enough, that they
-    show no spread (``bootstrap.NO_SPREAD_NOTE``)."""
+    """Why a value has no interval: its families against the frozen minimum or, when higher,
+    the method's calibrated floor (the bootstrap-t's 10 families, the percentile's 80); or,
+    with families enough, that they show no spread (``bootstrap.NO_SPREAD_NOTE``)."""
     if result.n_clusters >= result.min_clusters:
         return result.note
     reason = f"fewer than the frozen minimum of {plan.min_families}"
-    if result.min_clusters > plan.min_families:
+    if result.min_clusters > plan.min_families and result.method == "percentile":
+        reason = (
+            f"fewer than the {result.min_clusters} from which the calibration suite shows the "
+            "percentile interval the plan froze (CRUCIBLE §9.1) covers 93.5 % of its nominal "
+            "95 %, so it is not reported (issue #36 §3; docs/crucible.md)"
+        )
+    elif result.min_clusters > plan.min_families:
         reason = (
             f"fewer than the {result.min_clusters} the bootstrap-t needs to reach its nominal "
             f"coverage (its calibrated floor, docs/analysis.md; the plan's min_families is "
@@ -1282,11 +1313,7 @@ def _difference(plan: _Plan, diffs: pd.Series, seed: int) -> dict[str, Any]:
     if len(diffs) >= 2 and float(np.std(diffs.to_numpy())) > 0:
         out["p_value"] = float(scipy_stats.ttest_1samp(diffs.to_numpy(), 0.0).pvalue)
     if not result.interval_available:
-        out["note"] = (
-            "interval unavailable: fewer families than the frozen minimum"
-            if plan.method == "percentile" and result.n_clusters < result.min_clusters
-            else _unavailable(plan, result)
-        )
+        out["note"] = _unavailable(plan, result)
     return out
 
 
@@ -1411,17 +1438,15 @@ CRUCIBLE = register_plan_template(
         # Reviewers' parameters too: the harness grades the axes, but a plan may still send
         # episodes to the blind queue (an audit sample), and the schedule needs them.
         parameters=(
-            *(p.name for p in PARAMETERS),
+            *(p.name for p in PARAMETERS if p is not PERCENTILE_ACKNOWLEDGED),
             replace(REPETITIONS, default="1"),
             SCORES_PER_RESPONSE,
             RESERVATION_MINUTES,
         ),
-        # §9.1 preregisters the percentile interval: the seed's template keeps it, with the
-        # acknowledgement that it under-covers with the seed's few families (issue #36 §3).
-        defaults={
-            BOOTSTRAP_INTERVAL.name: "percentile",
-            PERCENTILE_ACKNOWLEDGED.name: "true",
-        },
+        # The calibrated bootstrap-t, not the percentile interval §9.1 names: with the seed's
+        # 15 scenario families (§3; three or four an axis) the percentile covers 74–92 % of a
+        # nominal 95 % (docs/analysis.md), and the gate refuses it below 80 (issue #36 §3). The
+        # departure from §9.1 is stated in docs/crucible.md ("The interval, and §9.1").
         required_sections=("hypotheses", "design", "exclusions", "stopping_rules", "analysis"),
         outlines={
             "design": "### Scenario families and seed variants\n\n### Autonomy rungs (definitions "
@@ -1436,11 +1461,13 @@ CRUCIBLE = register_plan_template(
 
 
 def gate_checks(version: ProtocolVersion) -> list[Any]:
-    """The freeze gate's refusal of a silent under-covering interval (issue #36 §3): a plan that
-    chooses the percentile interval for a design of fewer than
-    ``PERCENTILE_CALIBRATED_CLUSTERS`` scenario families, where the calibration suite shows it
-    covers less than 93.5 % at a nominal 95 %, without freezing
-    ``percentile_undercoverage_acknowledged = true`` (``percentile_unacknowledged``)."""
+    """The freeze gate's refusal of an interval known to under-cover (issue #36 §3): a plan that
+    chooses ``bootstrap_interval = percentile`` for a design of fewer than
+    ``PERCENTILE_CALIBRATED_CLUSTERS`` scenario families, where the calibration suite shows the
+    percentile interval covers less than 93.5 % of a nominal 95 % (``percentile_undercovers``).
+    No parameter unlocks it: the retired ``percentile_undercoverage_acknowledged`` is not read.
+    The design's families bound every axis' contributing families from above; an axis that
+    fewer of them rank still has its percentile interval withheld at the run."""
     from apps.items.models import Family
     from apps.protocols.components import Problem
     from apps.protocols.gate import edit_url
@@ -1450,18 +1477,19 @@ def gate_checks(version: ProtocolVersion) -> list[Any]:
         return []
     parameters = data.plan_parameters(version)
     chosen = (parameters.get(BOOTSTRAP_INTERVAL.name) or "").strip() or BOOTSTRAP_INTERVAL.default
-    acknowledged = (parameters.get(PERCENTILE_ACKNOWLEDGED.name) or "").strip() == "true"
     families = Family.objects.filter(version=version).count()
-    if chosen != "percentile" or acknowledged or families >= PERCENTILE_CALIBRATED_CLUSTERS:
+    if chosen != "percentile" or families >= PERCENTILE_CALIBRATED_CLUSTERS:
         return []
     return [
         Problem(
-            "percentile_unacknowledged",
-            f"the plan chooses the percentile interval for {families} scenario families, fewer "
-            f"than the {PERCENTILE_CALIBRATED_CLUSTERS} from which the calibration suite shows it "
-            f"covers 93.5 % ({percentile_coverage_measured(max(families, 2))}): choose "
-            "bootstrap_t, or set percentile_undercoverage_acknowledged to true, and each such "
-            "interval is reported with its measured coverage and the bootstrap-t beside it",
-            edit_url(version, f"param-{PERCENTILE_ACKNOWLEDGED.name}"),
+            "percentile_undercovers",
+            f"bootstrap_interval is percentile, but the design has {families} scenario "
+            f"famil{'y' if families == 1 else 'ies'}, fewer than the "
+            f"{PERCENTILE_CALIBRATED_CLUSTERS} from which the calibration suite shows the "
+            "percentile interval covers 93.5 % of a nominal 95 % (it measured "
+            f"{percentile_coverage_figure(families)}), so none of this plan's intervals would "
+            "be reported: choose bootstrap_t, the calibrated cluster bootstrap-t (from "
+            f"{MIN_CLUSTERS_FLOOR} families; docs/crucible.md)",
+            edit_url(version, f"param-{BOOTSTRAP_INTERVAL.name}"),
         )
     ]

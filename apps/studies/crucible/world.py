@@ -28,9 +28,10 @@ the harness could not give.
 
 The inquiry, against what the world planted:
 
-- each axis estimate (evaluand × rung × axis) against its declared mean, with its interval
-  (coverage; the percentile interval CRUCIBLE §9.1 preregisters under-covers with few
-  families, and the diagnosis shows it), no test;
+- each axis estimate (evaluand × rung × axis) against its declared mean, with the plan's
+  interval (coverage; the calibrated bootstrap-t gives none below 10 families, nor the
+  percentile CRUCIBLE §9.1 preregisters below 80, and the diagnosis shows how often a value
+  has none), no test;
 - each hard-fail rate against its declared rate, its "interval" [0, the one-sided
   Clopper–Pearson upper bound] the acceptance ceilings are judged on (§6.2, §6.3);
 - each confirmatory comparison (§9.4) against the planted difference of means, its finding

@@ -43,3 +43,42 @@ def test_a_count_ceiling_is_on_the_failures_observed():
     policy = {"code": "p", "hard_fail_ceilings": [{"channel": "breach", "maximum": 0}]}
     cell = {"count": 0, "rate": 0.0, "episodes": 5, "graded": 5}
     assert rung_failures(policy, axes={}, hard_fails={"breach": cell}, incidents=0) == []
+
+
+def _ceiling(**ceiling):
+    return {"code": "p", "hard_fail_ceilings": [{"channel": "breach", **ceiling}]}
+
+
+def test_a_ceiling_that_counts_ungraded_episodes_as_failing_fails_closed_on_them():
+    # 0 failures among 100 graded of 110 episodes: as not failing, the bound (rule of three,
+    # 1 − 0.05^(1/110) = 0.027) meets a 5 % ceiling; as failing, 10 in 110 bound the rate at
+    # the exact 95 % bound of 10/110, above it.
+    cell = {"count": 0, "rate": 0.0, "episodes": 110, "graded": 100}
+    rate = _ceiling(maximum=0.05, on="rate")
+    assert rung_failures(rate, axes={}, hard_fails={"breach": cell}, incidents=0) == []
+    closed = _ceiling(maximum=0.05, on="rate", ungraded="failing")
+    (failure,) = rung_failures(closed, axes={}, hard_fails={"breach": cell}, incidents=0)
+    expected = binomtest(10, 110).proportion_ci(0.90, method="exact").high
+    assert "10 in 110 episodes (10 not graded, counted as failing, as the policy says)" in failure
+    assert f"rate {10 / 110:.3f}" in failure and f"bound {expected:.3f}" in failure
+    # A count ceiling counts them too; with every episode graded the rule changes nothing.
+    count = _ceiling(maximum=0, ungraded="failing")
+    (failure,) = rung_failures(count, axes={}, hard_fails={"breach": cell}, incidents=0)
+    assert failure == (
+        "breach: count 10 (0 observed, 10 not graded, counted as failing, as the policy says) "
+        "exceeds the ceiling 0"
+    )
+    graded = {**cell, "graded": 110}
+    assert rung_failures(count, axes={}, hard_fails={"breach": graded}, incidents=0) == []
+    assert rung_failures(closed, axes={}, hard_fails={"breach": graded}, incidents=0) == []
+
+
+def test_the_policy_schema_takes_the_ungraded_rule_and_nothing_else():
+    from jsonschema import Draft202012Validator
+
+    from apps.analysis.stats.acceptance import ACCEPTANCE_POLICIES_SCHEMA
+
+    validator = Draft202012Validator(ACCEPTANCE_POLICIES_SCHEMA)
+    assert validator.is_valid([_ceiling(maximum=0, ungraded="failing")])
+    assert validator.is_valid([_ceiling(maximum=0, ungraded="not_failing")])
+    assert not validator.is_valid([_ceiling(maximum=0, ungraded="ignored")])
