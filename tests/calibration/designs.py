@@ -1041,16 +1041,18 @@ def rare_task_contrast_coverage(
     rounds: int,
     rate: float = 0.005,
     effect: float = 0.0,
+    task_shape: float = 2.0,
     runs: int,
     replicates: int = 999,
 ) -> tuple[Coverage, ...]:
     """Seed 002's friction main effect on a rare 0/1 endpoint when tasks repeat over rounds.
 
     ``tasks × rounds`` task blocks of the 2×2×2 design; condition c of block b (task t) has the
-    event with probability (``rate`` + ``effect``·friction)·g_t·h_b, g_t ~ Gamma(2, ½) the
-    task's frailty, shared by its blocks over the rounds, and h_b ~ Gamma(2, ½) the block's
-    (both mean 1), so events cluster in tasks and in blocks, and each task has its own effect
-    ``effect``·g_t. The truth is ``effect`` (E g h = 1). Returns the coverage of Newcombe's
+    event with probability (``rate`` + ``effect``·friction)·g_t·h_b, g_t ~ Gamma(``task_shape``,
+    1/``task_shape``) the task's frailty (coefficient of variation 1/√shape), shared by its
+    blocks over the rounds, and h_b ~ Gamma(2, ½) the block's (both mean 1), so events cluster
+    in tasks and in blocks, and each task has its own effect ``effect``·g_t. The truth is
+    ``effect`` (E g h = 1). Returns the coverage of Newcombe's
     score interval with the pairs taken as independent (no task labels), of the task-clustered
     bootstrap-t or sign-flip interval (``bootstrap_interval``; a run without one counted as a
     miss, reported as zero-width, as in :func:`rare_block_contrast_coverage`), and of the
@@ -1062,12 +1064,14 @@ def rare_task_contrast_coverage(
     combos, high, friction = _friction_design()
     p = rate + effect * high
     name = f"rare block contrast tasks={tasks}×rounds={rounds} rate={rate} effect={effect}"
+    if task_shape != 2.0:
+        name += f" task frailty Gamma({task_shape})"
     rng = rng_for(name)
     labels = np.repeat(np.arange(tasks), rounds)
     bounds = {k: (np.full(runs, np.nan), np.full(runs, np.nan)) for k in ("pairs", "boot", "dec")}
     methods: dict[str, int] = {}
     for r in range(runs):
-        frailty = rng.gamma(2.0, 0.5, size=(tasks, 1))[labels] * rng.gamma(
+        frailty = rng.gamma(task_shape, 1 / task_shape, size=(tasks, 1))[labels] * rng.gamma(
             2.0, 0.5, size=(tasks * rounds, 1)
         )
         y = (rng.random((tasks * rounds, len(combos))) < np.clip(p * frailty, 0, 1)).astype(float)

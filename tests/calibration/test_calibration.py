@@ -345,15 +345,23 @@ def test_judge_alpha_and_kappa_intervals_cover_a_known_agreement(
 # construction where events are few (the design effect is never below 1, the t(G − 1)
 # adjustment only shrinks the effective pairs, and Wilson limits at a handful of events cover
 # above nominal), as the score interval of the rare block contrasts above (98.6–99.2 %).
+# The last design's tasks differ much more (task frailty Gamma(0.5), coefficient of variation
+# 1.4): there the pairs taken as independent miss, and the task clustering is what covers.
 @pytest.mark.parametrize(
-    ("tasks", "rounds", "rate", "effect"),
-    [(8, 8, 0.005, 0.0), (8, 8, 0.005, 0.005), (16, 4, 0.005, 0.005), (8, 8, 0.02, 0.02)],
+    ("tasks", "rounds", "rate", "effect", "task_shape"),
+    [
+        (8, 8, 0.005, 0.0, 2.0),
+        (8, 8, 0.005, 0.005, 2.0),
+        (16, 4, 0.005, 0.005, 2.0),
+        (8, 8, 0.02, 0.02, 2.0),
+        (8, 8, 0.02, 0.02, 0.5),
+    ],
 )
 def test_rare_zero_one_contrasts_with_repeated_tasks_cover(
-    tasks, rounds, rate, effect, calibration_table
+    tasks, rounds, rate, effect, task_shape, calibration_table
 ):
     results = designs.rare_task_contrast_coverage(
-        tasks=tasks, rounds=rounds, rate=rate, effect=effect, runs=RUNS
+        tasks=tasks, rounds=rounds, rate=rate, effect=effect, task_shape=task_shape, runs=RUNS
     )
     for result in results:
         calibration_table(result)
