@@ -51,13 +51,16 @@ def test_a_large_contrast_is_found_and_null_ones_at_their_nominal_rate():
             assert found["type_s_rate"]["value"] == 0.0
     # The null contrasts (the other main effects and the alternate × friction interaction, in
     # both sub-studies, for both models: 12 estimates, orthogonal contrasts of independent
-    # blocks), pooled over 24 simulations: rejected at about 5 %, within 2 binomial MC SE.
+    # blocks), pooled over 24 simulations: rejected at most at the nominal 5 %, within 2
+    # binomial MC SE. The 8 tasks repeat over the 2 rounds, so this 0/1 endpoint's interval is
+    # the score interval on the task-clustered effective pairs, conservative by construction
+    # with 8 tasks (issue #36 §4, docs/analysis.md): it rejected 1.7 % here, so no bound below.
     nulls = [v for k, v in estimates.items() if k.split(" · ")[0] not in PLANTED_NAMES]
     assert len(nulls) == 12
     n = sims * len(nulls)
     rejected = sum(v["power"]["value"] for v in nulls) / len(nulls)
     se = math.sqrt(0.05 * 0.95 / n)  # 0.013
-    assert abs(rejected - 0.05) <= 2 * se, rejected
+    assert rejected <= 0.05 + 2 * se, rejected
     # The planted contrasts' intervals hold their true values at least at the nominal 95 %
     # (pooled: 4 estimates × 24 simulations, 2 binomial MC SE = 0.044 below; the paired score
     # interval of a 0/1 endpoint may be conservative, so no bound above).

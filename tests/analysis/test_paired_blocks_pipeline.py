@@ -40,11 +40,17 @@ def test_a_planted_friction_contrast_excludes_zero_and_the_other_contrasts_cover
             planted = _contrast(result, model, sub, "full_completion", "friction")
             assert planted["n_blocks"] == 64
             # 8 tasks repeated over 8 rounds: clustered by task, the exact sign-flip interval
-            # over the 8 task means (issue #36 §4); no t interval below 10 tasks.
-            assert "sign-flip" in planted["note"]
-            assert planted["interval"] == planted["bootstrap_interval"]
-            assert planted["interval"][0] > 0
+            # over the 8 task means (issue #36 §4); no t interval below 10 tasks. Tasks and
+            # rounds crossed, 8 of each: the two-way interval beside it, and this 0/1
+            # endpoint's decision reads the score interval on the effective pairs, its design
+            # effect clustered by task and round.
+            assert "sign-flip" in planted["note"] and "two-way" in planted["note"]
+            assert planted["bootstrap_interval"][0] > 0
             assert planted["t_interval"] is None
+            assert planted["two_way_interval"][0] > 0
+            assert planted["interval"] == planted["score_interval"]
+            assert "clustered by task and round" in planted["interval_method"]
+            assert planted["interval"][0] > 0
             for name in ("alternate", "framing", "alternate×friction"):
                 row = _contrast(result, model, sub, "full_completion", name)
                 low, high = row["interval"]

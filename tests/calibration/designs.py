@@ -989,3 +989,311 @@ def acceptance_at_the_limits(
         met["ceiling"] += not any(f.startswith("fail:") for f in failures)
         met["rung"] += not failures
     return {key: value / runs for key, value in met.items()} | {"runs": runs, "design": name}
+
+
+# -- seed 002's block contrasts when tasks repeat over rounds: rare 0/1 endpoints and round ----
+# -- effects (issue #36 §4) ---------------------------------------------------------------------
+
+
+def _friction_design() -> tuple[list[dict[str, str]], np.ndarray, object]:
+    """Seed 002's 2×2×2 conditions, which of them have friction high, and friction's main
+    effect contrast (``stats.task_blocks.factor_contrasts``)."""
+    from apps.analysis.stats.task_blocks import factor_contrasts
+
+    names = sorted(SIMPLE_EFFECT_FACTORS)
+    combos = [
+        dict(zip(names, c, strict=True))
+        for c in itertools.product(*(SIMPLE_EFFECT_FACTORS[n] for n in names))
+    ]
+    high = np.array([c["friction"] == "high" for c in combos])
+    (friction,) = [
+        c for c in factor_contrasts(combos, SIMPLE_EFFECT_FACTORS, []) if c.name == "friction"
+    ]
+    return combos, high, friction
+
+
+def _tally_given(
+    name: str, label: str, lo: np.ndarray, hi: np.ndarray, truth: float | np.ndarray
+) -> Coverage | None:
+    """Coverage over the runs that gave an interval (NaN: none), the share without one in the
+    method's name and ``extra["unavailable"]``, zero-width intervals in ``extra["zero_width"]``;
+    None when no run gave one. ``truth``: one value, or one per run."""
+    given = np.isfinite(lo)
+    truth = np.broadcast_to(np.asarray(truth, dtype=float), lo.shape)[given]
+    if not given.any():
+        return None
+    if not given.all():
+        label += f" (no interval in {100 * (1 - given.mean()):.1f} % of runs)"
+    return _tally(
+        name,
+        label,
+        lo[given],
+        hi[given],
+        truth,
+        unavailable=int((~given).sum()),
+        zero_width=int(np.sum(hi[given] - lo[given] <= 0)),
+    )
+
+
+def rare_task_contrast_coverage(
+    *,
+    tasks: int,
+    rounds: int,
+    rate: float = 0.005,
+    effect: float = 0.0,
+    task_shape: float = 2.0,
+    runs: int,
+    replicates: int = 999,
+) -> tuple[Coverage, ...]:
+    """Seed 002's friction main effect on a rare 0/1 endpoint when tasks repeat over rounds.
+
+    ``tasks × rounds`` task blocks of the 2×2×2 design; condition c of block b (task t) has the
+    event with probability (``rate`` + ``effect``·friction)·g_t·h_b, g_t ~ Gamma(``task_shape``,
+    1/``task_shape``) the task's frailty (coefficient of variation 1/√shape), shared by its
+    blocks over the rounds, and h_b ~ Gamma(2, ½) the block's (both mean 1), so events cluster
+    in tasks and in blocks, and each task has its own effect ``effect``·g_t. The truth is
+    ``effect`` (E g h = 1). Returns the coverage of Newcombe's
+    score interval with the pairs taken as independent (no task labels), of the task-clustered
+    bootstrap-t or sign-flip interval (``bootstrap_interval``; a run without one counted as a
+    miss, reported as zero-width, as in :func:`rare_block_contrast_coverage`), and of the
+    interval decisions read with the tasks given (``ContrastResult.interval``: Newcombe's on
+    the pairs' task-clustered effective number).
+    """
+    from apps.analysis.stats.task_blocks import paired_contrasts
+
+    combos, high, friction = _friction_design()
+    p = rate + effect * high
+    name = f"rare block contrast tasks={tasks}×rounds={rounds} rate={rate} effect={effect}"
+    if task_shape != 2.0:
+        name += f" task frailty Gamma({task_shape})"
+    rng = rng_for(name)
+    labels = np.repeat(np.arange(tasks), rounds)
+    bounds = {k: (np.full(runs, np.nan), np.full(runs, np.nan)) for k in ("pairs", "boot", "dec")}
+    methods: dict[str, int] = {}
+    for r in range(runs):
+        frailty = rng.gamma(task_shape, 1 / task_shape, size=(tasks, 1))[labels] * rng.gamma(
+            2.0, 0.5, size=(tasks * rounds, 1)
+        )
+        y = (rng.random((tasks * rounds, len(combos))) < np.clip(p * frailty, 0, 1)).astype(float)
+        seed = int(rng.integers(2**32))
+        (independent,) = paired_contrasts(
+            y, [friction], replicates=replicates, confidence=CONFIDENCE, seed=seed
+        ).contrasts
+        (clustered,) = paired_contrasts(
+            y, [friction], replicates=replicates, confidence=CONFIDENCE, seed=seed, tasks=labels
+        ).contrasts
+        methods[clustered.interval_method] = methods.get(clustered.interval_method, 0) + 1
+        boot = clustered.bootstrap_interval or (clustered.estimate,) * 2
+        for key, interval in (
+            ("pairs", independent.score_interval),
+            ("boot", boot),
+            ("dec", clustered.interval),
+        ):
+            if interval is not None:
+                bounds[key][0][r], bounds[key][1][r] = interval
+    boot_label = (
+        "task-clustered bootstrap-t" if tasks >= 10 else "task sign-flip interval (Hartigan 1969)"
+    )
+    zero = int(np.sum(bounds["boot"][1] - bounds["boot"][0] <= 0))
+    results = (
+        _tally_given(
+            name, "Newcombe paired score interval, pairs independent", *bounds["pairs"], effect
+        ),
+        _tally_given(name, f"{boot_label} ({zero} zero-width)", *bounds["boot"], effect),
+        _tally_given(
+            name,
+            "Newcombe score interval on the task-clustered effective pairs (the decision's)",
+            *bounds["dec"],
+            effect,
+        ),
+    )
+    out = tuple(c for c in results if c is not None)
+    for c in out:
+        c.extra["methods"] = methods
+    return out
+
+
+def two_way_coverage(
+    *,
+    tasks: int,
+    rounds: int,
+    task_sd: float = 0.12,
+    round_sd: float = 0.15,
+    runs: int,
+    replicates: int = 999,
+) -> tuple[Coverage, ...]:
+    """Seed 002's friction main effect when both tasks and rounds carry an effect on it.
+
+    As :func:`task_clustered_coverage` (0/1 outcomes, probability 0.5 − 0.10·friction
+    + 0.05·framing + a_b + (δ_t + ρ_r)·(friction − ½)), with ρ_r ~ N(0, ``round_sd``²) the
+    round's own friction effect, shared by every block of the round (a provider change or a time
+    of day between rounds). The truth is −0.10, over the population of rounds. Returns the
+    coverage of the task-clustered interval alone (the bootstrap-t, or below 10 tasks the
+    sign-flip interval), of the two-way cluster-robust t interval (``two_way_interval``:
+    Cameron, Gelbach & Miller 2011) and of the interval decisions read for this 0/1 endpoint
+    (``interval``: Newcombe's on the effective pairs, design effect two-way). With fewer than
+    ``TWO_WAY_MIN_CLUSTERS`` rounds the pipeline treats the rounds as fixed (clusters by task
+    only): there is no two-way row, and the decision's interval is measured against the truth
+    for the rounds run, −0.10 + the mean of their ρ_r.
+    """
+    from apps.analysis.stats.task_blocks import TWO_WAY_MIN_CLUSTERS, paired_contrasts
+
+    combos, high, friction = _friction_design()
+    framing = np.array([c["framing"] == "safety" for c in combos])
+    p = 0.5 - 0.10 * high + 0.05 * framing
+    truth = -0.10
+    name = f"block contrast tasks={tasks}×rounds={rounds} task SD={task_sd} round SD={round_sd}"
+    rng = rng_for(name)
+    task_of = np.repeat(np.arange(tasks), rounds)
+    round_of = np.tile(np.arange(rounds), tasks)
+    two_way = tasks >= TWO_WAY_MIN_CLUSTERS and rounds >= TWO_WAY_MIN_CLUSTERS
+    bounds = {k: (np.full(runs, np.nan), np.full(runs, np.nan)) for k in ("task", "two", "dec")}
+    for_rounds_run = np.full(runs, truth)
+    for r in range(runs):
+        rho = rng.normal(0, round_sd, rounds)
+        for_rounds_run[r] += rho.mean()
+        shift = rng.normal(0, task_sd, tasks)[task_of] + rho[round_of]
+        ability = rng.uniform(-0.15, 0.15, size=(tasks * rounds, 1))
+        prob = np.clip(p + ability + shift[:, None] * (high - 0.5), 0.0, 1.0)
+        y = (rng.random(prob.shape) < prob).astype(float)
+        (result,) = paired_contrasts(
+            y,
+            [friction],
+            replicates=replicates,
+            confidence=CONFIDENCE,
+            seed=int(rng.integers(2**32)),
+            tasks=task_of,
+            rounds=round_of,
+        ).contrasts
+        for key, interval in (
+            ("task", result.bootstrap_interval),
+            ("two", result.two_way_interval),
+            ("dec", result.interval),
+        ):
+            if interval is not None:
+                bounds[key][0][r], bounds[key][1][r] = interval
+    task_label = (
+        "task-clustered bootstrap-t" if tasks >= 10 else "task sign-flip interval (Hartigan 1969)"
+    )
+    results = (
+        _tally_given(name, f"{task_label}, tasks only", *bounds["task"], truth),
+        _tally_given(name, "two-way (task, round) CR t(min G − 1)", *bounds["two"], truth),
+        _tally_given(
+            name,
+            "Newcombe score interval on the effective pairs, two-way design effect (the decision's)"
+            if two_way
+            else "Newcombe score interval on the effective pairs, task design effect, against "
+            "the truth for the rounds run (the decision's)",
+            *bounds["dec"],
+            truth if two_way else for_rounds_run,
+        ),
+    )
+    return tuple(c for c in results if c is not None)
+
+
+# -- the full null: OPB-01's decision table when nothing has an effect (issue #36 §6) ----------
+
+
+def _beta_estimates(y: np.ndarray, spec: FattDesign) -> dict:
+    """β per run of outcomes ``y`` (runs × n, squeezed, ``spec``'s design) with its
+    cluster-robust (by item) SE and df: :func:`fatt_slopes`'s fit on given data."""
+    _level, item, X = spec.design()
+    start = np.array([logit(np.clip(y.mean(), 0.01, 0.99)), 0.0, np.log(spec.precision)])
+    params, converged = fit_beta_many(y, X, start=start)
+    cov, groups = beta_cluster_robust(y[converged], X, params[converged], item)
+    beta = np.full(y.shape[0], np.nan)
+    se = np.full(y.shape[0], np.nan)
+    beta[converged] = params[converged, 1]
+    se[converged] = np.sqrt(cov[:, 1, 1])
+    return {"beta": beta, "se": se, "df": groups - 1}
+
+
+def full_null_rates(
+    *,
+    items: int = 10,
+    arm_sd: float = 0.2,
+    epsilon: float = 0.15,
+    disclosure_epsilon: float = 0.05,
+    runs: int,
+) -> dict[str, float]:
+    """How often each OPB-01 §8 finding is reported when no effect exists anywhere.
+
+    Every estimate the template's decision table reads is drawn with a true value of 0:
+    β_B, β_A and β_force (three families of ``items`` items, F_att's logit slope 0 with an item
+    random intercept SD 0.5 and slope SD 0.2, :class:`FattDesign`), so β_LF = 0 too, and §5's
+    three-way disclosure contrasts (C_SPXI, the sham C₀ and plain Family A paired by base item):
+    each Family A item's C_SPXI and C₀ items share its intercept and slope, each arm with its own
+    N(0, ``arm_sd``²) intercept shift, the three arms exchangeable, so every contrast's truth is
+    0. Slopes are fitted as the pipeline's analytic path does (cluster-robust by item,
+    t(items − 1); β_LF with the two fits' SEs and the smaller df), the contrasts by
+    ``stats.paired.paired_contrast`` (paired t over base items, the mean over levels first as
+    ``opb``'s three-way contrast does), the table by ``evaluate_decision_table`` with the
+    interval criterion and (1 − 2α) intervals for ``within``. Every finding here is false.
+
+    Returns each finding's share of runs (a rule matched and not contradicted), "contradictory",
+    "no finding", "any finding" (the share with at least one finding: the family-wise rate)
+    and ``runs`` (runs whose every slope converged).
+    """
+    from apps.analysis.stats.paired import paired_contrast
+
+    rng = rng_for(f"full null items={items} arm SD={arm_sd}")
+    spec = FattDesign(items=items, slope=0.0, intercept=-1.0)
+    level, item, _ = spec.design()
+    n = level.size
+    # Family A (the plain arm) and its two disclosure arms, sharing each item's effects.
+    u0 = rng.normal(0, spec.intercept_sd, (runs, items))[:, item]
+    u1 = rng.normal(0, spec.slope_sd, (runs, items))[:, item]
+    arms = {}
+    for arm in ("plain", "SPXI", "sham"):
+        shift = rng.normal(0, arm_sd, (runs, items))[:, item]
+        mu = expit(spec.intercept + u0 + shift + (spec.slope + u1) * level)
+        raw = np.clip(rng.beta(mu * spec.precision, (1 - mu) * spec.precision), 0.0, 1.0)
+        arms[arm] = raw
+    squeezed = (arms["plain"] * (n - 1) + 0.5) / n  # Smithson & Verkuilen 2006, as FattDesign
+    fits = {
+        "beta_A": _beta_estimates(squeezed, spec),
+        "beta_B": _beta_estimates(spec.draw(runs, rng), spec),
+        "beta_force": _beta_estimates(spec.draw(runs, rng), spec),
+    }
+    # Balanced cells: the per-base-item mean over levels of the cell means is the item's mean.
+    base_means = {arm: values.reshape(runs, items, -1).mean(axis=2) for arm, values in arms.items()}
+    contrasts = {
+        "F_att_SPXI_vs_plain": base_means["SPXI"] - base_means["plain"],
+        "F_att_sham_vs_plain": base_means["sham"] - base_means["plain"],
+        "F_att_SPXI_vs_sham": base_means["SPXI"] - base_means["sham"],
+    }
+    alpha = 1 - CONFIDENCE
+    counts: dict[str, int] = {}
+    used = 0
+    for r in range(runs):
+        slopes = {key: (fit["beta"][r], fit["se"][r], fit["df"]) for key, fit in fits.items()}
+        if not all(np.isfinite(b) for b, _, _ in slopes.values()):
+            continue
+        used += 1
+        (b_a, se_a, df_a), (b_b, se_b, df_b) = slopes["beta_A"], slopes["beta_B"]
+        slopes["beta_LF"] = (b_a - b_b, float(np.hypot(se_a, se_b)), min(df_a, df_b))
+        estimates: dict[str, dict] = {}
+        for key, (b, se, df) in slopes.items():
+            wide = t_distribution.ppf(1 - alpha / 2, df) * se
+            narrow = t_distribution.ppf(1 - alpha, df) * se
+            estimates[key] = {
+                "estimate": float(b),
+                "interval": (float(b - wide), float(b + wide)),
+                "equivalence_interval": (float(b - narrow), float(b + narrow)),
+            }
+        for key, differences in contrasts.items():
+            estimates[key] = paired_contrast(
+                differences[r], method="analytic", confidence=CONFIDENCE
+            ).to_dict()
+        outcome = evaluate_decision_table(
+            estimates,
+            {"epsilon": epsilon, "disclosure_epsilon": disclosure_epsilon},
+            table=OPB.decision_table,
+        )
+        keys = [o.rule_id for o in outcome.matched if o.rule_id not in outcome.contradicted]
+        keys += ["contradictory" for _ in outcome.contradictions]
+        for key in keys or ["no finding"]:
+            counts[key] = counts.get(key, 0) + 1
+        if any(k != "contradictory" for k in keys):
+            counts["any finding"] = counts.get("any finding", 0) + 1
+    return {key: value / used for key, value in sorted(counts.items())} | {"runs": used}

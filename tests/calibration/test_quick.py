@@ -88,3 +88,29 @@ def test_quick_a_rung_at_its_policy_limits_is_rarely_accepted():
     )
     assert rates["floor"] <= 0.07, rates
     assert rates["ceiling"] <= 0.10, rates
+
+
+def test_quick_rare_contrast_with_repeated_tasks_is_covered_and_never_zero_width():
+    # Issue #36 §4 in small: a 0/1 endpoint at 0.5 %, 8 tasks × 8 rounds with task frailties;
+    # the decision reads Newcombe's interval on the task-clustered effective pairs.
+    *_, decision = designs.rare_task_contrast_coverage(
+        tasks=8, rounds=8, rate=0.005, effect=0.005, runs=200, replicates=99
+    )
+    assert decision.coverage >= 0.91, decision.row()
+    assert decision.extra["zero_width"] == 0 and decision.extra["unavailable"] == 0
+
+
+def test_quick_task_and_round_effects_are_covered_two_ways():
+    # Issue #36 §4 in small: 8 tasks × 8 rounds, task and round effects on the contrast.
+    _task_only, two_way, decision = designs.two_way_coverage(
+        tasks=8, rounds=8, runs=200, replicates=99
+    )
+    assert 0.90 <= two_way.coverage <= 0.99, two_way.row()
+    assert 0.90 <= decision.coverage <= 0.99, decision.row()
+
+
+def test_quick_full_null_findings_are_rare():
+    # Issue #36 §6 in small: no effect anywhere, 300 runs; each finding ≤ 2.5 % promised.
+    rates = designs.full_null_rates(runs=RUNS)
+    assert all(v <= 0.06 for k, v in rates.items() if k.startswith("OPB01-")), rates
+    assert rates.get("any finding", 0) <= 0.2, rates

@@ -152,7 +152,12 @@ def paired_contrast(
 
 
 def newcombe_paired_interval(
-    both: int, first_only: int, second_only: int, neither: int, *, confidence: float = 0.95
+    both: float,
+    first_only: float,
+    second_only: float,
+    neither: float,
+    *,
+    confidence: float = 0.95,
 ) -> tuple[float, float]:
     """Newcombe's hybrid score interval for a difference of paired proportions, p₁ − p₂.
 
@@ -173,7 +178,8 @@ def newcombe_paired_interval(
     Args:
         both, first_only, second_only, neither: the paired 2×2 counts a (1, 1), b (1, 0),
             c (0, 1) and d (0, 0): pairs with the event under the first member, the second,
-            both or neither.
+            both or neither; fractional where they are effective counts (the design-effect
+            scaled counts of ``task_blocks.clustered_score_interval``).
         confidence: nominal coverage in (0, 1).
 
     Returns:
@@ -188,7 +194,7 @@ def newcombe_paired_interval(
     if min(a, b, c, d) < 0:
         raise ValueError(f"paired counts must be >= 0, got a={a}, b={b}, c={c}, d={d}")
     n = a + b + c + d
-    if n == 0:
+    if not n > 0:
         raise ValueError("no pairs: the paired 2×2 table is empty")
     check_confidence(confidence)
     alpha = 1 - confidence

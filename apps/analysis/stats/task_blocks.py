@@ -35,6 +35,11 @@ Intervals over the B contributing blocks, side by side:
   score interval (Newcombe 1998, method 10: ``stats.paired.newcombe_paired_interval``), never
   zero-width; it is ``ContrastResult.interval``, the one decisions read (docs/analysis.md: the
   block bootstrap-t covered 79–81 % at an event rate of 0.5 %, the score interval 98.6–99.2 %).
+  Where tasks repeat over rounds, it is computed on the pairs' design-effect effective number
+  (Korn & Graubard 1998), clustered by task, or by task and round (``clustered_score_interval``).
+- where tasks repeat over rounds (``paired_contrasts(tasks=…, rounds=…)``), intervals are
+  clustered by task, and with enough tasks and rounds by both (Cameron, Gelbach & Miller 2011,
+  ``clustered_mean_variance``): blocks of one task, or of one round, share its effect.
 
 Pure: numpy arrays in, dataclasses out; no ORM, no settings.
 """
@@ -45,7 +50,7 @@ import itertools
 import re
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -108,18 +113,37 @@ class ContrastResult:
     n_incomplete: int
     note: str = ""
     score_interval: tuple[float, float] | None = None
+    # Where tasks repeat over rounds: the clustering of the score interval's design effect
+    # ("task" or "task and round"), and the two-way (task, round) cluster-robust t interval.
+    score_clustering: str = ""
+    two_way_interval: tuple[float, float] | None = None
 
     @property
     def interval(self) -> tuple[float, float] | None:
         """The interval a decision reads: a 0/1 endpoint's score interval where there is one
         (the block bootstrap-t covered 79–81 % for a 0/1 endpoint at 0.5 %, the score interval
-        98.6–99.2 %: docs/analysis.md), else the bootstrap interval."""
-        return self.score_interval if self.score_interval is not None else self.bootstrap_interval
+        98.6–99.2 %: docs/analysis.md), else the two-way (task, round) clustered interval where
+        tasks and rounds are both crossed and numerous enough, else the bootstrap interval."""
+        if self.score_interval is not None:
+            return self.score_interval
+        if self.two_way_interval is not None:
+            return self.two_way_interval
+        return self.bootstrap_interval
 
     @property
     def interval_method(self) -> str:
+        if self.score_interval is not None and self.score_clustering:
+            return (
+                "Newcombe paired score interval (Newcombe 1998, method 10) on the pairs' "
+                f"effective number, design effect clustered by {self.score_clustering} "
+                "(Korn & Graubard 1998)"
+            )
         if self.score_interval is not None:
             return "Newcombe paired score interval (Newcombe 1998, method 10)"
+        if self.two_way_interval is not None:
+            return (
+                "two-way (task, round) cluster-robust t interval (Cameron, Gelbach & Miller 2011)"
+            )
         return "block bootstrap"
 
     def to_dict(self) -> dict[str, Any]:
@@ -137,7 +161,11 @@ class ContrastResult:
             "score_interval": None if self.score_interval is None else list(self.score_interval),
             "interval": None if self.interval is None else list(self.interval),
             "interval_method": self.interval_method,
-        }
+        } | (
+            {}
+            if self.two_way_interval is None
+            else {"two_way_interval": list(self.two_way_interval)}
+        )
 
 
 @dataclass(frozen=True)
@@ -271,7 +299,7 @@ def _matched_pairs(
     )
 
 
-def paired_contrasts(
+def paired_contrasts(  # noqa: PLR0913 (keyword-only options: the clusters, the bootstrap)
     values: np.ndarray,
     contrasts: list[Contrast],
     *,
@@ -281,6 +309,7 @@ def paired_contrasts(
     method: BootstrapMethod = "studentized",
     min_blocks: int = MIN_BLOCKS_FLOOR,
     tasks: Sequence[Any] | None = None,
+    rounds: Sequence[Any] | None = None,
 ) -> PairedResult:
     """Within-block paired differences of ``contrasts`` with block-clustered intervals.
 
@@ -294,7 +323,17 @@ def paired_contrasts(
     with fewer than ``max(min_blocks, MIN_BLOCKS_FLOOR)``, the bootstrap interval is the exact
     sign-flip interval over the task means (:func:`subset_means_interval`, from 6 tasks at 95 %)
     and there is no t interval; with fewer still, no interval, with the reason. A 0/1
-    endpoint's score interval is given only where the tasks show no spread.
+    endpoint's score interval is then Newcombe's on the pairs' design-effect effective number
+    (:func:`clustered_score_interval`: clustered as the t interval is), the interval decisions
+    read.
+
+    With ``rounds`` as well (the round of each block), where at least
+    ``TWO_WAY_MIN_CLUSTERS`` tasks and rounds are crossed, blocks of one round share its effect
+    too (a provider change, a time of day): ``two_way_interval`` is the two-way cluster-robust
+    t interval (:func:`clustered_mean_variance`, Cameron, Gelbach & Miller 2011), the interval
+    a non-0/1 endpoint's decision reads, and the score interval's design effect is two-way.
+    With fewer rounds the clustering is by task only, round effects taken as fixed (the
+    estimate is for the rounds run), and ``note`` says so.
 
     Block bootstrap-t (Davison & Hinkley 1997 §5.2.1, §3.8) or percentile (Efron & Tibshirani
     1993 §13.3), beside the paired t interval (Student 1908); see the module docstring.
@@ -308,6 +347,8 @@ def paired_contrasts(
         seed: seeds ``numpy.random.default_rng`` for the draw matrix.
         method: ``"studentized"`` (bootstrap-t) or ``"percentile"``.
         tasks: optional length-``blocks`` task labels; given, intervals are clustered by task.
+        rounds: optional length-``blocks`` round labels (with ``tasks`` only); given, the
+            two-way interval described above.
         min_blocks: fewer complete blocks than ``max(min_blocks, MIN_BLOCKS_FLOOR)`` and the
             intervals are None, with the reason in ``note``.
 
@@ -347,13 +388,20 @@ def paired_contrasts(
     diffs = y[complete] @ weights.T  # n × k paired differences
     means = diffs.mean(axis=0)
     sds = diffs.std(axis=0, ddof=1) if n > 1 else np.full(len(contrasts), np.nan)
+    if rounds is not None and (tasks is None or len(rounds) != y.shape[0]):
+        raise ValueError(
+            f"rounds needs tasks and one label per block ({y.shape[0]}), got "
+            f"{len(rounds)} labels{'' if tasks is not None else ' without tasks'}"
+        )
     if tasks is not None:
         if len(tasks) != y.shape[0]:
             raise ValueError(f"tasks has {len(tasks)} labels but values have {y.shape[0]} blocks")
         settings = _Settings(replicates, confidence, seed, method)
         labels = np.asarray(tasks, dtype=object)[complete]
-        scores = _score_intervals(y[complete], contrasts, confidence)
-        return _task_clustered(diffs, labels, contrasts, incomplete, needed, settings, scores)
+        round_labels = None if rounds is None else np.asarray(rounds, dtype=object)[complete]
+        return _task_clustered(
+            diffs, labels, round_labels, y[complete], contrasts, incomplete, needed, settings
+        )
     if n < needed:
         note = f"interval unavailable: {n} complete task blocks, fewer than the minimum of {needed}"
         return PairedResult(
@@ -414,15 +462,21 @@ def paired_contrasts(
 
 
 def _score_intervals(
-    y: np.ndarray, contrasts: list[Contrast], confidence: float
+    y: np.ndarray,
+    contrasts: list[Contrast],
+    confidence: float,
+    tasks: np.ndarray | None = None,
+    rounds: np.ndarray | None = None,
 ) -> list[tuple[float, float] | None]:
     """Per contrast, Newcombe's paired score interval when the endpoint is 0/1 and the contrast
     is a mean of matched high − low pairs (``Contrast.pairs``); None otherwise.
 
-    The pairs are every complete block's (low, high) conditions of the contrast, taken as
-    independent pairs in one paired 2×2 table (``stats.paired.newcombe_paired_interval``):
-    its mean of high − low is the contrast's estimate. Within-block dependence between pairs is
-    not modelled; the calibration suite measures the coverage in seed 002's design.
+    The pairs are every complete block's (low, high) conditions of the contrast, in one paired
+    2×2 table (``stats.paired.newcombe_paired_interval``): its mean of high − low is the
+    contrast's estimate. Without ``tasks`` they are taken as independent (the calibration suite
+    measures the coverage in seed 002's design); with ``tasks`` (integer codes per block, and
+    ``rounds`` for two-way clustering), on their design-effect effective number
+    (:func:`clustered_score_interval`).
     """
     if y.size == 0 or not np.isin(y, (0.0, 1.0)).all():
         return [None] * len(contrasts)
@@ -431,8 +485,12 @@ def _score_intervals(
         if not contrast.pairs:
             out.append(None)
             continue
-        low = y[:, [i for i, _ in contrast.pairs]].ravel() == 1.0
-        high = y[:, [j for _, j in contrast.pairs]].ravel() == 1.0
+        low = y[:, [i for i, _ in contrast.pairs]] == 1.0
+        high = y[:, [j for _, j in contrast.pairs]] == 1.0
+        if tasks is not None:
+            out.append(clustered_score_interval(low, high, tasks, rounds, confidence)[0])
+            continue
+        low, high = low.ravel(), high.ravel()
         out.append(
             newcombe_paired_interval(
                 int(np.sum(high & low)),
@@ -443,6 +501,118 @@ def _score_intervals(
             )
         )
     return out
+
+
+# Two-way (task, round) clustering needs at least this many tasks and rounds. With fewer
+# rounds a round variance component is barely estimable (t(G − 1) with G = 4 rounds takes
+# 3.2 standard errors: 98–100 % coverage measured at 16 tasks × 4 rounds), so the rounds are
+# taken as fixed — the estimate is for the rounds run, each round holding every task and
+# condition — and blocks are clustered by task only, with a note (Cameron & Miller 2015,
+# J. Hum. Resour. 50(2), "Multiway clustering": effects of one dimension taken as fixed, the
+# inference clusters on the other).
+TWO_WAY_MIN_CLUSTERS = 6
+
+
+def clustered_mean_variance(
+    totals: np.ndarray,
+    sizes: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray | None = None,
+) -> tuple[float, int]:
+    """Cluster-robust variance of the ratio mean Σ totals / Σ sizes, clustered one or two ways.
+
+    One way (``first`` only): the CR1 linearisation of ``bootstrap.cluster_standard_error``,
+    V₁ = G/(G − 1) · Σ_g (Σ_{b∈g} r_b)² / (Σ_b m_b)², r_b = t_b − θ̂ m_b. Two ways (tasks and
+    rounds crossed): V = V_task + V_round − V_task∩round, each term CR1 over its own clusters
+    (Cameron, Gelbach & Miller 2011, "Robust inference with multiway clustering", *JBES*
+    29:238–249, eq. 2.13, with their G/(G − 1) corrections), not allowed below either one-way
+    variance (the population two-way variance is at least each; CGM 2011 §2.3 discuss an
+    estimate that is not positive), with min(G_task, G_round) − 1 degrees of freedom for t
+    critical values (CGM 2011 §2.4; Cameron & Miller 2015, *J. Hum. Resour.* 50(2) §VI).
+
+    Args:
+        totals: length-B per-block totals (a block's paired difference, or its pairs' sum).
+        sizes: length-B positive block sizes (1, or the block's number of pairs).
+        first: length-B integer codes 0…G₁ − 1 (the tasks), G₁ ≥ 2.
+        second: optional length-B integer codes 0…G₂ − 1 (the rounds), G₂ ≥ 2.
+
+    Returns:
+        ``(variance, degrees of freedom)``; variance in the squared units of the mean.
+    """
+    t = np.asarray(totals, dtype=float)
+    m = np.asarray(sizes, dtype=float)
+    resid = t - (t.sum() / m.sum()) * m
+    scale = m.sum() ** 2
+
+    def one_way(codes: np.ndarray) -> tuple[float, int]:
+        _, inverse = np.unique(codes, return_inverse=True)
+        groups = int(inverse.max()) + 1
+        if groups < 2:
+            return 0.0, groups
+        sums = np.bincount(inverse, weights=resid, minlength=groups)
+        return float(groups / (groups - 1) * np.sum(sums**2) / scale), groups
+
+    v1, g1 = one_way(np.asarray(first))
+    if second is None:
+        return v1, g1 - 1
+    v2, g2 = one_way(np.asarray(second))
+    both = np.asarray(first, dtype=np.int64) * (int(np.max(second)) + 1) + np.asarray(second)
+    v12, _ = one_way(both)
+    return max(v1 + v2 - v12, v1, v2), min(g1, g2) - 1
+
+
+def clustered_score_interval(
+    low: np.ndarray,
+    high: np.ndarray,
+    tasks: np.ndarray,
+    rounds: np.ndarray | None,
+    confidence: float,
+) -> tuple[tuple[float, float], float]:
+    """Newcombe's paired score interval on the pairs' design-effect effective number.
+
+    Korn & Graubard's effective sample size (1998, *Survey Methodology* 24:193–201; as
+    ``stats.proportions.korn_graubard_interval``) carried to paired proportions: with N pairs
+    of 0/1 values z = high − low, θ̂ = mean z, the design effect is
+    deff = V / [Σ(z − θ̂)² / N / (N − 1)], V the cluster-robust variance of θ̂
+    (:func:`clustered_mean_variance`, by task, or by task and round), never below 1; the paired
+    2×2 counts are scaled by (1/deff) · (t₍N−1₎ / t₍df₎)² (the degrees-of-freedom adjustment
+    of Korn & Graubard, df those of V) and given to ``newcombe_paired_interval`` (Newcombe
+    1998, method 10: Wilson limits, never zero-width). Dividing counts by the design effect is
+    Rao & Scott's (1992, "A simple method for the analysis of clustered binary data",
+    *Biometrics* 48:577–585). Both factors only shrink the effective counts, so the interval is
+    never narrower than the score interval on the effective pairs' own t(df) scale: the
+    calibration suite measures its coverage (docs/analysis.md).
+
+    Args:
+        low, high: ``blocks × pairs`` boolean arrays, the event under each pair's low and high
+            member.
+        tasks: length-``blocks`` integer codes (≥ 2 distinct); ``rounds`` likewise or None.
+        confidence: nominal coverage in (0, 1).
+
+    Returns:
+        ``((lower, upper), design effect)``: the interval for the mean of high − low.
+    """
+    z = high.astype(float) - low.astype(float)
+    n = z.size
+    theta = float(z.mean())
+    variance, df = clustered_mean_variance(
+        z.sum(axis=1), np.full(z.shape[0], float(z.shape[1])), tasks, rounds
+    )
+    srs = float(np.mean((z - theta) ** 2)) / (n - 1) if n > 1 else 0.0
+    design_effect = max(variance / srs, 1.0) if srs > 0 and variance > 0 else 1.0
+    scale = 1.0 / design_effect
+    tail = (1.0 - confidence) / 2.0
+    if n > 1 and df >= 1:
+        ratio = scipy_stats.t.ppf(1 - tail, n - 1) / scipy_stats.t.ppf(1 - tail, df)
+        scale *= float(ratio) ** 2
+    counts = (
+        float(np.sum(high & low)),
+        float(np.sum(high & ~low)),
+        float(np.sum(~high & low)),
+        float(np.sum(~high & ~low)),
+    )
+    interval = newcombe_paired_interval(*(c * scale for c in counts), confidence=confidence)
+    return interval, design_effect
 
 
 @dataclass(frozen=True)
@@ -456,26 +626,25 @@ class _Settings:
 def _task_clustered(
     diffs: np.ndarray,
     tasks: np.ndarray,
+    rounds: np.ndarray | None,
+    y: np.ndarray,
     contrasts: list[Contrast],
     incomplete: int,
     needed: int,
     settings: _Settings,
-    scores: list[tuple[float, float] | None],
 ) -> PairedResult:
-    """:func:`paired_contrasts` clustered by task (see its docstring). ``scores``: a 0/1
-    endpoint's paired score intervals, given only where the tasks show no spread (they ignore
-    the task clustering, so they never replace a task-clustered interval)."""
-    confidence, method = settings.confidence, settings.method
+    """:func:`paired_contrasts` clustered by task, or by task and round (see its docstring).
+    ``y``: the complete blocks' values, for a 0/1 endpoint's clustered score intervals."""
+    confidence = settings.confidence
     means = diffs.mean(axis=0)
     sds = diffs.std(axis=0, ddof=1) if diffs.shape[0] > 1 else np.full(len(contrasts), np.nan)
     codes, labels = pd.factorize(pd.Series(tasks), sort=True)
     g, n = len(labels), diffs.shape[0]
+    round_codes, round_note = _two_way_rounds(rounds, codes, g)
     sums = np.zeros((g, diffs.shape[1]))
     np.add.at(sums, codes, diffs)
     sizes = np.bincount(codes, minlength=g).astype(float)
-    if g < needed and subset_means_interval(np.zeros(g), confidence) is not None:
-        return _few_tasks(diffs, codes, g, contrasts, incomplete, confidence, scores)
-    if g < needed:
+    if g < needed and subset_means_interval(np.zeros(g), confidence) is None:
         note = (
             f"interval unavailable: {g} task fixtures contributed ({n} complete blocks), fewer "
             f"than the minimum of {needed} clusters, and too few for the sign-flip interval"
@@ -488,6 +657,72 @@ def _task_clustered(
                 for j, c in enumerate(contrasts)
             ]
         )
+    scores = _score_intervals(y, contrasts, confidence, codes, round_codes)
+    if g < needed:
+        base = _few_tasks(diffs, codes, g, contrasts, incomplete, confidence, scores).contrasts
+    else:
+        base = _task_bootstrap(diffs, sums, sizes, g, contrasts, incomplete, settings, scores)
+    out = []
+    for j, result in enumerate(base):
+        two_way = None
+        if round_codes is not None and result.estimate is not None:
+            variance, df = clustered_mean_variance(diffs[:, j], np.ones(n), codes, round_codes)
+            if variance > 0:
+                critical = float(scipy_stats.t.ppf(0.5 + confidence / 2, df))
+                half = critical * variance**0.5
+                two_way = (result.estimate - half, result.estimate + half)
+        out.append(
+            replace(
+                result,
+                score_interval=scores[j],
+                score_clustering=""
+                if scores[j] is None
+                else ("task" if round_codes is None else "task and round"),
+                two_way_interval=two_way,
+                note="; ".join(x for x in (result.note, round_note) if x),
+            )
+        )
+    return PairedResult(out)
+
+
+def _two_way_rounds(
+    rounds: np.ndarray | None, tasks: np.ndarray, g: int
+) -> tuple[np.ndarray | None, str]:
+    """The rounds' integer codes where two-way clustering applies (at least
+    ``TWO_WAY_MIN_CLUSTERS`` tasks and rounds, and some task in several rounds), else None;
+    and the note the results carry."""
+    if rounds is None:
+        return None, ""
+    codes, labels = pd.factorize(pd.Series(rounds), sort=True)
+    r = len(labels)
+    crossed = len(set(zip(tasks.tolist(), codes.tolist(), strict=True))) > max(g, r)
+    if not crossed:
+        return None, "clustered by task only: the rounds are not crossed with the tasks"
+    if g >= TWO_WAY_MIN_CLUSTERS and r >= TWO_WAY_MIN_CLUSTERS:
+        return codes, f"clustered by task and round (two-way): {g} tasks × {r} rounds"
+    return None, (
+        f"clustered by task only: {g} tasks and {r} rounds, fewer than "
+        f"{TWO_WAY_MIN_CLUSTERS} of either to cluster by round as well; round effects are "
+        "taken as fixed (the estimate is for the rounds run)"
+    )
+
+
+def _task_bootstrap(
+    diffs: np.ndarray,
+    sums: np.ndarray,
+    sizes: np.ndarray,
+    g: int,
+    contrasts: list[Contrast],
+    incomplete: int,
+    settings: _Settings,
+    scores: list[tuple[float, float] | None],
+) -> list[ContrastResult]:
+    """From ``MIN_BLOCKS_FLOOR`` tasks: the task bootstrap-t (or percentile) interval and the
+    task-clustered CR1 t interval of each contrast."""
+    confidence, method = settings.confidence, settings.method
+    n = diffs.shape[0]
+    means = diffs.mean(axis=0)
+    sds = diffs.std(axis=0, ddof=1) if n > 1 else np.full(len(contrasts), np.nan)
     draws = cluster_weights(g, settings.replicates, np.random.default_rng(settings.seed))
     critical = float(scipy_stats.t.ppf(0.5 + confidence / 2, g - 1))
     out = []
@@ -517,7 +752,7 @@ def _task_clustered(
                 f"clustered by task: {g} tasks",
             )
         )
-    return PairedResult(out)
+    return out
 
 
 # Above this many tasks the 2^G subsets are not enumerated (the bootstrap-t applies from 10).

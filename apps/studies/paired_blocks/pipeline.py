@@ -1026,6 +1026,7 @@ def compute(
                 method=method,
                 min_blocks=min(minimum, MIN_BLOCKS_FLOOR),
                 tasks=_tasks_if_repeated(keys),
+                rounds=_rounds_if_repeated(keys),
             )
             missing = _incomplete_blocks(
                 y, reasons, combos, contrasts, paired.contrasts, confidence
@@ -1246,6 +1247,16 @@ def _tasks_if_repeated(keys: Sequence[str]) -> list[str] | None:
     the exact sign-flip interval over task means from 6). None when every task has one block."""
     tasks = [key.rsplit("|", 1)[0] for key in keys]
     return tasks if len(set(tasks)) < len(tasks) else None
+
+
+def _rounds_if_repeated(keys: Sequence[str]) -> list[str] | None:
+    """The round of each block ``item|level|round`` when tasks repeat: blocks of one round
+    share its effect (a provider change, a time of day), so with enough tasks and rounds the
+    intervals are clustered two ways (``paired_contrasts(rounds=…)``, Cameron, Gelbach &
+    Miller 2011; by task only, with a note, below ``TWO_WAY_MIN_CLUSTERS`` of either)."""
+    if _tasks_if_repeated(keys) is None:
+        return None
+    return [key.rsplit("|", 1)[1] for key in keys]
 
 
 def _interval(row: Mapping[str, Any]) -> Any:

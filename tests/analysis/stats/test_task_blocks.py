@@ -7,7 +7,10 @@ import pytest
 
 from apps.analysis.stats.paired import newcombe_paired_interval
 from apps.analysis.stats.task_blocks import (
+    TWO_WAY_MIN_CLUSTERS,
     Contrast,
+    clustered_mean_variance,
+    clustered_score_interval,
     factor_contrasts,
     paired_contrasts,
     subset_means_interval,
@@ -228,3 +231,91 @@ def test_a_zero_one_contrast_gets_newcombes_interval_over_its_matched_pairs():
         y * 2.5, [friction], seed=1, replicates=200, confidence=0.9
     ).contrasts
     assert graded.score_interval is None and graded.interval == graded.bootstrap_interval
+
+
+def test_the_two_way_variance_is_statsmodels_two_way_cluster_robust_covariance():
+    # Cameron, Gelbach & Miller 2011: V_task + V_round − V_block, each CR1. statsmodels'
+    # cov_type="cluster" with two group columns computes the same (with the (N − 1)/(N − K)
+    # factor, 1 for an intercept-only model); one way, it is statsmodels' one-way CR1.
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(11)
+    tasks, rounds = np.repeat(np.arange(8), 8), np.tile(np.arange(8), 8)
+    d = 0.2 + rng.normal(0, 0.3, 8)[tasks] + rng.normal(0, 0.2, 8)[rounds] + rng.normal(0, 1, 64)
+    ones = np.ones((64, 1))
+    two = sm.OLS(d, ones).fit(cov_type="cluster", cov_kwds={"groups": np.c_[tasks, rounds]})
+    one = sm.OLS(d, ones).fit(cov_type="cluster", cov_kwds={"groups": tasks})
+    variance, df = clustered_mean_variance(d, np.ones(64), tasks, rounds)
+    assert variance == pytest.approx(float(two.cov_params()[0, 0]), rel=1e-10)
+    assert df == 7
+    variance, df = clustered_mean_variance(d, np.ones(64), tasks)
+    assert variance == pytest.approx(float(one.cov_params()[0, 0]), rel=1e-10)
+    assert df == 7
+    # Never below either one-way variance: rounds that vary less than blocks would make the
+    # raw V_task + V_round − V_block smaller than V_task.
+    flat = 0.2 + rng.normal(0, 0.3, 8)[tasks] + rng.normal(0, 1, 64)
+    flat -= np.bincount(rounds, flat)[rounds] / 8 - flat.mean()  # round means all equal
+    variance, _ = clustered_mean_variance(flat, np.ones(64), tasks, rounds)
+    assert variance == pytest.approx(clustered_mean_variance(flat, np.ones(64), tasks)[0])
+
+
+def test_the_clustered_score_interval_is_newcombes_when_every_pair_is_its_own_cluster():
+    # One pair per block, one block per task: the CR1 variance of the mean is the simple random
+    # sampling variance Σ(z − θ̂)²/N/(N − 1), so the design effect is 1, the df are N − 1, and
+    # the interval is Newcombe's on the counts themselves.
+    rng = np.random.default_rng(4)
+    low = rng.random((80, 1)) < 0.2
+    high = rng.random((80, 1)) < 0.35
+    interval, design_effect = clustered_score_interval(low, high, np.arange(80), None, 0.95)
+    table = [int(np.sum(h & m)) for h, m in ((high, low), (high, ~low), (~high, low))]
+    table.append(80 - sum(table))
+    assert design_effect == pytest.approx(1.0)
+    assert interval == pytest.approx(newcombe_paired_interval(*table, confidence=0.95))
+
+
+def test_a_rare_zero_one_contrast_over_repeated_tasks_reads_the_clustered_score_interval():
+    # Issue #36 §4: 8 tasks × 8 rounds, one event: the decision reads Newcombe's interval on
+    # the task-clustered effective pairs, wider than the pairs-as-independent one, never 0-wide.
+    contrasts = [c for c in factor_contrasts(CONDITIONS, FACTORS, []) if c.name == "friction"]
+    tasks, rounds = np.repeat(np.arange(8), 8), np.tile(np.arange(8), 8)
+    y = np.zeros((64, len(CONDITIONS)))
+    y[5, contrasts[0].pairs[0][1]] = 1.0  # one event, at friction high
+    kwargs = {"replicates": 200, "confidence": 0.95, "seed": 3}
+    (plain,) = paired_contrasts(y, contrasts, **kwargs).contrasts
+    (clustered,) = paired_contrasts(y, contrasts, tasks=tasks, rounds=rounds, **kwargs).contrasts
+    low, high = clustered.interval
+    assert clustered.interval == clustered.score_interval
+    assert low < 0.0 < clustered.estimate < high
+    assert low < plain.score_interval[0] and high > plain.score_interval[1]
+    assert "design effect clustered by task and round" in clustered.interval_method
+    assert clustered.to_dict()["interval_method"] == clustered.interval_method
+
+
+def test_two_way_clustering_needs_enough_tasks_and_rounds_and_says_so():
+    rng = np.random.default_rng(8)
+    contrasts = factor_contrasts(CONDITIONS, FACTORS, [])
+    y = _simulate(rng, 64, {"friction": 0.4})
+    kwargs = {"replicates": 200, "confidence": 0.95, "seed": 1}
+    (crossed, *_) = paired_contrasts(
+        y, contrasts, tasks=np.repeat(np.arange(8), 8), rounds=np.tile(np.arange(8), 8), **kwargs
+    ).contrasts
+    assert crossed.name == "alternate"
+    low, high = crossed.two_way_interval
+    assert low < crossed.estimate < high
+    assert crossed.interval == crossed.two_way_interval  # not 0/1: no score interval
+    assert crossed.to_dict()["two_way_interval"] == [low, high]
+    assert "two-way" in crossed.note and "two-way" in crossed.interval_method
+    few_rounds = 4
+    assert few_rounds < TWO_WAY_MIN_CLUSTERS
+    (by_task, *_) = paired_contrasts(
+        y,
+        contrasts,
+        tasks=np.repeat(np.arange(16), 4),
+        rounds=np.tile(np.arange(few_rounds), 16),
+        **kwargs,
+    ).contrasts
+    assert by_task.two_way_interval is None and "two_way_interval" not in by_task.to_dict()
+    assert by_task.interval == by_task.bootstrap_interval
+    assert "clustered by task only: 16 tasks and 4 rounds" in by_task.note
+    with pytest.raises(ValueError, match="rounds needs tasks"):
+        paired_contrasts(y, contrasts, rounds=np.tile(np.arange(8), 8), **kwargs)
