@@ -137,10 +137,20 @@ class LogEntry(AppendOnlyModel):
     outcome_visible = models.BooleanField()
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64, unique=True)
+    # The PendingEntry this entry chained, when it was staged: a staged row may leave the queue
+    # only in a transaction that chains its content under its id (a deferred constraint trigger,
+    # deviations 0009), so the runtime role cannot drop an entry before it is chained. Not hashed:
+    # a queue's bookkeeping, not part of what the entry says.
+    pending_id = models.BigIntegerField(null=True, blank=True, editable=False)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["protocol", "seq"], name="logentry_unique_seq"),
+            models.UniqueConstraint(
+                fields=["pending_id"],
+                condition=models.Q(pending_id__isnull=False),
+                name="logentry_unique_pending",
+            ),
         ]
         ordering = ["protocol", "seq"]
         verbose_name_plural = "log entries"
@@ -163,7 +173,9 @@ class PendingEntry(NoUpdateModel):
     deleted in the transaction that chains it. Inserted in the caller's transaction, so it
     exists only if the change it records committed. ``id`` is the queue's order. On
     PostgreSQL a trigger refuses UPDATE (the runtime role holds no UPDATE either); INSERT,
-    SELECT and DELETE stay allowed. Nothing reads these rows as log entries: the verifier,
+    SELECT and DELETE stay allowed, and a deferred constraint trigger refuses, at commit, the
+    delete of a row whose content the same transaction has not chained under its id
+    (``LogEntry.pending_id``). Nothing reads these rows as log entries: the verifier,
     pages, exports and checkpoints read ``LogEntry`` only (docs/deviation-log.md, "Appends
     under contention").
     """

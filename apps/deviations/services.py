@@ -210,7 +210,7 @@ _KINDS = frozenset(EntryKind.values)
 # The columns a batch is copied into, in the order ``_copy`` writes them.
 _COPY_COLUMNS = (
     "protocol_id, protocol_code, seq, recorded_at, actor_id, actor_name, kind, rationale, refs, "
-    "occurred_on, outcome_visible, prev_hash, hash"
+    "occurred_on, outcome_visible, prev_hash, hash, pending_id"
 )
 
 
@@ -224,6 +224,8 @@ class _Row:
     actor_name: str
     refs: list[dict[str, Any]]
     occurred_on: date | None
+    # The staged row it comes from (PendingEntry.id), recorded on the chained entry.
+    pending_id: int | None = None
 
 
 def _row(new: NewEntry) -> _Row:
@@ -289,6 +291,7 @@ def _model(protocol_id: int, row: _Row, e: dict[str, Any], at: datetime) -> LogE
         outcome_visible=e["outcome_visible"],
         prev_hash=e["prev_hash"],
         hash=e["hash"],
+        pending_id=row.pending_id,
     )
 
 
@@ -307,7 +310,7 @@ def _copy(protocol_id: int, rows: list[_Row], dicts: list[dict[str, Any]], at: d
                 (
                     protocol_id, e["protocol"], e["seq"], at, row.actor_id, e["actor"], e["kind"],
                     e["rationale"], canonical_json(e["refs"]).decode(), row.occurred_on,
-                    e["outcome_visible"], e["prev_hash"], e["hash"],
+                    e["outcome_visible"], e["prev_hash"], e["hash"], row.pending_id,
                 )
             )  # fmt: skip
 
@@ -425,6 +428,8 @@ def _chain_pending(protocol_id: int) -> tuple[_Head, int]:
     with connection.cursor() as cursor:
         # Only a holder of the lock deletes staged rows, so each row read here is chained once;
         # a row whose transaction has not committed is not seen, and is sequenced after it does.
+        # Each is chained under its id (LogEntry.pending_id): the database refuses, at commit, a
+        # delete of a staged row whose content this transaction did not chain (deviations 0009).
         cursor.execute(
             "DELETE FROM deviations_pendingentry WHERE protocol_id = %s "
             "RETURNING id, kind, rationale, actor_id, actor_name, refs, occurred_on",
@@ -432,8 +437,8 @@ def _chain_pending(protocol_id: int) -> tuple[_Head, int]:
         )
         staged = sorted(cursor.fetchall())
     rows = [
-        _Row(kind, rationale, actor_id, actor_name, _loaded_refs(refs), occurred_on)
-        for _id, kind, rationale, actor_id, actor_name, refs, occurred_on in staged
+        _Row(kind, rationale, actor_id, actor_name, _loaded_refs(refs), occurred_on, pending_id)
+        for pending_id, kind, rationale, actor_id, actor_name, refs, occurred_on in staged
     ]
     if not rows:
         return head._replace(pending=False), 0

@@ -302,7 +302,7 @@ def test_rows_turned_away_by_a_holder_that_rolls_back_wait_for_the_beat_task(pro
     assert_one_unbroken_chain(protocol, 1)
 
 
-def test_the_runtime_role_cannot_update_or_truncate_pending_rows_but_deletes_them(protocol, pi):
+def test_the_runtime_role_cannot_update_truncate_or_drop_pending_rows(protocol, pi):
     pending = _left_by_a_killed_writer(protocol, pi, "left")
 
     def refused(sql, params=()):
@@ -327,6 +327,32 @@ def test_the_runtime_role_cannot_update_or_truncate_pending_rows_but_deletes_the
     with pytest.raises(DatabaseError, match="preregistry: UPDATE"), owner_cursor() as cursor:
         cursor.execute(update, [pending.pk])
     assert PendingEntry.objects.get(pk=pending.pk).rationale == "left"
-    with transaction.atomic(), connection.cursor() as cursor:  # what the sequencer does
-        cursor.execute("DELETE FROM deviations_pendingentry WHERE id = %s", [pending.pk])
+    # DELETE is granted (the sequencer takes rows off the queue), but a row may leave only by
+    # being chained: a bare delete fails its transaction at commit, and the row stays.
+    drop = "DELETE FROM deviations_pendingentry WHERE id = %s"
+    assert "left the queue without being chained" in refused(drop, [pending.pk])
+    assert PendingEntry.objects.filter(pk=pending.pk).exists()
+    assert pending_sequence(protocol_id=protocol.pk) == 1
     assert staged(protocol) == 0
+    entry = LogEntry.objects.get(protocol=protocol)
+    assert (entry.rationale, entry.pending_id) == ("left", pending.pk)
+    assert_one_unbroken_chain(protocol, 1)
+
+
+def test_a_staged_row_cannot_leave_under_an_entry_that_says_something_else(protocol, pi):
+    # The entry chained under a staged row's id must say what the row says: the runtime role
+    # cannot swap a staged entry for another, even one chained in order (the verifier would
+    # find the chain intact).
+    pending = _left_by_a_killed_writer(protocol, pi, "what happened")
+    with pytest.raises(DatabaseError, match="left the queue without being chained"):
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("DELETE FROM deviations_pendingentry WHERE id = %s", [pending.pk])
+            deviation_append(
+                protocol=protocol, kind="exclusion", rationale="something else", actor=pi,
+                chained=True,
+            )  # fmt: skip
+            # Chained in order, but not under the staged row's id, nor saying what it says.
+            assert LogEntry.objects.get(protocol=protocol).pending_id is None
+    assert PendingEntry.objects.filter(pk=pending.pk).exists()
+    assert LogEntry.objects.filter(protocol=protocol).count() == 0
