@@ -344,7 +344,7 @@ def test_a_staged_row_cannot_leave_under_an_entry_that_says_something_else(proto
     # cannot swap a staged entry for another, even one chained in order (the verifier would
     # find the chain intact).
     pending = _left_by_a_killed_writer(protocol, pi, "what happened")
-    with pytest.raises(DatabaseError, match="left the queue without being chained"):
+    with pytest.raises(DatabaseError, match="left the queue without being chained"):  # noqa: SIM117
         with transaction.atomic():
             with connection.cursor() as cursor:
                 cursor.execute("DELETE FROM deviations_pendingentry WHERE id = %s", [pending.pk])
