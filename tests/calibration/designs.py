@@ -37,6 +37,7 @@ from apps.analysis.stats.bootstrap import (
 from apps.analysis.stats.bounded_means import (
     BOOTSTRAP_T_MAX_SKEWNESS,
     BOOTSTRAP_T_METHOD,
+    CHI2_BELOW_CLUSTERS,
     bounded_mean_from_clusters,
 )
 from apps.analysis.stats.decision import evaluate_decision_table
@@ -54,7 +55,7 @@ RATE_HULL_LABEL = "Korn–Graubard ∪ beta-binomial profile likelihood (the rat
 BOUNDED_MEAN_LABEL = (
     "bounded mean: bootstrap-t where γ* ≤ "
     f"{BOOTSTRAP_T_MAX_SKEWNESS:g} ({{share:.0f}} % of runs), else Korn–Graubard ∪ "
-    "beta-binomial"
+    f"beta-binomial (χ²₁ reference below K = {CHI2_BELOW_CLUSTERS})"
 )
 
 

@@ -13,10 +13,11 @@ Targets (issue #19):
   from 6 items; its bootstrap (expanded percentile) within two Monte Carlo SE of 93 %;
 - decision table: a penalty finding under the null, or "no penalty" under a penalty, at most
   at the one-sided 2.5 % its intervals promise (plus Monte Carlo slack);
-- F_att / A_att cell means (issue #36 §1, ``stats.bounded_means``): ≥ 93.5 % on the skewed
+- F_att / A_att cell means (issue #36 §1, ``stats.bounded_means``): 93.5–96.5 % on the skewed
   designs (logit-normal clusters of 1–60, p = 0.05–0.1, F_att with many exact zeros) and on the
-  designs the bootstrap-t is calibrated on; the band's upper edge is not asserted (the rule is
-  conservative where events are few: docs/analysis.md);
+  designs the bootstrap-t is calibrated on, except four skewed designs where no interval
+  screened reaches the band's upper edge without another design falling to within 0.5 point of
+  93.5 %: there ≥ 93.5 % (``ABOVE_THE_BAND``; docs/analysis.md);
 - CRUCIBLE's acceptance verdicts (issue #36 §3): a rung exactly at its policy's limits is
   accepted on its floor (interval's lower bound) in at most 2.5 % of runs and on its hard-fail
   rate ceiling (exact upper bound) in at most 5 %, plus Monte Carlo slack.
@@ -175,12 +176,30 @@ def test_simple_effects_cover_at_their_nominal_level(contrast, calibration_table
 # cluster bootstrap-t alone misses here (68–94 %, truth above the interval); the product's
 # interval of F_att / A_att cell means (stats.bounded_means) uses it only where the estimate's
 # skewness as a binomial proportion of Korn–Graubard's n* trials, γ* = |1 − 2ȳ| / √(n* ȳ(1 − ȳ)),
-# is at most 0.16, else the rate hull of the units' counts. Both are recorded on the same design:
-# the bootstrap-t's row shows why the rule exists. The target asserted is the band's lower edge,
-# 93.5 %: the interval must not under-cover. Where the hull is used with few events it is
-# conservative (up to 99 % at 10 clusters: docs/analysis.md says where the band's upper edge,
-# 96.5 %, is not met).
+# is at most 0.16, else the rate hull of the units' counts (its beta-binomial member with the χ²₁
+# reference below 15 clusters, F(1, K − 1) from 15). Both are recorded on the same design: the
+# bootstrap-t's row shows why the rule exists. The target is the band, 93.5–96.5 %, except in
+# ABOVE_THE_BAND, where only its lower edge is asserted (the interval must not under-cover):
+# no interval screened (tests/calibration/screen_cell_means.py, docs/analysis.md) brings them
+# into it without taking another design to within 0.5 point of 93.5 %. At K = 10 and p = 0.05
+# (one to five effective events) the counts are too few and discrete for an interval both exact
+# and short; at K = 80, p = 0.1, ICC 0.3 and for F_att at K = 40 every hull screened covers
+# 96.3–97.3 % and the beta-binomial alone under-covers (92.6–93.7 % over 1,250 runs).
 SKEWED_TARGET = 0.935
+BAND_TOP = 0.965
+# (outcome, K, ICC, p) of the skewed designs whose band's upper edge is not asserted.
+ABOVE_THE_BAND = {
+    ("binary", 10, 0.2, 0.05),
+    ("binary", 10, 0.3, 0.05),
+    ("binary", 80, 0.3, 0.1),
+    ("fatt", 40, 0.2, 0.08),
+}
+
+
+def _check_cell_mean_band(result, key):
+    assert result.coverage >= SKEWED_TARGET, result.row()
+    if key not in ABOVE_THE_BAND:
+        assert result.coverage <= BAND_TOP, result.row()
 
 
 @pytest.mark.parametrize("n_clusters", [10, 20, 40, 80])
@@ -192,7 +211,7 @@ def test_skewed_clustered_means_cover(rate, icc, n_clusters, calibration_table):
     calibration_table(result)
     _check_mc_se(result)
     assert result.extra["unavailable"] == 0, result.row()  # whole counts: always an interval
-    assert result.coverage >= SKEWED_TARGET, result.row()
+    _check_cell_mean_band(result, ("binary", n_clusters, icc, rate))
 
 
 @pytest.mark.parametrize("n_clusters", [10, 20, 40, 80])
@@ -204,7 +223,7 @@ def test_f_att_cells_with_many_exact_zeros_cover(n_clusters, calibration_table):
     calibration_table(result)
     _check_mc_se(result)
     assert result.extra["unavailable"] == 0, result.row()
-    assert result.coverage >= SKEWED_TARGET, result.row()
+    _check_cell_mean_band(result, ("fatt", n_clusters, 0.2, 0.08))
 
 
 @pytest.mark.parametrize("aggregation", ["observation", "cluster_mean"])
@@ -214,13 +233,13 @@ def test_the_cell_mean_interval_covers_where_the_bootstrap_t_did(
     n_clusters, icc, aggregation, calibration_table
 ):
     # The designs the bootstrap-t is calibrated on (rate 0.3, clusters of 2–20), through the
-    # cell means' interval that chooses it by γ*: it must still cover there.
+    # cell means' interval that chooses it by γ*: it must still cover there, within the band.
     result = designs.clustered_binary(
         n_clusters, icc, aggregation=aggregation, runs=RUNS, method="bounded_mean"
     )
     calibration_table(result)
     _check_mc_se(result)
-    assert result.coverage >= SKEWED_TARGET, result.row()
+    assert SKEWED_TARGET <= result.coverage <= BAND_TOP, result.row()
 
 
 # Issue #36 §2: the product's rate interval (stats.proportions.clustered_rate_interval) is the

@@ -30,14 +30,25 @@ that relaxes as the mean moves away from 0 and 1:
   1975, Biometrics 31(4); Prentice 1986, JASA 81(394); ``stats.proportions``), the interval
   ``clustered_rate_interval`` reports for rates (issue #36 §2). The beta-binomial's π is the
   expected share of an item's units missed; the cell mean estimates it when an item's F_att
-  does not depend on its number of units or responses (the rates' assumption too).
+  does not depend on its number of units or responses (the rates' assumption too). From
+  ``CHI2_BELOW_CLUSTERS`` (15) clusters its likelihood-ratio cutoff is the F(1, K − 1)
+  quantile, the small-sample reference that carries the K − 1 degrees of freedom of a
+  K-cluster estimate; below 15 it is χ²₁'s (Wilks 1938, Ann. Math. Stat. 9(1)). There the hull
+  with both members widened for K − 1 df (Korn–Graubard's n* is already scaled by
+  (t₍ₙ₋₁₎/t₍K₋₁₎)²) is conservative, 97.5–99.7 % on the suite's skewed designs at 10
+  clusters, and with the χ²₁ member covers 94.8–96.0 % on three of them (98.0–98.2 % on the two
+  with a mean of 0.05); at 15 clusters the χ²₁ member would take a design to 94.0 %, near the
+  band's lower edge, where the F(1, K − 1) one keeps 95.3–97.6 %.
 
 Where γ* is above the bound and the values are not whole counts of their units (an F_att
 averaged over raters, say), neither calibrated interval applies and the interval is reported
-unavailable with that reason. The bound was chosen by simulation on the calibration suite's own
-designs (``tests/calibration/screen_cell_means.py``): docs/analysis.md gives the screen and the
-suite's figures. It replaced E* ≥ 30, which sent means near 0.3 from 10–20 clusters to the
-conservative hull (96.7–97.9 % where the bootstrap-t alone covers 94–96 %).
+unavailable with that reason. The bound and the number of clusters were chosen by simulation on
+the calibration suite's own designs (``tests/calibration/screen_cell_means.py``):
+docs/analysis.md gives the screen and the suite's figures, and where the band's upper edge
+(96.5 %) is still not met — among them a mean near 0.05 from 10 clusters, with one to five
+effective events, whose discrete counts admit no interval both exact and short. γ* replaced
+E* ≥ 30, which sent means near 0.3 from 10–20 clusters to the conservative hull (96.7–97.9 %
+where the bootstrap-t alone covers 94–96 %).
 """
 
 from __future__ import annotations
@@ -66,17 +77,29 @@ from apps.analysis.stats.proportions import beta_binomial_interval, korn_graubar
 # The bootstrap-t is used where γ*, the skewness of the estimate (module docstring), is at most
 # this; the rate hull above it.
 BOOTSTRAP_T_MAX_SKEWNESS = 0.16
+# Below this many clusters the hull's beta-binomial member uses the χ²₁ reference, from it
+# F(1, K − 1) (module docstring).
+CHI2_BELOW_CLUSTERS = 15
 HULL_METHOD = (
     "the hull of Korn–Graubard (on the mean) and the beta-binomial profile-likelihood interval "
-    "(on the units' counts), chosen because the estimate's skewness γ* (as a binomial "
-    f"proportion of the effective sample size) is above {BOOTSTRAP_T_MAX_SKEWNESS:g}"
+    "(on the units' counts, F(1, K − 1) reference), chosen because the estimate's skewness γ* "
+    f"(as a binomial proportion of the effective sample size) is above "
+    f"{BOOTSTRAP_T_MAX_SKEWNESS:g}"
 )
+SMALL_HULL_METHOD = (
+    "the hull of Korn–Graubard (on the mean) and the beta-binomial profile-likelihood interval "
+    f"(on the units' counts, χ²₁ reference below {CHI2_BELOW_CLUSTERS} clusters), chosen "
+    "because the estimate's skewness γ* (as a binomial proportion of the effective sample "
+    f"size) is above {BOOTSTRAP_T_MAX_SKEWNESS:g}"
+)
+HULL_METHODS = (HULL_METHOD, SMALL_HULL_METHOD)
 BOOTSTRAP_T_METHOD = METHOD_NAMES["studentized"]
 # What an interval unavailable for too few clusters would have been (γ* is not computed then).
 RULE_METHOD = (
     f"{BOOTSTRAP_T_METHOD} where the estimate's skewness γ* (as a binomial proportion of the "
     f"effective sample size) is at most {BOOTSTRAP_T_MAX_SKEWNESS:g}, else the hull of "
-    "Korn–Graubard and the beta-binomial profile-likelihood interval of the units' counts"
+    "Korn–Graubard and the beta-binomial profile-likelihood interval of the units' counts "
+    f"(χ²₁ reference below {CHI2_BELOW_CLUSTERS} clusters, F(1, K − 1) from {CHI2_BELOW_CLUSTERS})"
 )
 NOT_COUNTS_NOTE = (
     "interval unavailable: the estimate's skewness γ* ({skewness:.3g}, from {events:.1f} "
@@ -160,16 +183,26 @@ def bootstrap_t_interval(
     return max(lower, 0.0), min(upper, 1.0)
 
 
+def beta_binomial_reference(n_clusters: int) -> str:
+    """The reference distribution of the hull's beta-binomial member for K clusters:
+    ``"chi2"`` below ``CHI2_BELOW_CLUSTERS``, else ``"F"`` (module docstring)."""
+    return "chi2" if n_clusters < CHI2_BELOW_CLUSTERS else "F"
+
+
 def rate_hull_interval(
     korn_graubard: tuple[float, float],
     counts: npt.ArrayLike,
     trials: npt.ArrayLike,
     *,
     confidence: float,
+    reference: str = "F",
 ) -> tuple[float, float]:
     """The hull of a Korn–Graubard interval and the beta-binomial profile-likelihood interval
-    of the units' ``counts`` out of ``trials`` per cluster (``proportions``)."""
-    _, (bb_lower, bb_upper) = beta_binomial_interval(counts, trials, confidence=confidence)
+    of the units' ``counts`` out of ``trials`` per cluster, its likelihood-ratio cutoff from
+    ``reference`` (``proportions.beta_binomial_interval``: ``"F"`` or ``"chi2"``)."""
+    _, (bb_lower, bb_upper) = beta_binomial_interval(
+        counts, trials, confidence=confidence, reference=reference
+    )
     return min(korn_graubard[0], bb_lower), max(korn_graubard[1], bb_upper)
 
 
@@ -220,11 +253,15 @@ def bounded_mean_from_clusters(
         )
         note = NO_SPREAD_NOTE if interval is None else ""
         return estimate, interval, BOOTSTRAP_T_METHOD, events, note
+    reference = beta_binomial_reference(s.size)
+    method = SMALL_HULL_METHOD if reference == "chi2" else HULL_METHOD
     if counts is None or trials is None:
         note = NOT_COUNTS_NOTE.format(skewness=skewness, events=events)
-        return estimate, None, HULL_METHOD, events, note
-    interval = rate_hull_interval(korn_graubard, counts, trials, confidence=confidence)
-    return estimate, interval, HULL_METHOD, events, ""
+        return estimate, None, method, events, note
+    interval = rate_hull_interval(
+        korn_graubard, counts, trials, confidence=confidence, reference=reference
+    )
+    return estimate, interval, method, events, ""
 
 
 def bounded_mean_interval(
@@ -242,7 +279,8 @@ def bounded_mean_interval(
 
     The method by the estimate's skewness γ* (module docstring): the cluster bootstrap-t up to
     ``BOOTSTRAP_T_MAX_SKEWNESS``, else the hull of Korn–Graubard and the
-    beta-binomial interval of the units' counts; no interval (with the reason) where neither
+    beta-binomial interval of the units' counts (χ²₁ reference below ``CHI2_BELOW_CLUSTERS``
+    clusters, F(1, K − 1) from it); no interval (with the reason) where neither
     applies, with fewer than ``min_clusters`` clusters (raised to ``MIN_CLUSTERS_FLOOR``, the
     fewest the suite measured), or where every cluster has the same value and the bootstrap-t
     would be used.

@@ -28,6 +28,7 @@ import pandas as pd
 from scipy.optimize import brentq, minimize_scalar
 from scipy.special import betaln, expit, logit
 from scipy.stats import beta as beta_distribution
+from scipy.stats import chi2 as chi2_distribution
 from scipy.stats import t as t_distribution
 
 from apps.analysis.stats.bootstrap import (
@@ -162,8 +163,16 @@ def _profile_loglik(x: np.ndarray, n: np.ndarray, w: np.ndarray, logit_pi: float
     return float(loglik[best])
 
 
+# The reference distributions of beta_binomial_interval's likelihood-ratio statistic.
+BETA_BINOMIAL_REFERENCES = ("F", "chi2")
+
+
 def beta_binomial_interval(
-    sums: npt.ArrayLike, sizes: npt.ArrayLike, *, confidence: float = 0.95
+    sums: npt.ArrayLike,
+    sizes: npt.ArrayLike,
+    *,
+    confidence: float = 0.95,
+    reference: str = "F",
 ) -> tuple[float, tuple[float, float]]:
     """Profile-likelihood interval of the mean of a beta-binomial model of clustered counts.
 
@@ -173,28 +182,36 @@ def beta_binomial_interval(
     949–952; Prentice, R. L. 1986, "Binary regression using an extended beta-binomial
     distribution", JASA 81(394): 321–327). π̂ is the maximum-likelihood estimate; the interval is
     every π whose profile log-likelihood (maximised over ρ) is within q/2 of the maximum, with q
-    the (1 − α) quantile of F(1, K − 1) (= t²₍K₋₁₎, the small-sample reference for an estimate
-    from K clusters, as Korn & Graubard's K − 1 df; Pawitan 2001, *In All Likelihood*, §2.6 on
-    profile-likelihood intervals). Profiled on the logit scale, so the limits stay in [0, 1];
-    no event in any cluster gives [0, u] with u > 0 (every event: [l, 1]).
+    the (1 − α) quantile of the ``reference`` distribution: ``"F"``, F(1, K − 1) (= t²₍K₋₁₎,
+    the small-sample reference for an estimate from K clusters, as Korn & Graubard's K − 1 df;
+    Pawitan 2001, *In All Likelihood*, §2.6 on profile-likelihood intervals), or ``"chi2"``,
+    χ²₁, the likelihood-ratio statistic's large-sample distribution (Wilks, S. S. 1938, Ann.
+    Math. Stat. 9(1): 60–62; Pawitan 2001 §2.6). Profiled on the logit scale, so the limits stay
+    in [0, 1]; no event in any cluster gives [0, u] with u > 0 (every event: [l, 1]).
 
     Args:
         sums: length-K counts per cluster (integers in [0, size]).
         sizes: length-K cluster sizes (positive integers).
         confidence: e.g. 0.95.
+        reference: ``"F"`` (default) or ``"chi2"``.
 
     Returns:
         ``(π̂, (lower, upper))``.
 
     Raises:
         ValueError: fewer than 2 clusters, non-integer counts or sizes, counts outside
-            [0, size], ``confidence`` outside (0, 1).
+            [0, size], ``confidence`` outside (0, 1), an unknown ``reference``.
     """
     x, n = cluster_counts(sums, sizes)
     if np.any(x != np.round(x)) or np.any(n != np.round(n)):
         raise ValueError("counts and sizes must be whole numbers")
     check_confidence(confidence)
-    cutoff = float(t_distribution.ppf(0.5 + confidence / 2.0, x.size - 1) ** 2) / 2.0
+    if reference not in BETA_BINOMIAL_REFERENCES:
+        raise ValueError(f"reference must be one of {BETA_BINOMIAL_REFERENCES}, got {reference!r}")
+    if reference == "F":
+        cutoff = float(t_distribution.ppf(0.5 + confidence / 2.0, x.size - 1) ** 2) / 2.0
+    else:
+        cutoff = float(chi2_distribution.ppf(confidence, 1)) / 2.0
     events, total = float(x.sum()), float(n.sum())
     pairs, w = np.unique(np.column_stack([x, n]), axis=0, return_counts=True)
     x, n, w = pairs[:, 0], pairs[:, 1], w.astype(float)

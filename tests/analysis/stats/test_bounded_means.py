@@ -12,8 +12,10 @@ from apps.analysis.stats.bootstrap import NO_SPREAD_NOTE, family_cluster_bootstr
 from apps.analysis.stats.bounded_means import (
     BOOTSTRAP_T_MAX_SKEWNESS,
     BOOTSTRAP_T_METHOD,
+    CHI2_BELOW_CLUSTERS,
     HULL_METHOD,
     RULE_METHOD,
+    SMALL_HULL_METHOD,
     bounded_mean_interval,
     effective_events,
     estimate_skewness,
@@ -70,28 +72,52 @@ def test_the_estimates_skewness_is_a_binomial_proportions():
     assert estimate_skewness(0.001, 39_000) == pytest.approx(1 / np.sqrt(39), rel=2e-3)
 
 
-def test_few_events_give_the_hull_of_korn_graubard_and_the_beta_binomial_on_units():
-    # F_att in quarters (4 required units per item): 12 items, mostly exact zeros.
+@pytest.mark.parametrize(
+    ("items", "method", "reference"),
+    [
+        (12, SMALL_HULL_METHOD, "chi2"),
+        (CHI2_BELOW_CLUSTERS, HULL_METHOD, "F"),
+        (30, HULL_METHOD, "F"),
+    ],
+)
+def test_few_events_give_the_hull_of_korn_graubard_and_the_beta_binomial_on_units(
+    items, method, reference
+):
+    # F_att in quarters (4 required units per item), mostly exact zeros. The beta-binomial
+    # member takes the χ²₁ reference below 15 items and F(1, K − 1) from 15.
     rng = np.random.default_rng(3)
-    clusters = np.repeat(np.arange(12), 5)
-    missed = rng.binomial(4, np.repeat(rng.beta(0.3, 3.0, 12), 5))
+    clusters = np.repeat(np.arange(items), 5)
+    missed = rng.binomial(4, np.repeat(rng.beta(0.3, 3.0, items), 5))
     values = missed / 4
     result = bounded_mean_interval(values, clusters, np.full(values.size, 4), seed=1)
     assert _skewness(values, clusters) > BOOTSTRAP_T_MAX_SKEWNESS
-    assert result.method == HULL_METHOD
+    assert result.method == method
     sums = np.bincount(clusters, weights=values)
     sizes = np.bincount(clusters).astype(float)
     _, kg, _, _ = korn_graubard_interval(sums, sizes)
-    _, bb = beta_binomial_interval(np.bincount(clusters, weights=missed), 4 * sizes)
+    counts = np.bincount(clusters, weights=missed)
+    _, bb = beta_binomial_interval(counts, 4 * sizes, reference=reference)
     assert result.interval == pytest.approx((min(kg[0], bb[0]), max(kg[1], bb[1])))
     assert result.interval[0] <= result.estimate <= result.interval[1]
+    # Never wider than the hull with the F(1, K − 1) member, never narrower than Korn–Graubard.
+    _, wide = beta_binomial_interval(counts, 4 * sizes)
+    assert min(kg[0], wide[0]) <= result.interval[0] <= kg[0]
+    assert kg[1] <= result.interval[1] <= max(kg[1], wide[1])
 
 
-def test_a_cell_of_exact_zeros_gets_an_interval_that_is_never_zero_width():
-    clusters = np.repeat(np.arange(10), 3)
-    result = bounded_mean_interval(np.zeros(30), clusters, np.full(30, 4), seed=1)
-    assert result.estimate == 0.0
-    assert result.interval[0] == 0.0 and result.interval[1] > 0.0
+@pytest.mark.parametrize("items", [10, 14, 15, 40])
+@pytest.mark.parametrize("value", [0.0, 1.0])
+def test_a_cell_of_exact_zeros_or_ones_gets_an_interval_that_is_never_zero_width(items, value):
+    # A mean of 0 is never the interval 0–0 (nor a mean of 1 the interval 1–1), with either
+    # reference of the beta-binomial member.
+    clusters = np.repeat(np.arange(items), 3)
+    values = np.full(3 * items, value)
+    result = bounded_mean_interval(values, clusters, np.full(values.size, 4), seed=1)
+    assert result.estimate == value
+    assert result.method == (SMALL_HULL_METHOD if items < CHI2_BELOW_CLUSTERS else HULL_METHOD)
+    low, high = result.interval
+    assert high - low > 0.01
+    assert (low, high)[0 if value == 0.0 else 1] == value
 
 
 def test_few_events_and_values_that_are_not_counts_of_units_have_no_interval():

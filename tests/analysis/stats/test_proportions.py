@@ -187,3 +187,46 @@ def test_beta_binomial_refuses_fractional_counts():
 
     with pytest.raises(ValueError, match="whole numbers"):
         beta_binomial_interval([0.5, 1], [2, 2])
+
+
+def test_the_chi2_reference_gives_the_binomial_likelihood_ratio_interval_of_wilks():
+    # Clusters of one (ρ drops out): with reference="chi2" the limits solve
+    # 2[ℓ(p̂) − ℓ(p)] = χ²₁(0.95) (Wilks 1938), for x = 12 of 40 (scipy.stats.binom); for no
+    # event ℓ(p) = n·log(1 − p), so the upper limit is 1 − exp(−χ²₁(0.95) / 2n) in closed form.
+    from scipy.optimize import brentq
+    from scipy.stats import binom, chi2
+
+    from apps.analysis.stats.proportions import beta_binomial_interval
+
+    q = chi2.ppf(0.95, 1)
+
+    def gap(p):
+        return 2 * (binom.logpmf(12, 40, 0.3) - binom.logpmf(12, 40, p)) - q
+
+    expected = (brentq(gap, 1e-6, 0.3), brentq(gap, 0.3, 1 - 1e-6))
+    x = np.r_[np.ones(12), np.zeros(28)]
+    _, interval = beta_binomial_interval(x, np.ones(40), reference="chi2")
+    assert interval == pytest.approx(expected, abs=1e-5)
+    _, (low, high) = beta_binomial_interval(np.zeros(40), np.ones(40), reference="chi2")
+    assert low == 0.0
+    assert high == pytest.approx(1 - np.exp(-q / 80), rel=1e-4)
+
+
+def test_the_chi2_interval_lies_inside_the_f_interval():
+    # χ²₁(0.95) = 3.84 < F(1, K − 1)(0.95) = t²₍K₋₁₎, 5.12 at K = 10: a shorter cutoff on the
+    # same profile likelihood, so nested limits around the same estimate.
+    from apps.analysis.stats.proportions import beta_binomial_interval
+
+    x = np.array([0, 3, 1, 7, 0, 2, 5, 0, 1, 4])
+    n = np.array([10, 12, 8, 15, 5, 9, 20, 3, 7, 11])
+    estimate_f, (low_f, high_f) = beta_binomial_interval(x, n)
+    estimate_c, (low_c, high_c) = beta_binomial_interval(x, n, reference="chi2")
+    assert estimate_c == pytest.approx(estimate_f)
+    assert low_f < low_c < estimate_c < high_c < high_f
+
+
+def test_beta_binomial_refuses_an_unknown_reference():
+    from apps.analysis.stats.proportions import beta_binomial_interval
+
+    with pytest.raises(ValueError, match="reference must be one of"):
+        beta_binomial_interval([0, 1, 2], [3, 3, 3], reference="normal")
