@@ -656,6 +656,7 @@ FIDELITY_TEMPLATE = register_plan_template(
         # No drift ε is read unless the plan gives one (scoring refuses signals without it,
         # apps.raters.values); the preset starts a draft with the demo's 0.05.
         defaults={"interval_coverage": "0.95", "seed": "3", "drift_epsilon": "0.05"},
+        reviewer_scored=True,
         outlines={
             "hypotheses": "### What the cards ask the user-simulator to enact\n",
             "design": "### PolicyCards (one per cell) and their axis levels\n\n"
