@@ -47,3 +47,18 @@ def test_deviations_sits_right_after_protocols(tmp_path):
         "apps/protocols/services.py:2: apps.protocols imports "
         "apps.deviations.selectors.outcomes_visible (a later app)",
     ]
+
+
+def test_only_protocols_may_write_to_the_log_from_before_it(tmp_path):
+    (tmp_path / "accounts").mkdir()
+    (tmp_path / "accounts" / "services.py").write_text(
+        "from apps.deviations.services import deviation_append\n"
+    )
+    (tmp_path / "protocols").mkdir()
+    (tmp_path / "protocols" / "apps.py").write_text(
+        "from apps.deviations.refs import register_ref_type\n"
+    )
+    assert violations(tmp_path) == [
+        "apps/accounts/services.py:1: apps.accounts imports "
+        "apps.deviations.services.deviation_append (a later app)"
+    ]

@@ -48,8 +48,9 @@ def service_on_post(request: HttpRequest, form: forms.BaseForm, act: Callable[[]
 
 class JSONField(forms.JSONField):
     """Django's JSONField, refusing (never crashing on) JSON nested deeper or larger than
-    ``apps.core.inputs`` allows, or holding a NUL or a lone surrogate; the message names the
-    path inside the value."""
+    ``apps.core.inputs`` allows, holding a NUL or a lone surrogate (the message names the path
+    inside the value), or a number longer than Python reads; an empty field starts empty (Django
+    would show the text "null"). Every form's JSON field is this one."""
 
     def to_python(self, value):
         try:
@@ -58,8 +59,23 @@ class JSONField(forms.JSONField):
             raise ValidationError("This is not JSON: it nests too deeply.", code="invalid") from (
                 None
             )
+        except ValueError:  # a number of more digits than int() reads
+            raise ValidationError(
+                "This is not JSON: a number is longer than Python reads.", code="invalid"
+            ) from None
         found = json_problem(parsed)
         if found is not None:
             where, problem = found
             raise ValidationError(f"{where}: {problem}" if where else problem, code="invalid")
         return parsed
+
+    def prepare_value(self, value):
+        if value is None:
+            return ""
+        return super().prepare_value(value)
+
+    def bound_data(self, data, initial):
+        try:
+            return super().bound_data(data, initial)
+        except (ValueError, RecursionError):
+            return forms.fields.InvalidJSONInput(data)

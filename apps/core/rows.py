@@ -1,10 +1,12 @@
-"""Writing rows as every service does: validated first (``full_clean_save``), and copied into an
-amendment's new draft (``row_copy``, ``rows_copy``: each app's ``VersionComponent.copy``)."""
+"""Writing rows as every service does: validated first (``full_clean_save``), registered once by
+their identity hash (``identified_get_or_create``), and copied into an amendment's new draft
+(``row_copy``, ``rows_copy``: each app's ``VersionComponent.copy``)."""
 
 import copy
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
+from django.db import IntegrityError, transaction
 from django.db.models import Model
 
 M = TypeVar("M", bound=Model)
@@ -15,6 +17,28 @@ def full_clean_save(row: M) -> M:
     row.full_clean()
     row.save()
     return row
+
+
+def identified_get_or_create(row: M) -> tuple[M, bool]:
+    """The row of ``row``'s model whose (unique) ``identity_sha256`` is ``row``'s, else ``row``
+    itself, validated (ValidationError naming the field) and saved: ``(row, created)``.
+
+    Two registrations of one identity at once: the later INSERT fails on the unique index, in a
+    savepoint, and that call returns the row the other one saved, so the caller never sees the
+    race. Evaluands and machine scorers are registered this way (an identity is one row).
+    """
+    model = type(row)
+    digest = row.identity_sha256  # type: ignore[attr-defined]
+    existing = model._default_manager.filter(identity_sha256=digest).first()
+    if existing is not None:
+        return existing, False
+    row.full_clean()
+    try:
+        with transaction.atomic():
+            row.save()
+    except IntegrityError:  # registered concurrently by someone else: theirs is the one
+        return model._default_manager.get(identity_sha256=digest), False
+    return row, True
 
 
 def row_copy(row: M, fields: Sequence[str], **values: Any) -> M:

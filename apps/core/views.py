@@ -1,26 +1,37 @@
 """Pages that belong to no single app (the health check and the home redirect), and the
-responses several apps answer with: a file download (``attachment``), a plot drawn for the
-page's width (``svg_plot``) and the status fragment a page polls (``polled_status``)."""
+responses several apps answer with: a file download (``attachment``; ``named`` names any
+response's file), a plot drawn for the page's width (``svg_plot``) and the status fragment a
+page polls (``polled_status``)."""
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.template import loader
 
 from apps.core.dbroles import role_problems
 
+R = TypeVar("R", bound=HttpResponseBase)
+
+
+def named(response: R, filename: str, *, inline: bool = False) -> R:
+    """``response`` with its ``Content-Disposition``: ``attachment`` (a download; ``inline``: shown
+    by the browser) with ``filename`` (ASCII, quoted as it is given). Every download the app
+    serves is named here."""
+    disposition = "inline" if inline else "attachment"
+    response["Content-Disposition"] = f'{disposition}; filename="{filename}"'
+    return response
+
 
 def attachment(content: bytes | str, *, content_type: str, filename: str) -> HttpResponse:
     """A download of ``content``: a 200 whose ``Content-Disposition`` is ``attachment`` with
-    ``filename`` (ASCII, quoted as it is given)."""
-    response = HttpResponse(content, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
+    ``filename`` (``named``)."""
+    return named(HttpResponse(content, content_type=content_type), filename)
 
 
 NO_SUCH_PLOT = "No such plot."

@@ -24,7 +24,7 @@ from apps.accounts.access import AuthenticatedHttpRequest
 from apps.accounts.models import Role
 from apps.accounts.selectors import roles_for
 from apps.core.forms import service_on_post
-from apps.core.views import attachment
+from apps.core.views import attachment, named
 from apps.deviations import chain
 from apps.deviations.checkpoints import (
     checkpoint_bytes,
@@ -106,8 +106,7 @@ def _attachment(lines: Iterable[str], *, content_type: str, filename: str) -> St
     response = StreamingHttpResponse(
         (line.encode("utf-8") for line in lines), content_type=content_type
     )
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
+    return named(response, filename)
 
 
 @login_required

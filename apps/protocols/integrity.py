@@ -325,12 +325,17 @@ def version_integrity_verify(
     return verdict
 
 
-def version_integrity_require(*, version: ProtocolVersion) -> IntegrityVerdict:
-    """``version_integrity_verify`` without the cache, raising ``IntegrityAlarm`` (a
-    ValidationError on ``version``) on a mismatch. Called before every analysis run."""
-    verdict = version_integrity_verify(version=version, use_cache=False)
+def version_integrity_require(
+    *,
+    version: ProtocolVersion,
+    use_cache: bool = False,
+    refused: str = "The analysis is refused.",
+) -> IntegrityVerdict:
+    """``version_integrity_verify`` (without the cache unless ``use_cache``), raising
+    ``IntegrityAlarm`` (a ValidationError on ``version``: "Integrity alarm: <why>. <refused>")
+    on a mismatch. Called before every analysis run, and with the cache and "Not exported."
+    before a design export."""
+    verdict = version_integrity_verify(version=version, use_cache=use_cache)
     if not verdict.ok:
-        raise IntegrityAlarm(
-            {"version": f"Integrity alarm: {verdict.reason}. The analysis is refused."}
-        )
+        raise IntegrityAlarm({"version": f"Integrity alarm: {verdict.reason}. {refused}"})
     return verdict

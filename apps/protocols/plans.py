@@ -459,6 +459,8 @@ class PlanTemplate:
     ``parameters`` lists, in the draft's order, either a parameter's name — the pipeline's own
     declared spec — or a ``ParameterSpec`` the preset holds itself (what other steps read: k,
     δ, the reservation time, repetitions). ``defaults`` overrides a declared spec's default.
+    ``reviewer_scored``: blind reviewers score the plan's responses whatever k says, so the freeze
+    gate wants a rubric (the raters' gate check); otherwise a rubric is wanted once k > 0.
     A preset's ``pipeline`` never changes once published: a frozen document that does not name
     its pipeline names it through its template (``apps.protocols.documents``).
     """
@@ -471,6 +473,7 @@ class PlanTemplate:
     required_sections: tuple[str, ...] = ("hypotheses", "design", "analysis")
     outlines: dict[str, str] = field(default_factory=dict)
     decision_table: tuple[dict[str, Any], ...] = ()
+    reviewer_scored: bool = False
 
     def outline(self, section: str) -> str:
         return self.outlines.get(section, "")
@@ -542,6 +545,7 @@ OPB = PlanTemplate(
         "min_clusters": "6",
     },
     required_sections=("hypotheses", "design", "exclusions", "stopping_rules", "analysis"),
+    reviewer_scored=True,
     outlines={
         "hypotheses": "### Under test\n\n### Not under test\n\n### What each finding would mean\n",
         "design": "### Level scale\n\n### Families\n\n### Conditions (arms)\n\n"
@@ -679,6 +683,7 @@ XSTEST = PlanTemplate(
         ("interval_method", "interval_coverage", "bootstrap_replicates", "agreement_statistic"),
         "",
     ),
+    reviewer_scored=True,
     outlines={
         "hypotheses": "### Refusal rates\n\n### Over-refusal on safe prompts\n",
         "design": "### Prompts (safe and unsafe contrasts)\n\n### Models\n\n### Labels\n",

@@ -3,6 +3,7 @@
 from django.urls import reverse
 
 from apps.protocols.components import Problem, VersionComponent, register_component
+from apps.protocols.plans import plan_template
 from apps.raters.models import Rubric
 from apps.raters.selectors import (
     open_task_count,
@@ -16,12 +17,11 @@ from apps.raters.services.revocation import on_role_removed, on_withdraw
 from apps.raters.services.rubric import rubric_copy, rubric_field_problems
 from apps.raters.services.scorers import scorers_copy
 
-# Plan templates whose responses are scored by blind reviewers: a rubric is required to freeze.
-SCORED_TEMPLATES = frozenset({"opb", "xstest", "fidelity"})
-
 
 def _scores_responses(version) -> bool:
-    if version.protocol.template in SCORED_TEMPLATES:
+    # A preset whose responses blind reviewers score (PlanTemplate.reviewer_scored, declared
+    # by its kind) wants a rubric whatever k says; any other plan once k > 0.
+    if plan_template(version.protocol.template).reviewer_scored:
         return True
     k = version.parameters.filter(name="scores_per_response").values_list("value", flat=True)
     return any(value.strip() not in ("", "0") for value in k)

@@ -44,6 +44,7 @@ from apps.raters.models import (
 )
 from apps.raters.reliability import LEVEL_FOR_KIND, pair_agreement
 from apps.raters.selectors import final_scores
+from apps.raters.values import agreement_code
 from apps.responses.models import Response
 
 AWAITING_ADJUDICATION = "awaiting_adjudication"
@@ -217,17 +218,6 @@ def unresolvable_rules(version: ProtocolVersion) -> list[str]:
     return out
 
 
-def _code(field: RubricField, value: Any) -> float:
-    if value is None:
-        return float("nan")
-    if field.kind in (FieldKind.CATEGORICAL, FieldKind.ORDINAL):
-        choices = [c["value"] for c in field.choices]
-        return float(choices.index(value)) if value in choices else float("nan")
-    if field.kind == FieldKind.BINARY:
-        return 1.0 if value else 0.0
-    return float(value)
-
-
 @dataclass(frozen=True)
 class ComparisonInputs:
     """What agreement and judge validation compare, read once: the machine-scored fields of an
@@ -251,14 +241,14 @@ class ComparisonInputs:
                 continue
             for code, values in by_scorer.items():
                 if self.roles.get(code) == field.scorer_role and values.get(field.name) is not None:
-                    out[code][str(response_id)] = _code(field, values[field.name])
+                    out[code][str(response_id)] = agreement_code(field, values[field.name])
         return out
 
     def final(self, field: RubricField, kept: set[int] | None = None) -> dict[str, float]:
         """``{response id as text: code}``: the reviewers' final values of ``field`` (agreed or
         adjudicated; none while awaiting adjudication)."""
         return {
-            str(row["response_id"]): _code(field, row["final"][field.name])
+            str(row["response_id"]): agreement_code(field, row["final"][field.name])
             for row in self.rows
             if (kept is None or row["response_id"] in kept)
             and row["status"] != AWAITING_ADJUDICATION
@@ -352,7 +342,7 @@ def agreement_from_inputs(inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _labels(field: RubricField) -> list[str] | None:
     if field.kind == FieldKind.BINARY:
-        return ["false", "true"]  # _code: False → 0, True → 1
+        return ["false", "true"]  # agreement_code: False → 0, True → 1
     if field.kind in (FieldKind.CATEGORICAL, FieldKind.ORDINAL):
         return [str(c["value"]) for c in field.choices]
     return None
@@ -383,7 +373,7 @@ def validation_inputs(
                 continue
             for original in row["originals"]:
                 if original["values"].get(field.name) is not None:
-                    reviewers[original["reviewer"]][str(row["response_id"])] = _code(
+                    reviewers[original["reviewer"]][str(row["response_id"])] = agreement_code(
                         field, original["values"][field.name]
                     )
         if not scorers or not (final or reviewers):

@@ -30,14 +30,6 @@ from apps.responses.forms import FORMAT_CHOICES, upload_size_problem
 from apps.responses.staging import preview_discard, preview_load, preview_store
 
 
-class _JSONField(JSONField):
-    def to_python(self, value):
-        try:
-            return super().to_python(value)
-        except ValueError:
-            raise forms.ValidationError("This is not JSON.", code="invalid") from None
-
-
 class ScorerEnrollForm(forms.Form):
     """A scorer's identity (registered, or found by its hash) and its place on the roster."""
 
@@ -49,13 +41,13 @@ class ScorerEnrollForm(forms.Form):
     version = forms.CharField(max_length=100, help_text="The scorer's own version or commit.")
     model = forms.CharField(max_length=200, required=False, help_text="LLM judges: the model.")
     provider = forms.CharField(max_length=200, required=False)
-    inference_settings = _JSONField(required=False, help_text='As JSON: {"temperature": 0}.')
+    inference_settings = JSONField(required=False, help_text='As JSON: {"temperature": 0}.')
     prompt = forms.CharField(required=False, strip=False, widget=forms.Textarea(attrs={"rows": 4}))
     prompt_sha256 = forms.CharField(
         max_length=64, required=False, help_text="Or the SHA-256 of the rubric blob it was given."
     )
     comparison = forms.ChoiceField(choices=Comparison.choices, required=False)
-    params = _JSONField(
+    params = JSONField(
         required=False,
         help_text='An Inspect scorer\'s parameters as its log records them: {"limit": 5}.',
     )
@@ -72,7 +64,7 @@ class MachineImportForm(forms.Form):
     file = forms.FileField(help_text="CSV, JSON Lines, or an Inspect AI log (.eval or .json).")
     format = forms.ChoiceField(choices=FORMAT_CHOICES, required=False)
     scorer = forms.ChoiceField(required=False, help_text="When the rows do not name it.")
-    mapping = _JSONField(
+    mapping = JSONField(
         required=False,
         help_text='Optional, as JSON: {"scores": {"includes": "complied"}} for an Inspect log, '
         '{"fields": {"loss1": "judge_loss"}}, {"position": "row_position"}.',

@@ -53,7 +53,7 @@ from apps.raters.models import (
 )
 from apps.raters.plan import rating_plan
 from apps.raters.reliability import LEVEL_FOR_KIND, krippendorff_alpha
-from apps.raters.values import reviewer_fields, values_disagree
+from apps.raters.values import agreement_code, reviewer_fields, values_disagree
 from apps.responses.models import Exclusion, Response
 
 NO_SUCH_TASK = "No such task."
@@ -538,16 +538,6 @@ def partial_primary_scores(version: ProtocolVersion) -> list[dict[str, Any]]:
     ]
 
 
-def _code(field: RubricField, value: Any) -> float:
-    if value is None:
-        return float("nan")
-    if field.kind in (FieldKind.CATEGORICAL, FieldKind.ORDINAL):
-        return float([c["value"] for c in field.choices].index(value))
-    if field.kind == FieldKind.BINARY:
-        return 1.0 if value else 0.0
-    return float(value)
-
-
 class ReliabilityRow(TypedDict):
     name: str
     level: str
@@ -590,7 +580,7 @@ def reliability(version: ProtocolVersion, *, by_evaluand: bool = False) -> dict[
         for field in fields:
             matrix = [[float("nan")] * len(responses) for _ in reviewers]
             for s in subset:
-                matrix[r_index[s.reviewer_id]][u_index[s.response_id]] = _code(
+                matrix[r_index[s.reviewer_id]][u_index[s.response_id]] = agreement_code(
                     field, s.values.get(field.name)
                 )
             level = LEVEL_FOR_KIND[field.kind]

@@ -49,6 +49,22 @@ def field_default(field) -> int | float | None:
     return int(default) if field.kind == FieldKind.COUNT else float(default)
 
 
+def agreement_code(field, value: Any) -> float:
+    """``value`` of rubric field ``field`` as the number agreement statistics read (Krippendorff's
+    α, Cohen's κ; the levels of ``apps.raters.reliability.LEVEL_FOR_KIND``): a categorical or
+    ordinal value by its choice's position, a binary one as 1 or 0, a count or number as itself.
+    None, and a value that is none of the field's choices, are missing (NaN). Raises ValueError
+    for a count or number that is not a number."""
+    if value is None:
+        return float("nan")
+    if field.kind in (FieldKind.CATEGORICAL, FieldKind.ORDINAL):
+        choices = [c["value"] for c in field.choices]
+        return float(choices.index(value)) if value in choices else float("nan")
+    if field.kind == FieldKind.BINARY:
+        return 1.0 if value else 0.0
+    return float(value)
+
+
 def whitespace_normalised(text: str) -> str:
     """``text`` with every run of whitespace (spaces, tabs, line breaks) made one space, and
     none at either end: how a quote is compared with the response."""

@@ -47,7 +47,7 @@ from apps.analysis.selectors import (
 )
 from apps.analysis.views import report_sections_context
 from apps.core.access import first_or_404
-from apps.core.views import attachment
+from apps.core.views import attachment, named
 from apps.deviations import chain
 from apps.deviations.checkpoints import public_keys
 from apps.deviations.exports import jsonl_lines
@@ -265,8 +265,7 @@ def version_citation(request: HttpRequest, code: str, label: str, fmt: str) -> H
         raise Http404(access.NOT_FOUND)
     content_type, render_it = _CITATION_FORMATS[fmt]
     response = HttpResponse(render_it(citable(request, version)), content_type=content_type)
-    response["Content-Disposition"] = f'inline; filename="{code}-v{label}-{fmt}"'
-    return response
+    return named(response, f"{code}-v{label}-{fmt}", inline=True)
 
 
 # -- view-only links --------------------------------------------------------------------------
@@ -313,8 +312,7 @@ def log_download(request: HttpRequest, code: str) -> StreamingHttpResponse:
     lines = itertools.chain(head, jsonl_lines(selectors.public_log_lines(protocol=protocol)))
     # Streamed: memory stays flat however long the log is.
     response = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{protocol.code}-log.jsonl"'
-    return response
+    return named(response, f"{protocol.code}-log.jsonl")
 
 
 @require_GET
@@ -322,16 +320,13 @@ def checkpoints_download(request: HttpRequest, code: str) -> JsonResponse:
     """Every signed checkpoint of the protocol's log (JSON list), oldest first."""
     protocol = access.get_public_protocol(code=code)
     response = JsonResponse(selectors.public_checkpoints(protocol=protocol), safe=False)
-    response["Content-Disposition"] = f'attachment; filename="{protocol.code}-checkpoints.json"'
-    return response
+    return named(response, f"{protocol.code}-checkpoints.json")
 
 
 @require_GET
 def signing_key(request: HttpRequest) -> JsonResponse:
     """The public key(s) that sign log checkpoints."""
-    response = JsonResponse(public_keys())
-    response["Content-Disposition"] = 'attachment; filename="signing-key.json"'
-    return response
+    return named(JsonResponse(public_keys()), "signing-key.json")
 
 
 _VERIFIERS = {

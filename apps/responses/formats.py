@@ -491,7 +491,7 @@ def _eval_records(
     from inspect_ai.log import EvalSample
 
     try:
-        for row, entry in enumerate(entries, start=1):
+        for row, entry in numbered(entries, header=False):
             try:
                 data = archive.read(entry)
                 sample = None if fields is None else _subset_sample(data, fields)
@@ -606,7 +606,9 @@ def stream_inspect(opener: Opener, keys: Iterable[str] | None = None) -> SourceS
                 [ImportProblem(None, "", "the log holds no samples (was it written with samples?)")]
             )
         model = log.eval.model
-        whole = [_inspect_record(row, sample, model) for row, sample in enumerate(samples, start=1)]
+        whole = [
+            _inspect_record(row, sample, model) for row, sample in numbered(samples, header=False)
+        ]
         _remove(path)
         return SourceStream(
             format="inspect", records=iter(whole), problems=[], header=_inspect_header(log)

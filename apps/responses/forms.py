@@ -3,33 +3,11 @@ from typing import cast
 from django import forms
 from django.conf import settings
 
+from apps.core.forms import JSONField
 from apps.core.inputs import json_loads
 from apps.responses.formats import guess_format
 from apps.responses.mapping import TARGETS
 from apps.responses.models import ControlResult, Evaluand, FreshSession
-
-
-class _JSONField(forms.JSONField):
-    """Django's JSONField, also refusing (not crashing on) JSON nested deeper than Python reads
-    or holding a number longer than it reads."""
-
-    def to_python(self, value):
-        try:
-            return super().to_python(value)
-        except (ValueError, RecursionError):
-            raise forms.ValidationError(self.error_messages["invalid"], code="invalid") from None
-
-    def prepare_value(self, value):
-        # An empty field starts empty: Django would show the text "null".
-        if value is None:
-            return ""
-        return super().prepare_value(value)
-
-    def bound_data(self, data, initial):
-        try:
-            return super().bound_data(data, initial)
-        except (ValueError, RecursionError):
-            return forms.fields.InvalidJSONInput(data)
 
 
 class SessionGuaranteeForm(forms.Form):
@@ -54,18 +32,18 @@ class EvaluandForm(forms.Form):
     label = forms.CharField(max_length=200, help_text="A name for people; not part of identity.")
     model = forms.CharField(max_length=200, help_text="Model identifier and snapshot.")
     provider = forms.CharField(max_length=200, required=False)
-    safeguards = _JSONField(
+    safeguards = JSONField(
         required=False, help_text='Provider safeguard settings, as JSON: {"moderation": "on"}.'
     )
-    inference_settings = _JSONField(
+    inference_settings = JSONField(
         required=False, help_text='Decoding settings, as JSON: {"temperature": 0}.'
     )
     harness_version = forms.CharField(max_length=200, required=False, strip=False)
     system_prompt = forms.CharField(required=False, strip=False, widget=forms.Textarea)
     observation_projection = forms.CharField(required=False, strip=False, widget=forms.Textarea)
-    toolkit = _JSONField(required=False, help_text='The action schema, as a JSON list: ["search"].')
+    toolkit = JSONField(required=False, help_text='The action schema, as a JSON list: ["search"].')
     memory_policy = forms.CharField(max_length=200, required=False, strip=False)
-    budgets = _JSONField(
+    budgets = JSONField(
         required=False, help_text='Turn, token and time budgets, as JSON: {"max_tokens": 1024}.'
     )
     retry_policy = forms.CharField(max_length=200, required=False, strip=False)
@@ -119,7 +97,7 @@ class ImportUploadForm(forms.Form):
         label="Every record is from",
         help_text="For a file from one evaluand that has no evaluand column.",
     )
-    mapping = _JSONField(
+    mapping = JSONField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 6}),
         help_text="Targets → columns, as JSON; empty means same-named columns. Targets: "

@@ -15,10 +15,10 @@ import re
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
 from apps.accounts.models import User
-from apps.core.rows import full_clean_save
+from apps.core.rows import full_clean_save, identified_get_or_create
 from apps.deviations.models import EntryKind
 from apps.deviations.selectors import protocol_outcomes_visible
 from apps.deviations.services import version_log_append
@@ -80,17 +80,9 @@ def evaluand_register(*, user: User | None, label: str, **identity: Any) -> tupl
     """
     values = _identity_values(identity)
     digest = identity_sha256_of(values)
-    existing = Evaluand.objects.filter(identity_sha256=digest).first()
-    if existing is not None:
-        return existing, False
-    evaluand = Evaluand(label=label.strip(), created_by=user, identity_sha256=digest, **values)
-    evaluand.full_clean()
-    try:
-        with transaction.atomic():
-            evaluand.save()
-    except IntegrityError:  # registered concurrently by someone else: theirs is the one
-        return Evaluand.objects.get(identity_sha256=digest), False
-    return evaluand, True
+    return identified_get_or_create(
+        Evaluand(label=label.strip(), created_by=user, identity_sha256=digest, **values)
+    )
 
 
 @transaction.atomic

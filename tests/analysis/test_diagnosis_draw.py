@@ -1,5 +1,5 @@
-"""``Draw.from_interval``, how the kinds' worlds read an estimate and its interval: pure, no
-database."""
+"""``Draw.from_interval``, how the kinds' worlds read an estimate and its interval, and the
+worlds' design sizes (items per group): pure, no database."""
 
 from apps.analysis.diagnosis.diagnosands import Draw
 
@@ -37,3 +37,19 @@ def test_the_bounds_are_plain_floats():
     draw = Draw.from_interval("d", 1, (0, 2), estimand=1.0)
     assert (draw.low, draw.high) == (0.0, 2.0)
     assert all(type(bound) is float for bound in (draw.low, draw.high))
+
+
+def test_items_per_family_and_per_condition_count_the_largest_group():
+    from apps.analysis.diagnosis.world import items_per_family
+    from apps.studies.comparison.world import items_per_condition
+
+    items = [
+        {"code": "a", "family": "A", "condition": "plain"},
+        {"code": "b", "family": "A", "condition": "warned"},
+        {"code": "c", "family": "A", "condition": None},
+        {"code": "d", "family": "B", "condition": None},
+    ]
+    raw = {"design": {"items": items}}
+    assert items_per_family(raw) == 3  # A: a, b, c
+    assert items_per_condition(raw) == 2  # no condition: c, d
+    assert items_per_family({"design": {"items": []}}) == 0

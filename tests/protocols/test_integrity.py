@@ -197,13 +197,14 @@ def _consistent_rewrite_is_caught(client, study) -> None:
     assert not verdict.ok and verdict.recomputed == verdict.stored == digest
     assert frozen in verdict.reason and "repointed" in verdict.reason
 
-    with pytest.raises(IntegrityAlarm):
+    with pytest.raises(IntegrityAlarm, match="The analysis is refused"):
         analysis_run_request(version=version, user=study.pi)
     assert not AnalysisRun.objects.filter(version=version).exists()
     page = _page(client, version)
     assert "Integrity alarm" in page and "repointed" in page
     export = client.get(f"/protocols/{version.protocol.code}/v/{version.label}/design/export.csv")
     assert export.status_code == 409 and b"Integrity alarm" in export.content
+    assert b"Not exported." in export.content
     (alarm,) = _alarms(version)
     assert frozen in alarm.rationale and digest in alarm.rationale
 

@@ -1,13 +1,17 @@
 """Krippendorff's α per rubric field from scores, and the sealed dashboard (the function itself
 is checked against published values in ``test_alpha.py``)."""
 
+import math
+
 import krippendorff
 import numpy as np
 import pytest
 
 from apps.deviations.models import OutcomeUnsealing
+from apps.raters.models import RubricField
 from apps.raters.selectors import reliability, scoring_dashboard
 from apps.raters.services import score_submit, scoring_open, task_next
+from apps.raters.values import agreement_code
 from tests.factories import frozen_study
 
 
@@ -70,3 +74,16 @@ def test_the_dashboard_shows_agreement_only_after_unsealing():
     unsealed = scoring_dashboard(study.version)
     assert unsealed["sealed"] is False
     assert unsealed["reliability"]["fields"][0]["alpha"] == pytest.approx(1.0)
+
+
+def test_agreement_codes_each_kind_as_the_reliability_and_the_machine_agreement_read_it():
+    # One coding for both (issue #30 §4: it was written twice, and the reliability's copy raised
+    # on a value that is none of the field's choices where the machine agreement's read it as
+    # missing).
+    ordinal = RubricField(kind="ordinal", choices=[{"value": v, "label": v} for v in "abc"])
+    assert agreement_code(ordinal, "c") == 2.0 and agreement_code(ordinal, "a") == 0.0
+    assert math.isnan(agreement_code(ordinal, "z")) and math.isnan(agreement_code(ordinal, None))
+    binary = RubricField(kind="binary")
+    assert (agreement_code(binary, True), agreement_code(binary, False)) == (1.0, 0.0)
+    assert agreement_code(RubricField(kind="count"), 3) == 3.0
+    assert agreement_code(RubricField(kind="number"), 0.25) == 0.25

@@ -5,6 +5,7 @@ from django.core.exceptions import ValidationError
 from django.db import DatabaseError, transaction
 
 from apps.protocols.components import registered_components
+from apps.protocols.plans import PLAN_TEMPLATES, PlanTemplate, register_plan_template
 from apps.raters.components import rubric_checks
 from apps.raters.models import RubricField
 from apps.raters.selectors import rubric_document
@@ -166,6 +167,34 @@ def test_the_freeze_gate_names_a_missing_rubric_and_an_invalid_field():
     # An invalid field that slipped in by another path is caught by the gate.
     RubricField.objects.filter(version=version, name="label").update(choices=[])
     assert _codes(version) == ["rubric_field_invalid"]
+
+
+@pytest.mark.parametrize(
+    "template, wanted",
+    [
+        ("opb", True),
+        ("xstest", True),
+        ("fidelity", True),
+        ("comparison", False),
+        ("generic", False),
+    ],
+)
+def test_without_k_a_rubric_is_wanted_only_where_the_preset_says_reviewers_score(template, wanted):
+    # No scores_per_response parameter at all: only the preset's own declaration asks for one.
+    version = ProtocolVersionFactory(protocol__template=template)
+    assert (_codes(version) == ["rubric_missing"]) is wanted
+
+
+def test_a_kind_registers_a_preset_whose_responses_reviewers_score():
+    register_plan_template(
+        PlanTemplate(
+            code="_scored", title="Scored", pipeline=None, parameters=(), reviewer_scored=True
+        )
+    )
+    try:
+        assert _codes(ProtocolVersionFactory(protocol__template="_scored")) == ["rubric_missing"]
+    finally:
+        PLAN_TEMPLATES.pop("_scored")
 
 
 def test_fields_are_edited_added_and_removed_on_a_draft():

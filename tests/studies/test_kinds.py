@@ -1,6 +1,7 @@
 """The built-in study kinds, as registered from apps/studies/: each is complete, and the shared
 report page and plots know none of them by name."""
 
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ from django.template.loader import get_template
 
 from apps.analysis.pipelines import get_pipeline, pipeline_kinds
 from apps.analysis.plots import plot_specs, render_svg
+from apps.protocols.plans import BOOTSTRAP_REPLICATES, INTERVAL_COVERAGE
 from apps.studies.apps import KINDS
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -41,3 +43,29 @@ def test_a_result_of_a_kind_no_longer_registered_offers_no_plot():
     assert plot_specs(document) == []
     with pytest.raises(IndexError):
         render_svg(document, 0)
+
+
+def test_crucible_takes_label_kind_unit_and_bounds_of_its_specs_from_the_shared_ones():
+    # Its own default, seed template and help; the rest is the shared spec's (one place).
+    declaration = get_pipeline("crucible").declaration
+    assert declaration is not None
+    coverage = declaration.parameter("interval_coverage")
+    replicates = declaration.parameter("bootstrap_replicates")
+    assert coverage is not None and replicates is not None
+    own = {"default", "seed_template", "help_text"}
+    for spec, shared in ((coverage, INTERVAL_COVERAGE), (replicates, BOOTSTRAP_REPLICATES)):
+        differs = {f.name for f in fields(spec) if getattr(spec, f.name) != getattr(shared, f.name)}
+        assert differs <= own
+    assert (coverage.kind, coverage.unit, coverage.minimum, coverage.maximum, coverage.default) == (
+        "number",
+        "proportion",
+        "0.5",
+        "0.999",
+        "0.95",
+    )
+    assert (replicates.label, replicates.minimum, replicates.maximum, replicates.default) == (
+        "bootstrap replicates",
+        "100",
+        "1000000",
+        "10000",
+    )

@@ -24,6 +24,7 @@ resizing a design's items per family, missingness, and reviewers of a given accu
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -183,12 +184,15 @@ def reviewed(
     return one(), scores, "adjudicated"
 
 
+def items_per_group(raw: Raw, group: Callable[[dict[str, Any]], Any]) -> int:
+    """The design's items per group (the largest group's count; 0 without items), where
+    ``group(item)`` names an item's group (its family, its condition)."""
+    return max(Counter(group(item) for item in raw["design"]["items"]).values(), default=0)
+
+
 def items_per_family(raw: Raw) -> int:
     """The design's items per family (the largest family's count)."""
-    counts: dict[str, int] = {}
-    for item in raw["design"]["items"]:
-        counts[item["family"]] = counts.get(item["family"], 0) + 1
-    return max(counts.values(), default=0)
+    return items_per_group(raw, lambda item: item["family"])
 
 
 def resize_items_per_family(raw: Raw, n: int) -> Raw:

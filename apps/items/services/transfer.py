@@ -49,7 +49,7 @@ from apps.items.services.design import (
     stopping_rule_message,
 )
 from apps.protocols.import_frame import ImportProblem, import_key, numbered
-from apps.protocols.integrity import IntegrityAlarm, version_integrity_verify
+from apps.protocols.integrity import version_integrity_require
 from apps.protocols.models import ProtocolVersion
 
 FORMATS = ("csv", "json")
@@ -841,13 +841,6 @@ def _csv_key(units: list[KeyUnitSpec]) -> str:
     return key_units_format(units, separator=KEY_SEPARATOR)
 
 
-def version_integrity_verify_for_export(version: ProtocolVersion) -> None:
-    # Pages' cache is fine here: it is never older than the rows (apps/protocols/integrity.py).
-    verdict = version_integrity_verify(version=version, use_cache=True)
-    if not verdict.ok:
-        raise IntegrityAlarm({"version": f"Integrity alarm: {verdict.reason}. Not exported."})
-
-
 def design_export(*, version: ProtocolVersion, fmt: str) -> str:
     """The version's cells (items, cells, keys, and the cells' expected outputs when any cell
     has one: ``EXPECTED_COLUMNS``) as CSV or JSON text that ``design_import`` reads back
@@ -857,7 +850,8 @@ def design_export(*, version: ProtocolVersion, fmt: str) -> str:
     (``version_integrity_require``): raises ``IntegrityAlarm`` (a ValidationError) rather than
     export rows that are no longer what was frozen.
     """
-    version_integrity_verify_for_export(version)
+    # Pages' cache is fine here: it is never older than the rows (apps/protocols/integrity.py).
+    version_integrity_require(version=version, use_cache=True, refused="Not exported.")
     rows = _export_rows(version)
     expected = bool(rows) and "expected_kind" in rows[0]
     if fmt == "csv":

@@ -14,11 +14,11 @@ import re
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
 from apps.accounts.models import User
 from apps.core.canonical import canonical_json, sha256_hex
-from apps.core.rows import full_clean_save, row_copy
+from apps.core.rows import full_clean_save, identified_get_or_create, row_copy
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.services import version_require_editable
 from apps.raters.epochs import epochs_problem
@@ -135,19 +135,14 @@ def scorer_register(*, user: User | None, label: str, **identity: Any) -> tuple[
     """
     values = _identity_values(identity)
     digest = scorer_identity_sha256(values)
-    existing = Scorer.objects.filter(identity_sha256=digest).first()
-    if existing is not None:
-        return existing, False
-    scorer = Scorer(
-        label=(label or values["name"]).strip(), created_by=user, identity_sha256=digest, **values
+    return identified_get_or_create(
+        Scorer(
+            label=(label or values["name"]).strip(),
+            created_by=user,
+            identity_sha256=digest,
+            **values,
+        )
     )
-    scorer.full_clean()
-    try:
-        with transaction.atomic():
-            scorer.save()
-    except IntegrityError:  # registered concurrently: theirs is the one
-        return Scorer.objects.get(identity_sha256=digest), False
-    return scorer, True
 
 
 @transaction.atomic

@@ -77,7 +77,7 @@ def _clean(*, task: ScoringTask, values: dict[str, Any]) -> dict[str, Any]:
 
 
 def _adjudicate_if_needed(
-    *, task: ScoringTask, sha256: str | None = None, primaries: list[dict] | None = None
+    *, task: ScoringTask, sha256: str | None = None, primaries: list[dict[str, Any]] | None = None
 ) -> ScoringTask | None:
     """Apply the plan's disagreement rule to the task's response once its k primary scores are
     in: create its one adjudication task on disagreement and return it (None otherwise).

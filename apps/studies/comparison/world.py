@@ -39,6 +39,7 @@ from apps.analysis.diagnosis.world import (
     SizeParameter,
     WorldError,
     WorldModel,
+    items_per_group,
     missing,
     number,
     rate,
@@ -254,17 +255,18 @@ def _tested(name: str, entry: dict[str, Any], truth: float | None, *, null: floa
     )
 
 
+def _condition(item: dict[str, Any]) -> str:
+    return str(item["condition"] or "")
+
+
 def items_per_condition(raw: Raw) -> int:
     """The design's items per condition (the largest condition's count)."""
-    counts: dict[str, int] = {}
-    for item in raw["design"]["items"]:
-        counts[item["condition"] or ""] = counts.get(item["condition"] or "", 0) + 1
-    return max(counts.values(), default=0)
+    return items_per_group(raw, _condition)
 
 
 def resize_items_per_condition(raw: Raw, n: int) -> Raw:
     """The same design with ``n`` items in every condition (``resize_items_per_group``)."""
-    return resize_items_per_group(raw, n, lambda item: item["condition"] or "")
+    return resize_items_per_group(raw, n, _condition)
 
 
 ITEMS_PER_CONDITION = SizeParameter(

@@ -224,24 +224,15 @@ PERCENTILE_ACKNOWLEDGED = ParameterSpec(
 
 PARAMETERS = (
     SEED,
-    ParameterSpec(
-        "bootstrap_replicates",
-        BOOTSTRAP_REPLICATES.label,
-        BOOTSTRAP_REPLICATES.kind,
-        minimum=BOOTSTRAP_REPLICATES.minimum,
-        maximum=BOOTSTRAP_REPLICATES.maximum,
+    replace(
+        BOOTSTRAP_REPLICATES,
         default="10000",
         help_text="Family resamples drawn for every bootstrap interval (CRUCIBLE §9.1).",
     ),
     BOOTSTRAP_INTERVAL,
     PERCENTILE_ACKNOWLEDGED,
-    ParameterSpec(
-        "interval_coverage",
-        INTERVAL_COVERAGE.label,
-        INTERVAL_COVERAGE.kind,
-        unit="proportion",
-        minimum="0.5",
-        maximum="0.999",
+    replace(
+        INTERVAL_COVERAGE,
         default="0.95",
         seed_template="crucible",
         help_text="0.95 for the 95 % intervals CRUCIBLE §6.1 names.",

@@ -157,6 +157,56 @@ DECLARATION = PipelineDeclaration(
 )
 
 
+def card_levels(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """Each present cell's PolicyCard axis levels (its expected output), by item code and level
+    ordinal: ``[{"item", "level", "axis_levels"}]``; cells without a card are left out (the
+    rubric's check refuses to score them)."""
+    from apps.items.models import Cell
+
+    out = []
+    for item, level, card in (
+        Cell.objects.filter(version=version, absent=False)
+        .order_by("item__code", "level__ordinal")
+        .values_list("item__code", "level__ordinal", "expected_output")
+    ):
+        if isinstance(card, dict) and isinstance(card.get("axis_levels"), dict):
+            levels = {k: str(v) for k, v in sorted(card["axis_levels"].items())}
+            out.append({"item": item, "level": level, "axis_levels": levels})
+    return out
+
+
+def judge_flags(version: ProtocolVersion) -> list[dict[str, Any]]:
+    """Every LLM-judge verdict's contradictions of its own observations, as the judge import
+    recorded them (``apps.studies.fidelity.judge_import``): ``[{"position", "attempt",
+    "scorer", "inconsistencies": [{"where", "axis", "said", "derived"}]}]`` by position."""
+    from apps.raters.models import MachineScore, ScorerRosterEntry
+
+    codes = dict(ScorerRosterEntry.objects.filter(version=version).values_list("scorer_id", "code"))
+    out = []
+    for position, attempt_number, scorer_id, detail in (
+        MachineScore.objects.filter(version_id=version.pk, field="fidelity")
+        .exclude(detail={})
+        .order_by("response__attempt__administration__position", "scorer_id")
+        .values_list(
+            "response__attempt__administration__position",
+            "response__attempt__number",
+            "scorer_id",
+            "detail",
+        )
+    ):
+        if "inconsistencies" not in detail:
+            continue
+        out.append(
+            {
+                "position": position,
+                "attempt": attempt_number,
+                "scorer": codes.get(scorer_id, str(scorer_id)),
+                "inconsistencies": detail["inconsistencies"],
+            }
+        )
+    return out
+
+
 def judge_as_imported(version: ProtocolVersion) -> list[dict[str, Any]]:
     """Seed 003: ``machine_agreement_inputs`` with each LLM judge's values replaced by what its
     own loss1 document said, as imported (``MachineScore.detail["document"]``), where the stored
@@ -208,8 +258,8 @@ def collect(version: ProtocolVersion) -> dict[str, Any]:
     """The fidelity study's inputs: the raw reads, the cells' card levels and the judge's
     recorded inconsistencies."""
     raw = data.raw(version)
-    raw["cards"] = data.fidelity_cards(version)
-    raw["judge_flags"] = data.fidelity_judge_flags(version)
+    raw["cards"] = card_levels(version)
+    raw["judge_flags"] = judge_flags(version)
     as_imported = judge_as_imported(version)
     if as_imported:  # only with a judge's documents, so other inputs keep their bytes
         raw["judge_as_imported"] = as_imported
@@ -606,6 +656,7 @@ FIDELITY_TEMPLATE = register_plan_template(
         # No drift ε is read unless the plan gives one (scoring refuses signals without it,
         # apps.raters.values); the preset starts a draft with the demo's 0.05.
         defaults={"interval_coverage": "0.95", "seed": "3", "drift_epsilon": "0.05"},
+        reviewer_scored=True,
         outlines={
             "hypotheses": "### What the cards ask the user-simulator to enact\n",
             "design": "### PolicyCards (one per cell) and their axis levels\n\n"
