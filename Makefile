@@ -91,7 +91,7 @@ benchmarks-tiny: install
 
 # The interval calibration suite (tests/calibration/, docs/analysis.md): each design is simulated
 # once, by the test that asserts its target, and the session writes the table into
-# docs/analysis.md from those runs. About 15 minutes of CPU; no per-test timeout (pyproject.toml:
+# docs/analysis.md from those runs. 10-17 minutes of CPU; no per-test timeout (pyproject.toml:
 # timeout = 300), because on a loaded machine a design may take many times its CPU time in wall
 # time. Niced, so that it yields to interactive work.
 calibrate: install
