@@ -1,6 +1,7 @@
 """Writes of the deviation log and the outcome seal. ``deviation_append`` is the only way in."""
 
 import json
+import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -8,7 +9,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal, NamedTuple, overload
 
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
@@ -25,6 +26,8 @@ from apps.deviations.models import (
 from apps.deviations.selectors import protocol_outcomes_visible
 from apps.protocols.models import Protocol, ProtocolVersion
 from apps.protocols.refs import version_ref
+
+logger = logging.getLogger(__name__)
 
 # Namespace of the advisory locks that serialise appends per protocol (an arbitrary constant).
 _ADVISORY_NAMESPACE = 7_301_001
@@ -410,18 +413,24 @@ def _combine(protocol_id: int) -> None:
             cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", key)
             if not cursor.fetchone()[0]:
                 return  # its holder looks again when it ends
-            _chain_pending(protocol_id)
-
-
-def _loaded_refs(refs: Any) -> list[dict[str, Any]]:
-    # Django's psycopg setup hands jsonb over as text; a plain psycopg cursor parses it.
-    return list(json.loads(refs) if isinstance(refs, str | bytes) else refs)
+            _head, chained = _chain_pending(protocol_id)
+        if not chained:
+            # What is staged and committed cannot be chained exactly (``_chain_pending`` leaves
+            # it queued): looking again would find the same rows.
+            return
 
 
 def _chain_pending(protocol_id: int) -> tuple[_Head, int]:
     """Under the protocol's log lock: chain every staged entry of the protocol this transaction
     sees (those of committed transactions, and its own), in queue order, before anything else
-    is appended. (The head after them, how many were chained.)"""
+    is appended. (The head after them, how many were chained.)
+
+    Only rows whose content the chain reproduces exactly leave the queue: a row's ``refs`` must
+    be a list of objects that comes back the same from canonical JSON (``_staged`` writes them
+    so). Any other row (written past the application: refs that are not a list, or numbers JSON
+    cannot carry exactly) stays staged, is never chained altered, and is logged; the database
+    would refuse its delete anyway (deviations 0009), and leaving it keeps every other append
+    of the protocol going."""
     head = _chain_head(protocol_id)
     if not head.pending:
         return head, 0
@@ -431,14 +440,39 @@ def _chain_pending(protocol_id: int) -> tuple[_Head, int]:
         # Each is chained under its id (LogEntry.pending_id): the database refuses, at commit, a
         # delete of a staged row whose content this transaction did not chain (deviations 0009).
         cursor.execute(
-            "DELETE FROM deviations_pendingentry WHERE protocol_id = %s "
-            "RETURNING id, kind, rationale, actor_id, actor_name, refs, occurred_on",
+            "SELECT id, kind, rationale, actor_id, actor_name, refs, occurred_on "
+            "FROM deviations_pendingentry WHERE protocol_id = %s ORDER BY id",
             [protocol_id],
         )
-        staged = sorted(cursor.fetchall())
+        staged = cursor.fetchall()
+        candidates: dict[int, list[dict[str, Any]]] = {}
+        for pending_id, _kind, _rationale, _actor_id, _actor_name, raw, _on in staged:
+            refs = _reproducible_refs(raw)
+            if refs is not None:
+                candidates[pending_id] = refs
+        if candidates:
+            # The rows whose stored refs equal their canonical form, compared by the database.
+            ids = list(candidates)
+            cursor.execute(
+                "DELETE FROM deviations_pendingentry p USING unnest(%s::bigint[], %s::jsonb[]) "
+                "AS c(id, refs) WHERE p.id = c.id AND p.refs = c.refs RETURNING p.id",
+                [ids, [canonical_json(candidates[i]).decode() for i in ids]],
+            )
+            taken = {row[0] for row in cursor.fetchall()}
+        else:
+            taken = set()
+    left = [row[0] for row in staged if row[0] not in taken]
+    if left:
+        logger.error(
+            "staged log entries of protocol %s left queued: their refs cannot be chained "
+            "exactly (pending %s)",
+            protocol_id,
+            ", ".join(map(str, left)),
+        )
     rows = [
-        _Row(kind, rationale, actor_id, actor_name, _loaded_refs(refs), occurred_on, pending_id)
-        for pending_id, kind, rationale, actor_id, actor_name, refs, occurred_on in staged
+        _Row(kind, rationale, actor_id, actor_name, candidates[pending_id], occurred_on, pending_id)
+        for pending_id, kind, rationale, actor_id, actor_name, _raw, occurred_on in staged
+        if pending_id in taken
     ]
     if not rows:
         return head._replace(pending=False), 0
@@ -446,6 +480,15 @@ def _chain_pending(protocol_id: int) -> tuple[_Head, int]:
     _copy(protocol_id, rows, dicts, head.now)
     last = dicts[-1]
     return head._replace(seq=last["seq"], hash=last["hash"], pending=False), len(rows)
+
+
+def _reproducible_refs(raw: Any) -> list[dict[str, Any]] | None:
+    """A staged row's refs as the chain reads them (Django's psycopg setup hands jsonb over as
+    text), or None when they are not a list of objects (the only shape ``_staged`` writes)."""
+    refs = json.loads(raw) if isinstance(raw, str | bytes) else raw
+    if not isinstance(refs, list) or not all(isinstance(ref, dict) for ref in refs):
+        return None
+    return refs
 
 
 def pending_sequence(*, protocol_id: int) -> int:
@@ -472,7 +515,14 @@ def pending_sequence_all() -> dict[int, int]:
     entries chained}, leaving out protocols whose rows another sequencer chained first."""
     staged = PendingEntry.objects.order_by("protocol_id").values_list("protocol_id", flat=True)
     protocol_ids = list(staged.distinct())
-    chained = {pk: pending_sequence(protocol_id=pk) for pk in protocol_ids}
+    chained = {}
+    for pk in protocol_ids:
+        try:
+            chained[pk] = pending_sequence(protocol_id=pk)
+        except DatabaseError:
+            # One protocol's failure (its transaction rolled back whole) does not keep the
+            # others' staged entries out of their logs; the next run tries it again.
+            logger.exception("chaining the staged log entries of protocol %s failed", pk)
     return {pk: n for pk, n in chained.items() if n}
 
 
