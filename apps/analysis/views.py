@@ -2,7 +2,9 @@
 
 PI and auditors read; the PI starts runs. While a version's outcomes are sealed, a succeeded
 run shows that a result exists and its hashes, and nothing computed from the data: no
-estimates, plots or downloads (403), until the PI unseals the version's outcomes.
+estimates, plots or downloads (403), until the PI unseals the version's outcomes. A run
+without a result (queued, running, failed) answers its downloads and plots with 409, as the API
+does.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from apps.analysis.selectors import (
     tidy_filename,
 )
 from apps.analysis.services import analysis_run_request
+from apps.core.errors import StateConflict
 from apps.core.forms import add_service_errors
 from apps.core.views import attachment, polled_status, svg_plot
 from apps.protocols.models import ProtocolVersion
@@ -180,7 +183,7 @@ def _unsealed_result_run(
 ) -> AnalysisRun:
     run = get_run_for(user=request.user, code=code, label=label, number=number)
     if run.state != RunState.SUCCEEDED:
-        raise PermissionDenied(f"Analysis run {run.number} has no result ({run.state}).")
+        raise StateConflict(f"Analysis run {run.number} has no result ({run.state}).")
     if run_is_sealed(run):
         raise PermissionDenied("The version's outcomes are sealed until the PI unseals them.")
     return run

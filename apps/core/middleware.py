@@ -42,7 +42,7 @@ from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.template import loader
 from django.urls import Resolver404, ResolverMatch, resolve
 
-from apps.core.errors import NotFound
+from apps.core.errors import NotFound, StateConflict
 from apps.core.inputs import text_problem
 
 logger = logging.getLogger(__name__)
@@ -172,7 +172,8 @@ def guarded_exception(request: HttpRequest, exception: Exception) -> HttpRespons
 
 
 class DomainErrorMiddleware:
-    """A ``NotFound`` raised by a service or selector under a view becomes Django's 404."""
+    """A ``NotFound`` raised by a service or selector under a view becomes Django's 404; a
+    ``StateConflict`` the page ``409.html`` (JSON under ``/api/``) with its message."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -180,9 +181,15 @@ class DomainErrorMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         return self.get_response(request)
 
-    def process_exception(self, request: HttpRequest, exception: Exception) -> None:
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, NotFound):
             raise Http404(str(exception)) from exception
+        if isinstance(exception, StateConflict):
+            if is_api(request):
+                return JsonResponse({"detail": str(exception)}, status=409)
+            page = loader.render_to_string("409.html", {"exception": str(exception)}, request)
+            return HttpResponse(page, status=409)
+        return None
 
 
 # The response attributes by which django-csp's decorators shape one response's policy.

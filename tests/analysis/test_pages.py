@@ -193,6 +193,32 @@ def test_a_queued_run_shows_live_progress_that_polls(client, study):
     assert "<html" not in fragment.content.decode()
 
 
+@pytest.mark.parametrize("state", [RunState.QUEUED, RunState.RUNNING, RunState.FAILED])
+def test_downloads_and_plots_of_a_run_without_a_result_answer_409_as_the_api_does(
+    client, study, state
+):
+    """Not a 403: the PI may read the run; it has no result (yet). The page names the state."""
+    run = analysis_run_request(version=study.version, user=study.pi)
+    AnalysisRun.objects.filter(pk=run.pk).update(state=state)
+    client.force_login(study.pi)
+    for name, extra in (("result", {}), ("tidy", {}), ("plot", {"index": 0})):
+        page = client.get(_url(name, study, number=run.number, **extra))
+        assert page.status_code == 409, name
+        assert f"has no result ({state})" in page.content.decode()
+        assert "<h1>Not available</h1>" in page.content.decode()
+    api = client.get(
+        reverse(
+            "analysis-api:run-result",
+            kwargs={
+                "code": study.protocol.code,
+                "label": study.version.label,
+                "number": run.number,
+            },
+        )
+    )
+    assert api.status_code == 409 and "has no result" in api.json()["detail"]
+
+
 def test_the_status_fragment_asks_for_a_reload_once_the_run_is_done(client, study, succeeded):
     client.force_login(study.pi)
     fragment = client.get(_url("status", study, number=1), HTTP_HX_REQUEST="true")
