@@ -333,16 +333,19 @@ def test_a_rung_at_its_policy_limits_is_rarely_accepted(
 def test_differences_and_ratios_between_two_conditions_cover(
     n_clusters, icc, design, calibration_table
 ):
-    """Issue 34 §10: the comparison pipeline's intervals for B − A (rates and means, CR2 with
-    Bell–McCaffrey t) and B / A (rates), from 10 clusters a condition: 92–97 % (nested
-    designs with ICC 0.2 measured 92.5–93.0 %, MC SE 0.6; every other design 93.5–96.5 %:
-    docs/analysis.md)."""
+    """Issues 34 §10 and 36: the comparison pipeline's intervals for B − A (rates and means,
+    CR2 with Bell–McCaffrey t) and B / A (rates), from 10 clusters a condition, within
+    93.5–96.5 %. Nested designs take their degrees of freedom from the random-effects working
+    model (Imbens & Kolesár 2016 §IV): under independence those with ICC 0.2 covered
+    92.5–93.0 %. One row stays above the band, conservative: the ratio at 10 items a condition
+    with ICC 0.2 (97.2 %; under independence 94.7 %): docs/analysis.md."""
     results = designs.condition_difference_coverage(n_clusters, icc, design=design, runs=RUNS)
     for result in results:
         calibration_table(result)
     for result in results:
         _check_mc_se(result)
-        assert 0.92 <= result.coverage <= 0.97, result.row()
+        above = (design, n_clusters, icc) == ("nested", 10, 0.2) and "ratio" in result.method
+        assert 0.935 <= result.coverage <= (0.975 if above else 0.965), result.row()
 
 
 @pytest.mark.parametrize(("items", "per_item"), [(12, 4), (30, 4), (60, 2)])
