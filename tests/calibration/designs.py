@@ -829,6 +829,32 @@ def condition_difference_coverage(
     return out[0], out[1], out[2]
 
 
+def condition_level_coverage(n_clusters: int, icc: float, *, runs: int) -> Coverage:
+    """Coverage of the comparison pipeline's interval for one condition's mean
+    (``stats.comparison.clustered_mean``: intercept-only OLS, CR2, Bell–McCaffrey t under
+    independence): y = u + e, u ~ N(0, icc), e ~ N(0, 1 − icc), so the truth
+    is 0; ``n_clusters`` items of very unequal sizes (``unequal_sizes``)."""
+    from apps.analysis.stats.comparison import clustered_mean
+
+    rng = rng_for(f"comparison/level/{n_clusters}/{icc}")
+    lo, hi = np.empty(runs), np.empty(runs)
+    for run in range(runs):
+        sizes = unequal_sizes(n_clusters, rng).astype(int)
+        cluster = np.repeat(np.arange(n_clusters), sizes)
+        shared = rng.standard_normal(n_clusters)[cluster]
+        y = np.sqrt(icc) * shared + np.sqrt(1 - icc) * rng.standard_normal(cluster.size)
+        interval = clustered_mean(y, cluster, confidence=CONFIDENCE).interval
+        assert interval is not None
+        lo[run], hi[run] = interval
+    return _tally(
+        f"one condition, K={n_clusters} ICC={icc} sizes 1–60",
+        "mean, intercept-only OLS, CR2 cluster-robust, Bell–McCaffrey t",
+        lo,
+        hi,
+        0.0,
+    )
+
+
 # -- judge validation: α and κ of a machine scorer, items resampled (issue 34 §5) --------------
 
 
