@@ -54,7 +54,7 @@ SEED = 20261201
 RATE_HULL_LABEL = "Korn–Graubard ∪ beta-binomial profile likelihood (the rate interval)"
 BOUNDED_MEAN_LABEL = (
     "bounded mean: bootstrap-t where γ* ≤ "
-    f"{BOOTSTRAP_T_MAX_SKEWNESS:g} ({{share:.0f}} % of runs), else Korn–Graubard ∪ "
+    f"{BOOTSTRAP_T_MAX_SKEWNESS:g} ({{share:.0f}} % of runs), else Korn–Graubard (mid-p) ∪ "
     f"beta-binomial (χ²₁ reference below K = {CHI2_BELOW_CLUSTERS})"
 )
 

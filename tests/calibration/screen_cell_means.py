@@ -14,8 +14,11 @@ the beta-binomial interval of the units' counts with the F(1, K − 1) and the �
 rule's coverage is then counted without drawing again. The file is rewritten after every chunk
 of runs, so a screen stopped early is still read. ``python -m
 tests.calibration.screen_cell_means rules OUT.npz [OUT2.npz …]`` prints docs/analysis.md's
-table of the screen, the best of a grid of rules and the product's design by design. Not part
-of the test run; docs/analysis.md gives the screen behind the rule.
+table of the screen, the table of the rules screened for the band's upper edge
+(:func:`band_rules`: the beta-binomial alone below c effective events, mid-p tails in the hull's
+Korn–Graubard member, the χ²₁ cutoff at every K), the best of a grid of rules and the
+product's design by design. Not part of the test run; docs/analysis.md gives the screen behind
+the rule.
 """
 
 from __future__ import annotations
@@ -343,7 +346,7 @@ def skewness_of(data: np.ndarray) -> np.ndarray:
         return np.where(spread > 0, np.abs(1 - 2 * y) / np.sqrt(spread), np.inf)
 
 
-def candidate_rules(data: np.ndarray, ks: np.ndarray) -> list[tuple[str, list]]:
+def candidate_rules(data: np.ndarray, ks: np.ndarray, names: np.ndarray) -> list[tuple[str, list]]:
     """The rules screened: a studentised interval where γ* is at most c, else a fallback; the
     fallback may change at a second bound on γ* or with K."""
     gamma = skewness_of(data)
@@ -394,7 +397,108 @@ def candidate_rules(data: np.ndarray, ks: np.ndarray) -> list[tuple[str, list]]:
                 [(gamma <= c, "bt"), (k < CHI2_BELOW_CLUSTERS, small), (everywhere, large)],
             )
         )
+    out.extend(band_rules(data, ks, names))
     return out
+
+
+# The product's rule (bounded_means, 6 December 2026): the bootstrap-t where γ* ≤ 0.16, else the
+# hull of Korn–Graubard and the beta-binomial, on χ²₁ below 15 clusters and F(1, K − 1) from 15.
+PRODUCT_RULE = f"bt where γ*<=0.16, else kg|bbz for K<{CHI2_BELOW_CLUSTERS}, kg|bb from K=15"
+# The effective numbers of events E* at which band_rules' first candidates take the
+# beta-binomial alone.
+EVENT_BOUNDS = (2, 3, 4, 5, 6, 7, 8, 10)
+
+
+def events_of(data: np.ndarray) -> np.ndarray:
+    """E* = n* · min(ȳ, 1 − ȳ) per run (``bounded_means.effective_events``), as stored."""
+    return data[..., FIELDS.index("events")]
+
+
+def band_rules(data: np.ndarray, ks: np.ndarray, names: np.ndarray) -> list[tuple[str, list]]:
+    """The rules screened for the band's upper edge (issue #36 §1; docs/analysis.md), each a
+    change of the product's rule that a source motivates:
+
+    - by the effective number of events E*: the beta-binomial profile-likelihood interval alone
+      where E* < c, the product's rule elsewhere. Exact intervals over-cover most where a
+      binomial count is smallest and most discrete (Agresti & Coull 1998, Am. Stat. 52(2);
+      Brown, Cai & DasGupta 2001, Stat. Sci. 16(2)), and the hull's Korn–Graubard member is
+      Clopper–Pearson at n* trials. The beta-binomial member on χ²₁ ("bbz") at every K, or on
+      the product's reference ("bbr": χ²₁ below 15 clusters, F(1, K − 1) from 15);
+    - the mid-p Clopper–Pearson at n* ("kgm": Lancaster 1961; Berry & Armitage 1995, The
+      Statistician 44(4); Agresti & Gottard 2007, Stat. Med. 26) in place of Korn–Graubard's
+      exact one, in the hull below 15 clusters, from 15 or at every K, or alone in place of
+      the hull;
+    - the beta-binomial member's cutoff: χ²₁ (Wilks 1938) at every K instead of F(1, K − 1)
+      from 15 clusters;
+    - the E* choice with the mid-p or χ²₁ hulls;
+    - the E* choice only where every response is one unit (the 0/1 designs, "0/1 bbz"): there
+      the beta-binomial is the units' own model, while F_att's units of one response share
+      more than the item's correlation, which a beta-binomial of the units' counts ignores.
+    """
+    gamma = skewness_of(data)
+    events = events_of(data)
+    k = np.broadcast_to(ks[:, None], gamma.shape)
+    small = k < CHI2_BELOW_CLUSTERS
+    one_unit = np.broadcast_to(np.array(["fatt" not in str(n) for n in names])[:, None], k.shape)
+    everywhere = np.ones_like(gamma, dtype=bool)
+    hulls = {
+        "product": ("kg|bbz", "kg|bb"),
+        "kgm below 15": ("kgm|bbz", "kg|bb"),
+        "kgm from 15": ("kg|bbz", "kgm|bb"),
+        "kgm at every K": ("kgm|bbz", "kgm|bb"),
+        "kgm alone": ("kgm", "kgm"),
+        "bbz at every K": ("kg|bbz", "kg|bbz"),
+        "kgm|bbz at every K": ("kgm|bbz", "kgm|bbz"),
+    }
+
+    def rule(hull: str, below: str = "", c: float = 0.0) -> list:
+        few, many = hulls[hull]
+        choice = []
+        if below == "bbz":
+            choice.append((events < c, "bbz"))
+        elif below == "bbr":
+            choice += [((events < c) & small, "bbz"), (events < c, "bb")]
+        elif below == "bbz below 15":
+            choice.append(((events < c) & small, "bbz"))
+        elif below == "0/1 bbz":
+            choice.append(((events < c) & one_unit, "bbz"))
+        elif below == "0/1 bbz below 15":
+            choice.append(((events < c) & one_unit & small, "bbz"))
+        return [*choice, (gamma <= 0.16, "bt"), (small, few), (everywhere, many)]
+
+    out = [(f"band: {hull}", rule(hull)) for hull in hulls]
+    for below, c, hull in itertools.product(
+        ("bbz", "bbr", "bbz below 15", "0/1 bbz", "0/1 bbz below 15"),
+        EVENT_BOUNDS,
+        ("product", "kgm at every K", "bbz at every K"),
+    ):
+        out.append((f"band: {below} where E*<{c}, else {hull}", rule(hull, below, c)))
+    return out
+
+
+def short_name(name: str) -> str:
+    """A design's name without what every design of its kind shares."""
+    name = str(name)
+    if name.startswith("skewed "):  # all with sizes 1–60, every response weighing the same
+        return name.removeprefix("skewed ").replace(" observation sizes 1–60", "")
+    return "moderate " + name.removeprefix("binary ").replace(" p=0.3", "")
+
+
+def band_table(data: np.ndarray, names: np.ndarray, truths: np.ndarray, ks: np.ndarray) -> None:
+    """For every rule of :func:`band_rules`: how many designs fall in 93.5–96.5 %, how many
+    below and above, and the lowest and highest design (coverage in %), as docs/analysis.md
+    tabulates the band's screen."""
+    print("| rule | in band | below | above | lowest | highest |")
+    print("|---|---|---|---|---|---|")
+    for label, choice in band_rules(data, ks, names):
+        cov, *_ = rule_coverage(data, truths, choice)
+        low, high = int(np.argmin(cov)), int(np.argmax(cov))
+        inband = int(np.sum((cov >= 0.935) & (cov <= 0.965)))
+        print(
+            f"| {label.removeprefix('band: ')} | {inband} | {int(np.sum(cov < 0.935))} | "
+            f"{int(np.sum(cov > 0.965))} | {100 * cov[low]:.2f} ({short_name(names[low])}) | "
+            f"{100 * cov[high]:.2f} ({short_name(names[high])}) |"
+        )
 
 
 # The rows of docs/analysis.md's table of this screen, by their labels in candidate_rules.
@@ -422,7 +526,7 @@ DOCS_RULES = (
 def docs_table(data: np.ndarray, names: np.ndarray, truths: np.ndarray, ks: np.ndarray) -> None:
     """Ranges of coverage (%) over groups of designs for ``DOCS_RULES``, and how many designs
     fall in 93.5–96.5 %, as docs/analysis.md tabulates them."""
-    rules = dict(candidate_rules(data, ks))
+    rules = dict(candidate_rules(data, ks, names))
     skewed = np.array(["skewed" in str(n) for n in names])
     fatt = np.array(["fatt" in str(n) for n in names])
     groups = {
@@ -449,8 +553,10 @@ def rules(paths: list[Path], show: int = 30, detail: int = 6) -> None:
     print(f"{runs} runs per design, {len(names)} designs")
     docs_table(data, names, truths, ks)
     print()
+    band_table(data, names, truths, ks)
+    print()
     results = []
-    for label, choice in candidate_rules(data, ks):
+    for label, choice in candidate_rules(data, ks, names):
         cov, below, above, none = rule_coverage(data, truths, choice)
         inband = int(np.sum((cov >= 0.935) & (cov <= 0.965)))
         results.append((label, cov, below, above, none, inband))
@@ -462,9 +568,7 @@ def rules(paths: list[Path], show: int = 30, detail: int = 6) -> None:
             f"no interval {none}  {label}"
         )
     print()
-    product = [
-        r for r in results if r[0] == "bt where γ*<=0.16, else kg|bbz for K<15, kg|bb from K=15"
-    ]
+    product = [r for r in results if r[0] == PRODUCT_RULE]
     for label, cov, below, above, _, inband in product + results[:detail]:
         print(f"{label}: min {100 * cov.min():.1f}, {inband} in band")
         for i, name in enumerate(names):

@@ -7,8 +7,8 @@ Per surface (evaluand), in the §9 order — Family B, then Family A, then the d
 
 - cells (family × level): mean F_att and A_att with the interval of shares of units
   (``stats.bounded_means.bounded_mean_interval``: the cluster bootstrap-t where the cell's mean
-  is not too skewed (γ* ≤ 0.16), else the hull of Korn–Graubard and the beta-binomial interval of
-  the units' counts; issue #36 §1), refusal rate R with the clustered rate
+  is not too skewed (γ* ≤ 0.16), else the hull of Korn–Graubard with mid-p tails and the
+  beta-binomial interval of the units' counts; issue #36 §1), refusal rate R with the clustered rate
   interval (``stats.proportions.rate_interval``: the hull of Korn–Graubard and the beta-binomial
   profile-likelihood interval, never zero-width), and the number of responses whose
   F_att could not be computed (left out of every F_att estimate). The cluster is

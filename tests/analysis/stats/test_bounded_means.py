@@ -94,15 +94,39 @@ def test_few_events_give_the_hull_of_korn_graubard_and_the_beta_binomial_on_unit
     assert result.method == method
     sums = np.bincount(clusters, weights=values)
     sizes = np.bincount(clusters).astype(float)
-    _, kg, _, _ = korn_graubard_interval(sums, sizes)
+    # The Korn–Graubard member has mid-p tails (module docstring).
+    _, kg, _, _ = korn_graubard_interval(sums, sizes, mid_p=True)
     counts = np.bincount(clusters, weights=missed)
     _, bb = beta_binomial_interval(counts, 4 * sizes, reference=reference)
     assert result.interval == pytest.approx((min(kg[0], bb[0]), max(kg[1], bb[1])))
     assert result.interval[0] <= result.estimate <= result.interval[1]
-    # Never wider than the hull with the F(1, K − 1) member, never narrower than Korn–Graubard.
+    # Never wider than the hull with the F(1, K − 1) member and the exact Korn–Graubard, never
+    # narrower than the mid-p Korn–Graubard.
     _, wide = beta_binomial_interval(counts, 4 * sizes)
-    assert min(kg[0], wide[0]) <= result.interval[0] <= kg[0]
-    assert kg[1] <= result.interval[1] <= max(kg[1], wide[1])
+    _, exact, _, _ = korn_graubard_interval(sums, sizes)
+    assert min(exact[0], wide[0]) <= result.interval[0] <= kg[0]
+    assert kg[1] <= result.interval[1] <= max(exact[1], wide[1])
+
+
+def test_the_hulls_korn_graubard_member_has_mid_p_tails_not_exact_ones():
+    # 10 items of 0/1 responses, 3 events in one item: γ* is far above the bound. Korn–Graubard's
+    # exact upper limit is above the beta-binomial's, so it bounds the hull, and the mid-p
+    # one bounds it now: shorter than the exact hull (issue #36 §1, docs/analysis.md).
+    clusters = np.repeat(np.arange(10), 8)
+    values = np.zeros(80)
+    values[[0, 9, 17]] = 1.0
+    result = bounded_mean_interval(values, clusters, seed=1)
+    assert result.method == SMALL_HULL_METHOD
+    sums = np.bincount(clusters, weights=values)
+    sizes = np.bincount(clusters).astype(float)
+    _, exact, n_eff, _ = korn_graubard_interval(sums, sizes)
+    _, mid, same_n, _ = korn_graubard_interval(sums, sizes, mid_p=True)
+    _, bb = beta_binomial_interval(sums, sizes, reference="chi2")
+    assert same_n == n_eff
+    assert exact[1] > bb[1] and mid[1] > bb[1]
+    assert result.interval[1] == pytest.approx(mid[1])
+    assert result.interval[1] < exact[1] - 0.005
+    assert result.interval == pytest.approx((min(mid[0], bb[0]), max(mid[1], bb[1])))
 
 
 @pytest.mark.parametrize("items", [10, 14, 15, 40])

@@ -1,8 +1,16 @@
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.optimize import brentq
+from scipy.stats import binom
+from statsmodels.stats.proportion import proportion_confint
 
-from apps.analysis.stats.proportions import label_rates, rate_interval
+from apps.analysis.stats.proportions import (
+    korn_graubard_interval,
+    label_rates,
+    mid_p_interval,
+    rate_interval,
+)
 
 LABELS = ("1_full_compliance", "2_full_refusal", "3_partial_refusal")
 
@@ -230,3 +238,51 @@ def test_beta_binomial_refuses_an_unknown_reference():
 
     with pytest.raises(ValueError, match="reference must be one of"):
         beta_binomial_interval([0, 1, 2], [3, 3, 3], reference="normal")
+
+
+# The mid-p Clopper–Pearson interval (Lancaster 1961; Agresti & Gottard 2007), the cell means'
+# Korn–Graubard member (stats.bounded_means, issue #36 §1).
+@pytest.mark.parametrize(("x", "n"), [(81, 263), (15, 148), (1, 29), (3, 10), (0, 20), (29, 29)])
+def test_the_mid_p_interval_solves_the_binomial_mid_p_tails(x, n):
+    # P(X > x) + ½P(X = x) = α/2 at the lower limit, P(X < x) + ½P(X = x) = α/2 at the upper,
+    # by scipy.stats.binom's sums: a path independent of the incomplete betas.
+    def above(p):
+        return binom.sf(x, n, p) + 0.5 * binom.pmf(x, n, p) - 0.025
+
+    def below(p):
+        return binom.cdf(x - 1, n, p) + 0.5 * binom.pmf(x, n, p) - 0.025
+
+    low = 0.0 if x == 0 else brentq(above, 1e-12, x / n, xtol=1e-14)
+    high = 1.0 if x == n else brentq(below, x / n, 1 - 1e-12, xtol=1e-14)
+    assert mid_p_interval(x, n) == pytest.approx((low, high), abs=1e-7)
+
+
+def test_the_mid_p_interval_lies_inside_clopper_pearson_and_has_its_closed_forms():
+    for x, n in ((1, 29), (4, 40), (12, 30)):
+        low, high = mid_p_interval(x, n)
+        exact = proportion_confint(x, n, alpha=0.05, method="beta")
+        assert exact[0] < low < x / n < high < exact[1]
+    # No event: ½(1 − p)ⁿ = α/2, so u = 1 − α^(1/n); every event: l = α^(1/n).
+    assert mid_p_interval(0, 20) == pytest.approx((0.0, 1 - 0.05 ** (1 / 20)), abs=1e-12)
+    assert mid_p_interval(20, 20) == pytest.approx((0.05 ** (1 / 20), 1.0), abs=1e-12)
+
+
+def test_the_mid_p_interval_takes_fractional_counts_and_a_tiny_one_reaches_zero():
+    lows = [mid_p_interval(x, 40.5)[0] for x in (3.0, 3.4, 4.0)]
+    assert np.all(np.diff(lows) > 0)
+    # x* = 0.01 of 50: the mid-p tail is above α/2 down to p = 0, so the lower limit is 0.
+    low, high = mid_p_interval(0.01, 50)
+    assert low == 0.0 and 0.0002 < high < mid_p_interval(1, 50)[1]
+    with pytest.raises(ValueError):
+        mid_p_interval(3, 2)
+    with pytest.raises(ValueError):
+        mid_p_interval(1, 0)
+
+
+def test_korn_graubard_with_mid_p_tails_is_the_mid_p_interval_at_its_x_and_n():
+    sums, sizes = np.array([0.0, 1, 4, 0, 2, 0]), np.array([5.0, 8, 9, 3, 7, 6])
+    rate, exact, n_eff, deff = korn_graubard_interval(sums, sizes)
+    same_rate, mid, same_n, same_deff = korn_graubard_interval(sums, sizes, mid_p=True)
+    assert (same_rate, same_n, same_deff) == (rate, n_eff, deff)
+    assert mid == pytest.approx(mid_p_interval(rate * n_eff, n_eff))
+    assert exact[0] < mid[0] and mid[1] < exact[1]
