@@ -48,7 +48,7 @@ from apps.items.selectors import HarmState, harm_reviewers_eligible, item_harm_s
 from apps.items.services import harm_review_open, harm_review_submit
 from apps.protocols.decision_table import rule_estimates
 from apps.protocols.models import SECTION_FIELDS, AnalysisParameter, Protocol, ProtocolVersion
-from apps.protocols.plans import OPB, PipelineDeclaration, pipeline_declaration, version_pipeline
+from apps.protocols.plans import PipelineDeclaration, pipeline_declaration, version_pipeline
 from apps.protocols.services import (
     protocol_create,
     version_amend,
@@ -63,6 +63,7 @@ from apps.registry.services import today_utc, version_publish
 from apps.responses.models import Administration, Attempt, Evaluand, Response, RosterEntry
 from apps.responses.services import evaluand_register, responses_import, roster_enroll
 from apps.studies.fidelity.verdicts import AXES
+from apps.studies.opb.pipeline import OPB
 
 
 class UserFactory(factory.django.DjangoModelFactory):
