@@ -1284,11 +1284,11 @@ def fidelity_shaped_draft(
     from apps.items.models import FamilyRole
     from apps.items.services import KeyUnitSpec, cell_save, family_create, item_create, level_create
     from apps.protocols.services import protocol_create, version_update
-    from apps.raters.rubric_templates import fidelity_fields
     from apps.raters.services import rubric_create
     from apps.raters.services.rubric_text import rubric_text_set
     from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
     from apps.responses.services import evaluand_register, roster_enroll
+    from apps.studies.fidelity.rubric import fidelity_fields
 
     pi = UserFactory()
     protocol = protocol_create(user=pi, code=code, title="Fidelity-shaped", template="fidelity")
