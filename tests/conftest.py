@@ -238,12 +238,14 @@ class GateVerdicts:
 
 
 def _code_state() -> tuple:
-    """What is registered, by identity: pipelines, declarations, plan templates, components."""
+    """What is registered, by identity: pipelines, declarations, plan templates, components,
+    rubric presets."""
     from apps.analysis.pipelines import base
     from apps.protocols import components, plans
+    from apps.raters import rubric_templates
 
     registries = (base._pipelines, plans._declarations, plans.PLAN_TEMPLATES)
-    registries += (components._components,)
+    registries += (components._components, rubric_templates._templates)
     _registered.update((id(v), v) for r in registries for v in r.values())
     return tuple(tuple(sorted((k, id(v)) for k, v in r.items())) for r in registries)
 

@@ -48,7 +48,7 @@ from apps.items.selectors import HarmState, harm_reviewers_eligible, item_harm_s
 from apps.items.services import harm_review_open, harm_review_submit
 from apps.protocols.decision_table import rule_estimates
 from apps.protocols.models import SECTION_FIELDS, AnalysisParameter, Protocol, ProtocolVersion
-from apps.protocols.plans import OPB, PipelineDeclaration, pipeline_declaration, version_pipeline
+from apps.protocols.plans import PipelineDeclaration, pipeline_declaration, version_pipeline
 from apps.protocols.services import (
     protocol_create,
     version_amend,
@@ -63,6 +63,7 @@ from apps.registry.services import today_utc, version_publish
 from apps.responses.models import Administration, Attempt, Evaluand, Response, RosterEntry
 from apps.responses.services import evaluand_register, responses_import, roster_enroll
 from apps.studies.fidelity.verdicts import AXES
+from apps.studies.opb.pipeline import OPB
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -1283,11 +1284,11 @@ def fidelity_shaped_draft(
     from apps.items.models import FamilyRole
     from apps.items.services import KeyUnitSpec, cell_save, family_create, item_create, level_create
     from apps.protocols.services import protocol_create, version_update
-    from apps.raters.rubric_templates import fidelity_fields
     from apps.raters.services import rubric_create
     from apps.raters.services.rubric_text import rubric_text_set
     from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
     from apps.responses.services import evaluand_register, roster_enroll
+    from apps.studies.fidelity.rubric import fidelity_fields
 
     pi = UserFactory()
     protocol = protocol_create(user=pi, code=code, title="Fidelity-shaped", template="fidelity")

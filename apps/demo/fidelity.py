@@ -42,13 +42,13 @@ from apps.items.services import KeyUnitSpec, cell_save, family_create, item_crea
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.services import version_freeze
 from apps.raters.models import MachineScoreImport, RubricText, ScoringTask
-from apps.raters.rubric_templates import fidelity_fields
 from apps.raters.services import rubric_create, score_submit, scoring_open, task_next
 from apps.raters.services.machine import machine_scores_import
 from apps.raters.services.rubric_text import rubric_text_publish, rubric_text_set
 from apps.raters.services.scorers import scorer_register, scorer_roster_enroll
 from apps.responses.models import Response
 from apps.responses.services import evaluand_register, responses_import, roster_enroll
+from apps.studies.fidelity.rubric import fidelity_fields
 from apps.studies.fidelity.verdicts import AXES, Card, derive_verdict
 
 PROTOCOL_CODE = "FIDELITY-DEMO"

@@ -4,6 +4,7 @@ amend, withdraw, diffs and blobs. One APIView per action; access through ``apps.
 """
 
 from collections.abc import Callable
+from typing import Any, cast
 
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
@@ -44,9 +45,9 @@ from apps.protocols.integrity import version_integrity_verify
 from apps.protocols.models import SECTION_FIELDS, Deposit, Protocol, ProtocolVersion
 from apps.protocols.parameters import decimal_text
 from apps.protocols.plans import (
-    PLAN_TEMPLATES,
     declared_pipelines,
     pipeline_declaration,
+    plan_template_choices,
     version_pipeline,
 )
 from apps.protocols.selectors import (
@@ -258,7 +259,14 @@ class ProtocolListCreateApi(APIView):
     class InputSerializer(serializers.Serializer):
         code = serializers.CharField(max_length=32)
         title = serializers.CharField(max_length=300)
-        template = serializers.ChoiceField(choices=list(PLAN_TEMPLATES), default="opb")
+        template = serializers.ChoiceField(choices=(), default="opb")
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            # Read per request, not at import: the study kinds register their presets when
+            # the apps are ready, after this module may have been imported.
+            template = cast(serializers.ChoiceField, self.fields["template"])
+            template.choices = [code for code, _ in plan_template_choices()]
 
     @extend_schema(responses=ProtocolSerializer(many=True))
     def get(self, request):

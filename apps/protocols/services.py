@@ -43,6 +43,7 @@ from apps.protocols.plans import (
     declared_pipelines,
     pipeline_declaration,
     plan_template,
+    plan_template_choices,
 )
 from apps.protocols.refs import version_ref
 
@@ -117,8 +118,9 @@ def protocol_create(*, user: User, code: str, title: str, template: str = "opb")
     ValidationError naming the field when the code is malformed or taken or the template unknown.
     """
     if template not in PLAN_TEMPLATES:
+        codes = [code for code, _ in plan_template_choices()]
         raise ValidationError(
-            {"template": f"{template!r} is not a plan template; use one of {list(PLAN_TEMPLATES)}"}
+            {"template": f"{template!r} is not a plan template; use one of {codes}"}
         )
     code = code.strip()
     if code.lower() in _RESERVED_CODES:

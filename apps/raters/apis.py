@@ -339,7 +339,7 @@ class RubricApi(APIView):
 
 
 class RubricTemplateApi(APIView):
-    """Replace a draft's rubric with a built-in template: ``opb``, ``xstest`` or ``fidelity``."""
+    """Replace a draft's rubric with a kind's preset (``opb``, ``xstest``, ``fidelity``, …)."""
 
     @extend_schema_serializer(component_name="RubricTemplateInput")
     class InputSerializer(serializers.Serializer):

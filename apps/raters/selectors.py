@@ -53,6 +53,7 @@ from apps.raters.models import (
 )
 from apps.raters.plan import rating_plan
 from apps.raters.reliability import LEVEL_FOR_KIND, krippendorff_alpha
+from apps.raters.rubric_templates import rubric_template
 from apps.raters.values import agreement_code, reviewer_fields, values_disagree
 from apps.responses.models import Exclusion, Response
 
@@ -911,11 +912,15 @@ def rubric_document(version: ProtocolVersion) -> dict[str, Any] | None:
     }
     # Seed 003: the rubric's own text (a blob) and the schema its verdicts follow are frozen with
     # the version. Only present when used, so other versions' documents (and hashes) stay as
-    # they were.
+    # they were: the schema where a field is judged signals, or where the rubric's preset says
+    # its rubrics carry it (fidelity's does, so its rubrics keep it without a signals field).
     text = RubricText.objects.filter(version=version).first()
     if text is not None:
         document["text_sha256"] = text.sha256
-    if rubric.template == "fidelity" or any(f["kind"] == FieldKind.SIGNALS for f in fields):
+    preset = rubric_template(rubric.template)
+    if (preset is not None and preset.verdict_schema) or any(
+        f["kind"] == FieldKind.SIGNALS for f in fields
+    ):
         document["loss1_schema"] = judged_signals().schema()
     return document
 

@@ -6,7 +6,7 @@ from django.urls import path
 from apps.protocols.addressing import API_PREFIX as _AV
 from apps.protocols.addressing import PAGE_PREFIX as _V
 from apps.protocols.addressing import api_legacy_redirect, by_label, legacy_redirect
-from apps.raters import apis, fidelity_apis, machine_apis, machine_views, views
+from apps.raters import apis, machine_apis, machine_views, rubric_text_apis, views
 
 app_name = "raters"
 
@@ -87,11 +87,11 @@ api_urlpatterns = [
         )
         for tail, cls, name in _VERSION_APIS
     ],
-    # Seed 003: the rubric's text at its content address.
-    path(_AV + "rubric/text", fidelity_apis.RubricTextApi.as_view(), name="rubric-text"),
+    # The rubric's own text (any rubric's; seed 003's first) at its content address.
+    path(_AV + "rubric/text", rubric_text_apis.RubricTextApi.as_view(), name="rubric-text"),
     path(
         _AV + "rubric/text/publish",
-        fidelity_apis.RubricTextPublishApi.as_view(),
+        rubric_text_apis.RubricTextPublishApi.as_view(),
         name="rubric-text-publish",
     ),
 ]

@@ -27,7 +27,7 @@ from apps.raters.models import (
     SkipReason,
     StudyQueue,
 )
-from apps.raters.rubric_templates import RUBRIC_TEMPLATES
+from apps.raters.rubric_templates import rubric_template_codes
 from apps.raters.selectors import (
     ANY_QUEUE,
     own_score,
@@ -473,7 +473,7 @@ def _rubric_page(
         {
             "version": version,
             "document": document,
-            "templates": sorted(RUBRIC_TEMPLATES),
+            "templates": rubric_template_codes(),
             "errors": errors or [],
             "rubric_text": rubric_text,
             "is_pi": is_pi,

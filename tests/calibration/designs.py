@@ -47,7 +47,7 @@ from apps.analysis.stats.proportions import (
     clustered_rate_interval,
     korn_graubard_interval,
 )
-from apps.protocols.plans import OPB
+from apps.studies.opb.pipeline import OPB
 
 CONFIDENCE = 0.95
 SEED = 20261201

@@ -7,7 +7,7 @@ import pytest
 
 from apps.analysis.stats.decision import validate_decision_table
 from apps.protocols.decision_table import condition_text, decision_table_errors
-from apps.protocols.plans import OPB
+from apps.studies.opb.pipeline import OPB
 
 KINDS = {
     "epsilon": "number",

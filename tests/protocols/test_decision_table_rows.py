@@ -3,8 +3,8 @@ stores; refusals name the row and the field; the JSON stays available."""
 
 import pytest
 
-from apps.protocols.plans import OPB
 from apps.protocols.services import protocol_create
+from apps.studies.opb.pipeline import OPB
 from tests.factories import MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

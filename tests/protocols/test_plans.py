@@ -6,10 +6,13 @@ from types import SimpleNamespace
 import pytest
 from django.core.exceptions import ValidationError
 
+from apps.protocols.apis import ProtocolListCreateApi
+from apps.protocols.forms import ProtocolCreateForm
 from apps.protocols.models import ParameterKind
 from apps.protocols.parameters import decimal_text, value_error
-from apps.protocols.plans import OPB, PLAN_TEMPLATES
+from apps.protocols.plans import PLAN_TEMPLATES, plan_template_choices
 from apps.protocols.services import protocol_create
+from apps.studies.opb.pipeline import OPB
 
 
 def _param(kind, *, choices=(), minimum=None, maximum=None, label="equivalence margin ε"):
@@ -104,6 +107,27 @@ def test_protocol_create_seeds_draft_1_0_from_the_template(creator):
     assert (n.kind, n.minimum) == ("integer", Decimal(5))
     assert draft.decision_table[0]["id"] == "OPB01-8.1"
     assert draft.hypotheses.startswith("### Under test")
+
+
+def test_every_kind_registers_its_preset_and_the_dropdown_lists_generic_last():
+    # OPB's and XSTest's presets live in their kinds' packages since issue #30, as the others'
+    # do: every built-in kind's is registered by the time the apps are ready.
+    codes = [code for code, _ in plan_template_choices()]
+    assert codes == [
+        "opb",
+        "crucible",
+        "route_choice",
+        "fidelity",
+        "xstest",
+        "comparison",
+        "generic",
+    ]
+    assert sorted(codes) == sorted(PLAN_TEMPLATES)
+    assert PLAN_TEMPLATES["opb"] is OPB  # the one in apps/studies/opb/pipeline.py
+    # The API's create serializer reads them when it is built, not when it was imported.
+    choices = ProtocolListCreateApi.InputSerializer().fields["template"].choices
+    assert list(choices) == codes
+    assert ProtocolCreateForm().fields["template"].choices == plan_template_choices()
 
 
 @pytest.mark.django_db

@@ -17,9 +17,7 @@ from apps.protocols.gate import version_gate
 from apps.protocols.models import AnalysisParameter
 from apps.protocols.plans import (
     ESTIMATE_KINDS,
-    OPB,
     PLAN_TEMPLATES,
-    XSTEST,
     EstimateSpec,
     ParameterSpec,
     PipelineDeclaration,
@@ -34,6 +32,8 @@ from apps.protocols.services import (
     version_freeze,
     version_update,
 )
+from apps.studies.opb.pipeline import OPB
+from apps.studies.xstest.pipeline import XSTEST
 from tests.factories import OPB_SECTIONS, OPB_VALUES
 
 pytestmark = pytest.mark.django_db

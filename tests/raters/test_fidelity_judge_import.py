@@ -7,10 +7,10 @@ import pytest
 
 from apps.items.models import Cell
 from apps.raters.models import MachineScore, MachineScoreImport
-from apps.raters.rubric_templates import fidelity_fields
 from apps.raters.services.machine import machine_scores_import
 from apps.responses.importing import ImportRejected
 from apps.studies.fidelity.pipeline import judge_as_imported
+from apps.studies.fidelity.rubric import fidelity_fields
 from apps.studies.fidelity.verdicts import Card, derive_verdict
 from tests.factories import (
     CARD,

@@ -7,10 +7,10 @@ from django.core.exceptions import ValidationError
 
 from apps.protocols.import_frame import MAX_LISTED_PROBLEMS, ImportProblem, ImportRejected
 from apps.raters.models import MachineScoreImport
-from apps.raters.rubric_templates import fidelity_fields
 from apps.raters.services.machine import machine_scores_import
 from apps.responses.models import ResponseImport
 from apps.responses.services import responses_import
+from apps.studies.fidelity.rubric import fidelity_fields
 from tests.factories import JUDGE, JUDGE_FIELDS, jsonl, machine_study
 from tests.raters.test_fidelity_judge_import import _cards, consistent
 from tests.responses.conftest import build_draft

@@ -1,4 +1,5 @@
-"""Rubrics: built-in templates, seed 003's per-axis rubric, field checks, the freeze gate, copy."""
+"""Rubrics: the kinds' presets (rubric templates) and their registry, seed 003's per-axis rubric,
+field checks, the freeze gate, copy."""
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -7,7 +8,15 @@ from django.db import DatabaseError, transaction
 from apps.protocols.components import registered_components
 from apps.protocols.plans import PLAN_TEMPLATES, PlanTemplate, register_plan_template
 from apps.raters.components import rubric_checks
+from apps.raters.judged import judged_signals
 from apps.raters.models import RubricField
+from apps.raters.rubric_templates import (
+    RubricTemplate,
+    register_rubric_template,
+    rubric_template,
+    rubric_template_codes,
+    unregister_rubric_template,
+)
 from apps.raters.selectors import rubric_document
 from apps.raters.services import (
     rubric_apply_template,
@@ -18,6 +27,7 @@ from apps.raters.services import (
     rubric_field_update,
 )
 from apps.raters.values import score_values_clean
+from apps.studies.opb.rubric import RUBRIC as OPB_RUBRIC
 from tests.factories import ProtocolVersionFactory, freeze
 
 pytestmark = pytest.mark.django_db
@@ -129,6 +139,60 @@ def test_the_built_in_fidelity_template_is_seed_003s_rubric():
     assert {f["name"] for f in fields if f["disagreement"] == "exact"} == {
         f"a{n}_pass" for n in range(1, 6)
     }
+
+
+def test_the_presets_are_the_kinds_and_an_unknown_one_is_refused_naming_them():
+    assert {"opb", "xstest", "fidelity"} <= set(rubric_template_codes())
+    assert rubric_template("opb") is OPB_RUBRIC  # registered by apps/studies/opb/kind.py
+    with pytest.raises(ValidationError) as error:
+        rubric_apply_template(version=ProtocolVersionFactory(), template="nope")
+    assert "'nope'" in str(error.value) and "'fidelity', 'opb'" in str(error.value)
+
+
+def test_a_fidelity_rubric_keeps_the_verdict_schema_once_its_signals_field_is_removed():
+    # As when the document asked for template == "fidelity": its preset declares the schema.
+    version = ProtocolVersionFactory()
+    rubric = rubric_apply_template(version=version, template="fidelity")
+    schema = judged_signals().schema()
+    assert rubric_document(version)["loss1_schema"] == schema
+    rubric_field_add(rubric=rubric, spec={"name": "note", "kind": "quote", "required": False})
+    for field in RubricField.objects.filter(version=version).exclude(name__in=["signals", "note"]):
+        rubric_field_delete(field=field)  # the verdict fields derive from signals: first
+    rubric_field_delete(field=RubricField.objects.get(version=version, name="signals"))
+    document = rubric_document(version)
+    assert [f["name"] for f in document["fields"]] == ["note"]
+    assert document["template"] == "fidelity" and document["loss1_schema"] == schema
+
+
+def test_a_signals_field_carries_the_schema_under_any_preset_and_others_carry_none():
+    version = ProtocolVersionFactory()
+    rubric = rubric_apply_template(version=version, template="opb")
+    assert "loss1_schema" not in rubric_document(version)
+    rubric_field_add(rubric=rubric, spec={"name": "signals", "kind": "signals", "label": "s"})
+    assert rubric_document(version)["loss1_schema"] == judged_signals().schema()
+    xstest = ProtocolVersionFactory()
+    rubric_apply_template(version=xstest, template="xstest")
+    assert "loss1_schema" not in rubric_document(xstest)
+
+
+@pytest.mark.parametrize("verdict_schema", [True, False])
+def test_a_preset_registered_by_a_kind_declares_whether_its_rubrics_carry_the_schema(
+    verdict_schema,
+):
+    note = {"name": "note", "label": "Note", "kind": "quote", "required": False}
+    register_rubric_template(
+        RubricTemplate("_judged", "Judged", "Quote the turn.", (note,), verdict_schema)
+    )
+    try:
+        version = ProtocolVersionFactory()
+        rubric_apply_template(version=version, template="_judged")
+        document = rubric_document(version)
+    finally:
+        unregister_rubric_template("_judged")
+    assert (document["name"], document["template"]) == ("Judged", "_judged")
+    assert [f["name"] for f in document["fields"]] == ["note"]
+    assert ("loss1_schema" in document) is verdict_schema
+    assert "_judged" not in rubric_template_codes()
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,8 @@
 the toy kind of ``tests/studies/toy/`` registers its declaration and runs from a draft to its
 report page, through the real freeze gate, the response importer, the analysis run and the
 shared report page, with its own gate check, frozen-document part, import check, record terms,
-report section and plot."""
+report section and plot; a new draft of it starts from its plan template and takes its rubric
+preset."""
 
 import pytest
 from django.urls import reverse
@@ -14,7 +15,11 @@ from apps.analysis.services import analysis_run_request
 from apps.deviations.services import outcome_unseal
 from apps.protocols.documents import version_document
 from apps.protocols.import_frame import ImportRejected
-from apps.protocols.services import FreezeRefused
+from apps.protocols.plans import plan_template_choices
+from apps.protocols.services import FreezeRefused, protocol_create
+from apps.raters.rubric_templates import rubric_template_codes
+from apps.raters.selectors import rubric_document
+from apps.raters.services import rubric_apply_template
 from apps.responses.models import Attempt
 from apps.responses.services import evaluand_register, responses_import, roster_enroll
 from tests.factories import (
@@ -46,6 +51,25 @@ def toy_kind(settings):
     settings.TEMPLATES = [{**engine, "DIRS": [*engine["DIRS"], toy.TEMPLATES]}]
     yield toy.register()
     toy.unregister()
+
+
+def test_a_toy_draft_starts_from_the_kinds_plan_template_and_takes_its_rubric_preset(toy_kind):
+    pi = UserFactory(username="toy-pi")
+    assert ("toy", "Toy completion study") in plan_template_choices()
+    assert plan_template_choices()[-1][0] == "generic"  # a kind's preset goes before it
+    draft = protocol_create(user=pi, code="TOY-2", title="Toy", template="toy").versions.get()
+    assert draft.pipeline == "toy"
+    seeded = draft.parameters.order_by("position").values_list("name", "value")
+    assert list(seeded) == [("seed", "11"), ("toy_minutes_limit", ""), ("repetitions", "")]
+    assert "toy" in rubric_template_codes()
+    rubric_apply_template(version=draft, template="toy")
+    document = rubric_document(draft)
+    assert (document["name"], document["template"]) == ("Completion check", "toy")
+    assert [(f["name"], f["kind"]) for f in document["fields"]] == [
+        ("completed", "binary"),
+        ("note", "quote"),
+    ]
+    assert "loss1_schema" not in document  # the toy's preset does not declare the schema
 
 
 def test_a_toy_kind_runs_from_draft_to_its_report(

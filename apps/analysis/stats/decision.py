@@ -249,7 +249,7 @@ def evaluate_decision_table(
             ``"equivalence_interval": (lo, hi)`` (the (1 − 2α) interval) for ``"within"``.
         parameters: frozen plan parameters that conditions name, e.g. ``{"epsilon": 0.05}``.
         table: the rules, as the frozen plan holds them (OPB-01's is the ``opb`` plan
-            template's ``decision_table`` in ``apps/protocols/plans.py``).
+            template's ``decision_table`` in ``apps/studies/opb/pipeline.py``).
         criterion: the plan's criterion for ``>``/``<``: ``"interval"`` (bound beyond the
             value) or ``"point"`` (point estimate beyond the value).
 

@@ -1,5 +1,6 @@
 """Writes of a draft version's rubric: apply a template, create one from fields, edit fields."""
 
+import copy
 from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -22,7 +23,7 @@ from apps.raters.models import (
     RubricText,
     ScoredBy,
 )
-from apps.raters.rubric_templates import RUBRIC_TEMPLATES
+from apps.raters.rubric_templates import rubric_template, rubric_template_codes
 from apps.raters.selectors import rubric_document
 
 FIELD_ATTRIBUTES = (
@@ -266,23 +267,21 @@ def rubric_create(
 
 @transaction.atomic
 def rubric_apply_template(*, version: ProtocolVersion, template: str) -> Rubric:
-    """Replace the draft version's rubric with the built-in ``template`` (``opb``, ``xstest``,
-    ``fidelity``)."""
-    spec = RUBRIC_TEMPLATES.get(template)
-    if spec is None:
+    """Replace the draft version's rubric with the preset ``template`` a study kind registers
+    (``apps.raters.rubric_templates``: ``opb``, ``xstest``, ``fidelity``, …). Raises
+    ValidationError on ``template`` naming the registered codes when none has that code."""
+    preset = rubric_template(template)
+    if preset is None:
         raise ValidationError(
-            {
-                "template": [
-                    f"no rubric template {template!r}; use one of {sorted(RUBRIC_TEMPLATES)}"
-                ]
-            }
+            {"template": [f"no rubric template {template!r}; use one of {rubric_template_codes()}"]}
         )
     return rubric_create(
         version=version,
-        name=spec["name"],
-        instructions=spec["instructions"],
+        name=preset.name,
+        instructions=preset.instructions,
         template=template,
-        fields=spec["fields"],
+        # A copy: the preset's dicts are shared by every rubric made from it.
+        fields=copy.deepcopy(list(preset.fields)),
     )
 
 

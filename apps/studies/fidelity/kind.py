@@ -1,12 +1,14 @@
-"""Injection fidelity (seed 003), declared once: its pipeline, report, plot, the rules of its
-judged signals (the raters' ``signals`` fields), its judge import, demo and design-diagnosis
-world."""
+"""Injection fidelity (seed 003), declared once: its pipeline (with its plan template), rubric
+preset, report, plot, the rules of its judged signals (the raters' ``signals`` fields), its judge
+import, demo and design-diagnosis world."""
 
 from apps.analysis.pipelines import register_study_kind
 from apps.raters.judged import JudgedSignals, register_judged_signals
+from apps.raters.rubric_templates import register_rubric_template
 from apps.studies.fidelity import pipeline, verdicts
 from apps.studies.fidelity.judge_import import fidelity_judge_import, judged_by_scorer
 from apps.studies.fidelity.plots import PLOTS
+from apps.studies.fidelity.rubric import RUBRIC
 from apps.studies.fidelity.world import WORLD
 
 KIND = register_study_kind(
@@ -25,3 +27,4 @@ register_judged_signals(
         judge_import=fidelity_judge_import,
     )
 )
+register_rubric_template(RUBRIC)

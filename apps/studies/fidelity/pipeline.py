@@ -267,7 +267,7 @@ def collect(version: ProtocolVersion) -> dict[str, Any]:
 
 
 def _verdict_fields(fields: list[dict[str, Any]]) -> dict[str, str]:
-    # The fidelity rubric template's names (apps.raters.rubric_templates.fidelity_fields); the
+    # The fidelity rubric preset's names (apps.studies.fidelity.rubric.fidelity_fields); the
     # raw reads carry names and kinds only, as for every pipeline.
     wanted = {
         "fidelity": "fidelity",

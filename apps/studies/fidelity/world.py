@@ -54,7 +54,7 @@ from apps.analysis.diagnosis.world import (
 from apps.studies.fidelity.pipeline import AXES
 
 POOLED = "all evaluands"
-# The verdict fields of the fidelity rubric template (apps.raters.rubric_templates).
+# The verdict fields of the fidelity rubric preset (apps.studies.fidelity.rubric).
 FIELDS = {"fidelity": "fidelity", "loss1": "loss1", "drift": "drift_flag"}
 
 

@@ -44,16 +44,23 @@ from apps.analysis.stats.proportions import METHOD, RATE_MIN_CLUSTERS_FLOOR, lab
 from apps.analysis.stats.reliability import Level, krippendorff_alpha, reliability_matrix
 from apps.protocols.models import ProtocolVersion
 from apps.protocols.plans import (
+    AUDIT_COUNT,
+    AUDIT_FRACTION,
     BOOTSTRAP_REPLICATES,
     EXCLUSION_REASONS,
     INTERVAL_COVERAGE,
     INTERVAL_METHOD,
     MIN_CLUSTERS,
+    REPETITIONS,
+    RESERVATION_MINUTES,
+    SCORES_PER_RESPONSE,
     SEED,
     EstimateSpec,
     PipelineDeclaration,
+    PlanTemplate,
     ReportSection,
     agreement_parameters,
+    register_plan_template,
 )
 
 KIND = "xstest"
@@ -346,3 +353,37 @@ def estimates_of(result: dict[str, Any]) -> dict[str, list[EstimateValue]]:
             else EstimateValue(None, str(alpha.get("note") or "no α could be computed"))
         ],
     }
+
+
+XSTEST = register_plan_template(
+    PlanTemplate(
+        code="xstest",
+        title="XSTest-style refusal study",
+        pipeline="xstest",
+        parameters=(
+            SCORES_PER_RESPONSE,
+            "seed",
+            "interval_method",
+            "interval_coverage",
+            "min_clusters",
+            "bootstrap_replicates",
+            "agreement_statistic",
+            "agreement_minimum",
+            RESERVATION_MINUTES,
+            AUDIT_COUNT,
+            AUDIT_FRACTION,
+            replace(REPETITIONS, default="1"),
+        ),
+        # A new draft holds these empty, as before the pipeline declared what it reads unset.
+        defaults=dict.fromkeys(
+            ("interval_method", "interval_coverage", "bootstrap_replicates", "agreement_statistic"),
+            "",
+        ),
+        reviewer_scored=True,
+        outlines={
+            "hypotheses": "### Refusal rates\n\n### Over-refusal on safe prompts\n",
+            "design": "### Prompts (safe and unsafe contrasts)\n\n### Models\n\n### Labels\n",
+            "analysis": "### Rates and intervals\n\n### Agreement\n",
+        },
+    )
+)

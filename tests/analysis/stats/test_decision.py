@@ -11,7 +11,7 @@ from apps.analysis.stats.decision import (
     validate_decision_table,
 )
 from apps.core.canonical import canonical_json
-from apps.protocols.plans import OPB
+from apps.studies.opb.pipeline import OPB
 
 # OPB-01 §8 as the opb plan template freezes it into every OPB-style plan.
 OPB01_DECISION_TABLE = OPB.decision_table

@@ -1,5 +1,5 @@
-"""The toy kind's one declaration: its plan, pipeline, report section, plot, gate check,
-frozen-document part, import check and the record terms it reads.
+"""The toy kind's one declaration: its plan template, rubric preset, pipeline, report section,
+plot, gate check, frozen-document part, import check and the record terms it reads.
 
 ``register()`` plugs it in as ``apps/studies/<kind>/kind.py`` does at start-up (a test calls it,
 ``unregister()`` takes it out again); nothing outside this package names it.
@@ -37,6 +37,11 @@ from apps.protocols.plans import (
     ReportSection,
     register_plan_template,
     version_pipeline,
+)
+from apps.raters.rubric_templates import (
+    RubricTemplate,
+    register_rubric_template,
+    unregister_rubric_template,
 )
 from apps.responses.formats import ImportProblem
 from apps.responses.models import RosterEntry
@@ -229,13 +234,26 @@ PLAN = PlanTemplate(
     defaults={"seed": "11"},
 )
 
+# A reviewer's check of an attempt's recorded outcome: the toy's preset for a PI who has it scored.
+RUBRIC = RubricTemplate(
+    code=KIND,
+    name="Completion check",
+    instructions="Say whether the response completes the task its item sets.",
+    fields=(
+        {"name": "completed", "label": "Completed", "kind": "binary", "disagreement": "exact"},
+        {"name": "note", "label": "Why not", "kind": "quote", "required": False},
+    ),
+)
+
 
 def register() -> Pipeline:
     pipeline = register_pipeline(PIPELINE)
     register_plan_template(PLAN)
+    register_rubric_template(RUBRIC)
     return pipeline
 
 
 def unregister() -> None:
     unregister_pipeline(KIND)
     PLAN_TEMPLATES.pop(KIND, None)
+    unregister_rubric_template(KIND)

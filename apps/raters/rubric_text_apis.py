@@ -1,5 +1,9 @@
-"""The rubric text's API (seed 003), keyed by protocol code and version label: set it on a
-draft, publish it once frozen. The text itself is read at ``/api/v1/blob/<sha256>``."""
+"""The rubric text's API, keyed by protocol code and version label: set a draft version's
+rubric text, publish it once frozen. The text itself is read at ``/api/v1/blob/<sha256>``.
+
+Any rubric may have a text (``apps.raters.services.rubric_text``); seed 003's injection-fidelity
+rubric was the first to need one, whence the module's old name, ``fidelity_apis``.
+"""
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
