@@ -31,8 +31,7 @@ from pathlib import Path
 
 import django
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import betainc, expit, logit
+from scipy.special import expit, logit
 from scipy.stats import beta as beta_distribution
 from scipy.stats import norm
 from scipy.stats import t as t_distribution
@@ -52,6 +51,7 @@ from apps.analysis.stats.bounded_means import (  # noqa: E402
 from apps.analysis.stats.proportions import (  # noqa: E402
     beta_binomial_interval,
     korn_graubard_interval,
+    mid_p_interval,
 )
 from tests.calibration import designs  # noqa: E402
 
@@ -115,20 +115,9 @@ def jeffreys_at(rate: float, n_eff: float, confidence: float) -> tuple[float, fl
 
 
 def mid_p_at(rate: float, n_eff: float, confidence: float) -> tuple[float, float]:
-    """The mid-p Clopper–Pearson interval (Lancaster 1961, JASA 56(294); Agresti & Gottard
-    2007) at n* trials, x* = rate·n* (the binomial tails as regularised incomplete betas, so
-    x* and n* need not be whole)."""
-    tail = (1.0 - confidence) / 2.0
-    x, n = rate * n_eff, n_eff
-
-    def upper_tail(p: float) -> float:  # mid-p P(X >= x)
-        at_least = 1.0 if x <= 0 else float(betainc(x, n - x + 1, p))
-        above = 0.0 if x >= n else float(betainc(x + 1, n - x, p))
-        return 0.5 * (at_least + above)
-
-    lower = 0.0 if x <= 0 else brentq(lambda p: upper_tail(p) - tail, 1e-15, rate)
-    upper = 1.0 if x >= n else brentq(lambda p: 1.0 - upper_tail(p) - tail, rate, 1 - 1e-15)
-    return lower, upper
+    """The mid-p Clopper–Pearson interval at n* trials, x* = rate·n*: the product's
+    ``stats.proportions.mid_p_interval`` (Lancaster 1961; Agresti & Gottard 2007)."""
+    return mid_p_interval(rate * n_eff, n_eff, confidence=confidence)
 
 
 def logit_bootstrap_t(

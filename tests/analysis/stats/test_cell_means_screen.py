@@ -4,8 +4,6 @@ beta-binomial on χ²₁ come from these functions (issue #36 §1)."""
 
 import numpy as np
 import pytest
-from scipy.optimize import brentq
-from scipy.stats import binom
 from statsmodels.stats.proportion import proportion_confint
 
 from tests.calibration.screen_cell_means import jeffreys_at, mid_p_at, wilson_at
@@ -22,21 +20,6 @@ def test_wilson_and_jeffreys_at_whole_counts_are_statsmodels(x, n):
     low, high = proportion_confint(x, n, alpha=0.05, method="jeffreys")
     expected = (0.0 if x == 0 else low, 1.0 if x == n else high)
     assert jeffreys_at(x / n, n, 0.95) == pytest.approx(expected, abs=1e-12)
-
-
-@pytest.mark.parametrize(("x", "n"), CASES)
-def test_mid_p_at_whole_counts_solves_the_binomial_mid_p_tails(x, n):
-    # Lancaster's mid-p: P(X > x) + ½P(X = x) = α/2 at the lower limit, P(X < x) + ½P(X = x) =
-    # α/2 at the upper, by scipy.stats.binom sums (an independent path to the incomplete betas).
-    def above(p):
-        return binom.sf(x, n, p) + 0.5 * binom.pmf(x, n, p) - 0.025
-
-    def below(p):
-        return binom.cdf(x - 1, n, p) + 0.5 * binom.pmf(x, n, p) - 0.025
-
-    low = 0.0 if x == 0 else brentq(above, 1e-12, x / n, xtol=1e-14)
-    high = 1.0 if x == n else brentq(below, x / n, 1 - 1e-12, xtol=1e-14)
-    assert mid_p_at(x / n, n, 0.95) == pytest.approx((low, high), abs=1e-7)
 
 
 def test_mid_p_for_no_event_has_its_closed_form():
