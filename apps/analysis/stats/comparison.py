@@ -74,6 +74,9 @@ DIFFERENCE_MIN_CLUSTERS_FLOOR = 10
 CLUSTERED = "OLS with CR2 cluster-robust standard errors, Bell–McCaffrey t"
 NEWCOMBE = "Newcombe hybrid score (method 10), unclustered"
 LOG_RATIO = "log ratio, delta method with CR2 covariance, Bell–McCaffrey t"
+# Added to a method's name where the clusters are nested in the conditions: its degrees of
+# freedom come from the random-effects working model (module docstring).
+RANDOM_EFFECTS_DF = " (degrees of freedom under the random-effects working model)"
 KATZ = "Katz log interval, unclustered"
 NO_VARIATION = "no variation: every observation of the compared conditions is alike"
 
@@ -278,17 +281,18 @@ def clustered_difference(
     if not (marks == 1).any() or not (marks == 0).any():
         raise ValueError("both conditions need at least one observation")
     estimate = float(values[marks == 1].mean() - values[marks == 0].mean())
+    nested = _nested(marks, codes)
     base: dict[str, Any] = {
         "n": int(values.size),
         "n_clusters": g,
         "confidence": confidence,
-        "method": CLUSTERED,
+        "method": CLUSTERED + (RANDOM_EFFECTS_DF if nested else ""),
     }
     why = _too_few(marks, codes, max(min_clusters, DIFFERENCE_MIN_CLUSTERS_FLOOR))
     if why:
         return Comparison(estimate, None, None, None, note=why, **base)
     fit = _fit(np.column_stack([np.ones_like(values), marks]), values, codes)
-    _, se, df = fit.contrast([0.0, 1.0], random_effects=_nested(marks, codes))
+    _, se, df = fit.contrast([0.0, 1.0], random_effects=nested)
     if not se > 1e-12:
         return Comparison(estimate, None, 0.0, df, note=NO_VARIATION, **base)
     return Comparison(estimate, _t_interval(estimate, se, df, confidence), se, df, **base)
@@ -397,13 +401,15 @@ def clustered_rate_ratio(
             x1, n1, x0, n0, method="log", compare="ratio", alpha=1 - confidence
         )
         return Comparison(p1 / p0, (float(lo), float(hi)), None, None, method=KATZ, **base)
+    nested = _nested(marks, codes)
+    method = LOG_RATIO + (RANDOM_EFFECTS_DF if nested else "")
     why = _too_few(marks, codes, max(min_clusters, DIFFERENCE_MIN_CLUSTERS_FLOOR))
     if why:
-        return Comparison(estimate, None, None, None, method=LOG_RATIO, note=why, **base)
+        return Comparison(estimate, None, None, None, method=method, note=why, **base)
     # The delta method's gradient of log p_B − log p_A on the cell-means coefficients (p_A, p_B).
     fit = _fit(np.column_stack([1 - marks, marks]), values, codes)
-    _, se, df = fit.contrast([-1.0 / p0, 1.0 / p1], random_effects=_nested(marks, codes))
+    _, se, df = fit.contrast([-1.0 / p0, 1.0 / p1], random_effects=nested)
     if not se > 1e-12:
-        return Comparison(estimate, None, 0.0, df, method=LOG_RATIO, note=NO_VARIATION, **base)
+        return Comparison(estimate, None, 0.0, df, method=method, note=NO_VARIATION, **base)
     lo, hi = _t_interval(math.log(p1 / p0), se, df, confidence)
-    return Comparison(estimate, (math.exp(lo), math.exp(hi)), se, df, method=LOG_RATIO, **base)
+    return Comparison(estimate, (math.exp(lo), math.exp(hi)), se, df, method=method, **base)

@@ -581,7 +581,8 @@ def compute(
             "differences": (
                 f"rates: {NEWCOMBE}; means: {CLUSTERED}"
                 if cluster == "none"
-                else f"{cluster}-clustered {CLUSTERED}"
+                else f"{cluster}-clustered {CLUSTERED}; where the clusters are nested in the "
+                "conditions, its degrees of freedom under the random-effects working model"
             ),
         },
         "levels": levels,

@@ -103,6 +103,9 @@ def test_a_nested_design_with_cluster_effects_gets_fewer_degrees_of_freedom_and_
     marks = (codes % 2).astype(float)
     y = 0.5 * marks + rng.normal(0, 1.0, k)[codes] + rng.normal(0, 0.5, codes.size)
     result = clustered_difference(y, marks, codes)
+    assert result.method.endswith("(degrees of freedom under the random-effects working model)")
+    crossed = clustered_difference(y, rng.integers(0, 2, size=y.size), codes)
+    assert "random-effects" not in crossed.method
     fit = _fit(np.column_stack([np.ones_like(y), marks]), y, codes)
     _, se, df_identity = fit.contrast([0.0, 1.0])
     assert result.df < df_identity
