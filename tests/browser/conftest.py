@@ -26,6 +26,9 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 375, "height": 800}
+# A screenshot is an artifact, not a check: a long page's full-page capture took over the
+# default 30 s on two cores busy with the calibration suite (CI, 6 December), so it gets longer.
+SCREENSHOT_TIMEOUT_MS = 120_000
 
 
 @pytest.fixture
@@ -105,7 +108,7 @@ class Journey:
         """Save ``NN-name.png`` and check the page's accessibility basics (fails the test)."""
         self.count += 1
         path = self.folder / f"{self.count:02d}-{name}.png"
-        self.page.screenshot(path=str(path), full_page=True)
+        self.page.screenshot(path=str(path), full_page=True, timeout=SCREENSHOT_TIMEOUT_MS)
         self.check_accessibility()
         return path
 
@@ -120,7 +123,9 @@ class Journey:
             size = PHONE if phone else (self.page.viewport_size or DESKTOP)
             height = 760 if size["width"] >= DESKTOP["width"] else size["height"]
             clip = {"x": 0, "y": 0, "width": size["width"], "height": height}
-            self.page.screenshot(path=str(Path(folder) / f"{name}.png"), clip=clip)
+            self.page.screenshot(
+                path=str(Path(folder) / f"{name}.png"), clip=clip, timeout=SCREENSHOT_TIMEOUT_MS
+            )
 
     def check_accessibility(self) -> None:
         problems = accessibility_problems(self.page)
@@ -147,6 +152,8 @@ def journey(request, chromium, live_server):
     tab = Journey(browser=chromium, base_url=live_server.url, name=name)
     yield tab
     if getattr(request.node, "journey_failed", False):
-        tab.page.screenshot(path=str(tab.folder / "failed.png"), full_page=True)
+        tab.page.screenshot(
+            path=str(tab.folder / "failed.png"), full_page=True, timeout=SCREENSHOT_TIMEOUT_MS
+        )
         (tab.folder / "failed.html").write_text(tab.page.content())
     tab.close()
