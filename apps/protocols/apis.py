@@ -67,6 +67,11 @@ class Conflict(APIException):
     default_code = "conflict"
 
 
+def _version(request, code: str, label: str, roles) -> ProtocolVersion:
+    # The version the route names, for a user holding one of ``roles`` (404 otherwise).
+    return get_version_by_label_for(user=request.user, code=code, label=label, roles=roles)
+
+
 def _in_state(service, **kwargs):
     try:
         return service(**kwargs)
@@ -398,9 +403,7 @@ class VersionDetailApi(APIView):
 
     @extend_schema(responses=VersionSerializer)
     def get(self, request, code: str, label: str):
-        version = get_version_by_label_for(
-            user=request.user, code=code, label=label, roles=READ_ROLES
-        )
+        version = _version(request, code, label, READ_ROLES)
         integrity = version_integrity_verify(version=version, use_cache=True)
         return Response(
             VersionSerializer({**_full(version), "integrity": integrity.as_dict()}).data
@@ -411,9 +414,7 @@ class VersionDetailApi(APIView):
         responses={200: VersionSerializer, 409: OpenApiResponse(description="not a draft")},
     )
     def patch(self, request, code: str, label: str):
-        version = get_version_by_label_for(
-            user=request.user, code=code, label=label, roles=EDIT_ROLES
-        )
+        version = _version(request, code, label, EDIT_ROLES)
         data = validated(self.InputSerializer, request.data)
         version = _in_state(services.version_update, version=version, user=request.user, **data)
         return Response(VersionSerializer(_full(version)).data)
@@ -435,9 +436,7 @@ class VersionGateApi(APIView):
 
     @extend_schema(responses=GateSerializer)
     def get(self, request, code: str, label: str):
-        version = get_version_by_label_for(
-            user=request.user, code=code, label=label, roles=READ_ROLES
-        )
+        version = _version(request, code, label, READ_ROLES)
         found = version_gate(version=version)
         problems = [p.as_dict() for p in found]
         notes = version_gate_notes(version=version, problems=found)
@@ -468,9 +467,7 @@ class VersionFreezeApi(APIView):
         },
     )
     def post(self, request, code: str, label: str):
-        version = get_version_by_label_for(
-            user=request.user, code=code, label=label, roles=PI_ROLES
-        )
+        version = _version(request, code, label, PI_ROLES)
         try:
             version = _in_state(services.version_freeze, version=version, user=request.user)
         except services.FreezeRefused as refusal:
@@ -497,9 +494,7 @@ class VersionAmendApi(APIView):
         responses={201: VersionSerializer, 409: OpenApiResponse(description="has a successor")},
     )
     def post(self, request, code: str, label: str):
-        version = get_version_by_label_for(
-            user=request.user, code=code, label=label, roles=PI_ROLES
-        )
+        version = _version(request, code, label, PI_ROLES)
         params = validated(self.InputSerializer, request.data)
         new = _in_state(
             services.version_amend,
@@ -522,9 +517,7 @@ class VersionWithdrawApi(APIView):
         responses={200: VersionSerializer, 409: OpenApiResponse(description="not withdrawable")},
     )
     def post(self, request, code: str, label: str):
-        version = get_version_by_label_for(
-            user=request.user, code=code, label=label, roles=PI_ROLES
-        )
+        version = _version(request, code, label, PI_ROLES)
         data = validated(self.InputSerializer, request.data)
         _in_state(
             services.version_withdraw,
@@ -587,9 +580,7 @@ class VersionDepositApi(APIView):
 
     @extend_schema(responses={200: DepositSerializer, 404: OpenApiResponse(description="none")})
     def get(self, request, code: str, label: str):
-        version = get_version_by_label_for(
-            user=request.user, code=code, label=label, roles=READ_ROLES
-        )
+        version = _version(request, code, label, READ_ROLES)
         deposit = Deposit.objects.filter(version=version).select_related("blob", "version").first()
         if deposit is None:
             raise NotFound(f"v{version.label} is not a deposited version.")
@@ -603,9 +594,7 @@ class VersionDepositApi(APIView):
         },
     )
     def post(self, request, code: str, label: str):
-        version = get_version_by_label_for(
-            user=request.user, code=code, label=label, roles=PI_ROLES
-        )
+        version = _version(request, code, label, PI_ROLES)
         data = validated(self.InputSerializer, request.data)
         content, media_type = deposit_text_read(pasted=data["text"], upload=data["file"])
         deposit = _in_state(
@@ -828,9 +817,7 @@ class VersionCatalogueApi(APIView):
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, code: str, label: str):
-        version = get_version_by_label_for(
-            user=request.user, code=code, label=label, roles=READ_ROLES
-        )
+        version = _version(request, code, label, READ_ROLES)
         declaration = pipeline_declaration(version_pipeline(version) or "")
         if declaration is None:
             raise NotFound(f"The plan of v{version.label} names no analysis pipeline yet.")
