@@ -208,7 +208,9 @@ class DraftForm(forms.Form):
                         # The status says "Saving…" while the request (and the gate) runs.
                         "hx-indicator": "#save-status",
                         "hx-swap": "outerHTML",
-                        "hx-sync": "closest form:queue last",
+                        # Each field saves its own value alone: a save dropped from the
+                        # queue would be an edit lost. So every save waits its turn, in order.
+                        "hx-sync": "closest form:queue all",
                     }
                 )
             field.widget.attrs["aria-describedby"] = f"{name}_help error-{name}"

@@ -69,3 +69,60 @@ def test_the_pi_types_the_margin_and_the_freeze_unlocks(live_server, protocol, d
     assert frozen.parameters.get(name="epsilon").value == "0.1"
     assert frozen.hypotheses == "**Rising** F_att"
     assert frozen.sha256 in html
+
+
+def test_edits_to_several_fields_while_a_save_is_in_flight_are_all_saved(
+    live_server, protocol, draft
+):
+    """Each field autosaves its own value alone, so a save dropped from the queue is an edit
+    lost. A PI on a slow link tabs through four parameters while each save takes a second to
+    answer: all four reach the draft, and the status says "Saving…" until the last has.
+    (With hx-sync "queue last", two of the four were lost.)"""
+    from playwright.sync_api import sync_playwright
+
+    pi = MembershipFactory(protocol=protocol, role="pi").user
+    version_update(version=draft, user=pi, sections=OPB_SECTIONS, parameters=OPB_VALUES)
+    typed = {
+        "n_per_cell": "7",
+        "n_per_surface_min": "31",
+        "bootstrap_replicates": "2500",
+        "agreement_minimum": "0.7",
+    }
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.set_default_timeout(20_000)
+        page.goto(f"{live_server.url}/login/")
+        page.fill("#id_username", pi.username)
+        page.fill("#id_password", "pass-for-tests")
+        page.click("main button[type=submit]")
+        page.goto(f"{live_server.url}/protocols/OPB-T/v/1.0/edit/")
+
+        sent: list[str] = []
+        page.on(
+            "request",
+            lambda request: "/autosave/" in request.url and sent.append(request.post_data or ""),
+        )
+        # A second of latency on every request from here on, as Chromium's throttling gives it.
+        cdp = page.context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        cdp.send(
+            "Network.emulateNetworkConditions",
+            {"offline": False, "latency": 1_000, "downloadThroughput": -1, "uploadThroughput": -1},
+        )
+        for name, value in typed.items():
+            field = page.locator(f"#param-{name}")
+            field.fill("")
+            field.press_sequentially(value, delay=60)
+            field.press("Tab")
+        # Saves are still queued behind the one in flight: the status must not say "Saved".
+        assert page.locator("#save-status .saving").is_visible()
+        assert not page.locator("#save-status .saved").is_visible()
+        page.wait_for_timeout(900)  # the last field's typing delay (800 ms) runs out
+        page.locator("form.edit-form[data-pending-saves='0']").wait_for(timeout=30_000)
+        page.locator("#save-status").filter(has_text="Saved at").wait_for()
+        browser.close()
+
+    saved = {p.name: p.value for p in ProtocolVersion.objects.get(pk=draft.pk).parameters.all()}
+    assert {name: saved[name] for name in typed} == typed, sent
