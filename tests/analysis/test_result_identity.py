@@ -23,7 +23,7 @@ import pytest
 
 from apps.analysis.models import RunState
 from apps.core.canonical import canonical_json
-from tests.factories import opb_study, xstest_study
+from tests.factories import comparison_study, opb_study, xstest_study
 
 pytestmark = pytest.mark.django_db
 
@@ -90,6 +90,10 @@ OPB_RESULT_SHA256 = "03940aba027e69fac258b853590b4ab24ce1d6431e5af649e0d36c0eabb
 # every figure is equal. Re-pinned on branch pins for revision 2 of the frozen document (above):
 # only "protocol.sha256" differs from main's document (406880a9…, now d620a932…).
 XSTEST_RESULT_SHA256 = "d620a932924f8c4a60f9f0a884e6ce7f43cf55b7a98b58c0a0292f2befb80a3e"
+# The general comparison pipeline (issue #34), first pinned on 6 December 2026 (stop 46), after
+# its nested designs took their degrees of freedom from the random-effects working model
+# (``stats.comparison``): items nested in two conditions, refusals varying within items too.
+COMPARISON_RESULT_SHA256 = "8a6c5607d101c567c26fe9c6d454ae53fb2399b66dca4c41cf008a82441ffa74"
 
 
 def _rounded(value):
@@ -132,3 +136,18 @@ def test_the_xstest_results_figures_are_unchanged(shared_data, run_now):
     study = xstest_study(folder, replicates="1000")
     run = run_now(study.version, study.pi)
     assert figures_sha256(run) == XSTEST_RESULT_SHA256, run.result_id
+
+
+def _comparison_refusal(item: str, evaluand: str, repetition: int) -> bool:
+    """Warned prompts 1–9 of 12 refused, plain 1–3, each fourth prompt's second repetition the
+    other way round, and model beta refusing warned prompt 10 too."""
+    condition, number = item.rsplit("-", 1)
+    refused = int(number) <= (9 if condition == "warned" else 3)
+    refused |= evaluand == "beta" and item == "warned-10"
+    return refused != (repetition == 2 and int(number) % 4 == 0)
+
+
+def test_the_comparison_results_figures_are_unchanged(run_now):
+    version = comparison_study(code="CMP-PIN", refusal=_comparison_refusal, repetitions=2)
+    run = run_now(version, version.created_by)
+    assert figures_sha256(run) == COMPARISON_RESULT_SHA256, run.result_id
