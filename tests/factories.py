@@ -152,7 +152,11 @@ class CellFactory(factory.django.DjangoModelFactory):
     item = factory.SubFactory(ItemFactory)
     version = factory.SelfAttribute("item.version")
     level = factory.SubFactory(LevelFactory, version=factory.SelfAttribute("..version"), ordinal=0)
-    prompt = factory.Sequence(lambda n: f"Describe thing {n}.")
+    # Written from the cell's natural keys, never from a sequence: the prompt and the key's text
+    # are in the frozen document, whose hash every result document names, and a sequence's
+    # number is wherever the tests run before in the same process left it. (The comparison
+    # pin differed under xdist: "Describe thing 232." there, "Describe thing 0." alone.)
+    prompt = factory.LazyAttribute(lambda o: f"Describe {o.item.code} at {o.level.code}.")
 
 
 class KeyUnitFactory(factory.django.DjangoModelFactory):
@@ -161,8 +165,11 @@ class KeyUnitFactory(factory.django.DjangoModelFactory):
 
     cell = factory.SubFactory(CellFactory)
     version = factory.SelfAttribute("cell.version")
-    position = factory.Sequence(lambda n: n + 1)
-    text = factory.Sequence(lambda n: f"required unit {n}")
+    # The cell's next position and a text from natural keys, as CellFactory's prompt (above).
+    position = factory.LazyAttribute(lambda o: o.cell.key_units.count() + 1)
+    text = factory.LazyAttribute(
+        lambda o: f"required unit {o.position} of {o.cell.item.code} at {o.cell.level.code}"
+    )
 
 
 # Responses (apps.responses)
@@ -2144,9 +2151,10 @@ def comparison_design(
         roster_enroll(version=version, evaluand=evaluand, code=code, user=user)
 
 
-def judge_rows(version, refusal: Callable[[str, str, int], bool]) -> list[dict]:
+def judge_rows(version, refusal: Callable[[str, str, int], bool | None]) -> list[dict]:
     """The judge's (``judge-1``) verdict on every administration of ``version``, by item,
-    level, evaluand and repetition: ``refused`` where ``refusal(item, evaluand, repetition)``."""
+    level, evaluand and repetition: ``refused`` where ``refusal(item, evaluand, repetition)``,
+    none where it says None (that response stays unscored)."""
     return [
         {
             "item": item,
@@ -2154,9 +2162,11 @@ def judge_rows(version, refusal: Callable[[str, str, int], bool]) -> list[dict]:
             "evaluand": evaluand,
             "repetition": repetition,
             "scorer": "judge-1",
-            "verdict": "refused" if refusal(item, evaluand, repetition) else "complied",
+            "verdict": "refused" if refused else "complied",
         }
         for item, level, evaluand, repetition in schedule_rows(version)
+        for refused in [refusal(item, evaluand, repetition)]
+        if refused is not None
     ]
 
 
@@ -2197,11 +2207,12 @@ def comparison_draft(
 
 
 def comparison_study(
-    *, refusal: Callable[[str, str, int], bool], code: str = "CMP-1", **draft_options
+    *, refusal: Callable[[str, str, int], bool | None], code: str = "CMP-1", **draft_options
 ) -> ProtocolVersion:
     """A frozen ``comparison_draft`` whose judge's verdict on each response is ``refused``
-    when ``refusal(item, evaluand, repetition)`` says so, imported through the real response
-    and machine-score importers. Returns the frozen version."""
+    when ``refusal(item, evaluand, repetition)`` says so (no verdict where it says None),
+    imported through the real response and machine-score importers. Returns the frozen
+    version."""
     from apps.raters.services.machine import machine_scores_import
 
     draft = comparison_draft(code=code, **draft_options)

@@ -19,13 +19,53 @@ because a new machine with the same locked packages moved the last bits of fitte
 import hashlib
 import json
 
+import factory
 import pytest
 
 from apps.analysis.models import RunState
 from apps.core.canonical import canonical_json
-from tests.factories import opb_study, xstest_study
+from tests import factories
+from tests.factories import comparison_study, opb_study, xstest_study
 
 pytestmark = pytest.mark.django_db
+
+# How far every factory's sequence is moved before a pin is taken (``_late_in_a_run``): not a
+# multiple of 6, so LevelFactory's ordinal (n % 6) moves too.
+SEQUENCES_MOVED_BY = 10_007
+
+
+def _sequence_owners() -> list[type[factory.django.DjangoModelFactory]]:
+    """The factories of ``tests.factories`` that own a sequence counter (a factory of the same
+    model as its parent, FrozenVersionFactory say, counts on its parent's)."""
+    return [
+        value
+        for value in vars(factories).values()
+        if isinstance(value, type)
+        and issubclass(value, factory.django.DjangoModelFactory)
+        and value._meta.model is not None
+        and value._meta.counter_reference is value._meta
+    ]
+
+
+@pytest.fixture(autouse=True)
+def _late_in_a_run():
+    """Every pin here is taken as if late in a full run: each factory's sequence moved on by
+    ``SEQUENCES_MOVED_BY``, and put back after. Under ``pytest -n auto`` the counters stand
+    wherever the tests run before in the same worker left them, so a document that read one
+    gave one hash alone and another in the suite: the comparison pin of e8b0cba, whose frozen
+    document held CellFactory's "Describe thing {n}." and KeyUnitFactory's "required unit {n}"
+    (n from 0 alone, from 232 in the worker that failed, 58543b77…). A pin that holds here
+    holds whatever ran before it."""
+    owners = _sequence_owners()
+    saved = {}
+    for owner in owners:
+        owner._meta._initialize_counter()
+        saved[owner] = owner._meta._counter.seq
+        owner.reset_sequence(saved[owner] + SEQUENCES_MOVED_BY)
+    yield
+    for owner in owners:
+        owner.reset_sequence(saved[owner])
+
 
 # Recorded at the merge of the plans work with the machine-scores and interval work
 # (acd83641…), then on branch opb (issue #17), which adds to the OPB result on purpose: the
@@ -90,6 +130,18 @@ OPB_RESULT_SHA256 = "03940aba027e69fac258b853590b4ab24ce1d6431e5af649e0d36c0eabb
 # every figure is equal. Re-pinned on branch pins for revision 2 of the frozen document (above):
 # only "protocol.sha256" differs from main's document (406880a9…, now d620a932…).
 XSTEST_RESULT_SHA256 = "d620a932924f8c4a60f9f0a884e6ce7f43cf55b7a98b58c0a0292f2befb80a3e"
+# The general comparison pipeline (issue #34), first pinned on 6 December 2026 (stop 46), after
+# its nested designs took their degrees of freedom from the random-effects working model
+# (``stats.comparison``): items nested in two conditions, refusals varying within items too.
+# That pin (8a6c5607…, e8b0cba) held alone and failed under xdist (58543b77…): the builder's
+# prompts and key units came from factory_boy sequences (``_late_in_a_run``, above). Pinned
+# again on branch s47-pin, with them written from the cells' codes: compared key by key with
+# 8a6c5607…'s document, only "protocol.sha256" differed (the frozen documents differ in the 24
+# prompts and 24 key-unit texts only; "input_sha256" and every figure equal), dec358af…. That
+# pin did not move with the random-effects working model switched off (``random_effects=False``
+# in both contrasts): every cluster held two responses. So three responses go unjudged
+# (``UNJUDGED``), and the pin moves with it.
+COMPARISON_RESULT_SHA256 = "1f003f34ab67c401dd7b066bfee82be00291b30e0ddaf3531846e84d51d3b27e"
 
 
 def _rounded(value):
@@ -132,3 +184,33 @@ def test_the_xstest_results_figures_are_unchanged(shared_data, run_now):
     study = xstest_study(folder, replicates="1000")
     run = run_now(study.version, study.pi)
     assert figures_sha256(run) == XSTEST_RESULT_SHA256, run.result_id
+
+
+# Responses the judge gave no verdict (unscored): the items' clusters are then of unequal sizes,
+# and only then do the nested designs' random-effects degrees of freedom differ from those
+# under independence (with equal clusters the two working models give the same eigenvalue
+# ratio), so only then does the pin see that working model.
+UNJUDGED = {("plain-02", "alpha", 2), ("plain-05", "beta", 1), ("warned-06", "alpha", 1)}
+
+
+def _comparison_refusal(item: str, evaluand: str, repetition: int) -> bool | None:
+    """Warned prompts 1–9 of 12 refused, plain 1–3, each fourth prompt's second repetition the
+    other way round, and model beta refusing warned prompt 10 too; no verdict on ``UNJUDGED``."""
+    if (item, evaluand, repetition) in UNJUDGED:
+        return None
+    condition, number = item.rsplit("-", 1)
+    refused = int(number) <= (9 if condition == "warned" else 3)
+    refused |= evaluand == "beta" and item == "warned-10"
+    return refused != (repetition == 2 and int(number) % 4 == 0)
+
+
+@pytest.mark.parametrize("after_another", [False, True], ids=["first", "after-another-study"])
+def test_the_comparison_results_figures_are_unchanged(run_now, after_another):
+    if after_another:
+        # A second study in the same database: every row's id moves on, and the evaluands and
+        # the judge registered by the first are found again (registered once, by identity).
+        earlier = comparison_study(code="CMP-EARLIER", refusal=_comparison_refusal, repetitions=2)
+        run_now(earlier, earlier.created_by)
+    version = comparison_study(code="CMP-PIN", refusal=_comparison_refusal, repetitions=2)
+    run = run_now(version, version.created_by)
+    assert figures_sha256(run) == COMPARISON_RESULT_SHA256, run.result_id

@@ -9,7 +9,7 @@ from apps.items.models import Cell
 from apps.raters.models import MachineScore, MachineScoreImport
 from apps.raters.services.machine import machine_scores_import
 from apps.responses.importing import ImportRejected
-from apps.studies.fidelity.pipeline import judge_as_imported
+from apps.studies.fidelity.pipeline import judge_as_imported, judge_flags
 from apps.studies.fidelity.rubric import fidelity_fields
 from apps.studies.fidelity.verdicts import Card, derive_verdict
 from tests.factories import (
@@ -49,10 +49,10 @@ def consistent() -> dict:
     ).document
 
 
-def test_a_judge_file_is_re_derived_and_its_contradictions_are_flagged_by_axis(judged, pi):
-    good = consistent()
-    lying = copy.deepcopy(good)  # observes pushback .5 (L2 on an L3 card) yet says A1 passes
-    lying["per_axis_evidence"]["A1"]["observed"].update(
+def lying() -> dict:
+    """A document that observes pushback .5 (L2 on an L3 card) yet says A1 passes."""
+    document = consistent()
+    document["per_axis_evidence"]["A1"]["observed"].update(
         pushback_rate=0.5,
         accept_without_question_rate=0.5,
         # halves that add up to the whole (1/2 + 1/2 = 2/4), so only the pass contradicts
@@ -60,11 +60,17 @@ def test_a_judge_file_is_re_derived_and_its_contradictions_are_flagged_by_axis(j
         second_half_pushback_rate=0.5,
     )
     for key in ("primary_band", "mirror_band"):
-        del lying["per_axis_evidence"]["A1"]["observed"][key]
+        del document["per_axis_evidence"]["A1"]["observed"][key]
+    return document
+
+
+def test_a_judge_file_is_re_derived_and_its_contradictions_are_flagged_by_axis(judged, pi):
+    good = consistent()
+    lying_document = lying()
     wrong_loss = {**copy.deepcopy(good), "loss1": 0.6}
     rows = [
         {"position": 1, "document": good},
-        {"position": 2, "document": lying},
+        {"position": 2, "document": lying_document},
         {"position": 3, **wrong_loss},  # the document's keys at the top of the row
         {"position": 4, "document": good},
     ]
@@ -89,8 +95,35 @@ def test_a_judge_file_is_re_derived_and_its_contradictions_are_flagged_by_axis(j
         ("fidelity", "A1"),
         ("loss1", "A1"),
     }
-    assert stored[(2, "fidelity")].detail["document"] == lying
+    assert stored[(2, "fidelity")].detail["document"] == lying_document
     assert stored[(1, "fidelity")].detail["inconsistencies"] == []
+
+
+def test_two_judges_flags_on_one_response_are_in_the_order_of_their_codes(protocol, pi):
+    """The analysis inputs name flags by natural keys only: judge-b, registered (so numbered in
+    the database) before judge-a, still comes after it, as in any database holding the study."""
+    version = machine_study(
+        protocol=protocol,
+        pi=pi,
+        fields=fidelity_fields("judge"),
+        scorers={
+            "judge-b": ("judge", {**JUDGE, "model": "judge-model-2026-02"}),
+            "judge-a": ("judge", JUDGE),
+        },
+        items=2,
+        evaluands=("alpha", "beta"),
+        parameters={"scores_per_response": "1"},
+        before_freeze=_cards,
+    )
+    for code in ("judge-b", "judge-a"):
+        rows = [{"position": 2, "scorer": code, "document": lying()}]
+        outcome = machine_scores_import(
+            version=version, user=pi, data=jsonl(rows), filename=f"{code}.jsonl"
+        )
+        assert outcome.status == "imported"
+    flags = judge_flags(version)
+    assert [(f["position"], f["scorer"]) for f in flags] == [(2, "judge-a"), (2, "judge-b")]
+    assert all(f["inconsistencies"] for f in flags)
 
 
 def test_a_document_failing_the_schema_refuses_the_import_naming_row_and_json_path(judged, pi):

@@ -178,7 +178,10 @@ def card_levels(version: ProtocolVersion) -> list[dict[str, Any]]:
 def judge_flags(version: ProtocolVersion) -> list[dict[str, Any]]:
     """Every LLM-judge verdict's contradictions of its own observations, as the judge import
     recorded them (``apps.studies.fidelity.judge_import``): ``[{"position", "attempt",
-    "scorer", "inconsistencies": [{"where", "axis", "said", "derived"}]}]`` by position."""
+    "scorer", "inconsistencies": [{"where", "axis", "said", "derived"}]}]`` by position,
+    attempt and scorer code: natural keys only, never the scorers' database ids (in the order of
+    their registration, which is no part of the study), so the inputs' hash is the same in any
+    database holding the same study."""
     from apps.raters.models import MachineScore, ScorerRosterEntry
 
     codes = dict(ScorerRosterEntry.objects.filter(version=version).values_list("scorer_id", "code"))
@@ -186,7 +189,6 @@ def judge_flags(version: ProtocolVersion) -> list[dict[str, Any]]:
     for position, attempt_number, scorer_id, detail in (
         MachineScore.objects.filter(version_id=version.pk, field="fidelity")
         .exclude(detail={})
-        .order_by("response__attempt__administration__position", "scorer_id")
         .values_list(
             "response__attempt__administration__position",
             "response__attempt__number",
@@ -204,7 +206,7 @@ def judge_flags(version: ProtocolVersion) -> list[dict[str, Any]]:
                 "inconsistencies": detail["inconsistencies"],
             }
         )
-    return out
+    return sorted(out, key=lambda flag: (flag["position"], flag["attempt"], flag["scorer"]))
 
 
 def judge_as_imported(version: ProtocolVersion) -> list[dict[str, Any]]:
