@@ -138,14 +138,12 @@ def amendments(*, protocol: Protocol) -> list[LogEntry]:
     whether outcome data had been seen (set by the system at the time). An amendment that
     froze a version not (yet) public is left out, like the version itself (``entry_is_public``,
     the rule the public log follows)."""
-    public_ids, public_hashes = _public_version_refs(protocol)
+    public = _public_version_refs(protocol)
     entries = LogEntry.objects.filter(protocol=protocol, kind=EntryKind.AMENDMENT).order_by("seq")
     return [
         entry
         for entry in entries
-        if entry_is_public(
-            kind=entry.kind, refs=entry.refs, public_ids=public_ids, public_hashes=public_hashes
-        )
+        if entry_is_public(kind=entry.kind, refs=entry.refs, public=public)
     ]
 
 
@@ -255,22 +253,50 @@ PUBLIC_ENTRY_KINDS = frozenset(
 )
 
 
-def _public_version_refs(protocol: Protocol) -> tuple[set[int], set[str]]:
-    public = public_versions().filter(protocol=protocol).values_list("pk", "sha256")
-    return {pk for pk, _ in public}, {sha for _, sha in public if sha}
+@dataclass(frozen=True)
+class PublicRefs:
+    """What of a protocol's versions the public may read in its log: the public versions' ids
+    and hashes, and for each public version (by id) the id of the version it supersedes."""
+
+    ids: frozenset[int]
+    hashes: frozenset[str]
+    predecessor_of: dict[int, int]
 
 
-def entry_is_public(*, kind: str, refs: Any, public_ids: set[int], public_hashes: set[str]) -> bool:
+def _public_version_refs(protocol: Protocol) -> PublicRefs:
+    public = public_versions().filter(protocol=protocol).values_list("pk", "sha256", "supersedes")
+    return PublicRefs(
+        ids=frozenset(pk for pk, _, _ in public),
+        hashes=frozenset(sha for _, sha, _ in public if sha),
+        predecessor_of={pk: before for pk, _, before in public if before is not None},
+    )
+
+
+def entry_is_public(*, kind: str, refs: Any, public: PublicRefs) -> bool:
     """Whether a log entry may be read whole by the public: its kind is one a reader of the
-    registration needs (``PUBLIC_ENTRY_KINDS``), it names at least one version, and every
-    version it names is public. Anything else about an unpublished version (a label, a hash, a
-    rationale) stays unobservable (BRIEF invariant 6)."""
+    registration needs (``PUBLIC_ENTRY_KINDS``), it names at least one public version, and every
+    other version it names is public too, except that the amendment entry of a public version
+    may name the version it supersedes. That one's label and hash are already public, in the
+    public version's own canonical document (``supersedes``), and the entry is the freeze the
+    offline proof of the public version needs (``verify_registration.py``), whether or not the
+    version it supersedes was ever frozen or published. Anything else about an unpublished
+    version (its own freeze, a rationale, an entry naming it alone) stays unobservable (BRIEF
+    invariant 6)."""
     if kind not in PUBLIC_ENTRY_KINDS or not isinstance(refs, list):
         return False
     versions = [r for r in refs if isinstance(r, dict) and r.get("type") == "version"]
-    return bool(versions) and all(
-        r.get("id") in public_ids or (r.get("sha256") or "") in public_hashes for r in versions
-    )
+
+    def is_public(ref: dict[str, Any]) -> bool:
+        return ref.get("id") in public.ids or (ref.get("sha256") or "") in public.hashes
+
+    named_public = [r for r in versions if is_public(r)]
+    disclosed: set[int] = set()
+    if kind == EntryKind.AMENDMENT:
+        for ref in named_public:
+            ref_id = ref.get("id")
+            if isinstance(ref_id, int) and ref_id in public.predecessor_of:
+                disclosed.add(public.predecessor_of[ref_id])
+    return bool(named_public) and all(is_public(r) or r.get("id") in disclosed for r in versions)
 
 
 def withheld(entry: dict[str, Any]) -> dict[str, Any]:
@@ -290,14 +316,9 @@ def public_log_lines(*, protocol: Protocol) -> Iterator[dict[str, Any]]:
     """The protocol's whole chain as exported (``apps.deviations.selectors.entry_dicts``), each
     entry that is not public (``entry_is_public``) withheld (``withheld``): the offline verifier
     still proves every public entry's place in the signed tree."""
-    public_ids, public_hashes = _public_version_refs(protocol)
+    public = _public_version_refs(protocol)
     for entry in entry_dicts(protocol=protocol):
-        if entry_is_public(
-            kind=entry["kind"],
-            refs=entry["refs"],
-            public_ids=public_ids,
-            public_hashes=public_hashes,
-        ):
+        if entry_is_public(kind=entry["kind"], refs=entry["refs"], public=public):
             yield entry
         else:
             yield withheld(entry)
@@ -308,17 +329,9 @@ def public_log_entries_through(
 ) -> list[tuple[LogEntry, bool]]:
     """``log_entries_through`` with, for each entry, whether the public may read it whole
     (``entry_is_public``); a page shows the others as withheld."""
-    public_ids, public_hashes = _public_version_refs(protocol)
+    public = _public_version_refs(protocol)
     return [
-        (
-            entry,
-            entry_is_public(
-                kind=entry.kind,
-                refs=entry.refs,
-                public_ids=public_ids,
-                public_hashes=public_hashes,
-            ),
-        )
+        (entry, entry_is_public(kind=entry.kind, refs=entry.refs, public=public))
         for entry in log_entries_through(protocol=protocol, seq=seq, limit=limit)
     ]
 

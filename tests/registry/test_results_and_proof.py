@@ -283,3 +283,33 @@ def test_a_withheld_entry_is_still_bound_by_the_signed_tree(client, record, tmp_
     entries = [e for e in json.loads("[" + ",".join(json.dumps(x) for x in lines) + "]")]
     report = chain.verify_chain(e for e in entries if "seq" in e)
     assert not report.ok and "withheld" in report.reason
+
+
+def test_a_public_amendment_of_an_unpublished_version_proves_offline(client, tmp_path):
+    """v1.1 amends v1.0, and only v1.1 is published (the demo's OPB-01: v1.0 was set aside).
+    v1.1's freeze is its amendment entry, which also names v1.0; withholding it left the reader
+    with no freeze entry for v1.1's hash ("NOT VERIFIED"). The entry is public, since v1.1's own
+    document already names v1.0's label and hash; v1.0's own entries stay withheld."""
+    study = opb_study(code="AMD-01", evaluands=1)
+    first, pi = study.version, study.pi
+    draft = version_amend(version=first, user=pi)
+    draft.amendment_rationale = "The margin defined before any data."
+    draft.save()
+    second = freeze(draft, pi)
+    version_publish(version=second, user=pi, authors="A. Researcher")
+    checkpoint_write(protocol=second.protocol, force=True)
+
+    paths = _download(client, tmp_path, second)
+    done = _verify(tmp_path, paths, second.sha256)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip().endswith("VERIFIED")
+
+    entries = [json.loads(line) for line in paths["log"].read_text().splitlines()]
+    whole = [e for e in entries if "seq" in e and not e.get("withheld")]
+
+    def names(entry, version):
+        return any(r.get("type") == "version" and r.get("id") == version.pk for r in entry["refs"])
+
+    assert [e["kind"] for e in whole if names(e, first)] == ["amendment"]
+    assert all(names(e, second) for e in whole if names(e, first))
+    assert any(e.get("withheld") for e in entries)  # v1.0's freeze, among others
