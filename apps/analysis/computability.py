@@ -67,6 +67,7 @@ from apps.analysis.headline import report_headline
 from apps.analysis.pipelines import get_pipeline
 from apps.analysis.pipelines.base import PlanInputError, Progress, no_progress, seed_from
 from apps.core.canonical import canonical_json
+from apps.core.inputs import whole_number
 from apps.protocols.components import Problem
 from apps.protocols.documents import version_document_bytes
 from apps.protocols.models import ProtocolVersion
@@ -111,7 +112,8 @@ class _Synthetic:
 
 def _plan_int(parameters: dict[str, str], name: str, default: int) -> int:
     text = (parameters.get(name) or "").strip()
-    return int(text) if text.lstrip("-").isdigit() else default
+    number = whole_number(text, signed=True)
+    return default if number is None else number
 
 
 def _field_value(spec: Any, rng: np.random.Generator, units: list[dict]) -> Any:

@@ -34,6 +34,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from apps.core.inputs import whole_number
+
 # The sample's target size in administrations: a design above it is reduced by its structure.
 SAMPLE_ADMINISTRATIONS = 2_000
 # Items × rounds kept per family at least, whatever the plan's floors (all when it has fewer).
@@ -94,8 +96,9 @@ def cluster_floor(declaration: Any, parameters: dict[str, str]) -> int:
         if spec.kind != "integer" or spec.unit not in CLUSTER_UNITS:
             continue
         text = (parameters.get(spec.name) or spec.default or "").strip()
-        if text.isdigit():
-            floor = max(floor, int(text))
+        number = whole_number(text)
+        if number is not None:
+            floor = max(floor, number)
     return floor
 
 

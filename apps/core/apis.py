@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.utils.serializer_helpers import BindingDict
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from apps.core.dbguards import is_guard_refusal
+from apps.core.dbguards import is_guard_refusal, unique_violation_message
 from apps.core.errors import NotFound, StateConflict
 from apps.core.inputs import JSON_MAX_DEPTH, json_problem
 
@@ -45,6 +45,8 @@ def exception_handler(exc, context):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     elif isinstance(exc, DatabaseError) and is_guard_refusal(exc):
         message = str(exc).split("preregistry:", 1)[1].splitlines()[0].strip()
+        return Response({"detail": message}, status=status.HTTP_409_CONFLICT)
+    elif isinstance(exc, DatabaseError) and (message := unique_violation_message(exc)):
         return Response({"detail": message}, status=status.HTTP_409_CONFLICT)
     return drf_exception_handler(exc, context)
 

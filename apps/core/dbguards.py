@@ -9,6 +9,8 @@ Refusals raise SQLSTATE P0001 with a message starting ``preregistry:``, which th
 handler turns into a 409 response.
 """
 
+import re
+
 from django.db import migrations
 
 # Every guard function runs with this search path, fixed at creation (``SET search_path``), and
@@ -128,6 +130,34 @@ def custom_guard(forward_sql: str, reverse_sql: str) -> migrations.RunPython:
     For rules the two guards above cannot say, e.g. "these columns are written once".
     """
     return _operation(forward_sql, reverse_sql)
+
+
+_KEY_EXISTS = re.compile(r"Key \((?P<columns>[^)]*)\)=\((?P<values>.*)\) already exists\.")
+
+
+def unique_violation_message(error: BaseException) -> str | None:
+    """What to answer (409) when a write lost a race on a unique index, else None.
+
+    Two requests that write the same key at once (a double submit, two people choosing one
+    code) both pass the services' uniqueness checks; the later INSERT then waits on the index
+    and fails with SQLSTATE 23505. The message names the columns and, unless one of them is a
+    database id (which tells a user nothing and a reviewer too much), the values.
+    """
+    cause = error.__cause__ or error.__context__
+    if getattr(cause, "sqlstate", None) != "23505":
+        return None
+    detail = getattr(getattr(cause, "diag", None), "message_detail", None) or ""
+    found = _KEY_EXISTS.fullmatch(detail.strip())
+    if found is None:
+        what = "The same record"
+    elif any(c.strip().endswith("_id") for c in found["columns"].split(",")):
+        what = f"A record with the same {found['columns']}"
+    else:
+        what = f"{found['columns']} {found['values']!r}"
+    return (
+        f"{what} was saved by another request a moment ago, so nothing of this one was "
+        "saved; reload to see it."
+    )
 
 
 def is_guard_refusal(error: BaseException) -> bool:

@@ -33,7 +33,7 @@ from django.conf import settings
 from django.contrib.auth.middleware import AuthenticationMiddleware
 from django.contrib.sessions.middleware import SessionMiddleware
 from django.core.signals import setting_changed
-from django.db import InterfaceError, OperationalError
+from django.db import DatabaseError, InterfaceError, OperationalError
 from django.dispatch import receiver
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.http.request import UnreadablePostError
@@ -42,6 +42,7 @@ from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.template import loader
 from django.urls import Resolver404, ResolverMatch, resolve
 
+from apps.core.dbguards import unique_violation_message
 from apps.core.errors import NotFound, StateConflict
 from apps.core.inputs import text_problem
 
@@ -173,7 +174,8 @@ def guarded_exception(request: HttpRequest, exception: Exception) -> HttpRespons
 
 class DomainErrorMiddleware:
     """A ``NotFound`` raised by a service or selector under a view becomes Django's 404; a
-    ``StateConflict`` the page ``409.html`` (JSON under ``/api/``) with its message."""
+    ``StateConflict`` the page ``409.html`` (JSON under ``/api/``) with its message, and so does
+    a write that lost a race on a unique index (``unique_violation_message``)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -184,10 +186,17 @@ class DomainErrorMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, NotFound):
             raise Http404(str(exception)) from exception
-        if isinstance(exception, StateConflict):
+        message = (
+            str(exception)
+            if isinstance(exception, StateConflict)
+            else unique_violation_message(exception)
+            if isinstance(exception, DatabaseError)
+            else None
+        )
+        if message is not None:
             if is_api(request):
-                return JsonResponse({"detail": str(exception)}, status=409)
-            page = loader.render_to_string("409.html", {"exception": str(exception)}, request)
+                return JsonResponse({"detail": message}, status=409)
+            page = loader.render_to_string("409.html", {"exception": message}, request)
             return HttpResponse(page, status=409)
         return None
 

@@ -15,6 +15,7 @@ from django.shortcuts import render
 from django.template import loader
 
 from apps.core.dbroles import role_problems
+from apps.core.inputs import whole_number
 
 R = TypeVar("R", bound=HttpResponseBase)
 
@@ -42,7 +43,7 @@ def svg_plot(request: HttpRequest, draw: Callable[[int | None], bytes]) -> HttpR
     raises IndexError for a plot that is not there (a 404)."""
     width = request.GET.get("w", "")
     try:
-        svg = draw(int(width) if width.isdigit() else None)
+        svg = draw(whole_number(width))
     except IndexError as error:
         raise Http404(NO_SUCH_PLOT) from error
     return HttpResponse(svg, content_type="image/svg+xml")

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from apps.core.inputs import whole_number
 from apps.deviations import chain
 
 MAX_BODY = 64 * 1024
@@ -205,7 +206,7 @@ def _parse_request(body: bytes) -> Answer | tuple[int, list[bytes], str]:
         )
     lines = head.split("\n")
     old_line, proof_lines = lines[0], lines[1:]
-    if not old_line.startswith("old ") or not old_line[4:].isdigit():
+    if not old_line.startswith("old ") or whole_number(old_line[4:]) is None:
         return _text(400, "the first line is 'old <size>'")
     if old_line[4:] != "0" and old_line[4:].startswith("0"):
         return _text(400, "the old size has leading zeros")

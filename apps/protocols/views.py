@@ -19,6 +19,7 @@ from apps.accounts.models import Membership, Role
 from apps.accounts.selectors import memberships_of, roles_for
 from apps.core.access import first_or_404
 from apps.core.forms import add_service_errors, service_on_post
+from apps.core.inputs import whole_number
 from apps.core.markdown import render_markdown
 from apps.core.words import counted
 from apps.protocols.access import (
@@ -454,8 +455,8 @@ def version_decision_table(
         else []
     )
     if request.method == "POST" and flat:
-        posted = request.POST.get("slots", "")
-        slots = int(posted) if posted.isdigit() and 1 <= int(posted) <= 20 else slots
+        posted = whole_number(request.POST.get("slots", ""))
+        slots = posted if posted is not None and 1 <= posted <= 20 else slots
         formset = DecisionRuleFormSet(
             request.POST, prefix="rule", form_kwargs={"slots": slots, "estimates": estimates}
         )

@@ -332,6 +332,9 @@ def _attempt_data(attempt, codes: dict[int, str], *, raw: bool = False) -> dict:
     return data
 
 
+_MAX_OFFSET = 2**62
+
+
 class AttemptListApi(APIView):
     """Attempts in schedule order; ``?limit=`` (≤ 1000, default 100) and ``?offset=``."""
 
@@ -344,7 +347,8 @@ class AttemptListApi(APIView):
         version = _version(request, code, label, access.READ_ROLES)
         try:
             limit = min(max(int(request.query_params.get("limit", 100)), 1), 1000)
-            offset = max(int(request.query_params.get("offset", 0)), 0)
+            # Past every table and short of PostgreSQL's bigint, which OFFSET must fit.
+            offset = min(max(int(request.query_params.get("offset", 0)), 0), _MAX_OFFSET)
         except ValueError as error:
             raise ValidationError("limit and offset are whole numbers.") from error
         attempts = selectors.attempts_of(version)

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from apps.core.inputs import csv_width_problem, json_problem
+from apps.core.inputs import csv_width_problem, json_problem, whole_number
 from apps.protocols.import_frame import NO_RECORDS, ImportProblem, ImportRejected, numbered
 from apps.responses.archives import (
     ZIP_MAGIC,
@@ -380,7 +380,7 @@ def _sample_order(name: str) -> tuple[int, str]:
     stem = name[len("samples/") : -len(".json")]
     sample_id, _, epoch = stem.rpartition("_epoch_")
     return (
-        int(epoch) if epoch.isdigit() else 0,
+        whole_number(epoch) or 0,
         sample_id.zfill(20) if sample_id.isdigit() else sample_id,
     )
 

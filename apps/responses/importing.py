@@ -36,6 +36,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from apps.accounts.models import User
+from apps.core.inputs import whole_number
 from apps.deviations.models import EntryKind
 from apps.deviations.services import NewEntry, deviation_append_many
 from apps.items.models import Level
@@ -302,8 +303,8 @@ def _integer(value: Any) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+    if isinstance(value, str):
+        return whole_number(value)
     return None
 
 

@@ -103,6 +103,11 @@ def _response_cases(version):
     jsonl[3] = jsonl[3][:-5]
     nested = [json.dumps(r) for r in rows]
     nested[1] = "[" * 100_000
+    # "²" passes str.isdigit and int() refuses it; int() refuses more than 4,300 digits.
+    superscript = [dict(r) for r in rows]
+    superscript[1]["repetition"] = "\u00b2"
+    long_number = [dict(r) for r in rows]
+    long_number[1]["repetition"] = "1" * 5000
     return {
         "empty": (b"", "a.csv", "empty"),
         "binary": (b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe\xfd" * 50, "a.csv", "UTF-8"),
@@ -114,6 +119,12 @@ def _response_cases(version):
         "missing column": (csv_bytes(missing), "a.csv", "evaluand"),
         "huge field": (csv_bytes(huge), "a.csv", "field larger than field limit"),
         "duplicated rows": (good + good.split(b"\n", 1)[1], "a.csv", "already has an attempt"),
+        "superscript repetition": (csv_bytes(superscript), "a.csv", "is not a repetition number"),
+        "repetition past int's digits": (
+            csv_bytes(long_number),
+            "a.csv",
+            "is not a repetition number",
+        ),
         "broken jsonl line": ("\n".join(jsonl).encode(), "a.jsonl", "not valid JSON"),
         "deeply nested jsonl line": ("\n".join(nested).encode(), "a.jsonl", "not valid JSON"),
     }
@@ -167,7 +178,13 @@ def test_a_malformed_design_import_is_refused_by_name_and_writes_nothing(
 
 @pytest.mark.parametrize(
     "case",
-    [*CASES, "broken jsonl line", "deeply nested jsonl line"],
+    [
+        *CASES,
+        "superscript repetition",
+        "repetition past int's digits",
+        "broken jsonl line",
+        "deeply nested jsonl line",
+    ],
     ids=lambda c: c.replace(" ", "-"),
 )
 @pytest.mark.parametrize("where", ["api", "api-dry-run", "page"])

@@ -299,6 +299,27 @@ def test_attempt_detail_shows_the_raw_record(client, imported, auditor):
     assert api["raw"] == attempt.raw
 
 
+@pytest.mark.parametrize(
+    "query, page",
+    [
+        ("offset=" + "9" * 30, 0),  # past PostgreSQL's bigint: was a 500 (DataError)
+        ("offset=9223372036854775807", 0),  # bigint's largest
+        ("offset=1&limit=" + "9" * 30, None),  # the limit is capped at 1000
+        ("offset=-5&limit=1", 1),  # below zero reads from the start
+    ],
+)
+def test_the_attempt_list_reads_any_whole_offset_without_a_500(client, imported, pi, query, page):
+    client.force_login(pi)
+    url = f"/api/v1/protocols/{imported.protocol.code}/versions/{imported.label}/attempts"
+    response = client.get(f"{url}?{query}")
+    assert response.status_code == 200, response.content[:300]
+    body = response.json()
+    total = Attempt.objects.filter(version=imported).count()
+    assert body["count"] == total
+    assert len(body["results"]) == {0: 0, 1: 1, None: total - 1}[page]
+    assert client.get(f"{url}?offset=" + "9" * 5000).status_code == 400
+
+
 def test_the_exclusion_form_and_the_struck_through_list(client, imported, pi):
     client.force_login(pi)
     attempt = Attempt.objects.filter(version=imported).order_by("administration__position")[0]

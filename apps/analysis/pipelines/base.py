@@ -45,6 +45,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Protocol, TypeVar, overload
 
 from apps.analysis.diagnosis.world import WorldModel
+from apps.core.inputs import whole_number
 from apps.protocols.components import (
     VersionComponent,
     register_component,
@@ -495,9 +496,10 @@ def seed_from(parameters: Mapping[str, str], protocol_sha256: str) -> tuple[int,
     """
     text = (parameters.get("seed") or "").strip()
     if text:
-        if not text.isdigit() or int(text) >= 2**63:
+        seed = whole_number(text)
+        if seed is None or seed >= 2**63:
             raise ValueError(
                 f"plan parameter 'seed' = {text!r} is not an integer from 0 to 2^63 - 1"
             )
-        return int(text), "plan"
+        return seed, "plan"
     return int(protocol_sha256[:15] or "0", 16), "protocol_sha256"
