@@ -200,3 +200,21 @@ def test_the_prepared_path_answers_as_drf_whole(taken, monkeypatch):
         assert a_headers.keys() == b_headers.keys()
         for name in a_headers.keys() - {"Content-Length"}:
             assert a_headers[name] == b_headers[name], name
+
+
+@pytest.mark.django_db
+def test_a_database_fault_on_the_prepared_path_answers_503(taken, monkeypatch):
+    from django.db import OperationalError
+
+    client, _ = _study_client()
+    assert client.get("/api/v1/tasks/next").status_code == 200  # the key is now held
+
+    def down(**kwargs):
+        raise OperationalError("connection to server lost")
+
+    monkeypatch.setattr(apis, "task_next", down)
+    answer = client.post("/api/v1/tasks/next", {}, format="json")
+    assert taken == [True]
+    assert answer.status_code == 503
+    assert answer.headers["Retry-After"] == "30"
+    assert "database is unavailable" in answer.json()["detail"]
