@@ -4,19 +4,31 @@ Reviewer endpoints answer with the task's opaque token and its content only (see
 ``selectors.task_content``); unknown or foreign tokens answer 404 "No such task.".
 """
 
+import json
 import re
+from typing import Any
 
+from django.conf import settings
+from django.http import HttpRequest
+from django.utils.datastructures import MultiValueDict
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import exceptions, serializers, status
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.utils.json import strict_constant
 from rest_framework.views import APIView
 
-from apps.accounts.authentication import CachedTokenAuthentication, request_token_key
+from apps.accounts.authentication import (
+    CachedTokenAuthentication,
+    cached_token_credentials,
+    request_token_key,
+)
 from apps.core.apis import JSONParser, PreboundSerializer, validated
+from apps.core.inputs import json_problem, text_problem
 from apps.deviations.selectors import outcomes_visible
 from apps.raters.access import get_rubric_version_for, get_scoring_version_for, get_task_for
 from apps.raters.final import machine_dashboard
@@ -153,6 +165,97 @@ class QueueHotPath(APIView):
     throttle_classes: list = []
     page_middleware = False
 
+    def dispatch(self, request, *args, **kwargs):
+        """DRF's dispatch, with the request's authentication and body given in advance when
+        that is certain without DRF's machinery (``_prepared``): a POST with the token of a
+        user this process holds (``cached_token_credentials``) and a body DRF would parse to
+        the same value (``_json_body``). The rest is DRF's own, in DRF's order: content
+        negotiation, permissions and throttles (``initial``), the handler, the exception
+        handler, ``finalize_response``. Anything else goes through DRF whole."""
+        self.args, self.kwargs = args, kwargs
+        prepared = _prepared(self, request) if request.method == "POST" else None
+        if prepared is None:
+            return super().dispatch(request, *args, **kwargs)
+        self.request = prepared
+        self.headers = self.default_response_headers
+        try:
+            self.initial(prepared, *args, **kwargs)
+            response = self.post(prepared, *args, **kwargs)
+        except Exception as exc:
+            response = self.handle_exception(exc)
+        self.response = self.finalize_response(prepared, response, *args, **kwargs)
+        return self.response
+
+
+class _Unread:
+    """A body ``_json_body`` leaves to DRF's parser."""
+
+
+_UNREAD = _Unread()
+_JSON = "application/json"
+# Stateless, so shared by every request of the hot path.
+_TOKEN_AUTHENTICATION = CachedTokenAuthentication()
+_JSON_PARSER = JSONParser()
+# What JSONParser's ``json.load(…, parse_constant=strict_constant)`` decodes with, built once.
+_DECODER = json.JSONDecoder(parse_constant=strict_constant)
+
+
+def _json_body(request: HttpRequest) -> Any:
+    """The request's body as DRF's ``request.data`` gives it, when that is certain without
+    DRF's parser: ``{}`` for an empty body (whatever its type, as DRF gives it), or the value of
+    a body of type exactly ``application/json`` that parses as JSONParser parses it (strict, in
+    the request's encoding) and holds nothing it refuses (``json_problem``). ``_UNREAD`` for
+    anything else: DRF then parses it (Django keeps the bytes read) and answers its errors."""
+    meta = request.META
+    length = meta.get("CONTENT_LENGTH")
+    if not isinstance(length, str) or not (length.isascii() and length.isdigit()):
+        return _UNREAD
+    size = int(length)
+    if size == 0:
+        return {}
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    if meta.get("CONTENT_TYPE") != _JSON or (limit is not None and size > limit):
+        return _UNREAD
+    try:
+        text = request.body.decode(request.encoding or settings.DEFAULT_CHARSET)
+        data = _DECODER.decode(text)
+    except (ValueError, RecursionError):
+        return _UNREAD
+    if json_problem(data) is not None:
+        return _UNREAD
+    return data
+
+
+def _prepared(view: APIView, request: HttpRequest) -> Request | None:
+    """DRF's Request for ``request`` with its user, token and body already set, as DRF would
+    set them (see ``QueueHotPath.dispatch``); None when DRF must work them out itself."""
+    if (
+        getattr(request, "_force_auth_user", None) is not None
+        or getattr(request, "_force_auth_token", None) is not None
+    ):
+        return None  # the test client's forced authentication: DRF's own
+    credentials = cached_token_credentials(request.META.get("HTTP_AUTHORIZATION"))
+    if credentials is None:
+        return None
+    data = _json_body(request)
+    if data is _UNREAD:
+        return None
+    prepared = Request(
+        request,
+        parsers=[_JSON_PARSER],
+        authenticators=[_TOKEN_AUTHENTICATION],
+        negotiator=view.get_content_negotiator(),
+        parser_context=view.get_parser_context(request),
+    )
+    # What DRF's Request holds once it has authenticated (``_authenticate``) and parsed
+    # (``_load_data_and_files``) a JSON body: its own private state.
+    state: Any = prepared
+    state._authenticator = _TOKEN_AUTHENTICATION
+    prepared.user, prepared.auth = credentials
+    state._data = state._full_data = data
+    state._files = MultiValueDict()
+    return prepared
+
 
 class TaskNextApi(QueueHotPath):
     """POST: reserve your next scoring task (or get the one you hold), from one study
@@ -168,7 +271,9 @@ class TaskNextApi(QueueHotPath):
             raise exceptions.ValidationError(
                 {"detail": ['The body must be a JSON object ({"queue": …}) or empty.']}
             )
-        queue = _queue_choice(body.get("queue", request.query_params.get("queue")))
+        queue = _queue_choice(
+            body["queue"] if "queue" in body else request.query_params.get("queue")
+        )
         release = body.get("release", False)
         if not isinstance(release, bool):
             raise exceptions.ValidationError({"release": ["Give true or false."]})
@@ -254,6 +359,51 @@ class _ScoreOutput(serializers.Serializer):
     correction_reason = serializers.CharField()
 
 
+_INT_MAX = 2**31 - 1
+
+
+def _score_input(data: Any) -> dict[str, Any] | None:
+    """What ``TaskScoreApi.InputSerializer`` validates ``data`` to, when every field is already
+    in the form it validates to — a JSON object with ``values`` an object, ``idempotency_key``
+    1–64 characters with no white space to trim, and ``seconds_spent``, ``next`` and ``queue``
+    absent or of their own type and range (what the scoring page and a client send); None for
+    anything else, which the serializer checks and answers with its errors. Checked equal to
+    the serializer's answer in ``tests/raters/test_queue_hot_path.py``."""
+    if type(data) is not dict:
+        return None
+    values = data.get("values")
+    key = data.get("idempotency_key")
+    if (
+        type(values) is not dict
+        or type(key) is not str
+        or not 0 < len(key) <= 64
+        or key.strip() != key
+        or text_problem(key) is not None
+    ):
+        return None
+    seconds = data.get("seconds_spent")
+    if seconds is not None and not (type(seconds) is int and 0 <= seconds <= _INT_MAX):
+        return None
+    chained = data.get("next", False)
+    if type(chained) is not bool:
+        return None
+    # DictField's child takes any value as it is: the values are a copy of the object.
+    result = {"values": dict(values), "idempotency_key": key, "next": chained}
+    if "seconds_spent" in data:
+        result["seconds_spent"] = seconds
+    if "queue" in data:
+        queue = data["queue"]
+        if (
+            type(queue) is not str
+            or len(queue) > 32
+            or queue.strip() != queue
+            or text_problem(queue) is not None
+        ):
+            return None
+        result["queue"] = queue
+    return result
+
+
 class TaskScoreApi(QueueHotPath):
     """Submit your score for a task you hold. Send an idempotency key: a repeat stores nothing
     (201 the first time, 200 with the stored score on a repeat). With ``"next": true`` the reply
@@ -272,7 +422,9 @@ class TaskScoreApi(QueueHotPath):
 
     @extend_schema(request=InputSerializer, responses=_ScoreOutput)
     def post(self, request, token: str):
-        data = validated(self.InputSerializer, request.data)
+        data = _score_input(request.data)
+        if data is None:
+            data = validated(self.InputSerializer, request.data)
         try:
             score, created = score_submit_outcome(
                 task_token=token,

@@ -151,7 +151,11 @@ def task_content(task: ScoringTask) -> dict[str, Any]:
         "response": text,
         "instructions": rating.instructions,
         "key_units": units,
-        "fields": [shown_field(f) for f in fields],
+        # The frozen rating's description of every typed field, when no field is left out here
+        # (the common case: no field is a scorer's); built anew otherwise.
+        "fields": list(rating.shown_fields)
+        if len(all_fields) == len(rating.fields)
+        else [shown_field(f) for f in fields],
     }
     window = pressure_window(cell_id) if any(f.kind == FieldKind.SIGNALS for f in fields) else None
     if window is not None:

@@ -43,7 +43,7 @@ from typing import Any, TypeVar
 
 import psycopg
 from django.conf import settings
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Model
 from psycopg.types.json import Jsonb
 
@@ -260,15 +260,31 @@ def available() -> bool:
     return connection.vendor == "postgresql"
 
 
+def _cursor() -> "psycopg.Cursor[Any]":
+    """A server-binding psycopg cursor (Django's own bind client-side and cannot be prepared) on
+    the connection Django has open, kept for as long as that connection lives: a new cursor per
+    statement cost its construction and a new adaptation context (psycopg's ``Transformer``,
+    kept by a cursor while it runs the same statement text) on every statement."""
+    # The wrapper itself, looked up once: each attribute read through ``django.db.connection``
+    # looks it up again (about a dozen Python calls each, on every statement).
+    wrapper = connections[DEFAULT_DB_ALIAS]
+    if wrapper.connection is None:
+        wrapper.ensure_connection()
+    raw = wrapper.connection
+    cursor: psycopg.Cursor[Any] | None = getattr(wrapper, "_lean_cursor", None)
+    if cursor is None or cursor.connection is not raw or cursor.closed:
+        cursor = psycopg.Cursor(raw)
+        wrapper._lean_cursor = cursor  # type: ignore[attr-defined]
+    return cursor
+
+
 def _rows(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-    connection.ensure_connection()
-    # A server-binding psycopg cursor (Django's own bind client-side and cannot be prepared),
-    # in the transaction Django has open on the same connection.
-    with psycopg.Cursor(connection.connection) as cursor:
-        cursor.execute(sql, params, prepare=bool(settings.DB_PREPARED_STATEMENTS))
-        # Every statement here is a SELECT or ends in one, so it has rows to fetch (none is an
-        # empty list); asking ``description`` first would build its column objects each time.
-        return cursor.fetchall()
+    # In the transaction Django has open on the same connection.
+    cursor = _cursor()
+    cursor.execute(sql, params, prepare=bool(settings.DB_PREPARED_STATEMENTS))
+    # Every statement here is a SELECT or ends in one, so it has rows to fetch (none is an empty
+    # list); asking ``description`` first would build its column objects each time.
+    return cursor.fetchall()
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ path here and in scoring, so no two transactions wait on each other in a cycle.
 """
 
 import enum
+import functools
 import hashlib
 import hmac
 from collections.abc import Sequence
@@ -87,8 +88,10 @@ def shuffle_key_for(*, seed: int, response_id: int) -> int:
     return keyed_order(seed, f"response:{response_id}")
 
 
+@functools.lru_cache(maxsize=65_536)
 def reviewer_offset(*, seed: int, reviewer_id: int) -> int:
-    """Where in the shuffle order a reviewer starts: ``keyed_order(seed, "reviewer:<id>")``."""
+    """Where in the shuffle order a reviewer starts: ``keyed_order(seed, "reviewer:<id>")``
+    (kept per process: a pure function of its arguments, asked on every next)."""
     return keyed_order(seed, f"reviewer:{reviewer_id}")
 
 
