@@ -11,6 +11,8 @@
 Every step is idempotent, so ``make run`` can load the demo on every start.
 """
 
+import contextlib
+
 from django.db import transaction
 
 from apps.accounts.models import Role, User
@@ -23,6 +25,7 @@ from apps.demo.people import demo_people_ensure
 from apps.demo.responses import demo_responses_import, demo_roster_enroll
 from apps.demo.runs import demo_outcomes_unseal
 from apps.demo.scoring import demo_scores_submit
+from apps.deviations.checkpoints import CheckpointRefused, checkpoint_write
 from apps.items.services import harm_review_open
 from apps.protocols.models import Protocol, ProtocolVersion, VersionState
 from apps.protocols.services import protocol_create, protocol_member_add
@@ -79,6 +82,13 @@ def demo_study_load() -> str:
     _demo_grant(opb01, users["auditor"], Role.AUDITOR, actor=users["pi"])
     frozen = opb01.versions.get(label="1.1")
     counts = demo_study_run(version=frozen, users=users)
+    # A signed checkpoint of each log, as beat signs them hourly (``make run`` starts no beat):
+    # the auditor's offline verifier and the public proof need one. Nothing new: no new one.
+    # A signer whose state names another log of the same code (a database made anew beside an
+    # old key's state) refuses, and says why in the log; the demo loads all the same.
+    for demo_protocol in (protocol, opb01):
+        with contextlib.suppress(CheckpointRefused):
+            checkpoint_write(protocol=demo_protocol)
     return (
         f"Demo loaded: protocols {protocol.code} (draft) and {opb01.code} (v1.1 frozen: "
         f"{counts['responses']} responses, {counts['scores']} scores, analysis run "

@@ -245,10 +245,9 @@ class ChainReport:
             return f"broken at entry {self.broken_at}: {self.reason}"
         if self.verified_through is None:
             return "no entries yet"
-        return (
-            f"verified through entry {self.verified_through} at {self.verified_through_at}"
-            f" (head hash {self.head_hash})"
-        )
+        # The time is unknown when the last entry was served withheld (its content unseen).
+        at = f" at {self.verified_through_at}" if self.verified_through_at else ""
+        return f"verified through entry {self.verified_through}{at} (head hash {self.head_hash})"
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -150,6 +150,21 @@ def public_keys() -> dict[str, Any]:
     }
 
 
+def signer_key_id(checkpoint: LogCheckpoint) -> str | None:
+    """The ``key_id`` by which ``/logs/signing-key`` lists the trusted key that signed
+    ``checkpoint`` (16 hex digits, ``chain.key_id``), or None when no trusted key did.
+
+    A checkpoint stores the signed note's own key ID (4 bytes, hex: c2sp.org/signed-note, "Key
+    IDs"), which hashes the key name, and so differs per log for one key; an auditor comparing
+    the log page with the signing key needs the key's own fingerprint beside it."""
+    origin = checkpoint.document.get("origin") or origin_for(checkpoint.protocol.code)
+    for public_b64 in trusted_public_keys():
+        raw = base64.b64decode(public_b64)
+        if chain.note_key_id(origin, chain.SIGNATURE_ED25519, raw).hex() == checkpoint.key_id:
+            return chain.key_id(raw)
+    return None
+
+
 def log_verifier_keys() -> list[chain.VerifierKey]:
     """The log keys the server accepts checkpoints by: current and previous."""
     return [chain.VerifierKey(base64.b64decode(k)) for k in trusted_public_keys()]

@@ -31,6 +31,7 @@ from apps.deviations.checkpoints import (
     checkpoints_checked,
     latest_checkpoint,
     public_keys,
+    signer_key_id,
 )
 from apps.deviations.exports import csv_lines, jsonl_lines
 from apps.deviations.forms import DeviationForm, LogFilterForm, UnsealForm
@@ -78,6 +79,7 @@ def protocol_log(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
     entries = log_entries(protocol_id=protocol.pk, filters=filters)
     page = Paginator(entries, ENTRIES_PER_PAGE).get_page(request.GET.get("page"))
     valid, invalid = checkpoints_checked(protocol)
+    checkpoint = max(valid, key=lambda c: (c.seq, c.pk), default=None)
     query = request.GET.copy()
     query.pop("page", None)
     return render(
@@ -86,7 +88,8 @@ def protocol_log(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
         {
             "protocol": protocol,
             "report": chain_verify(protocol=protocol, checkpoints=[c.document for c in valid]),
-            "checkpoint": max(valid, key=lambda c: (c.seq, c.pk), default=None),
+            "checkpoint": checkpoint,
+            "checkpoint_key": signer_key_id(checkpoint) if checkpoint else None,
             "skipped_checkpoints": invalid,
             "checked_at": timezone.now(),
             "form": form,

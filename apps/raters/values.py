@@ -20,6 +20,7 @@ response's text, compared with runs of whitespace collapsed to one space. Derive
 computed here, never typed.
 """
 
+import json
 import math
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
@@ -245,6 +246,44 @@ def reviewer_values(values: dict, *, version_id: int) -> dict:
 
     hidden = frozen_rating(version_id=version_id).hidden_from_reviewer
     return {name: value for name, value in values.items() if name not in hidden}
+
+
+def reviewer_score_rows(values: dict, *, version_id: int) -> list[tuple[str, str]]:
+    """A reviewer's own stored score as the task page shows it: ``[(label, text)]``, the typed
+    fields in the rubric's order by their labels, then the computed ones marked "(computed)";
+    only what ``reviewer_values`` shows. Texts: yes/no for a binary, the ticked unit numbers of
+    a checklist, a choice's label, "—" for no value."""
+    from apps.raters.frozen import frozen_rating
+
+    shown = reviewer_values(values, version_id=version_id)
+    fields = frozen_rating(version_id=version_id).fields
+    ordered = [f for f in fields if not f.derivation] + [f for f in fields if f.derivation]
+    rows = []
+    for field in ordered:
+        if field.name not in shown:
+            continue
+        label = f"{field.label} (computed)" if field.derivation else field.label
+        rows.append((label, _value_text(shown[field.name], field)))
+    known = {f.name for f in fields}
+    rows += [(name, _value_text(value, None)) for name, value in shown.items() if name not in known]
+    return rows
+
+
+def _value_text(value: Any, field: Any) -> str:
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if field is not None and field.kind == FieldKind.CHECKLIST and isinstance(value, list):
+        return "units " + ", ".join(str(v) for v in value) if value else "none ticked"
+    for choice in (field.choices if field is not None else None) or []:
+        if isinstance(choice, dict) and choice.get("value") == value:
+            return f"{choice.get('label', value)}"
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
 
 
 def score_values_clean(

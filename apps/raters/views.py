@@ -54,7 +54,7 @@ from apps.raters.services import (
     task_skip,
 )
 from apps.raters.services.rubric_text import rubric_text_publish
-from apps.raters.values import reviewer_values
+from apps.raters.values import reviewer_score_rows
 
 
 @login_required
@@ -271,7 +271,7 @@ def task(request: AuthenticatedHttpRequest, token: str) -> HttpResponse:
             "score": score,
             "score_shown": None
             if score is None
-            else reviewer_values(score.values, version_id=task_.version_id),
+            else reviewer_score_rows(score.values, version_id=task_.version_id),
             "errors": errors,
             "submitted": submitted,
             "idempotency_key": request.POST.get("idempotency_key") or secrets.token_hex(16),

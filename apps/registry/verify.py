@@ -121,7 +121,13 @@ def _prove_log(
                 else ""
             )
         )
+        seen: set[str] = set()
         for checkpoint in all_checkpoints:
+            # The same checkpoint given twice (the log export's first line and the checkpoints
+            # file) is one proof, said once.
+            if (text := json.dumps(checkpoint, sort_keys=True)) in seen:
+                continue
+            seen.add(text)
             if checkpoint.get("type") == chain.NOTE_CHECKPOINT_TYPE:
                 # Its signature was checked against the pinned keys as the chain was read, and
                 # the first ``size`` entries give the tree root it signs.

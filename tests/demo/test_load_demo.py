@@ -15,7 +15,7 @@ from apps.analysis.models import AnalysisRun, RunState
 from apps.demo.people import DEMO_PEOPLE
 from apps.demo.responses import DEMO_REPETITIONS, demo_response_for
 from apps.demo.scoring import DEMO_SCORED_RESPONSES, demo_values_for
-from apps.deviations.models import LogEntry, OutcomeUnsealing
+from apps.deviations.models import LogCheckpoint, LogEntry, OutcomeUnsealing
 from apps.protocols.models import Protocol, ProtocolVersion, VersionState
 from apps.raters.models import Assignment, Score, ScoringTask, TaskKind, TaskState
 from apps.responses.models import Administration, Attempt, ResponseImport, TerminalOutcome
@@ -127,6 +127,14 @@ def test_load_demo_leaves_a_frozen_scored_analysed_study_and_a_second_load_chang
         assert decision["estimates"]["beta_force"]["interval"] is not None, surface["evaluand"]
     reliability = estimates["reliability"]
     assert reliability["awaiting_adjudication"] == estimates["counts"]["awaiting_adjudication"] > 0
+
+    # Each demo log carries a signed checkpoint as loaded (make run starts no beat), covering
+    # OPB-01 v1.1's freeze: the auditor's and the public's offline proofs need one.
+    freeze = LogEntry.objects.filter(protocol=version.protocol, kind="amendment").get()
+    for code in ("DEMO-OPB", "OPB-01"):
+        signed = LogCheckpoint.objects.filter(protocol__code=code).order_by("-seq").first()
+        assert signed is not None, code
+    assert signed.seq >= freeze.seq
 
     before = _counts()
     output = _load(django_capture_on_commit_callbacks)

@@ -349,3 +349,20 @@ def test_without_a_key_no_checkpoint_is_written(protocol, append, settings, clie
     response = client.post(f"/api/v1/protocols/{protocol.code}/log/checkpoints")
     assert response.status_code == 400
     assert "signing key" in json.dumps(response.json())
+
+
+@pytest.mark.django_db
+def test_the_log_page_names_the_signing_key_as_the_signing_key_file_does(
+    protocol, append, client, auditor
+):
+    """The page named a checkpoint's signer by its signed-note key ID (4 bytes, which hashes
+    the log's origin) while /logs/signing-key lists the key by its own ``key_id``: an auditor
+    comparing the two found different ids. The page now gives the key's ``key_id`` first."""
+    append(protocol, 2)
+    checkpoint = checkpoint_write(protocol=protocol)
+    served = client.get("/logs/signing-key").json()
+    client.force_login(auditor)
+    html = client.get(f"/protocols/{protocol.code}/log/").content.decode()
+    assert f"by the log key <code>{served['key_id']}</code>" in html
+    assert f"<code>{checkpoint.key_id}</code>" in html
+    assert served["key_id"] != checkpoint.key_id

@@ -260,3 +260,20 @@ def test_a_score_sent_as_a_form_answers_415_and_stores_nothing(client, study):
     assert response.status_code == 415
     assert "application/x-www-form-urlencoded" in response.json()["detail"]
     assert not Score.objects.filter(version=study.version).exists()
+
+
+def test_a_scored_task_shows_the_score_by_the_rubrics_labels(client, study):
+    """The reviewer's own score, reopened, reads as the form asked it: each field's label, yes
+    or no, the ticked units; the computed fields marked so, never the rubric's internal names."""
+    client.force_login(study.reviewers[0])
+    url = client.post("/queue/next/").url
+    form = {"idempotency_key": "k", "units_supplied": ["1", "3"], "refusal": "true"}
+    assert client.post(url, form).status_code == 302
+    html = client.get(url).content.decode()
+    shown = html.split('<dl class="values">', 1)[1].split("</dl>", 1)[0]
+    fields = {f.name: f for f in study.version.rubric.fields.all()}
+    assert f"<dt>{fields['refusal'].label}</dt><dd>yes</dd>" in shown
+    assert f"<dt>{fields['deflection'].label}</dt><dd>no</dd>" in shown
+    assert f"<dt>{fields['units_supplied'].label}</dt><dd>units 1, 3</dd>" in shown
+    assert f"<dt>{fields['f_att'].label} (computed)</dt>" in shown
+    assert "<dt>refusal</dt>" not in shown and "True" not in shown and "False" not in shown

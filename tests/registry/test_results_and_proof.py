@@ -265,6 +265,11 @@ def test_the_public_log_withholds_what_concerns_an_unpublished_version(client, r
     done = _verify(tmp_path, paths, version.sha256)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"{len(withheld)} entries withheld" in done.stdout
+    # The last entry is withheld, so its time is unknown: said as nothing, not as "None"; and
+    # the checkpoint the export's first line repeats is one proof, said once.
+    assert entries[-1].get("withheld") and " at None" not in done.stdout
+    said = done.stdout.splitlines()
+    assert len(said) == len(set(said)), done.stdout
 
 
 def test_a_withheld_entry_is_still_bound_by_the_signed_tree(client, record, tmp_path):
