@@ -26,7 +26,7 @@ import io
 import itertools
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -2224,3 +2224,31 @@ def comparison_study(
     rows = judge_rows(version, refusal)
     machine_scores_import(version=version, user=pi, data=jsonl(rows), filename="judge.jsonl")
     return version
+
+
+# Bodies sent to the score endpoint, for the property tests that compare a shortcut with DRF's
+# serializer (tests/core/test_prebound_serializer.py, tests/raters/test_queue_hot_path.py).
+
+
+def score_body_strategies(*, texts: Sequence[str], max_text: int):
+    """Hypothesis strategies ``(scalars, values, bodies)``: JSON scalars (``texts`` among the
+    strings), JSON values nested a little, and objects holding any of the score input's fields
+    (and one it does not know) with any such value."""
+    from hypothesis import strategies as st
+
+    scalars = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-(2**33), max_value=2**33),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(max_size=max_text),
+        st.sampled_from(list(texts)),
+    )
+    values = st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+        max_leaves=6,
+    )
+    fields = ("values", "idempotency_key", "seconds_spent", "next", "queue", "other")
+    bodies = st.fixed_dictionaries({}, optional=dict.fromkeys(fields, values))
+    return scalars, values, bodies

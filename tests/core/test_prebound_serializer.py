@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from rest_framework import serializers
 
 from apps.raters.apis import TaskScoreApi
+from tests.factories import score_body_strategies
 
 Prebound = TaskScoreApi.InputSerializer
 Plain = type(
@@ -17,33 +18,10 @@ Plain = type(
     {name: copy.deepcopy(field) for name, field in Prebound._declared_fields.items()},
 )
 
-_scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**33), max_value=2**33),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=80),
-    st.sampled_from(["", " ", " key ", "true", "false", "12", "-1", "2147483648", "any"]),
+_scalars, _values, _objects = score_body_strategies(
+    texts=["", " ", " key ", "true", "false", "12", "-1", "2147483648", "any"], max_text=80
 )
-_values = st.recursive(
-    _scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
-    max_leaves=6,
-)
-_bodies = st.one_of(
-    st.fixed_dictionaries(
-        {},
-        optional={
-            "values": _values,
-            "idempotency_key": _values,
-            "seconds_spent": _values,
-            "next": _values,
-            "queue": _values,
-            "other": _values,
-        },
-    ),
-    _values,
-)
+_bodies = st.one_of(_objects, _values)
 
 
 @settings(max_examples=400, deadline=None)

@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 
 from apps.raters import apis
 from apps.raters.services import scoring_open
-from tests.factories import frozen_study
+from tests.factories import frozen_study, score_body_strategies
 
 Plain = type(
     "Plain",
@@ -26,31 +26,12 @@ Plain = type(
     },
 )
 
-_scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**33), max_value=2**33),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=70),
-    st.sampled_from(["", " ", " key ", "k\x00", "true", "12", "-1", "2147483647", "any", "a" * 65]),
-)
-_values = st.recursive(
-    _scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
-    max_leaves=6,
+_scalars, _values, _objects = score_body_strategies(
+    texts=["", " ", " key ", "k\x00", "true", "12", "-1", "2147483647", "any", "a" * 65],
+    max_text=70,
 )
 _bodies = st.one_of(
-    st.fixed_dictionaries(
-        {},
-        optional={
-            "values": _values,
-            "idempotency_key": _values,
-            "seconds_spent": _values,
-            "next": _values,
-            "queue": _values,
-            "other": _values,
-        },
-    ),
+    _objects,
     # What clients send: every field of its own type, in and out of range.
     st.fixed_dictionaries(
         {

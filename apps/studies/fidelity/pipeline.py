@@ -30,6 +30,7 @@ Seed 003 (``003_b819a89a4f74db5b.txt``), sections "Verdict" and "Drift gate".
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any, cast
 
@@ -182,31 +183,38 @@ def judge_flags(version: ProtocolVersion) -> list[dict[str, Any]]:
     attempt and scorer code: natural keys only, never the scorers' database ids (in the order of
     their registration, which is no part of the study), so the inputs' hash is the same in any
     database holding the same study."""
+    out = [
+        {
+            "position": position,
+            "attempt": attempt_number,
+            "scorer": scorer,
+            "inconsistencies": detail["inconsistencies"],
+        }
+        for position, attempt_number, scorer, detail in _machine_details(version, field="fidelity")
+        if "inconsistencies" in detail
+    ]
+    return sorted(out, key=lambda flag: (flag["position"], flag["attempt"], flag["scorer"]))
+
+
+def _machine_details(
+    version: ProtocolVersion, *, field: str | None = None
+) -> Iterator[tuple[int, int, str, Any]]:
+    """``(position, attempt number, scorer code, detail)`` of each machine score of ``version``
+    (of one rubric ``field`` when given) whose import recorded a detail; the scorer by its
+    roster code (its id only if it has none)."""
     from apps.raters.models import MachineScore, ScorerRosterEntry
 
     codes = dict(ScorerRosterEntry.objects.filter(version=version).values_list("scorer_id", "code"))
-    out = []
-    for position, attempt_number, scorer_id, detail in (
-        MachineScore.objects.filter(version_id=version.pk, field="fidelity")
-        .exclude(detail={})
-        .values_list(
-            "response__attempt__administration__position",
-            "response__attempt__number",
-            "scorer_id",
-            "detail",
-        )
+    scores = MachineScore.objects.filter(version_id=version.pk)
+    if field is not None:
+        scores = scores.filter(field=field)
+    for position, attempt_number, scorer_id, detail in scores.exclude(detail={}).values_list(
+        "response__attempt__administration__position",
+        "response__attempt__number",
+        "scorer_id",
+        "detail",
     ):
-        if "inconsistencies" not in detail:
-            continue
-        out.append(
-            {
-                "position": position,
-                "attempt": attempt_number,
-                "scorer": codes.get(scorer_id, str(scorer_id)),
-                "inconsistencies": detail["inconsistencies"],
-            }
-        )
-    return sorted(out, key=lambda flag: (flag["position"], flag["attempt"], flag["scorer"]))
+        yield position, attempt_number, codes.get(scorer_id, str(scorer_id)), detail
 
 
 def judge_as_imported(version: ProtocolVersion) -> list[dict[str, Any]]:
@@ -215,24 +223,13 @@ def judge_as_imported(version: ProtocolVersion) -> list[dict[str, Any]]:
     values are the ones re-derived from its observations; the reviewers' values unchanged. Empty
     when no judge document was imported. Same shape, so the same agreement is computed on it
     (``apps.raters.final.agreement_from_inputs``), beside the re-derived one."""
-    from apps.raters.models import MachineScore, RubricField, ScorerRosterEntry
+    from apps.raters.models import RubricField
     from apps.raters.values import FIDELITY_DERIVATIONS
     from apps.studies.fidelity.judge_import import verdict_value
 
-    codes = dict(ScorerRosterEntry.objects.filter(version=version).values_list("scorer_id", "code"))
     documents: dict[tuple[str, str], dict[str, Any]] = {}
-    for position, attempt_number, scorer_id, detail in (
-        MachineScore.objects.filter(version_id=version.pk)
-        .exclude(detail={})
-        .values_list(
-            "response__attempt__administration__position",
-            "response__attempt__number",
-            "scorer_id",
-            "detail",
-        )
-    ):
+    for position, attempt_number, coder, detail in _machine_details(version):
         if isinstance(detail, dict) and isinstance(detail.get("document"), dict):
-            coder = codes.get(scorer_id, str(scorer_id))
             documents[(coder, f"{position}.{attempt_number}")] = detail["document"]
     if not documents:
         return []
