@@ -18,6 +18,19 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
+def _pi_on_the_draft(playwright, live_server, pi, *, width: int, timeout: int):
+    """A browser signed in as ``pi`` on the draft's edit page: ``(browser, page)``."""
+    browser = playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.set_default_timeout(timeout)
+    page.goto(f"{live_server.url}/login/")
+    page.fill("#id_username", pi.username)
+    page.fill("#id_password", "pass-for-tests")
+    page.click("main button[type=submit]")
+    page.goto(f"{live_server.url}/protocols/OPB-T/v/1.0/edit/")
+    return browser, page
+
+
 def test_the_pi_types_the_margin_and_the_freeze_unlocks(live_server, protocol, draft):
     from playwright.sync_api import sync_playwright
 
@@ -26,14 +39,7 @@ def test_the_pi_types_the_margin_and_the_freeze_unlocks(live_server, protocol, d
     version_update(version=draft, user=pi, sections=OPB_SECTIONS, parameters=values)
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 375, "height": 800})
-        page.set_default_timeout(10_000)
-        page.goto(f"{live_server.url}/login/")
-        page.fill("#id_username", pi.username)
-        page.fill("#id_password", "pass-for-tests")
-        page.click("main button[type=submit]")
-        page.goto(f"{live_server.url}/protocols/OPB-T/v/1.0/edit/")
+        browser, page = _pi_on_the_draft(playwright, live_server, pi, width=375, timeout=10_000)
 
         checklist = page.locator("#freeze-checklist")
         assert "the equivalence margin ε has no value" in checklist.inner_text().lower()
@@ -90,14 +96,7 @@ def test_edits_to_several_fields_while_a_save_is_in_flight_are_all_saved(
     }
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.set_default_timeout(20_000)
-        page.goto(f"{live_server.url}/login/")
-        page.fill("#id_username", pi.username)
-        page.fill("#id_password", "pass-for-tests")
-        page.click("main button[type=submit]")
-        page.goto(f"{live_server.url}/protocols/OPB-T/v/1.0/edit/")
+        browser, page = _pi_on_the_draft(playwright, live_server, pi, width=1280, timeout=20_000)
 
         sent: list[str] = []
         page.on(
