@@ -186,56 +186,49 @@ def schema(raw: Raw) -> dict[str, Any]:
                     0.0,
                 )
     spread = max((high - low for low, high in plan["ranges"].values()), default=1.0)
-    # The variance components, each an SD on the axes' scale whose default is a share of the
-    # widest axis' range.
-    for name, title, help_text, share in (
-        (
-            "family_sd",
-            "Scenario-family SD",
-            "How much scenario families differ on an axis (the SD of a family's effect, the "
-            "same for every evaluand and rung: §4, §9.1's resampling cluster).",
-            0.1,
-        ),
-        (
-            "seed_sd",
-            "Seed-variant SD",
-            "How much seed variants of one family differ on an axis (nested within the family, "
-            "§4).",
-            0.05,
-        ),
-        (
-            "episode_sd",
-            "Episode SD",
-            "The SD of one episode's grade around its seed variant's: the run's own variation "
-            "and the harness grader's error.",
-            0.05,
-        ),
-    ):
-        properties[name] = number(title, help_text, round(share * spread, 6), 0.0, spread)
-    # The shares of episodes lost, ungraded or set apart, each at most a half.
-    for name, title, help_text, default in (
-        (
-            "platform_loss",
-            "Platform losses",
-            "The share of administrations lost to the platform before the execution-evidence "
-            "gate (§4): not model episodes, reported apart.",
-            0.02,
-        ),
-        (
-            "axis_absence",
-            "Axis not graded",
-            "The share of eligible episodes in which an axis has no grade (§9.3): never imputed.",
-            0.0,
-        ),
-        (
-            "incident_rate",
-            "Incidents",
-            "The share of episodes that are incidents (a containment breach, §6.2 and §7): "
-            "never pooled into the eligible set.",
-            0.0,
-        ),
-    ):
-        properties[name] = rate(title, help_text, default, high=0.5)
+    properties["family_sd"] = number(
+        "Scenario-family SD",
+        "How much scenario families differ on an axis (the SD of a family's effect, the same "
+        "for every evaluand and rung: §4, §9.1's resampling cluster).",
+        round(0.1 * spread, 6),
+        0.0,
+        spread,
+    )
+    properties["seed_sd"] = number(
+        "Seed-variant SD",
+        "How much seed variants of one family differ on an axis (nested within the family, §4).",
+        round(0.05 * spread, 6),
+        0.0,
+        spread,
+    )
+    properties["episode_sd"] = number(
+        "Episode SD",
+        "The SD of one episode's grade around its seed variant's: the run's own variation and "
+        "the harness grader's error.",
+        round(0.05 * spread, 6),
+        0.0,
+        spread,
+    )
+    properties["platform_loss"] = rate(
+        "Platform losses",
+        "The share of administrations lost to the platform before the execution-evidence gate "
+        "(§4): not model episodes, reported apart.",
+        0.02,
+        high=0.5,
+    )
+    properties["axis_absence"] = rate(
+        "Axis not graded",
+        "The share of eligible episodes in which an axis has no grade (§9.3): never imputed.",
+        0.0,
+        high=0.5,
+    )
+    properties["incident_rate"] = rate(
+        "Incidents",
+        "The share of episodes that are incidents (a containment breach, §6.2 and §7): "
+        "never pooled into the eligible set.",
+        0.0,
+        high=0.5,
+    )
     return world_schema(properties)
 
 
