@@ -1088,7 +1088,7 @@ def _parse_expect(values: list[str]) -> dict[int, str]:
     anchors = {}
     for value in values:
         seq, sep, digest = value.partition("=")
-        if not sep or not seq.isdigit() or len(digest) != 64:
+        if not sep or not (seq.isascii() and seq.isdigit()) or len(seq) > 19 or len(digest) != 64:
             raise SystemExit(f"--expect wants SEQ=HASH (64 hex digits), not {value!r}")
         anchors[int(seq)] = digest.lower()
     return anchors

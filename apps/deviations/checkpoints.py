@@ -44,6 +44,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.db import transaction
 
+from apps.core.inputs import whole_number
 from apps.core.rows import row_copy
 from apps.deviations import chain, tree
 from apps.deviations.models import LogCheckpoint, LogEntry
@@ -611,9 +612,10 @@ def deliver_to_witness(*, url: str, checkpoint: LogCheckpoint) -> list[str]:
             return [line + "\n" for line in lines if line.startswith("\u2014 ")]
         if status == 409:
             held = reply.decode("ascii", "replace").strip()
-            if not held.isdigit():
+            held_size = whole_number(held)
+            if held_size is None:
                 raise WitnessRefused(f"the witness answered 409 without its size: {held[:80]!r}")
-            if int(held) > size:
+            if held_size > size:
                 raise WitnessRefused(
                     f"the witness already holds {held} entries of {document['origin']}, more "
                     f"than this checkpoint's {size}"

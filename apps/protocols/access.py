@@ -18,6 +18,7 @@ from apps.accounts.access import require_roles, roles_allow
 from apps.accounts.models import Membership, Role, User
 from apps.accounts.selectors import SIGHTED_ROLES
 from apps.core.access import first_or_404
+from apps.core.inputs import whole_number
 from apps.protocols.models import Protocol, ProtocolVersion
 
 READ_ROLES = SIGHTED_ROLES
@@ -42,8 +43,10 @@ def get_protocol_for(
     know it exists), PermissionDenied, or AuthenticationFailed (a dead token, before anything
     about the protocol is said).
     """
-    by = "id" if str(pk).isascii() and str(pk).isdigit() else "code"
-    if by == "id" and int(pk) > MAX_ID:
+    text = str(pk)
+    number = whole_number(text) if text == text.strip() else None
+    by = "code" if number is None else "id"
+    if number is not None and number > MAX_ID:
         raise Http404("No such protocol.")
     # The protocol with the user's roles on it in one query (every API call on a protocol pays
     # for it): one row per role held, or one with none (an anonymous user's pk is None: none);
@@ -62,7 +65,7 @@ def get_protocol_for(
             f"SELECT p.*, m.role AS held_role, t.token_live FROM (SELECT {live} AS token_live) t "
             f"LEFT JOIN {_PROTOCOLS} p ON p.{by} = %s "
             f"LEFT JOIN {_MEMBERSHIPS} m ON m.protocol_id = p.id AND m.user_id = %s",
-            [*params, int(pk) if by == "id" else str(pk), user.pk],
+            [*params, text if number is None else number, user.pk],
         )
     )
     if not rows[0].token_live:

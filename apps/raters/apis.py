@@ -28,7 +28,7 @@ from apps.accounts.authentication import (
     request_token_key,
 )
 from apps.core.apis import JSONParser, PreboundSerializer, validated
-from apps.core.inputs import json_problem, text_problem
+from apps.core.inputs import json_problem, text_problem, whole_number
 from apps.deviations.selectors import outcomes_visible
 from apps.raters.access import get_rubric_version_for, get_scoring_version_for, get_task_for
 from apps.raters.final import machine_dashboard
@@ -208,9 +208,9 @@ def _json_body(request: HttpRequest) -> Any:
     anything else: DRF then parses it (Django keeps the bytes read) and answers its errors."""
     meta = request.META
     length = meta.get("CONTENT_LENGTH")
-    if not isinstance(length, str) or not (length.isascii() and length.isdigit()):
+    size = whole_number(length) if isinstance(length, str) and length == length.strip() else None
+    if size is None:
         return _UNREAD
-    size = int(length)
     if size == 0:
         return {}
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE

@@ -55,6 +55,7 @@ from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.core.canonical import canonical_json
+from apps.core.inputs import whole_number
 from apps.core.rows import full_clean_save
 from apps.deviations.models import EntryKind
 from apps.deviations.services import deviation_append
@@ -240,7 +241,8 @@ def _text_value(field: RubricField, text: str) -> Any:
             lowered = text.lower()
             return True if lowered in _TRUE else False if lowered in _FALSE else text
         if kind == FieldKind.COUNT:
-            return int(text) if text.lstrip("-").isdigit() else text
+            count = whole_number(text, signed=True)
+            return text if count is None else count
         if kind == FieldKind.NUMBER:
             number = float(text)
             return int(number) if number.is_integer() and "." not in text else number

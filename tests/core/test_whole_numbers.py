@@ -62,3 +62,17 @@ def test_a_witness_request_whose_old_size_is_not_digits_is_a_400(size):
     answer = _parse_request(f"old {size}\n\nchk\n".encode())
     assert isinstance(answer, Answer) and answer.status == 400
     assert b"old <size>" in answer.body
+
+
+@pytest.mark.parametrize("pk", [PAST_INT, *NOT_ASCII])
+@pytest.mark.parametrize("prefix", ["/api/v1/protocols/", "/protocols/"])
+def test_a_protocol_address_of_digits_past_what_int_reads_is_a_404(pk, prefix):
+    # A protocol is addressed by its id (digits) or its code: a path of more digits than int()
+    # converts answered 500 (``apps.protocols.access``).
+    from django.test import Client
+
+    from tests.factories import UserFactory
+
+    client = Client(raise_request_exception=False)
+    client.force_login(UserFactory())
+    assert client.get(f"{prefix}{pk}" + ("/" if prefix == "/protocols/" else "")).status_code == 404
