@@ -108,9 +108,13 @@ def test_a_judge_never_sees_the_verdicts_its_signals_produce(study, client):
     api = client.get(f"/api/v1/tasks/{token}").json()
     assert "signals" in api["your_score"]
     page = client.get(f"/tasks/{token}/").content.decode()
+    shown = page.split('<dl class="values">', 1)[1].split("</dl>", 1)[0]
+    labels = dict(study.version.rubric.fields.values_list("name", "label"))
+    assert f"<dt>{labels['signals']}</dt>" in shown  # the judge's own signals are shown back
     for name in verdicts:
         assert name not in api["your_score"]
-        assert f"<dt>{name}</dt>" not in page
+        # The page names fields by their labels (computed ones marked): neither may appear.
+        assert f"<dt>{name}" not in shown and f"<dt>{labels[name]}" not in shown
     again = client.post(
         f"/api/v1/tasks/{token}/score",
         {"values": {"signals": faithful_signals()}, "idempotency_key": "k1"},
